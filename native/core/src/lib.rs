@@ -1,1 +1,19 @@
-//! placeholder
+//! pg-retest-core: the engine of pg-retest-action.
+//!
+//! - [`wkl`]: the pg-retest `.wkl` workload format (read every version, write pg-retest-readable).
+//! - [`workload`]: the compact, analysed form the engine replays.
+//! - [`sql`]: statement analysis by PostgreSQL's own parser.
+//! - [`classify`] and [`scale`]: session classes and scaled replay plans.
+//! - [`replay`]: the replay engine and its accountable report.
+//! - [`stats`]: latency summaries.
+//!
+//! Nothing here knows about Node; the `pg-retest-node` crate wraps it.
+
+pub mod classify;
+pub mod replay;
+pub mod scale;
+pub mod sql;
+pub mod stats;
+pub mod summary;
+pub mod wkl;
+pub mod workload;

@@ -1,0 +1,211 @@
+//! Connecting a session: conninfo parsing, TLS, retries with backoff, and telling a transient
+//! refusal ("too many clients") from a fatal one (wrong password).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_postgres::config::SslMode;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{CancelToken, Client, Config, NoTls};
+use tokio_postgres_rustls::MakeRustlsConnect;
+use tokio_util::sync::CancellationToken;
+
+/// How to secure connections, decided once from the conninfo's `sslmode`.
+#[derive(Clone)]
+pub enum Tls {
+    Plain,
+    /// Used for `prefer` and `require`; certificates are checked against the system's roots.
+    Rustls(MakeRustlsConnect),
+}
+
+impl Tls {
+    pub fn for_config(config: &Config) -> Tls {
+        if config.get_ssl_mode() == SslMode::Disable {
+            return Tls::Plain;
+        }
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in rustls_native_certs::load_native_certs().certs {
+            // A malformed system certificate is skipped, as every TLS client does.
+            let _ = roots.add(cert);
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Tls::Rustls(MakeRustlsConnect::new(config))
+    }
+
+    /// Asks the server to cancel whatever `token`'s session is running. Best effort.
+    pub async fn cancel(&self, token: &CancelToken) {
+        let _ = match self {
+            Tls::Plain => token.cancel_query(NoTls).await,
+            Tls::Rustls(t) => token.cancel_query(t.clone()).await,
+        };
+    }
+
+    /// Opens one connection; its I/O half is spawned and ends when the connection does.
+    pub async fn connect(&self, config: &Config) -> Result<Client, tokio_postgres::Error> {
+        match self {
+            Tls::Plain => {
+                let (client, conn) = config.connect(NoTls).await?;
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                Ok(client)
+            }
+            Tls::Rustls(t) => {
+                let (client, conn) = config.connect(t.clone()).await?;
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                Ok(client)
+            }
+        }
+    }
+}
+
+/// A failed connection attempt, described without the conninfo (which may hold a password).
+#[derive(Debug, Clone)]
+pub struct ConnectFailure {
+    pub message: String,
+    pub sqlstate: Option<String>,
+    /// Worth another attempt: the server is busy or refusing right now, not misconfigured.
+    pub transient: bool,
+    /// The server itself seems to be gone (refused, reset, shutting down).
+    pub server_gone: bool,
+}
+
+impl ConnectFailure {
+    pub fn from_error(e: &tokio_postgres::Error) -> ConnectFailure {
+        if let Some(db) = e.as_db_error() {
+            let code = db.code();
+            let transient = *code == SqlState::TOO_MANY_CONNECTIONS
+                || *code == SqlState::CONFIGURATION_LIMIT_EXCEEDED
+                || *code == SqlState::CANNOT_CONNECT_NOW;
+            return ConnectFailure {
+                message: db.message().to_string(),
+                sqlstate: Some(code.code().to_string()),
+                transient,
+                server_gone: *code == SqlState::CANNOT_CONNECT_NOW
+                    || *code == SqlState::ADMIN_SHUTDOWN,
+            };
+        }
+        let message = error_chain(e);
+        let lower = message.to_ascii_lowercase();
+        // Refused/reset: the listener is gone or overloaded. Timeouts: maybe a blip. Anything else
+        // (TLS, bad config) will not fix itself.
+        let server_gone =
+            lower.contains("refused") || lower.contains("reset") || lower.contains("closed");
+        let transient = server_gone || lower.contains("timed out") || lower.contains("timeout");
+        ConnectFailure {
+            message,
+            sqlstate: None,
+            transient,
+            server_gone,
+        }
+    }
+
+    pub fn timed_out(after: Duration) -> ConnectFailure {
+        ConnectFailure {
+            message: format!(
+                "connection attempt timed out after {} ms",
+                after.as_millis()
+            ),
+            sqlstate: None,
+            transient: true,
+            server_gone: false,
+        }
+    }
+}
+
+/// `Display` of an error and its causes on one line.
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// Retry policy for opening a session's connection.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// One attempt may take this long.
+    pub attempt_timeout: Duration,
+    /// Transient failures are retried until this much time has passed since the first attempt.
+    pub window: Duration,
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+}
+
+pub struct Connected {
+    pub client: Client,
+    pub attempts: u32,
+}
+
+pub struct Refused {
+    pub failure: ConnectFailure,
+    pub attempts: u32,
+    pub cancelled: bool,
+}
+
+/// Connects, retrying transient failures with exponential backoff (plus jitter so refused
+/// sessions do not retry in lockstep) until the retry window closes or `cancel` fires.
+pub async fn connect_with_retry(
+    tls: &Tls,
+    config: &Config,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    seed: u64,
+) -> Result<Connected, Refused> {
+    let started = Instant::now();
+    let mut backoff = policy.initial_backoff;
+    let mut attempts = 0u32;
+    let mut jitter = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    loop {
+        attempts += 1;
+        let attempt = tokio::select! {
+            r = tokio::time::timeout(policy.attempt_timeout, tls.connect(config)) => r,
+            _ = cancel.cancelled() => {
+                return Err(Refused {
+                    failure: ConnectFailure { message: "cancelled before connecting".into(), sqlstate: None, transient: false, server_gone: false },
+                    attempts,
+                    cancelled: true,
+                });
+            }
+        };
+        let failure = match attempt {
+            Ok(Ok(client)) => return Ok(Connected { client, attempts }),
+            Ok(Err(e)) => ConnectFailure::from_error(&e),
+            Err(_) => ConnectFailure::timed_out(policy.attempt_timeout),
+        };
+        if !failure.transient || started.elapsed() + backoff > policy.window {
+            return Err(Refused {
+                failure,
+                attempts,
+                cancelled: false,
+            });
+        }
+        // xorshift jitter in [0, backoff/2)
+        jitter ^= jitter << 13;
+        jitter ^= jitter >> 7;
+        jitter ^= jitter << 17;
+        let half = backoff.as_micros().max(2) as u64 / 2;
+        let wait = backoff + Duration::from_micros(jitter % half);
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = cancel.cancelled() => {
+                return Err(Refused { failure, attempts, cancelled: true });
+            }
+        }
+        backoff = (backoff * 2).min(policy.max_backoff);
+    }
+}

@@ -1,0 +1,591 @@
+//! The replay engine.
+//!
+//! One tokio task and one connection per planned session, simple-query protocol, one target.
+//!
+//! ## Timing
+//! Every statement is due at `start + (shift + start_offset_us) / speed`, where `start` is the
+//! moment the replay begins and `shift` is a scaled copy's stagger. Offsets are read as positions
+//! on one timeline shared by all sessions: that is what the file gives. A workload whose offsets
+//! are global (our capture writes them so) keeps its arrival pattern, sessions starting when
+//! they started; a pg-retest proxy capture, whose offsets restart at 0 in every session, starts
+//! all sessions near the beginning, as pg-retest itself does. A session connects when its first
+//! statement is due, not at t0. Timing is absolute: a slow statement does not push later ones
+//! back. `speed` 0 sends everything as fast as possible. With a cap on open sessions
+//! (`max_connections`), a session that waits for a slot has its whole timeline moved by the wait.
+//!
+//! ## Accountability
+//! Every statement of every planned session ends up executed (ok or error), skipped (read-only
+//! filter, aborted transaction) or not executed (with the reason), per session, per fingerprint
+//! and overall, so `captured = executed + skipped + not_executed` always holds. A session that
+//! cannot connect is retried with backoff for a bounded window, then reported with the server's
+//! message. A broken connection triggers a probe of the server; if the server is gone the run ends
+//! at once with status `server_unavailable`.
+
+mod connect;
+mod exec;
+pub mod records;
+pub mod report;
+mod session;
+mod tally;
+mod txn;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+pub use connect::RetryPolicy;
+use connect::{connect_with_retry, Tls};
+pub use report::*;
+
+use crate::classify::classify_sessions;
+use crate::scale::{plan_sessions, ScaleError, ScaleOptions};
+use crate::stats::summarize;
+use crate::workload::Workload;
+
+/// Everything a replay can be told.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    /// libpq-style conninfo or URL of the one target database.
+    pub conninfo: String,
+    /// 1 = captured timing, k = k× faster, 0 = as fast as possible.
+    pub speed: f64,
+    /// Execute only statements that cannot change data (and run sessions read-only).
+    pub read_only: bool,
+    pub scale: ScaleOptions,
+    /// Cap on concurrently open sessions.
+    pub max_connections: Option<u32>,
+    /// Server-side statement timeout for every statement.
+    pub statement_timeout: Option<Duration>,
+    /// The whole replay ends (statements left are "not executed: deadline") after this long.
+    pub deadline: Option<Duration>,
+    pub connect: RetryPolicy,
+    /// Per-statement results file (JSON Lines).
+    pub results_path: Option<PathBuf>,
+    pub application_name: String,
+    pub progress_interval: Duration,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        Self {
+            conninfo: String::new(),
+            speed: 1.0,
+            read_only: false,
+            scale: ScaleOptions::default(),
+            max_connections: None,
+            statement_timeout: None,
+            deadline: None,
+            connect: RetryPolicy {
+                attempt_timeout: Duration::from_secs(10),
+                window: Duration::from_secs(30),
+                initial_backoff: Duration::from_millis(50),
+                max_backoff: Duration::from_secs(1),
+            },
+            results_path: None,
+            application_name: "pg-retest-action".into(),
+            progress_interval: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Errors that prevent a replay from starting. Once sessions run, problems are results.
+#[derive(Debug, Error)]
+pub enum ReplayError {
+    #[error("invalid replay option: {0}")]
+    InvalidOption(String),
+    #[error("invalid connection string: {0}; use a postgres:// URL or key=value pairs")]
+    Conninfo(String),
+    #[error("cannot connect to PostgreSQL at {target}: {message}{hint}")]
+    Connect {
+        target: String,
+        message: String,
+        sqlstate: Option<String>,
+        hint: &'static str,
+    },
+    #[error("cannot write results file {path}: {source}")]
+    ResultsFile {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Scale(#[from] ScaleError),
+}
+
+/// Live counters, read by the progress reporter.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub executed: AtomicU64,
+    pub errors: AtomicU64,
+    pub skipped: AtomicU64,
+    pub not_executed: AtomicU64,
+    pub sessions_connecting: AtomicU64,
+    pub sessions_active: AtomicU64,
+    pub sessions_done: AtomicU64,
+}
+
+/// A progress snapshot.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Progress {
+    pub elapsed_ms: u64,
+    pub statements_planned: u64,
+    pub executed: u64,
+    pub errors: u64,
+    pub skipped: u64,
+    pub not_executed: u64,
+    pub sessions_planned: u64,
+    pub sessions_active: u64,
+    pub sessions_done: u64,
+    pub done: bool,
+}
+
+/// Receives progress snapshots (from a timer task; keep it cheap).
+pub trait ProgressSink: Send + Sync {
+    fn progress(&self, p: Progress);
+}
+
+#[derive(Debug, Clone)]
+pub enum StopReason {
+    Cancelled,
+    Deadline,
+    ServerUnavailable(String),
+}
+
+pub(crate) struct Shared {
+    pub workload: Arc<Workload>,
+    pub opts: ReplayOptions,
+    pub pg_config: tokio_postgres::Config,
+    pub tls: Tls,
+    pub start: Instant,
+    pub stop: CancellationToken,
+    stop_reason: OnceLock<StopReason>,
+    pub counters: Counters,
+    pub limit: Option<Arc<Semaphore>>,
+    pub records: Option<tokio::sync::mpsc::Sender<records::StatementRecord>>,
+    probing: AtomicBool,
+}
+
+impl Shared {
+    pub fn stop_reason(&self) -> Option<&StopReason> {
+        self.stop_reason.get()
+    }
+
+    fn stop_with(&self, reason: StopReason) {
+        let _ = self.stop_reason.set(reason);
+        self.stop.cancel();
+    }
+
+    /// A connection broke or was refused: find out whether the server itself is gone. One probe
+    /// at a time; a server that answers (even "too many clients") means only that session was hit.
+    pub fn suspect_server(self: &Arc<Self>) {
+        if self.stop.is_cancelled() || self.probing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let me = Arc::clone(self);
+        tokio::spawn(async move {
+            let policy = RetryPolicy {
+                attempt_timeout: Duration::from_secs(5),
+                window: Duration::from_secs(3),
+                initial_backoff: Duration::from_millis(100),
+                max_backoff: Duration::from_millis(500),
+            };
+            let verdict =
+                match connect_with_retry(&me.tls, &me.pg_config, policy, &me.stop, 0).await {
+                    Ok(c) => match c.client.simple_query("SELECT 1").await {
+                        Ok(_) => None,
+                        Err(e) => Some(connect::error_chain(&e)),
+                    },
+                    Err(r) if r.cancelled => None,
+                    Err(r) if r.failure.sqlstate.is_some() && !r.failure.server_gone => None,
+                    Err(r) => Some(r.failure.message),
+                };
+            match verdict {
+                Some(message) => me.stop_with(StopReason::ServerUnavailable(message)),
+                None => me.probing.store(false, Ordering::Release),
+            }
+        });
+    }
+}
+
+/// Describes the target for messages: never the password.
+pub fn describe_target(cfg: &tokio_postgres::Config) -> String {
+    let host = match cfg.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = cfg.get_ports().first().copied().unwrap_or(5432);
+    let user = cfg.get_user().unwrap_or("(default user)");
+    let db = cfg.get_dbname().unwrap_or(user);
+    format!("{host}:{port}/{db} as {user}")
+}
+
+fn hint_for(sqlstate: Option<&str>, message: &str) -> &'static str {
+    let m = message.to_ascii_lowercase();
+    match sqlstate {
+        Some("28P01") | Some("28000") => "; check the user name and password",
+        Some("3D000") => "; create the database or point the connection string at an existing one",
+        Some("53300") => "; the server has no free connection slots: raise max_connections or lower the replay's concurrency",
+        Some("57P03") => "; the server is starting up or shutting down: wait for it and retry",
+        _ if m.contains("refused") => "; is the server running and listening on that host and port?",
+        _ if m.contains("timed out") => "; check the host, port and any firewall between here and the server",
+        _ if m.contains("tls") || m.contains("certificate") || m.contains("ssl") => {
+            "; check sslmode and the server's certificate (or use sslmode=disable for a local server)"
+        }
+        _ => "",
+    }
+}
+
+fn parse_config(opts: &ReplayOptions) -> Result<tokio_postgres::Config, ReplayError> {
+    let mut cfg: tokio_postgres::Config = opts
+        .conninfo
+        .parse()
+        .map_err(|e: tokio_postgres::Error| ReplayError::Conninfo(connect::error_chain(&e)))?;
+    if cfg.get_application_name().is_none() {
+        cfg.application_name(&opts.application_name);
+    }
+    if cfg.get_connect_timeout().is_none() {
+        cfg.connect_timeout(opts.connect.attempt_timeout);
+    }
+    let mut options = cfg.get_options().unwrap_or("").to_string();
+    if let Some(t) = opts.statement_timeout {
+        options.push_str(&format!(" -c statement_timeout={}", t.as_millis().max(1)));
+    }
+    if opts.read_only {
+        // Belt and braces: the parser filter decides what is sent, the server refuses any write
+        // the filter could not see (a user function that writes).
+        options.push_str(" -c default_transaction_read_only=on");
+    }
+    if !options.trim().is_empty() {
+        cfg.options(options.trim());
+    }
+    Ok(cfg)
+}
+
+fn validate(opts: &ReplayOptions) -> Result<(), ReplayError> {
+    if !opts.speed.is_finite() || opts.speed < 0.0 {
+        return Err(ReplayError::InvalidOption(format!(
+            "speed must be 0 (as fast as possible) or a positive number, got {}",
+            opts.speed
+        )));
+    }
+    if opts.max_connections == Some(0) {
+        return Err(ReplayError::InvalidOption(
+            "max_connections must be at least 1".into(),
+        ));
+    }
+    if opts.statement_timeout == Some(Duration::ZERO) {
+        return Err(ReplayError::InvalidOption(
+            "statement timeout must be positive (leave it unset for none)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Replays `workload` against `opts.conninfo`.
+///
+/// Returns `Err` only when the replay cannot start (bad options, target unreachable before any
+/// session ran, results file not writable). Once started, it always returns a report whose
+/// status says whether the run completed, and whose counts add up.
+pub async fn replay(
+    workload: Arc<Workload>,
+    opts: ReplayOptions,
+    progress: Option<Arc<dyn ProgressSink>>,
+    cancel: CancellationToken,
+) -> Result<ReplayReport, ReplayError> {
+    validate(&opts)?;
+    let pg_config = parse_config(&opts)?;
+    let tls = Tls::for_config(&pg_config);
+    let classes = classify_sessions(&workload);
+    let plan = plan_sessions(&workload, &classes, &opts.scale)?;
+
+    // Preflight: one connection before any session, so a wrong password or a dead server is one
+    // clear error instead of N refused sessions.
+    let target = describe_target(&pg_config);
+    let preflight_policy = RetryPolicy {
+        window: Duration::from_secs(5),
+        ..opts.connect
+    };
+    let server_version = match connect_with_retry(&tls, &pg_config, preflight_policy, &cancel, 1)
+        .await
+    {
+        Ok(c) => {
+            let v = c
+                .client
+                .simple_query("SHOW server_version")
+                .await
+                .ok()
+                .and_then(|msgs| {
+                    msgs.into_iter().find_map(|m| match m {
+                        tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                        _ => None,
+                    })
+                });
+            v.unwrap_or_else(|| "unknown".into())
+        }
+        Err(r) => {
+            let hint = hint_for(r.failure.sqlstate.as_deref(), &r.failure.message);
+            return Err(ReplayError::Connect {
+                target,
+                message: r.failure.message,
+                sqlstate: r.failure.sqlstate,
+                hint,
+            });
+        }
+    };
+
+    let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let writer = match &opts.results_path {
+        Some(path) => Some(
+            records::RecordWriter::create(
+                path,
+                &records::Header {
+                    format: records::FORMAT.into(),
+                    version: records::FORMAT_VERSION,
+                    started_at: started_at.clone(),
+                    server_version: server_version.clone(),
+                },
+            )
+            .map_err(|source| ReplayError::ResultsFile {
+                path: path.display().to_string(),
+                source,
+            })?,
+        ),
+        None => None,
+    };
+
+    let statements_planned: u64 = plan
+        .sessions
+        .iter()
+        .map(|p| workload.statements_of(p.source as usize).len() as u64)
+        .sum();
+    let sessions_planned = plan.sessions.len() as u64;
+    let stop = CancellationToken::new();
+    let shared = Arc::new(Shared {
+        workload: Arc::clone(&workload),
+        limit: opts
+            .max_connections
+            .map(|n| Arc::new(Semaphore::new(n as usize))),
+        opts: opts.clone(),
+        pg_config,
+        tls,
+        start: Instant::now(),
+        stop: stop.clone(),
+        stop_reason: OnceLock::new(),
+        counters: Counters::default(),
+        records: writer.as_ref().map(|w| w.sender.clone()),
+        probing: AtomicBool::new(false),
+    });
+
+    // The caller's cancellation and the deadline both stop the run through one token.
+    let watcher = {
+        let shared = Arc::clone(&shared);
+        let deadline = opts.deadline;
+        tokio::spawn(async move {
+            let deadline_sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = cancel.cancelled() => shared.stop_with(StopReason::Cancelled),
+                _ = deadline_sleep => shared.stop_with(StopReason::Deadline),
+                _ = shared.stop.cancelled() => {}
+            }
+        })
+    };
+    let snapshot = {
+        let shared = Arc::clone(&shared);
+        move |done: bool| {
+            let c = &shared.counters;
+            Progress {
+                elapsed_ms: shared.start.elapsed().as_millis() as u64,
+                statements_planned,
+                executed: c.executed.load(Ordering::Relaxed),
+                errors: c.errors.load(Ordering::Relaxed),
+                skipped: c.skipped.load(Ordering::Relaxed),
+                not_executed: c.not_executed.load(Ordering::Relaxed),
+                sessions_planned,
+                sessions_active: c.sessions_active.load(Ordering::Relaxed),
+                sessions_done: c.sessions_done.load(Ordering::Relaxed),
+                done,
+            }
+        }
+    };
+    let ticker_stop = CancellationToken::new();
+    let ticker = progress.clone().map(|sink| {
+        let snapshot = snapshot.clone();
+        let ticker_stop = ticker_stop.clone();
+        let every = opts.progress_interval;
+        tokio::spawn(async move {
+            let mut interval = tokio::time::interval(every);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                tokio::select! {
+                    _ = interval.tick() => sink.progress(snapshot(false)),
+                    _ = ticker_stop.cancelled() => break,
+                }
+            }
+        })
+    });
+
+    let mut tasks = tokio::task::JoinSet::new();
+    for p in &plan.sessions {
+        tasks.spawn(session::run_session(Arc::clone(&shared), *p));
+    }
+    let mut session_reports = Vec::with_capacity(plan.sessions.len());
+    let mut merged: HashMap<u32, tally::FingerprintTally> = HashMap::new();
+    let mut totals = Accounting::default();
+    let mut warnings = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((rep, t)) => {
+                totals.merge(&t.counts);
+                for (fp, ft) in t.by_fingerprint {
+                    let m = merged.entry(fp).or_default();
+                    m.counts.merge(&ft.counts);
+                    m.samples.extend_from_slice(&ft.samples);
+                    m.rows += ft.rows;
+                    for (code, (msg, n)) in ft.errors {
+                        m.errors.entry(code).or_insert_with(|| (msg, 0)).1 += n;
+                    }
+                }
+                session_reports.push(rep);
+            }
+            // A panic is a bug; it must not make statements vanish, so it is surfaced loudly.
+            Err(e) => warnings.push(format!("a session task failed unexpectedly: {e}")),
+        }
+    }
+    let wall_time_us = shared.start.elapsed().as_micros() as u64;
+    ticker_stop.cancel();
+    if let Some(t) = ticker {
+        let _ = t.await;
+    }
+    watcher.abort();
+    if let Some(sink) = &progress {
+        sink.progress(snapshot(true));
+    }
+
+    session_reports.sort_by_key(|r| r.id);
+    if totals.captured != statements_planned {
+        warnings.push(format!(
+            "accounting mismatch: {} statements planned, {} accounted for",
+            statements_planned, totals.captured
+        ));
+    }
+    let (status, message) = match shared.stop_reason() {
+        None => (RunStatus::Completed, None),
+        Some(StopReason::Cancelled) => (
+            RunStatus::Cancelled,
+            Some("the replay was cancelled".to_string()),
+        ),
+        Some(StopReason::Deadline) => (
+            RunStatus::DeadlineExceeded,
+            Some(format!(
+                "the replay did not finish within its deadline of {} s",
+                opts.deadline.map(|d| d.as_secs_f64()).unwrap_or(0.0)
+            )),
+        ),
+        Some(StopReason::ServerUnavailable(m)) => (
+            RunStatus::ServerUnavailable,
+            Some(format!(
+                "the server became unavailable during the replay: {m}"
+            )),
+        ),
+    };
+
+    let mut all_samples: Vec<u32> = Vec::new();
+    let mut fingerprints = Vec::with_capacity(merged.len());
+    let mut captured_by_fp: HashMap<u32, Vec<u32>> = HashMap::new();
+    for p in &plan.sessions {
+        for st in workload.statements_of(p.source as usize) {
+            captured_by_fp
+                .entry(workload.fingerprint_index(st.text))
+                .or_default()
+                .push(u32::try_from(st.duration_us).unwrap_or(u32::MAX));
+        }
+    }
+    for (fp_idx, mut ft) in merged {
+        let entry = &workload.fingerprints()[fp_idx as usize];
+        all_samples.extend_from_slice(&ft.samples);
+        let mut sorted = ft.samples.clone();
+        let latency = summarize(&mut sorted);
+        let captured_latency = summarize(
+            captured_by_fp
+                .get_mut(&fp_idx)
+                .map(|v| v.as_mut_slice())
+                .unwrap_or(&mut []),
+        );
+        let mut errors: Vec<ErrorGroup> = ft
+            .errors
+            .drain()
+            .map(|(sqlstate, (message, count))| ErrorGroup {
+                sqlstate,
+                message,
+                count,
+            })
+            .collect();
+        errors.sort_by(|a, b| b.count.cmp(&a.count).then(a.sqlstate.cmp(&b.sqlstate)));
+        fingerprints.push(FingerprintReport {
+            fingerprint: format!("{:016x}", entry.fingerprint),
+            normalized: entry.normalized.clone(),
+            kind: entry.kind,
+            counts: ft.counts,
+            latency,
+            captured_latency,
+            rows: ft.rows,
+            errors,
+            samples: ft.samples,
+        });
+    }
+    fingerprints.sort_by(|a, b| {
+        b.counts
+            .captured
+            .cmp(&a.counts.captured)
+            .then(a.fingerprint.cmp(&b.fingerprint))
+    });
+    let latency = summarize(&mut all_samples);
+    drop(all_samples);
+
+    let sessions_completed = session_reports
+        .iter()
+        .filter(|s| s.status == SessionStatus::Completed)
+        .count() as u64;
+    let report = ReplayReport {
+        status,
+        message,
+        server_version,
+        started_at,
+        wall_time_us,
+        speed: opts.speed,
+        read_only: opts.read_only,
+        sessions_planned,
+        sessions_completed,
+        sessions_failed: sessions_planned - sessions_completed,
+        sessions_excluded: plan.excluded_sessions,
+        statements_excluded: plan.excluded_statements,
+        totals,
+        latency,
+        sessions: session_reports,
+        fingerprints,
+        warnings,
+    };
+    drop(shared);
+    if let Some(w) = writer {
+        if let Err(e) = w.finish(&report) {
+            let path = opts
+                .results_path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            return Err(ReplayError::ResultsFile { path, source: e });
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,371 @@
+//! Replaying one session: wait for its start, get a connection, send its statements on schedule,
+//! and account for every one of them.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::connect::connect_with_retry;
+use super::exec::{execute, ExecOutcome};
+use super::records::StatementRecord;
+use super::report::{NotExecutedReason, SessionReport, SessionStatus, SkipReason};
+use super::tally::Tally;
+use super::txn::{Decision, TxnState};
+use super::{Shared, StopReason};
+use crate::scale::SessionPlan;
+use crate::stats::micros;
+
+/// When the statement at `offset_us` (already shifted) is due, relative to the time base.
+fn due(offset_us: u64, speed: f64) -> Option<Duration> {
+    if speed <= 0.0 {
+        None
+    } else {
+        Some(Duration::from_secs_f64(offset_us as f64 / 1e6 / speed))
+    }
+}
+
+/// Sleeps until `at`; false when the run was stopped first.
+async fn sleep_until(at: Instant, shared: &Shared) -> bool {
+    if Instant::now() >= at {
+        return !shared.stop.is_cancelled();
+    }
+    tokio::select! {
+        _ = tokio::time::sleep_until(at.into()) => true,
+        _ = shared.stop.cancelled() => false,
+    }
+}
+
+struct Run<'a> {
+    shared: &'a Arc<Shared>,
+    plan: SessionPlan,
+    tally: Tally,
+    report: SessionReport,
+}
+
+impl Run<'_> {
+    fn fingerprint_index(&self, i: usize) -> u32 {
+        let st = &self
+            .shared
+            .workload
+            .statements_of(self.plan.source as usize)[i];
+        self.shared.workload.fingerprint_index(st.text)
+    }
+
+    fn record(
+        &self,
+        i: usize,
+        outcome: &str,
+        reason: Option<&str>,
+        exec: Option<(u64, u32, u64)>,
+        err: Option<(&str, &str)>,
+    ) {
+        let Some(tx) = &self.shared.records else {
+            return;
+        };
+        let fp = &self.shared.workload.fingerprints()[self.fingerprint_index(i) as usize];
+        let rec = StatementRecord {
+            session: self.plan.id,
+            source_session: self.plan.source,
+            index: i as u32,
+            fingerprint: format!("{:016x}", fp.fingerprint),
+            outcome: outcome.to_string(),
+            reason: reason.map(str::to_string),
+            start_us: exec.map(|e| e.0),
+            latency_us: exec.map(|e| e.1),
+            rows: exec.map(|e| e.2),
+            sqlstate: err.map(|e| e.0.to_string()),
+            message: err.map(|e| e.1.to_string()),
+        };
+        // A closed channel means the writer failed; the report still has every count.
+        let _ = tx.blocking_send_or_spawn(rec);
+    }
+
+    fn skip(&mut self, i: usize, reason: SkipReason) {
+        self.tally.skip(self.fingerprint_index(i), reason);
+        self.shared.counters.skipped.fetch_add(1, Ordering::Relaxed);
+        self.record(i, "skipped", Some(reason.as_str()), None, None);
+    }
+
+    fn not_executed_from(&mut self, from: usize, reason: NotExecutedReason) {
+        let n = self
+            .shared
+            .workload
+            .statements_of(self.plan.source as usize)
+            .len();
+        for i in from..n {
+            self.tally.not_executed(self.fingerprint_index(i), reason);
+            self.record(i, "not_executed", Some(reason.as_str()), None, None);
+        }
+        self.shared
+            .counters
+            .not_executed
+            .fetch_add((n - from) as u64, Ordering::Relaxed);
+    }
+
+    fn stopped_status(&self) -> (SessionStatus, NotExecutedReason) {
+        match self.shared.stop_reason() {
+            Some(StopReason::Deadline) => (SessionStatus::Deadline, NotExecutedReason::Deadline),
+            Some(StopReason::ServerUnavailable(_)) => (
+                SessionStatus::ServerUnavailable,
+                NotExecutedReason::ServerUnavailable,
+            ),
+            _ => (SessionStatus::Cancelled, NotExecutedReason::Cancelled),
+        }
+    }
+
+    fn end_stopped(&mut self, from: usize) {
+        let (status, reason) = self.stopped_status();
+        self.report.status = status;
+        self.not_executed_from(from, reason);
+    }
+}
+
+/// Small extension so session code can send records without caring about the channel kind.
+trait SendRecord {
+    fn blocking_send_or_spawn(&self, rec: StatementRecord) -> Result<(), ()>;
+}
+
+impl SendRecord for tokio::sync::mpsc::Sender<StatementRecord> {
+    fn blocking_send_or_spawn(&self, rec: StatementRecord) -> Result<(), ()> {
+        match self.try_send(rec) {
+            Ok(()) => Ok(()),
+            Err(tokio::sync::mpsc::error::TrySendError::Full(rec)) => {
+                // Back-pressure without blocking the runtime thread: hand it to a task.
+                let tx = self.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(rec).await;
+                });
+                Ok(())
+            }
+            Err(_) => Err(()),
+        }
+    }
+}
+
+pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionReport, Tally) {
+    let workload = &shared.workload;
+    let statements = workload.statements_of(plan.source as usize);
+    let speed = shared.opts.speed;
+    let scheduled = statements
+        .first()
+        .and_then(|s| due(plan.shift_us + s.start_offset_us, speed))
+        .unwrap_or_default();
+    let mut run = Run {
+        shared: &shared,
+        plan,
+        tally: Tally::default(),
+        report: SessionReport {
+            id: plan.id,
+            source_id: workload.sessions()[plan.source as usize].id,
+            copy: plan.copy,
+            status: SessionStatus::Completed,
+            message: None,
+            sqlstate: None,
+            connect_attempts: 0,
+            scheduled_start_us: scheduled.as_micros() as u64,
+            actual_start_us: None,
+            counts: Default::default(),
+        },
+    };
+    if statements.is_empty() {
+        return finish(run);
+    }
+
+    // Arrive when the workload says this session arrives.
+    if !sleep_until(shared.start + scheduled, &shared).await {
+        run.end_stopped(0);
+        return finish(run);
+    }
+    // A cap on open sessions delays a session as a whole: its own timeline moves with it, so it
+    // does not burst through its statements to catch up with the original schedule.
+    let _permit = match &shared.limit {
+        Some(sem) => tokio::select! {
+            p = sem.clone().acquire_owned() => Some(p.expect("semaphore never closed")),
+            _ = shared.stop.cancelled() => {
+                run.end_stopped(0);
+                return finish(run);
+            }
+        },
+        None => None,
+    };
+    let base = if speed > 0.0 {
+        Instant::now() - scheduled
+    } else {
+        shared.start
+    };
+
+    shared
+        .counters
+        .sessions_connecting
+        .fetch_add(1, Ordering::Relaxed);
+    let connected = connect_with_retry(
+        &shared.tls,
+        &shared.pg_config,
+        shared.opts.connect,
+        &shared.stop,
+        plan.id,
+    )
+    .await;
+    shared
+        .counters
+        .sessions_connecting
+        .fetch_sub(1, Ordering::Relaxed);
+    let client = match connected {
+        Ok(c) => {
+            run.report.connect_attempts = c.attempts;
+            c.client
+        }
+        Err(refused) => {
+            run.report.connect_attempts = refused.attempts;
+            if refused.cancelled {
+                run.end_stopped(0);
+            } else {
+                run.report.status = SessionStatus::ConnectFailed;
+                run.report.message = Some(refused.failure.message.clone());
+                run.report.sqlstate = refused.failure.sqlstate.clone();
+                if refused.failure.server_gone {
+                    shared.suspect_server();
+                }
+                run.not_executed_from(0, NotExecutedReason::ConnectFailed);
+            }
+            return finish(run);
+        }
+    };
+    shared
+        .counters
+        .sessions_active
+        .fetch_add(1, Ordering::Relaxed);
+
+    let mut txn = TxnState::default();
+    let mut i = 0usize;
+    while i < statements.len() {
+        let st = &statements[i];
+        if let Some(d) = due(plan.shift_us + st.start_offset_us, speed) {
+            if !sleep_until(base + d, &shared).await {
+                run.end_stopped(i);
+                break;
+            }
+        } else if shared.stop.is_cancelled() {
+            run.end_stopped(i);
+            break;
+        }
+        let fp_idx = workload.fingerprint_index(st.text);
+        let fp = &workload.fingerprints()[fp_idx as usize];
+        let effect = workload.txn_effect(st.text);
+
+        if shared.opts.read_only && fp.writes {
+            run.skip(i, SkipReason::ReadOnly);
+            i += 1;
+            continue;
+        }
+        match txn.decide(effect) {
+            Decision::Execute => {}
+            Decision::Skip | Decision::SkipAndEndBlock => {
+                run.skip(i, SkipReason::TransactionAborted);
+                i += 1;
+                continue;
+            }
+        }
+
+        let sent_at = shared.start.elapsed();
+        if run.report.actual_start_us.is_none() {
+            run.report.actual_start_us = Some(sent_at.as_micros() as u64);
+        }
+        let outcome = execute(
+            &client,
+            &shared.tls,
+            workload.text(st.text),
+            shared.opts.statement_timeout,
+            &shared.stop,
+        )
+        .await;
+        match outcome {
+            ExecOutcome::Ok { latency, rows } => {
+                let us = micros(latency);
+                run.tally.ok(fp_idx, us, rows);
+                shared.counters.executed.fetch_add(1, Ordering::Relaxed);
+                run.record(
+                    i,
+                    "ok",
+                    None,
+                    Some((sent_at.as_micros() as u64, us, rows)),
+                    None,
+                );
+                txn.succeeded(effect);
+            }
+            ExecOutcome::Failed {
+                latency,
+                sqlstate,
+                message,
+            } => {
+                let us = micros(latency);
+                run.tally.error(fp_idx, &sqlstate, &message);
+                shared.counters.executed.fetch_add(1, Ordering::Relaxed);
+                shared.counters.errors.fetch_add(1, Ordering::Relaxed);
+                run.record(
+                    i,
+                    "error",
+                    None,
+                    Some((sent_at.as_micros() as u64, us, 0)),
+                    Some((&sqlstate, &message)),
+                );
+                let upcoming = statements[i + 1..]
+                    .iter()
+                    .map(|s| workload.txn_effect(s.text));
+                if txn.failed(effect, upcoming) {
+                    // Our own ROLLBACK: not a workload statement, so not recorded.
+                    if let ExecOutcome::Lost { message, sqlstate } = execute(
+                        &client,
+                        &shared.tls,
+                        "ROLLBACK",
+                        shared.opts.statement_timeout,
+                        &shared.stop,
+                    )
+                    .await
+                    {
+                        run.report.status = SessionStatus::ConnectionLost;
+                        run.report.message = Some(message);
+                        run.report.sqlstate = sqlstate;
+                        shared.suspect_server();
+                        run.not_executed_from(i + 1, NotExecutedReason::ConnectionLost);
+                        break;
+                    }
+                }
+            }
+            ExecOutcome::Lost { message, sqlstate } => {
+                shared.suspect_server();
+                run.report.status = SessionStatus::ConnectionLost;
+                run.report.message = Some(message);
+                run.report.sqlstate = sqlstate;
+                run.not_executed_from(i, NotExecutedReason::ConnectionLost);
+                break;
+            }
+            ExecOutcome::Unresponsive { message } => {
+                shared.suspect_server();
+                run.report.status = SessionStatus::ConnectionLost;
+                run.report.message = Some(message);
+                run.not_executed_from(i, NotExecutedReason::Unresponsive);
+                break;
+            }
+            ExecOutcome::Interrupted => {
+                run.end_stopped(i);
+                break;
+            }
+        }
+        i += 1;
+    }
+    shared
+        .counters
+        .sessions_active
+        .fetch_sub(1, Ordering::Relaxed);
+    finish(run)
+}
+
+fn finish(mut run: Run<'_>) -> (SessionReport, Tally) {
+    run.report.counts = run.tally.counts.clone();
+    run.shared
+        .counters
+        .sessions_done
+        .fetch_add(1, Ordering::Relaxed);
+    (run.report, run.tally)
+}

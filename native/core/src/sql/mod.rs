@@ -1,0 +1,5 @@
+//! What a statement is, decided by PostgreSQL's own parser (libpg_query), never by its first word.
+
+mod analysis;
+
+pub use analysis::{analyze, fingerprint, StatementInfo, StatementKind, TxnEffect};

@@ -1,0 +1,125 @@
+//! `inspect`: what a workload contains, without replaying it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::classify::{classify_sessions, overall_class, SessionClass};
+use crate::sql::{StatementKind, TxnEffect};
+use crate::workload::Workload;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FingerprintCount {
+    pub fingerprint: String,
+    pub normalized: String,
+    pub kind: StatementKind,
+    pub count: u64,
+    pub captured_total_us: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadSummary {
+    pub format_version: u8,
+    pub capture_method: String,
+    pub source_host: String,
+    pub pg_version: String,
+    pub captured_at: String,
+    pub sessions: u64,
+    pub statements: u64,
+    pub distinct_statements: u64,
+    pub fingerprints: u64,
+    /// Kinds as parsed (a commented SELECT is a select).
+    pub statements_by_kind: BTreeMap<String, u64>,
+    /// Statements that may change data (what read-only replay skips).
+    pub writes: u64,
+    pub transactions: u64,
+    /// Span from the earliest statement start to the latest statement end, µs.
+    pub duration_us: u64,
+    /// `capture_duration_us` as recorded in the file.
+    pub recorded_duration_us: u64,
+    /// True when every session's first offset is 0-ish (session-relative offsets): sessions will
+    /// all start together at replay.
+    pub offsets_look_session_relative: bool,
+    pub classification: SessionClass,
+    pub sessions_by_class: BTreeMap<String, u64>,
+    pub top_fingerprints: Vec<FingerprintCount>,
+}
+
+pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
+    let mut by_kind: BTreeMap<String, u64> = BTreeMap::new();
+    let mut per_fp: Vec<(u64, u64)> = vec![(0, 0); w.fingerprints().len()];
+    let (mut writes, mut transactions) = (0u64, 0u64);
+    let (mut min_start, mut max_end) = (u64::MAX, 0u64);
+    for st in w.all_statements() {
+        let idx = w.fingerprint_index(st.text) as usize;
+        let fp = &w.fingerprints()[idx];
+        *by_kind.entry(fp.kind.as_str().to_string()).or_default() += 1;
+        per_fp[idx].0 += 1;
+        per_fp[idx].1 = per_fp[idx].1.saturating_add(st.duration_us);
+        writes += u64::from(fp.writes);
+        if *w.txn_effect(st.text) == TxnEffect::Begin {
+            transactions += 1;
+        }
+        min_start = min_start.min(st.start_offset_us);
+        max_end = max_end.max(st.start_offset_us.saturating_add(st.duration_us));
+    }
+    let first_offsets: Vec<u64> = (0..w.sessions().len())
+        .filter_map(|i| w.statements_of(i).first().map(|s| s.start_offset_us))
+        .collect();
+    // Session-relative captures start each session within a few ms of 0.
+    let offsets_look_session_relative =
+        first_offsets.len() > 1 && first_offsets.iter().all(|&o| o < 10_000);
+    let profiles = classify_sessions(w);
+    let mut sessions_by_class = BTreeMap::new();
+    for c in SessionClass::ALL {
+        sessions_by_class.insert(
+            c.as_str().to_string(),
+            profiles.iter().filter(|p| p.class == c).count() as u64,
+        );
+    }
+    let mut order: Vec<usize> = (0..per_fp.len()).collect();
+    order.sort_by(|&a, &b| {
+        per_fp[b]
+            .0
+            .cmp(&per_fp[a].0)
+            .then(per_fp[b].1.cmp(&per_fp[a].1))
+    });
+    let top_fingerprints = order
+        .into_iter()
+        .take(top)
+        .map(|i| {
+            let f = &w.fingerprints()[i];
+            FingerprintCount {
+                fingerprint: format!("{:016x}", f.fingerprint),
+                normalized: f.normalized.clone(),
+                kind: f.kind,
+                count: per_fp[i].0,
+                captured_total_us: per_fp[i].1,
+            }
+        })
+        .collect();
+    WorkloadSummary {
+        format_version: w.info.version,
+        capture_method: w.info.capture_method.clone(),
+        source_host: w.info.source_host.clone(),
+        pg_version: w.info.pg_version.clone(),
+        captured_at: w.info.captured_at.clone(),
+        sessions: w.sessions().len() as u64,
+        statements: w.statement_count(),
+        distinct_statements: w.distinct_texts() as u64,
+        fingerprints: w.fingerprints().len() as u64,
+        statements_by_kind: by_kind,
+        writes,
+        transactions,
+        duration_us: if min_start == u64::MAX {
+            0
+        } else {
+            max_end - min_start
+        },
+        recorded_duration_us: w.info.capture_duration_us,
+        offsets_look_session_relative,
+        classification: overall_class(&profiles),
+        sessions_by_class,
+        top_fingerprints,
+    }
+}

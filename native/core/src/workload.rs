@@ -1,0 +1,436 @@
+//! The workload as the engine holds it: compact, analysed once, shared read-only by every session.
+//!
+//! A decoded [`WorkloadProfile`] spends ~150 bytes per statement (a `String` per SQL text plus
+//! options the engine never reads). Here texts are interned into one arena (captured workloads
+//! repeat the same statements a lot) and each statement is a fixed 32-byte record, so a million
+//! statements stay within a few tens of megabytes.
+//!
+//! Analysis is done per distinct text (fingerprint: a cheap C call) and per distinct fingerprint
+//! (full parse for kind and write-ness, normalisation for display), never per statement.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+
+use crate::sql::{self, StatementKind, TxnEffect};
+use crate::wkl::{QueryKind, SequenceState, WorkloadProfile};
+
+/// Header fields of the profile, kept for reports.
+#[derive(Debug, Clone)]
+pub struct WorkloadInfo {
+    pub version: u8,
+    pub captured_at: String,
+    pub source_host: String,
+    pub pg_version: String,
+    pub capture_method: String,
+    pub capture_duration_us: u64,
+    pub sequence_snapshot: Option<Vec<SequenceState>>,
+}
+
+/// One captured session.
+#[derive(Debug, Clone)]
+pub struct SessionEntry {
+    pub id: u64,
+    pub user: String,
+    pub database: String,
+    first: u32,
+    len: u32,
+}
+
+/// One captured statement (32 bytes).
+#[derive(Debug, Clone, Copy)]
+pub struct Statement {
+    pub text: u32,
+    pub start_offset_us: u64,
+    pub duration_us: u64,
+    /// pg-retest's transaction id, 0 when none (pg-retest numbers from 1).
+    pub transaction_id: u64,
+    pub captured_kind: QueryKind,
+}
+
+/// What the engine knows about a fingerprint.
+#[derive(Debug, Clone)]
+pub struct FingerprintEntry {
+    pub fingerprint: u64,
+    /// Literals replaced by `$n`: safe to show in a public report.
+    pub normalized: String,
+    pub kind: StatementKind,
+    pub writes: bool,
+    pub txn: TxnEffect,
+    /// A real captured text with this fingerprint (for EXPLAIN and debugging).
+    pub example_text: u32,
+}
+
+/// The analysed, compact workload.
+#[derive(Debug)]
+pub struct Workload {
+    pub info: WorkloadInfo,
+    sessions: Vec<SessionEntry>,
+    statements: Vec<Statement>,
+    arena: String,
+    text_ends: Vec<u64>,
+    text_fingerprint: Vec<u32>,
+    /// Transaction effects that depend on the text itself (savepoint names), by text id.
+    text_txn: HashMap<u32, TxnEffect>,
+    fingerprints: Vec<FingerprintEntry>,
+}
+
+/// Stable hasher for interning (FNV-1a); the map only needs speed, not DoS resistance, and a
+/// collision merely costs a duplicate text.
+#[derive(Default, Clone, Copy)]
+struct Fnv(u64);
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+#[derive(Default, Clone, Copy)]
+struct FnvBuild;
+impl BuildHasher for FnvBuild {
+    type Hasher = Fnv;
+    fn build_hasher(&self) -> Fnv {
+        Fnv::default()
+    }
+}
+
+/// Builds a [`Workload`] statement by statement, interning texts as they arrive.
+pub struct WorkloadBuilder {
+    info: WorkloadInfo,
+    sessions: Vec<SessionEntry>,
+    statements: Vec<Statement>,
+    arena: String,
+    text_ends: Vec<u64>,
+    intern: HashMap<u64, u32, FnvBuild>,
+}
+
+impl WorkloadBuilder {
+    pub fn new(info: WorkloadInfo) -> Self {
+        Self {
+            info,
+            sessions: Vec::new(),
+            statements: Vec::new(),
+            arena: String::new(),
+            text_ends: Vec::new(),
+            intern: HashMap::with_hasher(FnvBuild),
+        }
+    }
+
+    fn text(&self, id: u32) -> &str {
+        let end = self.text_ends[id as usize] as usize;
+        let start = if id == 0 {
+            0
+        } else {
+            self.text_ends[id as usize - 1] as usize
+        };
+        &self.arena[start..end]
+    }
+
+    fn intern(&mut self, sql: &str) -> u32 {
+        let mut h = Fnv::default();
+        h.write(sql.as_bytes());
+        let key = h.finish();
+        if let Some(&id) = self.intern.get(&key) {
+            if self.text(id) == sql {
+                return id;
+            }
+        }
+        let id = self.text_ends.len() as u32;
+        self.arena.push_str(sql);
+        self.text_ends.push(self.arena.len() as u64);
+        self.intern.entry(key).or_insert(id);
+        id
+    }
+
+    /// Starts a new session; following [`push_statement`](Self::push_statement) calls belong to it.
+    pub fn begin_session(&mut self, id: u64, user: String, database: String) {
+        let first = self.statements.len() as u32;
+        self.sessions.push(SessionEntry {
+            id,
+            user,
+            database,
+            first,
+            len: 0,
+        });
+    }
+
+    pub fn push_statement(
+        &mut self,
+        sql: &str,
+        start_offset_us: u64,
+        duration_us: u64,
+        captured_kind: QueryKind,
+        transaction_id: Option<u64>,
+    ) {
+        let text = self.intern(sql);
+        self.statements.push(Statement {
+            text,
+            start_offset_us,
+            duration_us,
+            transaction_id: transaction_id.unwrap_or(0),
+            captured_kind,
+        });
+        if let Some(s) = self.sessions.last_mut() {
+            s.len += 1;
+        }
+    }
+
+    /// Analyses every distinct text and fingerprint.
+    pub fn finish(self) -> Workload {
+        let WorkloadBuilder {
+            info,
+            sessions,
+            mut statements,
+            mut arena,
+            mut text_ends,
+            intern,
+        } = self;
+        drop(intern);
+        statements.shrink_to_fit();
+        arena.shrink_to_fit();
+        text_ends.shrink_to_fit();
+        let mut w = Workload {
+            info,
+            sessions,
+            statements,
+            arena,
+            text_ends,
+            text_fingerprint: Vec::new(),
+            text_txn: HashMap::new(),
+            fingerprints: Vec::new(),
+        };
+        w.analyze();
+        w
+    }
+}
+
+impl Workload {
+    /// Converts a decoded profile, releasing its strings as it goes.
+    pub fn from_profile(profile: WorkloadProfile) -> Workload {
+        let WorkloadProfile {
+            version,
+            captured_at,
+            source_host,
+            pg_version,
+            capture_method,
+            sessions,
+            metadata,
+        } = profile;
+        let info = WorkloadInfo {
+            version,
+            captured_at: captured_at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+            source_host,
+            pg_version,
+            capture_method,
+            capture_duration_us: metadata.capture_duration_us,
+            sequence_snapshot: metadata.sequence_snapshot,
+        };
+        let mut b = WorkloadBuilder::new(info);
+        for s in sessions {
+            b.begin_session(s.id, s.user, s.database);
+            for q in s.queries {
+                b.push_statement(
+                    &q.sql,
+                    q.start_offset_us,
+                    q.duration_us,
+                    q.kind,
+                    q.transaction_id,
+                );
+            }
+        }
+        b.finish()
+    }
+
+    fn analyze(&mut self) {
+        let n = self.text_ends.len();
+        // Fingerprinting is a pure C call per text; spread it over the cores for big workloads.
+        let mut fps = vec![0u64; n];
+        let threads = std::thread::available_parallelism()
+            .map(|p| p.get())
+            .unwrap_or(1)
+            .min(8);
+        let chunk = n.div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            for (ci, out) in fps.chunks_mut(chunk).enumerate() {
+                let this = &*self;
+                scope.spawn(move || {
+                    for (k, slot) in out.iter_mut().enumerate() {
+                        *slot = sql::fingerprint(this.text((ci * chunk + k) as u32));
+                    }
+                });
+            }
+        });
+
+        let mut by_fp: HashMap<u64, u32> = HashMap::new();
+        let mut text_fingerprint = Vec::with_capacity(n);
+        for (tid, fp) in fps.into_iter().enumerate() {
+            let idx = match by_fp.get(&fp) {
+                Some(&i) => i,
+                None => {
+                    let text = self.text(tid as u32);
+                    let info = sql::analyze(text);
+                    let normalized = pg_query::normalize(text).unwrap_or_else(|_| text.to_string());
+                    let i = self.fingerprints.len() as u32;
+                    self.fingerprints.push(FingerprintEntry {
+                        fingerprint: fp,
+                        normalized,
+                        kind: info.kind,
+                        writes: info.writes,
+                        txn: info.txn,
+                        example_text: tid as u32,
+                    });
+                    by_fp.insert(fp, i);
+                    i
+                }
+            };
+            text_fingerprint.push(idx);
+            // Savepoint names are identifiers that may differ between texts of one fingerprint.
+            if matches!(
+                self.fingerprints[idx as usize].txn,
+                TxnEffect::Savepoint(_) | TxnEffect::Release(_) | TxnEffect::RollbackTo(_)
+            ) {
+                let own = sql::analyze(self.text(tid as u32)).txn;
+                self.text_txn.insert(tid as u32, own);
+            }
+        }
+        self.text_fingerprint = text_fingerprint;
+    }
+
+    pub fn sessions(&self) -> &[SessionEntry] {
+        &self.sessions
+    }
+
+    pub fn statements_of(&self, session: usize) -> &[Statement] {
+        let s = &self.sessions[session];
+        &self.statements[s.first as usize..(s.first + s.len) as usize]
+    }
+
+    pub fn statement_count(&self) -> u64 {
+        self.statements.len() as u64
+    }
+
+    pub fn all_statements(&self) -> &[Statement] {
+        &self.statements
+    }
+
+    pub fn text(&self, id: u32) -> &str {
+        let end = self.text_ends[id as usize] as usize;
+        let start = if id == 0 {
+            0
+        } else {
+            self.text_ends[id as usize - 1] as usize
+        };
+        &self.arena[start..end]
+    }
+
+    pub fn distinct_texts(&self) -> usize {
+        self.text_ends.len()
+    }
+
+    pub fn fingerprint_index(&self, text: u32) -> u32 {
+        self.text_fingerprint[text as usize]
+    }
+
+    pub fn fingerprint_of(&self, text: u32) -> &FingerprintEntry {
+        &self.fingerprints[self.text_fingerprint[text as usize] as usize]
+    }
+
+    pub fn fingerprints(&self) -> &[FingerprintEntry] {
+        &self.fingerprints
+    }
+
+    /// The transaction effect of one text (savepoint names resolved per text).
+    pub fn txn_effect(&self, text: u32) -> &TxnEffect {
+        match self.text_txn.get(&text) {
+            Some(t) => t,
+            None => &self.fingerprint_of(text).txn,
+        }
+    }
+
+    /// Approximate heap use, for diagnostics and the memory benchmark.
+    pub fn heap_bytes(&self) -> usize {
+        self.arena.capacity()
+            + self.text_ends.capacity() * 8
+            + self.statements.capacity() * std::mem::size_of::<Statement>()
+            + self.text_fingerprint.capacity() * 4
+            + self
+                .fingerprints
+                .iter()
+                .map(|f| f.normalized.capacity() + 64)
+                .sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> WorkloadInfo {
+        WorkloadInfo {
+            version: 2,
+            captured_at: "2026-01-01T00:00:00Z".into(),
+            source_host: "test".into(),
+            pg_version: "unknown".into(),
+            capture_method: "synthetic".into(),
+            capture_duration_us: 0,
+            sequence_snapshot: None,
+        }
+    }
+
+    #[test]
+    fn texts_are_interned_and_fingerprints_shared() {
+        let mut b = WorkloadBuilder::new(info());
+        b.begin_session(1, "u".into(), "d".into());
+        b.push_statement(
+            "SELECT * FROM t WHERE id = 1",
+            0,
+            10,
+            QueryKind::Select,
+            None,
+        );
+        b.push_statement(
+            "SELECT * FROM t WHERE id = 2",
+            5,
+            10,
+            QueryKind::Select,
+            None,
+        );
+        b.push_statement(
+            "SELECT * FROM t WHERE id = 1",
+            9,
+            10,
+            QueryKind::Select,
+            None,
+        );
+        b.begin_session(2, "u".into(), "d".into());
+        b.push_statement("SAVEPOINT a", 0, 1, QueryKind::Other, Some(3));
+        b.push_statement("SAVEPOINT b", 1, 1, QueryKind::Other, Some(3));
+        let w = b.finish();
+        assert_eq!(w.statement_count(), 5);
+        assert_eq!(w.distinct_texts(), 4);
+        let s1 = w.statements_of(0);
+        assert_eq!(s1[0].text, s1[2].text);
+        assert_eq!(
+            w.fingerprint_index(s1[0].text),
+            w.fingerprint_index(s1[1].text)
+        );
+        assert_eq!(
+            w.fingerprint_of(s1[0].text).normalized,
+            "SELECT * FROM t WHERE id = $1"
+        );
+        let s2 = w.statements_of(1);
+        assert_eq!(w.txn_effect(s2[0].text), &TxnEffect::Savepoint("a".into()));
+        assert_eq!(w.txn_effect(s2[1].text), &TxnEffect::Savepoint("b".into()));
+        assert_eq!(s2[0].transaction_id, 3);
+    }
+}
