@@ -166,7 +166,7 @@ pub(crate) struct Shared {
     stop_reason: OnceLock<StopReason>,
     pub counters: Counters,
     pub limit: Option<Arc<Semaphore>>,
-    pub records: Option<tokio::sync::mpsc::Sender<records::StatementRecord>>,
+    pub records: Option<tokio::sync::mpsc::Sender<Option<records::StatementRecord>>>,
     probing: AtomicBool,
 }
 
@@ -180,35 +180,40 @@ impl Shared {
         self.stop.cancel();
     }
 
-    /// A connection broke or was refused: find out whether the server itself is gone. One probe
-    /// at a time; a server that answers (even "too many clients") means only that session was hit.
+    /// A connection broke or was refused: find out, in the background, whether the server itself
+    /// is gone; if so, stop the run. One probe at a time.
     pub fn suspect_server(self: &Arc<Self>) {
         if self.stop.is_cancelled() || self.probing.swap(true, Ordering::AcqRel) {
             return;
         }
         let me = Arc::clone(self);
         tokio::spawn(async move {
-            let policy = RetryPolicy {
-                attempt_timeout: Duration::from_secs(5),
-                window: Duration::from_secs(3),
-                initial_backoff: Duration::from_millis(100),
-                max_backoff: Duration::from_millis(500),
-            };
-            let verdict =
-                match connect_with_retry(&me.tls, &me.pg_config, policy, &me.stop, 0).await {
-                    Ok(c) => match c.client.simple_query("SELECT 1").await {
-                        Ok(_) => None,
-                        Err(e) => Some(connect::error_chain(&e)),
-                    },
-                    Err(r) if r.cancelled => None,
-                    Err(r) if r.failure.sqlstate.is_some() && !r.failure.server_gone => None,
-                    Err(r) => Some(r.failure.message),
-                };
-            match verdict {
-                Some(message) => me.stop_with(StopReason::ServerUnavailable(message)),
-                None => me.probing.store(false, Ordering::Release),
+            if let Some(message) = me.probe().await {
+                me.stop_with(StopReason::ServerUnavailable(message));
             }
+            me.probing.store(false, Ordering::Release);
         });
+    }
+
+    /// `Some(reason)` when the server does not accept a connection and answer `SELECT 1`.
+    /// A server that refuses with an SQLSTATE ("too many clients") is alive.
+    async fn probe(&self) -> Option<String> {
+        let policy = RetryPolicy {
+            attempt_timeout: Duration::from_secs(5),
+            window: Duration::from_secs(3),
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(500),
+        };
+        // Not tied to `stop`: the final probe runs after the run has been stopped.
+        let never = CancellationToken::new();
+        match connect_with_retry(&self.tls, &self.pg_config, policy, &never, 0).await {
+            Ok(c) => match c.client.simple_query("SELECT 1").await {
+                Ok(_) => None,
+                Err(e) => Some(connect::error_chain(&e)),
+            },
+            Err(r) if r.failure.sqlstate.is_some() && !r.failure.server_gone => None,
+            Err(r) => Some(r.failure.message),
+        }
     }
 }
 
@@ -462,6 +467,16 @@ pub async fn replay(
             Err(e) => warnings.push(format!("a session task failed unexpectedly: {e}")),
         }
     }
+    // Sessions that lost their connection may all have ended before a background probe could
+    // decide; ask once more, so a dead server is never reported as a completed run.
+    let lost = session_reports.iter().any(|s| {
+        matches!(s.status, SessionStatus::ConnectionLost | SessionStatus::ConnectFailed)
+    });
+    if lost && shared.stop_reason().is_none() {
+        if let Some(message) = shared.probe().await {
+            shared.stop_with(StopReason::ServerUnavailable(message));
+        }
+    }
     let wall_time_us = shared.start.elapsed().as_micros() as u64;
     ticker_stop.cancel();
     if let Some(t) = ticker {
@@ -578,7 +593,7 @@ pub async fn replay(
     };
     drop(shared);
     if let Some(w) = writer {
-        if let Err(e) = w.finish(&report) {
+        if let Err(e) = w.finish(&report).await {
             let path = opts
                 .results_path
                 .as_ref()

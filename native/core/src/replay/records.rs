@@ -50,7 +50,7 @@ pub struct Header {
 }
 
 pub struct RecordWriter {
-    pub sender: mpsc::Sender<StatementRecord>,
+    pub sender: mpsc::Sender<Option<StatementRecord>>,
     handle: std::thread::JoinHandle<std::io::Result<()>>,
     path: PathBuf,
 }
@@ -60,9 +60,10 @@ impl RecordWriter {
         let mut out = BufWriter::with_capacity(1 << 16, File::create(path)?);
         serde_json::to_writer(&mut out, header)?;
         out.write_all(b"\n")?;
-        let (sender, mut rx) = mpsc::channel::<StatementRecord>(8192);
+        let (sender, mut rx) = mpsc::channel::<Option<StatementRecord>>(8192);
         let handle = std::thread::spawn(move || {
-            while let Some(rec) = rx.blocking_recv() {
+            // `None` marks the end: the run may still hold clones of the sender.
+            while let Some(Some(rec)) = rx.blocking_recv() {
                 serde_json::to_writer(&mut out, &rec)?;
                 out.write_all(b"\n")?;
             }
@@ -75,11 +76,16 @@ impl RecordWriter {
         })
     }
 
-    /// Closes the channel and appends the summary line (the run's report as JSON).
-    pub fn finish(self, summary: &impl Serialize) -> std::io::Result<()> {
+    /// Ends the stream and appends the summary line (the run's report as JSON).
+    pub async fn finish(self, summary: &impl Serialize) -> std::io::Result<()> {
+        // Every session has ended, so all its records are in the channel ahead of the marker.
+        // (A send error means the writer already stopped; its own error is returned below.)
+        let _ = self.sender.send(None).await;
         drop(self.sender);
-        self.handle
-            .join()
+        let handle = self.handle;
+        tokio::task::spawn_blocking(move || handle.join())
+            .await
+            .map_err(std::io::Error::other)?
             .map_err(|_| std::io::Error::other("results writer panicked"))??;
         let mut f = std::fs::OpenOptions::new().append(true).open(&self.path)?;
         let mut line = serde_json::to_vec(&serde_json::json!({ "summary": summary }))?;

@@ -51,7 +51,7 @@ impl Run<'_> {
         self.shared.workload.fingerprint_index(st.text)
     }
 
-    fn record(
+    async fn record(
         &self,
         i: usize,
         outcome: &str,
@@ -77,16 +77,16 @@ impl Run<'_> {
             message: err.map(|e| e.1.to_string()),
         };
         // A closed channel means the writer failed; the report still has every count.
-        let _ = tx.blocking_send_or_spawn(rec);
+        let _ = tx.send(Some(rec)).await;
     }
 
-    fn skip(&mut self, i: usize, reason: SkipReason) {
+    async fn skip(&mut self, i: usize, reason: SkipReason) {
         self.tally.skip(self.fingerprint_index(i), reason);
         self.shared.counters.skipped.fetch_add(1, Ordering::Relaxed);
-        self.record(i, "skipped", Some(reason.as_str()), None, None);
+        self.record(i, "skipped", Some(reason.as_str()), None, None).await;
     }
 
-    fn not_executed_from(&mut self, from: usize, reason: NotExecutedReason) {
+    async fn not_executed_from(&mut self, from: usize, reason: NotExecutedReason) {
         let n = self
             .shared
             .workload
@@ -94,7 +94,7 @@ impl Run<'_> {
             .len();
         for i in from..n {
             self.tally.not_executed(self.fingerprint_index(i), reason);
-            self.record(i, "not_executed", Some(reason.as_str()), None, None);
+            self.record(i, "not_executed", Some(reason.as_str()), None, None).await;
         }
         self.shared
             .counters
@@ -113,32 +113,10 @@ impl Run<'_> {
         }
     }
 
-    fn end_stopped(&mut self, from: usize) {
+    async fn end_stopped(&mut self, from: usize) {
         let (status, reason) = self.stopped_status();
         self.report.status = status;
-        self.not_executed_from(from, reason);
-    }
-}
-
-/// Small extension so session code can send records without caring about the channel kind.
-trait SendRecord {
-    fn blocking_send_or_spawn(&self, rec: StatementRecord) -> Result<(), ()>;
-}
-
-impl SendRecord for tokio::sync::mpsc::Sender<StatementRecord> {
-    fn blocking_send_or_spawn(&self, rec: StatementRecord) -> Result<(), ()> {
-        match self.try_send(rec) {
-            Ok(()) => Ok(()),
-            Err(tokio::sync::mpsc::error::TrySendError::Full(rec)) => {
-                // Back-pressure without blocking the runtime thread: hand it to a task.
-                let tx = self.clone();
-                tokio::spawn(async move {
-                    let _ = tx.send(rec).await;
-                });
-                Ok(())
-            }
-            Err(_) => Err(()),
-        }
+        self.not_executed_from(from, reason).await;
     }
 }
 
@@ -173,7 +151,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
 
     // Arrive when the workload says this session arrives.
     if !sleep_until(shared.start + scheduled, &shared).await {
-        run.end_stopped(0);
+        run.end_stopped(0).await;
         return finish(run);
     }
     // A cap on open sessions delays a session as a whole: its own timeline moves with it, so it
@@ -182,7 +160,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         Some(sem) => tokio::select! {
             p = sem.clone().acquire_owned() => Some(p.expect("semaphore never closed")),
             _ = shared.stop.cancelled() => {
-                run.end_stopped(0);
+                run.end_stopped(0).await;
                 return finish(run);
             }
         },
@@ -218,7 +196,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         Err(refused) => {
             run.report.connect_attempts = refused.attempts;
             if refused.cancelled {
-                run.end_stopped(0);
+                run.end_stopped(0).await;
             } else {
                 run.report.status = SessionStatus::ConnectFailed;
                 run.report.message = Some(refused.failure.message.clone());
@@ -226,7 +204,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 if refused.failure.server_gone {
                     shared.suspect_server();
                 }
-                run.not_executed_from(0, NotExecutedReason::ConnectFailed);
+                run.not_executed_from(0, NotExecutedReason::ConnectFailed).await;
             }
             return finish(run);
         }
@@ -242,11 +220,11 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         let st = &statements[i];
         if let Some(d) = due(plan.shift_us + st.start_offset_us, speed) {
             if !sleep_until(base + d, &shared).await {
-                run.end_stopped(i);
+                run.end_stopped(i).await;
                 break;
             }
         } else if shared.stop.is_cancelled() {
-            run.end_stopped(i);
+            run.end_stopped(i).await;
             break;
         }
         let fp_idx = workload.fingerprint_index(st.text);
@@ -254,14 +232,14 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         let effect = workload.txn_effect(st.text);
 
         if shared.opts.read_only && fp.writes {
-            run.skip(i, SkipReason::ReadOnly);
+            run.skip(i, SkipReason::ReadOnly).await;
             i += 1;
             continue;
         }
         match txn.decide(effect) {
             Decision::Execute => {}
             Decision::Skip | Decision::SkipAndEndBlock => {
-                run.skip(i, SkipReason::TransactionAborted);
+                run.skip(i, SkipReason::TransactionAborted).await;
                 i += 1;
                 continue;
             }
@@ -290,7 +268,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                     None,
                     Some((sent_at.as_micros() as u64, us, rows)),
                     None,
-                );
+                ).await;
                 txn.succeeded(effect);
             }
             ExecOutcome::Failed {
@@ -308,7 +286,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                     None,
                     Some((sent_at.as_micros() as u64, us, 0)),
                     Some((&sqlstate, &message)),
-                );
+                ).await;
                 let upcoming = statements[i + 1..]
                     .iter()
                     .map(|s| workload.txn_effect(s.text));
@@ -327,7 +305,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                         run.report.message = Some(message);
                         run.report.sqlstate = sqlstate;
                         shared.suspect_server();
-                        run.not_executed_from(i + 1, NotExecutedReason::ConnectionLost);
+                        run.not_executed_from(i + 1, NotExecutedReason::ConnectionLost).await;
                         break;
                     }
                 }
@@ -337,18 +315,18 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 run.report.status = SessionStatus::ConnectionLost;
                 run.report.message = Some(message);
                 run.report.sqlstate = sqlstate;
-                run.not_executed_from(i, NotExecutedReason::ConnectionLost);
+                run.not_executed_from(i, NotExecutedReason::ConnectionLost).await;
                 break;
             }
             ExecOutcome::Unresponsive { message } => {
                 shared.suspect_server();
                 run.report.status = SessionStatus::ConnectionLost;
                 run.report.message = Some(message);
-                run.not_executed_from(i, NotExecutedReason::Unresponsive);
+                run.not_executed_from(i, NotExecutedReason::Unresponsive).await;
                 break;
             }
             ExecOutcome::Interrupted => {
-                run.end_stopped(i);
+                run.end_stopped(i).await;
                 break;
             }
         }

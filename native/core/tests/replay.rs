@@ -1,0 +1,337 @@
+//! Replay engine against real PostgreSQL servers.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pg_retest_core::replay::{
+    replay, NotExecutedReason, ReplayError, ReplayOptions, ReplayReport, RunStatus, SessionStatus,
+};
+use pg_retest_core::scale::{ClassFactors, ScaleOptions};
+use pg_retest_core::wkl::QueryKind;
+use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
+use support::{fresh_database, scalar, sql, TestServer};
+use tokio_util::sync::CancellationToken;
+
+fn info() -> WorkloadInfo {
+    WorkloadInfo {
+        version: 2,
+        captured_at: "2026-01-01T00:00:00Z".into(),
+        source_host: "test".into(),
+        pg_version: "unknown".into(),
+        capture_method: "synthetic".into(),
+        capture_duration_us: 0,
+        sequence_snapshot: None,
+    }
+}
+
+/// Sessions of (offset µs, sql).
+fn workload(sessions: &[Vec<(u64, &str)>]) -> Arc<Workload> {
+    let mut b = WorkloadBuilder::new(info());
+    for (i, s) in sessions.iter().enumerate() {
+        b.begin_session(i as u64 + 1, "app".into(), "app".into());
+        for (off, text) in s {
+            b.push_statement(text, *off, 100, QueryKind::Other, None);
+        }
+    }
+    Arc::new(b.finish())
+}
+
+fn opts(url: &str) -> ReplayOptions {
+    ReplayOptions { conninfo: url.to_string(), speed: 0.0, ..Default::default() }
+}
+
+async fn run(w: Arc<Workload>, o: ReplayOptions) -> ReplayReport {
+    // Hang guard: a replay must always end.
+    tokio::time::timeout(Duration::from_secs(120), replay(w, o, None, CancellationToken::new()))
+        .await
+        .expect("replay hung")
+        .expect("replay failed to start")
+}
+
+fn assert_adds_up(r: &ReplayReport) {
+    assert!(r.totals.adds_up(), "{:?}", r.totals);
+    for s in &r.sessions {
+        assert!(s.counts.adds_up(), "session {}: {:?}", s.id, s.counts);
+    }
+    let fp_captured: u64 = r.fingerprints.iter().map(|f| f.counts.captured).sum();
+    assert_eq!(fp_captured, r.totals.captured);
+    let sess_captured: u64 = r.sessions.iter().map(|s| s.counts.captured).sum();
+    assert_eq!(sess_captured, r.totals.captured);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_statement_is_accounted_for_and_errors_keep_their_sqlstate() {
+    let url = fresh_database("acct").await;
+    sql(&url, "CREATE TABLE t (id int primary key, v text)").await;
+    let w = workload(&[
+        vec![(0, "INSERT INTO t VALUES (1, 'a')"), (1, "SELECT * FROM t"), (2, "SELECT * FROM missing_table")],
+        vec![(0, "INSERT INTO t VALUES (2, 'b')"), (1, "SELECT * FROM missing_table WHERE x = 1"), (2, "SELECT 1")],
+    ]);
+    let r = run(w, opts(&url)).await;
+    assert_eq!(r.status, RunStatus::Completed);
+    assert_adds_up(&r);
+    assert_eq!((r.totals.captured, r.totals.executed, r.totals.ok, r.totals.errors), (6, 6, 4, 2));
+    let missing: Vec<_> = r.fingerprints.iter().filter(|f| f.normalized.contains("missing_table")).collect();
+    assert_eq!(missing.len(), 2, "different shapes are different fingerprints");
+    for f in missing {
+        assert_eq!(f.errors.len(), 1);
+        assert_eq!(f.errors[0].sqlstate, "42P01");
+        assert_eq!(f.latency.count, 0, "failures do not count as latency samples");
+    }
+    let select_t = r.fingerprints.iter().find(|f| f.normalized == "SELECT * FROM t").unwrap();
+    assert_eq!(select_t.rows, 2);
+    assert_eq!(scalar(&url, "SELECT count(*) FROM t").await, "2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_statement_rolls_back_its_transaction_and_the_rest_is_skipped() {
+    let url = fresh_database("txn").await;
+    sql(&url, "CREATE TABLE t (id int primary key)").await;
+    let w = workload(&[vec![
+        (0, "INSERT INTO t VALUES (1)"),
+        (1, "BEGIN"),
+        (2, "INSERT INTO t VALUES (2)"),
+        (3, "INSERT INTO t VALUES (1)"), // duplicate key
+        (4, "INSERT INTO t VALUES (3)"),
+        (5, "COMMIT"),
+        (6, "INSERT INTO t VALUES (4)"),
+    ]]);
+    let r = run(w, opts(&url)).await;
+    assert_adds_up(&r);
+    assert_eq!((r.totals.executed, r.totals.errors, r.totals.skipped), (5, 1, 2));
+    assert_eq!(r.totals.skipped_by_reason.get("transaction_aborted"), Some(&2));
+    assert_eq!(scalar(&url, "SELECT string_agg(id::text, ',' ORDER BY id) FROM t").await, "1,4");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollback_to_savepoint_recovers_as_the_application_did() {
+    let url = fresh_database("savepoint").await;
+    sql(&url, "CREATE TABLE t (id int primary key)").await;
+    sql(&url, "INSERT INTO t VALUES (1)").await;
+    let w = workload(&[vec![
+        (0, "BEGIN"),
+        (1, "INSERT INTO t VALUES (2)"),
+        (2, "SAVEPOINT before_dup"),
+        (3, "INSERT INTO t VALUES (1)"), // fails
+        (4, "SELECT 'skipped while aborted'"),
+        (5, "ROLLBACK TO SAVEPOINT before_dup"),
+        (6, "INSERT INTO t VALUES (3)"),
+        (7, "COMMIT"),
+    ]]);
+    let r = run(w, opts(&url)).await;
+    assert_adds_up(&r);
+    assert_eq!((r.totals.errors, r.totals.skipped, r.totals.ok), (1, 1, 6));
+    assert_eq!(scalar(&url, "SELECT string_agg(id::text, ',' ORDER BY id) FROM t").await, "1,2,3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_mode_runs_only_statements_that_cannot_write() {
+    let url = fresh_database("readonly").await;
+    sql(&url, "CREATE TABLE t (id serial primary key, v int); INSERT INTO t (v) VALUES (1), (2)").await;
+    let w = workload(&[vec![
+        (0, "SELECT v FROM t WHERE id = 1"),
+        (1, "/* app=shop */ SELECT count(*) FROM t"),
+        (2, "WITH x AS (INSERT INTO t (v) VALUES (9) RETURNING id) SELECT * FROM x"),
+        (3, "SELECT * FROM t WHERE id = 2 FOR UPDATE"),
+        (4, "SELECT nextval('t_id_seq')"),
+        (5, "UPDATE t SET v = 0"),
+        (6, "BEGIN"),
+        (7, "SELECT sum(v) FROM t"),
+        (8, "COMMIT"),
+    ]]);
+    let mut o = opts(&url);
+    o.read_only = true;
+    let r = run(w, o).await;
+    assert_adds_up(&r);
+    assert_eq!(r.totals.skipped_by_reason.get("read_only"), Some(&4));
+    assert_eq!((r.totals.ok, r.totals.errors), (5, 0));
+    assert_eq!(scalar(&url, "SELECT count(*) || ':' || sum(v) FROM t").await, "2:3");
+    assert_eq!(scalar(&url, "SELECT last_value FROM t_id_seq").await, "2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_over_the_timeout_fails_with_57014_and_the_session_goes_on() {
+    let url = fresh_database("timeout").await;
+    let w = workload(&[vec![(0, "SELECT pg_sleep(30)"), (1, "SELECT 42")]]);
+    let mut o = opts(&url);
+    o.statement_timeout = Some(Duration::from_millis(300));
+    let r = run(w, o).await;
+    assert_adds_up(&r);
+    assert_eq!((r.totals.ok, r.totals.errors), (1, 1));
+    let slow = r.fingerprints.iter().find(|f| f.normalized.contains("pg_sleep")).unwrap();
+    assert_eq!(slow.errors[0].sqlstate, "57014");
+    assert!(r.wall_time_us < 20_000_000, "the timeout cut the 30 s sleep short");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deadline_ends_the_run_and_counts_what_was_left() {
+    let url = fresh_database("deadline").await;
+    let w = workload(&[
+        vec![(0, "SELECT 1"), (60_000_000, "SELECT 2")],
+        vec![(0, "SELECT pg_sleep(60)"), (1, "SELECT 3")],
+    ]);
+    let mut o = opts(&url);
+    o.speed = 1.0;
+    o.deadline = Some(Duration::from_millis(800));
+    let r = run(w, o).await;
+    assert_eq!(r.status, RunStatus::DeadlineExceeded);
+    assert!(r.message.as_deref().unwrap().contains("deadline"));
+    assert_adds_up(&r);
+    assert_eq!(r.totals.ok, 1);
+    assert_eq!(r.totals.not_executed_by_reason.get("deadline"), Some(&3));
+    assert!(r.sessions.iter().all(|s| s.status == SessionStatus::Deadline));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_stops_in_flight_statements() {
+    let url = fresh_database("cancel").await;
+    let w = workload(&[vec![(0, "SELECT pg_sleep(60)"), (1, "SELECT 1")]]);
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        c2.cancel();
+    });
+    let r = tokio::time::timeout(Duration::from_secs(30), replay(w, opts(&url), None, cancel))
+        .await
+        .expect("cancel did not end the replay")
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Cancelled);
+    assert_adds_up(&r);
+    assert_eq!(r.totals.not_executed_by_reason.get("cancelled"), Some(&2));
+    assert_eq!(scalar(&support::shared_url(), "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'").await, "0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_arrive_when_the_workload_says() {
+    let url = fresh_database("arrival").await;
+    let w = workload(&[vec![(0, "SELECT 1")], vec![(1_000_000, "SELECT 2")], vec![(2_000_000, "SELECT 3")]]);
+    let mut o = opts(&url);
+    o.speed = 2.0;
+    let r = run(w, o).await;
+    assert_adds_up(&r);
+    let starts: Vec<u64> = r.sessions.iter().map(|s| s.actual_start_us.unwrap()).collect();
+    let sched: Vec<u64> = r.sessions.iter().map(|s| s.scheduled_start_us).collect();
+    assert_eq!(sched, vec![0, 500_000, 1_000_000], "speed 2 halves the offsets");
+    for (a, s) in starts.iter().zip(&sched) {
+        assert!(*a >= *s, "never early: {a} < {s}");
+        assert!(*a < *s + 400_000, "roughly on time: {a} vs {s}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scaling_multiplies_sessions_and_per_class_zero_excludes_them() {
+    let url = fresh_database("scale").await;
+    sql(&url, "CREATE TABLE t (id int)").await;
+    let w = workload(&[
+        vec![(0, "SELECT 1"), (1, "SELECT 2")],
+        vec![(0, "INSERT INTO t VALUES (1)"), (1, "INSERT INTO t VALUES (2)")],
+    ]);
+    let mut o = opts(&url);
+    o.scale = ScaleOptions { scale: 3, stagger_ms: 10, per_class: ClassFactors::default() };
+    let r = run(Arc::clone(&w), o).await;
+    assert_adds_up(&r);
+    assert_eq!(r.sessions_planned, 6);
+    assert_eq!(r.totals.captured, 12);
+    let mut ids: Vec<u64> = r.sessions.iter().map(|s| s.id).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), 6, "copies get their own ids");
+    assert_eq!(scalar(&url, "SELECT count(*) FROM t").await, "6");
+
+    let mut o = opts(&url);
+    // The INSERT session is "bulk" (100% writes, no transactions): leave that class out.
+    o.scale = ScaleOptions { scale: 2, stagger_ms: 0, per_class: ClassFactors { bulk: Some(0), ..Default::default() } };
+    let r = run(w, o).await;
+    assert_adds_up(&r);
+    assert_eq!((r.sessions_planned, r.sessions_excluded, r.statements_excluded), (2, 1, 2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_server_or_wrong_password_is_one_clear_error_without_secrets() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let w = workload(&[vec![(0, "SELECT 1")]]);
+    let mut o = opts(&format!("postgresql://app:s3cret-pw@127.0.0.1:{port}/db"));
+    o.connect.window = Duration::from_millis(300);
+    let err = replay(w, o, None, CancellationToken::new()).await.unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ReplayError::Connect { .. }), "{msg}");
+    assert!(msg.contains(&format!("127.0.0.1:{port}/db as app")), "{msg}");
+    assert!(msg.contains("is the server running"), "{msg}");
+    assert!(!msg.contains("s3cret"), "{msg}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_with_five_slots_and_twenty_uncapped_sessions_loses_nothing() {
+    let server = TestServer::start(&[("max_connections", "5"), ("superuser_reserved_connections", "0")]);
+    let sessions: Vec<Vec<(u64, &str)>> =
+        (0..20).map(|_| vec![(0, "SELECT pg_sleep(0.2)"), (1, "SELECT 1"), (2, "SELECT 2")]).collect();
+    // Generous retry window: every session gets in eventually.
+    let r = run(workload(&sessions), opts(&server.url())).await;
+    assert_adds_up(&r);
+    assert_eq!(r.sessions.len(), 20);
+    assert_eq!(r.totals.ok, 60, "{:?}", r.sessions.iter().map(|s| (&s.status, &s.message)).collect::<Vec<_>>());
+    assert!(r.sessions.iter().any(|s| s.connect_attempts > 1), "some sessions had to retry");
+
+    // Short window and long sessions: some are refused, and say so with the server's message.
+    let sessions: Vec<Vec<(u64, &str)>> = (0..20).map(|_| vec![(0, "SELECT pg_sleep(1.5)"), (1, "SELECT 1")]).collect();
+    let mut o = opts(&server.url());
+    o.connect.window = Duration::from_millis(200);
+    let r = run(workload(&sessions), o).await;
+    assert_adds_up(&r);
+    assert_eq!(r.sessions.len(), 20);
+    let refused: Vec<_> = r.sessions.iter().filter(|s| s.status == SessionStatus::ConnectFailed).collect();
+    assert!(!refused.is_empty());
+    for s in &refused {
+        assert_eq!(s.sqlstate.as_deref(), Some("53300"));
+        assert!(s.message.as_deref().unwrap().contains("too many clients"), "{:?}", s.message);
+        assert_eq!(s.counts.not_executed, 2);
+    }
+    assert_eq!(r.totals.not_executed_by_reason.get(NotExecutedReason::ConnectFailed.as_str()), Some(&(2 * refused.len() as u64)));
+    assert_eq!(r.sessions_failed, refused.len() as u64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_dying_mid_replay_ends_the_run_with_an_error_and_counts() {
+    let server = TestServer::start(&[]);
+    let sessions: Vec<Vec<(u64, &str)>> =
+        (0..4).map(|_| (0..100).map(|k| (k * 100_000, "SELECT pg_sleep(0.05)")).collect()).collect();
+    let mut o = opts(&server.url());
+    o.speed = 1.0;
+    let w = workload(&sessions);
+    let handle = tokio::spawn(replay(w, o, None, CancellationToken::new()));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    server.stop_immediately();
+    let r = tokio::time::timeout(Duration::from_secs(60), handle)
+        .await
+        .expect("replay hung after the server died")
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.status, RunStatus::ServerUnavailable, "{:?}", r.message);
+    assert!(r.message.as_deref().unwrap().contains("server became unavailable"));
+    assert_adds_up(&r);
+    assert_eq!(r.totals.captured, 400);
+    assert!(r.totals.ok > 0 && r.totals.not_executed > 0);
+    assert!(r.sessions.iter().all(|s| s.status != SessionStatus::Completed));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_results_file_has_a_line_per_statement() {
+    let url = fresh_database("results").await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.jsonl");
+    let w = workload(&[vec![(0, "SELECT 1"), (1, "SELECT * FROM nope")], vec![(0, "SELECT 2")]]);
+    let mut o = opts(&url);
+    o.results_path = Some(path.clone());
+    let r = run(w, o).await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len() as u64, r.totals.captured + 2);
+    assert_eq!(lines[0]["format"], "pg-retest-action/results");
+    let errors: Vec<_> = lines.iter().filter(|l| l["outcome"] == "error").collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["sqlstate"], "42P01");
+    assert_eq!(lines.last().unwrap()["summary"]["totals"]["captured"], 3);
+}

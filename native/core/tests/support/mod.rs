@@ -1,0 +1,226 @@
+//! Throwaway PostgreSQL servers for integration tests.
+//!
+//! Tests never assume a server is running. `shared_url()` uses `PG_RETEST_TEST_URL` when the test
+//! runner provides one, otherwise starts one server for this test binary. `TestServer::start`
+//! starts a dedicated server (own settings, may be stopped mid-test).
+//!
+//! The postgres process runs under a tiny shell supervisor that reads its stdin: when the test
+//! process ends for any reason (even killed), the pipe closes and the supervisor shuts the server
+//! down, so no server outlives the tests.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+pub struct TestServer {
+    pub port: u16,
+    pub dir: PathBuf,
+    child: Option<Child>,
+    stdin: Option<ChildStdin>,
+    bindir: PathBuf,
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
+}
+
+fn bindir() -> PathBuf {
+    if let Ok(dir) = std::env::var("PG_RETEST_PG_BINDIR") {
+        return PathBuf::from(dir);
+    }
+    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
+        let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if p.join("initdb").exists() {
+            return p;
+        }
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path().join("bin")).filter(|p| p.join("initdb").exists()).collect())
+        .unwrap_or_default();
+    found.sort();
+    found.pop().expect("no PostgreSQL server binaries found (install postgresql or set PG_RETEST_PG_BINDIR)")
+}
+
+/// Runs a PostgreSQL binary, as the `postgres` user when we are root (initdb refuses root).
+fn pg_command(bin: &Path, root: bool) -> Command {
+    if root {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(bin);
+        c
+    } else {
+        Command::new(bin)
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl TestServer {
+    pub fn start(settings: &[(&str, &str)]) -> TestServer {
+        let root = is_root();
+        let bindir = bindir();
+        let dir = tempfile::Builder::new().prefix("pgretest-").tempdir_in("/tmp").unwrap().keep();
+        if root {
+            let ok = Command::new("chown").arg("postgres:postgres").arg(&dir).status().unwrap().success();
+            assert!(ok, "chown of {} failed", dir.display());
+        }
+        let data = dir.join("data");
+        let out = pg_command(&bindir.join("initdb"), root)
+            .args(["-D"])
+            .arg(&data)
+            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        let port = free_port();
+        let mut args: Vec<String> = vec![
+            "-D".into(),
+            data.display().to_string(),
+            "-p".into(),
+            port.to_string(),
+            "-c".into(),
+            "listen_addresses=127.0.0.1".into(),
+            "-c".into(),
+            format!("unix_socket_directories={}", dir.display()),
+            "-c".into(),
+            "fsync=off".into(),
+            "-c".into(),
+            "synchronous_commit=off".into(),
+        ];
+        for (k, v) in settings {
+            args.push("-c".into());
+            args.push(format!("{k}={v}"));
+        }
+        // Supervisor: start postgres, wait for stdin to close, then fast-shutdown it.
+        let script = r#"pg="$1"; shift; "$pg" "$@" >"$LOGFILE" 2>&1 & pid=$!; cat >/dev/null; kill -INT $pid 2>/dev/null; wait $pid"#;
+        let mut cmd = if root {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--", "sh", "-c", script, "sh"]);
+            c
+        } else {
+            let mut c = Command::new("sh");
+            c.args(["-c", script, "sh"]);
+            c
+        };
+        cmd.arg(bindir.join("postgres")).args(&args).env("LOGFILE", dir.join("server.log"));
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let stdin = child.stdin.take();
+        let server = TestServer { port, dir, child: Some(child), stdin, bindir };
+        server.wait_ready();
+        server
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let ok = Command::new(self.bindir.join("pg_isready"))
+                .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-q"])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            if ok {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!("test server on port {} did not start; log:\n{}", self.port, self.log());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+
+    pub fn url(&self) -> String {
+        format!("postgresql://postgres@127.0.0.1:{}/postgres?sslmode=disable", self.port)
+    }
+
+    /// Simulates a crash: immediate shutdown (no checkpoint, every backend killed at once).
+    pub fn stop_immediately(&self) {
+        let root = is_root();
+        let out = pg_command(&self.bindir.join("pg_ctl"), root)
+            .args(["stop", "-m", "immediate", "-D"])
+            .arg(self.dir.join("data"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "pg_ctl stop failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = stdin.flush();
+        }
+        if let Some(mut child) = self.child.take() {
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The URL of a server shared by the tests of this binary.
+pub fn shared_url() -> String {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        if let Ok(url) = std::env::var("PG_RETEST_TEST_URL") {
+            return url;
+        }
+        // Leaked on purpose: lives as long as the test binary; the supervisor stops it at exit.
+        let server = Box::leak(Box::new(TestServer::start(&[])));
+        server.url()
+    })
+    .clone()
+}
+
+/// Creates a fresh database on the shared server and returns its URL.
+pub async fn fresh_database(prefix: &str) -> String {
+    let base = shared_url();
+    let (client, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let name = format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    client.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
+    with_dbname(&base, &name)
+}
+
+pub fn with_dbname(url: &str, db: &str) -> String {
+    let (head, query) = match url.split_once('?') {
+        Some((h, q)) => (h, Some(q)),
+        None => (url, None),
+    };
+    let base = match head.rfind('/') {
+        Some(i) if head[..i].contains("@") || head[..i].ends_with("//") || head[..i].contains(':') => &head[..i],
+        _ => head,
+    };
+    match query {
+        Some(q) => format!("{base}/{db}?{q}"),
+        None => format!("{base}/{db}"),
+    }
+}
+
+pub async fn sql(url: &str, text: &str) -> Vec<tokio_postgres::SimpleQueryMessage> {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    client.simple_query(text).await.unwrap()
+}
+
+pub async fn scalar(url: &str, text: &str) -> String {
+    for m in sql(url, text).await {
+        if let tokio_postgres::SimpleQueryMessage::Row(r) = m {
+            return r.get(0).unwrap_or("NULL").to_string();
+        }
+    }
+    panic!("no row from {text}");
+}
