@@ -434,3 +434,10 @@ mod tests {
         assert_eq!(s2[0].transaction_id, 3);
     }
 }
+
+impl Workload {
+    /// Reads, validates and analyses a `.wkl` file.
+    pub fn load(path: &std::path::Path) -> Result<Workload, crate::wkl::WklError> {
+        Ok(Workload::from_profile(crate::wkl::read_workload(path)?))
+    }
+}

@@ -39,15 +39,22 @@ fn workload(sessions: &[Vec<(u64, &str)>]) -> Arc<Workload> {
 }
 
 fn opts(url: &str) -> ReplayOptions {
-    ReplayOptions { conninfo: url.to_string(), speed: 0.0, ..Default::default() }
+    ReplayOptions {
+        conninfo: url.to_string(),
+        speed: 0.0,
+        ..Default::default()
+    }
 }
 
 async fn run(w: Arc<Workload>, o: ReplayOptions) -> ReplayReport {
     // Hang guard: a replay must always end.
-    tokio::time::timeout(Duration::from_secs(120), replay(w, o, None, CancellationToken::new()))
-        .await
-        .expect("replay hung")
-        .expect("replay failed to start")
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        replay(w, o, None, CancellationToken::new()),
+    )
+    .await
+    .expect("replay hung")
+    .expect("replay failed to start")
 }
 
 fn assert_adds_up(r: &ReplayReport) {
@@ -67,21 +74,52 @@ async fn every_statement_is_accounted_for_and_errors_keep_their_sqlstate() {
     let url = fresh_database("acct").await;
     sql(&url, "CREATE TABLE t (id int primary key, v text)").await;
     let w = workload(&[
-        vec![(0, "INSERT INTO t VALUES (1, 'a')"), (1, "SELECT * FROM t"), (2, "SELECT * FROM missing_table")],
-        vec![(0, "INSERT INTO t VALUES (2, 'b')"), (1, "SELECT * FROM missing_table WHERE x = 1"), (2, "SELECT 1")],
+        vec![
+            (0, "INSERT INTO t VALUES (1, 'a')"),
+            (1, "SELECT * FROM t"),
+            (2, "SELECT * FROM missing_table"),
+        ],
+        vec![
+            (0, "INSERT INTO t VALUES (2, 'b')"),
+            (1, "SELECT * FROM missing_table WHERE x = 1"),
+            (2, "SELECT 1"),
+        ],
     ]);
     let r = run(w, opts(&url)).await;
     assert_eq!(r.status, RunStatus::Completed);
     assert_adds_up(&r);
-    assert_eq!((r.totals.captured, r.totals.executed, r.totals.ok, r.totals.errors), (6, 6, 4, 2));
-    let missing: Vec<_> = r.fingerprints.iter().filter(|f| f.normalized.contains("missing_table")).collect();
-    assert_eq!(missing.len(), 2, "different shapes are different fingerprints");
+    assert_eq!(
+        (
+            r.totals.captured,
+            r.totals.executed,
+            r.totals.ok,
+            r.totals.errors
+        ),
+        (6, 6, 4, 2)
+    );
+    let missing: Vec<_> = r
+        .fingerprints
+        .iter()
+        .filter(|f| f.normalized.contains("missing_table"))
+        .collect();
+    assert_eq!(
+        missing.len(),
+        2,
+        "different shapes are different fingerprints"
+    );
     for f in missing {
         assert_eq!(f.errors.len(), 1);
         assert_eq!(f.errors[0].sqlstate, "42P01");
-        assert_eq!(f.latency.count, 0, "failures do not count as latency samples");
+        assert_eq!(
+            f.latency.count, 0,
+            "failures do not count as latency samples"
+        );
     }
-    let select_t = r.fingerprints.iter().find(|f| f.normalized == "SELECT * FROM t").unwrap();
+    let select_t = r
+        .fingerprints
+        .iter()
+        .find(|f| f.normalized == "SELECT * FROM t")
+        .unwrap();
     assert_eq!(select_t.rows, 2);
     assert_eq!(scalar(&url, "SELECT count(*) FROM t").await, "2");
 }
@@ -101,9 +139,18 @@ async fn a_failed_statement_rolls_back_its_transaction_and_the_rest_is_skipped()
     ]]);
     let r = run(w, opts(&url)).await;
     assert_adds_up(&r);
-    assert_eq!((r.totals.executed, r.totals.errors, r.totals.skipped), (5, 1, 2));
-    assert_eq!(r.totals.skipped_by_reason.get("transaction_aborted"), Some(&2));
-    assert_eq!(scalar(&url, "SELECT string_agg(id::text, ',' ORDER BY id) FROM t").await, "1,4");
+    assert_eq!(
+        (r.totals.executed, r.totals.errors, r.totals.skipped),
+        (5, 1, 2)
+    );
+    assert_eq!(
+        r.totals.skipped_by_reason.get("transaction_aborted"),
+        Some(&2)
+    );
+    assert_eq!(
+        scalar(&url, "SELECT string_agg(id::text, ',' ORDER BY id) FROM t").await,
+        "1,4"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -124,17 +171,27 @@ async fn rollback_to_savepoint_recovers_as_the_application_did() {
     let r = run(w, opts(&url)).await;
     assert_adds_up(&r);
     assert_eq!((r.totals.errors, r.totals.skipped, r.totals.ok), (1, 1, 6));
-    assert_eq!(scalar(&url, "SELECT string_agg(id::text, ',' ORDER BY id) FROM t").await, "1,2,3");
+    assert_eq!(
+        scalar(&url, "SELECT string_agg(id::text, ',' ORDER BY id) FROM t").await,
+        "1,2,3"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_mode_runs_only_statements_that_cannot_write() {
     let url = fresh_database("readonly").await;
-    sql(&url, "CREATE TABLE t (id serial primary key, v int); INSERT INTO t (v) VALUES (1), (2)").await;
+    sql(
+        &url,
+        "CREATE TABLE t (id serial primary key, v int); INSERT INTO t (v) VALUES (1), (2)",
+    )
+    .await;
     let w = workload(&[vec![
         (0, "SELECT v FROM t WHERE id = 1"),
         (1, "/* app=shop */ SELECT count(*) FROM t"),
-        (2, "WITH x AS (INSERT INTO t (v) VALUES (9) RETURNING id) SELECT * FROM x"),
+        (
+            2,
+            "WITH x AS (INSERT INTO t (v) VALUES (9) RETURNING id) SELECT * FROM x",
+        ),
         (3, "SELECT * FROM t WHERE id = 2 FOR UPDATE"),
         (4, "SELECT nextval('t_id_seq')"),
         (5, "UPDATE t SET v = 0"),
@@ -148,7 +205,10 @@ async fn read_only_mode_runs_only_statements_that_cannot_write() {
     assert_adds_up(&r);
     assert_eq!(r.totals.skipped_by_reason.get("read_only"), Some(&4));
     assert_eq!((r.totals.ok, r.totals.errors), (5, 0));
-    assert_eq!(scalar(&url, "SELECT count(*) || ':' || sum(v) FROM t").await, "2:3");
+    assert_eq!(
+        scalar(&url, "SELECT count(*) || ':' || sum(v) FROM t").await,
+        "2:3"
+    );
     assert_eq!(scalar(&url, "SELECT last_value FROM t_id_seq").await, "2");
 }
 
@@ -161,9 +221,16 @@ async fn a_statement_over_the_timeout_fails_with_57014_and_the_session_goes_on()
     let r = run(w, o).await;
     assert_adds_up(&r);
     assert_eq!((r.totals.ok, r.totals.errors), (1, 1));
-    let slow = r.fingerprints.iter().find(|f| f.normalized.contains("pg_sleep")).unwrap();
+    let slow = r
+        .fingerprints
+        .iter()
+        .find(|f| f.normalized.contains("pg_sleep"))
+        .unwrap();
     assert_eq!(slow.errors[0].sqlstate, "57014");
-    assert!(r.wall_time_us < 20_000_000, "the timeout cut the 30 s sleep short");
+    assert!(
+        r.wall_time_us < 20_000_000,
+        "the timeout cut the 30 s sleep short"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -182,7 +249,10 @@ async fn the_deadline_ends_the_run_and_counts_what_was_left() {
     assert_adds_up(&r);
     assert_eq!(r.totals.ok, 1);
     assert_eq!(r.totals.not_executed_by_reason.get("deadline"), Some(&3));
-    assert!(r.sessions.iter().all(|s| s.status == SessionStatus::Deadline));
+    assert!(r
+        .sessions
+        .iter()
+        .all(|s| s.status == SessionStatus::Deadline));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -202,20 +272,39 @@ async fn cancellation_stops_in_flight_statements() {
     assert_eq!(r.status, RunStatus::Cancelled);
     assert_adds_up(&r);
     assert_eq!(r.totals.not_executed_by_reason.get("cancelled"), Some(&2));
-    assert_eq!(scalar(&support::shared_url(), "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'").await, "0");
+    assert_eq!(
+        scalar(
+            &support::shared_url(),
+            "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'"
+        )
+        .await,
+        "0"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_arrive_when_the_workload_says() {
     let url = fresh_database("arrival").await;
-    let w = workload(&[vec![(0, "SELECT 1")], vec![(1_000_000, "SELECT 2")], vec![(2_000_000, "SELECT 3")]]);
+    let w = workload(&[
+        vec![(0, "SELECT 1")],
+        vec![(1_000_000, "SELECT 2")],
+        vec![(2_000_000, "SELECT 3")],
+    ]);
     let mut o = opts(&url);
     o.speed = 2.0;
     let r = run(w, o).await;
     assert_adds_up(&r);
-    let starts: Vec<u64> = r.sessions.iter().map(|s| s.actual_start_us.unwrap()).collect();
+    let starts: Vec<u64> = r
+        .sessions
+        .iter()
+        .map(|s| s.actual_start_us.unwrap())
+        .collect();
     let sched: Vec<u64> = r.sessions.iter().map(|s| s.scheduled_start_us).collect();
-    assert_eq!(sched, vec![0, 500_000, 1_000_000], "speed 2 halves the offsets");
+    assert_eq!(
+        sched,
+        vec![0, 500_000, 1_000_000],
+        "speed 2 halves the offsets"
+    );
     for (a, s) in starts.iter().zip(&sched) {
         assert!(*a >= *s, "never early: {a} < {s}");
         assert!(*a < *s + 400_000, "roughly on time: {a} vs {s}");
@@ -228,10 +317,17 @@ async fn scaling_multiplies_sessions_and_per_class_zero_excludes_them() {
     sql(&url, "CREATE TABLE t (id int)").await;
     let w = workload(&[
         vec![(0, "SELECT 1"), (1, "SELECT 2")],
-        vec![(0, "INSERT INTO t VALUES (1)"), (1, "INSERT INTO t VALUES (2)")],
+        vec![
+            (0, "INSERT INTO t VALUES (1)"),
+            (1, "INSERT INTO t VALUES (2)"),
+        ],
     ]);
     let mut o = opts(&url);
-    o.scale = ScaleOptions { scale: 3, stagger_ms: 10, per_class: ClassFactors::default() };
+    o.scale = ScaleOptions {
+        scale: 3,
+        stagger_ms: 10,
+        per_class: ClassFactors::default(),
+    };
     let r = run(Arc::clone(&w), o).await;
     assert_adds_up(&r);
     assert_eq!(r.sessions_planned, 6);
@@ -243,61 +339,125 @@ async fn scaling_multiplies_sessions_and_per_class_zero_excludes_them() {
 
     let mut o = opts(&url);
     // The INSERT session is "bulk" (100% writes, no transactions): leave that class out.
-    o.scale = ScaleOptions { scale: 2, stagger_ms: 0, per_class: ClassFactors { bulk: Some(0), ..Default::default() } };
+    o.scale = ScaleOptions {
+        scale: 2,
+        stagger_ms: 0,
+        per_class: ClassFactors {
+            bulk: Some(0),
+            ..Default::default()
+        },
+    };
     let r = run(w, o).await;
     assert_adds_up(&r);
-    assert_eq!((r.sessions_planned, r.sessions_excluded, r.statements_excluded), (2, 1, 2));
+    assert_eq!(
+        (
+            r.sessions_planned,
+            r.sessions_excluded,
+            r.statements_excluded
+        ),
+        (2, 1, 2)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_server_or_wrong_password_is_one_clear_error_without_secrets() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let w = workload(&[vec![(0, "SELECT 1")]]);
     let mut o = opts(&format!("postgresql://app:s3cret-pw@127.0.0.1:{port}/db"));
     o.connect.window = Duration::from_millis(300);
-    let err = replay(w, o, None, CancellationToken::new()).await.unwrap_err();
+    let err = replay(w, o, None, CancellationToken::new())
+        .await
+        .unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, ReplayError::Connect { .. }), "{msg}");
-    assert!(msg.contains(&format!("127.0.0.1:{port}/db as app")), "{msg}");
+    assert!(
+        msg.contains(&format!("127.0.0.1:{port}/db as app")),
+        "{msg}"
+    );
     assert!(msg.contains("is the server running"), "{msg}");
     assert!(!msg.contains("s3cret"), "{msg}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_with_five_slots_and_twenty_uncapped_sessions_loses_nothing() {
-    let server = TestServer::start(&[("max_connections", "5"), ("superuser_reserved_connections", "0")]);
-    let sessions: Vec<Vec<(u64, &str)>> =
-        (0..20).map(|_| vec![(0, "SELECT pg_sleep(0.2)"), (1, "SELECT 1"), (2, "SELECT 2")]).collect();
+    let server = TestServer::start(&[
+        ("max_connections", "5"),
+        ("superuser_reserved_connections", "0"),
+    ]);
+    let sessions: Vec<Vec<(u64, &str)>> = (0..20)
+        .map(|_| {
+            vec![
+                (0, "SELECT pg_sleep(0.2)"),
+                (1, "SELECT 1"),
+                (2, "SELECT 2"),
+            ]
+        })
+        .collect();
     // Generous retry window: every session gets in eventually.
     let r = run(workload(&sessions), opts(&server.url())).await;
     assert_adds_up(&r);
     assert_eq!(r.sessions.len(), 20);
-    assert_eq!(r.totals.ok, 60, "{:?}", r.sessions.iter().map(|s| (&s.status, &s.message)).collect::<Vec<_>>());
-    assert!(r.sessions.iter().any(|s| s.connect_attempts > 1), "some sessions had to retry");
+    assert_eq!(
+        r.totals.ok,
+        60,
+        "{:?}",
+        r.sessions
+            .iter()
+            .map(|s| (&s.status, &s.message))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        r.sessions.iter().any(|s| s.connect_attempts > 1),
+        "some sessions had to retry"
+    );
 
     // Short window and long sessions: some are refused, and say so with the server's message.
-    let sessions: Vec<Vec<(u64, &str)>> = (0..20).map(|_| vec![(0, "SELECT pg_sleep(1.5)"), (1, "SELECT 1")]).collect();
+    let sessions: Vec<Vec<(u64, &str)>> = (0..20)
+        .map(|_| vec![(0, "SELECT pg_sleep(1.5)"), (1, "SELECT 1")])
+        .collect();
     let mut o = opts(&server.url());
     o.connect.window = Duration::from_millis(200);
     let r = run(workload(&sessions), o).await;
     assert_adds_up(&r);
     assert_eq!(r.sessions.len(), 20);
-    let refused: Vec<_> = r.sessions.iter().filter(|s| s.status == SessionStatus::ConnectFailed).collect();
+    let refused: Vec<_> = r
+        .sessions
+        .iter()
+        .filter(|s| s.status == SessionStatus::ConnectFailed)
+        .collect();
     assert!(!refused.is_empty());
     for s in &refused {
         assert_eq!(s.sqlstate.as_deref(), Some("53300"));
-        assert!(s.message.as_deref().unwrap().contains("too many clients"), "{:?}", s.message);
+        assert!(
+            s.message.as_deref().unwrap().contains("too many clients"),
+            "{:?}",
+            s.message
+        );
         assert_eq!(s.counts.not_executed, 2);
     }
-    assert_eq!(r.totals.not_executed_by_reason.get(NotExecutedReason::ConnectFailed.as_str()), Some(&(2 * refused.len() as u64)));
+    assert_eq!(
+        r.totals
+            .not_executed_by_reason
+            .get(NotExecutedReason::ConnectFailed.as_str()),
+        Some(&(2 * refused.len() as u64))
+    );
     assert_eq!(r.sessions_failed, refused.len() as u64);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_dying_mid_replay_ends_the_run_with_an_error_and_counts() {
     let server = TestServer::start(&[]);
-    let sessions: Vec<Vec<(u64, &str)>> =
-        (0..4).map(|_| (0..100).map(|k| (k * 100_000, "SELECT pg_sleep(0.05)")).collect()).collect();
+    let sessions: Vec<Vec<(u64, &str)>> = (0..4)
+        .map(|_| {
+            (0..100)
+                .map(|k| (k * 100_000, "SELECT pg_sleep(0.05)"))
+                .collect()
+        })
+        .collect();
     let mut o = opts(&server.url());
     o.speed = 1.0;
     let w = workload(&sessions);
@@ -310,11 +470,18 @@ async fn the_server_dying_mid_replay_ends_the_run_with_an_error_and_counts() {
         .unwrap()
         .unwrap();
     assert_eq!(r.status, RunStatus::ServerUnavailable, "{:?}", r.message);
-    assert!(r.message.as_deref().unwrap().contains("server became unavailable"));
+    assert!(r
+        .message
+        .as_deref()
+        .unwrap()
+        .contains("server became unavailable"));
     assert_adds_up(&r);
     assert_eq!(r.totals.captured, 400);
     assert!(r.totals.ok > 0 && r.totals.not_executed > 0);
-    assert!(r.sessions.iter().all(|s| s.status != SessionStatus::Completed));
+    assert!(r
+        .sessions
+        .iter()
+        .all(|s| s.status != SessionStatus::Completed));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -322,16 +489,55 @@ async fn the_results_file_has_a_line_per_statement() {
     let url = fresh_database("results").await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.jsonl");
-    let w = workload(&[vec![(0, "SELECT 1"), (1, "SELECT * FROM nope")], vec![(0, "SELECT 2")]]);
+    let w = workload(&[
+        vec![(0, "SELECT 1"), (1, "SELECT * FROM nope")],
+        vec![(0, "SELECT 2")],
+    ]);
     let mut o = opts(&url);
     o.results_path = Some(path.clone());
     let r = run(w, o).await;
     let text = std::fs::read_to_string(&path).unwrap();
-    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len() as u64, r.totals.captured + 2);
     assert_eq!(lines[0]["format"], "pg-retest-action/results");
     let errors: Vec<_> = lines.iter().filter(|l| l["outcome"] == "error").collect();
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0]["sqlstate"], "42P01");
     assert_eq!(lines.last().unwrap()["summary"]["totals"]["captured"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_retest_results_can_be_written_for_pg_retest_compare() {
+    let url = fresh_database("pgretest").await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results.wkl");
+    let w = workload(&[
+        vec![(0, "SELECT 1"), (1, "SELECT * FROM nope")],
+        vec![(0, "SELECT 2")],
+    ]);
+    let mut o = opts(&url);
+    o.pg_retest_results_path = Some(out.clone());
+    let r = run(w, o).await;
+    assert_eq!(r.totals.captured, 3);
+    let rows = pg_retest_core::wkl::read_pg_retest_results(&out).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].query_results.len(), 2);
+    assert!(rows[0].query_results[0].success);
+    assert_eq!(
+        rows[0].query_results[1].error.as_deref(),
+        Some("ERROR: relation \"nope\" does not exist")
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "temporary records file removed"
+    );
+    // And it is recognised as a results file, not a workload.
+    let err = pg_retest_core::wkl::read_workload(&out)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("results"), "{err}");
 }

@@ -77,12 +77,14 @@ pub async fn execute(
             tls.cancel(&client.cancel_token()).await;
             match tokio::time::timeout(GRACE, &mut run).await {
                 Ok(r) => r,
-                Err(_) => return ExecOutcome::Unresponsive {
-                    message: format!(
+                Err(_) => {
+                    return ExecOutcome::Unresponsive {
+                        message: format!(
                         "no answer {} ms after the statement timeout, even after a cancel request",
                         (2 * GRACE).as_millis()
                     ),
-                },
+                    }
+                }
             }
         }
     };

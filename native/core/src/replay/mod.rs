@@ -23,6 +23,7 @@
 
 mod connect;
 mod exec;
+pub mod pg_retest_results;
 pub mod records;
 pub mod report;
 mod session;
@@ -67,6 +68,8 @@ pub struct ReplayOptions {
     pub connect: RetryPolicy,
     /// Per-statement results file (JSON Lines).
     pub results_path: Option<PathBuf>,
+    /// Also write pg-retest's results format (readable by `pg-retest compare`).
+    pub pg_retest_results_path: Option<PathBuf>,
     pub application_name: String,
     pub progress_interval: Duration,
 }
@@ -88,6 +91,7 @@ impl Default for ReplayOptions {
                 max_backoff: Duration::from_secs(1),
             },
             results_path: None,
+            pg_retest_results_path: None,
             application_name: "pg-retest-action".into(),
             progress_interval: Duration::from_millis(250),
         }
@@ -345,7 +349,16 @@ pub async fn replay(
     };
 
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let writer = match &opts.results_path {
+    // pg-retest's format is built from our per-statement records; without a results file of our
+    // own, they go to a temporary one beside the requested output.
+    let records_path = opts.results_path.clone().or_else(|| {
+        opts.pg_retest_results_path.as_ref().map(|p| {
+            let mut name = p.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+            name.push(".records.jsonl.tmp");
+            p.with_file_name(name)
+        })
+    });
+    let writer = match &records_path {
         Some(path) => Some(
             records::RecordWriter::create(
                 path,
@@ -470,7 +483,10 @@ pub async fn replay(
     // Sessions that lost their connection may all have ended before a background probe could
     // decide; ask once more, so a dead server is never reported as a completed run.
     let lost = session_reports.iter().any(|s| {
-        matches!(s.status, SessionStatus::ConnectionLost | SessionStatus::ConnectFailed)
+        matches!(
+            s.status,
+            SessionStatus::ConnectionLost | SessionStatus::ConnectFailed
+        )
     });
     if lost && shared.stop_reason().is_none() {
         if let Some(message) = shared.probe().await {
@@ -592,14 +608,31 @@ pub async fn replay(
         warnings,
     };
     drop(shared);
-    if let Some(w) = writer {
-        if let Err(e) = w.finish(&report).await {
-            let path = opts
-                .results_path
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            return Err(ReplayError::ResultsFile { path, source: e });
+    if let (Some(w), Some(records_path)) = (writer, &records_path) {
+        let shown = records_path.display().to_string();
+        w.finish(&report)
+            .await
+            .map_err(|source| ReplayError::ResultsFile {
+                path: shown.clone(),
+                source,
+            })?;
+        if let Some(out) = &opts.pg_retest_results_path {
+            let rows =
+                pg_retest_results::from_records(records_path, &workload).map_err(|source| {
+                    ReplayError::ResultsFile {
+                        path: shown.clone(),
+                        source,
+                    }
+                })?;
+            crate::wkl::write_pg_retest_results(out, &rows).map_err(|e| {
+                ReplayError::ResultsFile {
+                    path: out.display().to_string(),
+                    source: std::io::Error::other(e.to_string()),
+                }
+            })?;
+            if opts.results_path.is_none() {
+                let _ = std::fs::remove_file(records_path);
+            }
         }
     }
     Ok(report)

@@ -83,7 +83,8 @@ impl Run<'_> {
     async fn skip(&mut self, i: usize, reason: SkipReason) {
         self.tally.skip(self.fingerprint_index(i), reason);
         self.shared.counters.skipped.fetch_add(1, Ordering::Relaxed);
-        self.record(i, "skipped", Some(reason.as_str()), None, None).await;
+        self.record(i, "skipped", Some(reason.as_str()), None, None)
+            .await;
     }
 
     async fn not_executed_from(&mut self, from: usize, reason: NotExecutedReason) {
@@ -94,7 +95,8 @@ impl Run<'_> {
             .len();
         for i in from..n {
             self.tally.not_executed(self.fingerprint_index(i), reason);
-            self.record(i, "not_executed", Some(reason.as_str()), None, None).await;
+            self.record(i, "not_executed", Some(reason.as_str()), None, None)
+                .await;
         }
         self.shared
             .counters
@@ -204,7 +206,8 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 if refused.failure.server_gone {
                     shared.suspect_server();
                 }
-                run.not_executed_from(0, NotExecutedReason::ConnectFailed).await;
+                run.not_executed_from(0, NotExecutedReason::ConnectFailed)
+                    .await;
             }
             return finish(run);
         }
@@ -268,7 +271,8 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                     None,
                     Some((sent_at.as_micros() as u64, us, rows)),
                     None,
-                ).await;
+                )
+                .await;
                 txn.succeeded(effect);
             }
             ExecOutcome::Failed {
@@ -286,7 +290,8 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                     None,
                     Some((sent_at.as_micros() as u64, us, 0)),
                     Some((&sqlstate, &message)),
-                ).await;
+                )
+                .await;
                 let upcoming = statements[i + 1..]
                     .iter()
                     .map(|s| workload.txn_effect(s.text));
@@ -305,7 +310,8 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                         run.report.message = Some(message);
                         run.report.sqlstate = sqlstate;
                         shared.suspect_server();
-                        run.not_executed_from(i + 1, NotExecutedReason::ConnectionLost).await;
+                        run.not_executed_from(i + 1, NotExecutedReason::ConnectionLost)
+                            .await;
                         break;
                     }
                 }
@@ -315,14 +321,16 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 run.report.status = SessionStatus::ConnectionLost;
                 run.report.message = Some(message);
                 run.report.sqlstate = sqlstate;
-                run.not_executed_from(i, NotExecutedReason::ConnectionLost).await;
+                run.not_executed_from(i, NotExecutedReason::ConnectionLost)
+                    .await;
                 break;
             }
             ExecOutcome::Unresponsive { message } => {
                 shared.suspect_server();
                 run.report.status = SessionStatus::ConnectionLost;
                 run.report.message = Some(message);
-                run.not_executed_from(i, NotExecutedReason::Unresponsive).await;
+                run.not_executed_from(i, NotExecutedReason::Unresponsive)
+                    .await;
                 break;
             }
             ExecOutcome::Interrupted => {
