@@ -10,6 +10,7 @@
 //! Nothing here knows about Node; the `pg-retest-node` crate wraps it.
 
 pub mod classify;
+pub mod compact_decode;
 pub mod replay;
 pub mod scale;
 pub mod sql;

@@ -112,6 +112,8 @@ pub struct WorkloadBuilder {
     arena: String,
     text_ends: Vec<u64>,
     intern: HashMap<u64, u32, FnvBuild>,
+    /// True between `begin_session` and the next session: pushes extend the last session.
+    open_session: bool,
 }
 
 impl WorkloadBuilder {
@@ -123,6 +125,7 @@ impl WorkloadBuilder {
             arena: String::new(),
             text_ends: Vec::new(),
             intern: HashMap::with_hasher(FnvBuild),
+            open_session: false,
         }
     }
 
@@ -162,6 +165,7 @@ impl WorkloadBuilder {
             first,
             len: 0,
         });
+        self.open_session = true;
     }
 
     pub fn push_statement(
@@ -180,9 +184,30 @@ impl WorkloadBuilder {
             transaction_id: transaction_id.unwrap_or(0),
             captured_kind,
         });
-        if let Some(s) = self.sessions.last_mut() {
-            s.len += 1;
+        if self.open_session {
+            if let Some(s) = self.sessions.last_mut() {
+                s.len += 1;
+            }
         }
+    }
+
+    /// Closes a session whose `count` statements were pushed before it (streaming decode reads a
+    /// session's queries before the end of its record, and map form may list fields in any order).
+    pub fn end_session(&mut self, id: u64, user: String, database: String, count: u32) {
+        let first = self.statements.len() as u32 - count;
+        self.sessions.push(SessionEntry {
+            id,
+            user,
+            database,
+            first,
+            len: count,
+        });
+        self.open_session = false;
+    }
+
+    pub fn with_info(mut self, info: WorkloadInfo) -> Self {
+        self.info = info;
+        self
     }
 
     /// Analyses every distinct text and fingerprint.
@@ -194,6 +219,7 @@ impl WorkloadBuilder {
             mut arena,
             mut text_ends,
             intern,
+            ..
         } = self;
         drop(intern);
         statements.shrink_to_fit();

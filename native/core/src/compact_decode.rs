@@ -1,0 +1,176 @@
+//! Decoding a `.wkl` straight into the compact [`Workload`], without building the profile.
+//!
+//! A decoded [`crate::wkl::WorkloadProfile`] costs ~150 bytes per statement; for a million
+//! statements that is more than the engine's whole budget. Here each query is deserialized with
+//! its SQL borrowed from the file's bytes and pushed into a [`WorkloadBuilder`] at once, so the
+//! peak is the file plus the compact form.
+//!
+//! serde's derive drives the field order (array or map form, short v1 arrays, unknown map keys),
+//! exactly as for the full profile; only the two collections are replaced by sinks. The sinks
+//! reach the builder through a thread-local because `Deserialize` impls cannot carry state;
+//! decoding is synchronous, so the builder never leaves this thread.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::de::{self, DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+
+use crate::wkl::{QueryKind, SequenceState};
+use crate::workload::{Workload, WorkloadBuilder, WorkloadInfo};
+
+thread_local! {
+    static BUILDER: RefCell<Option<WorkloadBuilder>> = const { RefCell::new(None) };
+}
+
+fn with_builder<R>(f: impl FnOnce(&mut WorkloadBuilder) -> R) -> R {
+    BUILDER.with(|b| f(b.borrow_mut().as_mut().expect("compact decode in progress")))
+}
+
+#[derive(Deserialize)]
+struct ProfileShell {
+    version: u8,
+    captured_at: DateTime<Utc>,
+    source_host: String,
+    pg_version: String,
+    capture_method: String,
+    #[allow(dead_code)]
+    sessions: SessionsSink,
+    metadata: MetadataShell,
+}
+
+#[derive(Deserialize)]
+struct MetadataShell {
+    #[allow(dead_code)]
+    total_queries: u64,
+    #[allow(dead_code)]
+    total_sessions: u64,
+    capture_duration_us: u64,
+    #[serde(default)]
+    sequence_snapshot: Option<Vec<SequenceState>>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pk_map: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct SessionShell {
+    id: u64,
+    user: String,
+    database: String,
+    queries: QueriesSink,
+}
+
+#[derive(Deserialize)]
+struct QueryShell<'a> {
+    #[serde(borrow)]
+    sql: Cow<'a, str>,
+    start_offset_us: u64,
+    duration_us: u64,
+    kind: QueryKind,
+    #[serde(default)]
+    transaction_id: Option<u64>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    response_values: Option<IgnoredAny>,
+}
+
+/// Stands for the sessions array; every element is handed to the builder as it is read.
+struct SessionsSink;
+
+impl<'de> Deserialize<'de> for SessionsSink {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SessionsSink;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of sessions")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<SessionsSink, A::Error> {
+                while let Some(s) = seq.next_element::<SessionShell>()? {
+                    with_builder(|b| b.end_session(s.id, s.user, s.database, s.queries.0));
+                }
+                Ok(SessionsSink)
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// Stands for one session's queries; holds how many were pushed.
+struct QueriesSink(u32);
+
+impl<'de> Deserialize<'de> for QueriesSink {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = QueriesSink;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of queries")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<QueriesSink, A::Error> {
+                let mut n = 0u32;
+                while let Some(q) = seq.next_element_seed(QuerySeed)? {
+                    let _ = q;
+                    n = n
+                        .checked_add(1)
+                        .ok_or_else(|| de::Error::custom("too many queries in one session"))?;
+                }
+                Ok(QueriesSink(n))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+struct QuerySeed;
+
+impl<'de> DeserializeSeed<'de> for QuerySeed {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        let q = QueryShell::deserialize(d)?;
+        with_builder(|b| {
+            b.push_statement(
+                &q.sql,
+                q.start_offset_us,
+                q.duration_us,
+                q.kind,
+                q.transaction_id,
+            )
+        });
+        Ok(())
+    }
+}
+
+/// Decodes one already-validated workload value (see `wkl`) into the compact form.
+pub fn decode_compact(value: &[u8]) -> Result<Workload, rmp_serde::decode::Error> {
+    let placeholder = WorkloadInfo {
+        version: 0,
+        captured_at: String::new(),
+        source_host: String::new(),
+        pg_version: String::new(),
+        capture_method: String::new(),
+        capture_duration_us: 0,
+        sequence_snapshot: None,
+    };
+    BUILDER.with(|b| *b.borrow_mut() = Some(WorkloadBuilder::new(placeholder)));
+    let shell: Result<ProfileShell, _> = rmp_serde::from_slice(value);
+    let builder = BUILDER
+        .with(|b| b.borrow_mut().take())
+        .expect("builder present");
+    let shell = shell?;
+    let info = WorkloadInfo {
+        version: shell.version,
+        captured_at: shell
+            .captured_at
+            .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+        source_host: shell.source_host,
+        pg_version: shell.pg_version,
+        capture_method: shell.capture_method,
+        capture_duration_us: shell.metadata.capture_duration_us,
+        sequence_snapshot: shell.metadata.sequence_snapshot,
+    };
+    Ok(builder.with_info(info).finish())
+}
