@@ -26,7 +26,11 @@ pub struct TestServer {
 }
 
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
 }
 
 fn bindir() -> PathBuf {
@@ -40,10 +44,17 @@ fn bindir() -> PathBuf {
         }
     }
     let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path().join("bin")).filter(|p| p.join("initdb").exists()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path().join("bin"))
+                .filter(|p| p.join("initdb").exists())
+                .collect()
+        })
         .unwrap_or_default();
     found.sort();
-    found.pop().expect("no PostgreSQL server binaries found (install postgresql or set PG_RETEST_PG_BINDIR)")
+    found.pop().expect(
+        "no PostgreSQL server binaries found (install postgresql or set PG_RETEST_PG_BINDIR)",
+    )
 }
 
 /// Runs a PostgreSQL binary, as the `postgres` user when we are root (initdb refuses root).
@@ -58,16 +69,29 @@ fn pg_command(bin: &Path, root: bool) -> Command {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl TestServer {
     pub fn start(settings: &[(&str, &str)]) -> TestServer {
         let root = is_root();
         let bindir = bindir();
-        let dir = tempfile::Builder::new().prefix("pgretest-").tempdir_in("/tmp").unwrap().keep();
+        let dir = tempfile::Builder::new()
+            .prefix("pgretest-")
+            .tempdir_in("/tmp")
+            .unwrap()
+            .keep();
         if root {
-            let ok = Command::new("chown").arg("postgres:postgres").arg(&dir).status().unwrap().success();
+            let ok = Command::new("chown")
+                .arg("postgres:postgres")
+                .arg(&dir)
+                .status()
+                .unwrap()
+                .success();
             assert!(ok, "chown of {} failed", dir.display());
         }
         let data = dir.join("data");
@@ -77,7 +101,11 @@ impl TestServer {
             .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
             .output()
             .unwrap();
-        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "initdb failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let port = free_port();
         let mut args: Vec<String> = vec![
             "-D".into(),
@@ -108,10 +136,23 @@ impl TestServer {
             c.args(["-c", script, "sh"]);
             c
         };
-        cmd.arg(bindir.join("postgres")).args(&args).env("LOGFILE", dir.join("server.log"));
-        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        cmd.arg(bindir.join("postgres"))
+            .args(&args)
+            .env("LOGFILE", dir.join("server.log"));
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         let stdin = child.stdin.take();
-        let server = TestServer { port, dir, child: Some(child), stdin, bindir };
+        let server = TestServer {
+            port,
+            dir,
+            child: Some(child),
+            stdin,
+            bindir,
+        };
         server.wait_ready();
         server
     }
@@ -120,7 +161,15 @@ impl TestServer {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let ok = Command::new(self.bindir.join("pg_isready"))
-                .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-q"])
+                .args([
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    &self.port.to_string(),
+                    "-U",
+                    "postgres",
+                    "-q",
+                ])
                 .status()
                 .map(|s| s.success())
                 .unwrap_or(false);
@@ -128,7 +177,11 @@ impl TestServer {
                 return;
             }
             if Instant::now() > deadline {
-                panic!("test server on port {} did not start; log:\n{}", self.port, self.log());
+                panic!(
+                    "test server on port {} did not start; log:\n{}",
+                    self.port,
+                    self.log()
+                );
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -139,7 +192,10 @@ impl TestServer {
     }
 
     pub fn url(&self) -> String {
-        format!("postgresql://postgres@127.0.0.1:{}/postgres?sslmode=disable", self.port)
+        format!(
+            "postgresql://postgres@127.0.0.1:{}/postgres?sslmode=disable",
+            self.port
+        )
     }
 
     /// Simulates a crash: immediate shutdown (no checkpoint, every backend killed at once).
@@ -150,7 +206,11 @@ impl TestServer {
             .arg(self.dir.join("data"))
             .output()
             .unwrap();
-        assert!(out.status.success(), "pg_ctl stop failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "pg_ctl stop failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
@@ -183,7 +243,9 @@ pub fn shared_url() -> String {
 /// Creates a fresh database on the shared server and returns its URL.
 pub async fn fresh_database(prefix: &str) -> String {
     let base = shared_url();
-    let (client, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls).await.unwrap();
+    let (client, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
+        .await
+        .unwrap();
     tokio::spawn(conn);
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let name = format!(
@@ -191,7 +253,10 @@ pub async fn fresh_database(prefix: &str) -> String {
         std::process::id(),
         N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    client.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
     with_dbname(&base, &name)
 }
 
@@ -201,7 +266,11 @@ pub fn with_dbname(url: &str, db: &str) -> String {
         None => (url, None),
     };
     let base = match head.rfind('/') {
-        Some(i) if head[..i].contains("@") || head[..i].ends_with("//") || head[..i].contains(':') => &head[..i],
+        Some(i)
+            if head[..i].contains("@") || head[..i].ends_with("//") || head[..i].contains(':') =>
+        {
+            &head[..i]
+        }
         _ => head,
     };
     match query {
@@ -211,7 +280,9 @@ pub fn with_dbname(url: &str, db: &str) -> String {
 }
 
 pub async fn sql(url: &str, text: &str) -> Vec<tokio_postgres::SimpleQueryMessage> {
-    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
     tokio::spawn(conn);
     client.simple_query(text).await.unwrap()
 }
