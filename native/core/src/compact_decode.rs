@@ -112,8 +112,7 @@ impl<'de> Deserialize<'de> for QueriesSink {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<QueriesSink, A::Error> {
                 let mut n = 0u32;
-                while let Some(q) = seq.next_element_seed(QuerySeed)? {
-                    let _ = q;
+                while seq.next_element_seed(QuerySeed)?.is_some() {
                     n = n
                         .checked_add(1)
                         .ok_or_else(|| de::Error::custom("too many queries in one session"))?;

@@ -77,7 +77,7 @@ pub struct Workload {
 /// Stable hasher for interning (FNV-1a); the map only needs speed, not DoS resistance, and a
 /// collision merely costs a duplicate text.
 #[derive(Default, Clone, Copy)]
-struct Fnv(u64);
+pub(crate) struct Fnv(u64);
 impl Hasher for Fnv {
     fn finish(&self) -> u64 {
         self.0
@@ -95,8 +95,9 @@ impl Hasher for Fnv {
         self.0 = h;
     }
 }
+/// Builds [`Fnv`] hashers; used for maps keyed by small integers or texts on hot paths.
 #[derive(Default, Clone, Copy)]
-struct FnvBuild;
+pub(crate) struct FnvBuild;
 impl BuildHasher for FnvBuild {
     type Hasher = Fnv;
     fn build_hasher(&self) -> Fnv {
@@ -377,6 +378,10 @@ impl Workload {
 
     /// The transaction effect of one text (savepoint names resolved per text).
     pub fn txn_effect(&self, text: u32) -> &TxnEffect {
+        // Hot path: most workloads have no savepoints, so skip the map entirely.
+        if self.text_txn.is_empty() {
+            return &self.fingerprint_of(text).txn;
+        }
         match self.text_txn.get(&text) {
             Some(t) => t,
             None => &self.fingerprint_of(text).txn,
@@ -394,6 +399,25 @@ impl Workload {
                 .iter()
                 .map(|f| f.normalized.capacity() + 64)
                 .sum::<usize>()
+    }
+}
+
+impl Workload {
+    /// Reads, validates and analyses a `.wkl` file.
+    ///
+    /// The file is checked by the codec's header walk (results file, truncation, trailing bytes,
+    /// size limit), then decoded straight into the compact form. Should that decode fail, the
+    /// full decoder runs to produce its precise, located error.
+    pub fn load(path: &std::path::Path) -> Result<Workload, crate::wkl::WklError> {
+        let bytes = crate::wkl::read_workload_bytes(path, crate::wkl::MAX_WORKLOAD_BYTES)?;
+        match crate::compact_decode::decode_compact(&bytes) {
+            Ok(w) => Ok(w),
+            Err(_) => match crate::wkl::decode_workload(&bytes) {
+                Err(e) => Err(e.in_file(path)),
+                // Both decoders follow the same serde layout; if only ours fails, use the profile.
+                Ok(profile) => Ok(Workload::from_profile(profile)),
+            },
+        }
     }
 }
 
@@ -458,12 +482,5 @@ mod tests {
         assert_eq!(w.txn_effect(s2[0].text), &TxnEffect::Savepoint("a".into()));
         assert_eq!(w.txn_effect(s2[1].text), &TxnEffect::Savepoint("b".into()));
         assert_eq!(s2[0].transaction_id, 3);
-    }
-}
-
-impl Workload {
-    /// Reads, validates and analyses a `.wkl` file.
-    pub fn load(path: &std::path::Path) -> Result<Workload, crate::wkl::WklError> {
-        Ok(Workload::from_profile(crate::wkl::read_workload(path)?))
     }
 }

@@ -70,3 +70,30 @@ fn streaming_decode_of_garbage_is_an_error_not_a_panic() {
         assert!(decode_compact(bytes).is_err());
     }
 }
+
+#[test]
+fn load_reads_samples_and_names_the_file_in_errors() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test/fixtures/wkl");
+    let w = Workload::load(&dir.join("workload.wkl")).unwrap();
+    assert_eq!((w.sessions().len(), w.statement_count()), (8, 357));
+    let w = Workload::load(&dir.join("synthetic-ecommerce.wkl")).unwrap();
+    assert_eq!((w.sessions().len(), w.statement_count()), (20, 1707));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("cut.wkl");
+    let bytes = fixture("workload.wkl");
+    std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+    let err = Workload::load(&bad).unwrap_err().to_string();
+    assert!(
+        err.contains("cut.wkl") && err.contains("truncated"),
+        "{err}"
+    );
+
+    let results = tmp.path().join("results.wkl");
+    std::fs::write(&results, [0x91, 0x92, 0x07, 0x90]).unwrap();
+    let err = Workload::load(&results).unwrap_err().to_string();
+    assert!(
+        err.contains("results.wkl") && err.contains("replay results"),
+        "{err}"
+    );
+}

@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use crate::workload::FnvBuild;
+
 use super::report::{Accounting, NotExecutedReason, SkipReason};
 
 #[derive(Default)]
@@ -17,7 +19,7 @@ pub struct FingerprintTally {
 #[derive(Default)]
 pub struct Tally {
     pub counts: Accounting,
-    pub by_fingerprint: HashMap<u32, FingerprintTally>,
+    pub by_fingerprint: HashMap<u32, FingerprintTally, FnvBuild>,
 }
 
 impl Tally {

@@ -74,6 +74,16 @@ pub fn load_workload(path: &Path, max_bytes: u64) -> Result<DecodedWorkload, Wkl
     inspect_workload(&bytes).map_err(|e| e.in_file(path))
 }
 
+/// Reads a workload file (at most `max_bytes`) and checks that it holds exactly one
+/// workload-shaped value, without decoding it. Returns the bytes for a decoder of the caller's
+/// choice (the engine decodes straight into its compact form); a decoder that then fails should
+/// fall back to [`decode_workload`] for the precise error.
+pub fn read_workload_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, WklError> {
+    let bytes = file::read_capped(path, max_bytes)?;
+    single_value(&bytes, Schema::Workload).map_err(|e| e.in_file(path))?;
+    Ok(bytes)
+}
+
 /// Encodes a profile exactly as pg-retest does (positional arrays), so pg-retest can read it.
 pub fn encode_workload(profile: &WorkloadProfile) -> Result<Vec<u8>, WklError> {
     rmp_serde::to_vec(profile).map_err(|e| {

@@ -24,7 +24,7 @@ mod results;
 pub use check::WklWarning;
 pub use codec::{
     decode_workload, encode_workload, inspect_workload, load_workload, read_workload,
-    write_workload, DecodedWorkload, Form, MAX_WORKLOAD_BYTES,
+    read_workload_bytes, write_workload, DecodedWorkload, Form, MAX_WORKLOAD_BYTES,
 };
 pub use error::{WklError, WklErrorKind};
 pub use model::{

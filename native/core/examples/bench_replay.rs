@@ -1,0 +1,360 @@
+//! Benchmark driver for the replay engine (used by `npm run bench`, see docs/benchmark.md).
+//!
+//! ```text
+//! bench_replay gen    --out FILE.wkl --statements N [--sessions 16] [--seed S]
+//! bench_replay replay --wkl FILE.wkl --conninfo CONNINFO [--expect N]
+//! ```
+//!
+//! `gen` writes a real `.wkl` file of pgbench `-S`-shaped point selects
+//! (`SELECT abalance FROM pgbench_accounts WHERE aid = <1..1,000,000>;`), spread evenly over the
+//! sessions. `replay` loads it with `Workload::load`, replays it as fast as possible (speed 0, one
+//! connection per session) and prints one JSON line with the counts, timings, its own CPU time and
+//! peak RSS. A run that did not complete, had a statement error, or whose counts do not add up
+//! exits non-zero: figures from a broken run are worthless.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use pg_retest_core::replay::{replay, ReplayOptions, RunStatus};
+use pg_retest_core::wkl::{write_workload, Metadata, Query, QueryKind, Session, WorkloadProfile};
+use pg_retest_core::workload::Workload;
+use tokio_util::sync::CancellationToken;
+
+/// Accounts created by `pgbench -i -s 10`.
+const ACCOUNTS: u64 = 1_000_000;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("gen") => gen(&args[1..]),
+        Some("replay") => run_replay(&args[1..]),
+        _ => Err(format!(
+            "usage: bench_replay gen --out FILE --statements N [--sessions K] [--seed S]\n       \
+             bench_replay replay --wkl FILE --conninfo CONNINFO [--expect N]\n(got {args:?})"
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("bench_replay: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--name value` pairs; every name must be known.
+fn options(args: &[String], known: &[&str]) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    while let Some(name) = it.next() {
+        let key = name
+            .strip_prefix("--")
+            .filter(|k| known.contains(k))
+            .ok_or_else(|| format!("unknown argument {name:?} (expected one of {known:?})"))?;
+        let value = it.next().ok_or_else(|| format!("--{key} needs a value"))?;
+        out.push((key.to_string(), value.clone()));
+    }
+    Ok(out)
+}
+
+fn get<'a>(opts: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    opts.iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+fn number(opts: &[(String, String)], key: &str, default: Option<u64>) -> Result<u64, String> {
+    match get(opts, key) {
+        Some(v) => v
+            .parse()
+            .map_err(|_| format!("--{key} must be a non-negative integer, got {v:?}")),
+        None => default.ok_or_else(|| format!("--{key} is required")),
+    }
+}
+
+/// splitmix64: a small, fast, well-mixed generator; good enough to pick account ids.
+struct SplitMix(u64);
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+fn gen(args: &[String]) -> Result<(), String> {
+    let opts = options(args, &["out", "statements", "sessions", "seed"])?;
+    let out = PathBuf::from(get(&opts, "out").ok_or("--out is required")?);
+    let statements = number(&opts, "statements", None)?;
+    let sessions = number(&opts, "sessions", Some(16))?;
+    let seed = number(&opts, "seed", Some(1))?;
+    if sessions == 0 || statements < sessions {
+        return Err(format!(
+            "need at least one statement per session ({statements} statements, {sessions} sessions)"
+        ));
+    }
+    let started = Instant::now();
+    let mut rng = SplitMix(seed);
+    let mut list = Vec::with_capacity(sessions as usize);
+    for s in 0..sessions {
+        // The first `statements % sessions` sessions take one extra statement.
+        let n = statements / sessions + u64::from(s < statements % sessions);
+        let mut queries = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let aid = rng.next() % ACCOUNTS + 1;
+            queries.push(Query {
+                sql: format!("SELECT abalance FROM pgbench_accounts WHERE aid = {aid};"),
+                // A plausible timeline (one statement every 100 µs per session); speed 0 ignores it.
+                start_offset_us: i * 100,
+                duration_us: 50,
+                kind: QueryKind::Select,
+                transaction_id: None,
+                response_values: None,
+            });
+        }
+        list.push(Session {
+            id: s + 1,
+            user: "postgres".into(),
+            database: "bench".into(),
+            queries,
+        });
+    }
+    let per_session = statements.div_ceil(sessions);
+    let profile = WorkloadProfile {
+        version: 2,
+        captured_at: chrono::Utc::now(),
+        source_host: "bench".into(),
+        pg_version: "15".into(),
+        capture_method: "synthetic".into(),
+        sessions: list,
+        metadata: Metadata {
+            total_queries: statements,
+            total_sessions: sessions,
+            capture_duration_us: per_session * 100,
+            sequence_snapshot: None,
+            pk_map: None,
+        },
+    };
+    debug_assert_eq!(profile.statement_count(), statements);
+    write_workload(&out, &profile).map_err(|e| e.to_string())?;
+    let bytes = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "{}",
+        serde_json::json!({
+            "generated": out.display().to_string(),
+            "statements": statements,
+            "sessions": sessions,
+            "file_bytes": bytes,
+            "seconds": started.elapsed().as_secs_f64(),
+        })
+    );
+    Ok(())
+}
+
+/// This process's CPU time and peak RSS so far.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    user_s: f64,
+    sys_s: f64,
+    max_rss_kb: u64,
+    voluntary_switches: u64,
+    involuntary_switches: u64,
+}
+
+#[cfg(all(unix, target_pointer_width = "64"))]
+fn usage() -> Usage {
+    // `struct rusage` on 64-bit Unix: two timevals (16 bytes each on Linux and macOS) followed
+    // by fourteen longs.
+    #[repr(C)]
+    struct Rusage {
+        utime: [i64; 2],
+        stime: [i64; 2],
+        longs: [i64; 14],
+    }
+    unsafe extern "C" {
+        fn getrusage(who: i32, usage: *mut Rusage) -> i32;
+    }
+    const RUSAGE_SELF: i32 = 0;
+    let mut r = Rusage {
+        utime: [0; 2],
+        stime: [0; 2],
+        longs: [0; 14],
+    };
+    // SAFETY: `r` is a valid, writable `struct rusage` for the duration of the call.
+    if unsafe { getrusage(RUSAGE_SELF, &mut r) } != 0 {
+        return Usage::default();
+    }
+    // macOS keeps tv_usec in 32 bits; the upper half is padding, left zero above.
+    let secs = |t: [i64; 2]| t[0] as f64 + (t[1] & 0xffff_ffff) as f64 / 1e6;
+    let max_rss = r.longs[0].max(0) as u64;
+    Usage {
+        user_s: secs(r.utime),
+        sys_s: secs(r.stime),
+        // Linux reports kilobytes, macOS bytes.
+        max_rss_kb: if cfg!(target_os = "macos") {
+            max_rss / 1024
+        } else {
+            max_rss
+        },
+        voluntary_switches: r.longs[12].max(0) as u64,
+        involuntary_switches: r.longs[13].max(0) as u64,
+    }
+}
+
+#[cfg(not(all(unix, target_pointer_width = "64")))]
+fn usage() -> Usage {
+    Usage::default()
+}
+
+fn run_replay(args: &[String]) -> Result<(), String> {
+    let opts = options(args, &["wkl", "conninfo", "expect"])?;
+    let path = PathBuf::from(get(&opts, "wkl").ok_or("--wkl is required")?);
+    let conninfo = get(&opts, "conninfo")
+        .ok_or("--conninfo is required")?
+        .to_string();
+    let expect = get(&opts, "expect")
+        .map(|_| number(&opts, "expect", None))
+        .transpose()?;
+
+    let started = Instant::now();
+    let workload = Workload::load(&path).map_err(|e| format!("cannot load workload: {e}"))?;
+    let load_s = started.elapsed().as_secs_f64();
+    let after_load = usage();
+    let statements = workload.statement_count();
+    let sessions = workload.sessions().len() as u64;
+    let distinct_texts = workload.distinct_texts();
+    let heap_bytes = workload.heap_bytes();
+    if let Some(n) = expect {
+        if n != statements {
+            return Err(format!(
+                "{} holds {statements} statements, expected {n}",
+                path.display()
+            ));
+        }
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let workload = Arc::new(workload);
+    let options = ReplayOptions {
+        conninfo,
+        speed: 0.0,
+        application_name: "pg-retest-bench".into(),
+        ..ReplayOptions::default()
+    };
+    let report = runtime
+        .block_on(replay(
+            Arc::clone(&workload),
+            options,
+            None,
+            CancellationToken::new(),
+        ))
+        .map_err(|e| format!("replay could not start: {e}"))?;
+    let total_s = started.elapsed().as_secs_f64();
+    let end = usage();
+    let wall_s = report.wall_time_us as f64 / 1e6;
+    let t = &report.totals;
+
+    let status = serde_json::to_value(report.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("{:?}", report.status));
+    let line = serde_json::json!({
+        "status": status,
+        "message": report.message,
+        "statements": statements,
+        "sessions": sessions,
+        "sessions_completed": report.sessions_completed,
+        "executed": t.executed,
+        "ok": t.ok,
+        "errors": t.errors,
+        "skipped": t.skipped,
+        "not_executed": t.not_executed,
+        "distinct_texts": distinct_texts,
+        "workload_heap_bytes": heap_bytes,
+        "load_s": load_s,
+        "replay_wall_s": wall_s,
+        "total_wall_s": total_s,
+        "qps": t.executed as f64 / wall_s.max(1e-9),
+        "qps_including_load": t.executed as f64 / total_s.max(1e-9),
+        "latency_us": {
+            "p50": report.latency.p50_us,
+            "p95": report.latency.p95_us,
+            "p99": report.latency.p99_us,
+        },
+        "cpu_user_s": end.user_s,
+        "cpu_sys_s": end.sys_s,
+        "cpu_s": end.user_s + end.sys_s,
+        "cpu_load_s": after_load.user_s + after_load.sys_s,
+        "peak_rss_kb": end.max_rss_kb,
+        "peak_rss_after_load_kb": after_load.max_rss_kb,
+        "voluntary_switches": end.voluntary_switches,
+        "involuntary_switches": end.involuntary_switches,
+        "warnings": report.warnings,
+    });
+    println!("{line}");
+
+    // Refuse to let a broken run pass as a figure.
+    let mut problems = Vec::new();
+    if report.status != RunStatus::Completed {
+        problems.push(format!(
+            "run status {status}: {}",
+            report.message.as_deref().unwrap_or("(no message)")
+        ));
+    }
+    if !t.adds_up() || t.captured != statements {
+        problems.push(format!(
+            "counts do not add up: captured {} of {statements}, executed {} (ok {} + errors {}), \
+             skipped {}, not executed {}",
+            t.captured, t.executed, t.ok, t.errors, t.skipped, t.not_executed
+        ));
+    }
+    if t.executed != statements || t.ok != statements {
+        problems.push(format!(
+            "{} of {statements} statements succeeded ({} errors, {} skipped, {} not executed)",
+            t.ok, t.errors, t.skipped, t.not_executed
+        ));
+    }
+    for fp in &report.fingerprints {
+        for e in fp.errors.iter().take(3) {
+            problems.push(format!(
+                "{} × {} {} ({})",
+                e.count, e.sqlstate, e.message, fp.normalized
+            ));
+        }
+    }
+    if report.sessions_completed != sessions {
+        problems.push(format!(
+            "{} of {sessions} sessions completed",
+            report.sessions_completed
+        ));
+        for s in report
+            .sessions
+            .iter()
+            .filter(|s| s.message.is_some())
+            .take(3)
+        {
+            problems.push(format!(
+                "session {}: {}",
+                s.id,
+                s.message.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    problems.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the replay is not valid:\n  {}",
+            problems.join("\n  ")
+        ))
+    }
+}
