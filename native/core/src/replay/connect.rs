@@ -1,7 +1,6 @@
 //! Connecting a session: conninfo parsing, TLS, retries with backoff, and telling a transient
 //! refusal ("too many clients") from a fatal one (wrong password).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_postgres::config::SslMode;
@@ -10,31 +9,22 @@ use tokio_postgres::{CancelToken, Client, Config, NoTls};
 use tokio_postgres_rustls::MakeRustlsConnect;
 use tokio_util::sync::CancellationToken;
 
-/// How to secure connections, decided once from the conninfo's `sslmode`.
+/// How to secure connections, decided once from the conninfo (see `tls.rs` for the modes).
 #[derive(Clone)]
 pub enum Tls {
     Plain,
-    /// Used for `prefer` and `require`; certificates are checked against the system's roots.
     Rustls(MakeRustlsConnect),
 }
 
 impl Tls {
-    pub fn for_config(config: &Config) -> Tls {
+    /// TLS as the conninfo's `sslmode` (and the libpq options taken out of it) ask.
+    pub fn new(config: &Config, options: &super::tls::TlsOptions) -> Result<Tls, String> {
         if config.get_ssl_mode() == SslMode::Disable {
-            return Tls::Plain;
+            return Ok(Tls::Plain);
         }
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in rustls_native_certs::load_native_certs().certs {
-            // A malformed system certificate is skipped, as every TLS client does.
-            let _ = roots.add(cert);
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("ring supports the default TLS versions")
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        Tls::Rustls(MakeRustlsConnect::new(config))
+        Ok(Tls::Rustls(MakeRustlsConnect::new(
+            super::tls::client_config(options)?,
+        )))
     }
 
     /// Asks the server to cancel whatever `token`'s session is running. Best effort.

@@ -28,6 +28,7 @@ pub mod records;
 pub mod report;
 mod session;
 mod tally;
+mod tls;
 mod txn;
 
 use std::collections::HashMap;
@@ -117,6 +118,8 @@ pub enum ReplayError {
         path: String,
         source: std::io::Error,
     },
+    #[error("TLS setup failed: {0}")]
+    Tls(String),
     #[error(transparent)]
     Scale(#[from] ScaleError),
 }
@@ -250,9 +253,11 @@ fn hint_for(sqlstate: Option<&str>, message: &str) -> &'static str {
     }
 }
 
-fn parse_config(opts: &ReplayOptions) -> Result<tokio_postgres::Config, ReplayError> {
-    let mut cfg: tokio_postgres::Config = opts
-        .conninfo
+fn parse_config(
+    opts: &ReplayOptions,
+) -> Result<(tokio_postgres::Config, tls::TlsOptions), ReplayError> {
+    let (conninfo, tls_options) = tls::split_tls_options(&opts.conninfo);
+    let mut cfg: tokio_postgres::Config = conninfo
         .parse()
         .map_err(|e: tokio_postgres::Error| ReplayError::Conninfo(connect::error_chain(&e)))?;
     if cfg.get_application_name().is_none() {
@@ -273,7 +278,7 @@ fn parse_config(opts: &ReplayOptions) -> Result<tokio_postgres::Config, ReplayEr
     if !options.trim().is_empty() {
         cfg.options(options.trim());
     }
-    Ok(cfg)
+    Ok((cfg, tls_options))
 }
 
 fn validate(opts: &ReplayOptions) -> Result<(), ReplayError> {
@@ -308,8 +313,8 @@ pub async fn replay(
     cancel: CancellationToken,
 ) -> Result<ReplayReport, ReplayError> {
     validate(&opts)?;
-    let pg_config = parse_config(&opts)?;
-    let tls = Tls::for_config(&pg_config);
+    let (pg_config, tls_options) = parse_config(&opts)?;
+    let tls = Tls::new(&pg_config, &tls_options).map_err(ReplayError::Tls)?;
     let classes = classify_sessions(&workload);
     let plan = plan_sessions(&workload, &classes, &opts.scale)?;
 
