@@ -1,0 +1,87 @@
+/**
+ * The CLI's one function: argv in, exit status out. Picks the command, parses its options,
+ * runs it, and turns whatever it throws into one `error:` line and an exit status. Nothing
+ * else in the CLI prints errors or decides exit statuses (src/exit-codes.ts).
+ */
+import packageJson from '../../package.json' with { type: 'json' };
+import { CliError, ExitCode, exitCodeOf, InputError } from '../exit-codes.js';
+import { commandHelp, type CommandSpec, parseOptions, type RawValue, tokenize } from './argv.js';
+import { inspectCommand, runInspect } from './inspect.js';
+import { type Io, processIo } from './io.js';
+import { replayCommand } from './replay-options.js';
+import { runReplay } from './replay.js';
+
+interface Command {
+  spec: CommandSpec<unknown>;
+  /** Validates the raw values with the command's schema, then runs it. */
+  execute(values: Record<string, RawValue>, io: Io): Promise<ExitCode>;
+}
+
+function command<Config>(spec: CommandSpec<Config>, runCommand: (config: Config, io: Io) => Promise<ExitCode>): Command {
+  return { spec, execute: (values, io) => runCommand(parseOptions(spec, values), io) };
+}
+
+const commands: Record<string, Command> = {
+  inspect: command(inspectCommand, runInspect),
+  replay: command(replayCommand, runReplay),
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((name) => name.length));
+  return [
+    'usage: pg-retest-action <command> [options]',
+    '',
+    'Replays captured PostgreSQL workloads (pg-retest .wkl files) and reports what happened.',
+    '',
+    'commands:',
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.spec.summary.split('. ')[0]!.replace(/\.$/, '')}`),
+    '',
+    'Run `pg-retest-action <command> --help` for its options. Exit status: 0 ok, 1 regression (gate),',
+    '2 bad input or configuration, 3 infrastructure failure, 130 interrupted. See docs/cli.md.',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Runs the CLI.
+ * @param argv arguments after the program name
+ * @param io streams and environment (default: the process's)
+ * @returns the exit status
+ */
+export async function run(argv: string[], io: Io = processIo()): Promise<ExitCode> {
+  try {
+    const [name, ...rest] = argv;
+    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+      io.stdout.write(usage());
+      return name === undefined ? ExitCode.BadInput : ExitCode.Ok;
+    }
+    if (name === '--version' || name === '-V') {
+      io.stdout.write(`${packageJson.version}\n`);
+      return ExitCode.Ok;
+    }
+    const chosen = commands[name];
+    if (!chosen) {
+      throw new InputError(`unknown command '${name}'; expected one of: ${Object.keys(commands).join(', ')} (see pg-retest-action --help)`);
+    }
+    const { values, help } = tokenize(name, rest, chosen.spec.options);
+    if (help) {
+      io.stdout.write(commandHelp(chosen.spec));
+      return ExitCode.Ok;
+    }
+    return await chosen.execute(values, io);
+  } catch (error) {
+    io.stderr.write(`error: ${describeError(error)}\n`);
+    return exitCodeOf(error);
+  }
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof CliError) return oneLine(error.message);
+  // Not ours: a bug. Say so, with the stack for the report (stderr only).
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  return `unexpected failure (a bug in pg-retest-action; please report it): ${detail}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}

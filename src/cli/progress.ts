@@ -1,0 +1,69 @@
+/**
+ * Replay progress on stderr. In a terminal: one line, rewritten in place. Elsewhere (CI, a pipe,
+ * a log file): a plain line every few seconds, so logs stay readable and show the run is alive.
+ */
+import type { ReplayProgress } from '../types.js';
+import { count, percent, plural } from '../format/units.js';
+import type { Output } from './io.js';
+
+/** Plain-line mode: seconds between lines. */
+const LOG_EVERY_MS = 5_000;
+/** Terminal mode: at most this many redraws per second. */
+const REDRAW_EVERY_MS = 100;
+
+export interface ProgressDisplay {
+  update(progress: ReplayProgress): void;
+  /** Clears the live line (terminal) before the summary is printed. */
+  finish(): void;
+}
+
+/**
+ * A progress display for the given stream.
+ * @param out where to write (stderr)
+ * @param live true for the updating single line (a terminal outside CI)
+ * @param now the clock, for tests
+ * @returns the display
+ */
+export function createProgressDisplay(out: Output, live: boolean, now: () => number = Date.now): ProgressDisplay {
+  let last = -Infinity;
+  let drawn = false;
+  return {
+    update(p) {
+      const t = now();
+      if (live) {
+        if (!p.done && t - last < REDRAW_EVERY_MS) return;
+        last = t;
+        out.write(`\r\u001b[2K${describe(p)}`);
+        drawn = true;
+        return;
+      }
+      if (p.done) return; // the summary follows
+      if (last === -Infinity) last = t; // first line after LOG_EVERY_MS, not at once
+      if (t - last < LOG_EVERY_MS) return;
+      last = t;
+      out.write(`${describe(p)}\n`);
+    },
+    finish() {
+      if (live && drawn) out.write('\r\u001b[2K');
+      drawn = false;
+    },
+  };
+}
+
+/**
+ * One line about a snapshot.
+ * @param p the snapshot
+ * @returns e.g. `replaying: 1,234/5,000 statements (25%), 8 sessions active, 3/12 done, 2 errors, 12.0 s`
+ */
+export function describe(p: ReplayProgress): string {
+  const handled = p.executed + p.skipped + p.not_executed;
+  const parts = [
+    `replaying: ${count(handled)}/${count(p.statements_planned)} statements (${percent(handled, p.statements_planned)})`,
+    `${plural(p.sessions_active, 'session')} active`,
+    `${count(p.sessions_done)}/${count(p.sessions_planned)} done`,
+  ];
+  if (p.errors > 0) parts.push(plural(p.errors, 'error'));
+  if (p.not_executed > 0) parts.push(`${count(p.not_executed)} not executed`);
+  parts.push(`${(p.elapsed_ms / 1000).toFixed(1)} s`);
+  return parts.join(', ');
+}

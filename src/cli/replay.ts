@@ -1,0 +1,175 @@
+/**
+ * `replay`: load a workload, get a server (given, or started and later removed), prepare a
+ * database with the setup and seed SQL, replay, print a summary, and exit with a status that
+ * says whether everything was measured.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadWorkload, replay, type ReplayOptions, type Workload } from '../engine.js';
+import { type ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
+import { renderReplaySummary } from '../format/replay-summary.js';
+import { plural } from '../format/units.js';
+import { applySqlFiles, type SqlFile } from '../provision/apply-sql.js';
+import { createDatabase } from '../provision/database.js';
+import { createProvisioner, type Logger, type Server, useDatabaseUrl } from '../provision/index.js';
+import { describeTarget, passwordOf, redact } from '../provision/url.js';
+import type { ReplayReport } from '../types.js';
+import { fromEngineError } from './engine-errors.js';
+import { trapInterrupts } from './interrupt.js';
+import { type Io, isCi, stderrLogger } from './io.js';
+import { createProgressDisplay } from './progress.js';
+import type { ReplayConfig } from './replay-options.js';
+import { replayOutcome } from './replay-outcome.js';
+
+/** The database created on a server we started. */
+const REPLAY_DATABASE = 'pg_retest';
+
+/**
+ * Runs `replay`.
+ * @param config validated options
+ * @param io where to print
+ * @returns the exit status (errors that end the run early are thrown)
+ */
+export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode> {
+  const logger = stderrLogger(io);
+  checkInputs(config);
+
+  const workload = await load(config.workload);
+  logger.info(
+    `workload ${config.workload}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`,
+  );
+  for (const warning of workload.warnings) logger.info(`warning: ${warning}`);
+
+  const interrupt = trapInterrupts((name) =>
+    logger.info(`\nreceived ${name}: stopping the replay and cleaning up (send it again to exit at once)`),
+  );
+  let server: Server | undefined;
+  try {
+    server = await getServer(config, workload, logger);
+    throwIfAborted(interrupt.signal);
+    const url = server.kind === 'database-url' ? server.url : await createDatabase(server.url, REPLAY_DATABASE);
+    throwIfAborted(interrupt.signal);
+
+    const files: SqlFile[] = [
+      ...config.setup.map((file) => ({ path: file, role: 'setup' as const })),
+      ...(config.seed ? [{ path: config.seed, role: 'seed' as const }] : []),
+    ];
+    await applySqlFiles(url, files, { logger, signal: interrupt.signal });
+    throwIfAborted(interrupt.signal);
+
+    const report = await runEngine(config, workload, url, io, interrupt.signal);
+    io.stdout.write(renderReplaySummary(report, { server: server.description }));
+    if (config.jsonFile) writeJson(config.jsonFile, report);
+
+    const outcome = replayOutcome(report, {
+      deadlineS: config.deadlineMs === undefined ? undefined : config.deadlineMs / 1000,
+      serverLog: server.kind === 'database-url' ? undefined : server.logFile,
+    });
+    if (config.pgRetestResultsFile && !fs.existsSync(config.pgRetestResultsFile) && outcome.exitCode === 0) {
+      throw new InputError(
+        `option --pg-retest-results: the engine did not write ${config.pgRetestResultsFile}; this build of the engine cannot write pg-retest results yet`,
+      );
+    }
+    if (outcome.problem) io.stderr.write(`error: ${redact(outcome.problem, passwordOf(url))}\n`);
+    return outcome.exitCode;
+  } finally {
+    interrupt.dispose();
+    if (server && server.kind !== 'database-url') {
+      logger.info('stopping the server and removing its data directory');
+      await server.stop();
+    }
+  }
+}
+
+/** Missing files are bad input (exit 2), found before any server is started. */
+function checkInputs(config: ReplayConfig): void {
+  const inputs: [string, string][] = [
+    ['--workload', config.workload],
+    ...config.setup.map((file): [string, string] => ['--setup', file]),
+    ...(config.seed ? [['--seed', config.seed] as [string, string]] : []),
+  ];
+  for (const [option, file] of inputs) {
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(file);
+    } catch {
+      throw new InputError(`option ${option}: file ${file} does not exist; check the path (relative to ${process.cwd()})`);
+    }
+    if (!stat.isFile()) throw new InputError(`option ${option}: ${file} is not a file`);
+  }
+  const outputs: [string, string | undefined][] = [
+    ['--results', config.resultsFile],
+    ['--pg-retest-results', config.pgRetestResultsFile],
+    ['--json', config.jsonFile],
+  ];
+  for (const [option, file] of outputs) {
+    if (file === undefined) continue;
+    const dir = path.dirname(path.resolve(file));
+    if (!fs.existsSync(dir)) throw new InputError(`option ${option}: directory ${dir} does not exist; create it first`);
+  }
+}
+
+async function load(file: string): Promise<Workload> {
+  try {
+    return await loadWorkload(file);
+  } catch (error) {
+    throw fromEngineError(error);
+  }
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new InterruptedError('interrupted; the replay did not run');
+}
+
+async function getServer(config: ReplayConfig, workload: Workload, logger: Logger): Promise<Server> {
+  const target = config.target;
+  if (target.kind === 'database-url') {
+    const server = await useDatabaseUrl(target.url);
+    logger.info(`using ${server.description}`);
+    return server;
+  }
+  // Enough connection slots for every session the replay may open at once, plus a few for us.
+  const planned = Math.min(workload.sessions * config.scale, config.maxConnections ?? Infinity);
+  const maxConnections = Math.min(Math.max(planned + 10, 100), 1_000);
+  const server = await createProvisioner(target.kind).start({
+    major: target.major,
+    settings: { max_connections: String(maxConnections) },
+    logger,
+  });
+  logger.info(`started ${server.description}`);
+  return server;
+}
+
+async function runEngine(config: ReplayConfig, workload: Workload, url: string, io: Io, signal: AbortSignal): Promise<ReplayReport> {
+  const options: ReplayOptions & { pgRetestResultsPath?: string } = {
+    conninfo: url,
+    speed: config.speed,
+    readOnly: config.readOnly,
+    scale: config.scale,
+    staggerMs: config.staggerMs,
+    maxConnections: config.maxConnections,
+    statementTimeoutMs: config.statementTimeoutMs,
+    deadlineMs: config.deadlineMs,
+    resultsPath: config.resultsFile,
+    pgRetestResultsPath: config.pgRetestResultsFile,
+  };
+  const live = io.stderr.isTTY === true && !isCi(io.env);
+  const progress = createProgressDisplay(io.stderr, live);
+  io.stderr.write(`replaying against ${describeTarget(url)}\n`);
+  try {
+    return await replay(workload, options, { onProgress: (p) => progress.update(p), signal });
+  } catch (error) {
+    const mapped = fromEngineError(error, url);
+    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
+  } finally {
+    progress.finish();
+  }
+}
+
+function writeJson(file: string, report: ReplayReport): void {
+  try {
+    fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  } catch (error) {
+    throw new InputError(`option --json: cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

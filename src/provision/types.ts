@@ -1,0 +1,56 @@
+/**
+ * The shapes shared by every way of getting a PostgreSQL server (design §3.3): a
+ * {@link Provisioner} per server kind, each returning a {@link Server} that it knows how to
+ * stop.
+ */
+
+/** What provisioning and setup report as they go; the CLI prints it, the action groups it. */
+export interface Logger {
+  info(message: string): void;
+  debug(message: string): void;
+}
+
+/** A logger that drops everything (tests, library use). */
+export const silentLogger: Logger = { info() {}, debug() {} };
+
+/** The server kinds the CLI can use today. */
+export type ServerKind = 'database-url' | 'local' | 'embedded';
+
+/** A server ready for connections. */
+export interface Server {
+  kind: ServerKind;
+  /**
+   * Superuser (or the caller's) URL of a database on the server. For servers we start it is
+   * `postgres://postgres[:password]@127.0.0.1:<port>/postgres`; mask it before printing
+   * (`maskUrl` in url.ts).
+   */
+  url: string;
+  /** `major.minor`, e.g. `17.6`, as reported by the server or its binaries. */
+  version: string;
+  /** Where it came from, for logs: a bindir or the masked URL. */
+  description: string;
+  /** The server log, for servers we started; worth pointing at when something fails. */
+  logFile?: string;
+  /**
+   * Stops the server and removes everything it created. Does nothing for a server we did not
+   * start. Safe to call more than once; never throws (cleanup must not hide the real outcome).
+   */
+  stop(): Promise<void>;
+}
+
+/** Options for starting a throwaway server. */
+export interface StartOptions {
+  /** PostgreSQL major (13–18); undefined lets the provisioner choose. */
+  major?: number;
+  /** Extra server settings, passed as `-c key=value`. */
+  settings?: Record<string, string>;
+  /** How long to wait for the server to accept connections (ms). */
+  startTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** One way of getting a server. */
+export interface Provisioner {
+  readonly kind: ServerKind;
+  start(options: StartOptions): Promise<Server>;
+}

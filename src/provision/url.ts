@@ -1,0 +1,86 @@
+/**
+ * Connection URLs: what we print must never contain a password, and a database name is
+ * swapped in more than one place.
+ */
+
+const MASK = '****';
+
+/**
+ * The URL with its password (and any `password=` parameter) replaced by `****`. Strings that
+ * are not URLs are returned with `password=...` pairs masked.
+ * @param url a connection string
+ * @returns the same string, safe to print
+ */
+export function maskUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, `$1${MASK}`);
+  }
+  if (parsed.password) parsed.password = MASK;
+  for (const key of [...parsed.searchParams.keys()]) {
+    if (key.toLowerCase() === 'password') parsed.searchParams.set(key, MASK);
+  }
+  // URL encodes '*' in neither place, so the mask reads as written.
+  return parsed.toString();
+}
+
+/**
+ * The password in a connection URL, decoded, if there is one.
+ * @param url a postgres:// URL
+ * @returns the password or undefined
+ */
+export function passwordOf(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    const fromQuery = [...parsed.searchParams].find(([key]) => key.toLowerCase() === 'password')?.[1];
+    if (parsed.password) return decodeURIComponent(parsed.password);
+    return fromQuery || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Replaces every occurrence of a secret in a message. A password of one or two characters
+ * would also hit ordinary words, so those are left alone.
+ * @param message text about to be printed
+ * @param secret the password, if any
+ * @returns the message without the secret
+ */
+export function redact(message: string, secret: string | undefined): string {
+  if (!secret || secret.length < 3) return message;
+  let out = message.split(secret).join(MASK);
+  const encoded = encodeURIComponent(secret);
+  if (encoded !== secret) out = out.split(encoded).join(MASK);
+  return out;
+}
+
+/**
+ * The same URL pointing at another database on the same server.
+ * @param url a postgres:// URL
+ * @param database the database name
+ * @returns the new URL
+ */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${encodeURIComponent(database)}`;
+  return parsed.toString();
+}
+
+/**
+ * `host:port/database as user`, the way messages name a target (never with the password).
+ * @param url a postgres:// URL
+ * @returns the short description
+ */
+export function describeTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || '(default database)';
+    const user = decodeURIComponent(parsed.username) || '(default user)';
+    return `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}/${database} as ${user}`;
+  } catch {
+    return maskUrl(url);
+  }
+}
