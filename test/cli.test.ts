@@ -1,0 +1,473 @@
+// The CLI as users run it: the bundled dist/cli.js in a child process, against the shared test
+// server (inject('pgUrl')) or a server it starts itself. Each test that writes gets a database
+// of its own. The bundle is rebuilt once before the tests (npm run build:cli, about a second),
+// so the tests never run a stale dist/cli.js; the native engine must be built
+// (npm run build:native, which npm test does).
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { replayOutcome } from '../src/cli/replay-outcome.js';
+import { ExitCode } from '../src/exit-codes.js';
+import { splitSql } from '../src/provision/sql-script.js';
+import { maskUrl } from '../src/provision/url.js';
+import type { ReplayReport } from '../src/types.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const cliPath = path.join(root, 'dist', 'cli.js');
+const fixtureWkl = path.join(root, 'test', 'fixtures', 'wkl', 'workload.wkl');
+const shop = (name: string): string => path.join(root, 'examples', 'shop', name);
+
+let tmp: string;
+
+beforeAll(() => {
+  const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-cli-'));
+});
+
+afterAll(() => {
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to completion. `onStderr` sees stderr as it arrives (to act mid-run). */
+function cli(args: string[], options: { onStderr?: (soFar: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
+    delete env.PG_RETEST_DEBUG;
+    const child = spawn(process.execPath, [cliPath, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      options.onStderr?.(stderr, child);
+    });
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** A fresh database on the shared server; dropped by the returned cleanup. */
+async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const serverUrl = inject('pgUrl');
+  const name = `t_cli_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client(serverUrl);
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client(serverUrl);
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** A port on 127.0.0.1 with nothing listening on it (taken, then released). */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function portAccepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** The port of the server the CLI says it started. */
+function startedPort(stderr: string): number {
+  const match = /started PostgreSQL .* on 127\.0\.0\.1:(\d+)/.exec(stderr);
+  if (!match) throw new Error(`the CLI did not say which server it started:\n${stderr}`);
+  return Number(match[1]);
+}
+
+function expectCountsAddUp(report: ReplayReport): void {
+  const t = report.totals;
+  expect(t.executed + t.skipped + t.not_executed).toBe(t.captured);
+  expect(t.ok + t.errors).toBe(t.executed);
+  const perSession = report.sessions.reduce((sum, s) => sum + s.counts.captured, 0);
+  expect(perSession).toBe(t.captured);
+}
+
+describe('inspect', () => {
+  it('prints the summary of a workload as text', async () => {
+    const run = await cli(['inspect', fixtureWkl]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^workload\s+.*workload\.wkl$/m);
+    expect(run.stdout).toMatch(/^sessions\s+8 \(/m);
+    expect(run.stdout).toMatch(/^statements\s+357 \(/m);
+    expect(run.stdout).toMatch(/^transactions\s+50$/m);
+    expect(run.stdout).toMatch(/^by kind\s+.*insert 98/m);
+    expect(run.stdout).toMatch(/^class\s+mixed$/m);
+    expect(run.stdout).toContain('top 10 fingerprints by calls:');
+    // Literals never reach the output: fingerprints are shown normalized.
+    expect(run.stdout).toContain('UPDATE products SET stock = stock - $1 WHERE id = $2');
+  });
+
+  it('prints the summary as JSON with --json, honouring --top', async () => {
+    const run = await cli(['inspect', fixtureWkl, '--json', '--top', '3']);
+    expect(run.code).toBe(0);
+    const json = JSON.parse(run.stdout);
+    expect(json).toMatchObject({ file: fixtureWkl, sessions: 8, statements: 357, transactions: 50, classification: 'mixed' });
+    expect(json.statements_by_kind).toMatchObject({ insert: 98, select: 83, update: 76 });
+    expect(json.top_fingerprints).toHaveLength(3);
+    expect(json.warnings).toEqual([]);
+  });
+
+  it('summarises the sample shop workload', async () => {
+    const run = await cli(['inspect', shop('workload.wkl'), '--json']);
+    expect(run.code).toBe(0);
+    const json = JSON.parse(run.stdout);
+    expect(json.sessions).toBe(12);
+    expect(json.offsets_look_session_relative).toBe(false);
+    expect(json.duration_us).toBeGreaterThan(4_000_000);
+    expect(json.duration_us).toBeLessThan(8_000_000);
+    expect(json.statements_by_kind.transaction).toBeGreaterThan(0);
+  });
+
+  it('refuses a corrupt .wkl with exit 2, naming the file', async () => {
+    const corrupt = path.join(tmp, 'corrupt.wkl');
+    fs.writeFileSync(corrupt, Buffer.from([0x92, 0x01, 0xff, 0x13, 0x37]));
+    const run = await cli(['inspect', corrupt]);
+    expect(run.code).toBe(ExitCode.BadInput);
+    expect(run.stderr).toContain(corrupt);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stdout).toBe('');
+  });
+
+  it('refuses a missing file with exit 2, naming it', async () => {
+    const missing = path.join(tmp, 'nope.wkl');
+    const run = await cli(['inspect', missing]);
+    expect(run.code).toBe(ExitCode.BadInput);
+    expect(run.stderr).toContain(missing);
+  });
+});
+
+describe('options', () => {
+  it('names an unknown option and exits 2', async () => {
+    const run = await cli(['replay', '--workload', fixtureWkl, '--bogus', '1']);
+    expect(run.code).toBe(ExitCode.BadInput);
+    expect(run.stderr).toMatch(/unknown option --bogus/);
+  });
+
+  it('suggests the option meant by a typo', async () => {
+    const run = await cli(['replay', '--workload', fixtureWkl, '--speeed', '2']);
+    expect(run.code).toBe(ExitCode.BadInput);
+    expect(run.stderr).toContain('did you mean --speed?');
+  });
+
+  it.each([['fast'], ['-1'], ['']])('names --speed and what it accepts for %j', async (speed) => {
+    const run = await cli(['replay', '--workload', fixtureWkl, `--speed=${speed}`]);
+    expect(run.code).toBe(ExitCode.BadInput);
+    expect(run.stderr).toMatch(/option --speed/);
+    if (speed) expect(run.stderr).toMatch(/expected a number ≥ 0.*got '/);
+  });
+
+  it('rejects --provision with --database-url, and an unsupported --postgres-version', async () => {
+    const both = await cli(['replay', '--workload', fixtureWkl, '--database-url', 'postgres://u@h/db', '--provision', 'local']);
+    expect(both.code).toBe(ExitCode.BadInput);
+    expect(both.stderr).toContain('option --provision');
+    const version = await cli(['replay', '--workload', fixtureWkl, '--postgres-version', '12']);
+    expect(version.code).toBe(ExitCode.BadInput);
+    expect(version.stderr).toMatch(/option --postgres-version: expected a PostgreSQL major version: 13, 14, 15, 16, 17, 18, got '12'/);
+  });
+
+  it('requires --workload, and refuses an unknown command', async () => {
+    const missing = await cli(['replay']);
+    expect(missing.code).toBe(ExitCode.BadInput);
+    expect(missing.stderr).toMatch(/option --workload: is required/);
+    const command = await cli(['replya']);
+    expect(command.code).toBe(ExitCode.BadInput);
+    expect(command.stderr).toContain("unknown command 'replya'");
+  });
+
+  it('refuses a corrupt --workload before touching any server', async () => {
+    const corrupt = path.join(tmp, 'corrupt-replay.wkl');
+    fs.writeFileSync(corrupt, '{"not": "a workload"}');
+    const port = await closedPort();
+    const run = await cli(['replay', '--workload', corrupt, '--database-url', `postgres://postgres@127.0.0.1:${port}/x`]);
+    expect(run.code).toBe(ExitCode.BadInput);
+    expect(run.stderr).toContain(corrupt);
+  });
+
+  it('prints help for a command with exit 0', async () => {
+    const run = await cli(['replay', '--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('--database-url URL');
+    expect(run.stdout).toContain('--setup FILE...');
+  });
+});
+
+describe('replay against the shared server', () => {
+  it('replays the sample shop into a fresh database: exit 0, counts that add up', async () => {
+    const db = await freshDatabase();
+    const reportFile = path.join(tmp, 'shop-report.json');
+    const resultsFile = path.join(tmp, 'shop-results.jsonl');
+    try {
+      const run = await cli([
+        'replay',
+        '--workload',
+        shop('workload.wkl'),
+        '--database-url',
+        db.url,
+        '--setup',
+        shop('schema.sql'),
+        '--seed',
+        shop('seed.sql'),
+        '--speed',
+        '4',
+        '--json',
+        reportFile,
+        '--results',
+        resultsFile,
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^status\s+completed in /m);
+      expect(run.stdout).toMatch(/^sessions\s+12\/12 completed$/m);
+      expect(run.stdout).toContain('top 10 fingerprints by p95:');
+      expect(run.stdout).toContain('errors by SQLSTATE:');
+      expect(run.stdout).toMatch(/23505\s+1\s+duplicate key value violates unique constraint "customers_email_key"/);
+      expect(run.stderr).toMatch(/setup .*schema\.sql: \d+ statements/);
+
+      const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as ReplayReport;
+      expect(report.status).toBe('completed');
+      expect(report.sessions_planned).toBe(12);
+      expect(report.sessions_completed).toBe(12);
+      expect(report.sessions_failed).toBe(0);
+      expectCountsAddUp(report);
+      // The workload's two intended failures: the gift item (recovered with ROLLBACK TO
+      // SAVEPOINT) and the taken email, whose transaction's remaining statements are skipped.
+      expect(report.totals.errors).toBe(2);
+      expect(report.totals.skipped).toBe(2);
+      expect(report.totals.skipped_by_reason).toEqual({ transaction_aborted: 2 });
+      expect(report.totals.not_executed).toBe(0);
+      const errorStates = report.fingerprints.flatMap((f) => f.errors.map((e) => e.sqlstate));
+      expect(errorStates).toEqual(['23505', '23505']);
+      // The summary's figures are the report's.
+      expect(run.stdout).toContain(`${report.totals.captured} planned: ${report.totals.executed} executed`);
+
+      const lines = fs.readFileSync(resultsFile, 'utf8').trim().split('\n');
+      expect(lines).toHaveLength(report.totals.captured + 2); // header, statements, summary
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('fails with exit 3 naming the file and line when setup SQL fails', async () => {
+    const db = await freshDatabase();
+    const setup = path.join(tmp, 'broken-schema.sql');
+    fs.writeFileSync(
+      setup,
+      [
+        '-- a schema with a typo',
+        'CREATE TABLE ok_table (id int PRIMARY KEY);',
+        '',
+        "INSERT INTO ok_table VALUES (1), ('two');",
+        'CREATE TABLE never_created (id int);',
+        '',
+      ].join('\n'),
+    );
+    try {
+      const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', db.url, '--setup', setup]);
+      expect(run.code).toBe(ExitCode.Infrastructure);
+      const error = run.stderr.trim().split('\n').at(-1)!;
+      expect(error).toContain(`setup file ${setup}, line 4:`);
+      expect(error).toContain('invalid input syntax for type integer');
+      expect(error).toContain('SQLSTATE 22P02');
+      expect(run.stdout).toBe('');
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('fails with exit 3 on an unreachable --database-url and never prints its password', async () => {
+    const password = `Sekr1t-${randomBytes(8).toString('hex')}`;
+    const port = await closedPort();
+    const url = `postgres://app:${password}@127.0.0.1:${port}/shop`;
+    const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', url]);
+    expect(run.code).toBe(ExitCode.Infrastructure);
+    expect(run.stderr).toContain(`127.0.0.1:${port}/shop as app`);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^error: cannot connect to .*; nothing is listening there/);
+    expect(run.stdout + run.stderr).not.toContain(password);
+  });
+
+  it('never prints a password given in a malformed --database-url', async () => {
+    const password = `Sekr1t-${randomBytes(8).toString('hex')}`;
+    const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', `postgres://app:${password}@`]);
+    expect(run.code).toBe(ExitCode.BadInput);
+    expect(run.stderr).toContain('option --database-url');
+    expect(run.stdout + run.stderr).not.toContain(password);
+  });
+});
+
+describe('replay on a server the CLI starts', () => {
+  it('--provision embedded: starts PostgreSQL from npm, replays, and removes the server', async () => {
+    const run = await cli([
+      'replay',
+      '--workload',
+      shop('workload.wkl'),
+      '--provision',
+      'embedded',
+      '--setup',
+      shop('schema.sql'),
+      '--seed',
+      shop('seed.sql'),
+      '--speed',
+      '0',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^server\s+PostgreSQL 18\.\d+ \(embedded, /m);
+    expect(run.stdout).toMatch(/^sessions\s+12\/12 completed$/m);
+    expect(run.stderr).toContain('stopping the server and removing its data directory');
+    expect(await portAccepts(startedPort(run.stderr))).toBe(false);
+    // The server's password is random and must not be shown either.
+    expect(run.stdout + run.stderr).not.toMatch(/postgres:\/\/postgres:[^*@]+@/);
+  });
+
+  it('on SIGTERM mid-replay: stops the replay and the server, exits 130', async () => {
+    let signalled = false;
+    const run = await cli(
+      ['replay', '--workload', shop('workload.wkl'), '--provision', 'local', '--setup', shop('schema.sql'), '--seed', shop('seed.sql')],
+      {
+        onStderr(soFar, child) {
+          if (!signalled && soFar.includes('replaying against')) {
+            signalled = true;
+            setTimeout(() => child.kill('SIGTERM'), 500);
+          }
+        },
+      },
+    );
+    expect(signalled, run.stderr).toBe(true);
+    expect(run.code, run.stderr).toBe(ExitCode.Interrupted);
+    expect(run.stderr).toContain('received SIGTERM');
+    expect(run.stdout).toMatch(/^status\s+CANCELLED/m);
+    expect(await portAccepts(startedPort(run.stderr))).toBe(false);
+  });
+});
+
+describe('building blocks', () => {
+  const report = (overrides: Partial<ReplayReport>): ReplayReport => ({
+    status: 'completed',
+    message: null,
+    server_version: '16.4',
+    started_at: '2026-01-01T00:00:00Z',
+    wall_time_us: 1_000_000,
+    speed: 1,
+    read_only: false,
+    sessions_planned: 2,
+    sessions_completed: 2,
+    sessions_failed: 0,
+    sessions_excluded: 0,
+    statements_excluded: 0,
+    totals: { captured: 4, executed: 4, ok: 4, errors: 0, skipped: 0, not_executed: 0, skipped_by_reason: {}, not_executed_by_reason: {} },
+    latency: { count: 4, mean_us: 10, min_us: 5, p50_us: 10, p95_us: 15, p99_us: 15, max_us: 15 },
+    sessions: [],
+    fingerprints: [],
+    warnings: [],
+    ...overrides,
+  });
+
+  it('exits 0 only for a completed run in which every session ran', () => {
+    expect(replayOutcome(report({})).exitCode).toBe(ExitCode.Ok);
+    expect(replayOutcome(report({ status: 'server_unavailable', message: 'gone' })).exitCode).toBe(ExitCode.Infrastructure);
+    expect(replayOutcome(report({ status: 'deadline_exceeded' }), { deadlineS: 5 }).problem).toContain('deadline of 5 s');
+    expect(replayOutcome(report({ status: 'cancelled' })).exitCode).toBe(ExitCode.Interrupted);
+    const failed = replayOutcome(
+      report({
+        sessions_completed: 1,
+        sessions_failed: 1,
+        sessions: [
+          {
+            id: 2,
+            source_id: 2,
+            copy: 0,
+            status: 'connect_failed',
+            message: 'sorry, too many clients already',
+            sqlstate: '53300',
+            connect_attempts: 5,
+            scheduled_start_us: 0,
+            actual_start_us: null,
+            counts: { captured: 2, executed: 0, ok: 0, errors: 0, skipped: 0, not_executed: 2, skipped_by_reason: {}, not_executed_by_reason: { connect_failed: 2 } },
+          },
+        ],
+      }),
+    );
+    expect(failed.exitCode).toBe(ExitCode.Infrastructure);
+    expect(failed.problem).toContain('--max-connections');
+    const unbalanced = report({
+      totals: { captured: 5, executed: 4, ok: 4, errors: 0, skipped: 0, not_executed: 0, skipped_by_reason: {}, not_executed_by_reason: {} },
+    });
+    expect(replayOutcome(unbalanced).exitCode).toBe(ExitCode.Infrastructure);
+  });
+
+  it('splits SQL files the way psql does and keeps the line of each statement', () => {
+    const sql = [
+      '-- comment; not a statement',
+      "INSERT INTO t VALUES ('a;b', E'it\\'s;');",
+      'CREATE FUNCTION f() RETURNS int AS $body$ SELECT 1; $body$ LANGUAGE sql;',
+      '/* block; /* nested; */ still comment */ SELECT "odd;name" FROM t',
+      'WHERE x = 1;',
+      'CREATE FUNCTION g() RETURNS int LANGUAGE sql',
+      'BEGIN ATOMIC',
+      '  SELECT 1;',
+      '  SELECT CASE WHEN true THEN 2 END;',
+      'END;',
+      'SELECT 3',
+    ].join('\n');
+    const split = splitSql(sql);
+    expect(split.ok).toBe(true);
+    if (!split.ok) return;
+    expect(split.statements.map((s) => s.line)).toEqual([2, 3, 4, 6, 11]);
+    expect(split.statements[1]!.text).toContain('$body$ SELECT 1; $body$');
+    expect(split.statements[3]!.text.trim().endsWith('END')).toBe(true);
+  });
+
+  it('refuses psql meta-commands and COPY FROM STDIN, with their line', () => {
+    expect(splitSql('SELECT 1;\n\\i other.sql\n')).toMatchObject({ ok: false, line: 2 });
+    expect(splitSql('SELECT 1;\nCOPY t (a) FROM stdin;\n1\n\\.\n')).toMatchObject({ ok: false, line: 2 });
+  });
+
+  it('masks passwords in URLs', () => {
+    expect(maskUrl('postgres://app:s3cret@db:5432/shop')).toBe('postgres://app:****@db:5432/shop');
+    expect(maskUrl('postgres://db/shop?password=s3cret&sslmode=disable')).toBe('postgres://db/shop?password=****&sslmode=disable');
+    expect(maskUrl('host=db password=s3cret user=app')).toBe('host=db password=**** user=app');
+  });
+});
