@@ -1,1 +1,19 @@
+//! Node binding of pg-retest-core.
+//!
+//! This crate only converts: JavaScript values to engine options and engine results to
+//! JavaScript values, on the right thread. Decisions (defaults, policy, exit codes) belong to the
+//! engine or to the TypeScript side (`src/engine.ts`), which is the only importer of the
+//! `.node` file.
+//!
+//! - [`workload`]: `loadWorkload`, `inspectWorkload`, `writeWorkload` and the `Workload` class.
+//! - [`replay`]: `startReplay`, its `ReplayOptions` and the `ReplayHandle` class.
+//! - [`progress`]: progress snapshots to a weak JavaScript callback.
+//! - [`error`]: one-line errors with a `code`.
+//! - [`json`]: engine results as plain objects.
+#![deny(clippy::all)]
 
+pub mod error;
+pub mod json;
+pub mod progress;
+pub mod replay;
+pub mod workload;

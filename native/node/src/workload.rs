@@ -1,0 +1,188 @@
+//! Workloads: loading (`loadWorkload`, `inspectWorkload`), the `Workload` class, and writing a
+//! profile given as a JavaScript object (`writeWorkload`).
+//!
+//! Decoding and analysis parse every distinct statement with PostgreSQL's parser, so they run
+//! on a blocking worker thread, never on the JavaScript thread.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{FromNapiValue, TypeName, Unknown, ValidateNapiValue, ValueType};
+use napi::{sys, Env};
+use napi_derive::napi;
+use pg_retest_core::summary::summarize_workload;
+use pg_retest_core::wkl::{self, WorkloadProfile, MAX_WORKLOAD_BYTES};
+use pg_retest_core::workload::Workload as CoreWorkload;
+
+use crate::error::{BindingError, Code, Settled};
+use crate::json::JsonOut;
+
+/// How many fingerprints a summary lists when the caller does not say.
+const DEFAULT_TOP: usize = 10;
+
+/// A decoded and analysed workload, ready to replay. Created by `loadWorkload`; it cannot be
+/// constructed from JavaScript.
+#[napi]
+pub struct Workload {
+    pub(crate) inner: Arc<CoreWorkload>,
+    warnings: Vec<String>,
+}
+
+#[napi]
+impl Workload {
+    /// Captured sessions.
+    #[napi(getter, catch_unwind)]
+    pub fn sessions(&self) -> f64 {
+        self.inner.sessions().len() as f64
+    }
+
+    /// Captured statements over all sessions.
+    #[napi(getter, catch_unwind)]
+    pub fn statements(&self) -> f64 {
+        self.inner.statement_count() as f64
+    }
+
+    /// What the decoder noticed but did not refuse (unknown fields, stale totals, …), one line
+    /// each.
+    #[napi(getter, catch_unwind)]
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
+    /// What the workload contains (pg_retest_core's `WorkloadSummary`, field names as
+    /// serialized), listing the `top` most frequent fingerprints (default 10).
+    #[napi(catch_unwind, ts_return_type = "object")]
+    pub fn summary(&self, top: Option<f64>) -> Result<JsonOut, napi::Error<Code>> {
+        let top = parse_top(top)?;
+        Ok(JsonOut::to_json(
+            "summary",
+            &summarize_workload(&self.inner, top),
+        )?)
+    }
+}
+
+fn parse_top(top: Option<f64>) -> Result<usize, BindingError> {
+    match top {
+        None => Ok(DEFAULT_TOP),
+        Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => Ok(n.min(1e9) as usize),
+        Some(n) => Err(BindingError::options(format!(
+            "top must be a whole number of fingerprints, 0 or more; got {n}"
+        ))),
+    }
+}
+
+/// Decodes and analyses the file at `path` (blocking: call on a worker thread).
+fn load(path: PathBuf) -> Result<Workload, BindingError> {
+    let decoded = wkl::load_workload(&path, MAX_WORKLOAD_BYTES)?;
+    let warnings = decoded
+        .warnings
+        .iter()
+        .map(|w| format!("{}: {w}", path.display()))
+        .collect();
+    Ok(Workload {
+        inner: Arc::new(CoreWorkload::from_profile(decoded.profile)),
+        warnings,
+    })
+}
+
+async fn blocking<T: Send + 'static>(
+    what: &'static str,
+    f: impl FnOnce() -> Result<T, BindingError> + Send + 'static,
+) -> Result<T, BindingError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| BindingError::from_join(what, e))?
+}
+
+/// Reads, decodes and analyses a `.wkl` workload profile. Rejects with code `E_WORKLOAD` and a
+/// one-line message naming the file when it cannot be read or is not a workload (a replay
+/// results file is refused as such).
+#[napi(catch_unwind, ts_return_type = "Promise<Workload>")]
+pub async fn load_workload(path: String) -> Settled<Workload> {
+    blocking("loadWorkload", move || load(PathBuf::from(path)))
+        .await
+        .into()
+}
+
+/// `loadWorkload(path)` followed by `summary(top)`, plus the decoder's `warnings`.
+#[napi(catch_unwind, ts_return_type = "Promise<object>")]
+pub async fn inspect_workload(path: String, top: Option<f64>) -> Settled<JsonOut> {
+    blocking("inspectWorkload", move || {
+        let top = parse_top(top)?;
+        let workload = load(PathBuf::from(path))?;
+        let mut out =
+            JsonOut::to_json("inspectWorkload", &summarize_workload(&workload.inner, top))?;
+        if let serde_json::Value::Object(map) = &mut out.value {
+            map.insert("warnings".into(), workload.warnings.into());
+        }
+        Ok(out)
+    })
+    .await
+    .into()
+}
+
+/// Writes `profile` (an object in pg-retest's JSON shape: `version`, `captured_at`,
+/// `source_host`, `pg_version`, `capture_method`, `sessions[].queries[]`, `metadata`) to `path`
+/// as a `.wkl` file pg-retest can read. The file appears complete or not at all. Rejects with
+/// code `E_WORKLOAD` when the object does not have that shape or the file cannot be written.
+#[napi(
+    catch_unwind,
+    ts_args_type = "path: string, profile: object",
+    ts_return_type = "Promise<void>"
+)]
+pub async fn write_workload(path: String, profile: ProfileArg) -> Settled<()> {
+    blocking("writeWorkload", move || {
+        let profile = profile.0?;
+        Ok(wkl::write_workload(&PathBuf::from(path), &profile)?)
+    })
+    .await
+    .into()
+}
+
+/// A profile converted from JavaScript, or why it could not be. The conversion has to happen on
+/// the JavaScript thread, during argument conversion; keeping its error lets it reject the
+/// promise with our own code instead of throwing napi's.
+pub struct ProfileArg(Result<WorkloadProfile, BindingError>);
+
+impl FromNapiValue for ProfileArg {
+    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
+        let env = Env::from_raw(env);
+        let value = unsafe { Unknown::from_raw_unchecked(env.raw(), value) };
+        let profile = env.from_js_value::<WorkloadProfile, _>(value).map_err(|e| {
+            BindingError::new(
+                Code::Workload,
+                format!(
+                    "the profile is not in pg-retest's workload shape: {}",
+                    e.reason
+                ),
+            )
+        });
+        Ok(ProfileArg(profile))
+    }
+}
+
+impl TypeName for ProfileArg {
+    fn type_name() -> &'static str {
+        "object"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ValidateNapiValue for ProfileArg {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_must_be_a_whole_number() {
+        assert_eq!(parse_top(None).unwrap(), DEFAULT_TOP);
+        assert_eq!(parse_top(Some(3.0)).unwrap(), 3);
+        assert!(parse_top(Some(-1.0)).is_err());
+        assert!(parse_top(Some(1.5)).is_err());
+        assert!(parse_top(Some(f64::NAN)).is_err());
+    }
+}

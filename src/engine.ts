@@ -1,0 +1,218 @@
+// The engine as the rest of the action sees it: typed, promise-based, with one error class.
+// This is the only module that imports src/native.ts (and so the `.node` file); it wraps the
+// native objects as `inner`, fills in nothing the engine decides itself, and rethrows every
+// native failure as an EngineError whose `code` callers map to an exit status.
+import * as native from './native.js';
+import type {
+  ReplayProgress,
+  ReplayReport,
+  WorkloadInspection,
+  WorkloadProfileJson,
+  WorkloadSummary,
+} from './types.js';
+
+export type * from './types.js';
+
+/**
+ * What went wrong, as a stable code:
+ * - `E_OPTIONS`: replay options (or arguments) are invalid;
+ * - `E_WORKLOAD`: a workload file cannot be read or is not a workload, or a profile cannot be written;
+ * - `E_CONNECT`: the target server cannot be reached or refuses the connection;
+ * - `E_RESULTS_FILE`: the per-statement results file cannot be written;
+ * - `E_CANCELLED`: the replay was cancelled before it connected;
+ * - `E_ENGINE_UNAVAILABLE`: the native engine is not built or cannot run on this machine;
+ * - `E_INTERNAL`: a bug in the engine.
+ */
+export type EngineErrorCode =
+  | 'E_OPTIONS'
+  | 'E_WORKLOAD'
+  | 'E_CONNECT'
+  | 'E_RESULTS_FILE'
+  | 'E_CANCELLED'
+  | 'E_ENGINE_UNAVAILABLE'
+  | 'E_INTERNAL';
+
+const ENGINE_CODES: ReadonlySet<string> = new Set<EngineErrorCode>([
+  'E_OPTIONS',
+  'E_WORKLOAD',
+  'E_CONNECT',
+  'E_RESULTS_FILE',
+  'E_CANCELLED',
+  'E_ENGINE_UNAVAILABLE',
+  'E_INTERNAL',
+]);
+
+/** napi's own codes for an argument of the wrong type: the caller's mistake, like bad options. */
+const ARGUMENT_CODES: ReadonlySet<string> = new Set([
+  'InvalidArg',
+  'ObjectExpected',
+  'StringExpected',
+  'NumberExpected',
+  'BooleanExpected',
+  'ArrayExpected',
+  'FunctionExpected',
+]);
+
+/** A failure of the engine, with a one-line message and a code saying what kind it was. */
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+
+  /**
+   * @param code what kind of failure
+   * @param message one line, for the user
+   * @param options the original error as `cause`
+   */
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Turns anything the native layer throws into an EngineError.
+ * @param err what was thrown
+ * @returns the EngineError to throw instead
+ */
+function toEngineError(err: unknown): EngineError {
+  if (err instanceof EngineError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  const raw = (err as { code?: unknown } | null)?.code;
+  const code: EngineErrorCode =
+    typeof raw === 'string' && ENGINE_CODES.has(raw)
+      ? (raw as EngineErrorCode)
+      : typeof raw === 'string' && ARGUMENT_CODES.has(raw)
+        ? 'E_OPTIONS'
+        : 'E_INTERNAL';
+  return new EngineError(code, message, { cause: err });
+}
+
+async function engineCall<T>(call: () => T | Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw toEngineError(err);
+  }
+}
+
+/** A decoded and analysed workload, ready to replay. */
+export class Workload {
+  /** @param inner the native workload */
+  constructor(readonly inner: native.NativeWorkload) {}
+
+  /** Captured sessions. */
+  get sessions(): number {
+    return this.inner.sessions;
+  }
+
+  /** Captured statements over all sessions. */
+  get statements(): number {
+    return this.inner.statements;
+  }
+
+  /** What the decoder noticed without refusing the file, one line each (file name first). */
+  get warnings(): string[] {
+    return this.inner.warnings;
+  }
+
+  /**
+   * What the workload contains.
+   * @param top how many of the most frequent fingerprints to list (default 10)
+   * @returns the summary
+   */
+  summary(top?: number): WorkloadSummary {
+    try {
+      return this.inner.summary(top) as WorkloadSummary;
+    } catch (err) {
+      throw toEngineError(err);
+    }
+  }
+}
+
+/**
+ * Reads, decodes and analyses a `.wkl` workload profile, off the main thread.
+ * @param path the file
+ * @returns the workload; rejects with `E_WORKLOAD` naming the file when it is not one
+ */
+export async function loadWorkload(path: string): Promise<Workload> {
+  return new Workload(await engineCall(() => native.loadWorkload(path)));
+}
+
+/**
+ * Summarises a workload file without keeping it.
+ * @param path the file
+ * @param top how many fingerprints to list (default 10)
+ * @returns the summary and the decoder's warnings
+ */
+export function inspectWorkload(path: string, top?: number): Promise<WorkloadInspection> {
+  return engineCall(() => native.inspectWorkload(path, top) as Promise<WorkloadInspection>);
+}
+
+/**
+ * Writes a workload profile as a `.wkl` file that pg-retest (and this engine) can read.
+ * @param path the file; replaced atomically
+ * @param profile the profile in pg-retest's JSON shape
+ * @returns when the file is complete; rejects with `E_WORKLOAD` when the profile is malformed
+ */
+export function writeWorkload(path: string, profile: WorkloadProfileJson): Promise<void> {
+  return engineCall(() => native.writeWorkload(path, profile));
+}
+
+/** How to replay; see native/node/index.d.ts for every option and its default. */
+export type ReplayOptions = native.NativeReplayOptions;
+
+/** Callbacks and cancellation for one replay. */
+export interface ReplayControl {
+  /**
+   * Called with a snapshot every `progressIntervalMs`, and once more with `done: true` before
+   * the replay's promise settles. Snapshots are dropped while the main thread is busy. An
+   * exception thrown here does not stop the replay; it is reported once as a process warning.
+   */
+  onProgress?: (progress: ReplayProgress) => void;
+  /** Aborting cancels the replay: it resolves with status `cancelled`. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Replays a workload against one database.
+ * @param workload from loadWorkload
+ * @param options where and how to replay
+ * @param control progress callback and cancellation
+ * @returns the report, whose status says whether the run completed; rejects with an
+ *   EngineError only when the replay could not start (`E_OPTIONS`, `E_CONNECT`,
+ *   `E_RESULTS_FILE`, `E_CANCELLED`)
+ */
+export async function replay(
+  workload: Workload,
+  options: ReplayOptions,
+  control: ReplayControl = {},
+): Promise<ReplayReport> {
+  const { onProgress, signal } = control;
+  let progress: ((p: ReplayProgress) => void) | undefined;
+  if (onProgress) {
+    let warned = false;
+    progress = (p) => {
+      try {
+        onProgress(p);
+      } catch (err) {
+        if (warned) return;
+        warned = true;
+        const reason = err instanceof Error ? err.message : String(err);
+        process.emitWarning(`the replay's progress callback threw (further errors are not reported): ${reason}`);
+      }
+    };
+  }
+  return engineCall(async () => {
+    const handle = native.startReplay(workload.inner, options, progress);
+    const cancel = (): void => handle.cancel();
+    if (signal?.aborted) cancel();
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      return (await handle.result()) as ReplayReport;
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+    }
+  });
+}

@@ -1,0 +1,125 @@
+// Loads the native engine (native/node, a napi-rs addon) and exposes its functions with their
+// types. Only src/engine.ts imports this module; everything else uses engine.ts.
+//
+// The addon is loaded on first use, not on import, so that code paths which never touch the
+// engine (the action's post step, `--help`) also work where it cannot load. Its types come from
+// native/node/index.d.ts, which napi-rs generates from the Rust sources (see docs/binding.md).
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type * as Binding from '../native/node/index.js';
+
+export type NativeBinding = typeof Binding;
+export type NativeWorkload = Binding.Workload;
+export type NativeReplayHandle = Binding.ReplayHandle;
+export type NativeReplayOptions = Binding.ReplayOptions;
+export type NativeReplayProgress = Binding.ReplayProgress;
+
+/** The only build there is: Linux, x64, glibc (napi-rs target `linux-x64-gnu`). */
+const TARGET = 'linux-x64-gnu';
+const LIBRARY = `engine.${TARGET}.node`;
+
+/** Code of the error thrown when the addon cannot be loaded. */
+export const UNAVAILABLE = 'E_ENGINE_UNAVAILABLE';
+
+/**
+ * Why this machine cannot run the engine, or undefined when it can.
+ * @param platform `process.platform`
+ * @param arch `process.arch`
+ * @param glibc the C library's version, undefined when it is not glibc (musl, Alpine)
+ * @returns a one-line explanation, or undefined
+ */
+export function platformProblem(platform: string, arch: string, glibc: string | undefined): string | undefined {
+  if (platform === 'linux' && arch === 'x64' && glibc) return undefined;
+  const here = platform === 'linux' && arch === 'x64' ? 'linux-x64 without glibc (musl?)' : `${platform}-${arch}`;
+  return `the pg-retest engine does not run on ${here}; it is built for ${TARGET} only (Linux, x64, glibc), e.g. GitHub's ubuntu-* runners`;
+}
+
+/**
+ * Where the addon may be, in order: next to the module (the bundled `dist/index.js` has
+ * `dist/engine.*.node` beside it), then `build/` at the repository root (`npm run build:native`).
+ * @param moduleUrl URL of the module doing the loading
+ * @returns absolute paths
+ */
+export function candidatePaths(moduleUrl: string = import.meta.url): string[] {
+  return [new URL(`./${LIBRARY}`, moduleUrl), new URL(`../build/${LIBRARY}`, moduleUrl)].map((url) =>
+    fileURLToPath(url),
+  );
+}
+
+function glibcVersion(): string | undefined {
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+  return report?.header?.glibcVersionRuntime;
+}
+
+function unavailable(message: string, cause?: unknown): Error {
+  return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code: UNAVAILABLE });
+}
+
+let loaded: NativeBinding | undefined;
+
+/**
+ * The addon, loaded on the first call.
+ * @returns the addon's exports
+ */
+export function binding(): NativeBinding {
+  if (loaded) return loaded;
+  const problem = platformProblem(process.platform, process.arch, glibcVersion());
+  if (problem) throw unavailable(problem);
+  const candidates = candidatePaths();
+  const file = candidates.find((candidate) => fs.existsSync(candidate));
+  if (!file) {
+    throw unavailable(`the pg-retest engine is not built (looked for ${candidates.join(' and ')}); run \`npm run build:native\``);
+  }
+  try {
+    loaded = createRequire(import.meta.url)(file) as NativeBinding;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw unavailable(`cannot load the pg-retest engine from ${file}: ${reason}`, err);
+  }
+  return loaded;
+}
+
+/**
+ * Reads, decodes and analyses a `.wkl` workload profile (on a worker thread).
+ * @param path the file
+ * @returns the loaded workload
+ */
+export function loadWorkload(path: string): Promise<NativeWorkload> {
+  return binding().loadWorkload(path);
+}
+
+/**
+ * Loads a workload and summarises it.
+ * @param path the file
+ * @param top how many fingerprints to list
+ * @returns the summary, with the decoder's warnings
+ */
+export function inspectWorkload(path: string, top?: number): Promise<object> {
+  return binding().inspectWorkload(path, top);
+}
+
+/**
+ * Writes a profile as a `.wkl` file pg-retest can read.
+ * @param path the file
+ * @param profile an object in pg-retest's JSON shape
+ * @returns when the file is complete
+ */
+export function writeWorkload(path: string, profile: object): Promise<void> {
+  return binding().writeWorkload(path, profile);
+}
+
+/**
+ * Starts a replay and returns its handle at once.
+ * @param workload from loadWorkload
+ * @param options the replay options
+ * @param onProgress called with snapshots; never keeps the process alive
+ * @returns the handle
+ */
+export function startReplay(
+  workload: NativeWorkload,
+  options: NativeReplayOptions,
+  onProgress?: (progress: NativeReplayProgress) => void,
+): NativeReplayHandle {
+  return binding().startReplay(workload, options, onProgress);
+}

@@ -1,0 +1,225 @@
+// What the engine hands back, as plain objects. Field names are the engine's own, exactly as
+// pg_retest_core serializes them (snake_case): native/core/src/summary.rs,
+// native/core/src/replay/report.rs and native/core/src/stats.rs. Every number is a JavaScript
+// number (the binding never produces a BigInt); durations carry their unit in the name.
+
+/** A statement's kind as parsed by PostgreSQL's parser (a commented SELECT is a select). */
+export type StatementKind =
+  | 'select'
+  | 'insert'
+  | 'update'
+  | 'delete'
+  | 'merge'
+  | 'ddl'
+  | 'transaction'
+  | 'utility'
+  | 'copy'
+  | 'call'
+  | 'unparsed';
+
+/** How a captured session behaves, which decides its per-class scale factor. */
+export type SessionClass = 'analytical' | 'transactional' | 'mixed' | 'bulk';
+
+/** A fingerprint (normalized statement) and how often the workload runs it. */
+export interface FingerprintCount {
+  /** 16 hex digits. */
+  fingerprint: string;
+  /** The statement with literals replaced by `$n`: safe to show in a public report. */
+  normalized: string;
+  kind: StatementKind;
+  count: number;
+  captured_total_us: number;
+}
+
+/** What a workload contains (`Workload.summary()`). */
+export interface WorkloadSummary {
+  format_version: number;
+  capture_method: string;
+  source_host: string;
+  pg_version: string;
+  captured_at: string;
+  sessions: number;
+  statements: number;
+  distinct_statements: number;
+  fingerprints: number;
+  statements_by_kind: Partial<Record<StatementKind, number>>;
+  /** Statements that may change data (what read-only replay skips). */
+  writes: number;
+  transactions: number;
+  /** From the earliest statement start to the latest statement end. */
+  duration_us: number;
+  /** `capture_duration_us` as recorded in the file. */
+  recorded_duration_us: number;
+  /** Every session starts near offset 0: at replay, all sessions start together. */
+  offsets_look_session_relative: boolean;
+  classification: SessionClass;
+  sessions_by_class: Record<SessionClass, number>;
+  top_fingerprints: FingerprintCount[];
+}
+
+/** `inspectWorkload()`: the summary plus what the decoder noticed without refusing the file. */
+export interface WorkloadInspection extends WorkloadSummary {
+  warnings: string[];
+}
+
+/** How a replay ended. Anything but `completed` means the results are incomplete. */
+export type RunStatus = 'completed' | 'server_unavailable' | 'deadline_exceeded' | 'cancelled';
+
+/** How one replayed session ended. */
+export type SessionStatus =
+  | 'completed'
+  | 'connect_failed'
+  | 'connection_lost'
+  | 'server_unavailable'
+  | 'deadline'
+  | 'cancelled';
+
+/** Why a statement was deliberately not sent. */
+export type SkipReason = 'read_only' | 'transaction_aborted';
+
+/** Why a statement could not be sent. */
+export type NotExecutedReason =
+  | 'connect_failed'
+  | 'connection_lost'
+  | 'server_unavailable'
+  | 'deadline'
+  | 'cancelled'
+  | 'unresponsive';
+
+/**
+ * Where every captured statement went. Always `captured = executed + skipped + not_executed`
+ * and `executed = ok + errors`.
+ */
+export interface Accounting {
+  captured: number;
+  executed: number;
+  ok: number;
+  errors: number;
+  skipped: number;
+  not_executed: number;
+  skipped_by_reason: Partial<Record<SkipReason, number>>;
+  not_executed_by_reason: Partial<Record<NotExecutedReason, number>>;
+}
+
+/** Latencies in µs; percentiles are nearest-rank, so always an observed value. */
+export interface LatencySummary {
+  count: number;
+  mean_us: number;
+  min_us: number;
+  p50_us: number;
+  p95_us: number;
+  p99_us: number;
+  max_us: number;
+}
+
+export interface SessionReport {
+  /** Id in this replay (scaled copies get new ids). */
+  id: number;
+  /** Id of the captured session it replays. */
+  source_id: number;
+  copy: number;
+  status: SessionStatus;
+  /** The server's or client's message when the session did not complete. */
+  message: string | null;
+  sqlstate: string | null;
+  connect_attempts: number;
+  /** When the workload says the session starts, after speed scaling. */
+  scheduled_start_us: number;
+  /** When its first statement was actually sent. */
+  actual_start_us: number | null;
+  counts: Accounting;
+}
+
+/** Failed executions of one fingerprint with one SQLSTATE, with the first message seen. */
+export interface ErrorGroup {
+  sqlstate: string;
+  message: string;
+  count: number;
+}
+
+export interface FingerprintReport {
+  /** 16 hex digits. */
+  fingerprint: string;
+  normalized: string;
+  kind: StatementKind;
+  counts: Accounting;
+  /** Successful executions only: fast failures must not make a query look faster. */
+  latency: LatencySummary;
+  /** What the workload recorded for the same statements. */
+  captured_latency: LatencySummary;
+  rows: number;
+  errors: ErrorGroup[];
+  /** Successful latencies in µs, in completion order; only with `includeSamples`. */
+  samples?: number[];
+}
+
+/** The result of a replay that started. */
+export interface ReplayReport {
+  status: RunStatus;
+  /** Why the run did not complete, in one line. */
+  message: string | null;
+  server_version: string;
+  started_at: string;
+  wall_time_us: number;
+  speed: number;
+  read_only: boolean;
+  sessions_planned: number;
+  sessions_completed: number;
+  sessions_failed: number;
+  /** Captured sessions left out by a class factor of 0 (and their statements). */
+  sessions_excluded: number;
+  statements_excluded: number;
+  totals: Accounting;
+  latency: LatencySummary;
+  sessions: SessionReport[];
+  fingerprints: FingerprintReport[];
+  warnings: string[];
+}
+
+/** A snapshot of a running replay; names match `ReplayReport.totals`. */
+export interface ReplayProgress {
+  elapsed_ms: number;
+  statements_planned: number;
+  executed: number;
+  errors: number;
+  skipped: number;
+  not_executed: number;
+  sessions_planned: number;
+  sessions_active: number;
+  sessions_done: number;
+  /** True for the last snapshot, delivered before the replay's promise settles. */
+  done: boolean;
+}
+
+/** pg-retest's statement kinds as written in a profile (its prefix rules, not the parser's). */
+export type QueryKind = 'Select' | 'Insert' | 'Update' | 'Delete' | 'Ddl' | 'Begin' | 'Commit' | 'Rollback' | 'Other';
+
+/** A workload profile in pg-retest's JSON shape, for `writeWorkload()`. */
+export interface WorkloadProfileJson {
+  /** 1 or 2. */
+  version: number;
+  /** RFC 3339, e.g. `2026-01-01T00:00:00Z`. */
+  captured_at: string;
+  source_host: string;
+  pg_version: string;
+  /** `csv_log`, `proxy`, `synthetic`, … */
+  capture_method: string;
+  sessions: {
+    id: number;
+    user: string;
+    database: string;
+    queries: {
+      sql: string;
+      /** From the start of the replay timeline. */
+      start_offset_us: number;
+      duration_us: number;
+      kind: QueryKind;
+      transaction_id?: number | null;
+    }[];
+  }[];
+  metadata: {
+    total_queries: number;
+    total_sessions: number;
+    capture_duration_us: number;
+  };
+}
