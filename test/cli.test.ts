@@ -17,6 +17,7 @@ import { ExitCode } from '../src/exit-codes.js';
 import { splitSql } from '../src/provision/sql-script.js';
 import { maskUrl } from '../src/provision/url.js';
 import type { ReplayReport } from '../src/types.js';
+import { localMajors, startPostgres } from './support/postgres.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cliPath = path.join(root, 'dist', 'cli.js');
@@ -291,6 +292,37 @@ describe('replay against the shared server', () => {
     }
   });
 
+  it('fails with exit 3 when the deadline passes before the replay ends', async () => {
+    const db = await freshDatabase();
+    const reportFile = path.join(tmp, 'deadline-report.json');
+    try {
+      const run = await cli([
+        'replay',
+        '--workload',
+        shop('workload.wkl'),
+        '--database-url',
+        db.url,
+        '--setup',
+        shop('schema.sql'),
+        '--seed',
+        shop('seed.sql'),
+        '--deadline-s',
+        '1',
+        '--json',
+        reportFile,
+      ]);
+      expect(run.code, run.stderr).toBe(ExitCode.Infrastructure);
+      expect(run.stdout).toMatch(/^status\s+DEADLINE_EXCEEDED/m);
+      expect(run.stderr).toMatch(/error: the replay did not finish within the deadline of 1 s; raise --deadline-s/);
+      const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as ReplayReport;
+      expect(report.status).toBe('deadline_exceeded');
+      expect(report.totals.not_executed_by_reason.deadline).toBeGreaterThan(0);
+      expectCountsAddUp(report);
+    } finally {
+      await db.drop();
+    }
+  });
+
   it('fails with exit 3 naming the file and line when setup SQL fails', async () => {
     const db = await freshDatabase();
     const setup = path.join(tmp, 'broken-schema.sql');
@@ -338,6 +370,32 @@ describe('replay against the shared server', () => {
   });
 });
 
+describe('replay when the server dies', () => {
+  it('reports server_unavailable and exits 3 when the server is killed mid-replay', async () => {
+    const server = await startPostgres();
+    try {
+      let killed = false;
+      const run = await cli(
+        ['replay', '--workload', shop('workload.wkl'), '--database-url', server.url, '--setup', shop('schema.sql'), '--seed', shop('seed.sql')],
+        {
+          onStderr(soFar) {
+            if (!killed && soFar.includes('replaying against')) {
+              killed = true;
+              setTimeout(() => server.kill('SIGKILL'), 1_000);
+            }
+          },
+        },
+      );
+      expect(killed, run.stderr).toBe(true);
+      expect(run.code, run.stderr).toBe(ExitCode.Infrastructure);
+      expect(run.stdout).toMatch(/^status\s+SERVER_UNAVAILABLE/m);
+      expect(run.stderr).toMatch(/error: the replay stopped because the server went away \(.+\); check its log, memory and disk/);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('replay on a server the CLI starts', () => {
   it('--provision embedded: starts PostgreSQL from npm, replays, and removes the server', async () => {
     const run = await cli([
@@ -365,7 +423,8 @@ describe('replay on a server the CLI starts', () => {
   it('on SIGTERM mid-replay: stops the replay and the server, exits 130', async () => {
     let signalled = false;
     const run = await cli(
-      ['replay', '--workload', shop('workload.wkl'), '--provision', 'local', '--setup', shop('schema.sql'), '--seed', shop('seed.sql')],
+      // local when the machine has PostgreSQL (faster to start), else embedded.
+      ['replay', '--workload', shop('workload.wkl'), '--provision', localMajors().length > 0 ? 'local' : 'embedded', '--setup', shop('schema.sql'), '--seed', shop('seed.sql')],
       {
         onStderr(soFar, child) {
           if (!signalled && soFar.includes('replaying against')) {

@@ -51,9 +51,13 @@ function usage(): string {
 export async function run(argv: string[], io: Io = processIo()): Promise<ExitCode> {
   try {
     const [name, ...rest] = argv;
-    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    if (name === undefined) {
+      io.stderr.write(usage());
+      return ExitCode.BadInput;
+    }
+    if (name === '--help' || name === '-h' || name === 'help') {
       io.stdout.write(usage());
-      return name === undefined ? ExitCode.BadInput : ExitCode.Ok;
+      return ExitCode.Ok;
     }
     if (name === '--version' || name === '-V') {
       io.stdout.write(`${packageJson.version}\n`);
@@ -70,6 +74,9 @@ export async function run(argv: string[], io: Io = processIo()): Promise<ExitCod
     }
     return await chosen.execute(values, io);
   } catch (error) {
+    if (!(error instanceof CliError) && error instanceof Error && error.stack && debugEnabled(io)) {
+      io.stderr.write(`${error.stack}\n`);
+    }
     io.stderr.write(`error: ${describeError(error)}\n`);
     return exitCodeOf(error);
   }
@@ -77,9 +84,13 @@ export async function run(argv: string[], io: Io = processIo()): Promise<ExitCod
 
 function describeError(error: unknown): string {
   if (error instanceof CliError) return oneLine(error.message);
-  // Not ours: a bug. Say so, with the stack for the report (stderr only).
-  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  return `unexpected failure (a bug in pg-retest-action; please report it): ${detail}`;
+  // Not ours: a bug. Say so; the stack is printed above with PG_RETEST_DEBUG=1.
+  const detail = error instanceof Error ? error.message : String(error);
+  return `unexpected failure: ${oneLine(detail)}; this is a bug in pg-retest-action, please report it (PG_RETEST_DEBUG=1 shows the stack)`;
+}
+
+function debugEnabled(io: Io): boolean {
+  return io.env.PG_RETEST_DEBUG === '1' || io.env.RUNNER_DEBUG === '1';
 }
 
 function oneLine(text: string): string {

@@ -16,8 +16,6 @@ export interface ReplayOutcome {
 export interface OutcomeContext {
   /** The deadline given, in seconds, to name it in the message. */
   deadlineS?: number;
-  /** The log of a server we started, worth reading when it died. */
-  serverLog?: string;
 }
 
 /**
@@ -35,9 +33,8 @@ export function replayOutcome(report: ReplayReport, context: OutcomeContext = {}
       return {
         exitCode: ExitCode.Infrastructure,
         problem:
-          `the server stopped answering during the replay${detail}; ` +
-          (context.serverLog ? `see its log (${context.serverLog}) and ` : '') +
-          'check its memory and disk, then run again',
+          `the replay stopped because the server went away (${report.message ?? 'it stopped answering'}); ` +
+          'check its log, memory and disk, then run again',
       };
     case 'deadline_exceeded':
       return {

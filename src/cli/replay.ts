@@ -63,8 +63,9 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
 
     const outcome = replayOutcome(report, {
       deadlineS: config.deadlineMs === undefined ? undefined : config.deadlineMs / 1000,
-      serverLog: server.kind === 'database-url' ? undefined : server.logFile,
     });
+    // The log of a server we started is removed with it: show its end while it still exists.
+    if (report.status === 'server_unavailable' && server.logFile) showLogTail(server.logFile, io);
     if (config.pgRetestResultsFile && !fs.existsSync(config.pgRetestResultsFile) && outcome.exitCode === 0) {
       throw new InputError(
         `option --pg-retest-results: the engine did not write ${config.pgRetestResultsFile}; this build of the engine cannot write pg-retest results yet`,
@@ -164,6 +165,17 @@ async function runEngine(config: ReplayConfig, workload: Workload, url: string, 
   } finally {
     progress.finish();
   }
+}
+
+function showLogTail(file: string, io: Io, lines = 20): void {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8').trimEnd();
+  } catch {
+    return;
+  }
+  if (!text) return;
+  io.stderr.write(`last lines of the server log:\n${text.split('\n').slice(-lines).map((line) => `  ${line}`).join('\n')}\n`);
 }
 
 function writeJson(file: string, report: ReplayReport): void {
