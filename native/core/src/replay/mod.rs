@@ -104,8 +104,10 @@ impl Default for ReplayOptions {
 pub enum ReplayError {
     #[error("invalid replay option: {0}")]
     InvalidOption(String),
-    #[error("invalid connection string: {0}; use a postgres:// URL or key=value pairs")]
+    #[error("{0}; use a postgres:// URL or key=value pairs")]
     Conninfo(String),
+    #[error("the replay was cancelled before it started")]
+    Cancelled,
     #[error("cannot connect to PostgreSQL at {target}: {message}{hint}")]
     Connect {
         target: String,
@@ -293,6 +295,11 @@ fn validate(opts: &ReplayOptions) -> Result<(), ReplayError> {
             "max_connections must be at least 1".into(),
         ));
     }
+    if opts.progress_interval.is_zero() {
+        return Err(ReplayError::InvalidOption(
+            "progress interval must be positive".into(),
+        ));
+    }
     if opts.statement_timeout == Some(Duration::ZERO) {
         return Err(ReplayError::InvalidOption(
             "statement timeout must be positive (leave it unset for none)".into(),
@@ -321,8 +328,9 @@ pub async fn replay(
     // Preflight: one connection before any session, so a wrong password or a dead server is one
     // clear error instead of N refused sessions.
     let target = describe_target(&pg_config);
+    // Preflight retries briefly (a server that is still starting), never longer than asked.
     let preflight_policy = RetryPolicy {
-        window: Duration::from_secs(5),
+        window: opts.connect.window.min(Duration::from_secs(5)),
         ..opts.connect
     };
     let server_version = match connect_with_retry(&tls, &pg_config, preflight_policy, &cancel, 1)
@@ -342,6 +350,7 @@ pub async fn replay(
                 });
             v.unwrap_or_else(|| "unknown".into())
         }
+        Err(r) if r.cancelled => return Err(ReplayError::Cancelled),
         Err(r) => {
             let hint = hint_for(r.failure.sqlstate.as_deref(), &r.failure.message);
             return Err(ReplayError::Connect {
