@@ -242,6 +242,7 @@ describe('replay against the shared server', () => {
     const db = await freshDatabase();
     const reportFile = path.join(tmp, 'shop-report.json');
     const resultsFile = path.join(tmp, 'shop-results.jsonl');
+    const pgRetestFile = path.join(tmp, 'shop-pg-retest-results.wkl');
     try {
       const run = await cli([
         'replay',
@@ -259,6 +260,8 @@ describe('replay against the shared server', () => {
         reportFile,
         '--results',
         resultsFile,
+        '--pg-retest-results',
+        pgRetestFile,
       ]);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toMatch(/^status\s+completed in /m);
@@ -287,6 +290,11 @@ describe('replay against the shared server', () => {
 
       const lines = fs.readFileSync(resultsFile, 'utf8').trim().split('\n');
       expect(lines).toHaveLength(report.totals.captured + 2); // header, statements, summary
+
+      // pg-retest's results format: a .wkl, but not a workload, and inspect says so.
+      const inspected = await cli(['inspect', pgRetestFile]);
+      expect(inspected.code).toBe(ExitCode.BadInput);
+      expect(inspected.stderr).toContain('this is a pg-retest replay results file (12 sessions');
     } finally {
       await db.drop();
     }

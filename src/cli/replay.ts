@@ -66,11 +66,6 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
     });
     // The log of a server we started is removed with it: show its end while it still exists.
     if (report.status === 'server_unavailable' && server.logFile) showLogTail(server.logFile, io);
-    if (config.pgRetestResultsFile && !fs.existsSync(config.pgRetestResultsFile) && outcome.exitCode === 0) {
-      throw new InputError(
-        `option --pg-retest-results: the engine did not write ${config.pgRetestResultsFile}; this build of the engine cannot write pg-retest results yet`,
-      );
-    }
     if (outcome.problem) io.stderr.write(`error: ${redact(outcome.problem, passwordOf(url))}\n`);
     return outcome.exitCode;
   } finally {
@@ -142,7 +137,7 @@ async function getServer(config: ReplayConfig, workload: Workload, logger: Logge
 }
 
 async function runEngine(config: ReplayConfig, workload: Workload, url: string, io: Io, signal: AbortSignal): Promise<ReplayReport> {
-  const options: ReplayOptions & { pgRetestResultsPath?: string } = {
+  const options: ReplayOptions = {
     conninfo: url,
     speed: config.speed,
     readOnly: config.readOnly,
