@@ -12,6 +12,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tokenize } from '../src/cli/argv.js';
+import { replayCommand } from '../src/cli/replay-options.js';
 import { replayOutcome } from '../src/cli/replay-outcome.js';
 import { ExitCode } from '../src/exit-codes.js';
 import { splitSql } from '../src/provision/sql-script.js';
@@ -530,6 +532,15 @@ describe('building blocks', () => {
   it('refuses psql meta-commands and COPY FROM STDIN, with their line', () => {
     expect(splitSql('SELECT 1;\n\\i other.sql\n')).toMatchObject({ ok: false, line: 2 });
     expect(splitSql('SELECT 1;\nCOPY t (a) FROM stdin;\n1\n\\.\n')).toMatchObject({ ok: false, line: 2 });
+  });
+
+  it('takes several --setup files after one option, and repeated options, in order', () => {
+    const { values } = tokenize('replay', ['--setup', 'a.sql', 'b.sql', '--seed', 's.sql', '--setup=c.sql', '--read-only'], replayCommand.options);
+    expect(values).toEqual({ setup: ['a.sql', 'b.sql', 'c.sql'], seed: 's.sql', 'read-only': true });
+    expect(() => tokenize('replay', ['--speed', '1', '--speed', '2'], replayCommand.options)).toThrow(/--speed is given more than once/);
+    expect(() => tokenize('replay', ['--read-only=yes'], replayCommand.options)).toThrow(/--read-only takes no value/);
+    expect(() => tokenize('replay', ['--seed'], replayCommand.options)).toThrow(/--seed needs a value/);
+    expect(() => tokenize('replay', ['stray'], replayCommand.options)).toThrow(/unexpected argument 'stray'/);
   });
 
   it('masks passwords in URLs', () => {
