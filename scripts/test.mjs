@@ -1,0 +1,269 @@
+// The one test command (`npm test`): builds what the tests need, starts one
+// throwaway PostgreSQL server, runs the Rust tests and the vitest suite against
+// it, stops it, and ends with one line of totals: `N passed, N failed`.
+//
+//   node scripts/test.mjs [--skip-build] [--skip-cargo] [--skip-vitest] [vitest args...]
+//
+// Steps that fail without reporting test results (a build error, a runner that
+// crashes or cannot start) count as one failure each, so the totals never say
+// "0 failed" for a run that did not work. The exit status is 0 only when every
+// step ran and nothing failed. See docs/testing.md.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const argv = process.argv.slice(2);
+const flags = new Set(argv.filter((arg) => arg.startsWith('--skip-')));
+const vitestArgs = argv.filter((arg) => !arg.startsWith('--skip-'));
+for (const flag of flags) {
+  if (!['--skip-build', '--skip-cargo', '--skip-vitest'].includes(flag)) {
+    console.error(`test: unknown option ${flag}`);
+    process.exit(2);
+  }
+}
+
+/**
+ * One entry per step; `runner` marks the test runners, whose counts are shown.
+ * @type {{ name: string, runner?: boolean, passed: number, failed: number, skipped: number, note: string }[]}
+ */
+const results = [];
+/** The child currently running, so that an interrupt can be passed on. */
+let running;
+let interrupted = false;
+
+/**
+ * How long one step may take before it is stopped and counted as failed, so
+ * that a hung test cannot use up CI's whole time budget.
+ */
+const STEP_TIMEOUT_MS = Number(process.env.PG_RETEST_TEST_STEP_TIMEOUT_MIN || 30) * 60_000;
+/** After SIGTERM, how long a step's processes get before SIGKILL. */
+const KILL_GRACE_MS = 15_000;
+
+/**
+ * Signals a step's whole process group: cargo's test binaries, and the test
+ * servers' supervisors (which shut their servers down on SIGTERM), would
+ * otherwise outlive it.
+ */
+function signalGroup(child, signal) {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // group already gone
+  }
+}
+
+function stopStep(child) {
+  signalGroup(child, 'SIGTERM');
+  setTimeout(() => signalGroup(child, 'SIGKILL'), KILL_GRACE_MS).unref();
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    interrupted = true;
+    if (running) stopStep(running);
+  });
+}
+
+function heading(text) {
+  console.log(`\n=== ${text} ===`);
+}
+
+/**
+ * Runs a command in a process group of its own, with its output shown live;
+ * `onLine` sees each stdout line.
+ * @returns {Promise<{ code: number | null, signal: string | null, error?: Error, timedOut?: boolean }>}
+ */
+function run(command, args, { env = process.env, onLine } = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      cwd: root,
+      env,
+      detached: true,
+      stdio: ['ignore', onLine ? 'pipe' : 'inherit', 'inherit'],
+    });
+    running = child;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      console.error(`\ntest: ${command} ${args.join(' ')} still running after ${STEP_TIMEOUT_MS / 60_000} min; stopping it`);
+      stopStep(child);
+    }, STEP_TIMEOUT_MS);
+    let pending = '';
+    if (onLine) {
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk) => {
+        process.stdout.write(chunk);
+        pending += chunk;
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) onLine(line);
+      });
+    }
+    let done = false;
+    const finish = (outcome) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      running = undefined;
+      if (onLine && pending) onLine(pending);
+      pending = '';
+      resolve({ ...outcome, timedOut });
+    };
+    child.once('error', (error) => finish({ code: null, signal: null, error }));
+    child.once('exit', (code, signal) => {
+      // Normally stdout closes right after; a leftover grandchild may hold it
+      // open, and must not keep this script waiting.
+      const grace = setTimeout(() => {
+        child.stdout?.destroy();
+        finish({ code, signal });
+      }, 5_000);
+      if (!child.stdout || child.stdout.readableEnded || child.stdout.destroyed) {
+        clearTimeout(grace);
+        finish({ code, signal });
+      } else {
+        child.stdout.once('close', () => {
+          clearTimeout(grace);
+          finish({ code, signal });
+        });
+      }
+    });
+  });
+}
+
+function describeExit({ code, signal, error, timedOut }) {
+  if (error) return `could not start: ${error.message}`;
+  if (timedOut) return `timed out after ${STEP_TIMEOUT_MS / 60_000} min`;
+  if (interrupted) return 'interrupted';
+  return signal ? `killed by ${signal}` : `exit ${code}`;
+}
+
+/** A step that produces no test counts: one failure if it did not succeed. */
+async function step(name, command, args) {
+  if (interrupted) return;
+  heading(name);
+  const outcome = await run(command, args);
+  const ok = !outcome.error && outcome.code === 0;
+  results.push({ name, passed: 0, failed: ok ? 0 : 1, skipped: 0, note: ok ? 'ok' : `failed (${describeExit(outcome)})` });
+}
+
+const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+
+async function cargoTests(env) {
+  if (interrupted) return;
+  heading('cargo test --workspace');
+  const counts = { passed: 0, failed: 0, skipped: 0, suites: 0 };
+  const outcome = await run('cargo', ['test', '--workspace', '--no-fail-fast'], {
+    env,
+    onLine(raw) {
+      const line = raw.replace(ANSI, '');
+      const match = /^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/.exec(line);
+      if (!match) return;
+      counts.suites += 1;
+      counts.passed += Number(match[1]);
+      counts.failed += Number(match[2]);
+      counts.skipped += Number(match[3]);
+    },
+  });
+  let note = `${counts.suites} test binaries, ${describeExit(outcome)}`;
+  let { failed } = counts;
+  if ((outcome.error || outcome.code !== 0) && failed === 0) {
+    // cargo failed without a failing test: it did not compile, or a test binary crashed.
+    failed = 1;
+    note = `cargo failed without a test failure (${describeExit(outcome)}): see its output above`;
+  }
+  results.push({ name: 'cargo test', runner: true, passed: counts.passed, failed, skipped: counts.skipped, note });
+}
+
+async function vitestTests(env) {
+  if (interrupted) return;
+  heading('vitest run');
+  const vitest = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
+  const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-vitest-')), 'report.json');
+  const outcome = await run(
+    process.execPath,
+    [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs],
+    { env },
+  );
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  let note = describeExit(outcome);
+  try {
+    const json = JSON.parse(fs.readFileSync(report, 'utf8'));
+    passed = json.numPassedTests;
+    failed = json.numFailedTests;
+    skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
+    // A test file that fails to load has no tests to count; count the file.
+    const brokenFiles = json.testResults.filter((file) => file.status === 'failed' && file.assertionResults.length === 0);
+    failed += brokenFiles.length;
+    if (brokenFiles.length) note += `, ${brokenFiles.length} test file(s) failed to load`;
+  } catch (err) {
+    note = `no JSON report (${err.code === 'ENOENT' ? 'not written' : err.message}), ${note}`;
+  } finally {
+    fs.rmSync(path.dirname(report), { recursive: true, force: true });
+  }
+  if ((outcome.error || outcome.code !== 0) && failed === 0) {
+    failed = 1;
+    note = `vitest failed without a test failure (${note}): see its output above`;
+  }
+  results.push({ name: 'vitest', runner: true, passed, failed, skipped, note });
+}
+
+async function main() {
+  if (!flags.has('--skip-build')) {
+    await step('build:native', 'npm', ['run', '--silent', 'build:native']);
+    await step('build:ts (typecheck)', 'npm', ['run', '--silent', 'build:ts']);
+  }
+
+  const env = { ...process.env };
+  let server;
+  if (!interrupted && !(flags.has('--skip-cargo') && flags.has('--skip-vitest'))) {
+    if (env.PG_RETEST_TEST_URL) {
+      heading('PostgreSQL: using PG_RETEST_TEST_URL from the environment');
+    } else {
+      heading('PostgreSQL: starting a throwaway server');
+      try {
+        const { startPostgres } = await import('../test/support/postgres.mjs');
+        server = await startPostgres();
+        env.PG_RETEST_TEST_URL = server.url;
+        console.log(`PostgreSQL ${server.version} (${server.source}) at ${server.url}`);
+      } catch (err) {
+        console.error(err instanceof Error ? err.message : err);
+        results.push({ name: 'test server', passed: 0, failed: 1, skipped: 0, note: 'could not start PostgreSQL' });
+      }
+    }
+  }
+
+  try {
+    if (env.PG_RETEST_TEST_URL) {
+      if (!flags.has('--skip-cargo')) await cargoTests(env);
+      if (!flags.has('--skip-vitest')) await vitestTests(env);
+    }
+  } finally {
+    if (server) await server.stop();
+  }
+
+  if (interrupted) results.push({ name: 'interrupted', passed: 0, failed: 1, skipped: 0, note: 'stopped by a signal' });
+
+  heading('summary');
+  for (const r of results) {
+    const counts = r.runner ? `${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped; ` : '';
+    console.log(`${r.name}: ${counts}${r.note}`);
+  }
+  const passed = results.reduce((sum, r) => sum + r.passed, 0);
+  const failed = results.reduce((sum, r) => sum + r.failed, 0);
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  },
+);
