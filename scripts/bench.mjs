@@ -1,0 +1,676 @@
+// The replay benchmark (`npm run bench`): figures, not a pass/fail test.
+//
+//   node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--out FILE]
+//
+// Starts one throwaway PostgreSQL server (initdb in a temporary directory, a free port on
+// 127.0.0.1), loads it with `pgbench -i -s 10`, then alternates
+//   A = pgbench -S -M simple -c 16 -j 2 -T S -n
+//   B = our replay, speed 0, of a .wkl workload of the same point selects over 16 sessions,
+//       sized (by a short calibration replay) to last about S seconds
+// N times each, and reports q/s, the ratio ours/pgbench, client CPU per 100k statements and
+// peak RSS. Then it measures the peak RSS of loading and replaying 320k and 1M statements.
+// The server is always stopped and the directory removed, also on error or Ctrl-C.
+// Results go to stdout and to target/bench/bench-results.json. See docs/benchmark.md.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const rusageWrapper = path.join(root, 'scripts', 'bench', 'rusage.py');
+const exampleBin = path.join(root, 'target', 'release', 'examples', 'bench_replay');
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+const settings = {
+  pairs: 2,
+  seconds: 15,
+  build: true,
+  memory: true,
+  out: path.join(root, 'target', 'bench', 'bench-results.json'),
+};
+{
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) usage(`${arg} needs a value`);
+      return argv[++i];
+    };
+    if (arg === '--pairs') settings.pairs = positiveInt(arg, value());
+    else if (arg === '--seconds') settings.seconds = positiveInt(arg, value());
+    else if (arg === '--skip-build') settings.build = false;
+    else if (arg === '--no-memory') settings.memory = false;
+    else if (arg === '--out') settings.out = path.resolve(value());
+    else if (arg === '-h' || arg === '--help') usage();
+    else usage(`unknown option ${arg}`);
+  }
+}
+
+function usage(problem) {
+  if (problem) console.error(`bench: ${problem}`);
+  console.error(
+    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--out FILE]',
+  );
+  process.exit(problem ? 2 : 0);
+}
+
+function positiveInt(name, text) {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) usage(`${name} must be a positive integer, got ${text}`);
+  return n;
+}
+
+const SESSIONS = 16;
+const CALIBRATION_STATEMENTS = 48_000;
+const MEMORY_SIZES = [320_000, 1_000_000];
+const TARGETS = { ratio: 1.0, rss320kMB: 50, rss1MMB: 150 };
+
+// ---------------------------------------------------------------------------------------------
+// Processes, interrupts and cleanup
+
+class BenchError extends Error {}
+
+/** The child currently running, so that an interrupt can be passed on. */
+let running;
+let interrupted = false;
+/** Server state, for cleanup. */
+const server = { dir: undefined, child: undefined, pid: undefined, stopped: false };
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    if (interrupted) {
+      // Second interrupt: stop at once.
+      emergencyCleanup();
+      process.exit(130);
+    }
+    interrupted = true;
+    console.error(`\nbench: ${signal} received, stopping (again to force)`);
+    running?.kill('SIGINT');
+  });
+}
+process.on('exit', emergencyCleanup);
+
+/** Synchronous last resort: never leave a server or its directory behind. */
+function emergencyCleanup() {
+  if (server.pid && !server.stopped && alive(server.pid)) {
+    try {
+      process.kill(server.pid, 'SIGQUIT');
+    } catch {
+      // already gone
+    }
+  }
+  if (server.dir && !server.stopped) {
+    // The server may still hold files for a moment; removal is best effort here.
+    try {
+      fs.rmSync(server.dir, { recursive: true, force: true });
+    } catch {
+      // ignore
+    }
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function checkInterrupted() {
+  if (interrupted) throw new BenchError('interrupted');
+}
+
+/**
+ * Runs a command to completion. stdout is captured (and echoed when `echo`), stderr is shown.
+ * @returns {Promise<{ code: number | null, signal: string | null, stdout: string }>}
+ */
+function run(command, args, { echo = false, quiet = false, env = process.env } = {}) {
+  checkInterrupted();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', quiet ? 'pipe' : 'inherit'],
+    });
+    running = child;
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      if (echo) process.stdout.write(chunk);
+    });
+    if (quiet) {
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+    }
+    child.once('error', (error) => {
+      running = undefined;
+      reject(new BenchError(`cannot run ${command}: ${error.message}`));
+    });
+    child.once('close', (code, signal) => {
+      running = undefined;
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+async function mustRun(what, command, args, options) {
+  const r = await run(command, args, options);
+  checkInterrupted();
+  if (r.code !== 0) {
+    const detail = [r.stderr, r.stdout].filter(Boolean).join('\n').trim().split('\n').slice(-15);
+    throw new BenchError(
+      `${what} failed (${r.signal ? `signal ${r.signal}` : `exit code ${r.code}`})` +
+        (detail.length && detail[0] ? `:\n  ${detail.join('\n  ')}` : ''),
+    );
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+
+function which(name) {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const file = path.join(dir, name);
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** The directory holding initdb, postgres and pgbench. */
+function findPgBin() {
+  const candidates = [];
+  if (process.env.PG_BINDIR) candidates.push(process.env.PG_BINDIR);
+  const pgConfig = which('pg_config');
+  if (pgConfig) {
+    const r = spawnSync(pgConfig, ['--bindir'], { encoding: 'utf8' });
+    if (r.status === 0) candidates.push(r.stdout.trim());
+  }
+  try {
+    const versions = fs
+      .readdirSync('/usr/lib/postgresql')
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
+    for (const v of versions) candidates.push(`/usr/lib/postgresql/${v}/bin`);
+  } catch {
+    // not a Debian layout
+  }
+  const initdb = which('initdb');
+  if (initdb) candidates.push(path.dirname(initdb));
+  const needed = ['initdb', 'postgres', 'pgbench', 'pg_isready', 'createdb'];
+  for (const dir of candidates) {
+    if (needed.every((n) => fs.existsSync(path.join(dir, n)))) return dir;
+  }
+  throw new BenchError(
+    `cannot find PostgreSQL's ${needed.join(', ')} (looked in ${candidates.join(', ') || 'nothing: no pg_config, /usr/lib/postgresql or initdb on PATH'}).\n` +
+      '  Install the PostgreSQL server and client packages (e.g. apt-get install postgresql postgresql-contrib)\n' +
+      '  or point PG_BINDIR at the directory that holds initdb, postgres and pgbench.',
+  );
+}
+
+function findTools() {
+  const bin = findPgBin();
+  const python = which('python3');
+  if (!python) throw new BenchError('python3 is needed to measure pgbench CPU time; install python3');
+  const runuser = isRoot ? which('runuser') ?? ['/usr/sbin/runuser', '/sbin/runuser'].find((f) => fs.existsSync(f)) : undefined;
+  if (isRoot && !runuser) {
+    throw new BenchError('running as root: initdb/postgres must run as another user, and runuser is missing');
+  }
+  if (isRoot && spawnSync('id', ['-u', 'postgres']).status !== 0) {
+    throw new BenchError('running as root: initdb/postgres must run as user "postgres", which does not exist');
+  }
+  const version = spawnSync(path.join(bin, 'postgres'), ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const pgbenchVersion = spawnSync(path.join(bin, 'pgbench'), ['--version'], { encoding: 'utf8' }).stdout.trim();
+  return {
+    bin,
+    python,
+    runuser,
+    version,
+    pgbenchVersion,
+    exe: (name) => path.join(bin, name),
+    /** initdb and postgres refuse to run as root. */
+    asServerUser: (name, args) =>
+      isRoot ? [runuser, ['-u', 'postgres', '--', path.join(bin, name), ...args]] : [path.join(bin, name), args],
+  };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The throwaway server
+
+const SERVER_SETTINGS = [
+  'listen_addresses=127.0.0.1',
+  'max_connections=60',
+  'shared_buffers=256MB',
+  'fsync=off',
+  'synchronous_commit=off',
+  'full_page_writes=off',
+  'autovacuum=off',
+  'logging_collector=off',
+];
+
+async function startServer(tools) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-bench-'));
+  server.dir = dir;
+  const data = path.join(dir, 'data');
+  const work = path.join(dir, 'work');
+  fs.mkdirSync(work);
+  if (isRoot) {
+    const uid = Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim());
+    const gid = Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim());
+    fs.chownSync(dir, uid, gid);
+  }
+  const [initdb, initArgs] = tools.asServerUser('initdb', [
+    '-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '-N',
+  ]);
+  await mustRun('initdb', initdb, initArgs, { quiet: true });
+
+  const port = await freePort();
+  const logFile = path.join(dir, 'server.log');
+  const logFd = fs.openSync(logFile, 'a');
+  const [postgres, pgArgs] = tools.asServerUser('postgres', [
+    '-D', data, '-p', String(port), '-k', dir,
+    ...SERVER_SETTINGS.flatMap((s) => ['-c', s]),
+  ]);
+  const child = spawn(postgres, pgArgs, { stdio: ['ignore', logFd, logFd] });
+  fs.closeSync(logFd);
+  server.child = child;
+  let exited = false;
+  child.once('close', () => (exited = true));
+  child.once('error', () => (exited = true));
+
+  const logTail = () => {
+    try {
+      return fs.readFileSync(logFile, 'utf8').trim().split('\n').slice(-10).join('\n  ');
+    } catch {
+      return '(no log)';
+    }
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    checkInterrupted();
+    if (exited) throw new BenchError(`the PostgreSQL server exited at start-up:\n  ${logTail()}`);
+    const r = spawnSync(tools.exe('pg_isready'), ['-q', '-h', '127.0.0.1', '-p', String(port)]);
+    if (r.status === 0) break;
+    if (Date.now() > deadline) throw new BenchError(`the PostgreSQL server did not start within 30 s:\n  ${logTail()}`);
+    await sleep(200);
+  }
+  try {
+    server.pid = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    server.pid = undefined;
+  }
+  return { dir, work, port, logFile };
+}
+
+/** Fast shutdown, then immediate, then kill; removes the directory. */
+async function stopServer() {
+  if (!server.dir || server.stopped) return;
+  const pid = server.pid;
+  const child = server.child;
+  const gone = () => (pid ? !alive(pid) : true) && (!child || child.exitCode !== null || child.signalCode !== null);
+  const waitGone = async (ms) => {
+    const until = Date.now() + ms;
+    while (!gone() && Date.now() < until) await sleep(100);
+    return gone();
+  };
+  const signal = (sig) => {
+    try {
+      if (pid && alive(pid)) process.kill(pid, sig);
+      else child?.kill(sig);
+    } catch {
+      // already gone
+    }
+  };
+  if (!gone()) {
+    signal('SIGINT');
+    if (!(await waitGone(15_000))) {
+      signal('SIGQUIT');
+      if (!(await waitGone(5_000))) {
+        signal('SIGKILL');
+        child?.kill('SIGKILL');
+        await waitGone(5_000);
+      }
+    }
+  }
+  server.stopped = true;
+  fs.rmSync(server.dir, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurements
+
+const loadavg = () => Number(os.loadavg()[0].toFixed(2));
+
+async function generate(work, statements) {
+  const file = path.join(work, `select-${statements}.wkl`);
+  const r = await mustRun(`generating a ${statements}-statement workload`, exampleBin, [
+    'gen', '--out', file, '--statements', String(statements), '--sessions', String(SESSIONS), '--seed', String(statements),
+  ]);
+  const info = lastJson(r.stdout, 'bench_replay gen');
+  console.log(
+    `  generated ${file} (${statements} statements, ${SESSIONS} sessions, ${(info.file_bytes / 1e6).toFixed(1)} MB) in ${info.seconds.toFixed(1)} s`,
+  );
+  return file;
+}
+
+function lastJson(stdout, what) {
+  const line = stdout.trim().split('\n').filter(Boolean).pop();
+  try {
+    return JSON.parse(line);
+  } catch {
+    throw new BenchError(`${what} did not print a JSON line (got ${JSON.stringify(line)})`);
+  }
+}
+
+async function measured(what, work, command, args) {
+  const usageFile = path.join(work, `rusage-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
+  const r = await run(python(), [rusageWrapper, usageFile, '--', command, ...args], { quiet: true });
+  checkInterrupted();
+  let usage;
+  try {
+    usage = JSON.parse(fs.readFileSync(usageFile, 'utf8'));
+  } catch {
+    usage = undefined;
+  }
+  if (r.code !== 0 || !usage) {
+    const detail = [r.stdout, r.stderr].filter(Boolean).join('\n').trim().split('\n').slice(-15);
+    throw new BenchError(`${what} failed (${r.signal ? `signal ${r.signal}` : `exit code ${r.code}`}):\n  ${detail.join('\n  ')}`);
+  }
+  return { stdout: r.stdout, stderr: r.stderr, usage };
+}
+
+let pythonPath;
+const python = () => pythonPath;
+
+async function runPgbench(ctx, label) {
+  const load = loadavg();
+  const args = [
+    '-h', '127.0.0.1', '-p', String(ctx.port), '-U', 'postgres',
+    '-S', '-M', 'simple', '-c', String(SESSIONS), '-j', '2', '-T', String(settings.seconds), '-n', 'bench',
+  ];
+  const { stdout, usage } = await measured(`pgbench (${label})`, ctx.work, ctx.tools.exe('pgbench'), args);
+  const tps = stdout.match(/tps = ([\d.]+) \(without initial connection time\)/);
+  const processed = stdout.match(/number of transactions actually processed: (\d+)/);
+  const failed = stdout.match(/number of failed transactions: (\d+)/);
+  if (!tps || !processed) throw new BenchError(`cannot read pgbench's results (${label}):\n${stdout}`);
+  if (failed && Number(failed[1]) !== 0) throw new BenchError(`pgbench reported ${failed[1]} failed transactions (${label})`);
+  const statements = Number(processed[1]);
+  const result = {
+    label,
+    tool: 'pgbench',
+    statements,
+    qps: Number(tps[1]),
+    cpu_s: usage.cpu_s,
+    cpu_user_s: usage.user_s,
+    cpu_sys_s: usage.sys_s,
+    cpu_per_100k_s: (usage.cpu_s / statements) * 1e5,
+    peak_rss_mb: (usage.max_rss_kb * 1024) / 1e6,
+    wall_s: usage.wall_s,
+    loadavg_before: load,
+  };
+  printRun(result);
+  return result;
+}
+
+async function runOurs(ctx, label, file, statements) {
+  const load = loadavg();
+  const conninfo = `host=127.0.0.1 port=${ctx.port} user=postgres dbname=bench sslmode=disable`;
+  const { stdout, usage } = await measured(`our replay (${label})`, ctx.work, exampleBin, [
+    'replay', '--wkl', file, '--conninfo', conninfo, '--expect', String(statements),
+  ]);
+  const j = lastJson(stdout, 'bench_replay replay');
+  if (j.status !== 'completed' || j.ok !== statements || j.errors !== 0) {
+    throw new BenchError(`our replay (${label}) did not run cleanly: ${JSON.stringify(j)}`);
+  }
+  const result = {
+    label,
+    tool: 'pg-retest',
+    statements: j.ok,
+    qps: j.qps,
+    qps_including_load: j.qps_including_load,
+    load_s: j.load_s,
+    replay_wall_s: j.replay_wall_s,
+    cpu_s: j.cpu_s,
+    cpu_user_s: j.cpu_user_s,
+    cpu_sys_s: j.cpu_sys_s,
+    cpu_load_s: j.cpu_load_s,
+    cpu_per_100k_s: (j.cpu_s / j.ok) * 1e5,
+    cpu_replay_per_100k_s: ((j.cpu_s - j.cpu_load_s) / j.ok) * 1e5,
+    cpu_s_wrapper: usage.cpu_s,
+    peak_rss_mb: (j.peak_rss_kb * 1024) / 1e6,
+    peak_rss_after_load_mb: (j.peak_rss_after_load_kb * 1024) / 1e6,
+    workload_heap_mb: j.workload_heap_bytes / 1e6,
+    distinct_texts: j.distinct_texts,
+    latency_us: j.latency_us,
+    wall_s: usage.wall_s,
+    loadavg_before: load,
+  };
+  printRun(result);
+  return result;
+}
+
+function printRun(r) {
+  const parts = [
+    `  ${r.label.padEnd(12)} ${r.tool.padEnd(9)}`,
+    `${fmt(r.qps, 0).padStart(7)} q/s`,
+    `${r.statements} stmts`,
+    `CPU ${fmt(r.cpu_s, 2)} s = ${fmt(r.cpu_per_100k_s, 2)} s/100k`,
+    `peak RSS ${fmt(r.peak_rss_mb, 1)} MB`,
+  ];
+  if (r.tool === 'pg-retest') {
+    parts.push(`load ${fmt(r.load_s, 2)} s (CPU ${fmt(r.cpu_load_s, 2)} s)`);
+    parts.push(`${fmt(r.qps_including_load, 0)} q/s incl. load`);
+  }
+  parts.push(`loadavg ${r.loadavg_before}`);
+  console.log(parts.join(', '));
+}
+
+const fmt = (n, digits) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function main() {
+  const startedAt = new Date();
+  console.log('=== pg-retest replay benchmark ===');
+  const tools = findTools();
+  pythonPath = tools.python;
+  const machine = {
+    cpus: os.cpus().length,
+    cpu_model: os.cpus()[0]?.model ?? 'unknown',
+    memory_gib: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    postgres: tools.version,
+    pgbench: tools.pgbenchVersion,
+  };
+  const git = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: root, encoding: 'utf8' });
+  const revision = git.status === 0 ? git.stdout.trim() : 'unknown';
+  console.log(`machine: ${machine.cpus} CPUs (${machine.cpu_model}), ${machine.memory_gib} GiB, ${machine.os}`);
+  console.log(`revision: ${revision}`);
+  console.log(`server: ${tools.version} from ${tools.bin}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log('note: other work on this machine adds noise; runs alternate A B A B to spread it.');
+
+  if (settings.build) {
+    console.log('\n--- building the release example ---');
+    await mustRun('cargo build', 'cargo', ['build', '--release', '-p', 'pg-retest-core', '--example', 'bench_replay']);
+  }
+  if (!fs.existsSync(exampleBin)) {
+    throw new BenchError(`${exampleBin} is missing; run without --skip-build`);
+  }
+
+  console.log('\n--- starting a throwaway PostgreSQL server ---');
+  const srv = await startServer(tools);
+  const ctx = { ...srv, tools };
+  console.log(`  port ${srv.port}, data in ${srv.dir}, settings: ${SERVER_SETTINGS.join(' ')}`);
+  const pgUser = ['-h', '127.0.0.1', '-p', String(srv.port), '-U', 'postgres'];
+  await mustRun('createdb', tools.exe('createdb'), [...pgUser, 'bench']);
+  console.log('  pgbench -i -s 10 ...');
+  const initStarted = Date.now();
+  await mustRun('pgbench -i -s 10', tools.exe('pgbench'), [...pgUser, '-i', '-s', '10', '-q', 'bench'], { quiet: true });
+  console.log(`  initialised in ${((Date.now() - initStarted) / 1000).toFixed(1)} s`);
+
+  console.log('\n--- calibration (our replay) ---');
+  // The first replay also warms the caches (server and file system); both size the workload, since
+  // one short run on a shared machine can be far off.
+  const calFile = await generate(srv.work, CALIBRATION_STATEMENTS);
+  const warmup = await runOurs(ctx, 'warm-up', calFile, CALIBRATION_STATEMENTS);
+  const cal = await runOurs(ctx, 'calibration', calFile, CALIBRATION_STATEMENTS);
+  const calQps = (warmup.qps + cal.qps) / 2;
+  const statements = Math.max(SESSIONS * 1000, Math.round((calQps * settings.seconds) / SESSIONS) * SESSIONS);
+  console.log(`  ${fmt(calQps, 0)} q/s (mean of both) → ${statements} statements for ~${settings.seconds} s`);
+  const file = await generate(srv.work, statements);
+
+  console.log(`\n--- A/B runs: A = pgbench -S -M simple -c ${SESSIONS} -j 2 -T ${settings.seconds} -n, B = our replay (speed 0, ${SESSIONS} connections) ---`);
+  const pairs = [];
+  for (let i = 1; i <= settings.pairs; i++) {
+    const a = await runPgbench(ctx, `A${i}`);
+    const b = await runOurs(ctx, `B${i}`, file, statements);
+    const pair = {
+      pair: i,
+      pgbench: a,
+      ours: b,
+      ratio: b.qps / a.qps,
+      ratio_including_load: b.qps_including_load / a.qps,
+    };
+    console.log(`  pair ${i}: ours/pgbench = ${fmt(pair.ratio, 3)} (${fmt(pair.ratio_including_load, 3)} counting the load time)`);
+    pairs.push(pair);
+  }
+
+  const memory = [];
+  if (settings.memory) {
+    console.log(`\n--- memory: load + replay (speed 0, ${SESSIONS} sessions) ---`);
+    for (const n of MEMORY_SIZES) {
+      const f = await generate(srv.work, n);
+      const r = await runOurs(ctx, `mem-${n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`}`, f, n);
+      memory.push(r);
+      fs.rmSync(f, { force: true });
+    }
+  }
+
+  // Summary
+  const ratios = pairs.map((p) => p.ratio);
+  const pgCpu = mean(pairs.map((p) => p.pgbench.cpu_per_100k_s));
+  const ourCpu = mean(pairs.map((p) => p.ours.cpu_per_100k_s));
+  const ourReplayCpu = mean(pairs.map((p) => p.ours.cpu_replay_per_100k_s));
+  const summary = {
+    pgbench_qps_mean: mean(pairs.map((p) => p.pgbench.qps)),
+    ours_qps_mean: mean(pairs.map((p) => p.ours.qps)),
+    ratio_per_pair: ratios,
+    ratio_mean: mean(ratios),
+    ratio_including_load_mean: mean(pairs.map((p) => p.ratio_including_load)),
+    pgbench_cpu_per_100k_s: pgCpu,
+    ours_cpu_per_100k_s: ourCpu,
+    ours_cpu_replay_only_per_100k_s: ourReplayCpu,
+    ours_peak_rss_mb_ab_runs: Math.max(...pairs.map((p) => p.ours.peak_rss_mb)),
+    ab_statements: statements,
+  };
+  const mem320 = memory.find((m) => m.statements === 320_000);
+  const mem1m = memory.find((m) => m.statements === 1_000_000);
+  if (mem320) summary.peak_rss_mb_320k = mem320.peak_rss_mb;
+  if (mem1m) summary.peak_rss_mb_1m = mem1m.peak_rss_mb;
+  const targets = {
+    ratio_at_least_1: { target: `>= ${TARGETS.ratio}`, value: summary.ratio_mean, met: summary.ratio_mean >= TARGETS.ratio },
+    cpu_per_statement_at_most_pgbench: { target: `<= ${fmt(pgCpu, 3)} s/100k`, value: ourCpu, met: ourCpu <= pgCpu },
+  };
+  if (mem320) targets.rss_320k = { target: `<= ${TARGETS.rss320kMB} MB`, value: mem320.peak_rss_mb, met: mem320.peak_rss_mb <= TARGETS.rss320kMB };
+  if (mem1m) targets.rss_1m = { target: `<= ${TARGETS.rss1MMB} MB`, value: mem1m.peak_rss_mb, met: mem1m.peak_rss_mb <= TARGETS.rss1MMB };
+
+  console.log('\n=== summary ===');
+  const rows = [['run', 'tool', 'statements', 'q/s', 'CPU s', 'CPU s/100k', 'peak RSS MB', 'loadavg']];
+  for (const r of [warmup, cal, ...pairs.flatMap((p) => [p.pgbench, p.ours]), ...memory]) {
+    rows.push([r.label, r.tool, String(r.statements), fmt(r.qps, 0), fmt(r.cpu_s, 2), fmt(r.cpu_per_100k_s, 3), fmt(r.peak_rss_mb, 1), String(r.loadavg_before)]);
+  }
+  printTable(rows);
+  console.log('');
+  console.log(`q/s mean: pgbench ${fmt(summary.pgbench_qps_mean, 0)}, ours ${fmt(summary.ours_qps_mean, 0)}`);
+  console.log(`ratio ours/pgbench: ${ratios.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.ratio_mean, 3)} (${fmt(summary.ratio_including_load_mean, 3)} counting our load time)`);
+  console.log(`client CPU per 100k statements: pgbench ${fmt(pgCpu, 3)} s, ours ${fmt(ourCpu, 3)} s (replay alone ${fmt(ourReplayCpu, 3)} s, the rest is loading the .wkl)`);
+  console.log(`our peak RSS in the A/B runs (${statements} statements): ${fmt(summary.ours_peak_rss_mb_ab_runs, 1)} MB`);
+  for (const m of memory) {
+    console.log(`peak RSS, load + replay of ${m.statements} statements: ${fmt(m.peak_rss_mb, 1)} MB (${fmt(m.peak_rss_after_load_mb, 1)} MB by the end of loading; compact workload ${fmt(m.workload_heap_mb, 1)} MB)`);
+  }
+  console.log('targets:');
+  for (const [name, t] of Object.entries(targets)) {
+    console.log(`  ${name.padEnd(36)} ${t.target.padEnd(20)} ${fmt(t.value, 3).padStart(9)}  ${t.met ? 'met' : 'NOT met'}`);
+  }
+  const busiest = Math.max(...[warmup, cal, ...pairs.flatMap((p) => [p.pgbench, p.ours]), ...memory].map((r) => r.loadavg_before));
+  summary.max_loadavg = busiest;
+  if (busiest > machine.cpus) {
+    console.log(`note: the 1-minute load average reached ${busiest} on ${machine.cpus} CPUs: other work competed with these runs, so the figures are noisy.`);
+  }
+  console.log('(MB = 10^6 bytes; q/s of pgbench exclude its connection time, ours are statements / replay wall time)');
+
+  const results = {
+    date: startedAt.toISOString(),
+    revision,
+    machine,
+    loadavg_end: os.loadavg(),
+    settings: { ...settings, sessions: SESSIONS, server_settings: SERVER_SETTINGS },
+    warmup,
+    calibration: cal,
+    pairs,
+    memory,
+    summary,
+    targets,
+  };
+  fs.mkdirSync(path.dirname(settings.out), { recursive: true });
+  fs.writeFileSync(settings.out, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nresults written to ${path.relative(process.cwd(), settings.out) || settings.out}`);
+}
+
+function printTable(rows) {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  for (const [i, r] of rows.entries()) {
+    console.log(r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
+    if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  }
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (e) {
+  exitCode = interrupted ? 130 : 1;
+  console.error(`\nbench: ${e instanceof BenchError ? e.message : e?.stack ?? e}`);
+} finally {
+  try {
+    if (server.dir) console.log('\n--- stopping the server ---');
+    await stopServer();
+  } catch (e) {
+    console.error(`bench: stopping the server: ${e.message}`);
+    exitCode ||= 1;
+  }
+}
+process.exitCode = exitCode;
