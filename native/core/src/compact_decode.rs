@@ -145,6 +145,20 @@ impl<'de> DeserializeSeed<'de> for QuerySeed {
 
 /// Decodes one already-validated workload value (see `wkl`) into the compact form.
 pub fn decode_compact(value: &[u8]) -> Result<Workload, rmp_serde::decode::Error> {
+    decode_with(|| rmp_serde::from_slice(value))
+}
+
+/// Decodes a workload from a reader, copying each SQL text only into the arena (for files too
+/// big to hold in memory next to the compact form). The caller checks for trailing bytes.
+pub fn decode_compact_read<R: std::io::Read>(
+    reader: R,
+) -> Result<Workload, rmp_serde::decode::Error> {
+    decode_with(|| rmp_serde::from_read(reader))
+}
+
+fn decode_with(
+    decode: impl FnOnce() -> Result<ProfileShell, rmp_serde::decode::Error>,
+) -> Result<Workload, rmp_serde::decode::Error> {
     let placeholder = WorkloadInfo {
         version: 0,
         captured_at: String::new(),
@@ -155,7 +169,7 @@ pub fn decode_compact(value: &[u8]) -> Result<Workload, rmp_serde::decode::Error
         sequence_snapshot: None,
     };
     BUILDER.with(|b| *b.borrow_mut() = Some(WorkloadBuilder::new(placeholder)));
-    let shell: Result<ProfileShell, _> = rmp_serde::from_slice(value);
+    let shell = decode();
     let builder = BUILDER
         .with(|b| b.borrow_mut().take())
         .expect("builder present");

@@ -105,6 +105,11 @@ impl BuildHasher for FnvBuild {
     }
 }
 
+const INTERN_SLOTS: usize = 1 << 16;
+/// Files above this size are decoded from a buffered reader instead of from memory.
+const STREAM_ABOVE_BYTES: u64 = 8 * 1024 * 1024;
+const NO_TEXT: u32 = u32::MAX;
+
 /// Builds a [`Workload`] statement by statement, interning texts as they arrive.
 pub struct WorkloadBuilder {
     info: WorkloadInfo,
@@ -112,7 +117,10 @@ pub struct WorkloadBuilder {
     statements: Vec<Statement>,
     arena: String,
     text_ends: Vec<u64>,
-    intern: HashMap<u64, u32, FnvBuild>,
+    /// Direct-mapped cache of recently seen texts (hash, id): repeated statements (BEGIN,
+    /// COMMIT, the same query with the same values) are stored once, while a workload of unique
+    /// texts costs a fixed 1 MiB here instead of a map that grows with every statement.
+    intern: Vec<(u64, u32)>,
     /// True between `begin_session` and the next session: pushes extend the last session.
     open_session: bool,
 }
@@ -125,7 +133,7 @@ impl WorkloadBuilder {
             statements: Vec::new(),
             arena: String::new(),
             text_ends: Vec::new(),
-            intern: HashMap::with_hasher(FnvBuild),
+            intern: vec![(0, NO_TEXT); INTERN_SLOTS],
             open_session: false,
         }
     }
@@ -144,15 +152,15 @@ impl WorkloadBuilder {
         let mut h = Fnv::default();
         h.write(sql.as_bytes());
         let key = h.finish();
-        if let Some(&id) = self.intern.get(&key) {
-            if self.text(id) == sql {
-                return id;
-            }
+        let slot = (key as usize) & (INTERN_SLOTS - 1);
+        let (seen_key, seen_id) = self.intern[slot];
+        if seen_id != NO_TEXT && seen_key == key && self.text(seen_id) == sql {
+            return seen_id;
         }
         let id = self.text_ends.len() as u32;
         self.arena.push_str(sql);
         self.text_ends.push(self.arena.len() as u64);
-        self.intern.entry(key).or_insert(id);
+        self.intern[slot] = (key, id);
         id
     }
 
@@ -278,45 +286,27 @@ impl Workload {
         b.finish()
     }
 
+    /// Fingerprints every text and analyses every fingerprint once.
+    ///
+    /// Texts of plain queries and DML are grouped by their shape key (literals taken out; see
+    /// `sql::shape_key`), so libpg_query runs once per shape; other texts are fingerprinted one
+    /// by one (they are few: transaction control, SET, DDL).
     fn analyze(&mut self) {
         let n = self.text_ends.len();
-        // Fingerprinting is a pure C call per text; spread it over the cores for big workloads.
-        let mut fps = vec![0u64; n];
-        let threads = std::thread::available_parallelism()
-            .map(|p| p.get())
-            .unwrap_or(1)
-            .min(8);
-        let chunk = n.div_ceil(threads).max(1);
-        std::thread::scope(|scope| {
-            for (ci, out) in fps.chunks_mut(chunk).enumerate() {
-                let this = &*self;
-                scope.spawn(move || {
-                    for (k, slot) in out.iter_mut().enumerate() {
-                        *slot = sql::fingerprint(this.text((ci * chunk + k) as u32));
-                    }
-                });
-            }
-        });
-
-        let mut by_fp: HashMap<u64, u32> = HashMap::new();
+        let mut by_fp: HashMap<u64, u32, FnvBuild> = HashMap::with_hasher(FnvBuild);
+        let mut by_shape: HashMap<u64, u32, FnvBuild> = HashMap::with_hasher(FnvBuild);
         let mut text_fingerprint = Vec::with_capacity(n);
-        for (tid, fp) in fps.into_iter().enumerate() {
-            let idx = match by_fp.get(&fp) {
-                Some(&i) => i,
+        for tid in 0..n as u32 {
+            let key = sql::shape_key(self.text(tid));
+            let cached = key.and_then(|k| by_shape.get(&k).copied());
+            let idx = match cached {
+                Some(i) => i,
                 None => {
-                    let text = self.text(tid as u32);
-                    let info = sql::analyze(text);
-                    let normalized = pg_query::normalize(text).unwrap_or_else(|_| text.to_string());
-                    let i = self.fingerprints.len() as u32;
-                    self.fingerprints.push(FingerprintEntry {
-                        fingerprint: fp,
-                        normalized,
-                        kind: info.kind,
-                        writes: info.writes,
-                        txn: info.txn,
-                        example_text: tid as u32,
-                    });
-                    by_fp.insert(fp, i);
+                    let fp = sql::fingerprint(self.text(tid));
+                    let i = self.fingerprint_entry(&mut by_fp, fp, tid);
+                    if let Some(k) = key {
+                        by_shape.insert(k, i);
+                    }
                     i
                 }
             };
@@ -326,11 +316,37 @@ impl Workload {
                 self.fingerprints[idx as usize].txn,
                 TxnEffect::Savepoint(_) | TxnEffect::Release(_) | TxnEffect::RollbackTo(_)
             ) {
-                let own = sql::analyze(self.text(tid as u32)).txn;
-                self.text_txn.insert(tid as u32, own);
+                let own = sql::analyze(self.text(tid)).txn;
+                self.text_txn.insert(tid, own);
             }
         }
         self.text_fingerprint = text_fingerprint;
+    }
+
+    /// The index of fingerprint `fp`, analysing it (from text `tid`) the first time it is seen.
+    fn fingerprint_entry(
+        &mut self,
+        by_fp: &mut HashMap<u64, u32, FnvBuild>,
+        fp: u64,
+        tid: u32,
+    ) -> u32 {
+        if let Some(&i) = by_fp.get(&fp) {
+            return i;
+        }
+        let text = self.text(tid);
+        let info = sql::analyze(text);
+        let normalized = pg_query::normalize(text).unwrap_or_else(|_| text.to_string());
+        let i = self.fingerprints.len() as u32;
+        self.fingerprints.push(FingerprintEntry {
+            fingerprint: fp,
+            normalized,
+            kind: info.kind,
+            writes: info.writes,
+            txn: info.txn,
+            example_text: tid,
+        });
+        by_fp.insert(fp, i);
+        i
     }
 
     pub fn sessions(&self) -> &[SessionEntry] {
@@ -409,6 +425,12 @@ impl Workload {
     /// size limit), then decoded straight into the compact form. Should that decode fail, the
     /// full decoder runs to produce its precise, located error.
     pub fn load(path: &std::path::Path) -> Result<Workload, crate::wkl::WklError> {
+        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if size > STREAM_ABOVE_BYTES && size <= crate::wkl::MAX_WORKLOAD_BYTES {
+            if let Some(w) = Self::load_streaming(path) {
+                return Ok(w);
+            }
+        }
         let bytes = crate::wkl::read_workload_bytes(path, crate::wkl::MAX_WORKLOAD_BYTES)?;
         match crate::compact_decode::decode_compact(&bytes) {
             Ok(w) => Ok(w),
@@ -418,6 +440,24 @@ impl Workload {
                 Ok(profile) => Ok(Workload::from_profile(profile)),
             },
         }
+    }
+
+    /// Decodes a large file without holding its bytes. `None` on any doubt (not clearly a
+    /// profile, a decode error, bytes after the value): the caller then takes the validating
+    /// path, which produces the precise error.
+    fn load_streaming(path: &std::path::Path) -> Option<Workload> {
+        use std::io::{BufRead, Read, Seek};
+        let mut file = std::fs::File::open(path).ok()?;
+        let mut prefix = vec![0u8; 64 * 1024];
+        let n = file.read(&mut prefix).ok()?;
+        if crate::wkl::sniff(&prefix[..n]) != crate::wkl::FileShape::Profile {
+            return None;
+        }
+        file.rewind().ok()?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let w = crate::compact_decode::decode_compact_read(&mut reader).ok()?;
+        // A .wkl holds exactly one value.
+        reader.fill_buf().ok()?.is_empty().then_some(w)
     }
 }
 

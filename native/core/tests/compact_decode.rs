@@ -97,3 +97,89 @@ fn load_reads_samples_and_names_the_file_in_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn shape_grouping_gives_every_text_its_own_libpg_query_fingerprint() {
+    for name in [
+        "workload.wkl",
+        "sample-ecommerce.wkl",
+        "synthetic-ecommerce.wkl",
+    ] {
+        let w = decode_compact(&fixture(name)).unwrap();
+        for st in w.all_statements() {
+            let text = w.text(st.text);
+            assert_eq!(
+                w.fingerprint_of(st.text).fingerprint,
+                pg_retest_core::sql::fingerprint(text),
+                "{name}: {text}"
+            );
+        }
+    }
+}
+
+fn big_profile(statements: usize) -> pg_retest_core::wkl::WorkloadProfile {
+    use pg_retest_core::wkl::{Metadata, Query, QueryKind, Session, WorkloadProfile};
+    let sessions = (0..4u64)
+        .map(|s| Session {
+            id: s + 1,
+            user: "u".into(),
+            database: "d".into(),
+            queries: (0..statements / 4)
+                .map(|i| Query {
+                    sql: format!(
+                        "SELECT abalance FROM pgbench_accounts WHERE aid = {}",
+                        i * 7 + s as usize
+                    ),
+                    start_offset_us: i as u64 * 10,
+                    duration_us: 50,
+                    kind: QueryKind::Select,
+                    transaction_id: None,
+                    response_values: None,
+                })
+                .collect(),
+        })
+        .collect();
+    WorkloadProfile {
+        version: 2,
+        captured_at: "2026-01-01T00:00:00Z".parse().unwrap(),
+        source_host: "t".into(),
+        pg_version: "unknown".into(),
+        capture_method: "synthetic".into(),
+        sessions,
+        metadata: Metadata {
+            total_queries: statements as u64,
+            total_sessions: 4,
+            capture_duration_us: 0,
+            sequence_snapshot: None,
+            pk_map: None,
+        },
+    }
+}
+
+#[test]
+fn large_files_stream_and_still_refuse_trailing_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("big.wkl");
+    let profile = big_profile(200_000);
+    pg_retest_core::wkl::write_workload(&path, &profile).unwrap();
+    assert!(
+        std::fs::metadata(&path).unwrap().len() > 8 * 1024 * 1024,
+        "big enough to take the streaming path"
+    );
+    let w = Workload::load(&path).unwrap();
+    assert_eq!((w.sessions().len(), w.statement_count()), (4, 200_000));
+    assert_eq!(w.fingerprints().len(), 1, "one shape, one fingerprint");
+    assert_eq!(
+        w.text(w.statements_of(3)[2].text),
+        "SELECT abalance FROM pgbench_accounts WHERE aid = 17"
+    );
+
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(&[0xc0, 0xc0]);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Workload::load(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("big.wkl") && err.contains("stray bytes"),
+        "{err}"
+    );
+}
