@@ -162,9 +162,8 @@ pub fn shape_key(sql: &str) -> Option<u64> {
                 i += 1;
                 while i < s.len() {
                     let c = s[i];
-                    if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' {
-                        i += 1;
-                    } else if (c == b'+' || c == b'-') && matches!(s[i - 1], b'e' | b'E') {
+                    let exponent_sign = (c == b'+' || c == b'-') && matches!(s[i - 1], b'e' | b'E');
+                    if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || exponent_sign {
                         i += 1;
                     } else {
                         break;
