@@ -120,7 +120,8 @@ async fn every_statement_is_accounted_for_and_errors_keep_their_sqlstate() {
         .iter()
         .find(|f| f.normalized == "SELECT * FROM t")
         .unwrap();
-    assert_eq!(select_t.rows, 2);
+    // Sessions run concurrently at speed 0: the other session's INSERT may or may not be first.
+    assert!((1..=2).contains(&select_t.rows), "{}", select_t.rows);
     assert_eq!(scalar(&url, "SELECT count(*) FROM t").await, "2");
 }
 
@@ -275,7 +276,7 @@ async fn cancellation_stops_in_flight_statements() {
     assert_eq!(
         scalar(
             &support::shared_url(),
-            "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'"
+            "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)' AND state = 'active'"
         )
         .await,
         "0"

@@ -5,6 +5,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio_util::sync::CancellationToken;
+
 use super::connect::connect_with_retry;
 use super::exec::{execute, ExecOutcome};
 use super::records::StatementRecord;
@@ -25,21 +27,27 @@ fn due(offset_us: u64, speed: f64) -> Option<Duration> {
 }
 
 /// Sleeps until `at`; false when the run was stopped first.
-async fn sleep_until(at: Instant, shared: &Shared) -> bool {
+async fn sleep_until(at: Instant, stop: &CancellationToken) -> bool {
     if Instant::now() >= at {
-        return !shared.stop.is_cancelled();
+        return !stop.is_cancelled();
     }
     tokio::select! {
         _ = tokio::time::sleep_until(at.into()) => true,
-        _ = shared.stop.cancelled() => false,
+        _ = stop.cancelled() => false,
     }
 }
+
+/// Progress counters are shared by every session; bumping them per statement would bounce
+/// their cache line between cores, so sessions add in batches.
+const COUNTER_BATCH: u64 = 32;
 
 struct Run<'a> {
     shared: &'a Arc<Shared>,
     plan: SessionPlan,
     tally: Tally,
     report: SessionReport,
+    unflushed_executed: u64,
+    unflushed_errors: u64,
 }
 
 impl Run<'_> {
@@ -78,6 +86,26 @@ impl Run<'_> {
         };
         // A closed channel means the writer failed; the report still has every count.
         let _ = tx.send(Some(rec)).await;
+    }
+
+    fn count_executed(&mut self, error: bool) {
+        self.unflushed_executed += 1;
+        self.unflushed_errors += u64::from(error);
+        if self.unflushed_executed >= COUNTER_BATCH {
+            self.flush_counters();
+        }
+    }
+
+    fn flush_counters(&mut self) {
+        let c = &self.shared.counters;
+        c.executed.fetch_add(
+            std::mem::take(&mut self.unflushed_executed),
+            Ordering::Relaxed,
+        );
+        c.errors.fetch_add(
+            std::mem::take(&mut self.unflushed_errors),
+            Ordering::Relaxed,
+        );
     }
 
     async fn skip(&mut self, i: usize, reason: SkipReason) {
@@ -126,6 +154,9 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     let workload = &shared.workload;
     let statements = workload.statements_of(plan.source as usize);
     let speed = shared.opts.speed;
+    // A child token per session: waiting on it registers with this session's token only, not
+    // with one list shared (and locked) by every in-flight statement of the run.
+    let stop = shared.stop.child_token();
     let scheduled = statements
         .first()
         .and_then(|s| due(plan.shift_us + s.start_offset_us, speed))
@@ -134,6 +165,8 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         shared: &shared,
         plan,
         tally: Tally::default(),
+        unflushed_executed: 0,
+        unflushed_errors: 0,
         report: SessionReport {
             id: plan.id,
             source_id: workload.sessions()[plan.source as usize].id,
@@ -152,7 +185,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     }
 
     // Arrive when the workload says this session arrives.
-    if !sleep_until(shared.start + scheduled, &shared).await {
+    if !sleep_until(shared.start + scheduled, &stop).await {
         run.end_stopped(0).await;
         return finish(run);
     }
@@ -161,7 +194,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     let _permit = match &shared.limit {
         Some(sem) => tokio::select! {
             p = sem.clone().acquire_owned() => Some(p.expect("semaphore never closed")),
-            _ = shared.stop.cancelled() => {
+            _ = stop.cancelled() => {
                 run.end_stopped(0).await;
                 return finish(run);
             }
@@ -182,7 +215,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         &shared.tls,
         &shared.pg_config,
         shared.opts.connect,
-        &shared.stop,
+        &stop,
         plan.id,
     )
     .await;
@@ -222,11 +255,11 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     while i < statements.len() {
         let st = &statements[i];
         if let Some(d) = due(plan.shift_us + st.start_offset_us, speed) {
-            if !sleep_until(base + d, &shared).await {
+            if !sleep_until(base + d, &stop).await {
                 run.end_stopped(i).await;
                 break;
             }
-        } else if shared.stop.is_cancelled() {
+        } else if stop.is_cancelled() {
             run.end_stopped(i).await;
             break;
         }
@@ -257,14 +290,14 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
             &shared.tls,
             workload.text(st.text),
             shared.opts.statement_timeout,
-            &shared.stop,
+            &stop,
         )
         .await;
         match outcome {
             ExecOutcome::Ok { latency, rows } => {
                 let us = micros(latency);
                 run.tally.ok(fp_idx, us, rows);
-                shared.counters.executed.fetch_add(1, Ordering::Relaxed);
+                run.count_executed(false);
                 run.record(
                     i,
                     "ok",
@@ -282,8 +315,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
             } => {
                 let us = micros(latency);
                 run.tally.error(fp_idx, &sqlstate, &message);
-                shared.counters.executed.fetch_add(1, Ordering::Relaxed);
-                shared.counters.errors.fetch_add(1, Ordering::Relaxed);
+                run.count_executed(true);
                 run.record(
                     i,
                     "error",
@@ -302,7 +334,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                         &shared.tls,
                         "ROLLBACK",
                         shared.opts.statement_timeout,
-                        &shared.stop,
+                        &stop,
                     )
                     .await
                     {
@@ -348,6 +380,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
 }
 
 fn finish(mut run: Run<'_>) -> (SessionReport, Tally) {
+    run.flush_counters();
     run.report.counts = run.tally.counts.clone();
     run.shared
         .counters
