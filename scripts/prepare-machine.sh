@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs, only when missing, what building and testing pg-retest-action needs from the system:
+#   - libclang and clang headers: the SQL parser (libpg_query, via the pg_query crate) is
+#     compiled from C and its bindings are generated with bindgen;
+#   - PostgreSQL server binaries, for the throwaway servers of the test suite (other majors come
+#     from npm);
+#   - a `postgres` user, because PostgreSQL refuses to run as root.
+# Idempotent: on a prepared machine it checks and exits. Uses apt-get (Debian/Ubuntu, as root);
+# elsewhere it prints what to install and fails.
+set -euo pipefail
+
+missing=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+have_libclang() {
+  [ -n "${LIBCLANG_PATH:-}" ] && return 0
+  if command -v dpkg-query >/dev/null 2>&1; then
+    have_pkg libclang-dev && have_pkg clang
+  else
+    ldconfig -p 2>/dev/null | grep -q 'libclang'
+  fi
+}
+have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || command -v postgres >/dev/null 2>&1; }
+
+have_libclang || missing+=(libclang-dev clang)
+have_postgres || missing+=(postgresql)
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "prepare-machine: missing ${missing[*]}; install them with your package manager (as root on Debian/Ubuntu: apt-get install -y ${missing[*]})" >&2
+    exit 1
+  fi
+  echo "prepare-machine: installing ${missing[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "$(id -u)" -eq 0 ] && ! id -u postgres >/dev/null 2>&1; then
+  useradd --system --user-group --no-create-home --shell /usr/sbin/nologin postgres
+fi
+
+for tool in node npm cargo; do
+  command -v "$tool" >/dev/null 2>&1 || {
+    echo "prepare-machine: $tool not found; install Node.js >= 20 and Rust (rustup) first" >&2
+    exit 1
+  }
+done
