@@ -39,7 +39,9 @@ async fn sleep_until(at: Instant, stop: &CancellationToken) -> bool {
 
 /// Progress counters are shared by every session; bumping them per statement would bounce
 /// their cache line between cores, so sessions add in batches.
+/// A batch is flushed when it is this big or this old, so progress stays live for paced replays.
 const COUNTER_BATCH: u64 = 32;
+const COUNTER_MAX_AGE: Duration = Duration::from_millis(50);
 
 struct Run<'a> {
     shared: &'a Arc<Shared>,
@@ -48,6 +50,7 @@ struct Run<'a> {
     report: SessionReport,
     unflushed_executed: u64,
     unflushed_errors: u64,
+    last_flush: Instant,
 }
 
 impl Run<'_> {
@@ -91,7 +94,8 @@ impl Run<'_> {
     fn count_executed(&mut self, error: bool) {
         self.unflushed_executed += 1;
         self.unflushed_errors += u64::from(error);
-        if self.unflushed_executed >= COUNTER_BATCH {
+        if self.unflushed_executed >= COUNTER_BATCH || self.last_flush.elapsed() >= COUNTER_MAX_AGE
+        {
             self.flush_counters();
         }
     }
@@ -106,6 +110,7 @@ impl Run<'_> {
             std::mem::take(&mut self.unflushed_errors),
             Ordering::Relaxed,
         );
+        self.last_flush = Instant::now();
     }
 
     async fn skip(&mut self, i: usize, reason: SkipReason) {
@@ -167,6 +172,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         tally: Tally::default(),
         unflushed_executed: 0,
         unflushed_errors: 0,
+        last_flush: Instant::now(),
         report: SessionReport {
             id: plan.id,
             source_id: workload.sessions()[plan.source as usize].id,
