@@ -4,18 +4,10 @@
  * `PG_RETEST_OS_USER`) instead.
  */
 import { InfraError } from '../exit-codes.js';
-import { execCommand } from './exec.js';
+import { isRoot, lookupOsUser, type OsUser } from './pg-binaries.mjs';
 
-export interface OsUser {
-  name: string;
-  uid: number;
-  gid: number;
-}
-
-/** True when this process runs as root. */
-export function isRoot(): boolean {
-  return typeof process.getuid === 'function' && process.getuid() === 0;
-}
+export { isRoot };
+export type { OsUser };
 
 /**
  * The account to run PostgreSQL as, or undefined to run it as ourselves.
@@ -24,13 +16,12 @@ export function isRoot(): boolean {
 export async function serverOsUser(): Promise<OsUser | undefined> {
   if (!isRoot()) return undefined;
   const name = process.env.PG_RETEST_OS_USER || 'postgres';
-  const uid = await execCommand('id', ['-u', name]);
-  const gid = await execCommand('id', ['-g', name]);
-  if (uid.code !== 0 || gid.code !== 0) {
+  const user = lookupOsUser(name);
+  if (!user) {
     throw new InfraError(
       `running as root, which PostgreSQL refuses, and there is no OS user '${name}' to run it as; ` +
         `create one (useradd --system --user-group ${name}), set PG_RETEST_OS_USER to another user, or run as a regular user`,
     );
   }
-  return { name, uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+  return user;
 }

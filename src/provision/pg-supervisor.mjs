@@ -1,6 +1,6 @@
-// Owns one PostgreSQL server started by the CLI (src/provision/cluster.ts).
+// Owns one throwaway PostgreSQL server started by pg-server.mjs (for the CLI and the test harness).
 //
-// Why a process of its own: the CLI can end in ways that run none of its
+// Why a process of its own: the CLI or a test process can end in ways that run none of its
 // cleanup code (SIGKILL, an OOM kill, a crash in the native engine), and
 // PostgreSQL would then keep running with its data directory left behind. This
 // process reads a pipe from its parent; the kernel closes that pipe however the

@@ -1,3 +1,5 @@
+import type { Binaries } from '../../src/provision/pg-binaries.mjs';
+
 /** Options for {@link startPostgres}. */
 export interface StartOptions {
   /**
@@ -45,14 +47,7 @@ export interface TestServer {
 export function startPostgres(opts?: StartOptions): Promise<TestServer>;
 
 /** Binaries for one major: the machine's own if it has that major, else an embedded package's. */
-export function findBinaries(major: number): Promise<{
-  bindir: string;
-  initdb: string;
-  postgres: string;
-  major: number;
-  version: string;
-  source: 'local' | 'embedded';
-}>;
+export function findBinaries(major: number): Promise<Binaries>;
 
 /** Majors the machine itself has binaries for (no embedded ones), newest first. */
 export function localMajors(): number[];

@@ -1,0 +1,46 @@
+/** Types of pg-binaries.mjs. */
+
+/** Majors the engine and the embedded packages support. */
+export const SUPPORTED_MAJORS: readonly [13, 14, 15, 16, 17, 18];
+
+/** An OS account PostgreSQL runs as (when we run as root, which PostgreSQL refuses). */
+export interface OsUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+/** `initdb` and `postgres` of one installation. */
+export interface Binaries {
+  bindir: string;
+  initdb: string;
+  postgres: string;
+  major: number;
+  /** `major.minor` */
+  version: string;
+  source: 'local' | 'embedded';
+}
+
+/** True when this process runs as root. */
+export function isRoot(): boolean;
+
+/** The uid and gid of an OS account, or undefined when there is no such account. */
+export function lookupOsUser(name: string): OsUser | undefined;
+
+/** The version of a `postgres` binary, or undefined when it does not run (as `user`, if given). */
+export function binaryVersion(postgres: string, user?: { uid: number; gid: number }): { major: number; version: string } | undefined;
+
+/** The machine's installations, best first: `explicitBindir`, `pg_config --bindir`, /usr/lib/postgresql/<major>/bin. */
+export function localBinaries(explicitBindir: string | undefined): Binaries[];
+
+/** npm packages that may hold the embedded binaries of `major`, best first. */
+export function embeddedPackages(major: number): string[];
+
+/** True where embedded binaries exist at all (linux-x64). */
+export function embeddedSupported(): boolean;
+
+/**
+ * The embedded binaries of `major`, or undefined when no installed package has them. When
+ * `user` cannot run them from node_modules they are copied to `<tmp>/pg-retest-embedded-bin/`.
+ */
+export function embeddedBinaries(major: number, user: OsUser | undefined): Binaries | undefined;
