@@ -126,7 +126,9 @@ impl TestServer {
             args.push(format!("{k}={v}"));
         }
         // Supervisor: start postgres, wait for stdin to close, then fast-shutdown it.
-        let script = r#"pg="$1"; shift; "$pg" "$@" >"$LOGFILE" 2>&1 & pid=$!; cat >/dev/null; kill -INT $pid 2>/dev/null; wait $pid"#;
+        // It also removes the server's directory, because the shared server lives in a static
+        // whose destructor never runs.
+        let script = r#"pg="$1"; shift; "$pg" "$@" >"$LOGFILE" 2>&1 & pid=$!; cat >/dev/null; kill -INT $pid 2>/dev/null; wait $pid; rm -rf "$SERVERDIR""#;
         let mut cmd = if root {
             let mut c = Command::new("runuser");
             c.args(["-u", "postgres", "--", "sh", "-c", script, "sh"]);
@@ -138,7 +140,8 @@ impl TestServer {
         };
         cmd.arg(bindir.join("postgres"))
             .args(&args)
-            .env("LOGFILE", dir.join("server.log"));
+            .env("LOGFILE", dir.join("server.log"))
+            .env("SERVERDIR", &dir);
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
