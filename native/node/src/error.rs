@@ -133,6 +133,7 @@ pub fn replay_error(e: ReplayError, cancelled: bool, secret: Option<&str>) -> Bi
         }
         ReplayError::Connect { .. } => Code::Connect,
         ReplayError::Cancelled => Code::Cancelled,
+        ReplayError::Runtime(_) => Code::Internal,
         ReplayError::ResultsFile { .. } => Code::ResultsFile,
     };
     BindingError::new(code, redact(&e.to_string(), secret))

@@ -30,6 +30,7 @@ mod session;
 mod tally;
 mod tls;
 mod txn;
+mod workers;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -120,6 +121,8 @@ pub enum ReplayError {
         path: String,
         source: std::io::Error,
     },
+    #[error("cannot start the replay's worker threads: {0}")]
+    Runtime(std::io::Error),
     #[error("TLS setup failed: {0}")]
     Tls(String),
     #[error(transparent)]
@@ -467,16 +470,13 @@ pub async fn replay(
         })
     });
 
-    let mut tasks = tokio::task::JoinSet::new();
-    for p in &plan.sessions {
-        tasks.spawn(session::run_session(Arc::clone(&shared), *p));
-    }
+    let mut outcomes = workers::start(&shared, &plan.sessions).map_err(ReplayError::Runtime)?;
     let mut session_reports = Vec::with_capacity(plan.sessions.len());
     let mut merged: HashMap<u32, tally::FingerprintTally> = HashMap::new();
     let mut totals = Accounting::default();
     let mut warnings = Vec::new();
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
+    while let Some(outcome) = outcomes.recv().await {
+        match outcome {
             Ok((rep, t)) => {
                 totals.merge(&t.counts);
                 for (fp, ft) in t.by_fingerprint {
