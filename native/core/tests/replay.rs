@@ -542,3 +542,97 @@ async fn pg_retest_results_can_be_written_for_pg_retest_compare() {
         .to_string();
     assert!(err.contains("results"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_cap_limits_open_sessions_and_a_delayed_session_keeps_its_own_pace() {
+    let url = fresh_database("cap").await;
+    sql(&url, "CREATE TABLE seen (n int)").await;
+    // Each session records how many client sessions are connected to this database right now.
+    let probe = "INSERT INTO seen SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND application_name = 'pg-retest-action'";
+    let sessions: Vec<Vec<(u64, &str)>> = (0..6)
+        .map(|_| {
+            vec![
+                (0, "SELECT pg_sleep(0.2)"),
+                (1, probe),
+                (300_000, "SELECT 1"),
+            ]
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(&url);
+    o.speed = 1.0;
+    o.max_connections = Some(2);
+    o.results_path = Some(dir.path().join("r.jsonl"));
+    let r = run(workload(&sessions), o).await;
+    assert_adds_up(&r);
+    assert_eq!(r.totals.ok, 18);
+    // At most one other session besides the probing one.
+    assert_eq!(
+        scalar(&url, "SELECT (max(n) <= 1)::text FROM seen").await,
+        "true"
+    );
+    // A session that waited for a slot starts late but keeps its 300 ms gap (no catch-up burst).
+    let text = std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let last = r.sessions.iter().max_by_key(|s| s.actual_start_us).unwrap();
+    assert!(
+        last.actual_start_us.unwrap() >= 400_000,
+        "waited for a slot: {:?}",
+        last.actual_start_us
+    );
+    let starts: Vec<u64> = recs
+        .iter()
+        .filter(|v| v["session"] == last.id && v["start_us"].is_u64())
+        .map(|v| v["start_us"].as_u64().unwrap())
+        .collect();
+    assert_eq!(starts.len(), 3);
+    let gap = starts.iter().max().unwrap() - starts.iter().min().unwrap();
+    assert!(gap >= 280_000, "kept its own timeline: {starts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_killed_mid_session_is_reported_and_the_run_goes_on() {
+    let url = fresh_database("killed").await;
+    let w = workload(&[
+        vec![(0, "SELECT pg_sleep(1) /* victim */"), (1, "SELECT 1"), (2, "SELECT 2")],
+        vec![
+            (300_000, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%victim%' AND pid <> pg_backend_pid()"),
+            (400_000, "SELECT 3"),
+        ],
+    ]);
+    let mut o = opts(&url);
+    o.speed = 1.0;
+    let r = run(w, o).await;
+    assert_adds_up(&r);
+    assert_eq!(
+        r.status,
+        RunStatus::Completed,
+        "the server is alive: {:?}",
+        r.message
+    );
+    let victim = r
+        .sessions
+        .iter()
+        .find(|s| s.status == SessionStatus::ConnectionLost)
+        .expect("victim session");
+    assert_eq!(victim.counts.not_executed, 3);
+    assert_eq!(victim.sqlstate.as_deref(), Some("57P01"));
+    assert!(
+        victim
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("terminating connection"),
+        "{:?}",
+        victim.message
+    );
+    assert_eq!(
+        r.totals.not_executed_by_reason.get("connection_lost"),
+        Some(&3)
+    );
+    assert_eq!(r.totals.ok, 2);
+}
