@@ -49,19 +49,7 @@ pub fn split_tls_options(conninfo: &str) -> (String, TlsOptions) {
         let mut kept = Vec::new();
         for pair in query.split('&') {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            match (k, percent_decode(v).as_str()) {
-                ("sslrootcert", path) => opts.root_cert = Some(PathBuf::from(path)),
-                ("sslmode", "verify-full") => {
-                    opts.verify = Verify::Full;
-                    kept.push("sslmode=require".to_string());
-                }
-                ("sslmode", "verify-ca") => {
-                    opts.verify = Verify::Ca;
-                    kept.push("sslmode=require".to_string());
-                }
-                ("sslmode", "allow") => kept.push("sslmode=prefer".to_string()),
-                _ => kept.push(pair.to_string()),
-            }
+            take_tls_option(k, &percent_decode(v), pair, &mut opts, &mut kept);
         }
         let rebuilt = if kept.is_empty() {
             base.to_string()
@@ -72,21 +60,33 @@ pub fn split_tls_options(conninfo: &str) -> (String, TlsOptions) {
     }
     let mut out = Vec::new();
     for (key, raw, value) in kv_tokens(trimmed) {
-        match (key.as_str(), value.as_str()) {
-            ("sslrootcert", path) => opts.root_cert = Some(PathBuf::from(path)),
-            ("sslmode", "verify-full") => {
-                opts.verify = Verify::Full;
-                out.push("sslmode=require".to_string());
-            }
-            ("sslmode", "verify-ca") => {
-                opts.verify = Verify::Ca;
-                out.push("sslmode=require".to_string());
-            }
-            ("sslmode", "allow") => out.push("sslmode=prefer".to_string()),
-            _ => out.push(raw),
-        }
+        take_tls_option(&key, &value, &raw, &mut opts, &mut out);
     }
     (out.join(" "), opts)
+}
+
+/// Moves one libpq TLS option into `opts` and pushes what tokio-postgres should see instead
+/// (`raw`, the option as written, when it is not a TLS option we handle).
+fn take_tls_option(
+    key: &str,
+    value: &str,
+    raw: &str,
+    opts: &mut TlsOptions,
+    out: &mut Vec<String>,
+) {
+    match (key, value) {
+        ("sslrootcert", path) => opts.root_cert = Some(PathBuf::from(path)),
+        ("sslmode", "verify-full") => {
+            opts.verify = Verify::Full;
+            out.push("sslmode=require".to_string());
+        }
+        ("sslmode", "verify-ca") => {
+            opts.verify = Verify::Ca;
+            out.push("sslmode=require".to_string());
+        }
+        ("sslmode", "allow") => out.push("sslmode=prefer".to_string()),
+        _ => out.push(raw.to_string()),
+    }
 }
 
 fn percent_decode(s: &str) -> String {
