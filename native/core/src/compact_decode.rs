@@ -159,15 +159,8 @@ pub fn decode_compact_read<R: std::io::Read>(
 fn decode_with(
     decode: impl FnOnce() -> Result<ProfileShell, rmp_serde::decode::Error>,
 ) -> Result<Workload, rmp_serde::decode::Error> {
-    let placeholder = WorkloadInfo {
-        version: 0,
-        captured_at: String::new(),
-        source_host: String::new(),
-        pg_version: String::new(),
-        capture_method: String::new(),
-        capture_duration_us: 0,
-        sequence_snapshot: None,
-    };
+    // The header fields arrive with the shell; the builder gets them after the sessions.
+    let placeholder = WorkloadInfo::default();
     BUILDER.with(|b| *b.borrow_mut() = Some(WorkloadBuilder::new(placeholder)));
     let shell = decode();
     let builder = BUILDER

@@ -11,6 +11,7 @@
 
 pub mod classify;
 pub mod compact_decode;
+mod fnv;
 pub mod replay;
 pub mod scale;
 pub mod sql;

@@ -5,17 +5,18 @@
 //! repeat the same statements a lot) and each statement is a fixed 32-byte record, so a million
 //! statements stay within a few tens of megabytes.
 //!
-//! Analysis is done per distinct text (fingerprint: a cheap C call) and per distinct fingerprint
-//! (full parse for kind and write-ness, normalisation for display), never per statement.
+//! Analysis is done per shape of plain queries and DML (literals taken out), per distinct text
+//! for everything else (fingerprint), and per distinct fingerprint (full parse for kind and
+//! write-ness, normalisation for display), never per statement.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 
+use crate::fnv::{self, FnvBuild};
 use crate::sql::{self, StatementKind, TxnEffect};
 use crate::wkl::{QueryKind, SequenceState, WorkloadProfile};
 
 /// Header fields of the profile, kept for reports.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct WorkloadInfo {
     pub version: u8,
     pub captured_at: String,
@@ -66,42 +67,45 @@ pub struct Workload {
     pub info: WorkloadInfo,
     sessions: Vec<SessionEntry>,
     statements: Vec<Statement>,
-    arena: String,
-    text_ends: Vec<u64>,
+    texts: TextArena,
     text_fingerprint: Vec<u32>,
     /// Transaction effects that depend on the text itself (savepoint names), by text id.
     text_txn: HashMap<u32, TxnEffect>,
     fingerprints: Vec<FingerprintEntry>,
 }
 
-/// Stable hasher for interning (FNV-1a); the map only needs speed, not DoS resistance, and a
-/// collision merely costs a duplicate text.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Fnv(u64);
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.0 = h;
-    }
+/// Every distinct SQL text, back to back in one string; a text's id is its position.
+#[derive(Debug, Default)]
+struct TextArena {
+    bytes: String,
+    /// End offset of each text; text `i` starts where text `i - 1` ends.
+    ends: Vec<u64>,
 }
-/// Builds [`Fnv`] hashers; used for maps keyed by small integers or texts on hot paths.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FnvBuild;
-impl BuildHasher for FnvBuild {
-    type Hasher = Fnv;
-    fn build_hasher(&self) -> Fnv {
-        Fnv::default()
+
+impl TextArena {
+    fn push(&mut self, text: &str) -> u32 {
+        self.bytes.push_str(text);
+        self.ends.push(self.bytes.len() as u64);
+        (self.ends.len() - 1) as u32
+    }
+
+    fn get(&self, id: u32) -> &str {
+        let i = id as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.bytes[start..self.ends[i] as usize]
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.bytes.capacity() + self.ends.capacity() * 8
     }
 }
 
@@ -115,8 +119,7 @@ pub struct WorkloadBuilder {
     info: WorkloadInfo,
     sessions: Vec<SessionEntry>,
     statements: Vec<Statement>,
-    arena: String,
-    text_ends: Vec<u64>,
+    texts: TextArena,
     /// Direct-mapped cache of recently seen texts (hash, id): repeated statements (BEGIN,
     /// COMMIT, the same query with the same values) are stored once, while a workload of unique
     /// texts costs a fixed 1 MiB here instead of a map that grows with every statement.
@@ -131,35 +134,20 @@ impl WorkloadBuilder {
             info,
             sessions: Vec::new(),
             statements: Vec::new(),
-            arena: String::new(),
-            text_ends: Vec::new(),
+            texts: TextArena::default(),
             intern: vec![(0, NO_TEXT); INTERN_SLOTS],
             open_session: false,
         }
     }
 
-    fn text(&self, id: u32) -> &str {
-        let end = self.text_ends[id as usize] as usize;
-        let start = if id == 0 {
-            0
-        } else {
-            self.text_ends[id as usize - 1] as usize
-        };
-        &self.arena[start..end]
-    }
-
     fn intern(&mut self, sql: &str) -> u32 {
-        let mut h = Fnv::default();
-        h.write(sql.as_bytes());
-        let key = h.finish();
+        let key = fnv::hash(sql.as_bytes());
         let slot = (key as usize) & (INTERN_SLOTS - 1);
         let (seen_key, seen_id) = self.intern[slot];
-        if seen_id != NO_TEXT && seen_key == key && self.text(seen_id) == sql {
+        if seen_id != NO_TEXT && seen_key == key && self.texts.get(seen_id) == sql {
             return seen_id;
         }
-        let id = self.text_ends.len() as u32;
-        self.arena.push_str(sql);
-        self.text_ends.push(self.arena.len() as u64);
+        let id = self.texts.push(sql);
         self.intern[slot] = (key, id);
         id
     }
@@ -225,21 +213,18 @@ impl WorkloadBuilder {
             info,
             sessions,
             mut statements,
-            mut arena,
-            mut text_ends,
+            mut texts,
             intern,
             ..
         } = self;
         drop(intern);
         statements.shrink_to_fit();
-        arena.shrink_to_fit();
-        text_ends.shrink_to_fit();
+        texts.shrink_to_fit();
         let mut w = Workload {
             info,
             sessions,
             statements,
-            arena,
-            text_ends,
+            texts,
             text_fingerprint: Vec::new(),
             text_txn: HashMap::new(),
             fingerprints: Vec::new(),
@@ -292,7 +277,7 @@ impl Workload {
     /// `sql::shape_key`), so libpg_query runs once per shape; other texts are fingerprinted one
     /// by one (they are few: transaction control, SET, DDL).
     fn analyze(&mut self) {
-        let n = self.text_ends.len();
+        let n = self.texts.len();
         let mut by_fp: HashMap<u64, u32, FnvBuild> = HashMap::with_hasher(FnvBuild);
         let mut by_shape: HashMap<u64, u32, FnvBuild> = HashMap::with_hasher(FnvBuild);
         let mut text_fingerprint = Vec::with_capacity(n);
@@ -367,17 +352,11 @@ impl Workload {
     }
 
     pub fn text(&self, id: u32) -> &str {
-        let end = self.text_ends[id as usize] as usize;
-        let start = if id == 0 {
-            0
-        } else {
-            self.text_ends[id as usize - 1] as usize
-        };
-        &self.arena[start..end]
+        self.texts.get(id)
     }
 
     pub fn distinct_texts(&self) -> usize {
-        self.text_ends.len()
+        self.texts.len()
     }
 
     pub fn fingerprint_index(&self, text: u32) -> u32 {
@@ -406,8 +385,7 @@ impl Workload {
 
     /// Approximate heap use, for diagnostics and the memory benchmark.
     pub fn heap_bytes(&self) -> usize {
-        self.arena.capacity()
-            + self.text_ends.capacity() * 8
+        self.texts.heap_bytes()
             + self.statements.capacity() * std::mem::size_of::<Statement>()
             + self.text_fingerprint.capacity() * 4
             + self
@@ -466,15 +444,7 @@ mod tests {
     use super::*;
 
     fn info() -> WorkloadInfo {
-        WorkloadInfo {
-            version: 2,
-            captured_at: "2026-01-01T00:00:00Z".into(),
-            source_host: "test".into(),
-            pg_version: "unknown".into(),
-            capture_method: "synthetic".into(),
-            capture_duration_us: 0,
-            sequence_snapshot: None,
-        }
+        WorkloadInfo::default()
     }
 
     #[test]

@@ -15,15 +15,7 @@ use support::{fresh_database, scalar, sql, TestServer};
 use tokio_util::sync::CancellationToken;
 
 fn info() -> WorkloadInfo {
-    WorkloadInfo {
-        version: 2,
-        captured_at: "2026-01-01T00:00:00Z".into(),
-        source_host: "test".into(),
-        pg_version: "unknown".into(),
-        capture_method: "synthetic".into(),
-        capture_duration_us: 0,
-        sequence_snapshot: None,
-    }
+    WorkloadInfo::default()
 }
 
 /// Sessions of (offset µs, sql).

@@ -83,15 +83,7 @@ fn make_certs(dir: &Path) {
 }
 
 fn workload() -> Arc<Workload> {
-    let mut b = WorkloadBuilder::new(WorkloadInfo {
-        version: 2,
-        captured_at: "2026-01-01T00:00:00Z".into(),
-        source_host: "t".into(),
-        pg_version: "unknown".into(),
-        capture_method: "synthetic".into(),
-        capture_duration_us: 0,
-        sequence_snapshot: None,
-    });
+    let mut b = WorkloadBuilder::new(WorkloadInfo::default());
     b.begin_session(1, "u".into(), "d".into());
     // Fails unless this very connection is encrypted.
     b.push_statement(

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::workload::FnvBuild;
+use crate::fnv::FnvBuild;
 
 use super::report::{Accounting, NotExecutedReason, SkipReason};
 

@@ -5,8 +5,12 @@
 //! UPDATE`, `SELECT nextval(…)`), so everything here comes from the parse tree. A statement the
 //! parser rejects is treated as a write: read-only mode must never run something it cannot vouch for.
 
+use std::hash::Hasher;
+
 use pg_query::{NodeEnum, NodeRef};
 use serde::Serialize;
+
+use crate::fnv::Fnv;
 
 /// The broad kind of a statement, for summaries and session classification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
@@ -72,11 +76,10 @@ pub enum TxnEffect {
     RollbackTo(String),
 }
 
-/// Everything the engine needs to know about one statement text.
+/// What the parse tree says about one statement text. The fingerprint is separate
+/// ([`fingerprint`]): callers group texts before parsing them, and must not pay for it twice.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatementInfo {
-    /// libpg_query fingerprint: equal for statements that differ only in constants.
-    pub fingerprint: u64,
     pub kind: StatementKind,
     /// True when executing it may change data (or when that cannot be ruled out).
     pub writes: bool,
@@ -128,39 +131,30 @@ pub fn fingerprint(sql: &str) -> u64 {
 }
 
 fn fallback_fingerprint(sql: &str) -> u64 {
-    // FNV-1a over the folded text; stable across runs and platforms (unlike std's RandomState).
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    // Case-folded, whitespace runs folded to one space; a leading run dropped.
+    let mut h = Fnv::default();
     let mut last_space = true;
     for ch in sql.chars() {
-        let folded: Option<char> = if ch.is_whitespace() {
+        let c = if ch.is_whitespace() {
             if last_space {
-                None
-            } else {
-                Some(' ')
+                continue;
             }
+            ' '
         } else {
-            Some(ch.to_ascii_lowercase())
+            ch.to_ascii_lowercase()
         };
-        if let Some(c) = folded {
-            last_space = c == ' ';
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                hash ^= u64::from(b);
-                hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-            }
-        }
+        last_space = c == ' ';
+        h.write(c.encode_utf8(&mut [0u8; 4]).as_bytes());
     }
-    hash
+    h.finish()
 }
 
 /// Analyse one statement text (which may contain several statements).
 pub fn analyze(sql: &str) -> StatementInfo {
-    let fingerprint = fingerprint(sql);
     let parsed = match pg_query::parse(sql, 0) {
         Ok(p) => p,
         Err(_) => {
             return StatementInfo {
-                fingerprint,
                 kind: StatementKind::Unparsed,
                 writes: true,
                 txn: TxnEffect::None,
@@ -197,7 +191,6 @@ pub fn analyze(sql: &str) -> StatementInfo {
         }
     }
     StatementInfo {
-        fingerprint,
         kind: kind.unwrap_or(StatementKind::Utility),
         writes,
         txn,

@@ -11,22 +11,9 @@
 //! case and whitespace only between tokens, and gives up (`None`) on dollar quotes and anything
 //! else it does not fully understand — those texts are simply fingerprinted one by one.
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+use std::hash::Hasher;
 
-struct Hash(u64);
-
-impl Hash {
-    fn byte(&mut self, b: u8) {
-        self.0 ^= u64::from(b);
-        self.0 = self.0.wrapping_mul(FNV_PRIME);
-    }
-    fn bytes(&mut self, bs: &[u8]) {
-        for &b in bs {
-            self.byte(b);
-        }
-    }
-}
+use crate::fnv::Fnv;
 
 fn ident_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
@@ -40,7 +27,7 @@ const PLAIN_KEYWORDS: &[&[u8]] = &[
 /// The shape key of `sql`, or `None` when the text is not one the key can vouch for.
 pub fn shape_key(sql: &str) -> Option<u64> {
     let s = sql.as_bytes();
-    let mut h = Hash(FNV_OFFSET);
+    let mut h = Fnv::default();
     let mut i = 0usize;
     let mut first_word = true;
     // Separator state: emit one space between tokens so `a b` and `ab` differ.
@@ -80,7 +67,7 @@ pub fn shape_key(sql: &str) -> Option<u64> {
             continue;
         }
         if pending_space && !first_word {
-            h.byte(b' ');
+            h.write_u8(b' ');
         }
         pending_space = false;
         if ident_char(b) && !b.is_ascii_digit() && b != b'$' {
@@ -102,7 +89,7 @@ pub fn shape_key(sql: &str) -> Option<u64> {
             }
             // E'…' (escape string), B'…', X'…', U&'…' prefixes: the prefix stays in the key,
             // the string becomes a placeholder below.
-            h.bytes(&lower);
+            h.write(&lower);
             continue;
         }
         if first_word && b != b'(' {
@@ -127,7 +114,7 @@ pub fn shape_key(sql: &str) -> Option<u64> {
                         Some(_) => i += 1,
                     }
                 }
-                h.bytes(b"?s");
+                h.write(b"?s");
             }
             b'"' => {
                 let start = i;
@@ -143,7 +130,7 @@ pub fn shape_key(sql: &str) -> Option<u64> {
                         Some(_) => i += 1,
                     }
                 }
-                h.bytes(&s[start..i]);
+                h.write(&s[start..i]);
             }
             b'$' => {
                 if s.get(i + 1).is_some_and(u8::is_ascii_digit) {
@@ -152,7 +139,7 @@ pub fn shape_key(sql: &str) -> Option<u64> {
                     while i < s.len() && s[i].is_ascii_digit() {
                         i += 1;
                     }
-                    h.bytes(&s[start..i]);
+                    h.write(&s[start..i]);
                 } else {
                     // Dollar quoting: the body may be code, not a constant.
                     return None;
@@ -169,17 +156,17 @@ pub fn shape_key(sql: &str) -> Option<u64> {
                         break;
                     }
                 }
-                h.bytes(b"?n");
+                h.write(b"?n");
             }
             b'.' if s.get(i + 1).is_some_and(u8::is_ascii_digit) => {
                 i += 1;
                 while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'_') {
                     i += 1;
                 }
-                h.bytes(b"?n");
+                h.write(b"?n");
             }
             _ => {
-                h.byte(b);
+                h.write_u8(b);
                 i += 1;
             }
         }
@@ -187,7 +174,7 @@ pub fn shape_key(sql: &str) -> Option<u64> {
     if first_word {
         return None;
     }
-    Some(h.0)
+    Some(h.finish())
 }
 
 #[cfg(test)]
