@@ -67,18 +67,10 @@ impl fmt::Display for WklWarning {
     }
 }
 
-/// Every field name of every struct in the format. A key is reported when it is in none of
-/// them; a known name in the wrong struct slips through, which is the price of not tracking
-/// which struct each map is.
-const KNOWN_FIELDS: &[&str] = &[
-    // WorkloadProfile
-    "version",
-    "captured_at",
-    "source_host",
-    "pg_version",
-    "capture_method",
-    "sessions",
-    "metadata",
+/// Field names of every struct in the format besides `WorkloadProfile` (whose names are
+/// `peek::PROFILE_FIELDS`). A key is reported when it is in none of them; a known name in the
+/// wrong struct slips through, which is the price of not tracking which struct each map is.
+const OTHER_FIELDS: &[&str] = &[
     // Session
     "id",
     "user",
@@ -193,7 +185,10 @@ fn unknown_keys(value: &[u8]) -> Vec<String> {
         };
         if is_key {
             if let Some(key) = peek::str_bytes(&value[pos..]) {
-                let known = KNOWN_FIELDS.iter().any(|f| f.as_bytes() == key);
+                let known = peek::PROFILE_FIELDS
+                    .iter()
+                    .chain(OTHER_FIELDS)
+                    .any(|f| f.as_bytes() == key);
                 if !known {
                     let name = String::from_utf8_lossy(key).into_owned();
                     if !names.contains(&name) {

@@ -203,7 +203,7 @@ pub(crate) fn str_bytes(value: &[u8]) -> Option<&[u8]> {
 }
 
 /// Field names of `WorkloadProfile`; a map-form profile starts with one of them.
-const PROFILE_FIELDS: [&str; 7] = [
+pub(crate) const PROFILE_FIELDS: [&str; 7] = [
     "version",
     "captured_at",
     "source_host",
