@@ -115,22 +115,14 @@ impl From<WklError> for BindingError {
     }
 }
 
-/// Maps an error that kept a replay from starting. `cancelled` says whether the caller had
-/// cancelled by then: the engine reports a cancellation during its first connection as a
-/// connection failure, which would send the user looking for a network problem.
-pub fn replay_error(e: ReplayError, cancelled: bool, secret: Option<&str>) -> BindingError {
+/// Maps an error that kept a replay from starting.
+pub fn replay_error(e: ReplayError, secret: Option<&str>) -> BindingError {
     let code = match &e {
         // A TLS setup failure is a configuration problem too: an unreadable `sslrootcert`.
         ReplayError::InvalidOption(_)
         | ReplayError::Conninfo(_)
         | ReplayError::Scale(_)
         | ReplayError::Tls(_) => Code::Options,
-        ReplayError::Connect { .. } if cancelled => {
-            return BindingError::new(
-                Code::Cancelled,
-                "the replay was cancelled before it connected to the server",
-            );
-        }
         ReplayError::Connect { .. } => Code::Connect,
         ReplayError::Cancelled => Code::Cancelled,
         ReplayError::Runtime(_) => Code::Internal,

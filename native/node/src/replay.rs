@@ -250,14 +250,10 @@ pub fn start_replay(
         let sink = sink.clone();
         async move {
             let progress = sink.map(|s| s as Arc<dyn replay::ProgressSink>);
-            let result = replay::replay(workload, opts, progress, cancel.clone()).await;
+            let result = replay::replay(workload, opts, progress, cancel).await;
             match result {
                 Ok(report) => report_json(report, include_samples),
-                Err(e) => Err(error::replay_error(
-                    e,
-                    cancel.is_cancelled(),
-                    secret.as_deref(),
-                )),
+                Err(e) => Err(error::replay_error(e, secret.as_deref())),
             }
         }
     };
