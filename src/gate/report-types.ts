@@ -1,0 +1,214 @@
+/**
+ * The gate's report: what one `gate` (or `compare`) run found, as written to the JSON report
+ * (`--json`, docs/report-format.md) and rendered to markdown and JUnit XML. Field names are
+ * snake_case because the file is read by other tools; the comparison parts are produced by the
+ * engine (native/core/src/compare) and passed through unchanged.
+ *
+ * Versioning: {@link REPORT_SCHEMA_VERSION} changes when a field is removed or changes meaning;
+ * adding a field does not change it.
+ */
+
+/** The JSON report's schema version. */
+export const REPORT_SCHEMA_VERSION = 1;
+
+/** The run's outcome. `error` means something could not be measured: never a pass. */
+export type Verdict = 'pass' | 'regression' | 'error';
+
+/** Which schema a replay ran on. `noise` is a second replay on the base schema. */
+export type Side = 'base' | 'head' | 'noise';
+
+/** Percentiles of successful executions, in microseconds (nearest rank: observed values). */
+export interface Percentiles {
+  p50_us: number;
+  p95_us: number;
+  p99_us: number;
+}
+
+/** The conditions of the latency rule, each as evaluated; a regression needs all of them. */
+export interface LatencyChecks {
+  /** head p95 / base p95 − 1 > p95 threshold. */
+  over_threshold: boolean;
+  /** The confidence interval's lower bound > 1 + noise floor. */
+  ci_above_noise: boolean;
+  /** head p95 − base p95 > min delta. */
+  over_min_delta: boolean;
+  /** At least `min_calls` successful executions on each side. */
+  enough_calls: boolean;
+}
+
+/** Base vs head latency of one fingerprint, or of the whole workload. */
+export interface LatencyComparison {
+  /** Successful executions measured, all rounds pooled. */
+  calls_base: number;
+  calls_head: number;
+  base: Percentiles;
+  head: Percentiles;
+  /** head p95 / base p95 (a p95 of 0 µs counts as 1 µs). */
+  ratio: number;
+  /** Bootstrap confidence interval of the ratio (level: `thresholds.confidence`). */
+  ci_low: number;
+  ci_high: number;
+  /** head p95 − base p95, µs (negative when faster). */
+  delta_us: number;
+  checks: LatencyChecks;
+  /** All checks true. */
+  regressed: boolean;
+}
+
+/** One fingerprint compared. */
+export interface FingerprintComparison extends LatencyComparison {
+  /** 16 hex digits. */
+  fingerprint: string;
+  /** The statement with literals replaced by `$n` (libpg_query's normalisation). */
+  normalized: string;
+  /** select, insert, update, … */
+  kind: string;
+}
+
+/** A fingerprint that failed with one SQLSTATE. */
+export interface ErrorDiff {
+  fingerprint: string;
+  normalized: string;
+  sqlstate: string;
+  /** The first message seen (on head for new errors). */
+  message: string;
+  /** Failed executions, all rounds pooled. */
+  base_count: number;
+  head_count: number;
+}
+
+/** A fingerprint that ran on one side only. */
+export interface FingerprintRef {
+  fingerprint: string;
+  normalized: string;
+  kind: string;
+  /** Executions (successful or not), all rounds pooled. */
+  calls: number;
+}
+
+/** How the noise floor was measured. */
+export interface NoiseFloor {
+  /** A fraction: 0.05 means the schema-identical replays differed by 5 %. */
+  value: number;
+  /** One line describing the method (documented in docs/gate.md). */
+  method: string;
+  /** Fingerprints that contributed. */
+  fingerprints: number;
+}
+
+/** The engine's comparison of the two sides (native/core/src/compare). */
+export interface Comparison {
+  noise_floor: NoiseFloor;
+  /** All statements of fingerprints measured on both sides, pooled. */
+  overall: LatencyComparison;
+  /** Fingerprints with successful executions on both sides; regressions first, worst first. */
+  fingerprints: FingerprintComparison[];
+  /** (fingerprint, SQLSTATE) failing on head and not on base. */
+  new_errors: ErrorDiff[];
+  /** (fingerprint, SQLSTATE) failing on both sides: a workload fidelity warning, not gated. */
+  shared_errors: ErrorDiff[];
+  /** (fingerprint, SQLSTATE) failing on base and not on head. */
+  fixed_errors: ErrorDiff[];
+  only_base: FingerprintRef[];
+  only_head: FingerprintRef[];
+}
+
+/** The thresholds the verdict used. */
+export interface Thresholds {
+  /** A fraction: 0.2 = 20 %. */
+  p95_threshold: number;
+  min_delta_ms: number;
+  min_calls: number;
+  max_new_errors: number;
+  /** Confidence level of the intervals, e.g. 0.95. */
+  confidence: number;
+}
+
+/** One migration applied to a schema. */
+export interface MigrationRun {
+  side: 'base' | 'head';
+  /** The file (repository-relative when possible) or `migrate-command`. */
+  name: string;
+  wall_time_ms: number;
+  ok: boolean;
+}
+
+/** A migration that failed. */
+export interface MigrationFailure {
+  side: 'base' | 'head';
+  /** The file, or the command. */
+  name: string;
+  /** 1-based line of the failing statement in the file; null for commands. */
+  line: number | null;
+  /** PostgreSQL's message (or the command's exit status and last output lines). */
+  message: string;
+}
+
+/** One replay of the workload. */
+export interface ReplayRun {
+  round: number;
+  side: Side;
+  /** Position in the round, 1-based. */
+  position: number;
+  status: 'completed' | 'server_unavailable' | 'deadline_exceeded' | 'cancelled';
+  wall_time_ms: number;
+  statements_executed: number;
+  errors: number;
+  /** Workload p95 of this replay, µs. */
+  p95_us: number;
+}
+
+/** Statement accounting of one side, all rounds summed: captured = executed + skipped + not_executed. */
+export interface SideAccounting {
+  replays: number;
+  sessions_planned: number;
+  sessions_completed: number;
+  captured: number;
+  executed: number;
+  ok: number;
+  errors: number;
+  skipped: number;
+  not_executed: number;
+}
+
+export interface Environment {
+  server_version: string | null;
+  /** `embedded`, `local`, `docker` or `database-url`, and a description (never a password). */
+  server_kind: string | null;
+  server: string | null;
+  postgres_config: Record<string, string>;
+  rounds: number;
+  speed: number;
+  workload: { path: string; sessions: number; statements: number };
+  seed: string | null;
+  base: { ref: string | null; sha: string | null; source: string };
+  head: { sha: string | null; source: string };
+  /** Why head was built from scratch instead of from a copy of base; null when it was not. */
+  head_from_scratch: string | null;
+  /** GitHub's runner name/OS, or the host. */
+  runner: string;
+  started_at: string;
+  wall_time_ms: number;
+}
+
+/** The whole report. */
+export interface GateReport {
+  schema_version: typeof REPORT_SCHEMA_VERSION;
+  tool: { name: 'pg-retest-action'; version: string };
+  verdict: Verdict;
+  /** One line: the verdict and its main reason. */
+  headline: string;
+  /** Every rule that fired (regression) or the problem (error), one line each. */
+  reasons: string[];
+  /** For `error`: what could not be measured and how to fix it. */
+  error: { stage: string; message: string } | null;
+  thresholds: Thresholds;
+  environment: Environment;
+  migrations: MigrationRun[];
+  migration_failure: MigrationFailure | null;
+  replays: ReplayRun[];
+  accounting: { base: SideAccounting; head: SideAccounting } | null;
+  /** Null when no comparison could be made (an error, or head migrations failed). */
+  comparison: Comparison | null;
+  warnings: string[];
+}
