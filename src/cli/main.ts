@@ -6,6 +6,11 @@
 import packageJson from '../../package.json' with { type: 'json' };
 import { CliError, ExitCode, exitCodeOf, InputError } from '../exit-codes.js';
 import { commandHelp, type CommandSpec, parseOptions, type RawValue, tokenize } from './argv.js';
+import { readConfigFile, mergeValues } from '../config/config-file.js';
+import { gateCommand } from '../config/gate-options.js';
+import { compareCommand } from './compare-options.js';
+import { runCompare } from './compare.js';
+import { runGateCommand } from './gate.js';
 import { inspectCommand, runInspect } from './inspect.js';
 import { type Io, processIo } from './io.js';
 import { replayCommand } from './replay-options.js';
@@ -21,7 +26,19 @@ function command<Config>(spec: CommandSpec<Config>, runCommand: (config: Config,
   return { spec, execute: (values, io) => runCommand(parseOptions(spec, values), io) };
 }
 
+/** `gate` also takes its options from a `--config` file; flags win. */
+const gate: Command = {
+  spec: gateCommand,
+  execute: (values, io) => {
+    const file = values.config;
+    const merged = typeof file === 'string' ? mergeValues(readConfigFile(file, gateCommand.options), values) : values;
+    return runGateCommand(parseOptions(gateCommand, merged), io);
+  },
+};
+
 const commands: Record<string, Command> = {
+  gate,
+  compare: command(compareCommand, runCompare),
   inspect: command(inspectCommand, runInspect),
   replay: command(replayCommand, runReplay),
 };
@@ -31,7 +48,7 @@ function usage(): string {
   return [
     'usage: pg-retest-action <command> [options]',
     '',
-    'Replays captured PostgreSQL workloads (pg-retest .wkl files) and reports what happened.',
+    'Replays captured PostgreSQL workloads (pg-retest .wkl files) against the base and the PR schema and gates on regressions.',
     '',
     'commands:',
     ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.spec.summary.split('. ')[0]!.replace(/\.$/, '')}`),

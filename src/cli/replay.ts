@@ -148,6 +148,8 @@ async function runEngine(config: ReplayConfig, workload: Workload, url: string, 
     deadlineMs: config.deadlineMs,
     resultsPath: config.resultsFile,
     pgRetestResultsPath: config.pgRetestResultsFile,
+    // The JSON report carries the latency samples, so that `compare` can read it.
+    includeSamples: config.jsonFile !== undefined,
   };
   const live = io.stderr.isTTY === true && !isCi(io.env);
   const progress = createProgressDisplay(io.stderr, live);

@@ -14,8 +14,22 @@ import { passwordOf, redact } from './url.js';
 export interface SqlFile {
   /** As the user gave it; used in messages. */
   path: string;
-  /** `setup` or `seed`, for messages. */
-  role: 'setup' | 'seed';
+  /** What the file is, for messages. */
+  role: 'setup' | 'seed' | 'migration';
+}
+
+/** PostgreSQL rejected a statement of a SQL file: where, and what it said. Exit 3 unless the caller decides otherwise. */
+export class SqlFileError extends InfraError {
+  constructor(
+    message: string,
+    readonly file: string,
+    readonly line: number,
+    /** PostgreSQL's message (password-free), without the file and line. */
+    readonly serverMessage: string,
+    readonly sqlstate: string | undefined,
+  ) {
+    super(message);
+  }
 }
 
 export interface ApplyOptions {
@@ -35,7 +49,7 @@ export async function applySqlFiles(url: string, files: SqlFile[], options: Appl
   const logger = options.logger ?? silentLogger;
   for (const file of files) {
     const started = Date.now();
-    const count = await applyFile(url, file, options.signal);
+    const count = await applySqlFile(url, file, options.signal);
     logger.info(`${file.role} ${file.path}: ${count} statement${count === 1 ? '' : 's'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
   if (files.length > 0) {
@@ -45,7 +59,15 @@ export async function applySqlFiles(url: string, files: SqlFile[], options: Appl
   }
 }
 
-async function applyFile(url: string, file: SqlFile, signal: AbortSignal | undefined): Promise<number> {
+/**
+ * Runs one file's statements in order on one connection (no ANALYZE).
+ * @param url the database
+ * @param file the file and its role
+ * @param signal aborting closes the connection
+ * @returns the number of statements
+ * @throws InputError when the file cannot be read or split, SqlFileError when a statement fails
+ */
+export async function applySqlFile(url: string, file: SqlFile, signal: AbortSignal | undefined): Promise<number> {
   let sql: string;
   try {
     sql = fs.readFileSync(file.path, 'utf8');
@@ -67,9 +89,14 @@ async function applyFile(url: string, file: SqlFile, signal: AbortSignal | undef
     (error) => {
       const where = current ? errorLine(sql, current.offset, current.line, error) : 1;
       const code = (error as { code?: string }).code;
-      const state = code && /^[0-9A-Z]{5}$/.test(code) ? ` (SQLSTATE ${code})` : '';
-      return new InfraError(
-        redact(`${file.role} file ${file.path}, line ${where}: ${messageOf(error)}${state}; fix the statement there and run again`, passwordOf(url)),
+      const sqlstate = code && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+      const serverMessage = redact(`${messageOf(error)}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}`, passwordOf(url));
+      return new SqlFileError(
+        `${file.role} file ${file.path}, line ${where}: ${serverMessage}; fix the statement there and run again`,
+        file.path,
+        where,
+        serverMessage,
+        sqlstate,
       );
     },
   );

@@ -1,32 +1,82 @@
-/** Databases on a server we started: the replay gets one of its own, never `postgres`. */
+/**
+ * Databases on the run's server: the replay and the gate get databases of their own (never
+ * `postgres`), created from templates and dropped when done.
+ */
 import pg from 'pg';
 import { InfraError } from '../exit-codes.js';
 import { connectError } from './database-url.js';
-import { withDatabase } from './url.js';
+import { passwordOf, redact, withDatabase } from './url.js';
+
+const NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
- * Creates a database and returns its URL.
- * @param serverUrl a superuser URL on the server
- * @param name the new database's name (a plain identifier)
- * @returns the URL of the new database
+ * Runs statements on one connection to `url`, mapping failures to one-line InfraErrors.
+ * @param url where
+ * @param what the action, for messages ("cannot create database x")
+ * @param statements run in order
+ * @returns the last statement's result
  */
-export async function createDatabase(serverUrl: string, name: string): Promise<string> {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new InfraError(`invalid database name '${name}'`);
-  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 10_000 });
+export async function runStatements(url: string, what: string, statements: string[]): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   client.on('error', () => {});
+  client.on('notice', () => {});
   try {
     try {
       await client.connect();
     } catch (error) {
-      throw connectError(serverUrl, error);
+      throw connectError(url, error);
     }
+    let result: pg.QueryResult | undefined;
     try {
-      await client.query(`CREATE DATABASE ${name}`);
+      for (const sql of statements) result = await client.query(sql);
     } catch (error) {
-      throw new InfraError(`cannot create database ${name}: ${error instanceof Error ? error.message : String(error)}`);
+      const code = (error as { code?: string }).code;
+      const hint = code === '42501' ? '; the user needs the CREATEDB privilege (or use a server the run starts)' : '';
+      throw new InfraError(redact(`${what}: ${error instanceof Error ? error.message : String(error)}${hint}`, passwordOf(url)));
     }
+    return result!;
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+function checkName(name: string): void {
+  if (!NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
+}
+
+/**
+ * Creates a database, empty or as a copy of a template, and returns its URL.
+ * @param serverUrl a URL on the server (its user needs CREATEDB)
+ * @param name the new database's name (a plain identifier)
+ * @param template copy this database (which must have no other connections)
+ * @returns the URL of the new database
+ */
+export async function createDatabase(serverUrl: string, name: string, template?: string): Promise<string> {
+  checkName(name);
+  if (template !== undefined) checkName(template);
+  const sql = template === undefined ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`;
+  await runStatements(serverUrl, `cannot create database ${name}`, [sql]);
   return withDatabase(serverUrl, name);
+}
+
+/**
+ * Drops a database if it exists, ending any connection still open to it (a replay cut short
+ * may leave some behind).
+ * @param serverUrl a URL on the server, of another database
+ * @param name the database
+ */
+export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  checkName(name);
+  await runStatements(serverUrl, `cannot drop database ${name}`, [
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`,
+    `DROP DATABASE IF EXISTS ${name}`,
+  ]);
+}
+
+/**
+ * Refreshes the planner's statistics, as autovacuum would have done in production.
+ * @param url the database
+ */
+export async function analyzeDatabase(url: string): Promise<void> {
+  await runStatements(url, 'ANALYZE failed', ['ANALYZE']);
 }

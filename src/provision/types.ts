@@ -13,8 +13,8 @@ export interface Logger {
 /** A logger that drops everything (tests, library use). */
 export const silentLogger: Logger = { info() {}, debug() {} };
 
-/** The server kinds the CLI can use today. */
-export type ServerKind = 'database-url' | 'local' | 'embedded';
+/** Where a server comes from. */
+export type ServerKind = 'database-url' | 'local' | 'embedded' | 'docker';
 
 /** A server ready for connections. */
 export interface Server {

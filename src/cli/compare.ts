@@ -1,0 +1,110 @@
+/**
+ * `compare`: the gate's comparison and verdict over replay reports someone else produced
+ * (`replay --json`), e.g. replays on two servers or two branches run in separate jobs.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import { z } from 'zod';
+import packageJson from '../../package.json' with { type: 'json' };
+import { compareReplays, type ReplayReport } from '../engine.js';
+import { ExitCode, InputError } from '../exit-codes.js';
+import { runnerDescription } from '../gate/github-event.js';
+import { type GateReport, REPORT_SCHEMA_VERSION, type SideAccounting } from '../gate/report-types.js';
+import { decideVerdict } from '../gate/verdict.js';
+import type { CompareConfig } from './compare-options.js';
+import { fromEngineError } from './engine-errors.js';
+import type { Io } from './io.js';
+import { stderrLogger } from './io.js';
+import { checkOutputDirs, writeReports } from './report-files.js';
+
+/** Just enough of a replay report to know it is one, with samples. */
+const replayReportShape = z.object({
+  status: z.string(),
+  server_version: z.string(),
+  totals: z.object({ executed: z.number() }).passthrough(),
+  fingerprints: z.array(z.object({ fingerprint: z.string(), samples: z.array(z.number()).optional() }).passthrough()),
+}).passthrough();
+
+function readReport(file: string, option: string): ReplayReport {
+  let data: unknown;
+  try {
+    data = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new InputError(`option --${option}: cannot read ${file} as JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  const parsed = replayReportShape.safeParse(data);
+  if (!parsed.success) throw new InputError(`option --${option}: ${file} is not a replay report (write one with pg-retest-action replay --json)`);
+  if (parsed.data.status !== 'completed') {
+    throw new InputError(`option --${option}: the replay in ${file} did not complete (status ${parsed.data.status}); its latencies cannot be compared`);
+  }
+  if (parsed.data.fingerprints.some((f) => f.samples === undefined)) {
+    throw new InputError(`option --${option}: ${file} has no latency samples; write it with this version's replay --json`);
+  }
+  return data as ReplayReport;
+}
+
+/**
+ * Runs `compare`.
+ * @param config validated options
+ * @param io where to print
+ * @returns 0 pass, 1 regression
+ */
+export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCode> {
+  checkOutputDirs(config.outputs);
+  const base = config.base.map((file) => readReport(file, 'base'));
+  const head = config.head.map((file) => readReport(file, 'head'));
+  const noise = config.noise ? (config.noise.map((file) => readReport(file, 'noise')) as [ReplayReport, ReplayReport]) : base.length >= 2 ? ([base[0]!, base[1]!] as [ReplayReport, ReplayReport]) : null;
+  const t = config.thresholds;
+  const comparison = await compareReplays({
+    base,
+    head,
+    noise,
+    options: { p95Threshold: t.p95Threshold, minDeltaMs: t.minDeltaMs, minCalls: t.minCalls, confidence: t.confidence },
+  }).catch((error: unknown) => {
+    throw fromEngineError(error);
+  });
+  const thresholds = { p95_threshold: t.p95Threshold, min_delta_ms: t.minDeltaMs, min_calls: t.minCalls, max_new_errors: t.maxNewErrors, confidence: t.confidence };
+  const decided = decideVerdict({ comparison, migrationFailure: null, thresholds });
+  const sum = (reports: ReplayReport[]): SideAccounting => ({
+    replays: reports.length,
+    sessions_planned: reports.reduce((n, r) => n + r.sessions_planned, 0),
+    sessions_completed: reports.reduce((n, r) => n + r.sessions_completed, 0),
+    captured: reports.reduce((n, r) => n + r.totals.captured, 0),
+    executed: reports.reduce((n, r) => n + r.totals.executed, 0),
+    ok: reports.reduce((n, r) => n + r.totals.ok, 0),
+    errors: reports.reduce((n, r) => n + r.totals.errors, 0),
+    skipped: reports.reduce((n, r) => n + r.totals.skipped, 0),
+    not_executed: reports.reduce((n, r) => n + r.totals.not_executed, 0),
+  });
+  const report: GateReport = {
+    schema_version: REPORT_SCHEMA_VERSION,
+    tool: { name: 'pg-retest-action', version: packageJson.version },
+    ...decided,
+    error: decided.verdict === 'error' ? { stage: 'compare', message: decided.reasons[0] ?? decided.headline } : null,
+    thresholds,
+    environment: {
+      server_version: base[0]!.server_version,
+      server_kind: null,
+      server: null,
+      postgres_config: {},
+      rounds: Math.min(base.length, head.length),
+      speed: base[0]!.speed,
+      workload: { path: '', sessions: base[0]!.sessions_planned, statements: base[0]!.totals.captured },
+      seed: null,
+      base: { ref: null, sha: null, source: `replay reports: ${config.base.join(', ')}` },
+      head: { sha: null, source: `replay reports: ${config.head.join(', ')}` },
+      head_from_scratch: null,
+      runner: runnerDescription(io.env, os.hostname()),
+      started_at: base[0]!.started_at,
+      wall_time_ms: 0,
+    },
+    migrations: [],
+    migration_failure: null,
+    replays: [],
+    accounting: { base: sum(base), head: sum(head) },
+    comparison,
+  };
+  writeReports(report, config.outputs, io);
+  stderrLogger(io).info(report.headline);
+  return decided.verdict === 'pass' ? ExitCode.Ok : decided.verdict === 'regression' ? ExitCode.Regression : ExitCode.Infrastructure;
+}

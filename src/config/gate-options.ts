@@ -1,0 +1,258 @@
+/**
+ * The gate's options, declared once: the CLI's `gate` flags, the keys of a `--config` file and
+ * (later) the action's inputs all go through this one schema into one {@link GateConfig}. Option
+ * names are the action's kebab-case input names.
+ */
+import { z } from 'zod';
+import type { CommandSpec, OptionDefs } from '../cli/argv.js';
+import { choice, filePath, numberValue, postgresUrl } from '../cli/option-types.js';
+import { SUPPORTED_MAJORS } from '../provision/binaries.js';
+import { booleanValue, listValue, percentValue, settingsValue } from './values.js';
+
+const majors = SUPPORTED_MAJORS.join(', ');
+
+/** Defaults of the verdict (design §4). */
+export const GATE_DEFAULTS = {
+  rounds: 3,
+  speed: 1,
+  p95Threshold: 0.2,
+  minDeltaMs: 0.5,
+  minCalls: 20,
+  maxNewErrors: 0,
+  confidence: 0.95,
+} as const;
+
+/** The ways of getting a server; `auto` takes the first that works. */
+export const PROVISION_KINDS = ['auto', 'local', 'embedded', 'docker'] as const;
+export type ProvisionKind = (typeof PROVISION_KINDS)[number];
+
+/** Options every way of running the gate has (the action reuses these). */
+export const gateOptions = {
+  workload: { shape: 'value', placeholder: 'FILE', help: 'the captured workload (.wkl) to replay (required)', schema: filePath('the captured workload (.wkl)') },
+  migrations: {
+    shape: 'list',
+    placeholder: 'GLOB',
+    help: "the PR's SQL migration files, applied in lexical order of their names (globs, repository-relative); or use --migrate-command",
+    schema: listValue('file or glob'),
+  },
+  'base-migrations': {
+    shape: 'list',
+    placeholder: 'GLOB',
+    help: "the base schema's migration files, instead of reading --migrations from the --base-ref commit",
+    schema: listValue('file or glob'),
+  },
+  'migrate-command': {
+    shape: 'value',
+    placeholder: 'CMD',
+    help: 'a shell command that migrates the database in DATABASE_URL (and PG* variables); run in the base commit for base, here for head',
+    schema: z.string().min(1).optional(),
+  },
+  'base-ref': {
+    shape: 'value',
+    placeholder: 'REF',
+    help: "the commit whose migrations build the base schema (a SHA, branch or tag); default: the PR's base commit on a pull_request event",
+    schema: z.string().min(1).optional(),
+  },
+  'head-from-scratch': {
+    shape: 'flag',
+    help: "build head from an empty database (head's migrations, then the seed) instead of base's copy plus the PR's new migrations",
+    schema: booleanValue(false),
+  },
+  seed: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'test data loaded after the base migrations: a SQL file, or a pg_dump custom-format archive (restored with pg_restore)',
+    schema: filePath('the seed file').optional(),
+  },
+  'seed-command': {
+    shape: 'value',
+    placeholder: 'CMD',
+    help: 'a shell command that loads test data into the database in DATABASE_URL (instead of --seed)',
+    schema: z.string().min(1).optional(),
+  },
+  'database-url': {
+    shape: 'value',
+    placeholder: 'URL',
+    help: 'use this server (postgres://user:password@host:port/db; the user needs CREATEDB) instead of starting one',
+    schema: postgresUrl.optional(),
+  },
+  provision: {
+    shape: 'value',
+    placeholder: 'KIND',
+    help: 'the server to start: auto (the first that works of local, embedded, docker; the default), local, embedded or docker',
+    schema: choice(PROVISION_KINDS).optional(),
+  },
+  'postgres-version': {
+    shape: 'value',
+    placeholder: 'MAJOR',
+    help: `major version of the server to start (${majors}); default: the newest available`,
+    schema: numberValue(`a PostgreSQL major version: ${majors}`, (n) => (SUPPORTED_MAJORS as readonly number[]).includes(n), true).optional(),
+  },
+  'postgres-config': {
+    shape: 'list',
+    placeholder: 'NAME=VALUE',
+    help: 'server settings for a server the gate starts, e.g. shared_buffers=256MB work_mem=16MB',
+    schema: settingsValue,
+  },
+  rounds: {
+    shape: 'value',
+    placeholder: 'N',
+    help: `replay rounds per side, alternating the order (default ${GATE_DEFAULTS.rounds})`,
+    schema: numberValue('a whole number of rounds from 1 to 20', (n) => n >= 1 && n <= 20, true).optional(),
+  },
+  speed: {
+    shape: 'value',
+    placeholder: 'S',
+    help: '1 replays the captured timing (the default), 2 twice as fast, 0 as fast as possible',
+    schema: numberValue('a number ≥ 0 (1 = captured timing, 0 = as fast as possible)', (n) => n >= 0).optional(),
+  },
+  'p95-threshold': {
+    shape: 'value',
+    placeholder: 'PCT',
+    help: `a fingerprint regresses when its p95 grows by more than this (default ${GATE_DEFAULTS.p95Threshold * 100}%)`,
+    schema: percentValue('a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%', (f) => f > 0 && f <= 10).optional(),
+  },
+  'min-delta-ms': {
+    shape: 'value',
+    placeholder: 'MS',
+    help: `…and by more than this many milliseconds (default ${GATE_DEFAULTS.minDeltaMs})`,
+    schema: numberValue('a number of milliseconds ≥ 0', (n) => n >= 0 && n <= 1e7).optional(),
+  },
+  'min-calls': {
+    shape: 'value',
+    placeholder: 'N',
+    help: `…with at least this many successful calls on each side, all rounds together (default ${GATE_DEFAULTS.minCalls})`,
+    schema: numberValue('a whole number ≥ 1', (n) => n >= 1 && n <= 1e9, true).optional(),
+  },
+  'max-new-errors': {
+    shape: 'value',
+    placeholder: 'N',
+    help: `fail when more than N (fingerprint, SQLSTATE) pairs fail on head but not on base (default ${GATE_DEFAULTS.maxNewErrors})`,
+    schema: numberValue('a whole number ≥ 0', (n) => n >= 0 && n <= 1e9, true).optional(),
+  },
+  'max-connections': {
+    shape: 'value',
+    placeholder: 'N',
+    help: 'at most N sessions connected at once during a replay (default: no cap)',
+    schema: numberValue('a whole number of connections, 1 or more', (n) => n >= 1, true).optional(),
+  },
+  'statement-timeout-ms': {
+    shape: 'value',
+    placeholder: 'MS',
+    help: 'statement_timeout for every replayed statement (default: none); a timeout counts as an error (57014)',
+    schema: numberValue('a positive number of milliseconds', (n) => n > 0 && n <= 1e9).optional(),
+  },
+  'replay-timeout-s': {
+    shape: 'value',
+    placeholder: 'S',
+    help: 'stop a replay that takes longer than S seconds and fail the run (exit 3) (default: none)',
+    schema: numberValue('a positive number of seconds', (n) => n > 0 && n <= 1e8).optional(),
+  },
+} as const satisfies OptionDefs;
+
+/** Options of the CLI only: where the config file and the report files are. */
+const cliOptions = {
+  config: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'read options from a YAML or JSON file (keys are the option names); flags given here win',
+    schema: z.string().min(1).optional(),
+  },
+  markdown: { shape: 'value', placeholder: 'FILE', help: 'also write the markdown report to FILE (it is always printed)', schema: filePath('the markdown report').optional() },
+  json: { shape: 'value', placeholder: 'FILE', help: 'write the JSON report to FILE (docs/report-format.md)', schema: filePath('the JSON report').optional() },
+  junit: { shape: 'value', placeholder: 'FILE', help: 'write JUnit XML to FILE, for CI systems that show test results', schema: filePath('the JUnit XML report').optional() },
+} as const satisfies OptionDefs;
+
+const options = { ...gateOptions, ...cliOptions };
+
+type Shape = { [K in keyof typeof options]: (typeof options)[K]['schema'] };
+const shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema])) as unknown as Shape;
+
+/** The verdict's thresholds from raw option values, defaults filled in (shared with `compare`). */
+export function thresholdsFrom(raw: { 'p95-threshold'?: number; 'min-delta-ms'?: number; 'min-calls'?: number; 'max-new-errors'?: number }) {
+  return {
+    p95Threshold: raw['p95-threshold'] ?? GATE_DEFAULTS.p95Threshold,
+    minDeltaMs: raw['min-delta-ms'] ?? GATE_DEFAULTS.minDeltaMs,
+    minCalls: raw['min-calls'] ?? GATE_DEFAULTS.minCalls,
+    maxNewErrors: raw['max-new-errors'] ?? GATE_DEFAULTS.maxNewErrors,
+    confidence: GATE_DEFAULTS.confidence,
+  };
+}
+
+/** Where the gate's server comes from. */
+export type GateTarget = { kind: 'database-url'; url: string } | { kind: ProvisionKind; major: number | undefined };
+
+/** How the two schemas are built. */
+export type SchemaSource =
+  | { kind: 'files'; head: string[]; base: string[] | undefined }
+  | { kind: 'command'; command: string };
+
+const schema = z
+  .object(shape)
+  .superRefine((raw, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    const hasFiles = raw.migrations.length > 0;
+    if (!hasFiles && raw['migrate-command'] === undefined) {
+      issue('migrations', 'is required: the SQL migration files (globs), or give --migrate-command');
+    }
+    if (hasFiles && raw['migrate-command'] !== undefined) {
+      issue('migrate-command', 'cannot be combined with --migrations; give SQL files or a command, not both');
+    }
+    if (raw['base-migrations'].length > 0 && !hasFiles) {
+      issue('base-migrations', 'applies to SQL migration files (--migrations); with --migrate-command use --base-ref');
+    }
+    if (raw['base-migrations'].length > 0 && raw['base-ref'] !== undefined) {
+      issue('base-ref', 'cannot be combined with --base-migrations; the base schema comes from one of them');
+    }
+    if (raw.seed !== undefined && raw['seed-command'] !== undefined) {
+      issue('seed-command', 'cannot be combined with --seed; give a seed file or a command, not both');
+    }
+    if (raw['database-url'] !== undefined) {
+      for (const name of ['provision', 'postgres-version'] as const) {
+        if (raw[name] !== undefined) issue(name, 'applies to a server the gate starts; it cannot be combined with --database-url');
+      }
+      if (Object.keys(raw['postgres-config']).length > 0) {
+        issue('postgres-config', 'applies to a server the gate starts; set these on the server behind --database-url yourself');
+      }
+    }
+  })
+  .transform((raw) => {
+    const target: GateTarget =
+      raw['database-url'] !== undefined
+        ? { kind: 'database-url', url: raw['database-url'] }
+        : { kind: raw.provision ?? 'auto', major: raw['postgres-version'] };
+    const schemaSource: SchemaSource =
+      raw['migrate-command'] !== undefined
+        ? { kind: 'command', command: raw['migrate-command'] }
+        : { kind: 'files', head: raw.migrations, base: raw['base-migrations'].length > 0 ? raw['base-migrations'] : undefined };
+    return {
+      workload: raw.workload,
+      target,
+      postgresConfig: raw['postgres-config'],
+      schema: schemaSource,
+      baseRef: raw['base-ref'],
+      headFromScratch: raw['head-from-scratch'],
+      seed: raw.seed !== undefined ? { kind: 'file' as const, path: raw.seed } : raw['seed-command'] !== undefined ? { kind: 'command' as const, command: raw['seed-command'] } : undefined,
+      rounds: raw.rounds ?? GATE_DEFAULTS.rounds,
+      speed: raw.speed ?? GATE_DEFAULTS.speed,
+      thresholds: thresholdsFrom(raw),
+      maxConnections: raw['max-connections'],
+      statementTimeoutMs: raw['statement-timeout-ms'],
+      replayTimeoutMs: raw['replay-timeout-s'] === undefined ? undefined : raw['replay-timeout-s'] * 1000,
+      outputs: { markdown: raw.markdown, json: raw.json, junit: raw.junit },
+    };
+  });
+
+export type GateConfig = z.output<typeof schema>;
+export type GateThresholds = GateConfig['thresholds'];
+export type SeedSource = NonNullable<GateConfig['seed']>;
+
+export const gateCommand: CommandSpec<GateConfig> = {
+  name: 'gate',
+  summary:
+    "Replay a captured workload against the base schema and the PR's schema on one PostgreSQL server, in alternating " +
+    'rounds, and fail (exit 1) when the PR makes queries slower beyond the thresholds or makes queries fail. ' +
+    'Prints a markdown report; writes JSON and JUnit XML on request.',
+  options,
+  schema,
+};

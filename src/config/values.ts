@@ -1,0 +1,99 @@
+/**
+ * zod schemas for option values that arrive as text from anywhere: command-line flags, a config
+ * file (whose numbers and booleans are turned into text first, see config-file.ts) and, later,
+ * GitHub Action inputs (always strings; lists as lines). One set of rules for all three.
+ */
+import { z } from 'zod';
+
+/**
+ * A yes/no option: `true` from a CLI flag, or the words true/false (yes/no, 1/0) from a config
+ * file or an action input.
+ * @param fallback the value when absent
+ * @returns a schema giving a boolean
+ */
+export function booleanValue(fallback: boolean) {
+  return z
+    .union([z.literal(true), z.string()])
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || raw === '') return fallback;
+      if (raw === true) return true;
+      const word = raw.trim().toLowerCase();
+      if (['true', 'yes', '1', 'on'].includes(word)) return true;
+      if (['false', 'no', '0', 'off'].includes(word)) return false;
+      ctx.addIssue({ code: 'custom', message: `expected true or false, got '${raw}'` });
+      return z.NEVER;
+    });
+}
+
+/**
+ * A list of values: repeated flags, a YAML list, or (action inputs) one value per line.
+ * Blank lines and surrounding spaces are dropped.
+ * @param what what one entry is, for messages
+ * @returns a schema giving the entries (possibly empty)
+ */
+export function listValue(what: string) {
+  return z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined) return [];
+      const items = (Array.isArray(raw) ? raw : raw.split('\n')).map((item) => item.trim()).filter((item) => item !== '');
+      if (Array.isArray(raw) && items.length === 0) {
+        ctx.addIssue({ code: 'custom', message: `expected at least one ${what}` });
+        return z.NEVER;
+      }
+      return items;
+    });
+}
+
+/**
+ * A fraction written as a percentage (`20%`, `20 %`) or a plain fraction (`0.2`).
+ * @param expected what is allowed, for the message
+ * @param accept range check on the fraction
+ * @returns a schema giving the fraction
+ */
+export function percentValue(expected: string, accept: (fraction: number) => boolean) {
+  return z.string().transform((raw, ctx) => {
+    const text = raw.trim();
+    const match = /^([0-9]*\.?[0-9]+)\s*(%?)$/.exec(text);
+    const fraction = match ? Number(match[1]) / (match[2] ? 100 : 1) : Number.NaN;
+    if (!Number.isFinite(fraction) || !accept(fraction)) {
+      ctx.addIssue({ code: 'custom', message: `expected ${expected}, got '${raw}'` });
+      return z.NEVER;
+    }
+    return fraction;
+  });
+}
+
+/**
+ * Server settings: `name=value` pairs separated by spaces, commas or lines
+ * (`shared_buffers=256MB work_mem=16MB`); a value may be single-quoted to hold spaces.
+ */
+export const settingsValue = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .transform((raw, ctx) => {
+    const settings: Record<string, string> = {};
+    if (raw === undefined) return settings;
+    const text = Array.isArray(raw) ? raw.join('\n') : raw;
+    const pair = /([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*('(?:[^']|'')*'|[^\s,']+)/y;
+    let i = 0;
+    while (i < text.length) {
+      if (/[\s,]/.test(text[i]!)) {
+        i++;
+        continue;
+      }
+      pair.lastIndex = i;
+      const match = pair.exec(text);
+      if (!match) {
+        const bad = text.slice(i).split(/[\s,]/)[0];
+        ctx.addIssue({ code: 'custom', message: `expected name=value pairs such as shared_buffers=256MB, got '${bad}'` });
+        return z.NEVER;
+      }
+      const value = match[2]!;
+      settings[match[1]!.toLowerCase()] = value.startsWith("'") ? value.slice(1, -1).replaceAll("''", "'") : value;
+      i = pair.lastIndex;
+    }
+    return settings;
+  });

@@ -1,0 +1,366 @@
+/**
+ * One gate run (design §3): workload → server → base and head templates → interleaved replay
+ * rounds on fresh copies → comparison → verdict. It always ends with a report: a run that
+ * cannot measure something ends with verdict `error` and the exit status of what failed, never
+ * with a pass. Whatever the run started (server, databases, base checkout) it removes, on
+ * success, failure and interrupt.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import packageJson from '../../package.json' with { type: 'json' };
+import { fromEngineError } from '../cli/engine-errors.js';
+import type { ProgressDisplay } from '../cli/progress.js';
+import { replayOutcome } from '../cli/replay-outcome.js';
+import type { GateConfig } from '../config/gate-options.js';
+import { compareReplays, loadWorkload, replay, type ReplayReport, type Workload } from '../engine.js';
+import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
+import { micros, plural } from '../format/units.js';
+import { createDatabase, dropDatabase } from '../provision/database.js';
+import { type Logger, type Server, startServer, useDatabaseUrl } from '../provision/index.js';
+import { passwordOf, redact } from '../provision/url.js';
+import { type Checkout, checkoutBase, currentCommit } from '../schema/base-checkout.js';
+import { BaseSchemaError, buildTemplates, type Templates } from '../schema/templates.js';
+import { pullRequestFromEnv, runnerDescription } from './github-event.js';
+import { planReplays, type PlannedReplay } from './round-plan.js';
+import {
+  type Comparison,
+  type Environment,
+  type GateReport,
+  type MigrationFailure,
+  REPORT_SCHEMA_VERSION,
+  type ReplayRun,
+  type SideAccounting,
+  type Thresholds,
+} from './report-types.js';
+import { decideVerdict } from './verdict.js';
+
+export interface GateContext {
+  logger: Logger;
+  /** A progress display for one replay. */
+  createProgress(): ProgressDisplay;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  signal: AbortSignal;
+}
+
+export interface GateOutcome {
+  report: GateReport;
+  exitCode: ExitCode;
+  /** The failure behind an `error` verdict (or an interrupt). */
+  error?: CliError;
+}
+
+/** Where a run is, for the error report. */
+type Stage = 'workload' | 'base-checkout' | 'provision' | 'schema' | 'replay' | 'compare';
+
+/**
+ * Runs the gate.
+ * @param config validated options
+ * @param context logger, progress, environment, interrupt
+ * @returns the report and the exit status
+ */
+export async function runGate(config: GateConfig, context: GateContext): Promise<GateOutcome> {
+  const { logger } = context;
+  const startedAt = new Date();
+  const thresholds: Thresholds = {
+    p95_threshold: config.thresholds.p95Threshold,
+    min_delta_ms: config.thresholds.minDeltaMs,
+    min_calls: config.thresholds.minCalls,
+    max_new_errors: config.thresholds.maxNewErrors,
+    confidence: config.thresholds.confidence,
+  };
+  const pr = pullRequestFromEnv(context.env);
+  const environment: Environment = {
+    server_version: null,
+    server_kind: null,
+    server: null,
+    postgres_config: config.postgresConfig,
+    rounds: config.rounds,
+    speed: config.speed,
+    workload: { path: config.workload, sessions: 0, statements: 0 },
+    seed: config.seed ? (config.seed.kind === 'file' ? config.seed.path : `seed-command: ${config.seed.command}`) : null,
+    base: { ref: null, sha: null, source: '' },
+    head: { sha: pr?.headSha ?? (await currentCommit(context.cwd)), source: describeSource(config, 'head') },
+    head_from_scratch: null,
+    runner: runnerDescription(context.env, os.hostname()),
+    started_at: startedAt.toISOString(),
+    wall_time_ms: 0,
+  };
+  const state: {
+    stage: Stage;
+    templates?: Templates;
+    migrationFailure: MigrationFailure | null;
+    replays: ReplayRun[];
+    reports: { planned: PlannedReplay; report: ReplayReport }[];
+  } = { stage: 'workload', migrationFailure: null, replays: [], reports: [] };
+  const finish = (fields: Pick<GateReport, 'verdict' | 'headline' | 'reasons' | 'error' | 'warnings' | 'comparison'>): GateReport => {
+    environment.wall_time_ms = Date.now() - startedAt.getTime();
+    return {
+      schema_version: REPORT_SCHEMA_VERSION,
+      tool: { name: 'pg-retest-action', version: packageJson.version },
+      ...fields,
+      thresholds,
+      environment,
+      migrations: state.templates?.migrations ?? [],
+      migration_failure: state.migrationFailure,
+      replays: state.replays,
+      accounting: state.reports.length > 0 ? { base: accounting(state.reports, 'base'), head: accounting(state.reports, 'head') } : null,
+    };
+  };
+
+  let server: Server | undefined;
+  let checkout: Checkout | undefined;
+  const prefix = `pgr_${crypto.randomBytes(4).toString('hex')}`;
+  const created: string[] = [];
+  try {
+    const workload = await loadGateWorkload(config.workload);
+    environment.workload = { path: config.workload, sessions: workload.sessions, statements: workload.statements };
+    logger.info(`workload ${config.workload}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`);
+    const warnings = [...workload.warnings];
+    checkSeed(config);
+
+    state.stage = 'base-checkout';
+    let baseRoot = context.cwd;
+    if (config.schema.kind === 'files' && config.schema.base !== undefined) {
+      environment.base.source = `files: ${config.schema.base.join(', ')}`;
+    } else {
+      const ref = config.baseRef ?? pr?.baseSha;
+      if (ref === undefined) {
+        throw new InputError(
+          "no base schema: give --base-ref (the commit to compare against, e.g. origin/main) or --base-migrations; on a pull_request event the PR's base commit is used",
+        );
+      }
+      checkout = await checkoutBase(ref, context.cwd);
+      baseRoot = checkout.root;
+      environment.base = { ref, sha: checkout.sha, source: `${describeSource(config, 'base')} at ${checkout.sha.slice(0, 12)}` };
+      logger.info(`base: ${ref} (${checkout.sha.slice(0, 12)}) checked out in ${checkout.root}`);
+    }
+    throwIfAborted(context.signal);
+
+    state.stage = 'provision';
+    server = await getServer(config, workload, logger);
+    environment.server_version = server.version;
+    environment.server_kind = server.kind;
+    environment.server = server.description;
+    const serverUrl = server.url;
+    throwIfAborted(context.signal);
+
+    state.stage = 'schema';
+    created.push(`${prefix}_base`, `${prefix}_head`);
+    try {
+      state.templates = await buildTemplates({
+        serverUrl,
+        prefix,
+        source: config.schema,
+        baseRoot,
+        headRoot: context.cwd,
+        seed: config.seed,
+        headFromScratch: config.headFromScratch,
+        logger,
+        signal: context.signal,
+      });
+    } catch (error) {
+      if (error instanceof BaseSchemaError) state.migrationFailure = error.failure;
+      throw error;
+    }
+    environment.head_from_scratch = state.templates.headFromScratch;
+    if (state.templates.head === null) {
+      state.migrationFailure = state.templates.failure;
+      const decided = decideVerdict({ comparison: null, migrationFailure: state.migrationFailure, thresholds });
+      return { report: finish({ ...decided, error: null, warnings, comparison: null }), exitCode: ExitCode.Regression };
+    }
+
+    state.stage = 'replay';
+    const plan = planReplays(config.rounds);
+    for (const [index, planned] of plan.entries()) {
+      throwIfAborted(context.signal);
+      const template = planned.side === 'head' ? state.templates.head : state.templates.base;
+      const name = `${prefix}_r${planned.round}_${planned.side}`;
+      logger.info(`round ${planned.round}/${config.rounds}: replay ${index + 1} of ${plan.length} on ${planned.side === 'noise' ? 'base again (noise)' : planned.side}`);
+      created.push(name);
+      const url = await createDatabase(serverUrl, name, template);
+      const report = await replayOnce(config, workload, url, context);
+      await dropDatabase(serverUrl, name);
+      created.pop();
+      state.reports.push({ planned, report });
+      state.replays.push({
+        round: planned.round,
+        side: planned.side,
+        position: planned.position,
+        status: report.status,
+        wall_time_ms: Math.round(report.wall_time_us / 1000),
+        statements_executed: report.totals.executed,
+        errors: report.totals.errors,
+        p95_us: report.latency.p95_us,
+      });
+      logger.info(
+        `  ${(report.wall_time_us / 1e6).toFixed(1)} s, ${plural(report.totals.executed, 'statement')}, ${plural(report.totals.errors, 'error')}, p95 ${micros(report.latency.p95_us)}`,
+      );
+      const outcome = replayOutcome(report, { deadlineS: config.replayTimeoutMs === undefined ? undefined : config.replayTimeoutMs / 1000 });
+      if (outcome.problem) {
+        const where = `round ${planned.round}, ${planned.side} replay`;
+        const message = redact(`${where}: ${outcome.problem}`, passwordOf(url));
+        if (outcome.exitCode === ExitCode.Interrupted) throw new InterruptedError(message);
+        throw new InfraError(message);
+      }
+    }
+
+    state.stage = 'compare';
+    const of = (side: string) => state.reports.filter((r) => r.planned.side === side).map((r) => r.report);
+    const baseReports = of('base');
+    const comparison: Comparison = await compareReplays({
+      base: baseReports,
+      head: of('head'),
+      noise: [baseReports[0]!, of('noise')[0]!],
+      options: {
+        p95Threshold: config.thresholds.p95Threshold,
+        minDeltaMs: config.thresholds.minDeltaMs,
+        minCalls: config.thresholds.minCalls,
+        confidence: config.thresholds.confidence,
+      },
+    }).catch((error: unknown) => {
+      throw fromEngineError(error);
+    });
+    const decided = decideVerdict({ comparison, migrationFailure: null, thresholds });
+    const exitCode = decided.verdict === 'pass' ? ExitCode.Ok : decided.verdict === 'regression' ? ExitCode.Regression : ExitCode.Infrastructure;
+    const error = decided.verdict === 'error' ? new InfraError(decided.reasons[0] ?? decided.headline) : undefined;
+    return {
+      report: finish({ ...decided, warnings: [...warnings, ...decided.warnings], error: error ? { stage: 'compare', message: error.message } : null, comparison }),
+      exitCode,
+      error,
+    };
+  } catch (thrown) {
+    const error = asCliError(thrown, state.stage);
+    const stage = state.stage;
+    const message = server ? redact(error.message, passwordOf(server.url)) : error.message;
+    return {
+      report: finish({
+        verdict: 'error',
+        headline: `error: ${stageLabel(stage)} failed, nothing was compared`,
+        reasons: [message],
+        error: { stage, message },
+        warnings: [],
+        comparison: null,
+      }),
+      exitCode: error.exitCode,
+      error,
+    };
+  } finally {
+    if (server) {
+      if (server.kind === 'database-url') {
+        for (const name of created) await dropDatabase(server.url, name).catch((e: Error) => logger.info(`warning: ${e.message}`));
+      } else {
+        logger.info('stopping the server and removing its data directory');
+        await server.stop();
+      }
+    }
+    await checkout?.dispose();
+  }
+}
+
+function stageLabel(stage: Stage): string {
+  return {
+    workload: 'loading the workload',
+    'base-checkout': 'checking out the base commit',
+    provision: 'starting PostgreSQL',
+    schema: 'building the base and head schemas',
+    replay: 'replaying the workload',
+    compare: 'comparing the replays',
+  }[stage];
+}
+
+function asCliError(error: unknown, stage: Stage): CliError {
+  if (error instanceof CliError) return error;
+  const mapped = fromEngineError(error);
+  if (mapped instanceof CliError) return mapped;
+  const detail = error instanceof Error ? error.message : String(error);
+  return new InfraError(`unexpected failure while ${stageLabel(stage)}: ${detail}; this is a bug in pg-retest-action, please report it`);
+}
+
+function describeSource(config: GateConfig, side: 'base' | 'head'): string {
+  if (config.schema.kind === 'command') return `migrate-command: ${config.schema.command}`;
+  const files = side === 'base' && config.schema.base ? config.schema.base : config.schema.head;
+  return `files: ${files.join(', ')}`;
+}
+
+async function loadGateWorkload(file: string): Promise<Workload> {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch {
+    throw new InputError(`option --workload: file ${file} does not exist; check the path (relative to ${process.cwd()})`);
+  }
+  if (!stat.isFile()) throw new InputError(`option --workload: ${file} is not a file`);
+  try {
+    return await loadWorkload(file);
+  } catch (error) {
+    throw fromEngineError(error);
+  }
+}
+
+function checkSeed(config: GateConfig): void {
+  if (config.seed?.kind !== 'file') return;
+  const file = config.seed.path;
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile()) {
+    throw new InputError(`option --seed: file ${file} does not exist; check the path (relative to ${process.cwd()})`);
+  }
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new InterruptedError('interrupted; the gate stopped before it could compare anything');
+}
+
+async function getServer(config: GateConfig, workload: Workload, logger: Logger): Promise<Server> {
+  const target = config.target;
+  if (target.kind === 'database-url') {
+    const server = await useDatabaseUrl(target.url);
+    logger.info(`using ${server.description}`);
+    return server;
+  }
+  // Enough connection slots for every session the replay may open at once, plus a few for us.
+  const planned = Math.min(workload.sessions, config.maxConnections ?? Infinity);
+  const maxConnections = Math.min(Math.max(planned + 10, 100), 1_000);
+  const server = await startServer(target.kind, {
+    major: target.major,
+    settings: { max_connections: String(maxConnections), ...config.postgresConfig },
+    logger,
+  });
+  logger.info(`started ${server.description}`);
+  return server;
+}
+
+async function replayOnce(config: GateConfig, workload: Workload, url: string, context: GateContext): Promise<ReplayReport> {
+  const progress = context.createProgress();
+  try {
+    return await replay(
+      workload,
+      {
+        conninfo: url,
+        speed: config.speed,
+        maxConnections: config.maxConnections,
+        statementTimeoutMs: config.statementTimeoutMs,
+        deadlineMs: config.replayTimeoutMs,
+        includeSamples: true,
+      },
+      { onProgress: (p) => progress.update(p), signal: context.signal },
+    );
+  } catch (error) {
+    const mapped = fromEngineError(error, url);
+    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
+  } finally {
+    progress.finish();
+  }
+}
+
+function accounting(reports: { planned: PlannedReplay; report: ReplayReport }[], side: 'base' | 'head'): SideAccounting {
+  const total: SideAccounting = { replays: 0, sessions_planned: 0, sessions_completed: 0, captured: 0, executed: 0, ok: 0, errors: 0, skipped: 0, not_executed: 0 };
+  for (const { planned, report } of reports) {
+    if (planned.side !== side) continue;
+    total.replays += 1;
+    total.sessions_planned += report.sessions_planned;
+    total.sessions_completed += report.sessions_completed;
+    for (const key of ['captured', 'executed', 'ok', 'errors', 'skipped', 'not_executed'] as const) total[key] += report.totals[key];
+  }
+  return total;
+}

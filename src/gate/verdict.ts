@@ -1,0 +1,97 @@
+/**
+ * The verdict from what was measured (design §4): a regression when the PR's migrations fail,
+ * when a fingerprint's or the whole workload's p95 regressed (the engine evaluates the latency
+ * rule, see docs/gate-statistics.md), or when more (fingerprint, SQLSTATE) pairs fail on head
+ * than allowed. Everything else that looks odd becomes a warning, never a silent pass.
+ */
+import { oneLine } from '../format/table.js';
+import { micros, plural } from '../format/units.js';
+import { maskMessage } from '../report/mask.js';
+import type { Comparison, LatencyComparison, MigrationFailure, Thresholds, Verdict } from './report-types.js';
+
+export interface VerdictInputs {
+  comparison: Comparison | null;
+  migrationFailure: MigrationFailure | null;
+  thresholds: Thresholds;
+}
+
+export interface VerdictResult {
+  verdict: Verdict;
+  headline: string;
+  reasons: string[];
+  warnings: string[];
+}
+
+/** `+312 %` */
+function change(ratio: number): string {
+  const pct = (ratio - 1) * 100;
+  return `${pct >= 0 ? '+' : '−'}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
+}
+
+function latencyLine(what: string, c: LatencyComparison, confidence: number): string {
+  return `${what}: p95 ${micros(c.base.p95_us)} → ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}×–${c.ci_high.toFixed(2)}×)`;
+}
+
+/**
+ * Decides the verdict.
+ * @param inputs the comparison (null when head's migrations failed) and the thresholds
+ * @returns verdict, one-line headline, the rules that fired, warnings
+ */
+export function decideVerdict(inputs: VerdictInputs): VerdictResult {
+  const { comparison, migrationFailure, thresholds } = inputs;
+  if (migrationFailure) {
+    const where = migrationFailure.line === null ? '' : `, line ${migrationFailure.line}`;
+    const reason = `the PR's migrations fail: ${migrationFailure.name}${where}: ${migrationFailure.message}`;
+    return { verdict: 'regression', headline: "regression: the PR's migrations fail", reasons: [reason], warnings: [] };
+  }
+  if (!comparison) throw new Error('decideVerdict: no comparison and no migration failure');
+
+  const reasons: string[] = [];
+  const warnings: string[] = [];
+  const slower = comparison.fingerprints.filter((f) => f.regressed);
+  for (const f of slower) reasons.push(latencyLine(`\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`, f, thresholds.confidence));
+  if (comparison.overall.regressed) reasons.push(latencyLine('whole workload', comparison.overall, thresholds.confidence));
+  const newErrors = comparison.new_errors.length;
+  if (newErrors > thresholds.max_new_errors) {
+    const first = comparison.new_errors[0]!;
+    reasons.push(
+      `${plural(newErrors, 'new error')} (allowed: ${thresholds.max_new_errors}); first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}`,
+    );
+  }
+
+  const noise = comparison.noise_floor.value;
+  if (noise > thresholds.p95_threshold) {
+    warnings.push(
+      `the noise floor (${(noise * 100).toFixed(0)} %) is above the p95 threshold (${(thresholds.p95_threshold * 100).toFixed(0)} %): ` +
+        'this runner is too noisy to see smaller regressions; use a quieter runner, more rounds, or a higher threshold',
+    );
+  }
+  if (comparison.shared_errors.length > 0) {
+    warnings.push(`${plural(comparison.shared_errors.length, 'statement group')} fail on both sides (workload fidelity, not gated)`);
+  }
+  if (comparison.only_base.length + comparison.only_head.length > 0) {
+    warnings.push(`${comparison.only_base.length} fingerprint(s) ran only on base and ${comparison.only_head.length} only on head`);
+  }
+  const ungated = comparison.fingerprints.filter((f) => !f.checks.enough_calls).length;
+  if (ungated > 0) warnings.push(`${plural(ungated, 'fingerprint')} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency`);
+
+  if (reasons.length > 0) {
+    const parts = [];
+    if (slower.length > 0) parts.push(`${plural(slower.length, 'query', 'queries')} slower`);
+    if (comparison.overall.regressed) parts.push('the whole workload slower');
+    if (newErrors > thresholds.max_new_errors) parts.push(plural(newErrors, 'new error'));
+    return { verdict: 'regression', headline: `regression: ${parts.join(', ')}`, reasons, warnings };
+  }
+  if (comparison.fingerprints.length === 0 && newErrors === 0) {
+    return {
+      verdict: 'error',
+      headline: 'error: no statement succeeded on both sides, so nothing could be compared',
+      reasons: ['no fingerprint had successful executions on both base and head; check the workload against the schema'],
+      warnings,
+    };
+  }
+  const headline =
+    `pass: ${plural(comparison.fingerprints.length, 'fingerprint')} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %` +
+    `${newErrors > 0 ? `, ${plural(newErrors, 'new error')} (allowed: ${thresholds.max_new_errors})` : ', no new errors'}`;
+  return { verdict: 'pass', headline, reasons, warnings };
+}

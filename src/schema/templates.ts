@@ -1,0 +1,169 @@
+/**
+ * The two template databases every replay is copied from (design §3.4):
+ *
+ * - `base`: the base commit's migrations, then the seed, then ANALYZE.
+ * - `head`: a copy of base, data included, plus what the PR adds (its new migration files, or
+ *   its migrate command, which applies only what is pending), then ANALYZE — the way production
+ *   will get the change. Built from scratch instead when that would not give head's schema
+ *   (see migration-plan.ts) or when asked.
+ *
+ * Each PR migration's wall time on the populated copy is recorded: a migration that rewrites a
+ * big table under lock shows up here before it shows up in production.
+ */
+import type { SchemaSource, SeedSource } from '../config/gate-options.js';
+import { CliError, InfraError } from '../exit-codes.js';
+import type { MigrationFailure, MigrationRun } from '../gate/report-types.js';
+import { applySqlFile, SqlFileError } from '../provision/apply-sql.js';
+import { analyzeDatabase, createDatabase } from '../provision/database.js';
+import type { Logger } from '../provision/types.js';
+import { planHead } from './migration-plan.js';
+import { loadSeed } from './seed.js';
+import { CommandError, runCommand } from './shell-command.js';
+import { type MigrationFile, resolveMigrationFiles } from './sql-files.js';
+
+export interface TemplateInputs {
+  /** A URL on the server whose user may create databases. */
+  serverUrl: string;
+  /** Database names start with this (unique per run). */
+  prefix: string;
+  source: SchemaSource;
+  /** Where base's files (or its migrate command) live: the base checkout, or the working directory with --base-migrations. */
+  baseRoot: string;
+  /** The working directory. */
+  headRoot: string;
+  seed: SeedSource | undefined;
+  headFromScratch: boolean;
+  logger: Logger;
+  signal?: AbortSignal;
+}
+
+export interface Templates {
+  base: string;
+  /** Null when head's migrations failed. */
+  head: string | null;
+  migrations: MigrationRun[];
+  /** Head's failing migration: the PR's migrations fail (a regression). */
+  failure: MigrationFailure | null;
+  /** Why head was built from scratch, or null. */
+  headFromScratch: string | null;
+}
+
+/** The base schema could not be built: the run cannot measure anything (exit 3). */
+export class BaseSchemaError extends InfraError {
+  constructor(
+    message: string,
+    readonly failure: MigrationFailure,
+  ) {
+    super(message);
+  }
+}
+
+/** One step that changes a schema: a SQL file or the migrate command. */
+interface Step {
+  name: string;
+  run(url: string): Promise<void>;
+}
+
+function fileSteps(files: MigrationFile[], signal: AbortSignal | undefined): Step[] {
+  return files.map((file) => ({
+    name: file.display,
+    run: async (url) => {
+      await applySqlFile(url, { path: file.path, role: 'migration' }, signal);
+    },
+  }));
+}
+
+function commandStep(command: string, cwd: string, side: 'base' | 'head', inputs: TemplateInputs): Step {
+  return {
+    name: 'migrate-command',
+    run: (url) => runCommand(`migrate-command (${side})`, command, { cwd, url, logger: inputs.logger, signal: inputs.signal }),
+  };
+}
+
+/**
+ * Runs steps in order, timing each.
+ * @returns the runs, and the failure if a step failed (later steps do not run)
+ */
+async function runSteps(side: 'base' | 'head', steps: Step[], url: string, logger: Logger): Promise<{ runs: MigrationRun[]; failure: MigrationFailure | null; error?: CliError }> {
+  const runs: MigrationRun[] = [];
+  for (const step of steps) {
+    const started = performance.now();
+    try {
+      await step.run(url);
+    } catch (error) {
+      const wall = Math.round(performance.now() - started);
+      runs.push({ side, name: step.name, wall_time_ms: wall, ok: false });
+      if (error instanceof SqlFileError) {
+        return { runs, failure: { side, name: step.name, line: error.line, message: error.serverMessage }, error };
+      }
+      if (error instanceof CommandError) return { runs, failure: { side, name: step.name, line: null, message: error.detail }, error };
+      throw error;
+    }
+    const wall = Math.round(performance.now() - started);
+    runs.push({ side, name: step.name, wall_time_ms: wall, ok: true });
+    logger.info(`${side}: ${step.name} applied in ${(wall / 1000).toFixed(2)} s`);
+  }
+  return { runs, failure: null };
+}
+
+/**
+ * Builds both templates.
+ * @param inputs where the schemas come from and where they go
+ * @returns the template names, the PR migrations' timings and head's failure if any
+ * @throws BaseSchemaError when base cannot be built; InputError for bad globs
+ */
+export async function buildTemplates(inputs: TemplateInputs): Promise<Templates> {
+  const { logger, source } = inputs;
+  const baseName = `${inputs.prefix}_base`;
+  const headName = `${inputs.prefix}_head`;
+
+  let baseSteps: Step[];
+  let headFull: Step[];
+  let headDelta: Step[] | null;
+  let scratchReason: string | null = null;
+  if (source.kind === 'files') {
+    const explicitBase = source.base !== undefined;
+    const baseFiles = await resolveMigrationFiles(source.base ?? source.head, inputs.baseRoot, explicitBase ? 'base-migrations' : 'migrations', explicitBase);
+    const headFiles = await resolveMigrationFiles(source.head, inputs.headRoot, 'migrations', true);
+    if (baseFiles.length === 0) logger.info('base: no migration files in the base commit; base starts from an empty database');
+    const plan = planHead(baseFiles, headFiles, inputs.headFromScratch);
+    baseSteps = fileSteps(baseFiles, inputs.signal);
+    headFull = fileSteps(headFiles, inputs.signal);
+    headDelta = plan.mode === 'copy' ? fileSteps(plan.newFiles, inputs.signal) : null;
+    if (plan.mode === 'scratch') scratchReason = plan.reason;
+    else logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(', ') || 'none'}`);
+  } else {
+    baseSteps = [commandStep(source.command, inputs.baseRoot, 'base', inputs)];
+    headFull = [commandStep(source.command, inputs.headRoot, 'head', inputs)];
+    headDelta = inputs.headFromScratch ? null : headFull;
+    if (inputs.headFromScratch) scratchReason = 'head-from-scratch was requested';
+  }
+
+  logger.info(`building the base schema (${baseName})`);
+  const baseUrl = await createDatabase(inputs.serverUrl, baseName);
+  const base = await runSteps('base', baseSteps, baseUrl, logger);
+  if (base.failure) {
+    throw new BaseSchemaError(`the base schema cannot be built: ${base.error!.message}`, base.failure);
+  }
+  if (inputs.seed) await loadSeed(inputs.seed, baseUrl, inputs.headRoot, logger, inputs.signal);
+  await analyzeDatabase(baseUrl);
+
+  let headUrl: string;
+  let head: Awaited<ReturnType<typeof runSteps>>;
+  if (headDelta) {
+    logger.info(`building the head schema (${headName}) from a copy of base`);
+    headUrl = await createDatabase(inputs.serverUrl, headName, baseName);
+    head = await runSteps('head', headDelta, headUrl, logger);
+  } else {
+    logger.info(`building the head schema (${headName}) from scratch: ${scratchReason}`);
+    headUrl = await createDatabase(inputs.serverUrl, headName);
+    head = await runSteps('head', headFull, headUrl, logger);
+    if (!head.failure && inputs.seed) await loadSeed(inputs.seed, headUrl, inputs.headRoot, logger, inputs.signal);
+  }
+  if (head.failure) {
+    logger.info(`head: ${head.error!.message}`);
+    return { base: baseName, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: scratchReason };
+  }
+  await analyzeDatabase(headUrl);
+  return { base: baseName, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: scratchReason };
+}
