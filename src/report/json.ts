@@ -1,0 +1,185 @@
+/**
+ * The JSON report: written with {@link toJson}, read back with {@link parseReport} (`compare`, a
+ * committed baseline report). Reading validates at the boundary with a zod schema that mirrors
+ * `src/gate/report-types.ts`; the `satisfies` below makes the compiler reject a schema that
+ * drifts from the type. Unknown fields are dropped, not rejected: a newer report that only added
+ * fields keeps its schema version and stays readable (docs/report-format.md, Versioning).
+ */
+import { z } from 'zod';
+import { type GateReport, REPORT_SCHEMA_VERSION } from '../gate/report-types.js';
+
+const count = z.number().int().nonnegative();
+const micros = z.number().nonnegative();
+
+const percentiles = z.object({ p50_us: micros, p95_us: micros, p99_us: micros });
+
+const latencyComparison = z.object({
+  calls_base: count,
+  calls_head: count,
+  base: percentiles,
+  head: percentiles,
+  ratio: z.number().nonnegative(),
+  ci_low: z.number().nonnegative(),
+  ci_high: z.number().nonnegative(),
+  delta_us: z.number(),
+  checks: z.object({
+    over_threshold: z.boolean(),
+    ci_above_noise: z.boolean(),
+    over_min_delta: z.boolean(),
+    enough_calls: z.boolean(),
+  }),
+  regressed: z.boolean(),
+});
+
+const fingerprintComparison = latencyComparison.extend({
+  fingerprint: z.string(),
+  normalized: z.string(),
+  kind: z.string(),
+});
+
+const errorDiff = z.object({
+  fingerprint: z.string(),
+  normalized: z.string(),
+  sqlstate: z.string(),
+  message: z.string(),
+  base_count: count,
+  head_count: count,
+});
+
+const fingerprintRef = z.object({ fingerprint: z.string(), normalized: z.string(), kind: z.string(), calls: count });
+
+const comparison = z.object({
+  noise_floor: z.object({ value: z.number().nonnegative(), method: z.string(), fingerprints: count }),
+  overall: latencyComparison,
+  fingerprints: z.array(fingerprintComparison),
+  new_errors: z.array(errorDiff),
+  shared_errors: z.array(errorDiff),
+  fixed_errors: z.array(errorDiff),
+  only_base: z.array(fingerprintRef),
+  only_head: z.array(fingerprintRef),
+});
+
+const schemaSide = z.enum(['base', 'head']);
+
+const sideAccounting = z.object({
+  replays: count,
+  sessions_planned: count,
+  sessions_completed: count,
+  captured: count,
+  executed: count,
+  ok: count,
+  errors: count,
+  skipped: count,
+  not_executed: count,
+});
+
+/** The schema of a {@link GateReport}. */
+export const gateReportSchema = z.object({
+  schema_version: z.literal(REPORT_SCHEMA_VERSION),
+  tool: z.object({ name: z.literal('pg-retest-action'), version: z.string() }),
+  verdict: z.enum(['pass', 'regression', 'error']),
+  headline: z.string(),
+  reasons: z.array(z.string()),
+  error: z.object({ stage: z.string(), message: z.string() }).nullable(),
+  thresholds: z.object({
+    p95_threshold: z.number().nonnegative(),
+    min_delta_ms: z.number().nonnegative(),
+    min_calls: count,
+    max_new_errors: count,
+    confidence: z.number().gt(0).lt(1),
+  }),
+  environment: z.object({
+    server_version: z.string().nullable(),
+    server_kind: z.string().nullable(),
+    server: z.string().nullable(),
+    postgres_config: z.record(z.string(), z.string()),
+    rounds: count,
+    speed: z.number().nonnegative(),
+    workload: z.object({ path: z.string(), sessions: count, statements: count }),
+    seed: z.string().nullable(),
+    base: z.object({ ref: z.string().nullable(), sha: z.string().nullable(), source: z.string() }),
+    head: z.object({ sha: z.string().nullable(), source: z.string() }),
+    head_from_scratch: z.string().nullable(),
+    runner: z.string(),
+    started_at: z.string(),
+    wall_time_ms: z.number().nonnegative(),
+  }),
+  migrations: z.array(
+    z.object({ side: schemaSide, name: z.string(), wall_time_ms: z.number().nonnegative(), ok: z.boolean() }),
+  ),
+  migration_failure: z
+    .object({ side: schemaSide, name: z.string(), line: z.number().int().positive().nullable(), message: z.string() })
+    .nullable(),
+  replays: z.array(
+    z.object({
+      round: count,
+      side: z.enum(['base', 'head', 'noise']),
+      position: count,
+      status: z.enum(['completed', 'server_unavailable', 'deadline_exceeded', 'cancelled']),
+      wall_time_ms: z.number().nonnegative(),
+      statements_executed: count,
+      errors: count,
+      p95_us: micros,
+    }),
+  ),
+  accounting: z.object({ base: sideAccounting, head: sideAccounting }).nullable(),
+  comparison: comparison.nullable(),
+  warnings: z.array(z.string()),
+}) satisfies z.ZodType<GateReport>;
+
+/** A report that cannot be read: not JSON, another schema version, or a field of the wrong shape. */
+export class ReportFormatError extends Error {
+  override name = 'ReportFormatError';
+}
+
+/**
+ * The report as pretty-printed JSON, the form of the `--json` file and the artifact.
+ * @param report the gate's report
+ * @returns JSON text ending in a newline
+ */
+export function toJson(report: GateReport): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
+}
+
+/**
+ * Reads a JSON report back, checking every field.
+ * @param textValue the file's contents
+ * @param source how to name the file in errors, e.g. its path
+ * @returns the report
+ * @throws ReportFormatError naming the problem (and the field, for a wrong shape)
+ */
+export function parseReport(textValue: string, source = 'report'): GateReport {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(textValue);
+  } catch (error) {
+    throw new ReportFormatError(`${source}: not JSON (${(error as Error).message})`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ReportFormatError(`${source}: expected a JSON object (a pg-retest-action report)`);
+  }
+  // The version first: a report of another version fails on its version, not on the first field
+  // that happens to differ.
+  const version = (raw as { schema_version?: unknown }).schema_version;
+  if (version !== REPORT_SCHEMA_VERSION) {
+    const found = version === undefined ? 'no schema_version' : `schema version ${JSON.stringify(version)}`;
+    throw new ReportFormatError(
+      `${source}: ${found}; this version of pg-retest-action reads report schema version ${REPORT_SCHEMA_VERSION}`,
+    );
+  }
+  const parsed = gateReportSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.slice(0, 5).map((issue) => `${fieldPath(issue.path)}: ${issue.message}`);
+    const more = parsed.error.issues.length > problems.length ? ` (and ${parsed.error.issues.length - problems.length} more)` : '';
+    throw new ReportFormatError(`${source}: not a valid report: ${problems.join('; ')}${more}`);
+  }
+  return parsed.data;
+}
+
+/** `comparison.fingerprints[3].ratio` */
+function fieldPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(top level)';
+  return path
+    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`))
+    .join('');
+}

@@ -1,0 +1,74 @@
+/**
+ * Building blocks of GitHub-flavoured markdown that stay intact whatever text they hold: SQL with
+ * pipes and backticks, messages with `$` (GitHub reads `$…$` as math), multi-line output.
+ */
+import { oneLine } from '../format/table.js';
+
+/** Characters that markdown (or GitHub's math and tables) would read as syntax. */
+const SPECIAL = /[\\`*_[\]<>|$~#]/g;
+
+/**
+ * Plain text for a paragraph, list item or table cell: syntax characters escaped, lines joined.
+ * @param text any text
+ * @returns markdown showing exactly that text
+ */
+export function text(value: string): string {
+  return value.replace(/\s+/g, ' ').trim().replace(SPECIAL, (c) => `\\${c}`);
+}
+
+/**
+ * Inline code: whitespace collapsed, cut to `max` characters with an ellipsis, fenced with more
+ * backticks than the text holds in a row.
+ * @param value the code, e.g. normalized SQL
+ * @param max the longest it may be before `…`
+ * @param inTable true inside a table row, where `|` must be written `\|` even in code
+ * @returns the code span
+ */
+export function code(value: string, max = Number.POSITIVE_INFINITY, inTable = false): string {
+  const flat = Number.isFinite(max) ? oneLine(value, max) : value.replace(/\s+/g, ' ').trim();
+  const run = Math.max(0, ...Array.from(flat.matchAll(/`+/g), (m) => m[0].length));
+  const fence = '`'.repeat(run + 1);
+  const padded = run > 0 || flat.startsWith(' ') ? ` ${flat} ` : flat;
+  const body = inTable ? padded.replace(/\|/g, '\\|') : padded;
+  return `${fence}${body}${fence}`;
+}
+
+/**
+ * A fenced code block, its fence longer than any backtick run inside.
+ * @param value the text, lines kept
+ * @param language the info string, e.g. `sql`
+ * @returns the lines of the block
+ */
+export function codeBlock(value: string, language = ''): string[] {
+  const run = Math.max(2, ...Array.from(value.matchAll(/`+/g), (m) => m[0].length));
+  const fence = '`'.repeat(run + 1);
+  return [`${fence}${language}`, ...value.replace(/\s+$/, '').split(/\r?\n/), fence];
+}
+
+export type Align = 'left' | 'right' | 'center';
+
+/**
+ * A markdown table. Cells must already be markdown (escaped with {@link text} or {@link code}).
+ * @param header column titles
+ * @param rows cells, one array per row
+ * @param align per column; default left
+ * @returns the lines
+ */
+export function mdTable(header: string[], rows: string[][], align: Align[] = []): string[] {
+  const rule = header.map((_, column) => {
+    const a = align[column] ?? 'left';
+    return a === 'right' ? '---:' : a === 'center' ? ':---:' : '---';
+  });
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(rule), ...rows.map(line)];
+}
+
+/**
+ * A collapsed section. The blank lines around the body let GitHub render markdown inside it.
+ * @param summary the always-visible line: plain words, since markdown is not rendered there
+ * @param body the lines inside
+ * @returns the lines
+ */
+export function details(summary: string, body: string[]): string[] {
+  return ['<details>', `<summary>${summary}</summary>`, '', ...body, '', '</details>'];
+}
