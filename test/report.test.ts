@@ -279,6 +279,15 @@ describe('renderMarkdown', () => {
     expect(md).toContain('#### Migrations applied to head (from scratch)');
   });
 
+  it('shows code quoted in reasons as code and escapes the rest', () => {
+    const report = clone(fixture('regression'));
+    report.reasons = ['1 new error (allowed: 0); first: SQLSTATE 42703 in `SELECT a | b FROM t WHERE x = $1`: column "a" does not exist, costs $5'];
+    const md = renderMarkdown(report);
+    expect(md).toContain(
+      '- 1 new error (allowed: 0); first: SQLSTATE 42703 in `SELECT a | b FROM t WHERE x = $1`: column "a" does not exist, costs \\$5\n',
+    );
+  });
+
   it('puts the marker first, as a hidden comment', () => {
     expect(renderMarkdown(fixture('pass'), { marker: 'pg-retest:shop' }).split('\n')[0]).toBe('<!-- pg-retest:shop -->');
     expect(renderMarkdown(fixture('pass'), { marker: '<!-- pg-retest -->' }).split('\n')[0]).toBe('<!-- pg-retest -->');

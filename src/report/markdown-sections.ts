@@ -15,7 +15,7 @@ import type {
 } from '../gate/report-types.js';
 import { count, micros, plural } from '../format/units.js';
 import { maskMessage } from './mask.js';
-import { code, codeBlock, details, mdTable, text } from './markdown-text.js';
+import { code, codeBlock, details, mdTable, prose, text } from './markdown-text.js';
 import { fractionPercent, interval, latencyRatio, ratioChange, signedPercent, wallTime } from './numbers.js';
 
 /** How many rows the tables may show. Infinity everywhere is the untruncated report. */
@@ -104,10 +104,10 @@ const ICONS = { pass: '✅', regression: '❌', error: '⚠️' } as const;
 export function verdictSection(ctx: Context): string[] {
   const r = ctx.report;
   const lines = [`### ${ICONS[r.verdict]} pg-retest: ${text(verdictPhrase(r))}`, ''];
-  if (r.headline.trim() !== '') lines.push(text(r.headline), '');
+  if (r.headline.trim() !== '') lines.push(prose(r.headline), '');
   const { shown, more } = take(ctx, r.reasons, CAPS.reasons);
   if (shown.length > 0) {
-    lines.push(...shown.map((reason) => `- ${text(reason)}`));
+    lines.push(...shown.map((reason) => `- ${prose(reason)}`));
     lines.push(...moreLine(more, 'reason', 'in the JSON report'), '');
   }
   return lines;
@@ -341,7 +341,7 @@ export function fidelitySection(ctx: Context): string[] {
   const c = r.comparison;
   const items: string[] = [];
   if (r.environment.head_from_scratch !== null) {
-    items.push(`- Head was built from scratch, not from a copy of base: ${text(r.environment.head_from_scratch)}`);
+    items.push(`- Head was built from scratch, not from a copy of base: ${prose(r.environment.head_from_scratch)}`);
   }
   if (r.accounting !== null) {
     for (const side of ['base', 'head'] as const) {
@@ -374,7 +374,7 @@ export function fidelitySection(ctx: Context): string[] {
     blocks.push(...onlyOneSide(ctx, c.only_base, 'base'), ...onlyOneSide(ctx, c.only_head, 'head'));
   }
   const { shown, more } = take(ctx, r.warnings, CAPS.fidelity);
-  items.push(...shown.map((w) => `- ${text(w)}`), ...(more > 0 ? [`- _… ${plural(more, 'warning')} more in the JSON report._`] : []));
+  items.push(...shown.map((w) => `- ${prose(w)}`), ...(more > 0 ? [`- _… ${plural(more, 'warning')} more in the JSON report._`] : []));
   if (items.length === 0 && blocks.length === 0) return [];
   return ['#### Workload fidelity', '', ...items, ...(items.length > 0 ? [''] : []), ...blocks];
 }

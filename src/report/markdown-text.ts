@@ -8,12 +8,28 @@ import { oneLine } from '../format/table.js';
 const SPECIAL = /[\\`*_[\]<>|$~#]/g;
 
 /**
- * Plain text for a paragraph, list item or table cell: syntax characters escaped, lines joined.
+ * Plain text for a paragraph, list item or table cell: syntax characters escaped, lines joined
+ * (whitespace kept at the ends, so that pieces can be joined).
  * @param text any text
  * @returns markdown showing exactly that text
  */
 export function text(value: string): string {
-  return value.replace(/\s+/g, ' ').trim().replace(SPECIAL, (c) => `\\${c}`);
+  return value.replace(/\s+/g, ' ').replace(SPECIAL, (c) => `\\${c}`);
+}
+
+/**
+ * A sentence of the report (headline, reason, warning) that may quote code between backticks, as
+ * in ``SQLSTATE 42703 in `SELECT …` ``: the quoted parts become code spans, the rest plain text.
+ * @param value the sentence
+ * @param inTable true inside a table row
+ * @returns markdown
+ */
+export function prose(value: string, inTable = false): string {
+  return value
+    .split(/(`[^`]+`)/)
+    .map((part, i) => (i % 2 === 1 ? code(part.slice(1, -1), Number.POSITIVE_INFINITY, inTable) : text(part)))
+    .join('')
+    .trim();
 }
 
 /**
