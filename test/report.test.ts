@@ -266,6 +266,19 @@ describe('renderMarkdown', () => {
     expectBalanced(md);
   });
 
+  it('error verdict with a comparison (the compare stage failed late): both the error and the measurements', () => {
+    const report = clone(fixture('regression'));
+    report.verdict = 'error';
+    report.error = { stage: 'compare', message: 'the noise floor is 45 %, above the 20 % threshold' };
+    const md = renderMarkdown(report);
+    expect(md.split('\n')[0]).toBe('### ⚠️ pg-retest: error — could not measure: the noise floor is 45 %, above the 20 % threshold');
+    expect(md).toContain('Stage: `compare`.');
+    expect(md).toContain('#### 1 regression by fingerprint');
+    const root = checkXml(renderJunit(report));
+    expectCountsMatch(root);
+    expect(root.attrs.errors).toBe('1');
+  });
+
   it('lists workload fidelity problems: fail on both sides, one side only, head from scratch, warnings', () => {
     const report = clone(fixture('new-errors'));
     report.environment.head_from_scratch = 'the migrate command cannot run on a copy';
