@@ -428,7 +428,10 @@ export function environmentSection(ctx: Context): string[] {
   const e = r.environment;
   const t = r.thresholds;
   const orNone = (v: string | null) => (v === null ? '–' : text(v));
-  const sha = (v: string | null) => (v === null ? '' : ` @ ${code(v.slice(0, 12))}`);
+  const sha = (v: string | null) => (v === null ? null : code(v.slice(0, 12)));
+  // `main` @ `3f1c2a9e8b7d` (git worktree of main)
+  const commit = (names: (string | null)[], source: string) =>
+    [names.filter((n) => n !== null).join(' @ '), `(${text(source)})`].filter((p) => p !== '').join(' ');
   const config = Object.entries(e.postgres_config)
     .map(([k, v]) => code(`${k}=${v}`, Infinity, true))
     .join(', ');
@@ -441,8 +444,8 @@ export function environmentSection(ctx: Context): string[] {
     ['rounds', `${count(e.rounds)}, order alternating`],
     ['speed', e.speed === 0 ? '0 (as fast as possible)' : `${e.speed}×`],
     ['seed', orNone(e.seed)],
-    ['base', `${e.base.ref === null ? '' : code(e.base.ref, Infinity, true)}${sha(e.base.sha)} (${text(e.base.source)})`],
-    ['head', `${sha(e.head.sha).replace(/^ @ /, '')} (${text(e.head.source)})`.trim()],
+    ['base', commit([e.base.ref === null ? null : code(e.base.ref, Infinity, true), sha(e.base.sha)], e.base.source)],
+    ['head', commit([sha(e.head.sha)], e.head.source)],
     ['head built from scratch', orNone(e.head_from_scratch)],
     ['runner', text(e.runner)],
     ['started', text(e.started_at)],
