@@ -79,6 +79,11 @@ function candidateBindirs(explicit) {
   if (explicit) dirs.push(explicit);
   const pgConfig = run('pg_config', ['--bindir']);
   if (pgConfig !== undefined) dirs.push(pgConfig.trim());
+  // A server on PATH (Homebrew, a source build, a container image), by its real directory.
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const postgres = dir && path.join(dir, 'postgres');
+    if (postgres && fs.existsSync(postgres) && fs.existsSync(path.join(dir, 'initdb'))) dirs.push(path.dirname(fs.realpathSync(postgres)));
+  }
   const debian = '/usr/lib/postgresql';
   if (fs.existsSync(debian)) {
     const majors = fs
