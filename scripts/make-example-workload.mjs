@@ -1,5 +1,5 @@
-// Writes examples/shop/workload.wkl: a small, realistic workload for the sample shop
-// (examples/shop/schema.sql, seed.sql), in pg-retest's format, through the engine's own
+// Writes examples/shop/workload.wkl: a realistic workload for the sample shop
+// (examples/shop/migrations/, seed.sql), in pg-retest's format, through the engine's own
 // writeWorkload. The output is deterministic (a fixed PRNG seed and a fixed capture time), so
 // running this again gives the same file byte for byte.
 //
@@ -7,15 +7,20 @@
 //
 // Needs the native engine: npm run build:native.
 //
-// What is in it (one timeline shared by all sessions, ~6 s):
-//   4 storefront sessions   point lookups, a category listing, order history, recommendations
-//   4 checkout sessions     BEGIN / SELECT … FOR UPDATE / INSERT / UPDATE / COMMIT; one of them adds
-//                           a gift item that is already in the order (unique violation) inside a
-//                           SAVEPOINT and recovers with ROLLBACK TO SAVEPOINT
-//   2 reporting sessions    aggregates over orders and order items
-//   1 back-office session   pending orders, status updates outside a transaction
-//   1 sign-up session       one new customer, and one sign-up with an email that exists, whose
+// What is in it (one timeline shared by all sessions, about 3.5 s):
+//   24 storefront sessions  log in, browse a category, a product with its reviews, look up by SKU,
+//                           and now and then the customer's order history and one of their orders
+//   10 checkout sessions    BEGIN / INSERT INTO orders / SELECT … FOR UPDATE / INSERT INTO
+//                           order_items / UPDATE / COMMIT, 3 orders each; one of them adds a gift
+//                           item that is already in the order (unique violation) inside a SAVEPOINT
+//                           and recovers with ROLLBACK TO SAVEPOINT
+//    3 reporting sessions   aggregates over the last days of orders
+//    2 back-office sessions pending orders, status updates outside a transaction
+//    1 sign-up session      one new customer, and one sign-up with an email that exists, whose
 //                           transaction fails and is rolled back
+// The statements the PR variants in examples/shop/variants/ affect are each called at least 30
+// times: the order history (drop-index), the login's UPDATE of last_login (rename-column) and the
+// checkout's INSERT INTO order_items (slow-trigger).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -40,13 +45,25 @@ const between = (lo, hi) => lo + Math.floor(random() * (hi - lo + 1));
 const pick = (items) => items[Math.floor(random() * items.length)];
 
 // The seed's formulas (examples/shop/seed.sql), so that the workload asks for rows that exist.
-const CUSTOMERS = 5000;
-const PRODUCTS = 1000;
-const ORDERS = 20000;
+const CUSTOMERS = 12_000;
+const PRODUCTS = 2000;
+const ORDERS = 120_000;
+/** Order i belongs to customer 1 + (i * 7919) % CUSTOMERS; 1679 is 7919's inverse modulo CUSTOMERS. */
+const ORDER_CUSTOMER_FACTOR = 7919;
+const ORDER_CUSTOMER_INVERSE = 1679;
 const CATEGORIES = ['kitchen', 'lighting', 'bags', 'audio', 'office', 'furniture', 'apparel', 'outdoor'];
 const price = (id) => (5 + ((id * 37) % 495) + (id % 100) / 100).toFixed(2);
 const email = (id) => `customer${id}@example.com`;
 const sku = (id) => `SKU-${String(id).padStart(5, '0')}`;
+/** The ids of a customer's 10 seeded orders. */
+const ordersOf = (customer) => {
+  const first = ((customer - 1) * ORDER_CUSTOMER_INVERSE) % CUSTOMERS || CUSTOMERS;
+  return Array.from({ length: ORDERS / CUSTOMERS }, (_, n) => first + n * CUSTOMERS);
+};
+/** The seeded pending orders (the back office ships them): the last 100. */
+const FIRST_PENDING = ORDERS - 99;
+/** The seeded orders end on 2026-01-15; reports look back from there. */
+const reportSince = (days) => new Date(Date.UTC(2026, 0, 15) - days * 86_400_000).toISOString().slice(0, 10);
 
 /** pg-retest's kind for a statement, by its first word (as pg-retest's capture does). */
 function kindOf(sql) {
@@ -60,14 +77,17 @@ function kindOf(sql) {
 
 /** Captured latency ranges (µs) by what the statement does. */
 const LATENCY = {
-  lookup: [70, 300],
-  listing: [250, 1200],
-  join: [400, 2500],
-  report: [18_000, 75_000],
-  write: [120, 600],
-  control: [20, 90],
-  commit: [150, 900],
+  lookup: [60, 250],
+  listing: [200, 900],
+  join: [300, 1500],
+  report: [2_000, 12_000],
+  write: [100, 500],
+  control: [20, 80],
+  commit: [150, 800],
 };
+
+/** Sessions stop starting new work after this point of the timeline. */
+const END_US = 3_300_000;
 
 let nextTransactionId = 1;
 
@@ -113,39 +133,38 @@ const session = (user, startMs) => {
   return s;
 };
 
-// Storefront: people browsing.
-for (const startMs of [0, 400, 1500, 3000]) {
-  const s = session('shop_web', startMs);
-  for (let visit = 0; visit < 6; visit++) {
-    const customer = between(1, CUSTOMERS);
-    const category = pick(CATEGORIES);
-    s.run(`SELECT id, name, email, country FROM customers WHERE email = '${email(customer)}'`, 'lookup');
-    s.think(40, 160);
-    s.run(`SELECT id, sku, name, price, stock FROM products WHERE category = '${category}' ORDER BY price LIMIT 20`, 'listing');
-    s.think(60, 220);
+// Storefront: people browsing, one session per visitor, arriving over the first 1.2 s.
+for (let visitor = 0; visitor < 24; visitor++) {
+  const s = session('shop_web', visitor * 50);
+  const customer = between(1, CUSTOMERS);
+  s.run(`SELECT id, name, email, country FROM customers WHERE email = '${email(customer)}'`, 'lookup');
+  for (let page = 0; s.clock < END_US; page++) {
+    // The application refreshes the login time on every page it serves to a signed-in customer.
+    s.run(`UPDATE customers SET last_login = now() WHERE id = ${customer}`, 'write');
+    s.run(`SELECT id, sku, name, price, stock FROM products WHERE category = '${pick(CATEGORIES)}' ORDER BY price LIMIT 20`, 'listing');
+    s.think(30, 100);
     const product = between(1, PRODUCTS);
     s.run(`SELECT id, sku, name, category, price, stock FROM products WHERE id = ${product}`, 'lookup');
-    if (visit % 2 === 0) {
-      s.run(`SELECT id, name, price FROM products WHERE sku = '${sku(between(1, PRODUCTS))}'`, 'lookup');
-    }
-    s.think(30, 120);
     s.run(
-      `SELECT o.id, o.order_number, o.status, o.total, o.created_at FROM orders o WHERE o.customer_id = ${customer} ORDER BY o.created_at DESC LIMIT 10`,
-      'listing',
-    );
-    const order = between(1, ORDERS);
-    s.run(
-      `SELECT p.name, oi.quantity, oi.unit_price FROM order_items oi JOIN products p ON p.id = oi.product_id WHERE oi.order_id = ${order}`,
+      `SELECT r.rating, r.body, r.created_at, c.name FROM reviews r JOIN customers c ON c.id = r.customer_id ` +
+        `WHERE r.product_id = ${product} ORDER BY r.created_at DESC LIMIT 5`,
       'join',
     );
-    if (visit % 3 === 1) {
+    if (page % 2 === 1) {
+      s.run(`SELECT id, name, price FROM products WHERE sku = '${sku(between(1, PRODUCTS))}'`, 'lookup');
+    }
+    s.think(30, 100);
+    if (page % 12 === 0) {
       s.run(
-        `SELECT p.id, p.name, count(*) AS times_bought FROM order_items oi JOIN orders o ON o.id = oi.order_id ` +
-          `JOIN products p ON p.id = oi.product_id WHERE o.customer_id = ${customer} GROUP BY p.id, p.name ORDER BY times_bought DESC LIMIT 5`,
+        `SELECT o.id, o.order_number, o.status, o.total, o.created_at FROM orders o WHERE o.customer_id = ${customer} ORDER BY o.created_at DESC LIMIT 10`,
+        'listing',
+      );
+      s.run(
+        `SELECT p.name, oi.quantity, oi.unit_price FROM order_items oi JOIN products p ON p.id = oi.product_id WHERE oi.order_id = ${pick(ordersOf(customer))}`,
         'join',
       );
+      s.think(30, 100);
     }
-    s.think(20, 90);
   }
 }
 
@@ -154,11 +173,14 @@ function checkout(s, { gift = false } = {}) {
   const customer = between(1, CUSTOMERS);
   const first = between(1, PRODUCTS);
   const items = [first];
-  while (items.length < between(1, 3)) {
+  const count = between(1, 3);
+  while (items.length < count) {
     const candidate = between(1, PRODUCTS);
     if (!items.includes(candidate)) items.push(candidate);
   }
   let total = 0;
+  s.run(`SELECT id, name, email FROM customers WHERE id = ${customer}`, 'lookup');
+  s.think(30, 120);
   s.run('BEGIN', 'control');
   s.run(`INSERT INTO orders (customer_id, status, total) VALUES (${customer}, 'pending', 0)`, 'write');
   for (const product of items) {
@@ -180,80 +202,81 @@ function checkout(s, { gift = false } = {}) {
       'write',
     );
     s.run('ROLLBACK TO SAVEPOINT add_gift', 'control');
-    s.run(`UPDATE order_items SET quantity = quantity + 1 WHERE order_id = currval('orders_id_seq') AND product_id = ${first}`, 'write');
+    s.run(`UPDATE order_items SET quantity = quantity + 1 WHERE order_id = (SELECT currval('orders_id_seq')) AND product_id = ${first}`, 'write');
   }
-  s.run(`UPDATE orders SET total = ${total.toFixed(2)}, status = 'paid' WHERE id = currval('orders_id_seq')`, 'write');
+  s.run(`UPDATE orders SET total = ${total.toFixed(2)}, status = 'paid' WHERE id = (SELECT currval('orders_id_seq'))`, 'write');
   s.run('COMMIT', 'commit');
 }
 
-// Checkout: transactional sessions, 2–3 orders each.
-for (const [index, startMs] of [500, 1700, 2600, 4000].entries()) {
-  const s = session('shop_web', startMs);
-  const orders = index === 1 ? 3 : 2;
-  for (let n = 0; n < orders; n++) {
-    s.run(`SELECT id, name, email FROM customers WHERE id = ${between(1, CUSTOMERS)}`, 'lookup');
-    s.think(80, 300);
-    checkout(s, { gift: index === 2 && n === 0 });
-    s.think(150, 500);
+// Checkout: transactional sessions, 3 orders each, one of them with the gift.
+for (let buyer = 0; buyer < 10; buyer++) {
+  const s = session('shop_web', 100 + buyer * 90);
+  for (let n = 0; n < 3; n++) {
+    checkout(s, { gift: buyer === 4 && n === 1 });
+    s.think(400, 800);
   }
 }
 
-// Reporting: a dashboard refreshing its aggregates.
-for (const startMs of [900, 4200]) {
+// Reporting: a dashboard refreshing its aggregates over the last days; the product figures cover
+// the orders since the last refresh (by id, which grows with time).
+for (const startMs of [300, 1400, 2400]) {
   const s = session('shop_reporting', startMs);
   s.run(
     `SELECT date_trunc('day', o.created_at) AS day, count(*) AS orders, sum(o.total) AS revenue FROM orders o ` +
-      `WHERE o.status IN ('paid', 'shipped', 'delivered') AND o.created_at >= timestamptz '2025-03-01 00:00:00+00' GROUP BY 1 ORDER BY 1`,
+      `WHERE o.status IN ('paid', 'shipped', 'delivered') AND o.created_at >= timestamptz '${reportSince(between(10, 14))} 00:00:00+00' GROUP BY 1 ORDER BY 1`,
     'report',
   );
-  s.think(200, 500);
+  s.think(100, 250);
   s.run(
-    `SELECT p.category, p.name, sum(oi.quantity * oi.unit_price) AS revenue FROM order_items oi JOIN products p ON p.id = oi.product_id ` +
-      `JOIN orders o ON o.id = oi.order_id WHERE o.status <> 'cancelled' GROUP BY p.category, p.name ORDER BY revenue DESC LIMIT 20`,
+    `SELECT p.category, p.name, sum(oi.quantity) AS units, sum(oi.quantity * oi.unit_price) AS revenue FROM order_items oi ` +
+      `JOIN products p ON p.id = oi.product_id WHERE oi.order_id > ${ORDERS - between(500, 1000)} ` +
+      `GROUP BY p.category, p.name ORDER BY revenue DESC LIMIT 20`,
     'report',
   );
-  s.think(200, 500);
+  s.think(100, 250);
   s.run(
     `SELECT category, revenue, round(100 * revenue / sum(revenue) OVER (), 1) AS share FROM (SELECT p.category, ` +
-      `sum(oi.quantity * oi.unit_price) AS revenue FROM order_items oi JOIN products p ON p.id = oi.product_id GROUP BY p.category) t ORDER BY revenue DESC`,
+      `sum(oi.quantity * oi.unit_price) AS revenue FROM order_items oi JOIN products p ON p.id = oi.product_id ` +
+      `WHERE oi.order_id > ${ORDERS - between(500, 1000)} GROUP BY p.category) t ORDER BY revenue DESC`,
     'report',
   );
-  s.think(200, 500);
+  s.think(100, 250);
   s.run(
-    `SELECT c.country, count(DISTINCT c.id) AS customers, count(o.id) AS orders FROM customers c LEFT JOIN orders o ON o.customer_id = c.id ` +
-      `GROUP BY c.country ORDER BY orders DESC`,
+    `SELECT c.country, count(DISTINCT c.id) AS customers, count(*) AS orders FROM orders o JOIN customers c ON c.id = o.customer_id ` +
+      `WHERE o.created_at >= timestamptz '${reportSince(between(5, 7))} 00:00:00+00' GROUP BY c.country ORDER BY orders DESC`,
     'report',
   );
 }
 
-// Back office: ships pending orders one by one, outside a transaction.
-{
-  const s = session('shop_backoffice', 1800);
+// Back office: two people shipping pending orders one by one, outside a transaction.
+for (const [clerk, startMs] of [600, 1900].entries()) {
+  const s = session('shop_backoffice', startMs);
   for (let round = 0; round < 3; round++) {
     s.run(`SELECT id, order_number, customer_id, total FROM orders WHERE status = 'pending' ORDER BY created_at LIMIT 20`, 'listing');
-    for (let n = 0; n < 3; n++) {
-      s.run(`UPDATE orders SET status = 'shipped' WHERE id = ${19901 + round * 3 + n} AND status = 'pending'`, 'write');
+    for (let n = 0; n < 4; n++) {
+      s.run(`UPDATE orders SET status = 'shipped' WHERE id = ${FIRST_PENDING + clerk * 50 + round * 4 + n} AND status = 'pending'`, 'write');
+      s.think(20, 60);
     }
     s.run(`SELECT count(*) FROM orders WHERE status = 'pending'`, 'listing');
-    s.think(300, 700);
+    s.think(150, 300);
   }
 }
 
 // Sign-up: one new customer, then one whose email is taken. The second INSERT fails with a
 // unique violation, so the rest of its transaction does not run (the replay reports it skipped).
 {
-  const s = session('shop_web', 2000);
+  const s = session('shop_web', 1000);
   s.run(`SELECT id FROM customers WHERE email = 'new.customer@example.com'`, 'lookup');
   s.run('BEGIN', 'control');
   s.run(`INSERT INTO customers (email, name, country) VALUES ('new.customer@example.com', 'New Customer', 'NL')`, 'write');
-  s.run(`UPDATE customers SET last_login = now() WHERE email = 'new.customer@example.com'`, 'write');
+  s.run(`SELECT id, created_at FROM customers WHERE email = 'new.customer@example.com'`, 'lookup');
   s.run('COMMIT', 'commit');
   s.think(400, 900);
   const taken = between(1, CUSTOMERS);
   s.run(`SELECT id FROM customers WHERE email = '${email(taken)}'`, 'lookup');
   s.run('BEGIN', 'control');
   s.run(`INSERT INTO customers (email, name, country) VALUES ('${email(taken)}', 'Customer ${taken}', 'DE')`, 'write');
-  s.run(`UPDATE customers SET last_login = now() WHERE email = '${email(taken)}'`, 'write');
+  s.run(`SELECT id, created_at FROM customers WHERE email = '${email(taken)}'`, 'lookup');
   s.run('COMMIT', 'commit');
 }
 

@@ -25,6 +25,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const cliPath = path.join(root, 'dist', 'cli.js');
 const fixtureWkl = path.join(root, 'test', 'fixtures', 'wkl', 'workload.wkl');
 const shop = (name: string): string => path.join(root, 'examples', 'shop', name);
+/** The sample shop's schema: its migrations, in apply order. */
+const shopMigrations = (): string[] =>
+  fs.readdirSync(shop('migrations')).filter((name) => name.endsWith('.sql')).sort().map((name) => shop(path.join('migrations', name)));
 
 let tmp: string;
 
@@ -253,7 +256,7 @@ describe('replay against the shared server', () => {
         '--database-url',
         db.url,
         '--setup',
-        shop('schema.sql'),
+        ...shopMigrations(),
         '--seed',
         shop('seed.sql'),
         '--speed',
@@ -271,7 +274,7 @@ describe('replay against the shared server', () => {
       expect(run.stdout).toContain('top 10 fingerprints by p95:');
       expect(run.stdout).toContain('errors by SQLSTATE:');
       expect(run.stdout).toMatch(/23505\s+1\s+duplicate key value violates unique constraint "customers_email_key"/);
-      expect(run.stderr).toMatch(/setup .*schema\.sql: \d+ statements/);
+      expect(run.stderr).toMatch(/setup .*001_customers\.sql: \d+ statements/);
 
       const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as ReplayReport;
       expect(report.status).toBe('completed');
@@ -313,7 +316,7 @@ describe('replay against the shared server', () => {
         '--database-url',
         db.url,
         '--setup',
-        shop('schema.sql'),
+        ...shopMigrations(),
         '--seed',
         shop('seed.sql'),
         '--deadline-s',
@@ -386,7 +389,7 @@ describe('replay when the server dies', () => {
     try {
       let killed = false;
       const run = await cli(
-        ['replay', '--workload', shop('workload.wkl'), '--database-url', server.url, '--setup', shop('schema.sql'), '--seed', shop('seed.sql')],
+        ['replay', '--workload', shop('workload.wkl'), '--database-url', server.url, '--setup', ...shopMigrations(), '--seed', shop('seed.sql')],
         {
           onStderr(soFar) {
             if (!killed && soFar.includes('replaying against')) {
@@ -415,7 +418,7 @@ describe('replay on a server the CLI starts', () => {
       '--provision',
       'embedded',
       '--setup',
-      shop('schema.sql'),
+      ...shopMigrations(),
       '--seed',
       shop('seed.sql'),
       '--speed',
@@ -434,7 +437,7 @@ describe('replay on a server the CLI starts', () => {
     let signalled = false;
     const run = await cli(
       // local when the machine has PostgreSQL (faster to start), else embedded.
-      ['replay', '--workload', shop('workload.wkl'), '--provision', localMajors().length > 0 ? 'local' : 'embedded', '--setup', shop('schema.sql'), '--seed', shop('seed.sql')],
+      ['replay', '--workload', shop('workload.wkl'), '--provision', localMajors().length > 0 ? 'local' : 'embedded', '--setup', ...shopMigrations(), '--seed', shop('seed.sql')],
       {
         onStderr(soFar, child) {
           if (!signalled && soFar.includes('replaying against')) {
