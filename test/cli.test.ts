@@ -274,7 +274,7 @@ describe('replay against the shared server', () => {
       expect(run.stdout).toContain('top 10 fingerprints by p95:');
       expect(run.stdout).toContain('errors by SQLSTATE:');
       expect(run.stdout).toMatch(/23505\s+1\s+duplicate key value violates unique constraint "customers_email_key"/);
-      expect(run.stderr).toMatch(/setup .*001_customers\.sql: \d+ statements/);
+      expect(run.stderr).toMatch(/setup .*003_orders\.sql: \d+ statements/);
 
       const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as ReplayReport;
       expect(report.status).toBe('completed');
