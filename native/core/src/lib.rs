@@ -6,11 +6,13 @@
 //! - [`classify`] and [`scale`]: session classes and scaled replay plans.
 //! - [`replay`]: the replay engine and its accountable report.
 //! - [`stats`]: latency summaries.
+//! - [`compare`]: base vs head replays: latency with confidence intervals, noise floor, errors.
 //!
 //! Nothing here knows about Node; the `pg-retest-node` crate wraps it.
 
 pub mod classify;
 pub mod compact_decode;
+pub mod compare;
 mod fnv;
 pub mod replay;
 pub mod scale;

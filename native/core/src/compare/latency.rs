@@ -1,0 +1,124 @@
+//! The latency rule applied to one pair of sample sets (a fingerprint's, or all of them).
+
+use super::bootstrap::{p95_ratio, ratio_interval, GATE_PERCENTILE};
+use super::report::{LatencyChecks, LatencyComparison, Percentiles};
+use super::CompareOptions;
+use crate::stats::percentile_sorted;
+
+fn percentiles(sorted: &[u32]) -> Percentiles {
+    Percentiles {
+        p50_us: percentile_sorted(sorted, 50.0),
+        p95_us: percentile_sorted(sorted, GATE_PERCENTILE),
+        p99_us: percentile_sorted(sorted, 99.0),
+    }
+}
+
+/// Compares ascending `base` and `head` latencies. `noise_floor` is a fraction; `seed` selects
+/// this comparison's bootstrap stream. An empty side (nothing compared at all) gives ratio 1,
+/// an interval of exactly 1 and no regression.
+pub(crate) fn compare_latency(
+    base: &[u32],
+    head: &[u32],
+    noise_floor: f64,
+    options: &CompareOptions,
+    seed: u64,
+) -> LatencyComparison {
+    let (b, h) = (percentiles(base), percentiles(head));
+    let ratio = p95_ratio(b.p95_us, h.p95_us);
+    let (ci_low, ci_high) = if base.is_empty() || head.is_empty() {
+        (ratio, ratio)
+    } else {
+        let i = ratio_interval(base, head, options.confidence, options.iterations, seed);
+        (i.low, i.high)
+    };
+    let delta_us = h.p95_us as i64 - b.p95_us as i64;
+    let (calls_base, calls_head) = (base.len() as u64, head.len() as u64);
+    let checks = LatencyChecks {
+        over_threshold: ratio - 1.0 > options.p95_threshold,
+        ci_above_noise: ci_low > 1.0 + noise_floor,
+        over_min_delta: delta_us as f64 > options.min_delta_us,
+        enough_calls: calls_base >= options.min_calls && calls_head >= options.min_calls,
+    };
+    LatencyComparison {
+        calls_base,
+        calls_head,
+        base: b,
+        head: h,
+        ratio,
+        ci_low,
+        ci_high,
+        delta_us,
+        regressed: checks.all(),
+        checks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> CompareOptions {
+        CompareOptions::default()
+    }
+
+    /// n values spread evenly over [lo, hi], ascending.
+    fn spread(n: u32, lo: u32, hi: u32) -> Vec<u32> {
+        (0..n).map(|i| lo + (hi - lo) * i / (n - 1)).collect()
+    }
+
+    #[test]
+    fn a_clear_slowdown_passes_every_check() {
+        let c = compare_latency(
+            &spread(200, 900, 1100),
+            &spread(200, 2900, 3100),
+            0.0,
+            &opts(),
+            1,
+        );
+        assert_eq!((c.calls_base, c.calls_head), (200, 200));
+        assert_eq!(c.delta_us, c.head.p95_us as i64 - c.base.p95_us as i64);
+        assert!(c.ratio > 2.5 && c.ci_low > 2.5 && c.ci_high < 3.5, "{c:?}");
+        assert_eq!(
+            c.checks,
+            LatencyChecks {
+                over_threshold: true,
+                ci_above_noise: true,
+                over_min_delta: true,
+                enough_calls: true
+            }
+        );
+        assert!(c.regressed);
+    }
+
+    #[test]
+    fn each_check_can_veto() {
+        let base = spread(200, 900, 1100);
+        // +30 % but only ~330 µs: under the minimum delta.
+        let small = compare_latency(&base, &spread(200, 1170, 1430), 0.0, &opts(), 1);
+        assert!(small.checks.over_threshold && !small.checks.over_min_delta && !small.regressed);
+        // Large, but only 10 calls on head.
+        let few = compare_latency(&base, &spread(10, 2900, 3100), 0.0, &opts(), 1);
+        assert!(!few.checks.enough_calls && !few.regressed);
+        // A noise floor larger than the slowdown.
+        let noisy = compare_latency(&base, &spread(200, 2900, 3100), 3.0, &opts(), 1);
+        assert!(!noisy.checks.ci_above_noise && !noisy.regressed);
+        // Faster is never a regression.
+        let faster = compare_latency(&spread(200, 2900, 3100), &base, 0.0, &opts(), 1);
+        assert!(faster.delta_us < 0 && faster.ratio < 1.0 && !faster.regressed);
+    }
+
+    #[test]
+    fn zero_latencies_count_as_one_microsecond() {
+        let c = compare_latency(&[0; 30], &[2; 30], 0.0, &opts(), 1);
+        assert_eq!((c.ratio, c.delta_us), (2.0, 2));
+    }
+
+    #[test]
+    fn nothing_to_compare_is_neutral() {
+        let c = compare_latency(&[], &[], 0.0, &opts(), 1);
+        assert_eq!(
+            (c.ratio, c.ci_low, c.ci_high, c.delta_us, c.regressed),
+            (1.0, 1.0, 1.0, 0, false)
+        );
+    }
+}

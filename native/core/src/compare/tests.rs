@@ -1,0 +1,251 @@
+//! Tests of `compare` as a whole; each part has its own next to it.
+
+use super::*;
+use crate::compare::rng::Rng;
+
+/// A fingerprint with `n` successes around `center` µs (±10 %, a fixed pattern per seed) and
+/// `failed` failures with SQLSTATE 57014.
+fn fp(name: &str, center: u32, n: usize, failed: u64, seed: u64) -> FingerprintRun {
+    let mut rng = Rng::new(seed);
+    FingerprintRun {
+        fingerprint: format!("{name:0>16}"),
+        normalized: format!("SELECT * FROM {name}"),
+        kind: "select".into(),
+        executed: n as u64 + failed,
+        samples: (0..n)
+            .map(|_| center - center / 10 + (rng.next_u64() % u64::from(center / 5 + 1)) as u32)
+            .collect(),
+        errors: if failed > 0 {
+            vec![ErrorCount {
+                sqlstate: "57014".into(),
+                message: format!("{name} cancelled"),
+                count: failed,
+            }]
+        } else {
+            vec![]
+        },
+    }
+}
+
+fn run(fingerprints: Vec<FingerprintRun>) -> Run {
+    Run { fingerprints }
+}
+
+fn names(c: &Comparison) -> Vec<String> {
+    c.fingerprints
+        .iter()
+        .map(|f| f.fingerprint.trim_start_matches('0').to_string())
+        .collect()
+}
+
+#[test]
+fn regressions_first_then_worst_ratio_then_fingerprint() {
+    let base = [
+        run(vec![
+            fp("a", 1000, 100, 0, 1),
+            fp("b", 1000, 100, 0, 2),
+            fp("c", 1000, 100, 0, 3),
+        ]),
+        run(vec![
+            fp("d", 1000, 100, 0, 4),
+            fp("e", 1000, 100, 0, 5),
+            fp("f", 1000, 100, 0, 6),
+        ]),
+    ];
+    let head = [run(vec![
+        fp("a", 1000, 100, 0, 1), // unchanged
+        fp("b", 4000, 100, 0, 2), // 4x: regression
+        fp("c", 2000, 100, 0, 3), // 2x: regression
+        fp("d", 6000, 5, 0, 4),   // 6x but too few calls: not a regression, yet the worst ratio
+        fp("e", 1000, 100, 0, 5),
+        fp("f", 1000, 100, 0, 6),
+    ])];
+    let c = compare(&base, &head, None, &CompareOptions::default()).unwrap();
+    assert_eq!(&names(&c)[..3], ["b", "c", "d"]);
+    assert!(c.fingerprints[0].latency.regressed && c.fingerprints[1].latency.regressed);
+    assert!(!c.fingerprints[2].latency.regressed && !c.fingerprints[2].latency.checks.enough_calls);
+    // Identical data on a, e and f: equal ratios, ordered by fingerprint.
+    assert_eq!(&names(&c)[3..], ["a", "e", "f"]);
+    assert_eq!(c.overall.calls_base, 600);
+    assert_eq!(c.overall.calls_head, 505);
+    assert!(c.overall.regressed, "{:?}", c.overall);
+    assert_eq!(c.noise_floor.value, 0.0);
+}
+
+#[test]
+fn identical_sides_do_not_regress() {
+    let base = [run(vec![fp("a", 1000, 200, 0, 1), fp("b", 50, 200, 0, 2)])];
+    let c = compare(
+        &base,
+        &base,
+        Some((&base[0], &base[0])),
+        &CompareOptions::default(),
+    )
+    .unwrap();
+    assert!(c
+        .fingerprints
+        .iter()
+        .all(|f| f.latency.ratio == 1.0 && !f.latency.regressed));
+    assert!(!c.overall.regressed && c.overall.ci_low <= 1.0 && c.overall.ci_high >= 1.0);
+    assert_eq!((c.noise_floor.value, c.noise_floor.fingerprints), (0.0, 2));
+    assert!(c.new_errors.is_empty() && c.only_base.is_empty() && c.only_head.is_empty());
+}
+
+#[test]
+fn deterministic_and_independent_of_order() {
+    let base = [run(vec![fp("a", 1000, 300, 0, 1), fp("b", 500, 300, 0, 2)])];
+    let head = [run(vec![fp("a", 1300, 300, 0, 3), fp("b", 600, 300, 0, 4)])];
+    let reversed_head = [run(head[0].fingerprints.iter().rev().cloned().collect())];
+    let o = CompareOptions::default();
+    let one = compare(&base, &head, None, &o).unwrap();
+    assert_eq!(one, compare(&base, &head, None, &o).unwrap());
+    assert_eq!(one, compare(&base, &reversed_head, None, &o).unwrap());
+}
+
+#[test]
+fn one_sided_and_failing_fingerprints() {
+    let base = [run(vec![
+        fp("both", 100, 50, 0, 1),
+        fp("gone", 100, 30, 2, 2),
+        fp("breaks", 100, 40, 0, 3),
+        fp("planned", 100, 0, 0, 4), // in the report, never executed
+    ])];
+    let head = [run(vec![
+        fp("both", 100, 50, 0, 1),
+        fp("added", 100, 0, 7, 5),
+        fp("breaks", 100, 0, 40, 3),
+        fp("planned", 100, 3, 0, 4),
+    ])];
+    let c = compare(&base, &head, None, &CompareOptions::default()).unwrap();
+    assert_eq!(names(&c), ["both"], "`breaks` has no successes on head");
+    let refs = |l: &[FingerprintRef]| -> Vec<(String, u64)> {
+        l.iter()
+            .map(|r| (r.fingerprint.trim_start_matches('0').to_string(), r.calls))
+            .collect()
+    };
+    assert_eq!(refs(&c.only_base), [("gone".to_string(), 32)]);
+    assert_eq!(
+        refs(&c.only_head),
+        [("added".to_string(), 7), ("planned".to_string(), 3)]
+    );
+    let new: Vec<_> = c
+        .new_errors
+        .iter()
+        .map(|e| (e.fingerprint.trim_start_matches('0'), e.head_count))
+        .collect();
+    assert_eq!(new, [("breaks", 40), ("added", 7)]);
+    assert_eq!(c.fixed_errors.len(), 1);
+    assert_eq!(c.fixed_errors[0].message, "gone cancelled");
+}
+
+#[test]
+fn refuses_bad_options_and_missing_sides() {
+    let r = [run(vec![])];
+    let bad = CompareOptions {
+        confidence: 2.0,
+        ..Default::default()
+    };
+    assert!(matches!(
+        compare(&r, &r, None, &bad),
+        Err(CompareError::InvalidOption {
+            option: "confidence",
+            ..
+        })
+    ));
+    assert_eq!(
+        compare(&[], &r, None, &CompareOptions::default()),
+        Err(CompareError::NoRuns { side: "base" })
+    );
+    assert_eq!(
+        compare(&r, &[], None, &CompareOptions::default())
+            .unwrap_err()
+            .to_string(),
+        "no head replay to compare: at least one per side is needed"
+    );
+    // Nothing in common is not an error: an empty, neutral comparison.
+    let c = compare(&r, &r, None, &CompareOptions::default()).unwrap();
+    assert!(c.fingerprints.is_empty() && !c.overall.regressed && c.overall.ratio == 1.0);
+}
+
+#[test]
+fn serializes_to_the_report_shape() {
+    let base = [run(vec![fp("a", 1000, 30, 1, 1)])];
+    let head = [run(vec![fp("a", 3000, 30, 2, 2)])];
+    let c = compare(&base, &head, None, &CompareOptions::default()).unwrap();
+    let v = serde_json::to_value(&c).unwrap();
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        keys(&v),
+        [
+            "fingerprints",
+            "fixed_errors",
+            "new_errors",
+            "noise_floor",
+            "only_base",
+            "only_head",
+            "overall",
+            "shared_errors"
+        ]
+    );
+    assert_eq!(keys(&v["noise_floor"]), ["fingerprints", "method", "value"]);
+    let latency = [
+        "base",
+        "calls_base",
+        "calls_head",
+        "checks",
+        "ci_high",
+        "ci_low",
+        "delta_us",
+        "head",
+        "ratio",
+        "regressed",
+    ];
+    assert_eq!(keys(&v["overall"]), latency);
+    let mut fingerprint: Vec<&str> = latency.to_vec();
+    fingerprint.extend(["fingerprint", "kind", "normalized"]);
+    fingerprint.sort();
+    assert_eq!(keys(&v["fingerprints"][0]), fingerprint);
+    assert_eq!(keys(&v["overall"]["base"]), ["p50_us", "p95_us", "p99_us"]);
+    assert_eq!(
+        keys(&v["overall"]["checks"]),
+        [
+            "ci_above_noise",
+            "enough_calls",
+            "over_min_delta",
+            "over_threshold"
+        ]
+    );
+    assert_eq!(
+        keys(&v["shared_errors"][0]),
+        [
+            "base_count",
+            "fingerprint",
+            "head_count",
+            "message",
+            "normalized",
+            "sqlstate"
+        ]
+    );
+}
+
+/// Prints how long a comparison of one fingerprint with 10^6 unsorted samples per side takes.
+/// `cargo test --release -p pg-retest-core compare_speed -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn compare_speed() {
+    let base = [run(vec![fp("a", 1000, 1_000_000, 0, 1)])];
+    let head = [run(vec![fp("a", 1100, 1_000_000, 0, 2)])];
+    let start = std::time::Instant::now();
+    let c = compare(&base, &head, None, &CompareOptions::default()).unwrap();
+    eprintln!(
+        "1M samples per side, one fingerprint plus overall: {:?} (ratio {:.3}, CI {:.3}–{:.3})",
+        start.elapsed(),
+        c.overall.ratio,
+        c.overall.ci_low,
+        c.overall.ci_high
+    );
+}
