@@ -2,6 +2,7 @@
 // This is the only module that imports src/native.ts (and so the `.node` file); it wraps the
 // native objects as `inner`, fills in nothing the engine decides itself, and rethrows every
 // native failure as an EngineError whose `code` callers map to an exit status.
+import type { Comparison } from './gate/report-types.js';
 import * as native from './native.js';
 import type {
   ReplayProgress,
@@ -215,4 +216,40 @@ export async function replay(
       signal?.removeEventListener('abort', cancel);
     }
   });
+}
+
+/** What {@link compareReplays} compares. */
+export interface CompareReplaysInput {
+  /** Replays on the base schema, made with `includeSamples`; at least one. */
+  base: ReplayReport[];
+  /** Replays on the head schema, made with `includeSamples`; at least one. */
+  head: ReplayReport[];
+  /** Two more replays on the base schema, for the noise floor; without them it is 0. */
+  noise?: [ReplayReport, ReplayReport] | null;
+  options: {
+    /** A fraction: 0.2 flags a p95 more than 20 % slower. */
+    p95Threshold: number;
+    /** Smallest p95 slowdown that counts, ms. */
+    minDeltaMs: number;
+    /** Fewest successful executions per side for a fingerprint to be judged. */
+    minCalls: number;
+    /** Level of the confidence intervals (default 0.95). */
+    confidence?: number;
+    /** Bootstrap resamples per interval (default 2000). */
+    iterations?: number;
+    /** Seeds the bootstrap (default 0): same reports and seed, same result. */
+    seed?: number;
+  };
+}
+
+/**
+ * Compares head replays with base replays, off the main thread (docs/gate-statistics.md).
+ * @param input the replay reports of each side, the optional noise pair and the thresholds
+ * @returns the comparison; rejects with `E_OPTIONS` for invalid options or reports without samples
+ */
+export async function compareReplays(input: CompareReplaysInput): Promise<Comparison> {
+  const { base, head, noise, options } = input;
+  return engineCall(
+    () => native.binding().compareReplays({ base, head, noise: noise ?? undefined, options }) as Promise<Comparison>,
+  );
 }

@@ -39,6 +39,76 @@ export declare class Workload {
   summary(top?: number | undefined | null): object
 }
 
+export interface CompareCounts {
+  /** Executions, successful or not. */
+  executed: number
+}
+
+export interface CompareErrorGroup {
+  sqlstate: string
+  message: string
+  count: number
+}
+
+export interface CompareFingerprint {
+  fingerprint: string
+  normalized: string
+  kind: string
+  counts: CompareCounts
+  errors: Array<CompareErrorGroup>
+  /** Successful latencies in µs; required (replay with `includeSamples`). */
+  samples?: Array<number> | Uint32Array
+}
+
+/**
+ * What `compareReplays` compares: replay reports of each side (made with `includeSamples`),
+ * an optional pair of base-schema replays for the noise floor, and the thresholds.
+ */
+export interface CompareInput {
+  /** Replays on the base schema; at least one. */
+  base: Array<CompareRun>
+  /** Replays on the head schema; at least one. */
+  head: Array<CompareRun>
+  /**
+   * Two more replays on the base schema, to measure the noise floor; without them the
+   * floor is 0.
+   */
+  noise?: Array<CompareRun>
+  options: CompareOptions
+}
+
+/**
+ * Thresholds of the latency rule and bootstrap parameters; unset ones take the engine's
+ * defaults (confidence 0.95, 2000 iterations, seed 0).
+ */
+export interface CompareOptions {
+  /** A fraction: 0.2 flags a p95 more than 20 % slower. */
+  p95Threshold: number
+  /** Smallest p95 slowdown that counts, in ms. */
+  minDeltaMs: number
+  /** Fewest successful executions per side for a fingerprint to be judged. */
+  minCalls: number
+  /** Level of the confidence intervals, between 0 and 1. */
+  confidence?: number
+  /** Bootstrap resamples per interval, 100 to 1 000 000. */
+  iterations?: number
+  /** Seeds the bootstrap, a whole number below 2^53: same reports and seed, same result. */
+  seed?: number
+}
+
+/**
+ * Compares head replays with base replays: per-fingerprint p95 ratios with bootstrap
+ * confidence intervals, the noise floor, new/shared/fixed errors and one-sided fingerprints
+ * (pg_retest_core's `Comparison`, field names as serialized). Rejects with `E_OPTIONS` for
+ * invalid options or reports without `samples`.
+ */
+export declare function compareReplays(input: CompareInput): Promise<object>
+
+/** The part of a replay report the comparison reads. */
+export interface CompareRun {
+  fingerprints: Array<CompareFingerprint>
+}
+
 /** `loadWorkload(path)` followed by `summary(top)`, plus the decoder's `warnings`. */
 export declare function inspectWorkload(path: string, top?: number | undefined | null): Promise<object>
 

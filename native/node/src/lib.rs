@@ -7,11 +7,13 @@
 //!
 //! - [`workload`]: `loadWorkload`, `inspectWorkload`, `writeWorkload` and the `Workload` class.
 //! - [`replay`]: `startReplay`, its `ReplayOptions` and the `ReplayHandle` class.
+//! - [`compare`]: `compareReplays`, the comparison of base and head replay reports.
 //! - [`progress`]: progress snapshots to a weak JavaScript callback.
 //! - [`error`]: one-line errors with a `code`.
 //! - [`json`]: engine results as plain objects.
 #![deny(clippy::all)]
 
+pub mod compare;
 pub mod error;
 pub mod json;
 pub mod progress;
