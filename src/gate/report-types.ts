@@ -34,6 +34,11 @@ export interface LatencyChecks {
   over_min_delta: boolean;
   /** At least `min_calls` successful executions on each side. */
   enough_calls: boolean;
+  /**
+   * Head's p95 above base's in every round (round i's base and head replays are a pair); true
+   * when the sides have different numbers of replays. See docs/gate-statistics.md.
+   */
+  slower_every_round: boolean;
 }
 
 /** Base vs head latency of one fingerprint, or of the whole workload. */
@@ -50,6 +55,11 @@ export interface LatencyComparison {
   ci_high: number;
   /** head p95 − base p95, µs (negative when faster). */
   delta_us: number;
+  /**
+   * The noise floor `ci_low` had to clear (a fraction): the run's (`noise_floor.value`), or a
+   * fingerprint's own base-vs-base shift when that was larger.
+   */
+  noise_floor: number;
   checks: LatencyChecks;
   /** All checks true. */
   regressed: boolean;
@@ -90,7 +100,7 @@ export interface FingerprintRef {
 export interface NoiseFloor {
   /** A fraction: 0.05 means the schema-identical replays differed by 5 %. */
   value: number;
-  /** One line describing the method (documented in docs/gate.md). */
+  /** One line describing the method (documented in docs/gate-statistics.md). */
   method: string;
   /** Fingerprints that contributed. */
   fingerprints: number;

@@ -21,12 +21,14 @@ const latencyComparison = z.object({
   ratio: z.number().nonnegative(),
   ci_low: z.number().nonnegative(),
   ci_high: z.number().nonnegative(),
+  noise_floor: z.number().nonnegative(),
   delta_us: z.number(),
   checks: z.object({
     over_threshold: z.boolean(),
     ci_above_noise: z.boolean(),
     over_min_delta: z.boolean(),
     enough_calls: z.boolean(),
+    slower_every_round: z.boolean(),
   }),
   regressed: z.boolean(),
 });

@@ -38,6 +38,8 @@ pub(crate) fn compare_latency(
         ci_above_noise: ci_low > 1.0 + noise_floor,
         over_min_delta: delta_us as f64 > options.min_delta_us,
         enough_calls: calls_base >= options.min_calls && calls_head >= options.min_calls,
+        // Decided by the caller from the rounds (`with_round_check`); neutral here.
+        slower_every_round: true,
     };
     LatencyComparison {
         calls_base,
@@ -48,6 +50,7 @@ pub(crate) fn compare_latency(
         ci_low,
         ci_high,
         delta_us,
+        noise_floor,
         regressed: checks.all(),
         checks,
     }
@@ -84,7 +87,8 @@ mod tests {
                 over_threshold: true,
                 ci_above_noise: true,
                 over_min_delta: true,
-                enough_calls: true
+                enough_calls: true,
+                slower_every_round: true,
             }
         );
         assert!(c.regressed);

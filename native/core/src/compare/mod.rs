@@ -18,6 +18,7 @@ mod noise;
 pub mod options;
 pub mod report;
 mod rng;
+mod rounds;
 
 use std::collections::BTreeMap;
 
@@ -49,8 +50,10 @@ pub fn compare(
     if head.is_empty() {
         return Err(CompareError::NoRuns { side: "head" });
     }
-    let noise_floor = noise::noise_floor(noise, options.min_calls);
+    let noise = noise::noise_floor(noise, options.min_calls);
     let (base_pool, head_pool) = (pool(base), pool(head));
+    let rounds = rounds::Rounds::new(base, head);
+    let mut compared = Vec::new();
 
     let mut fingerprints = Vec::new();
     let (mut all_base, mut all_head) = (Vec::new(), Vec::new());
@@ -69,11 +72,13 @@ pub fn compare(
             latency: latency::compare_latency(
                 &b.sorted,
                 &h.sorted,
-                noise_floor.value,
+                noise.floor_for(fingerprint),
                 options,
                 seed,
-            ),
+            )
+            .with_round_check(rounds.slower_in_every_round(fingerprint)),
         });
+        compared.push(fingerprint);
         all_base.extend_from_slice(&b.sorted);
         all_head.extend_from_slice(&h.sorted);
     }
@@ -81,11 +86,12 @@ pub fn compare(
     all_base.sort_unstable();
     all_head.sort_unstable();
     let seed = rng::stream_seed(options.seed, OVERALL_STREAM);
-    let overall = latency::compare_latency(&all_base, &all_head, noise_floor.value, options, seed);
+    let overall = latency::compare_latency(&all_base, &all_head, noise.floor.value, options, seed)
+        .with_round_check(rounds.all_slower_in_every_round(&compared));
 
     let errors = errors::diff_errors(base, head);
     Ok(Comparison {
-        noise_floor,
+        noise_floor: noise.floor,
         overall,
         fingerprints,
         new_errors: errors.new,

@@ -3,10 +3,14 @@
 //!
 //! Per fingerprint with enough executions in both replays, r = p95(b) / p95(a); the floor is the
 //! larger of the median |r − 1| over those fingerprints and |r − 1| of their samples pooled,
-//! capped at 1. The median reflects a typical fingerprint's shift, the pooled ratio a shift of
+//! capped at 1. A fingerprint's own |r − 1| is kept too: a fingerprint that moved by 60 %
+//! between two identical replays has not shown a regression by moving 60 % on head, even when
+//! the typical fingerprint is steadier (its floor is the larger of the two, see `floor_for`). The median reflects a typical fingerprint's shift, the pooled ratio a shift of
 //! the whole run (a busier runner). Both come from single replays, which have fewer samples
 //! than the pooled rounds being compared, so the floor is, if anything, too high: it errs
 //! towards not blocking a merge on noise. docs/gate-statistics.md explains the choice.
+
+use std::collections::BTreeMap;
 
 use super::bootstrap::{p95_ratio, GATE_PERCENTILE};
 use super::input::{pool, Run};
@@ -16,6 +20,33 @@ use crate::stats::percentile_sorted;
 /// A floor above 100 % would mean the replays are too unstable to say anything; capping keeps
 /// the number readable, and a doubling still has to clear it.
 const MAX_FLOOR: f64 = 1.0;
+
+/// The run's noise floor and each measured fingerprint's own shift.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NoiseEstimate {
+    pub floor: NoiseFloor,
+    per_fingerprint: BTreeMap<String, f64>,
+}
+
+impl NoiseEstimate {
+    /// The floor a fingerprint's interval must clear: the run's, or the fingerprint's own
+    /// base-vs-base shift when that was larger (capped like the run's).
+    pub fn floor_for(&self, fingerprint: &str) -> f64 {
+        let own = self
+            .per_fingerprint
+            .get(fingerprint)
+            .copied()
+            .unwrap_or(0.0);
+        self.floor.value.max(own.min(MAX_FLOOR))
+    }
+
+    fn not_measured(why: &str) -> Self {
+        NoiseEstimate {
+            floor: NoiseFloor::not_measured(why),
+            per_fingerprint: BTreeMap::new(),
+        }
+    }
+}
 
 impl NoiseFloor {
     fn not_measured(why: &str) -> Self {
@@ -32,14 +63,15 @@ fn p95(sorted: &[u32]) -> u64 {
 }
 
 /// The noise floor from two replays on the base schema, `None` when there are none.
-pub(crate) fn noise_floor(pair: Option<(&Run, &Run)>, min_calls: u64) -> NoiseFloor {
+pub(crate) fn noise_floor(pair: Option<(&Run, &Run)>, min_calls: u64) -> NoiseEstimate {
     let Some((a, b)) = pair else {
-        return NoiseFloor::not_measured("no second replay on the base schema");
+        return NoiseEstimate::not_measured("no second replay on the base schema");
     };
     // A fingerprint without successes has no p95, whatever `min_calls` says.
     let min = min_calls.max(1) as usize;
     let (a, b) = (pool([a]), pool([b]));
     let mut shifts = Vec::new();
+    let mut per_fingerprint = BTreeMap::new();
     let (mut all_a, mut all_b) = (Vec::new(), Vec::new());
     for (fingerprint, pa) in &a {
         let Some(pb) = b.get(fingerprint) else {
@@ -48,12 +80,14 @@ pub(crate) fn noise_floor(pair: Option<(&Run, &Run)>, min_calls: u64) -> NoiseFl
         if pa.sorted.len() < min || pb.sorted.len() < min {
             continue;
         }
-        shifts.push((p95_ratio(p95(&pa.sorted), p95(&pb.sorted)) - 1.0).abs());
+        let shift = (p95_ratio(p95(&pa.sorted), p95(&pb.sorted)) - 1.0).abs();
+        shifts.push(shift);
+        per_fingerprint.insert(fingerprint.to_string(), shift);
         all_a.extend_from_slice(&pa.sorted);
         all_b.extend_from_slice(&pb.sorted);
     }
     if shifts.is_empty() {
-        return NoiseFloor::not_measured(&format!(
+        return NoiseEstimate::not_measured(&format!(
             "no fingerprint had {min} or more successful executions in both base replays"
         ));
     }
@@ -61,15 +95,19 @@ pub(crate) fn noise_floor(pair: Option<(&Run, &Run)>, min_calls: u64) -> NoiseFl
     all_b.sort_unstable();
     let pooled = (p95_ratio(p95(&all_a), p95(&all_b)) - 1.0).abs();
     let typical = median(&mut shifts);
-    NoiseFloor {
+    let floor = NoiseFloor {
         value: typical.max(pooled).min(MAX_FLOOR),
         method: format!(
             "max(median per-fingerprint |p95 ratio − 1|, pooled |p95 ratio − 1|) of two replays \
              on the base schema, over fingerprints with ≥ {min} successful executions in both, \
-             capped at {:.0} %",
+             capped at {:.0} %; a fingerprint whose own shift was larger must clear that instead",
             MAX_FLOOR * 100.0
         ),
         fingerprints: shifts.len() as u64,
+    };
+    NoiseEstimate {
+        floor,
+        per_fingerprint,
     }
 }
 
@@ -120,16 +158,16 @@ mod tests {
             ("c", 200, 30),
             ("rare", 900, 5),
         ]);
-        let f = noise_floor(Some((&a, &b)), 20);
+        let f = noise_floor(Some((&a, &b)), 20).floor;
         assert_eq!(f.fingerprints, 3, "`rare` has too few calls");
         assert!((f.value - 0.10).abs() < 1e-9, "{f:?}");
         assert!(f.method.contains("≥ 20"), "{}", f.method);
         // Everything 30 % slower in b except one fingerprint: median 30 %, and order doesn't matter.
         let a = run(&[("a", 1000, 30), ("b", 1000, 30), ("c", 1000, 30)]);
         let b = run(&[("a", 1300, 30), ("b", 1300, 30), ("c", 1000, 30)]);
-        assert!((noise_floor(Some((&a, &b)), 20).value - 0.3).abs() < 1e-9);
+        assert!((noise_floor(Some((&a, &b)), 20).floor.value - 0.3).abs() < 1e-9);
         // A faster second replay counts as much as a slower one.
-        assert!((noise_floor(Some((&b, &a)), 20).value - 0.3 / 1.3).abs() < 1e-9);
+        assert!((noise_floor(Some((&b, &a)), 20).floor.value - 0.3 / 1.3).abs() < 1e-9);
     }
 
     #[test]
@@ -137,18 +175,18 @@ mod tests {
         // Medians: shifts 0, 0, 0.5 → 0; pooled p95 is the slow fingerprint's, 2000 → 3000.
         let a = run(&[("a", 100, 100), ("b", 100, 100), ("slow", 2000, 100)]);
         let b = run(&[("a", 100, 100), ("b", 100, 100), ("slow", 3000, 100)]);
-        assert!((noise_floor(Some((&a, &b)), 20).value - 0.5).abs() < 1e-9);
+        assert!((noise_floor(Some((&a, &b)), 20).floor.value - 0.5).abs() < 1e-9);
     }
 
     #[test]
     fn capped_and_not_measured() {
         let a = run(&[("a", 100, 30)]);
         let b = run(&[("a", 1000, 30)]);
-        assert_eq!(noise_floor(Some((&a, &b)), 20).value, 1.0);
-        let none = noise_floor(None, 20);
+        assert_eq!(noise_floor(Some((&a, &b)), 20).floor.value, 1.0);
+        let none = noise_floor(None, 20).floor;
         assert_eq!((none.value, none.fingerprints), (0.0, 0));
         assert!(none.method.starts_with("not measured"));
-        let few = noise_floor(Some((&a, &b)), 50);
+        let few = noise_floor(Some((&a, &b)), 50).floor;
         assert_eq!(few.value, 0.0);
         assert!(
             few.method
@@ -156,6 +194,29 @@ mod tests {
             "{}",
             few.method
         );
+    }
+
+    #[test]
+    fn a_fingerprint_that_moved_more_than_the_run_must_clear_its_own_shift() {
+        // Shifts 0, 0, 0, 60 %: the run's floor (median 0, pooled 0) is 0, `jumpy`'s own 60 %.
+        let a = run(&[
+            ("a", 100, 30),
+            ("b", 100, 30),
+            ("c", 100, 30),
+            ("jumpy", 50, 30),
+        ]);
+        let b = run(&[
+            ("a", 100, 30),
+            ("b", 100, 30),
+            ("c", 100, 30),
+            ("jumpy", 80, 30),
+        ]);
+        let estimate = noise_floor(Some((&a, &b)), 20);
+        assert_eq!(estimate.floor.value, 0.0);
+        assert!((estimate.floor_for("jumpy") - 0.6).abs() < 1e-9);
+        assert_eq!(estimate.floor_for("a"), 0.0);
+        // Not measured (too few calls, or absent): the run's floor.
+        assert_eq!(estimate.floor_for("unknown"), 0.0);
     }
 
     #[test]

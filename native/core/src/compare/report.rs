@@ -42,11 +42,17 @@ pub struct LatencyChecks {
     pub ci_above_noise: bool,
     pub over_min_delta: bool,
     pub enough_calls: bool,
+    /// Head's p95 above base's in every round (see `rounds`).
+    pub slower_every_round: bool,
 }
 
 impl LatencyChecks {
     pub fn all(&self) -> bool {
-        self.over_threshold && self.ci_above_noise && self.over_min_delta && self.enough_calls
+        self.over_threshold
+            && self.ci_above_noise
+            && self.over_min_delta
+            && self.enough_calls
+            && self.slower_every_round
     }
 }
 
@@ -60,8 +66,20 @@ pub struct LatencyComparison {
     pub ci_low: f64,
     pub ci_high: f64,
     pub delta_us: i64,
+    /// The floor `ci_low` had to clear (a fraction): the run's, or a fingerprint's own larger
+    /// base-vs-base shift.
+    pub noise_floor: f64,
     pub checks: LatencyChecks,
     pub regressed: bool,
+}
+
+impl LatencyComparison {
+    /// Adds the round check's outcome (decided from the replays, not the pooled samples).
+    pub(crate) fn with_round_check(mut self, slower_every_round: bool) -> Self {
+        self.checks.slower_every_round = slower_every_round;
+        self.regressed = self.checks.all();
+        self
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -201,6 +201,7 @@ fn serializes_to_the_report_shape() {
         "ci_low",
         "delta_us",
         "head",
+        "noise_floor",
         "ratio",
         "regressed",
     ];
@@ -216,7 +217,8 @@ fn serializes_to_the_report_shape() {
             "ci_above_noise",
             "enough_calls",
             "over_min_delta",
-            "over_threshold"
+            "over_threshold",
+            "slower_every_round"
         ]
     );
     assert_eq!(
