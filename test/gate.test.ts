@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { GateReport } from '../src/gate/report-types.js';
-import { startPostgres } from './support/postgres.js';
+import { localMajors, startPostgres } from './support/postgres.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cliPath = path.join(root, 'dist', 'cli.js');
@@ -41,17 +41,25 @@ interface GateRun {
   report: GateReport | undefined;
 }
 
-/** Runs `pg-retest-action <args>` in `cwd` and reads the JSON report it wrote. */
-function gate(args: string[], cwd = root): Promise<GateRun> {
+/**
+ * Runs `pg-retest-action <args>` in `cwd` and reads the JSON report it wrote. `onStderr` sees
+ * stderr as it arrives (to act mid-run).
+ */
+function gate(args: string[], cwd = root, onStderr?: (soFar: string, child: ReturnType<typeof spawn>) => void): Promise<GateRun> {
   const json = path.join(tmp, `report-${randomBytes(4).toString('hex')}.json`);
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
     for (const name of ['PG_RETEST_DEBUG', 'GITHUB_EVENT_NAME', 'GITHUB_EVENT_PATH', 'GITHUB_ACTIONS']) delete env[name];
-    const child = spawn(process.execPath, [cliPath, ...args, '--json', json], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A run that names its own --json keeps it (and `report` stays undefined).
+    const full = args.includes('--json') ? args : [...args, '--json', json];
+    const child = spawn(process.execPath, [cliPath, ...full], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      onStderr?.(stderr, child);
+    });
     child.once('error', reject);
     child.once('close', (code) => {
       const report = fs.existsSync(json) ? (JSON.parse(fs.readFileSync(json, 'utf8')) as GateReport) : undefined;
@@ -87,7 +95,7 @@ function repoWithPr(prFiles: Record<string, string>, baseFiles: Record<string, s
   git(dir, 'commit', '--quiet', '-m', 'base');
   for (const [file, text] of Object.entries(prFiles)) fs.writeFileSync(path.join(dir, file), text);
   git(dir, 'add', '.');
-  git(dir, 'commit', '--quiet', '-m', 'pr');
+  git(dir, 'commit', '--quiet', '--allow-empty', '-m', 'pr');
   return dir;
 }
 
@@ -234,7 +242,7 @@ describe('gate on the PR variants (base from git)', () => {
       const file = path.join(dir, 'db', 'migrations', fs.readdirSync(path.join(dir, 'db', 'migrations')).sort()[0]!);
       fs.appendFileSync(file, '\n-- edited after it was applied\n');
       git(dir, 'commit', '--quiet', '-am', 'edit');
-      const run = await prGate(dir, ['--rounds', '1']);
+      const run = await prGate(dir);
       expect(run.code, explain(run)).toBe(0);
       expect(run.report!.environment.head_from_scratch).toMatch(/edited in place/);
     },
@@ -275,6 +283,102 @@ describe('gate on the PR variants (base from git)', () => {
   );
 });
 
+describe('gate lifecycle', () => {
+  it(
+    'on SIGINT mid-round: exit 130, the server it started stopped, the base worktree removed',
+    async () => {
+      const dir = repoWithPr(variant('add-index'));
+      let signalled = false;
+      // auto picks the machine's PostgreSQL here when it has one (else the embedded one).
+      const run = await gate(
+        ['gate', '--provision', 'auto', '--workload', 'db/workload.wkl', '--seed', 'db/seed.sql', '--migrations', 'db/migrations/*.sql', '--base-ref', 'HEAD~1'],
+        dir,
+        (soFar, child) => {
+          if (!signalled && soFar.includes('replay 2 of 7')) {
+            signalled = true;
+            setTimeout(() => child.kill('SIGINT'), 500);
+          }
+        },
+      );
+      expect(signalled, explain(run)).toBe(true);
+      expect(run.code, explain(run)).toBe(130);
+      expect(run.stderr).toMatch(new RegExp(`provision auto: using ${localMajors().length > 0 ? 'local' : 'embedded'}`));
+      expect(run.stderr).toContain('stopping the server and removing its data directory');
+      const port = Number(/started PostgreSQL .* on 127\.0\.0\.1:(\d+)/.exec(run.stderr)?.[1]);
+      const open = await new Promise<boolean>((resolve) => {
+        const socket = net.connect({ host: '127.0.0.1', port });
+        socket.once('connect', () => (socket.destroy(), resolve(true)));
+        socket.once('error', () => resolve(false));
+      });
+      expect(open).toBe(false);
+      expect(run.report!.verdict).toBe('error');
+      expect(git(dir, 'worktree', 'list').split('\n')).toHaveLength(1);
+    },
+    GATE_TIMEOUT_MS,
+  );
+
+  it('--provision docker without a Docker engine: exit 3 saying so', async () => {
+    const run = await gate(['gate', '--provision', 'docker', '--workload', shop('workload.wkl'), '--migrations', shop('migrations', '*.sql'), '--base-migrations', shop('migrations', '*.sql')]);
+    expect(run.code, explain(run)).toBe(3);
+    expect(run.stderr).toMatch(/^error: cannot start a docker server: no Docker engine .*; start Docker, or use --provision embedded or local/m);
+  });
+});
+
+describe('compare', () => {
+  it(
+    'applies the gate rules to replay reports: same reports pass, a slowed fingerprint regresses',
+    async () => {
+      const base = path.join(tmp, 'replay-base.json');
+      const replayed = await gate(['replay', '--database-url', await exampleDatabase(), '--workload', shop('workload.wkl'), '--json', base]);
+      expect(replayed.code, explain(replayed)).toBe(0);
+      const report = JSON.parse(fs.readFileSync(base, 'utf8')) as { fingerprints: { fingerprint: string; samples: number[]; counts: { executed: number } }[] };
+      expect(report.fingerprints.every((f) => Array.isArray(f.samples))).toBe(true);
+
+      const same = await gate(['compare', '--base', base, base, '--head', base]);
+      expect(same.code, explain(same)).toBe(0);
+      expect(same.report!.verdict).toBe('pass');
+
+      // The busiest fingerprint, 5 ms slower in the head "replay".
+      const target = [...report.fingerprints].sort((a, b) => b.samples.length - a.samples.length)[0]!;
+      target.samples = target.samples.map((us) => us + 5_000);
+      const head = path.join(tmp, 'replay-head.json');
+      fs.writeFileSync(head, JSON.stringify(report));
+      const slower = await gate(['compare', '--base', base, '--head', head]);
+      expect(slower.code, explain(slower)).toBe(1);
+      expect(slower.report!.comparison!.fingerprints[0]).toMatchObject({ fingerprint: target.fingerprint, regressed: true });
+
+      const bad = await gate(['compare', '--base', shop('workload.wkl'), '--head', head]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/^error: option --base: cannot read .*workload\.wkl as JSON/m);
+    },
+    GATE_TIMEOUT_MS,
+  );
+});
+
+/** A database on the shared server with the example's schema and data (for `replay`). */
+async function exampleDatabase(): Promise<string> {
+  const name = `t_gate_${randomBytes(5).toString('hex')}`;
+  const client = new pg.Client(inject('pgUrl'));
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(inject('pgUrl'));
+  url.pathname = `/${name}`;
+  const target = new pg.Client(url.toString());
+  await target.connect();
+  try {
+    for (const file of fs.readdirSync(shop('migrations')).sort()) await target.query(fs.readFileSync(shop('migrations', file), 'utf8'));
+    await target.query(fs.readFileSync(shop('seed.sql'), 'utf8'));
+    await target.query('ANALYZE');
+  } finally {
+    await target.end();
+  }
+  return url.toString();
+}
+
 describe('gate on bad input', () => {
   const migrations = () => ['--migrations', shop('migrations', '*.sql'), '--base-migrations', shop('migrations', '*.sql')];
 
@@ -308,7 +412,7 @@ describe('gate on bad input', () => {
 
   it('a base ref the clone does not have: exit 2 with the fetch-depth hint', async () => {
     const dir = repoWithPr({});
-    const run = await prGate(dir, ['--base-ref', 'deadbeef']);
+    const run = await gate(['gate', '--database-url', inject('pgUrl'), '--workload', 'db/workload.wkl', '--migrations', 'db/migrations/*.sql', '--base-ref', 'deadbeef'], dir);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/'deadbeef' is not a commit in this clone; fetch it first \(actions\/checkout with fetch-depth: 0/);
   });

@@ -35,10 +35,11 @@ export interface LatencyChecks {
   /** At least `min_calls` successful executions on each side. */
   enough_calls: boolean;
   /**
-   * Head's p95 above base's in every round (round i's base and head replays are a pair); true
+   * head p95 / base p95 − 1 > p95 threshold in every round (round i's base and head replays
+   * are a pair), not only pooled; true
    * when the sides have different numbers of replays. See docs/gate-statistics.md.
    */
-  slower_every_round: boolean;
+  over_threshold_every_round: boolean;
 }
 
 /** Base vs head latency of one fingerprint, or of the whole workload. */

@@ -16,7 +16,7 @@ import type { GateConfig } from '../config/gate-options.js';
 import { compareReplays, loadWorkload, replay, type ReplayReport, type Workload } from '../engine.js';
 import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { micros, plural } from '../format/units.js';
-import { createDatabase, dropDatabase } from '../provision/database.js';
+import { checkpoint, createDatabase, dropDatabase } from '../provision/database.js';
 import { type Logger, type Server, startServer, useDatabaseUrl } from '../provision/index.js';
 import { passwordOf, redact } from '../provision/url.js';
 import { type Checkout, checkoutBase, currentCommit } from '../schema/base-checkout.js';
@@ -180,6 +180,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       logger.info(`round ${planned.round}/${config.rounds}: replay ${index + 1} of ${plan.length} on ${planned.side === 'noise' ? 'base again (noise)' : planned.side}`);
       created.push(name);
       const url = await createDatabase(serverUrl, name, template);
+      await checkpoint(serverUrl);
       const report = await replayOnce(config, workload, url, context);
       await dropDatabase(serverUrl, name);
       created.pop();
@@ -323,7 +324,10 @@ async function getServer(config: GateConfig, workload: Workload, logger: Logger)
   const maxConnections = Math.min(Math.max(planned + 10, 100), 1_000);
   const server = await startServer(target.kind, {
     major: target.major,
-    settings: { max_connections: String(maxConnections), ...config.postgresConfig },
+    // Autovacuum off: on the fresh, vacuumed copies it has nothing useful to do within a
+    // replay, and a worker waking up during one replay and not the other is noise. The user's
+    // postgres-config wins.
+    settings: { max_connections: String(maxConnections), autovacuum: 'off', ...config.postgresConfig },
     logger,
   });
   logger.info(`started ${server.description}`);

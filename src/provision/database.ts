@@ -80,3 +80,28 @@ export async function dropDatabase(serverUrl: string, name: string): Promise<voi
 export async function analyzeDatabase(url: string): Promise<void> {
   await runStatements(url, 'ANALYZE failed', ['ANALYZE']);
 }
+
+/**
+ * VACUUM and ANALYZE: statistics, visibility map and hint bits settled, as in a production
+ * database that autovacuum looks after. A template left half-vacuumed would hand its copies
+ * whatever state autovacuum happened to reach, differently for base and head.
+ * @param url the database
+ */
+export async function vacuumAnalyzeDatabase(url: string): Promise<void> {
+  await runStatements(url, 'VACUUM ANALYZE failed', ['VACUUM ANALYZE']);
+}
+
+/**
+ * Flushes what a database copy left in shared buffers, so that the writes land now and not in
+ * the middle of the next replay. Needs superuser (or pg_checkpoint); without it, skipped.
+ * @param url a URL on the server
+ * @returns whether the checkpoint ran
+ */
+export async function checkpoint(url: string): Promise<boolean> {
+  try {
+    await runStatements(url, 'CHECKPOINT failed', ['CHECKPOINT']);
+    return true;
+  } catch {
+    return false;
+  }
+}

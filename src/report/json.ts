@@ -28,7 +28,7 @@ const latencyComparison = z.object({
     ci_above_noise: z.boolean(),
     over_min_delta: z.boolean(),
     enough_calls: z.boolean(),
-    slower_every_round: z.boolean(),
+    over_threshold_every_round: z.boolean(),
   }),
   regressed: z.boolean(),
 });

@@ -25,6 +25,7 @@ const DUMP_MAGIC = 'PGDMP';
  */
 export async function loadSeed(seed: SeedSource, url: string, cwd: string, logger: Logger, signal?: AbortSignal): Promise<void> {
   const started = Date.now();
+  logger.info(`loading the seed (${seed.kind === 'command' ? `seed-command: ${seed.command}` : seed.path})`);
   if (seed.kind === 'command') {
     await runCommand('seed-command', seed.command, { cwd, url, logger, signal });
   } else if (isDump(seed.path)) {

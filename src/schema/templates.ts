@@ -1,10 +1,10 @@
 /**
  * The two template databases every replay is copied from (design §3.4):
  *
- * - `base`: the base commit's migrations, then the seed, then ANALYZE.
+ * - `base`: the base commit's migrations, then the seed, then VACUUM ANALYZE.
  * - `head`: a copy of base, data included, plus what the PR adds (its new migration files, or
  *   its migrate command, which applies only what is pending), then ANALYZE — the way production
- *   will get the change. Built from scratch instead when that would not give head's schema
+ *   will get the change (then VACUUM ANALYZE too). Built from scratch instead when that would not give head's schema
  *   (see migration-plan.ts) or when asked.
  *
  * Each PR migration's wall time on the populated copy is recorded: a migration that rewrites a
@@ -14,7 +14,7 @@ import type { SchemaSource, SeedSource } from '../config/gate-options.js';
 import { CliError, InfraError } from '../exit-codes.js';
 import type { MigrationFailure, MigrationRun } from '../gate/report-types.js';
 import { applySqlFile, SqlFileError } from '../provision/apply-sql.js';
-import { analyzeDatabase, createDatabase } from '../provision/database.js';
+import { createDatabase, vacuumAnalyzeDatabase } from '../provision/database.js';
 import type { Logger } from '../provision/types.js';
 import { planHead } from './migration-plan.js';
 import { loadSeed } from './seed.js';
@@ -146,7 +146,7 @@ export async function buildTemplates(inputs: TemplateInputs): Promise<Templates>
     throw new BaseSchemaError(`the base schema cannot be built: ${base.error!.message}`, base.failure);
   }
   if (inputs.seed) await loadSeed(inputs.seed, baseUrl, inputs.headRoot, logger, inputs.signal);
-  await analyzeDatabase(baseUrl);
+  await vacuumAnalyzeDatabase(baseUrl);
 
   let headUrl: string;
   let head: Awaited<ReturnType<typeof runSteps>>;
@@ -164,6 +164,6 @@ export async function buildTemplates(inputs: TemplateInputs): Promise<Templates>
     logger.info(`head: ${head.error!.message}`);
     return { base: baseName, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: scratchReason };
   }
-  await analyzeDatabase(headUrl);
+  await vacuumAnalyzeDatabase(headUrl);
   return { base: baseName, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: scratchReason };
 }

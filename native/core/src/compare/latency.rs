@@ -39,7 +39,7 @@ pub(crate) fn compare_latency(
         over_min_delta: delta_us as f64 > options.min_delta_us,
         enough_calls: calls_base >= options.min_calls && calls_head >= options.min_calls,
         // Decided by the caller from the rounds (`with_round_check`); neutral here.
-        slower_every_round: true,
+        over_threshold_every_round: true,
     };
     LatencyComparison {
         calls_base,
@@ -88,7 +88,7 @@ mod tests {
                 ci_above_noise: true,
                 over_min_delta: true,
                 enough_calls: true,
-                slower_every_round: true,
+                over_threshold_every_round: true,
             }
         );
         assert!(c.regressed);

@@ -76,7 +76,7 @@ pub fn compare(
                 options,
                 seed,
             )
-            .with_round_check(rounds.slower_in_every_round(fingerprint)),
+            .with_round_check(rounds.slower_in_every_round(fingerprint, options.p95_threshold)),
         });
         compared.push(fingerprint);
         all_base.extend_from_slice(&b.sorted);
@@ -87,7 +87,7 @@ pub fn compare(
     all_head.sort_unstable();
     let seed = rng::stream_seed(options.seed, OVERALL_STREAM);
     let overall = latency::compare_latency(&all_base, &all_head, noise.floor.value, options, seed)
-        .with_round_check(rounds.all_slower_in_every_round(&compared));
+        .with_round_check(rounds.all_slower_in_every_round(&compared, options.p95_threshold));
 
     let errors = errors::diff_errors(base, head);
     Ok(Comparison {

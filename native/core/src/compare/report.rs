@@ -42,8 +42,8 @@ pub struct LatencyChecks {
     pub ci_above_noise: bool,
     pub over_min_delta: bool,
     pub enough_calls: bool,
-    /// Head's p95 above base's in every round (see `rounds`).
-    pub slower_every_round: bool,
+    /// Over the threshold in every round, not only pooled (see `rounds`).
+    pub over_threshold_every_round: bool,
 }
 
 impl LatencyChecks {
@@ -52,7 +52,7 @@ impl LatencyChecks {
             && self.ci_above_noise
             && self.over_min_delta
             && self.enough_calls
-            && self.slower_every_round
+            && self.over_threshold_every_round
     }
 }
 
@@ -75,8 +75,8 @@ pub struct LatencyComparison {
 
 impl LatencyComparison {
     /// Adds the round check's outcome (decided from the replays, not the pooled samples).
-    pub(crate) fn with_round_check(mut self, slower_every_round: bool) -> Self {
-        self.checks.slower_every_round = slower_every_round;
+    pub(crate) fn with_round_check(mut self, over_threshold_every_round: bool) -> Self {
+        self.checks.over_threshold_every_round = over_threshold_every_round;
         self.regressed = self.checks.all();
         self
     }

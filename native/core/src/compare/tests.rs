@@ -218,7 +218,7 @@ fn serializes_to_the_report_shape() {
             "enough_calls",
             "over_min_delta",
             "over_threshold",
-            "slower_every_round"
+            "over_threshold_every_round"
         ]
     );
     assert_eq!(
