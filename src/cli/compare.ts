@@ -7,10 +7,11 @@ import os from 'node:os';
 import { z } from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
 import { compareReplays, type ReplayReport } from '../engine.js';
-import { ExitCode, InputError } from '../exit-codes.js';
+import { type ExitCode, InputError } from '../exit-codes.js';
 import { runnerDescription } from '../gate/github-event.js';
-import { type GateReport, REPORT_SCHEMA_VERSION, type SideAccounting } from '../gate/report-types.js';
-import { decideVerdict } from '../gate/verdict.js';
+import { type GateReport, REPORT_SCHEMA_VERSION } from '../gate/report-types.js';
+import { decideVerdict, exitCodeOfVerdict } from '../gate/verdict.js';
+import { sideAccounting } from '../gate/accounting.js';
 import type { CompareConfig } from './compare-options.js';
 import { fromEngineError } from './engine-errors.js';
 import type { Io } from './io.js';
@@ -65,17 +66,6 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
   });
   const thresholds = { p95_threshold: t.p95Threshold, min_delta_ms: t.minDeltaMs, min_calls: t.minCalls, max_new_errors: t.maxNewErrors, confidence: t.confidence };
   const decided = decideVerdict({ comparison, migrationFailure: null, thresholds });
-  const sum = (reports: ReplayReport[]): SideAccounting => ({
-    replays: reports.length,
-    sessions_planned: reports.reduce((n, r) => n + r.sessions_planned, 0),
-    sessions_completed: reports.reduce((n, r) => n + r.sessions_completed, 0),
-    captured: reports.reduce((n, r) => n + r.totals.captured, 0),
-    executed: reports.reduce((n, r) => n + r.totals.executed, 0),
-    ok: reports.reduce((n, r) => n + r.totals.ok, 0),
-    errors: reports.reduce((n, r) => n + r.totals.errors, 0),
-    skipped: reports.reduce((n, r) => n + r.totals.skipped, 0),
-    not_executed: reports.reduce((n, r) => n + r.totals.not_executed, 0),
-  });
   const report: GateReport = {
     schema_version: REPORT_SCHEMA_VERSION,
     tool: { name: 'pg-retest-action', version: packageJson.version },
@@ -101,10 +91,10 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
     migrations: [],
     migration_failure: null,
     replays: [],
-    accounting: { base: sum(base), head: sum(head) },
+    accounting: { base: sideAccounting(base), head: sideAccounting(head) },
     comparison,
   };
   writeReports(report, config.outputs, io);
   stderrLogger(io).info(report.headline);
-  return decided.verdict === 'pass' ? ExitCode.Ok : decided.verdict === 'regression' ? ExitCode.Regression : ExitCode.Infrastructure;
+  return exitCodeOfVerdict(decided.verdict);
 }

@@ -11,7 +11,8 @@ import { renderReplaySummary } from '../format/replay-summary.js';
 import { plural } from '../format/units.js';
 import { applySqlFiles, type SqlFile } from '../provision/apply-sql.js';
 import { createDatabase } from '../provision/database.js';
-import { createProvisioner, type Logger, type Server, useDatabaseUrl } from '../provision/index.js';
+import type { Logger, Server } from '../provision/index.js';
+import { serverForRun } from '../provision/run-server.js';
 import { describeTarget, passwordOf, redact } from '../provision/url.js';
 import type { ReplayReport } from '../types.js';
 import { fromEngineError } from './engine-errors.js';
@@ -117,23 +118,8 @@ function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw new InterruptedError('interrupted; the replay did not run');
 }
 
-async function getServer(config: ReplayConfig, workload: Workload, logger: Logger): Promise<Server> {
-  const target = config.target;
-  if (target.kind === 'database-url') {
-    const server = await useDatabaseUrl(target.url);
-    logger.info(`using ${server.description}`);
-    return server;
-  }
-  // Enough connection slots for every session the replay may open at once, plus a few for us.
-  const planned = Math.min(workload.sessions * config.scale, config.maxConnections ?? Infinity);
-  const maxConnections = Math.min(Math.max(planned + 10, 100), 1_000);
-  const server = await createProvisioner(target.kind).start({
-    major: target.major,
-    settings: { max_connections: String(maxConnections) },
-    logger,
-  });
-  logger.info(`started ${server.description}`);
-  return server;
+function getServer(config: ReplayConfig, workload: Workload, logger: Logger): Promise<Server> {
+  return serverForRun(config.target, { sessions: workload.sessions * config.scale, maxConnections: config.maxConnections, logger });
 }
 
 async function runEngine(config: ReplayConfig, workload: Workload, url: string, io: Io, signal: AbortSignal): Promise<ReplayReport> {

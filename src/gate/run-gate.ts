@@ -17,10 +17,12 @@ import { compareReplays, loadWorkload, replay, type ReplayReport, type Workload 
 import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { micros, plural } from '../format/units.js';
 import { checkpoint, createDatabase, dropDatabase } from '../provision/database.js';
-import { type Logger, type Server, startServer, useDatabaseUrl } from '../provision/index.js';
+import type { Logger, Server } from '../provision/index.js';
+import { serverForRun } from '../provision/run-server.js';
 import { passwordOf, redact } from '../provision/url.js';
 import { type Checkout, checkoutBase, currentCommit } from '../schema/base-checkout.js';
 import { BaseSchemaError, buildTemplates, type Templates } from '../schema/templates.js';
+import { sideAccounting } from './accounting.js';
 import { pullRequestFromEnv, runnerDescription } from './github-event.js';
 import { planReplays, type PlannedReplay } from './round-plan.js';
 import {
@@ -30,10 +32,9 @@ import {
   type MigrationFailure,
   REPORT_SCHEMA_VERSION,
   type ReplayRun,
-  type SideAccounting,
   type Thresholds,
 } from './report-types.js';
-import { decideVerdict } from './verdict.js';
+import { decideVerdict, exitCodeOfVerdict } from './verdict.js';
 
 export interface GateContext {
   logger: Logger;
@@ -94,6 +95,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     replays: ReplayRun[];
     reports: { planned: PlannedReplay; report: ReplayReport }[];
   } = { stage: 'workload', migrationFailure: null, replays: [], reports: [] };
+  const of = (side: string) => state.reports.filter((r) => r.planned.side === side).map((r) => r.report);
   const finish = (fields: Pick<GateReport, 'verdict' | 'headline' | 'reasons' | 'error' | 'warnings' | 'comparison'>): GateReport => {
     environment.wall_time_ms = Date.now() - startedAt.getTime();
     return {
@@ -105,7 +107,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       migrations: state.templates?.migrations ?? [],
       migration_failure: state.migrationFailure,
       replays: state.replays,
-      accounting: state.reports.length > 0 ? { base: accounting(state.reports, 'base'), head: accounting(state.reports, 'head') } : null,
+      accounting: state.reports.length > 0 ? { base: sideAccounting(of('base')), head: sideAccounting(of('head')) } : null,
     };
   };
 
@@ -208,7 +210,6 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     }
 
     state.stage = 'compare';
-    const of = (side: string) => state.reports.filter((r) => r.planned.side === side).map((r) => r.report);
     const baseReports = of('base');
     const comparison: Comparison = await compareReplays({
       base: baseReports,
@@ -224,7 +225,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       throw fromEngineError(error);
     });
     const decided = decideVerdict({ comparison, migrationFailure: null, thresholds });
-    const exitCode = decided.verdict === 'pass' ? ExitCode.Ok : decided.verdict === 'regression' ? ExitCode.Regression : ExitCode.Infrastructure;
+    const exitCode = exitCodeOfVerdict(decided.verdict);
     const error = decided.verdict === 'error' ? new InfraError(decided.reasons[0] ?? decided.headline) : undefined;
     return {
       report: finish({ ...decided, warnings: [...warnings, ...decided.warnings], error: error ? { stage: 'compare', message: error.message } : null, comparison }),
@@ -312,26 +313,16 @@ function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw new InterruptedError('interrupted; the gate stopped before it could compare anything');
 }
 
-async function getServer(config: GateConfig, workload: Workload, logger: Logger): Promise<Server> {
-  const target = config.target;
-  if (target.kind === 'database-url') {
-    const server = await useDatabaseUrl(target.url);
-    logger.info(`using ${server.description}`);
-    return server;
-  }
-  // Enough connection slots for every session the replay may open at once, plus a few for us.
-  const planned = Math.min(workload.sessions, config.maxConnections ?? Infinity);
-  const maxConnections = Math.min(Math.max(planned + 10, 100), 1_000);
-  const server = await startServer(target.kind, {
-    major: target.major,
+function getServer(config: GateConfig, workload: Workload, logger: Logger): Promise<Server> {
+  return serverForRun(config.target, {
+    sessions: workload.sessions,
+    maxConnections: config.maxConnections,
     // Autovacuum off: on the fresh, vacuumed copies it has nothing useful to do within a
     // replay, and a worker waking up during one replay and not the other is noise. The user's
     // postgres-config wins.
-    settings: { max_connections: String(maxConnections), autovacuum: 'off', ...config.postgresConfig },
+    settings: { autovacuum: 'off', ...config.postgresConfig },
     logger,
   });
-  logger.info(`started ${server.description}`);
-  return server;
 }
 
 async function replayOnce(config: GateConfig, workload: Workload, url: string, context: GateContext): Promise<ReplayReport> {
@@ -355,16 +346,4 @@ async function replayOnce(config: GateConfig, workload: Workload, url: string, c
   } finally {
     progress.finish();
   }
-}
-
-function accounting(reports: { planned: PlannedReplay; report: ReplayReport }[], side: 'base' | 'head'): SideAccounting {
-  const total: SideAccounting = { replays: 0, sessions_planned: 0, sessions_completed: 0, captured: 0, executed: 0, ok: 0, errors: 0, skipped: 0, not_executed: 0 };
-  for (const { planned, report } of reports) {
-    if (planned.side !== side) continue;
-    total.replays += 1;
-    total.sessions_planned += report.sessions_planned;
-    total.sessions_completed += report.sessions_completed;
-    for (const key of ['captured', 'executed', 'ok', 'errors', 'skipped', 'not_executed'] as const) total[key] += report.totals[key];
-  }
-  return total;
 }

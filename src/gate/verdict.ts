@@ -4,6 +4,7 @@
  * rule, see docs/gate-statistics.md), or when more (fingerprint, SQLSTATE) pairs fail on head
  * than allowed. Everything else that looks odd becomes a warning, never a silent pass.
  */
+import { ExitCode } from '../exit-codes.js';
 import { oneLine } from '../format/table.js';
 import { micros, plural } from '../format/units.js';
 import { maskMessage } from '../report/mask.js';
@@ -94,4 +95,13 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
     `pass: ${plural(comparison.fingerprints.length, 'fingerprint')} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %` +
     `${newErrors > 0 ? `, ${plural(newErrors, 'new error')} (allowed: ${thresholds.max_new_errors})` : ', no new errors'}`;
   return { verdict: 'pass', headline, reasons, warnings };
+}
+
+/**
+ * The exit status of a verdict: 0 pass, 1 regression, 3 when something could not be measured.
+ * @param verdict the verdict
+ * @returns the exit status
+ */
+export function exitCodeOfVerdict(verdict: Verdict): ExitCode {
+  return verdict === 'pass' ? ExitCode.Ok : verdict === 'regression' ? ExitCode.Regression : ExitCode.Infrastructure;
 }
