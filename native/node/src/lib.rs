@@ -19,3 +19,10 @@ pub mod json;
 pub mod progress;
 pub mod replay;
 pub mod workload;
+
+/// SHA-256 of the native sources this library was built from (see `build.rs`), so that a
+/// shipped binary can be checked against the sources without rebuilding it.
+#[napi_derive::napi]
+pub fn native_source_hash() -> String {
+    env!("PG_RETEST_SOURCE_HASH").to_string()
+}
