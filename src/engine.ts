@@ -98,6 +98,19 @@ async function engineCall<T>(call: () => T | Promise<T>): Promise<T> {
   }
 }
 
+/** A fingerprint of a workload with one captured statement of it. */
+export interface StatementExample {
+  /** 16 hex digits, as in replay reports. */
+  fingerprint: string;
+  /** Literals replaced by `$n`. */
+  normalized: string;
+  kind: string;
+  /** Whether it may change data (unparsed text counts as a write). */
+  writes: boolean;
+  /** The first captured text with this fingerprint, literals included. */
+  example: string;
+}
+
 /** A decoded and analysed workload, ready to replay. */
 export class Workload {
   /** @param inner the native workload */
@@ -116,6 +129,19 @@ export class Workload {
   /** What the decoder noticed without refusing the file, one line each (file name first). */
   get warnings(): string[] {
     return this.inner.warnings;
+  }
+
+  /**
+   * One captured statement per fingerprint, literals included: what the gate EXPLAINs. The
+   * examples carry real data values, so they must never reach a public report.
+   * @returns every fingerprint, in the order first seen
+   */
+  examples(): StatementExample[] {
+    try {
+      return native.binding().statementExamples(this.inner);
+    } catch (err) {
+      throw toEngineError(err);
+    }
   }
 
   /**

@@ -203,6 +203,26 @@ export interface ReplayProgress {
  */
 export declare function startReplay(workload: Workload, options: ReplayOptions, onProgress?: (progress: ReplayProgress) => void): ReplayHandle
 
+/** One fingerprint of a workload and a captured statement that has it. */
+export interface StatementExample {
+  /** 16 hex digits, as in replay reports. */
+  fingerprint: string
+  /** The statement with literals replaced by `$n`. */
+  normalized: string
+  /** select, insert, update, … (the parse tree's kind, as in replay reports). */
+  kind: string
+  /** Whether the statement may change data (by the parse tree; unparsed text counts as a write). */
+  writes: boolean
+  /** The first captured text with this fingerprint, literals included: not for public reports. */
+  example: string
+}
+
+/**
+ * Every fingerprint of `workload` with one captured statement of it, in the order the
+ * fingerprints were first seen.
+ */
+export declare function statementExamples(workload: Workload): Array<StatementExample>
+
 /**
  * Writes `profile` (an object in pg-retest's JSON shape: `version`, `captured_at`,
  * `source_host`, `pg_version`, `capture_method`, `sessions[].queries[]`, `metadata`) to `path`

@@ -15,6 +15,7 @@
 
 pub mod compare;
 pub mod error;
+pub mod examples;
 pub mod json;
 pub mod progress;
 pub mod replay;

@@ -1,0 +1,40 @@
+//! `statementExamples`: one real captured statement per fingerprint, so that the gate can
+//! EXPLAIN what the workload actually ran (with its literals) rather than the normalized text,
+//! whose `$n` placeholders PostgreSQL cannot plan without types.
+
+use napi_derive::napi;
+
+use crate::workload::Workload;
+
+/// One fingerprint of a workload and a captured statement that has it.
+#[napi(object)]
+pub struct StatementExample {
+    /// 16 hex digits, as in replay reports.
+    pub fingerprint: String,
+    /// The statement with literals replaced by `$n`.
+    pub normalized: String,
+    /// select, insert, update, … (the parse tree's kind, as in replay reports).
+    pub kind: String,
+    /// Whether the statement may change data (by the parse tree; unparsed text counts as a write).
+    pub writes: bool,
+    /// The first captured text with this fingerprint, literals included: not for public reports.
+    pub example: String,
+}
+
+/// Every fingerprint of `workload` with one captured statement of it, in the order the
+/// fingerprints were first seen.
+#[napi(catch_unwind)]
+pub fn statement_examples(workload: &Workload) -> Vec<StatementExample> {
+    let inner = &workload.inner;
+    inner
+        .fingerprints()
+        .iter()
+        .map(|entry| StatementExample {
+            fingerprint: format!("{:016x}", entry.fingerprint),
+            normalized: entry.normalized.clone(),
+            kind: entry.kind.as_str().to_string(),
+            writes: entry.writes,
+            example: inner.text(entry.example_text).to_string(),
+        })
+        .collect()
+}
