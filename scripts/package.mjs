@@ -1,0 +1,63 @@
+// `npm run package`: builds the action's committed dist/: the bundles (esbuild, ESM) and the
+// prebuilt engine.
+//
+//   dist/index.js                    the main step (src/action/index.ts)
+//   dist/post.js                     the post step (src/action/post.ts)
+//   dist/pg-supervisor.js            the throwaway server's supervisor process
+//   dist/engine.linux-x64-gnu.node   the engine, release build, symbols stripped (Cargo profile)
+//
+//   node scripts/package.mjs                   everything, into dist/
+//   node scripts/package.mjs --js-only --out D only the bundles, into D (the check-dist test)
+//
+// The bundles are deterministic (same sources and lockfile → same bytes), so a test rebuilds
+// them and compares. The engine is not byte-for-byte reproducible; it carries the hash of the
+// native sources it was built from (native/node/build.rs), which the test compares instead.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { nativeSourceHash } from './package-hash.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const argv = process.argv.slice(2);
+const jsOnly = argv.includes('--js-only');
+const outIndex = argv.indexOf('--out');
+const out = path.resolve(outIndex >= 0 ? argv[outIndex + 1] : path.join(root, 'dist'));
+export const ENGINE = 'engine.linux-x64-gnu.node';
+
+function fail(message) {
+  console.error(`package: ${message}`);
+  process.exit(1);
+}
+
+/** Options shared with `npm run build:cli`, so that dist/pg-supervisor.js is the same file from both. */
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  external: ['pg-native'],
+  logLevel: 'warning',
+  absWorkingDir: root,
+  // Bundled CommonJS dependencies call require(); in an ES module it must be made.
+  banner: { js: "import { createRequire as __pgRetestCreateRequire } from 'node:module'; const require = __pgRetestCreateRequire(import.meta.url);" },
+};
+
+fs.mkdirSync(out, { recursive: true });
+await build({ ...common, entryPoints: { index: 'src/action/index.ts', post: 'src/action/post.ts' }, outdir: out });
+await build({ ...common, entryPoints: { 'pg-supervisor': 'src/provision/pg-supervisor.mjs' }, outdir: out });
+console.error(`package: bundles in ${path.relative(process.cwd(), out) || '.'}`);
+
+if (!jsOnly) {
+  const expected = nativeSourceHash();
+  const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-native.mjs')], { cwd: root, stdio: 'inherit' });
+  if (built.status !== 0) fail('the native build failed');
+  const engine = path.join(root, 'build', ENGINE);
+  const carried = createRequire(import.meta.url)(engine).nativeSourceHash();
+  // Sources edited while cargo ran would give a binary that matches neither state.
+  if (carried !== expected || nativeSourceHash() !== expected) fail('the native sources changed during the build; run npm run package again');
+  fs.copyFileSync(engine, path.join(out, ENGINE));
+  console.error(`package: ${path.relative(process.cwd(), path.join(out, ENGINE))} (sources ${expected.slice(0, 12)})`);
+}

@@ -1,0 +1,46 @@
+/**
+ * The gate's {@link Logger} on the runner's log, with every registered secret replaced before a
+ * line is written. The runner masks registered secrets itself; this keeps the promise also where
+ * the raw output is read without the runner (a local run, the end-to-end test).
+ */
+import * as core from '@actions/core';
+import type { Logger } from '../provision/types.js';
+import type { Output } from '../cli/io.js';
+import { redact } from '../provision/url.js';
+
+const secrets = new Set<string>();
+
+/**
+ * Registers a secret with the runner (`::add-mask::`) and with the action's own output.
+ * @param secret a password or token; empty values are ignored
+ */
+export function addSecret(secret: string | undefined): void {
+  if (!secret) return;
+  for (const form of new Set([secret, encodeURIComponent(secret)])) {
+    core.setSecret(form);
+    secrets.add(form);
+  }
+}
+
+/**
+ * The text with every registered secret masked.
+ * @param text anything about to be written
+ * @returns the safe text
+ */
+export function scrub(text: string): string {
+  let out = text;
+  for (const secret of secrets) out = redact(out, secret);
+  return out;
+}
+
+/** The logger the gate writes through. */
+export const actionLogger: Logger = {
+  info: (message) => core.info(scrub(message)),
+  debug: (message) => core.debug(scrub(message)),
+};
+
+/** Progress lines of the replays, on the log. */
+export const progressOutput: Output = {
+  write: (text: string) => process.stdout.write(scrub(text)),
+  isTTY: false,
+};

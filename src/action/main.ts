@@ -1,0 +1,161 @@
+/**
+ * The action's main step. `mode: gate` runs the gate on this repository and reports it;
+ * `mode: comment` posts the report of an earlier run (the fork-safe pattern). Effects happen in
+ * a fixed order: report files, job summary, outputs, PR comment, and only then the verdict, so
+ * a failing step always leaves its explanation behind. The verdict decides the exit status:
+ * 0 pass, 1 regression (0 with `fail-on-regression: false`), 2 bad input, 3 infrastructure.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as core from '@actions/core';
+import type { GateConfig } from '../config/gate-options.js';
+import { CliError, ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
+import { runGate } from '../gate/run-gate.js';
+import type { GateReport } from '../gate/report-types.js';
+import { platformProblem } from '../native.js';
+import { parseReport } from '../report/index.js';
+import { createProgressDisplay } from '../cli/progress.js';
+import { trapInterrupts } from '../cli/interrupt.js';
+import { passwordOf } from '../provision/url.js';
+import { type EventInfo, readEvent } from './event.js';
+import { createGitHubApi, type GitHubApi } from './github-api.js';
+import { type ActionOptions, readActionOptions, readGateConfig } from './inputs.js';
+import { actionLogger, addSecret, progressOutput, scrub } from './logger.js';
+import { Output } from './names.js';
+import { outputsOf, type ReportPaths } from './outputs.js';
+import { publishComment, writeSummary } from './publish.js';
+import { reportMarkdown, writeReportFiles } from './report-files.js';
+import { startRunDir } from './state.js';
+
+/**
+ * Runs the main step.
+ * @param env the runner's environment
+ * @returns the exit status
+ */
+export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCode> {
+  try {
+    const read = (name: string) => core.getInput(name);
+    // Secrets first: nothing below may print them, not even in an error about another input.
+    addSecret(read('github-token'));
+    addSecret(passwordOf(read('database-url')));
+    const options = readActionOptions(read);
+    const event = readEvent(env);
+    const workspace = env.GITHUB_WORKSPACE || process.cwd();
+    process.chdir(workspace);
+    const api = createGitHubApi(env.GITHUB_API_URL || 'https://api.github.com', options['github-token'] ?? '');
+    return options.mode === 'comment' ? await commentMode(options, event, api) : await gateMode(read, options, event, api, env, workspace);
+  } catch (error) {
+    core.setFailed(scrub(error instanceof Error ? error.message : String(error)));
+    return exitCodeOf(error);
+  }
+}
+
+async function gateMode(
+  read: (name: string) => string,
+  options: ActionOptions,
+  event: EventInfo,
+  api: GitHubApi,
+  env: NodeJS.ProcessEnv,
+  workspace: string,
+): Promise<ExitCode> {
+  // Before anything is started: on a machine the engine cannot run on, say so in one line.
+  const problem = platformProblem(process.platform, process.arch, glibcVersion());
+  if (problem) throw new InputError(`${problem}; use runs-on: ubuntu-24.04 (or another ubuntu-* x64 runner)`);
+  const config = readGateConfig(read);
+  requireBase(config, event);
+  const runDir = startRunDir(env);
+  const reportDir = path.resolve(options['report-dir'] ?? path.join(env.RUNNER_TEMP || os.tmpdir(), 'pg-retest-action', options['comment-id']));
+
+  const interrupt = trapInterrupts((name) => core.warning(`received ${name}: stopping the replay and the server`));
+  let outcome;
+  try {
+    outcome = await runGate(config, {
+      logger: actionLogger,
+      createProgress: () => createProgressDisplay(progressOutput, false),
+      env,
+      cwd: workspace,
+      signal: interrupt.signal,
+    });
+  } finally {
+    interrupt.dispose();
+    fs.rmSync(runDir, { recursive: true, force: true });
+  }
+  const { report } = outcome;
+  const markdown = reportMarkdown(report);
+  const paths = writeReportFiles(report, markdown, reportDir);
+  await writeSummary(markdown);
+  setOutputs(report, paths, undefined);
+  const commentUrl = await publishComment(report, markdown, options, { api, repository: event.repository, pullRequest: event.pullRequest?.number });
+  if (commentUrl) core.setOutput(Output.CommentUrl, commentUrl);
+  return verdict(report, outcome.exitCode, outcome.error, options);
+}
+
+async function commentMode(options: ActionOptions, event: EventInfo, api: GitHubApi): Promise<ExitCode> {
+  const file = options.report;
+  if (file === undefined) throw new InputError('input `report` is required with mode: comment: the JSON report (json-report-path) of the gate run, e.g. from a downloaded artifact');
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new InputError(`input \`report\`: cannot read ${file}; check the path of the downloaded artifact`);
+  }
+  const report = parseReport(text, file);
+  const pr = await pullRequestOf(event, api);
+  const markdown = reportMarkdown(report);
+  await writeSummary(markdown);
+  setOutputs(report, { markdown: '', json: path.resolve(file), junit: '' }, undefined);
+  const commentUrl = await publishComment(report, markdown, options, { api, repository: event.repository, pullRequest: pr });
+  if (commentUrl) core.setOutput(Output.CommentUrl, commentUrl);
+  // The gate's own job is the check that passes or fails; this one only posts.
+  return ExitCode.Ok;
+}
+
+/**
+ * The PR a workflow_run was for: from the event (GitHub fills `pull_requests` for branches of
+ * this repository), else the open PR whose head is the run's branch at the run's commit (fork
+ * PRs, for which the event's list is empty).
+ */
+async function pullRequestOf(event: EventInfo, api: GitHubApi): Promise<number | undefined> {
+  if (event.pullRequest) return event.pullRequest.number;
+  const run = event.workflowRun;
+  if (!run) throw new InputError(`mode: comment runs on a workflow_run (or pull_request) event, not on ${event.name || 'an unknown event'}`);
+  const listed = run.pullRequests.find((p) => p.headSha === run.headSha);
+  if (listed) return listed.number;
+  const open = await api.pullRequestsForHead(event.repository, `${run.headOwner}:${run.headBranch}`);
+  const match = open.find((p) => p.head.sha === run.headSha);
+  if (!match) core.info(`no open pull request has ${run.headOwner}:${run.headBranch} at ${run.headSha.slice(0, 12)} as its head: nothing to comment on`);
+  return match?.number;
+}
+
+/** Without a pull request there is no default base: say which input gives one. */
+function requireBase(config: GateConfig, event: EventInfo): void {
+  if (event.pullRequest || config.baseRef !== undefined) return;
+  if (config.schema.kind === 'files' && config.schema.base !== undefined) return;
+  throw new InputError(
+    `input \`base-ref\`: a ${event.name || 'non-pull_request'} event has no pull request to take the base commit from; ` +
+      'set base-ref (e.g. ${{ github.event.before }} on push) or base-migrations; comparing against captured timings or a baseline-report is not supported',
+  );
+}
+
+function setOutputs(report: GateReport, paths: ReportPaths | undefined, commentUrl: string | undefined): void {
+  for (const [name, value] of Object.entries(outputsOf(report, paths, commentUrl))) core.setOutput(name, scrub(value));
+}
+
+function verdict(report: GateReport, exitCode: ExitCode, error: CliError | undefined, options: ActionOptions): ExitCode {
+  if (report.verdict === 'pass') {
+    core.info(report.headline);
+    return ExitCode.Ok;
+  }
+  if (report.verdict === 'regression' && !options['fail-on-regression']) {
+    core.warning(`${scrub(report.headline)} (not failing: fail-on-regression is false)`);
+    return ExitCode.Ok;
+  }
+  core.setFailed(scrub(error ? error.message.replace(/\s*\n\s*/g, ' ') : report.headline));
+  return exitCode;
+}
+
+function glibcVersion(): string | undefined {
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  return header?.glibcVersionRuntime;
+}

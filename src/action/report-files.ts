@@ -1,0 +1,39 @@
+/**
+ * The report as files a later step can upload or read: markdown (as in the comment: literals
+ * masked, under GitHub's size limit), JSON (the input of `mode: comment`) and JUnit XML.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { GateReport } from '../gate/report-types.js';
+import { renderMarkdown, renderJunit, toJson } from '../report/index.js';
+import { COMMENT_LIMIT, HEADER_ROOM } from './comment.js';
+import type { ReportPaths } from './outputs.js';
+
+/**
+ * The markdown every place shows: summary, comment, report file.
+ * @param report the gate's report
+ * @returns markdown short enough for a comment with its hidden header
+ */
+export function reportMarkdown(report: GateReport): string {
+  return renderMarkdown(report, { maxChars: COMMENT_LIMIT - HEADER_ROOM, maskValues: true });
+}
+
+/**
+ * Writes the three files.
+ * @param report the gate's report
+ * @param markdown its markdown (from {@link reportMarkdown})
+ * @param dir the directory (created when missing)
+ * @returns their paths
+ */
+export function writeReportFiles(report: GateReport, markdown: string, dir: string): ReportPaths {
+  fs.mkdirSync(dir, { recursive: true });
+  const paths: ReportPaths = {
+    markdown: path.join(dir, 'pg-retest-report.md'),
+    json: path.join(dir, 'pg-retest-report.json'),
+    junit: path.join(dir, 'pg-retest-junit.xml'),
+  };
+  fs.writeFileSync(paths.markdown, markdown);
+  fs.writeFileSync(paths.json, toJson(report));
+  fs.writeFileSync(paths.junit, renderJunit(report));
+  return paths;
+}
