@@ -7,6 +7,8 @@ import { z } from 'zod';
 import type { CommandSpec, OptionDefs } from '../cli/argv.js';
 import { choice, filePath, numberValue, postgresUrl } from '../cli/option-types.js';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
+import { factorValue, PLAN_DEFAULTS } from '../plans/options.js';
+import type { PlanRules } from '../plans/types.js';
 import { booleanValue, listValue, percentValue, settingsValue } from './values.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');
@@ -130,6 +132,26 @@ export const gateOptions = {
     help: `fail when more than N (fingerprint, SQLSTATE) pairs fail on head but not on base (default ${GATE_DEFAULTS.maxNewErrors})`,
     schema: numberValue('a whole number ≥ 0', (n) => n >= 0 && n <= 1e9, true).optional(),
   },
+  'fail-on-plan-change': {
+    shape: 'value',
+    placeholder: 'WHEN',
+    help:
+      'fail on query plan changes: none (show them only; the default), seq-scan (an index access became a sequential scan ' +
+      'on a table of at least --plan-min-rows rows) or any (every changed plan)',
+    schema: choice(['none', 'seq-scan', 'any']).optional(),
+  },
+  'plan-min-rows': {
+    shape: 'value',
+    placeholder: 'N',
+    help: `the smallest table (estimated rows) whose switch to a sequential scan fails --fail-on-plan-change seq-scan (default ${PLAN_DEFAULTS.planMinRows})`,
+    schema: numberValue('a whole number of rows ≥ 0', (n) => n >= 0 && n <= 1e12, true).optional(),
+  },
+  'max-buffers-growth': {
+    shape: 'value',
+    placeholder: 'FACTOR',
+    help: "fail when a query's shared buffers per call grow by more than this factor, e.g. 10x (default: off)",
+    schema: factorValue().optional(),
+  },
   'max-connections': {
     shape: 'value',
     placeholder: 'N',
@@ -240,6 +262,11 @@ const schema = z
       statementTimeoutMs: raw['statement-timeout-ms'],
       replayTimeoutMs: raw['replay-timeout-s'] === undefined ? undefined : raw['replay-timeout-s'] * 1000,
       outputs: { markdown: raw.markdown, json: raw.json, junit: raw.junit },
+      planRules: {
+        fail_on_plan_change: raw['fail-on-plan-change'] ?? PLAN_DEFAULTS.failOnPlanChange,
+        plan_min_rows: raw['plan-min-rows'] ?? PLAN_DEFAULTS.planMinRows,
+        max_buffers_growth: raw['max-buffers-growth'] ?? null,
+      } satisfies PlanRules,
     };
   });
 

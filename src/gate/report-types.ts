@@ -7,6 +7,7 @@
  * Versioning: {@link REPORT_SCHEMA_VERSION} changes when a field is removed or changes meaning;
  * adding a field does not change it.
  */
+import type { PlanRules, PlansReport } from '../plans/types.js';
 
 /** The JSON report's schema version. */
 export const REPORT_SCHEMA_VERSION = 1;
@@ -133,6 +134,8 @@ export interface Thresholds {
   max_new_errors: number;
   /** Confidence level of the intervals, e.g. 0.95. */
   confidence: number;
+  /** The plan rules (docs/plans.md); absent in reports written before they existed. */
+  plan_rules?: PlanRules;
 }
 
 /** One migration applied to a schema. */
@@ -221,5 +224,7 @@ export interface GateReport {
   accounting: { base: SideAccounting; head: SideAccounting } | null;
   /** Null when no comparison could be made (an error, or head migrations failed). */
   comparison: Comparison | null;
+  /** Query plans, buffers and server time per fingerprint (docs/plans.md); null or absent when not probed. */
+  plans?: PlansReport | null;
   warnings: string[];
 }

@@ -18,6 +18,7 @@ import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '..
 import { micros, plural } from '../format/units.js';
 import { checkpoint, createDatabase, dropDatabase } from '../provision/database.js';
 import type { Logger, Server } from '../provision/index.js';
+import { withStatStatements } from '../provision/preload.js';
 import { serverForRun } from '../provision/run-server.js';
 import { passwordOf, redact } from '../provision/url.js';
 import { type Checkout, checkoutBase, currentCommit } from '../schema/base-checkout.js';
@@ -35,6 +36,8 @@ import {
   type Thresholds,
 } from './report-types.js';
 import { decideVerdict, exitCodeOfVerdict } from './verdict.js';
+import { probeTemplates, StatementCounterLog } from '../plans/gate-probe.js';
+import type { PlansReport } from '../plans/types.js';
 
 export interface GateContext {
   logger: Logger;
@@ -70,6 +73,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     min_calls: config.thresholds.minCalls,
     max_new_errors: config.thresholds.maxNewErrors,
     confidence: config.thresholds.confidence,
+    plan_rules: config.planRules,
   };
   const pr = pullRequestFromEnv(context.env);
   const environment: Environment = {
@@ -94,7 +98,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     migrationFailure: MigrationFailure | null;
     replays: ReplayRun[];
     reports: { planned: PlannedReplay; report: ReplayReport }[];
-  } = { stage: 'workload', migrationFailure: null, replays: [], reports: [] };
+    plans: PlansReport | null;
+  } = { stage: 'workload', migrationFailure: null, replays: [], reports: [], plans: null };
   const of = (side: string) => state.reports.filter((r) => r.planned.side === side).map((r) => r.report);
   const finish = (fields: Pick<GateReport, 'verdict' | 'headline' | 'reasons' | 'error' | 'warnings' | 'comparison'>): GateReport => {
     environment.wall_time_ms = Date.now() - startedAt.getTime();
@@ -108,6 +113,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       migration_failure: state.migrationFailure,
       replays: state.replays,
       accounting: state.reports.length > 0 ? { base: sideAccounting(of('base')), head: sideAccounting(of('head')) } : null,
+      plans: state.plans,
     };
   };
 
@@ -173,6 +179,11 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       return { report: finish({ ...decided, error: null, warnings, comparison: null }), exitCode: ExitCode.Regression };
     }
 
+    // Buffers and server time per statement, from the server's own accounting when it has it.
+    const counters = new StatementCounterLog(server, `${prefix}_stats`, logger);
+    await counters.open();
+    if (counters.createdDatabase) created.push(counters.createdDatabase);
+
     state.stage = 'replay';
     const plan = planReplays(config.rounds);
     for (const [index, planned] of plan.entries()) {
@@ -183,7 +194,9 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       created.push(name);
       const url = await createDatabase(serverUrl, name, template);
       await checkpoint(serverUrl);
+      const watch = planned.side === 'noise' ? undefined : await counters.watch(name);
       const report = await replayOnce(config, workload, url, context);
+      if (watch && planned.side !== 'noise') await counters.collect(planned.side, watch);
       await dropDatabase(serverUrl, name);
       created.pop();
       state.reports.push({ planned, report });
@@ -224,7 +237,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     }).catch((error: unknown) => {
       throw fromEngineError(error);
     });
-    const decided = decideVerdict({ comparison, migrationFailure: null, thresholds });
+    state.plans = await probeTemplates(workload, comparison, state.templates, server, counters, logger);
+    const decided = decideVerdict({ comparison, migrationFailure: null, thresholds, plans: state.plans });
     const exitCode = exitCodeOfVerdict(decided.verdict);
     const error = decided.verdict === 'error' ? new InfraError(decided.reasons[0] ?? decided.headline) : undefined;
     return {
@@ -320,7 +334,9 @@ function getServer(config: GateConfig, workload: Workload, logger: Logger): Prom
     // Autovacuum off: on the fresh, vacuumed copies it has nothing useful to do within a
     // replay, and a worker waking up during one replay and not the other is noise. The user's
     // postgres-config wins.
-    settings: { autovacuum: 'off', ...config.postgresConfig },
+    // pg_stat_statements: buffers and server time per statement (docs/plans.md); a started
+    // cluster drops it when its binaries lack the library, and the probe falls back.
+    settings: { autovacuum: 'off', ...withStatStatements(config.postgresConfig) },
     logger,
   });
 }

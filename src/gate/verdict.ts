@@ -8,12 +8,16 @@ import { ExitCode } from '../exit-codes.js';
 import { oneLine } from '../format/table.js';
 import { micros, plural } from '../format/units.js';
 import { maskMessage } from '../report/mask.js';
+import { evaluatePlanRules } from '../plans/rules.js';
+import type { PlansReport } from '../plans/types.js';
 import type { Comparison, LatencyComparison, MigrationFailure, Thresholds, Verdict } from './report-types.js';
 
 export interface VerdictInputs {
   comparison: Comparison | null;
   migrationFailure: MigrationFailure | null;
   thresholds: Thresholds;
+  /** The plan probe's findings; absent or null when none ran. */
+  plans?: PlansReport | null;
 }
 
 export interface VerdictResult {
@@ -60,6 +64,19 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
     );
   }
 
+  const planned = evaluatePlanRules(inputs.plans ?? null, thresholds.plan_rules ?? { fail_on_plan_change: 'none', plan_min_rows: 0, max_buffers_growth: null });
+  reasons.push(...planned.reasons);
+  const plans = inputs.plans ?? null;
+  if (plans !== null && planned.unmeasured.length === 0) {
+    if (plans.error !== null) warnings.push(`query plans could not be probed: ${plans.error}`);
+    else if (plans.failures.length > 0) warnings.push(`${plural(plans.failures.length, 'plan probe')} failed (listed under Plan changes)`);
+  }
+  if (plans?.stats.unavailable_reason) {
+    warnings.push(
+      `pg_stat_statements is not available (${plans.stats.unavailable_reason}): buffers and server time come from one EXPLAIN (ANALYZE, BUFFERS) per fingerprint`,
+    );
+  }
+
   const noise = comparison.noise_floor.value;
   if (noise > thresholds.p95_threshold) {
     warnings.push(
@@ -81,7 +98,19 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
     if (slower.length > 0) parts.push(`${plural(slower.length, 'query', 'queries')} slower`);
     if (comparison.overall.regressed) parts.push('the whole workload slower');
     if (newErrors > thresholds.max_new_errors) parts.push(plural(newErrors, 'new error'));
+    if (planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
+    if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, 'query', 'queries')} reading more buffers`);
+    if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
     return { verdict: 'regression', headline: `regression: ${parts.join(', ')}`, reasons, warnings };
+  }
+  // The plan rules were asked for and could not be evaluated everywhere: no pass.
+  if (planned.unmeasured.length > 0) {
+    return {
+      verdict: 'error',
+      headline: 'error: the plan rules could not be evaluated',
+      reasons: planned.unmeasured.map((u) => `${u}; the plan rules (fail-on-plan-change, max-buffers-growth) need every plan measured`),
+      warnings,
+    };
   }
   if (comparison.fingerprints.length === 0 && newErrors === 0) {
     return {

@@ -11,6 +11,7 @@ import crypto from 'node:crypto';
 import { InfraError } from '../exit-codes.js';
 import type { Binaries } from './binaries.js';
 import { serverOsUser } from './os-user.js';
+import { availablePreloads } from './preload.js';
 import { startThrowawayServer } from './pg-server.mjs';
 import { type Server, type StartOptions, silentLogger } from './types.js';
 
@@ -23,11 +24,13 @@ import { type Server, type StartOptions, silentLogger } from './types.js';
  */
 export async function startCluster(bins: Binaries, kind: 'local' | 'embedded', options: StartOptions = {}): Promise<Server> {
   const logger = options.logger ?? silentLogger;
+  const preloads = availablePreloads(bins.bindir, options.settings);
+  if (preloads.dropped.length > 0) logger.info(`not preloading ${preloads.dropped.join(', ')}: these binaries do not have it (${bins.bindir})`);
   const server = await startThrowawayServer({
     bins,
     user: await serverOsUser(),
     password: crypto.randomBytes(18).toString('base64url'),
-    settings: options.settings,
+    settings: preloads.settings,
     startTimeoutMs: options.startTimeoutMs,
     dirPrefix: 'pg-retest-server-',
     // A Ctrl-C reaches only the CLI, which stops the replay before the server.

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { type GateReport, REPORT_SCHEMA_VERSION } from '../gate/report-types.js';
+import { planRulesSchema, plansReportSchema } from '../plans/report-schema.js';
 
 const count = z.number().int().nonnegative();
 const micros = z.number().nonnegative();
@@ -89,6 +90,7 @@ export const gateReportSchema = z.object({
     min_calls: count,
     max_new_errors: count,
     confidence: z.number().gt(0).lt(1),
+    plan_rules: planRulesSchema.optional(),
   }),
   environment: z.object({
     server_version: z.string().nullable(),
@@ -126,6 +128,7 @@ export const gateReportSchema = z.object({
   ),
   accounting: z.object({ base: sideAccounting, head: sideAccounting }).nullable(),
   comparison: comparison.nullable(),
+  plans: plansReportSchema.nullable().optional(),
   warnings: z.array(z.string()),
 }) satisfies z.ZodType<GateReport>;
 

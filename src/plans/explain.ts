@@ -1,0 +1,83 @@
+/**
+ * Running EXPLAIN on one captured statement. Plain EXPLAIN plans without executing, so it is
+ * safe for writes; EXPLAIN ANALYZE executes, so it always runs inside a transaction that is
+ * rolled back (a write leaves nothing behind; a sequence advanced by nextval() is the one
+ * exception PostgreSQL makes, harmless on the gate's own databases).
+ */
+import type pg from 'pg';
+import { type ParsedExplain, parseExplain } from './shape.js';
+
+/** EXPLAIN ANALYZE of one statement may not hold the gate up longer than this. */
+const ANALYZE_TIMEOUT_MS = 60_000;
+
+/** A statement EXPLAIN could not plan or run, with PostgreSQL's message. */
+export class ExplainError extends Error {
+  override name = 'ExplainError';
+  constructor(
+    message: string,
+    readonly sqlstate: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** Statement kinds EXPLAIN accepts (replay reports' `kind`). */
+export const EXPLAINABLE_KINDS: ReadonlySet<string> = new Set(['select', 'insert', 'update', 'delete', 'merge']);
+
+export interface ExplainOptions {
+  /** Execute it (EXPLAIN ANALYZE, BUFFERS), rolled back. */
+  analyze: boolean;
+  /** The server's major version: GENERIC_PLAN (16+) plans statements with `$n` parameters. */
+  major: number;
+}
+
+/**
+ * EXPLAINs one statement on `client`'s database.
+ * @param client a connected client, outside any transaction
+ * @param sql the captured statement
+ * @param options analyze or not; the server's major version
+ * @returns the parsed plan, with the query identifier (VERBOSE) and, for ANALYZE, the execution time
+ * @throws ExplainError with PostgreSQL's message when the statement cannot be explained
+ */
+export async function explainStatement(client: pg.Client, sql: string, options: ExplainOptions): Promise<ParsedExplain> {
+  const statement = sql.trim().replace(/;+\s*$/, '');
+  const flags = options.analyze ? 'ANALYZE, BUFFERS, VERBOSE, FORMAT JSON' : 'VERBOSE, FORMAT JSON';
+  try {
+    return await run(client, `EXPLAIN (${flags}) ${statement}`, options.analyze);
+  } catch (error) {
+    // A statement captured with bind parameters ($1) cannot be planned as it is; PostgreSQL 16
+    // can plan it generically (without executing it, so not with ANALYZE).
+    if (sqlstateOf(error) === '42P02' && options.major >= 16 && !options.analyze) {
+      return run(client, `EXPLAIN (GENERIC_PLAN, VERBOSE, FORMAT JSON) ${statement}`, false);
+    }
+    throw error;
+  }
+}
+
+async function run(client: pg.Client, text: string, analyze: boolean): Promise<ParsedExplain> {
+  // EXPLAIN's JSON arrives as text, so that the 64-bit query identifier keeps its digits.
+  const query = { text, rowMode: 'array' as const, types: { getTypeParser: () => (value: string) => value } };
+  try {
+    if (!analyze) {
+      const result = await client.query<[string]>(query);
+      return parseExplain(result.rows[0]![0]);
+    }
+    await client.query('BEGIN');
+    try {
+      await client.query(`SET LOCAL statement_timeout = ${ANALYZE_TIMEOUT_MS}`);
+      const result = await client.query<[string]>(query);
+      return parseExplain(result.rows[0]![0]);
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  } catch (error) {
+    if (error instanceof ExplainError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new ExplainError(message.split('\n')[0]!, sqlstateOf(error));
+  }
+}
+
+function sqlstateOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown; sqlstate?: unknown } | null)?.code ?? (error as { sqlstate?: unknown } | null)?.sqlstate;
+  return typeof code === 'string' ? code : undefined;
+}

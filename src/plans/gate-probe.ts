@@ -1,0 +1,146 @@
+/**
+ * The gate's side of the plan probe: pg_stat_statements counters collected around each replay
+ * (a {@link StatementCounterLog}), then {@link probeTemplates} once the replays are compared.
+ * Nothing here fails the run: a problem becomes part of the plans report, and the verdict
+ * decides what it means (verdict.ts, plans/rules.ts).
+ */
+import type { Comparison } from '../gate/report-types.js';
+import type { Workload } from '../engine.js';
+import type { Logger, Server } from '../provision/index.js';
+import { passwordOf, redact, withDatabase } from '../provision/url.js';
+import type { Templates } from '../schema/templates.js';
+import { probePlans } from './probe.js';
+import { addCounters, type CountersByQuery, findStatStatements, readReplay, watchReplay, type Watch } from './stat-statements.js';
+import type { PlansReport } from './types.js';
+
+/** pg_stat_statements counters of every base and head replay, summed per side. */
+export class StatementCounterLog {
+  private url: string | null = null;
+  private version = '';
+  /** Why the counters cannot be used; null while they can. */
+  unavailable: string | null = null;
+  /** The database created to hold the extension, for the caller to drop. */
+  createdDatabase: string | null = null;
+  readonly sides: { base: CountersByQuery; head: CountersByQuery } = { base: new Map(), head: new Map() };
+
+  /**
+   * @param server the run's server
+   * @param statsDatabase a name for a database of the gate's own, should the extension need one
+   * @param logger progress lines
+   */
+  constructor(
+    private readonly server: Server,
+    private readonly statsDatabase: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Finds pg_stat_statements on the server (see stat-statements.ts). */
+  async open(): Promise<void> {
+    const status = await findStatStatements(this.server.url, majorOf(this.server.version), this.statsDatabase);
+    if (status.available) {
+      this.url = status.url;
+      this.version = status.version;
+      this.createdDatabase = status.createdDatabase;
+      this.logger.info(`pg_stat_statements ${status.version}: buffers and server time per statement from the replays`);
+    } else {
+      this.unavailable = status.reason;
+      this.logger.info(`pg_stat_statements not available (${status.reason}); buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
+    }
+  }
+
+  /**
+   * Starts watching a replay's database.
+   * @param database the replay's fresh database
+   * @returns the watch, or undefined when counters are not in use
+   */
+  async watch(database: string): Promise<Watch | undefined> {
+    if (this.url === null) return undefined;
+    try {
+      return await watchReplay(this.url, database);
+    } catch (error) {
+      this.fail(error);
+      return undefined;
+    }
+  }
+
+  /**
+   * Adds a finished replay's counters to its side.
+   * @param side which schema the replay ran on
+   * @param watch from {@link watch}
+   */
+  async collect(side: 'base' | 'head', watch: Watch): Promise<void> {
+    if (this.url === null) return;
+    try {
+      addCounters(this.sides[side], await readReplay(this.url, watch));
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** What the prober needs: both sides' counters, or why there are none. */
+  result(): { base: CountersByQuery; head: CountersByQuery; version: string } | { unavailable: string } {
+    if (this.url === null) return { unavailable: this.unavailable ?? 'not used' };
+    return { ...this.sides, version: this.version };
+  }
+
+  /** One failed read makes every replay's counters incomplete: stop using them. */
+  private fail(error: unknown): void {
+    const message = redact((error instanceof Error ? error.message : String(error)).split('\n')[0]!, passwordOf(this.server.url));
+    this.unavailable = `reading it failed: ${message}`;
+    this.url = null;
+    this.logger.info(`warning: pg_stat_statements ${this.unavailable}; buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
+  }
+}
+
+/**
+ * Probes the compared fingerprints' plans on the base and head templates.
+ * @param workload for the captured example of each fingerprint
+ * @param comparison which fingerprints ran on both sides, and how often
+ * @param templates the template databases
+ * @param server the run's server
+ * @param counters the replays' pg_stat_statements counters
+ * @param logger progress lines
+ * @returns the plans report; a probe that failed as a whole has `error` set
+ */
+export async function probeTemplates(
+  workload: Workload,
+  comparison: Comparison,
+  templates: Templates | undefined,
+  server: Server,
+  counters: StatementCounterLog,
+  logger: Logger,
+): Promise<PlansReport> {
+  const result = counters.result();
+  try {
+    if (!templates || templates.head === null) throw new Error('the templates are gone');
+    return await probePlans({
+      baseUrl: withDatabase(server.url, templates.base),
+      headUrl: withDatabase(server.url, templates.head),
+      major: majorOf(server.version),
+      examples: workload.examples(),
+      fingerprints: comparison.fingerprints,
+      counters: result,
+      logger,
+    });
+  } catch (error) {
+    const message = redact((error instanceof Error ? error.message : String(error)).split('\n')[0]!, passwordOf(server.url));
+    logger.info(`warning: query plans could not be probed: ${message}`);
+    return {
+      stats: {
+        source: 'base' in result ? 'pg_stat_statements' : 'explain-analyze',
+        pg_stat_statements: 'version' in result ? result.version : null,
+        unavailable_reason: 'unavailable' in result ? result.unavailable : null,
+        unjoined: 0,
+      },
+      not_explainable: 0,
+      fingerprints: [],
+      failures: [],
+      error: message,
+    };
+  }
+}
+
+function majorOf(version: string): number {
+  const major = Number.parseInt(version, 10);
+  return Number.isFinite(major) ? major : 0;
+}

@@ -1,0 +1,246 @@
+/**
+ * The plan probe (design §3.6): every compared fingerprint's captured example EXPLAINed on the
+ * base and head templates, its shapes compared, and its shared buffers and server time taken
+ * from pg_stat_statements (joined exactly, by queryid) or, where that is unavailable or the
+ * join is not exact, from one EXPLAIN (ANALYZE, BUFFERS) rolled back.
+ *
+ * The templates are what every replay copied (same data, same statistics, same relation
+ * OIDs, hence the same queryids), so plans are those the replays ran with.
+ */
+import pg from 'pg';
+import type { FingerprintComparison } from '../gate/report-types.js';
+import type { StatementExample } from '../engine.js';
+import type { Logger } from '../provision/index.js';
+import { EXPLAINABLE_KINDS, explainStatement } from './explain.js';
+import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches, type ShapeNode, shapeLines } from './shape.js';
+import type { CountersByQuery } from './stat-statements.js';
+import type { FingerprintPlan, PlanProbeFailure, PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
+
+/** Buffers per call must grow by this factor (and by {@link MIN_BUFFER_DELTA}) for a plan change to count as costlier. */
+const BUFFER_GROWTH_NOTICED = 1.2;
+/** Pages per call below which a change in buffers is not worth a judgement (8 kB pages: 128 kB). */
+export const MIN_BUFFER_DELTA = 16;
+
+export interface ProbeInputs {
+  baseUrl: string;
+  headUrl: string;
+  /** The server's major version. */
+  major: number;
+  examples: StatementExample[];
+  /** The compared fingerprints (successful executions on both sides). */
+  fingerprints: FingerprintComparison[];
+  /** pg_stat_statements counters of each side's replays, or why there are none. */
+  counters: { base: CountersByQuery; head: CountersByQuery; version: string } | { unavailable: string };
+  logger: Logger;
+}
+
+interface SidePlan {
+  shape: ShapeNode[];
+  root: RawPlanNode;
+  queryId: string | null;
+}
+
+/**
+ * Probes every compared fingerprint on both templates.
+ * @param inputs template URLs, examples, compared fingerprints, pg_stat_statements counters
+ * @returns the plans report (probe failures recorded in it, never thrown)
+ */
+export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
+  const examples = new Map(inputs.examples.map((e) => [e.fingerprint, e]));
+  const hasCounters = 'base' in inputs.counters;
+  const report: PlansReport = {
+    stats: {
+      source: hasCounters ? 'pg_stat_statements' : 'explain-analyze',
+      pg_stat_statements: 'version' in inputs.counters ? inputs.counters.version : null,
+      unavailable_reason: 'unavailable' in inputs.counters ? inputs.counters.unavailable : null,
+      unjoined: 0,
+    },
+    not_explainable: 0,
+    fingerprints: [],
+    failures: [],
+    error: null,
+  };
+  const clients = { base: await connect(inputs.baseUrl), head: await connect(inputs.headUrl) };
+  try {
+    const planned: { f: FingerprintComparison; example: string; base: SidePlan; head: SidePlan }[] = [];
+    for (const f of inputs.fingerprints) {
+      if (!EXPLAINABLE_KINDS.has(f.kind)) {
+        report.not_explainable++;
+        continue;
+      }
+      const example = examples.get(f.fingerprint)?.example;
+      const fail = (side: 'base' | 'head', stage: 'explain' | 'buffers', message: string) =>
+        report.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side, stage, message });
+      if (example === undefined) {
+        fail('base', 'explain', 'the workload has no captured statement with this fingerprint');
+        continue;
+      }
+      const sides: Partial<Record<'base' | 'head', SidePlan>> = {};
+      for (const side of ['base', 'head'] as const) {
+        try {
+          const parsed = await explainStatement(clients[side], example, { analyze: false, major: inputs.major });
+          sides[side] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
+        } catch (error) {
+          fail(side, 'explain', (error as Error).message);
+        }
+      }
+      if (sides.base && sides.head) planned.push({ f, example, base: sides.base, head: sides.head });
+    }
+
+    // A queryid shared by two fingerprints cannot be split between them: neither is joined.
+    const shared = (side: 'base' | 'head') => {
+      const seen = new Map<string, number>();
+      for (const p of planned) if (p[side].queryId) seen.set(p[side].queryId!, (seen.get(p[side].queryId!) ?? 0) + 1);
+      return new Set([...seen].filter(([, n]) => n > 1).map(([id]) => id));
+    };
+    const collisions = { base: shared('base'), head: shared('head') };
+
+    const relationRows = new Map<string, number | null>();
+    for (const p of planned) {
+      const sideOut = {} as Record<'base' | 'head', PlanSide>;
+      let unjoined = false;
+      for (const side of ['base', 'head'] as const) {
+        const plan = p[side];
+        const calls = side === 'base' ? p.f.calls_base : p.f.calls_head;
+        let stats: StatementStats | null = null;
+        let note: string | null = null;
+        if ('base' in inputs.counters) {
+          const joined = joinCounters(inputs.counters[side], plan.queryId, calls, collisions[side]);
+          if ('stats' in joined) stats = joined.stats;
+          else {
+            note = `pg_stat_statements not joined (${joined.why}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
+            unjoined = true;
+          }
+        }
+        if (stats === null) {
+          try {
+            const analyzed = await explainStatement(clients[side], p.example, { analyze: true, major: inputs.major });
+            stats = statsOfAnalyze(analyzed.plan, analyzed.executionMs);
+          } catch (error) {
+            const message = (error as Error).message;
+            note = note === null ? `EXPLAIN ANALYZE failed: ${message}` : `${note}, which failed: ${message}`;
+            report.failures.push({ fingerprint: p.f.fingerprint, normalized: p.f.normalized, side, stage: 'buffers', message });
+          }
+        }
+        sideOut[side] = {
+          shape: shapeLines(plan.shape),
+          total_cost: plan.root['Total Cost'] ?? 0,
+          plan_rows: plan.root['Plan Rows'] ?? 0,
+          query_id: plan.queryId,
+          stats,
+          stats_note: note,
+        };
+      }
+      if (unjoined) report.stats.unjoined++;
+      const changed = !sameShape(p.base.shape, p.head.shape);
+      const seqScans: SeqScanChange[] = [];
+      if (changed) {
+        for (const s of seqScanSwitches(p.base.shape, p.head.shape)) {
+          if (!relationRows.has(s.relation)) relationRows.set(s.relation, await reltuples(clients.base, s.relation));
+          seqScans.push({ relation: s.relation, indexes: s.indexes, relation_rows: relationRows.get(s.relation) ?? null });
+        }
+      }
+      const ratio = buffersRatio(sideOut.base.stats, sideOut.head.stats);
+      report.fingerprints.push({
+        fingerprint: p.f.fingerprint,
+        normalized: p.f.normalized,
+        kind: p.f.kind,
+        base: sideOut.base,
+        head: sideOut.head,
+        changed,
+        change: changed ? describeChange(p.base.shape, p.head.shape) : null,
+        assessment: changed ? assess(sideOut.base, sideOut.head) : null,
+        seq_scans: seqScans,
+        buffers_ratio: ratio,
+      });
+    }
+  } finally {
+    await Promise.all([clients.base.end().catch(() => {}), clients.head.end().catch(() => {})]);
+  }
+  const order = { regression: 0, neutral: 1, improvement: 2 } as const;
+  report.fingerprints.sort((a, b) => Number(b.changed) - Number(a.changed) || (a.assessment && b.assessment ? order[a.assessment] - order[b.assessment] : 0));
+  const changed = report.fingerprints.filter((f) => f.changed).length;
+  inputs.logger.info(
+    `plans: ${report.fingerprints.length} fingerprints EXPLAINed on both sides, ${changed} changed` +
+      `${report.failures.length > 0 ? `, ${report.failures.length} probe(s) failed` : ''}; buffers from ${report.stats.source}` +
+      `${report.stats.unjoined > 0 ? ` (${report.stats.unjoined} not joined, from EXPLAIN ANALYZE)` : ''}`,
+  );
+  return report;
+}
+
+/**
+ * A fingerprint's pg_stat_statements counters, when they are exactly its own: its queryid is
+ * known, no other fingerprint has it, and the calls counted equal the replays' successful
+ * executions (a fingerprint spread over several queryids, or an entry evicted, shows up there).
+ */
+function joinCounters(counters: CountersByQuery, queryId: string | null, calls: number, collisions: Set<string>): { stats: StatementStats } | { why: string } {
+  if (queryId === null) return { why: 'EXPLAIN showed no query identifier' };
+  if (collisions.has(queryId)) return { why: `queryid ${queryId} is shared with another fingerprint` };
+  const c = counters.get(queryId);
+  if (!c) return { why: `no entry for queryid ${queryId}` };
+  if (c.calls !== calls) return { why: `${c.calls} calls counted for queryid ${queryId}, ${calls} successful executions replayed` };
+  return {
+    stats: {
+      source: 'pg_stat_statements',
+      calls: c.calls,
+      rows: c.rows,
+      shared_hit: c.sharedHit,
+      shared_read: c.sharedRead,
+      buffers_per_call: (c.sharedHit + c.sharedRead) / c.calls,
+      total_ms: c.totalMs,
+      mean_ms: c.totalMs / c.calls,
+    },
+  };
+}
+
+/** Buffers of the root node include those of every node below it. */
+function statsOfAnalyze(root: RawPlanNode, executionMs: number | null): StatementStats {
+  const hit = root['Shared Hit Blocks'] ?? 0;
+  const read = root['Shared Read Blocks'] ?? 0;
+  const ms = executionMs ?? 0;
+  return {
+    source: 'explain-analyze',
+    calls: 1,
+    rows: root['Actual Rows'] ?? 0,
+    shared_hit: hit,
+    shared_read: read,
+    buffers_per_call: hit + read,
+    total_ms: ms,
+    mean_ms: ms,
+  };
+}
+
+function buffersRatio(base: StatementStats | null, head: StatementStats | null): number | null {
+  if (base === null || head === null) return null;
+  return head.buffers_per_call / Math.max(base.buffers_per_call, 1);
+}
+
+function assess(base: PlanSide, head: PlanSide): 'improvement' | 'regression' | 'neutral' {
+  const b = base.stats?.buffers_per_call;
+  const h = head.stats?.buffers_per_call;
+  const known = b !== undefined && h !== undefined;
+  const buffersGrew = known && h > Math.max(b, 1) * BUFFER_GROWTH_NOTICED && h - b >= MIN_BUFFER_DELTA;
+  const buffersFell = known && b > Math.max(h, 1) * BUFFER_GROWTH_NOTICED && b - h >= MIN_BUFFER_DELTA;
+  if (head.total_cost > base.total_cost || buffersGrew) return 'regression';
+  if (head.total_cost < base.total_cost || buffersFell) return 'improvement';
+  return 'neutral';
+}
+
+async function reltuples(client: pg.Client, relation: string): Promise<number | null> {
+  try {
+    const result = await client.query<{ n: number | null }>('SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)', [relation]);
+    const n = result.rows[0]?.n;
+    // -1: never analyzed (PostgreSQL 14+).
+    return n === undefined || n === null || n < 0 ? null : n;
+  } catch {
+    return null;
+  }
+}
+
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'pg-retest-action plans' });
+  client.on('error', () => {});
+  client.on('notice', () => {});
+  await client.connect();
+  return client;
+}

@@ -1,0 +1,63 @@
+/**
+ * The zod schema of the report's `plans` part, for the JSON report reader (src/report/json.ts).
+ * `satisfies` keeps it in step with the type.
+ */
+import { z } from 'zod';
+import type { PlanRules, PlansReport } from './types.js';
+
+const count = z.number().int().nonnegative();
+const source = z.enum(['pg_stat_statements', 'explain-analyze']);
+
+const stats = z.object({
+  source,
+  calls: z.number().nonnegative(),
+  rows: z.number().nonnegative(),
+  shared_hit: z.number().nonnegative(),
+  shared_read: z.number().nonnegative(),
+  buffers_per_call: z.number().nonnegative(),
+  total_ms: z.number().nonnegative(),
+  mean_ms: z.number().nonnegative(),
+});
+
+const side = z.object({
+  shape: z.array(z.string()),
+  total_cost: z.number().nonnegative(),
+  plan_rows: z.number().nonnegative(),
+  query_id: z.string().nullable(),
+  stats: stats.nullable(),
+  stats_note: z.string().nullable(),
+});
+
+export const plansReportSchema = z.object({
+  stats: z.object({
+    source,
+    pg_stat_statements: z.string().nullable(),
+    unavailable_reason: z.string().nullable(),
+    unjoined: count,
+  }),
+  not_explainable: count,
+  fingerprints: z.array(
+    z.object({
+      fingerprint: z.string(),
+      normalized: z.string(),
+      kind: z.string(),
+      base: side,
+      head: side,
+      changed: z.boolean(),
+      change: z.string().nullable(),
+      assessment: z.enum(['improvement', 'regression', 'neutral']).nullable(),
+      seq_scans: z.array(z.object({ relation: z.string(), indexes: z.array(z.string()), relation_rows: z.number().nonnegative().nullable() })),
+      buffers_ratio: z.number().nonnegative().nullable(),
+    }),
+  ),
+  failures: z.array(
+    z.object({ fingerprint: z.string(), normalized: z.string(), side: z.enum(['base', 'head']), stage: z.enum(['explain', 'buffers']), message: z.string() }),
+  ),
+  error: z.string().nullable(),
+}) satisfies z.ZodType<PlansReport>;
+
+export const planRulesSchema = z.object({
+  fail_on_plan_change: z.enum(['none', 'seq-scan', 'any']),
+  plan_min_rows: z.number().nonnegative(),
+  max_buffers_growth: z.number().gt(1).nullable(),
+}) satisfies z.ZodType<PlanRules>;

@@ -1,0 +1,172 @@
+/**
+ * pg_stat_statements: per-statement calls, rows, shared buffers and server execution time of
+ * each replay, read from the server's own accounting. The gate preloads it on servers it
+ * starts; on a `database-url` server it is used when the server has it loaded.
+ *
+ * Each replay runs on a fresh database, so its entries are told apart by `dbid`. Before the
+ * replay the gate resets that database's entries where it may (superuser or a granted reset)
+ * and takes a snapshot in any case; after it, the replay's numbers are the difference, so a
+ * reused database OID or a refused reset cannot leak other numbers in. Entries are keyed by
+ * `queryid`; joining them to fingerprints is the prober's job (probe.ts).
+ */
+import pg from 'pg';
+import { createDatabase, dropDatabase } from '../provision/database.js';
+import { passwordOf, redact } from '../provision/url.js';
+
+/** One pg_stat_statements entry (top level, one database), numbers summed over its users. */
+export interface StatementCounters {
+  calls: number;
+  rows: number;
+  sharedHit: number;
+  sharedRead: number;
+  totalMs: number;
+}
+
+/** Counters by queryid (decimal text). */
+export type CountersByQuery = Map<string, StatementCounters>;
+
+/** Where the view can be read, or why it cannot. */
+export type StatStatementsStatus =
+  | { available: true; url: string; version: string; createdDatabase: string | null }
+  | { available: false; reason: string };
+
+const MIN_MAJOR = 14;
+
+/**
+ * Finds a usable pg_stat_statements on the server: the extension in the URL's database, or, when
+ * the library is loaded but the extension is not created there, in a database of the gate's own
+ * (so that a user's database is never changed).
+ * @param serverUrl the run's server URL
+ * @param major the server's major version
+ * @param statsDatabase the name for the gate's own database, should one be needed
+ * @returns where to read it, or why it cannot be used
+ */
+export async function findStatStatements(serverUrl: string, major: number, statsDatabase: string): Promise<StatStatementsStatus> {
+  if (major < MIN_MAJOR) {
+    return { available: false, reason: `PostgreSQL ${major} does not show the query identifier in EXPLAIN (14 and later do), which the exact join to fingerprints needs` };
+  }
+  try {
+    const found = await withClient(serverUrl, async (client) => {
+      const loaded = (await client.query<{ v: string }>("SELECT current_setting('shared_preload_libraries') AS v")).rows[0]!.v;
+      if (!loaded.split(',').map((s) => s.trim().replace(/^"|"$/g, '')).includes('pg_stat_statements')) {
+        return { available: false as const, reason: 'the server does not load it (add pg_stat_statements to shared_preload_libraries)' };
+      }
+      const computeQueryId = (await client.query<{ v: string }>("SELECT current_setting('compute_query_id') AS v")).rows[0]!.v;
+      if (computeQueryId === 'off') return { available: false as const, reason: 'compute_query_id is off on the server (set it to auto or on)' };
+      const ext = await client.query<{ extversion: string }>("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'");
+      return ext.rows[0] ? { available: true as const, url: serverUrl, version: ext.rows[0].extversion, createdDatabase: null } : null;
+    });
+    if (found !== null) return found.available ? await checkReadable(found) : found;
+    const url = await createDatabase(serverUrl, statsDatabase);
+    try {
+      const version = await withClient(url, async (client) => {
+        await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+        return (await client.query<{ extversion: string }>("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'")).rows[0]!.extversion;
+      }).catch((error: unknown) => {
+        throw new Error(`cannot create the extension in a database of the gate's own: ${messageOf(error)}`);
+      });
+      return await checkReadable({ available: true, url, version, createdDatabase: statsDatabase });
+    } catch (error) {
+      await dropDatabase(serverUrl, statsDatabase).catch(() => {});
+      throw error;
+    }
+  } catch (error) {
+    return { available: false, reason: redact(messageOf(error), passwordOf(serverUrl)) };
+  }
+}
+
+async function checkReadable(status: StatStatementsStatus & { available: true }): Promise<StatStatementsStatus> {
+  await withClient(status.url, (client) => client.query('SELECT 1 FROM pg_stat_statements LIMIT 1'));
+  return status;
+}
+
+/** A replay's database, watched from before the replay to after it. */
+export interface Watch {
+  dbid: number;
+  before: CountersByQuery;
+  reset: boolean;
+}
+
+/**
+ * Prepares to measure one replay: resets the database's entries if allowed, then snapshots them.
+ * @param statsUrl where the view is
+ * @param database the replay's database (already created)
+ * @returns what {@link readReplay} needs
+ */
+export async function watchReplay(statsUrl: string, database: string): Promise<Watch> {
+  return withClient(statsUrl, async (client) => {
+    const dbid = (await client.query<{ oid: number }>('SELECT oid::int8::float8 AS oid FROM pg_database WHERE datname = $1', [database])).rows[0]?.oid;
+    if (dbid === undefined) throw new Error(`database ${database} does not exist`);
+    let reset = true;
+    try {
+      await client.query('SELECT pg_stat_statements_reset(0, $1::oid, 0)', [dbid]);
+    } catch {
+      // Not allowed for this user: the snapshot below is subtracted instead.
+      reset = false;
+    }
+    return { dbid, before: await counters(client, dbid), reset };
+  });
+}
+
+/**
+ * The replay's own numbers: the database's entries now, minus the snapshot.
+ * @param statsUrl where the view is
+ * @param watch from {@link watchReplay}
+ * @returns counters by queryid
+ */
+export async function readReplay(statsUrl: string, watch: Watch): Promise<CountersByQuery> {
+  const after = await withClient(statsUrl, (client) => counters(client, watch.dbid));
+  const out: CountersByQuery = new Map();
+  for (const [id, now] of after) {
+    const was = watch.before.get(id);
+    const d = was ? subtract(now, was) : now;
+    if (d.calls > 0) out.set(id, d);
+  }
+  return out;
+}
+
+/**
+ * Adds one replay's counters to a side's total.
+ * @param total the side's counters so far (changed in place)
+ * @param replay one replay's counters
+ */
+export function addCounters(total: CountersByQuery, replay: CountersByQuery): void {
+  for (const [id, c] of replay) {
+    const t = total.get(id);
+    total.set(id, t ? { calls: t.calls + c.calls, rows: t.rows + c.rows, sharedHit: t.sharedHit + c.sharedHit, sharedRead: t.sharedRead + c.sharedRead, totalMs: t.totalMs + c.totalMs } : { ...c });
+  }
+}
+
+function subtract(a: StatementCounters, b: StatementCounters): StatementCounters {
+  return { calls: a.calls - b.calls, rows: a.rows - b.rows, sharedHit: a.sharedHit - b.sharedHit, sharedRead: a.sharedRead - b.sharedRead, totalMs: a.totalMs - b.totalMs };
+}
+
+async function counters(client: pg.Client, dbid: number): Promise<CountersByQuery> {
+  // Top-level statements only: a function's inner statements are part of the caller's time.
+  const result = await client.query<{ queryid: string; calls: number; rows: number; hit: number; read: number; total_ms: number }>(
+    `SELECT queryid::text AS queryid, sum(calls)::float8 AS calls, sum(rows)::float8 AS rows,
+            sum(shared_blks_hit)::float8 AS hit, sum(shared_blks_read)::float8 AS read,
+            sum(total_exec_time)::float8 AS total_ms
+       FROM pg_stat_statements
+      WHERE dbid = $1::oid AND toplevel AND queryid IS NOT NULL
+      GROUP BY queryid`,
+    [dbid],
+  );
+  return new Map(result.rows.map((r) => [r.queryid, { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, totalMs: r.total_ms }]));
+}
+
+async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function messageOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+}
+
