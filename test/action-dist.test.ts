@@ -1,0 +1,48 @@
+// dist/ is what `npm run package` makes from the sources in this tree: the bundles byte for
+// byte (rebuilt into a temporary directory and compared), and the engine through the hash of
+// the native sources it carries (the hash is recomputed from the current sources; a Rust
+// build does not reproduce bytes). A failure here means: run `npm run package` and commit dist/.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain .mjs script without declarations
+import { nativeSourceHash } from '../scripts/package-hash.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = path.join(root, 'dist');
+const rebuilt = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-dist-'));
+
+afterAll(() => fs.rmSync(rebuilt, { recursive: true, force: true }));
+
+describe('dist/', () => {
+  it('holds the bundles npm run package builds from these sources', () => {
+    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'package.mjs'), '--js-only', '--out', rebuilt], { cwd: root, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    for (const file of ['index.js', 'post.js', 'pg-supervisor.js']) {
+      const committed = fs.readFileSync(path.join(dist, file));
+      const fresh = fs.readFileSync(path.join(rebuilt, file));
+      expect(committed.equals(fresh), `dist/${file} differs from a fresh build: run npm run package and commit dist/`).toBe(true);
+    }
+  });
+
+  it('holds an engine built from the current native sources', () => {
+    const engine = path.join(dist, 'engine.linux-x64-gnu.node');
+    const carried = (createRequire(import.meta.url)(engine) as { nativeSourceHash(): string }).nativeSourceHash();
+    expect(carried, 'dist/engine.linux-x64-gnu.node was built from other native sources: run npm run package and commit dist/').toBe(nativeSourceHash());
+  });
+
+  it('holds a stripped release build', () => {
+    const file = spawnSync('file', [path.join(dist, 'engine.linux-x64-gnu.node')], { encoding: 'utf8' });
+    if (file.status === 0) expect(file.stdout).toMatch(/stripped/);
+    expect(file.stdout).not.toMatch(/not stripped|with debug_info/);
+  });
+
+  it('is committed: only the CLI bundle is ignored', () => {
+    const ignored = spawnSync('git', ['check-ignore', 'dist/index.js', 'dist/post.js', 'dist/pg-supervisor.js', 'dist/engine.linux-x64-gnu.node'], { cwd: root, encoding: 'utf8' });
+    expect(ignored.stdout.trim()).toBe('');
+  });
+});
