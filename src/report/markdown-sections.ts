@@ -15,6 +15,7 @@ import type {
 } from '../gate/report-types.js';
 import { count, micros, plural } from '../format/units.js';
 import { maskMessage } from './mask.js';
+import { planCells, planHeaders } from './markdown-plans.js';
 import { code, codeBlock, details, mdTable, prose, text } from './markdown-text.js';
 import { fractionPercent, interval, latencyRatio, ratioChange, signedPercent, wallTime } from './numbers.js';
 
@@ -206,11 +207,11 @@ export function regressionsSection(ctx: Context): string[] {
   if (c === null) return [];
   const lines: string[] = [];
   const worst = regressions(c);
-  const header = ['#', 'statement', 'calls base / head', 'p95 base', 'p95 head', 'Δ p95', 'CI'];
-  const align = ['right', 'left', 'right', 'right', 'right', 'right', 'right'] as const;
+  const header = ['#', 'statement', 'calls base / head', 'p95 base', 'p95 head', 'Δ p95', 'CI', ...planHeaders(ctx.report)];
+  const align: ('left' | 'right')[] = ['right', 'left', 'right', 'right', 'right', 'right', 'right', ...planHeaders(ctx.report).map(() => 'right' as const)];
   if (worst.length > 0) {
     const { shown, more } = take(ctx, worst, CAPS.regressions);
-    const rows = shown.map((f, i) => [String(i + 1), code(f.normalized, SQL_CHARS, true), ...latencyCells(f)]);
+    const rows = shown.map((f, i) => [String(i + 1), code(f.normalized, SQL_CHARS, true), ...latencyCells(f), ...planCells(ctx.report, f.fingerprint)]);
     lines.push(`#### ${plural(worst.length, 'regression')} by fingerprint`, '', ...mdTable(header, rows, [...align]));
     lines.push(...moreLine(more, 'regression', 'in the full table below'), '');
   }
@@ -222,6 +223,7 @@ export function regressionsSection(ctx: Context): string[] {
     const rows = shown.map((f) => [
       code(f.normalized, SQL_CHARS, true),
       ...latencyCells(f),
+      ...planCells(ctx.report, f.fingerprint),
       text(notGatedBecause(f, ctx.report.thresholds)),
     ]);
     lines.push(

@@ -23,6 +23,7 @@ import {
   verdictPhrase,
   verdictSection,
 } from './markdown-sections.js';
+import { planChangesSection } from './markdown-plans.js';
 import { text } from './markdown-text.js';
 
 /** GitHub's limit for a comment body, in characters. */
@@ -101,6 +102,7 @@ function renderWith(report: GateReport, options: MarkdownOptions, limits: Limits
     ...regressionsSection(ctx),
     ...(options.chart === false ? [] : chartSection(ctx)),
     ...newErrorsSection(ctx),
+    ...planChangesSection(ctx.report, ctx.mask),
     ...migrationsSection(ctx),
     ...fidelitySection(ctx),
     ...allFingerprintsSection(ctx),

@@ -1,0 +1,120 @@
+/**
+ * The markdown of the plan probe (docs/plans.md): the "Plan changes" section, and the cells the
+ * regressions table gains when a report has plans (server time next to client p95, and whether
+ * the plan changed). Plans hold node types, relation and index names only, never literals;
+ * probe error messages are masked like every other message.
+ */
+import type { GateReport } from '../gate/report-types.js';
+import { count, plural } from '../format/units.js';
+import { factor } from '../plans/rules.js';
+import type { FingerprintPlan, PlansReport, StatementStats } from '../plans/types.js';
+import { maskMessage } from './mask.js';
+import { code, mdTable, text } from './markdown-text.js';
+
+const SQL_CHARS = 120;
+/** Rows of the plan changes table and of the failures list. */
+const CAP = 20;
+
+function ms(value: number): string {
+  if (value >= 100) return `${value.toFixed(0)} ms`;
+  if (value >= 1) return `${value.toFixed(1)} ms`;
+  return `${value.toFixed(2)} ms`;
+}
+
+function pages(value: number): string {
+  return count(Math.round(value));
+}
+
+const ASSESSMENT = { regression: '❌ costlier', improvement: '✅ improvement', neutral: 'changed' } as const;
+
+function stat(s: StatementStats | null, pick: (s: StatementStats) => string): string {
+  return s === null ? '–' : pick(s);
+}
+
+/** `15 → 1,230 (85×)` */
+function buffersCell(f: FingerprintPlan): string {
+  const b = f.base.stats;
+  const h = f.head.stats;
+  const ratio = f.buffers_ratio === null ? '' : ` (${factor(f.buffers_ratio)})`;
+  return `${stat(b, (s) => pages(s.buffers_per_call))} → ${stat(h, (s) => pages(s.buffers_per_call))}${f.buffers_ratio !== null && f.buffers_ratio > 1.05 ? ratio : ''}`;
+}
+
+function serverCell(f: FingerprintPlan): string {
+  return `${stat(f.base.stats, (s) => ms(s.mean_ms))} → ${stat(f.head.stats, (s) => ms(s.mean_ms))}`;
+}
+
+/** Where the buffer counts come from, in one sentence. */
+function sourceLine(p: PlansReport): string {
+  const unjoined = p.stats.unjoined > 0 ? ` (${plural(p.stats.unjoined, 'fingerprint')} not matched exactly: one EXPLAIN (ANALYZE, BUFFERS) instead)` : '';
+  if (p.stats.source === 'pg_stat_statements') {
+    return `Buffers and server time per call: pg_stat_statements ${text(p.stats.pg_stat_statements ?? '')}, every replay of each side${unjoined}.`;
+  }
+  const why = p.stats.unavailable_reason === null ? '' : ` (pg_stat_statements not available: ${text(p.stats.unavailable_reason)})`;
+  return `Buffers and server time per call: one EXPLAIN (ANALYZE, BUFFERS) per fingerprint and side, rolled back${why}.`;
+}
+
+/**
+ * The "Plan changes" section: the changed plans, worst first, with buffers and server time; a
+ * line when none changed; the probes that failed.
+ * @param report the gate's report
+ * @param mask whether to mask values in messages
+ * @returns its lines, empty when the report has no plans
+ */
+export function planChangesSection(report: GateReport, mask: boolean): string[] {
+  const p = report.plans;
+  if (p === null || p === undefined) return [];
+  const lines = ['#### Plan changes', ''];
+  if (p.error !== null) {
+    lines.push(`Query plans could not be probed: ${text(mask ? maskMessage(p.error, null) : p.error)}`, '');
+    return lines;
+  }
+  const changed = p.fingerprints.filter((f) => f.changed);
+  const explained = plural(p.fingerprints.length, 'fingerprint');
+  if (changed.length === 0) {
+    lines.push(`No plan changed: ${explained} EXPLAINed on base and head. ${sourceLine(p)}`, '');
+  } else {
+    lines.push(`${count(changed.length)} of ${explained} EXPLAINed on base and head changed plan. ${sourceLine(p)}`, '');
+    const rows = changed.slice(0, CAP).map((f) => [
+      code(f.normalized, SQL_CHARS, true),
+      text(f.change ?? ''),
+      f.assessment === null ? '' : ASSESSMENT[f.assessment],
+      buffersCell(f),
+      serverCell(f),
+      `${count(Math.round(f.base.total_cost))} → ${count(Math.round(f.head.total_cost))}`,
+    ]);
+    lines.push(
+      ...mdTable(['statement', 'change (base → head)', '', 'shared buffers per call', 'server mean', 'estimated cost'], rows, ['left', 'left', 'left', 'right', 'right', 'right']),
+      ...(changed.length > CAP ? ['', `_… ${plural(changed.length - CAP, 'plan change')} more in the JSON report._`] : []),
+      '',
+    );
+  }
+  if (p.failures.length > 0) {
+    lines.push(`${plural(p.failures.length, 'probe')} failed; these fingerprints are not judged on what failed:`, '');
+    for (const f of p.failures.slice(0, CAP)) {
+      const message = mask ? maskMessage(f.message, null) : f.message;
+      lines.push(`- ${code(f.normalized, 80)} on ${f.side} (${f.stage === 'explain' ? 'no plan' : 'no buffer counts'}): ${text(message)}`);
+    }
+    if (p.failures.length > CAP) lines.push(`- _… ${count(p.failures.length - CAP)} more in the JSON report._`);
+    lines.push('');
+  }
+  return lines;
+}
+
+/**
+ * The cells the regressions tables gain when the report has plans: server mean base → head and
+ * the plan's state.
+ * @param report the gate's report
+ * @param fingerprint the row's fingerprint
+ * @returns the two cells, or none when the report has no plans
+ */
+export function planCells(report: GateReport, fingerprint: string): string[] {
+  if (!report.plans) return [];
+  const f = report.plans.fingerprints.find((x) => x.fingerprint === fingerprint);
+  if (!f) return ['–', '–'];
+  return [serverCell(f), f.changed ? (f.assessment === null ? 'changed' : ASSESSMENT[f.assessment]) : 'same'];
+}
+
+/** The headers of {@link planCells}. */
+export function planHeaders(report: GateReport): string[] {
+  return report.plans ? ['server mean', 'plan'] : [];
+}
