@@ -1,0 +1,66 @@
+// Every workflow of the project (.github/workflows) and every example (examples/workflows)
+// passes actionlint, which also checks `uses: ./` steps against action.yml's inputs. actionlint
+// is built from the Go module proxy into target/tools/ when missing (Go is on the machine).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const ACTIONLINT_VERSION = 'v1.7.12';
+const tools = path.join(root, 'target', 'tools', `actionlint-${ACTIONLINT_VERSION}`);
+const actionlint = path.join(tools, 'actionlint');
+
+const workflows = ['.github/workflows', 'examples/workflows'].flatMap((dir) =>
+  fs
+    .readdirSync(path.join(root, dir))
+    .filter((f) => f.endsWith('.yml'))
+    .map((f) => `${dir}/${f}`),
+);
+
+beforeAll(() => {
+  if (fs.existsSync(actionlint)) return;
+  const install = spawnSync('go', ['install', `github.com/rhysd/actionlint/cmd/actionlint@${ACTIONLINT_VERSION}`], {
+    cwd: root,
+    env: { ...process.env, GOBIN: tools, GOFLAGS: '-mod=mod' },
+    encoding: 'utf8',
+  });
+  if (install.status !== 0) throw new Error(`go install actionlint ${ACTIONLINT_VERSION} failed: ${install.error?.message ?? install.stderr}`);
+}, 600_000);
+
+describe('workflows', () => {
+  it('are the ones the issue asks for', () => {
+    expect(workflows).toEqual(
+      expect.arrayContaining([
+        '.github/workflows/ci.yml',
+        '.github/workflows/check-dist.yml',
+        '.github/workflows/self-test.yml',
+        'examples/workflows/basic.yml',
+        'examples/workflows/services-postgres.yml',
+        'examples/workflows/postgres-matrix.yml',
+        'examples/workflows/fork-safe-gate.yml',
+        'examples/workflows/fork-safe-comment.yml',
+        'examples/workflows/monorepo.yml',
+      ]),
+    );
+  });
+
+  it.each(workflows)('%s passes actionlint', (file) => {
+    // -shellcheck= and -pyflakes=: the result must not depend on what else is installed.
+    const run = spawnSync(actionlint, ['-no-color', '-shellcheck=', '-pyflakes=', file], { cwd: root, encoding: 'utf8' });
+    expect(run.stdout + run.stderr, file).toBe('');
+    expect(run.status).toBe(0);
+  });
+
+  it('actionlint does catch a wrong input of the action', () => {
+    const bad = path.join(root, 'target', 'tools', 'bad-workflow.yml');
+    fs.writeFileSync(
+      bad,
+      'on: pull_request\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    steps:\n      - uses: actions/checkout@v4\n      - uses: ./\n        with:\n          workload: w.wkl\n          p95-treshold: 20%\n',
+    );
+    const run = spawnSync(actionlint, ['-no-color', '-shellcheck=', '-pyflakes=', bad], { cwd: root, encoding: 'utf8' });
+    expect(run.stdout).toMatch(/p95-treshold/);
+    expect(run.status).not.toBe(0);
+  });
+});
