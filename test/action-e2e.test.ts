@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { alive } from '../src/action/cleanup.js';
 import { type FakeGitHub, startFakeGitHub } from './support/github-api.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -129,6 +130,8 @@ interface StepOptions {
   event?: { name: string; payload: unknown };
   /** Run dist/post.js with the state of this earlier step instead of the main step. */
   postOf?: StepRun;
+  /** Node options before the script. */
+  nodeArgs?: string[];
   /** Called with the child and its stdout so far, as output arrives. */
   onStdout?: (soFar: string, pid: number) => void;
 }
@@ -152,7 +155,7 @@ function pullRequestEvent(): { name: string; payload: unknown } {
 }
 
 /** Runs one step of the action the way the runner does, and collects what it left. */
-function step({ inputs, event = pullRequestEvent(), postOf, onStdout }: StepOptions): Promise<StepRun> {
+function step({ inputs, event = pullRequestEvent(), postOf, nodeArgs = [], onStdout }: StepOptions): Promise<StepRun> {
   const dir = postOf?.dir ?? fs.mkdtempSync(path.join(tmp, 'step-'));
   fs.chmodSync(dir, 0o755);
   const files = { event: path.join(dir, 'event.json'), summary: path.join(dir, 'summary.md'), output: path.join(dir, 'output'), state: path.join(dir, 'state') };
@@ -188,7 +191,7 @@ function step({ inputs, event = pullRequestEvent(), postOf, onStdout }: StepOpti
   if (postOf) for (const [name, value] of Object.entries(postOf.state)) env[`STATE_${name}`] = value;
   const script = path.join(root, 'dist', postOf ? 'post.js' : 'index.js');
   return new Promise((resolve, reject) => {
-    const child = spawn(node24, [script], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node24, [...nodeArgs, script], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -372,6 +375,17 @@ describe('the action without a pull request', () => {
   });
 });
 
+describe('an unsupported platform', () => {
+  it('fails in one line that says what is supported, before starting anything', async () => {
+    const pretend = "Object.defineProperty(process, 'platform', { value: 'darwin' }); Object.defineProperty(process, 'arch', { value: 'arm64' });";
+    const run = await step({ inputs: gateInputs(), nodeArgs: ['--import', `data:text/javascript,${encodeURIComponent(pretend)}`] });
+    expect(run.code, explain(run)).toBe(2);
+    const errors = run.stdout.split('\n').filter((line) => line.startsWith('::error::'));
+    expect(errors).toEqual([expect.stringMatching(/^::error::the pg-retest engine does not run on darwin-arm64; it is built for linux-x64-gnu only .*ubuntu/)]);
+    expect(run.state['run-dir']).toBeUndefined();
+  });
+});
+
 describe('the post step', () => {
   it(
     'stops the server of a main step that was killed together with its supervisor',
@@ -418,11 +432,3 @@ function childrenOf(pid: number): number[] {
   return out;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -82,7 +82,12 @@ function leftoverPostmasters(runDir: string): number[] {
   return pids;
 }
 
-function alive(pid: number): boolean {
+/**
+ * Whether a process exists (one of another user counts).
+ * @param pid the process
+ * @returns true while it runs
+ */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
