@@ -40,13 +40,19 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCod
     addSecret(read('github-token'));
     addSecret(passwordOf(read('database-url')));
     const options = readActionOptions(read);
+    // The migrate and seed commands (the PR's code, on the head side) inherit this process's
+    // environment: they get a database, not the token.
+    delete env['INPUT_GITHUB-TOKEN'];
     const event = readEvent(env);
     const workspace = env.GITHUB_WORKSPACE || process.cwd();
     process.chdir(workspace);
     const api = createGitHubApi(env.GITHUB_API_URL || 'https://api.github.com', options['github-token'] ?? '');
     return options.mode === 'comment' ? await commentMode(options, event, api) : await gateMode(read, options, event, api, env, workspace);
   } catch (error) {
-    core.setFailed(scrub(error instanceof Error ? error.message : String(error)));
+    const message = scrub(error instanceof Error ? error.message : String(error));
+    // The summary is the one place every run leaves its outcome, also when nothing ran.
+    await writeSummary(`### ❌ pg-retest: error\n\n${message.replaceAll('<', '&lt;')}\n`);
+    core.setFailed(message);
     return exitCodeOf(error);
   }
 }
