@@ -147,6 +147,13 @@ describe('gate on identical schemas (A/A)', () => {
         expect(report!.comparison!.fingerprints.filter((f) => f.regressed)).toEqual([]);
         expect(report!.comparison!.overall.regressed).toBe(false);
         expect(report!.replays.map((r) => r.side)).toEqual(['base', 'head', 'noise', 'head', 'base', 'base', 'head']);
+        // Identical schemas, identical plans: every fingerprint EXPLAIN can plan was probed on
+        // both sides and none changed (issue 6: 10 of 10).
+        const plans = report!.plans!;
+        expect(plans.error).toBeNull();
+        expect(plans.failures.filter((f) => f.stage === 'explain')).toEqual([]);
+        expect(plans.fingerprints.length).toBeGreaterThan(20);
+        expect(plans.fingerprints.filter((f) => f.changed).map((f) => f.change)).toEqual([]);
         // Everything replayed on both sides is accounted for.
         for (const side of ['base', 'head'] as const) {
           const a = report!.accounting![side];
@@ -173,6 +180,10 @@ describe('gate on the PR variants (base from git)', () => {
       const first = report.comparison!.fingerprints[0]!;
       expect(first.regressed).toBe(true);
       expect(first.ratio).toBeGreaterThan(2);
+      // The plan change, on exactly the fingerprint that lost its index.
+      const changed = report.plans!.fingerprints.filter((f) => f.changed);
+      expect(changed.map((f) => [f.fingerprint, f.change])).toEqual([[first.fingerprint, 'orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan']]);
+      expect(changed[0]!.buffers_ratio).toBeGreaterThan(10);
       expect(report.environment.base.sha).toMatch(/^[0-9a-f]{40}$/);
       expect(report.migrations.filter((m) => m.side === 'head').map((m) => m.name)).toHaveLength(1);
       expect(run.stdout).toContain(first.fingerprint);
@@ -204,6 +215,9 @@ describe('gate on the PR variants (base from git)', () => {
       const run = await prGate(repoWithPr(variant('add-index')));
       expect(run.code, explain(run)).toBe(0);
       expect(run.report!.verdict).toBe('pass');
+      // No statement of the workload can use the new index (examples/shop/README.md), so no
+      // plan changes; test/plans.test.ts has a PR whose new index does change a plan.
+      expect(run.report!.plans!.fingerprints.filter((f) => f.changed)).toEqual([]);
     },
     GATE_TIMEOUT_MS,
   );

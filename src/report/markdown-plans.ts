@@ -76,7 +76,8 @@ export function planChangesSection(report: GateReport, mask: boolean): string[] 
     lines.push(`${count(changed.length)} of ${explained} EXPLAINed on base and head changed plan. ${sourceLine(p)}`, '');
     const rows = changed.slice(0, CAP).map((f) => [
       code(f.normalized, SQL_CHARS, true),
-      text(f.change ?? ''),
+      // Node, relation and index names only: shown as code, so that identifiers stay readable.
+      code(f.change ?? '', Infinity, true),
       f.assessment === null ? '' : ASSESSMENT[f.assessment],
       buffersCell(f),
       serverCell(f),

@@ -1,0 +1,237 @@
+// Query plans, buffers and server time per fingerprint (issue 6, docs/plans.md), on the example
+// app against a server of this file's own that preloads pg_stat_statements. The shared test
+// server does not preload it, so the gate runs in test/gate.test.ts cover the fallback
+// (EXPLAIN (ANALYZE, BUFFERS)); these cover the exact join by queryid.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadWorkload } from '../src/engine.js';
+import type { FingerprintComparison, GateReport } from '../src/gate/report-types.js';
+import { probePlans } from '../src/plans/probe.js';
+import { silentLogger } from '../src/provision/types.js';
+import { startPostgres } from './support/postgres.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const shop = (...parts: string[]): string => path.join(root, 'examples', 'shop', ...parts);
+/** The storefront's order history, the query orders_customer_created_idx serves. */
+const ORDER_HISTORY = /FROM orders o WHERE o\.customer_id = \$1 ORDER BY o\.created_at DESC LIMIT \$2/;
+
+let server: Awaited<ReturnType<typeof startPostgres>>;
+let tmp: string;
+
+beforeAll(async () => {
+  server = await startPostgres({ settings: { shared_preload_libraries: 'pg_stat_statements' } });
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-plans-'));
+  const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
+});
+
+afterAll(async () => {
+  await server?.stop();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+function gate(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; report: GateReport }> {
+  const json = path.join(tmp, `report-${Math.random().toString(16).slice(2)}.json`);
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
+    for (const name of ['GITHUB_EVENT_NAME', 'GITHUB_EVENT_PATH', 'GITHUB_ACTIONS']) delete env[name];
+    const child = spawn(process.execPath, [path.join(root, 'dist', 'cli.js'), ...args, '--json', json], { cwd: root, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (!fs.existsSync(json)) return reject(new Error(`no report (exit ${code}):\n${stderr}`));
+      resolve({ code, stdout, stderr, report: JSON.parse(fs.readFileSync(json, 'utf8')) as GateReport });
+    });
+  });
+}
+
+function shopArgs(baseFiles: string[], headFiles: string[], extra: string[] = []): string[] {
+  return [
+    'gate', '--database-url', server.url, '--workload', shop('workload.wkl'), '--seed', shop('seed.sql'),
+    '--base-migrations', ...baseFiles, '--migrations', ...headFiles, ...extra,
+  ];
+}
+
+async function query<T extends pg.QueryResultRow>(database: string, sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: server.url.replace(/\/postgres$/, `/${database}`) });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** What the seed implies for the order history's pages per call (see the first test). */
+interface SeedPages {
+  /** Heap pages of orders: what a sequential scan reads. */
+  ordersPages: number;
+  /** Pages from the root of orders_customer_created_idx to a leaf. */
+  indexLevels: number;
+}
+
+let seedPages: SeedPages;
+
+/** Runs a SQL file (several statements, no psql commands) on a database. */
+async function runFile(database: string, file: string): Promise<void> {
+  await query(database, fs.readFileSync(file, 'utf8'));
+}
+
+/** Fingerprints as the comparison would list them, for probing without a gate run. */
+async function examplesAsCompared(): Promise<{ examples: Awaited<ReturnType<Awaited<ReturnType<typeof loadWorkload>>['examples']>>; fingerprints: FingerprintComparison[] }> {
+  const workload = await loadWorkload(shop('workload.wkl'));
+  const examples = workload.examples();
+  const fingerprints = examples.map(
+    (e) => ({ fingerprint: e.fingerprint, normalized: e.normalized, kind: e.kind, calls_base: 1, calls_head: 1 }) as FingerprintComparison,
+  );
+  return { examples, fingerprints };
+}
+
+describe('plans with pg_stat_statements', () => {
+  beforeAll(async () => {
+    // Templates as the gate builds them for the drop-index variant: base = migrations + seed,
+    // VACUUM ANALYZE; head = a copy of base + the variant's migration, VACUUM ANALYZE.
+    await query('postgres', 'CREATE DATABASE plans_base');
+    for (const file of fs.readdirSync(shop('migrations')).sort()) await runFile('plans_base', shop('migrations', file));
+    await runFile('plans_base', shop('seed.sql'));
+    await query('plans_base', 'VACUUM ANALYZE');
+    await query('postgres', 'CREATE DATABASE plans_head TEMPLATE plans_base');
+    await runFile('plans_head', shop('variants', 'drop-index', '100_drop_orders_customer_index.sql'));
+    await query('plans_head', 'VACUUM ANALYZE');
+    await query('plans_base', 'CREATE EXTENSION pgstattuple');
+    const [pages] = await query<{ relpages: number }>('plans_base', "SELECT relpages FROM pg_class WHERE relname = 'orders'");
+    const [index] = await query<{ tree_level: number }>('plans_base', "SELECT tree_level FROM pgstatindex('orders_customer_created_idx')");
+    seedPages = { ordersPages: pages!.relpages, indexLevels: index!.tree_level + 1 };
+  }, 120_000);
+
+  /**
+   * The factor the seed implies for the order history (examples/shop/seed.sql): a customer's
+   * 10 orders are 12,000 ids apart, so they lie on 10 different heap pages. With the index,
+   * a call reads those 10 pages and the index from root to leaf; without it, every heap page
+   * of orders. Stated tolerances: head within 1 % (+2 pages) of the orders table's size (the
+   * replays add a few orders); base from the 10 + levels pages up to 1.5 times that (a
+   * customer's entries may straddle two leaves, and the bitmap heap scan touches a page or
+   * two of its own); the factor therefore lies between expected / 1.5 and expected.
+   */
+  function expectSeedFactor(base: number, head: number): void {
+    const expectedBase = 10 + seedPages.indexLevels;
+    expect(head).toBeGreaterThanOrEqual(seedPages.ordersPages);
+    expect(head).toBeLessThanOrEqual(seedPages.ordersPages * 1.01 + 2);
+    expect(base).toBeGreaterThanOrEqual(expectedBase);
+    expect(base).toBeLessThanOrEqual(expectedBase * 1.5);
+    const expected = seedPages.ordersPages / expectedBase;
+    expect(head / base).toBeGreaterThanOrEqual(expected / 1.5 / 1.01);
+    expect(head / base).toBeLessThanOrEqual(expected * 1.01 + 1);
+  }
+
+  it(
+    'drop-index: the order history, and only it, switches to a sequential scan; buffers grow as the seed implies; the plan rules fail the run',
+    async () => {
+      const migrations = shop('migrations', '*.sql');
+      const run = await gate(
+        shopArgs([migrations], [migrations, shop('variants', 'drop-index', '*.sql')], ['--fail-on-plan-change', 'seq-scan', '--max-buffers-growth', '10x']),
+      );
+      const plans = run.report.plans!;
+      expect(plans, run.stderr).toBeTruthy();
+      expect(plans.error).toBeNull();
+      expect(plans.stats).toMatchObject({ source: 'pg_stat_statements', unavailable_reason: null, unjoined: 0 });
+      expect(plans.failures).toEqual([]);
+      // Every compared fingerprint EXPLAIN can plan was probed (the rest is transaction control).
+      const compared = run.report.comparison!.fingerprints;
+      const explainable = compared.filter((f) => ['select', 'insert', 'update', 'delete'].includes(f.kind));
+      expect(plans.fingerprints).toHaveLength(explainable.length);
+      expect(plans.not_explainable).toBe(compared.length - explainable.length);
+
+      const changed = plans.fingerprints.filter((f) => f.changed);
+      expect(changed.map((f) => f.normalized)).toEqual([expect.stringMatching(ORDER_HISTORY)]);
+      const history = changed[0]!;
+      expect(history.change).toBe('orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan');
+      expect(history.assessment).toBe('regression');
+      expect(history.seq_scans).toEqual([{ relation: 'orders', indexes: ['orders_customer_created_idx'], relation_rows: 120_000 }]);
+      // Joined exactly: pg_stat_statements counted every successful execution of the replays,
+      // for every probed fingerprint.
+      for (const f of plans.fingerprints) {
+        const c = compared.find((x) => x.fingerprint === f.fingerprint)!;
+        expect(f.base.stats, f.normalized).toMatchObject({ source: 'pg_stat_statements', calls: c.calls_base });
+        expect(f.head.stats, f.normalized).toMatchObject({ source: 'pg_stat_statements', calls: c.calls_head });
+        expect(f.base.query_id).toMatch(/^-?\d+$/);
+      }
+      expectSeedFactor(history.base.stats!.buffers_per_call, history.head.stats!.buffers_per_call);
+      // Server time follows the buffers: the sequential scan costs more per call.
+      expect(history.head.stats!.mean_ms).toBeGreaterThan(history.base.stats!.mean_ms * 5);
+      // Unchanged plans keep their buffers, within what concurrent writes move.
+      for (const f of plans.fingerprints.filter((x) => !x.changed)) expect(f.buffers_ratio!, f.normalized).toBeLessThan(1.5);
+
+      expect(run.code).toBe(1);
+      expect(run.report.verdict).toBe('regression');
+      expect(run.report.reasons.filter((r) => r.includes('sequential scan on orders (120,000 rows)'))).toHaveLength(1);
+      expect(run.report.reasons.filter((r) => /shared buffers per call .* allowed: 10×/.test(r))).toHaveLength(1);
+      expect(run.stdout).toContain('#### Plan changes');
+      expect(run.stdout).toContain('orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan');
+      // Literals of the captured example never reach the comment.
+      expect(run.stdout).not.toMatch(/customer_id = \d/);
+    },
+    240_000,
+  );
+
+  it(
+    'the plan probe on the drop-index templates gives the same result 10 times in 10 (EXPLAIN ANALYZE fallback)',
+    async () => {
+      const { examples, fingerprints } = await examplesAsCompared();
+      const url = (db: string) => server.url.replace(/\/postgres$/, `/${db}`);
+      const results: string[] = [];
+      let last;
+      for (let i = 0; i < 10; i++) {
+        const plans = await probePlans({
+          baseUrl: url('plans_base'),
+          headUrl: url('plans_head'),
+          major: server.major,
+          examples,
+          fingerprints,
+          counters: { unavailable: 'not used by this test' },
+          logger: silentLogger,
+        });
+        results.push(JSON.stringify(plans.fingerprints.map((f) => [f.fingerprint, f.base.shape, f.head.shape, f.change, f.assessment, f.seq_scans])));
+        last = plans;
+      }
+      expect(new Set(results).size).toBe(1);
+      const changed = last!.fingerprints.filter((f) => f.changed);
+      expect(changed.map((f) => f.normalized)).toEqual([expect.stringMatching(ORDER_HISTORY)]);
+      expect(changed[0]!.change).toBe('orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan');
+      // The fallback's one execution shows the same pages as the replays' averages.
+      expect(changed[0]!.base.stats!.source).toBe('explain-analyze');
+      expectSeedFactor(changed[0]!.base.stats!.buffers_per_call, changed[0]!.head.stats!.buffers_per_call);
+      // Writes were explained inside transactions that were rolled back.
+      const rows = await query<{ n: number }>('plans_base', "SELECT count(*)::int AS n FROM customers WHERE email = 'new.customer@example.com'");
+      expect(rows[0]!.n).toBe(0);
+    },
+    120_000,
+  );
+
+  it(
+    'a PR that adds the index back: the plan change is an improvement, and even seq-scan gating passes',
+    async () => {
+      const index = path.join(tmp, '101_orders_customer_index.sql');
+      fs.writeFileSync(index, 'CREATE INDEX orders_customer_created_idx ON orders (customer_id, created_at DESC);\n');
+      const base = [shop('migrations', '*.sql'), shop('variants', 'drop-index', '*.sql')];
+      const run = await gate(shopArgs(base, [...base, index], ['--fail-on-plan-change', 'seq-scan']));
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.report.verdict).toBe('pass');
+      const changed = run.report.plans!.fingerprints.filter((f) => f.changed);
+      expect(changed.map((f) => [f.change, f.assessment])).toEqual([
+        ['orders: Seq Scan → Bitmap Heap Scan using orders_customer_created_idx', 'improvement'],
+      ]);
+      expect(changed[0]!.seq_scans).toEqual([]);
+      expect(run.stdout).toContain('✅ improvement');
+    },
+    240_000,
+  );
+});
