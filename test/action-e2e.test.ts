@@ -371,6 +371,8 @@ describe('the action without a pull request', () => {
     const errors = run.stdout.split('\n').filter((line) => line.startsWith('::error::'));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/input `base-ref`: a push event has no pull request .*set base-ref/);
+    expect(run.summary).toContain('pg-retest: error');
+    expect(run.summary).toContain('input `base-ref`');
     expectNoSecret(run);
   });
 });
