@@ -70,8 +70,9 @@ async function gateMode(
   if (problem) throw new InputError(`${problem}; use runs-on: ubuntu-24.04 (or another ubuntu-* x64 runner)`);
   const config = readGateConfig(read);
   requireBase(config, event);
-  const runDir = startRunDir(env);
+  // Decided before the run directory becomes TMPDIR: the reports must outlive it.
   const reportDir = path.resolve(options['report-dir'] ?? path.join(env.RUNNER_TEMP || os.tmpdir(), 'pg-retest-action', options['comment-id']));
+  const runDir = startRunDir(env);
 
   const interrupt = trapInterrupts((name) => core.warning(`received ${name}: stopping the replay and the server`));
   let outcome;
