@@ -30,6 +30,8 @@ export interface FakeGitHub {
   rejectWrites: number | undefined;
   /** The only repository served. */
   repository: string;
+  /** A user token's login (GET /user answers it, and comments are written as this user); undefined: an Actions token. */
+  userLogin: string | undefined;
   close(): Promise<void>;
 }
 
@@ -44,7 +46,7 @@ export const ACTIONS_BOT = { login: 'github-actions[bot]', type: 'Bot' };
  */
 export async function startFakeGitHub(repository: string, perPageLimit = 100): Promise<FakeGitHub> {
   let nextId = 1000;
-  const state: Omit<FakeGitHub, 'url' | 'close'> = { calls: [], comments: [], pulls: [], rejectWrites: undefined, repository };
+  const state: Omit<FakeGitHub, 'url' | 'close'> = { calls: [], comments: [], pulls: [], rejectWrites: undefined, repository, userLogin: undefined };
 
   const server = http.createServer((req, res) => {
     let body = '';
@@ -63,6 +65,7 @@ export async function startFakeGitHub(repository: string, perPageLimit = 100): P
       const prefix = `/repos/${repository}`;
       let m: RegExpExecArray | null;
       if (req.method === 'GET' && url.pathname === '/user') {
+        if (state.userLogin) return send(200, { login: state.userLogin, type: 'User' });
         return send(403, { message: 'Resource not accessible by integration' });
       }
       if ((m = new RegExp(`^${prefix}/issues/(\\d+)/comments$`).exec(url.pathname))) {
@@ -82,7 +85,8 @@ export async function startFakeGitHub(repository: string, perPageLimit = 100): P
         }
         if (req.method === 'POST') {
           if (state.rejectWrites) return send(state.rejectWrites, { message: 'Resource not accessible by integration' });
-          const comment: FakeComment = { id: nextId++, issue, body: JSON.parse(body).body, user: ACTIONS_BOT };
+          const user = state.userLogin ? { login: state.userLogin, type: 'User' } : ACTIONS_BOT;
+          const comment: FakeComment = { id: nextId++, issue, body: JSON.parse(body).body, user };
           state.comments.push(comment);
           return send(201, view(comment));
         }
