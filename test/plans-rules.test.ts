@@ -1,6 +1,8 @@
 // The plan probe's pure parts, without a server: EXPLAIN JSON to shapes, the change line,
 // sequential-scan switches, the plan rules and the verdict they give, and the options' values.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parseReport, renderJunit, renderMarkdown } from '../src/report/index.js';
 import { parseOptions, tokenize } from '../src/cli/argv.js';
 import { gateCommand } from '../src/config/gate-options.js';
 import { InputError } from '../src/exit-codes.js';
@@ -163,5 +165,33 @@ describe('plan options', () => {
     };
     expect(error(['--fail-on-plan-change', 'sometimes'])).toMatch(/option --fail-on-plan-change: expected one of none, seq-scan, any, got 'sometimes'/);
     expect(error(['--max-buffers-growth', '0.5x'])).toMatch(/option --max-buffers-growth: expected a growth factor above 1 such as 10x, got '0.5x'/);
+  });
+});
+
+describe('reports with plans', () => {
+  const withPlans = () => {
+    const report = parseReport(readFileSync(new URL('./fixtures/reports/pass.json', import.meta.url), 'utf8'));
+    report.thresholds.plan_rules = rules({ fail_on_plan_change: 'seq-scan' });
+    const first = report.comparison!.fingerprints[0]!;
+    report.plans = plansReport([fingerprintPlan({ fingerprint: first.fingerprint, normalized: first.normalized })]);
+    return report;
+  };
+
+  it('round-trip through the JSON reader, and old reports without plans still read', () => {
+    const report = withPlans();
+    expect(parseReport(JSON.stringify(report))).toEqual(report);
+  });
+
+  it('markdown: a Plan changes section and the plan column; JUnit: a failing plan case', () => {
+    const report = withPlans();
+    const md = renderMarkdown(report);
+    expect(md).toContain('#### Plan changes');
+    expect(md).toContain('`orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan`');
+    expect(md).toContain('15 → 1,230 (85×)');
+    expect(md).toContain('pg_stat_statements 1.10');
+    const xml = renderJunit(report);
+    expect(xml).toMatch(/<testcase name="query plans within the plan rules"[^>]*>\s*<failure[^>]*message="1 plan rule violation"/);
+    report.plans = null;
+    expect(renderJunit(report)).toMatch(/<testcase name="query plans within the plan rules"[^>]*>\s*<skipped message="not measured: plans could not be probed"/);
   });
 });

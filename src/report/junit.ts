@@ -8,6 +8,7 @@
  *   test case with an `<error>` naming the stage. A rule that could not be evaluated is skipped.
  */
 import type { FingerprintComparison, GateReport, LatencyComparison } from '../gate/report-types.js';
+import { evaluatePlanRules } from '../plans/rules.js';
 import { oneLine } from '../format/table.js';
 import { count, micros, plural } from '../format/units.js';
 import { maskMessage } from './mask.js';
@@ -142,6 +143,23 @@ function thresholdSuite(report: GateReport, mask: boolean): TestSuite {
         over
           ? { kind: 'failure', type: 'new-errors', message: `${plural(c.new_errors.length, 'new error')}`, body: list.join('\n') }
           : { kind: 'passed' },
+      ),
+    );
+  }
+
+  // The plan rules, when asked for (docs/plans.md): their own case, so that a run failed by
+  // them alone has a failing case too.
+  const rules = t.plan_rules;
+  if (c !== null && rules && (rules.fail_on_plan_change !== 'none' || rules.max_buffers_growth !== null)) {
+    const planned = evaluatePlanRules(report.plans ?? null, rules);
+    cases.push(
+      threshold(
+        'query plans within the plan rules',
+        planned.reasons.length > 0
+          ? { kind: 'failure', type: 'plan', message: plural(planned.reasons.length, 'plan rule violation'), body: planned.reasons.join('\n') }
+          : planned.unmeasured.length > 0
+            ? { kind: 'skipped', message: `not measured: ${firstLine(planned.unmeasured[0]!)}` }
+            : { kind: 'passed' },
       ),
     );
   }
