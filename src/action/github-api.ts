@@ -48,6 +48,8 @@ export interface GitHubApi {
 /** Pages of 100, and at most this many pages: a PR with 10,000 comments is not worth waiting for. */
 const PER_PAGE = 100;
 const MAX_PAGES = 100;
+/** How long one request may take. */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * A client for the REST API at `baseUrl`.
@@ -70,6 +72,8 @@ export function createGitHubApi(baseUrl: string, token: string): GitHubApi {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
+      // A hung API must not hold the step (and its verdict) until the job's timeout.
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     const text = await response.text();
     if (!response.ok) {

@@ -1,7 +1,7 @@
 /**
  * The action's main step. `mode: gate` runs the gate on this repository and reports it;
  * `mode: comment` posts the report of an earlier run (the fork-safe pattern). Effects happen in
- * a fixed order: report files, job summary, outputs, PR comment, and only then the verdict, so
+ * a fixed order: report files, job summary, PR comment, outputs, and only then the verdict, so
  * a failing step always leaves its explanation behind. The verdict decides the exit status:
  * 0 pass, 1 regression (0 with `fail-on-regression: false`), 2 bad input, 3 infrastructure.
  */
@@ -22,7 +22,6 @@ import { type EventInfo, readEvent } from './event.js';
 import { createGitHubApi, type GitHubApi } from './github-api.js';
 import { type ActionOptions, readActionOptions, readGateConfig } from './inputs.js';
 import { actionLogger, addSecret, progressOutput, scrub } from './logger.js';
-import { Output } from './names.js';
 import { outputsOf, type ReportPaths } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
 import { reportMarkdown, writeReportFiles } from './report-files.js';
@@ -92,9 +91,8 @@ async function gateMode(
   const markdown = reportMarkdown(report);
   const paths = writeReportFiles(report, markdown, reportDir);
   await writeSummary(markdown);
-  setOutputs(report, paths, undefined);
   const commentUrl = await publishComment(report, markdown, options, { api, repository: event.repository, pullRequest: event.pullRequest?.number });
-  if (commentUrl) core.setOutput(Output.CommentUrl, commentUrl);
+  setOutputs(report, paths, commentUrl);
   return verdict(report, outcome.exitCode, outcome.error, options);
 }
 
@@ -111,9 +109,8 @@ async function commentMode(options: ActionOptions, event: EventInfo, api: GitHub
   const pr = await pullRequestOf(event, api);
   const markdown = reportMarkdown(report);
   await writeSummary(markdown);
-  setOutputs(report, { markdown: '', json: path.resolve(file), junit: '' }, undefined);
   const commentUrl = await publishComment(report, markdown, options, { api, repository: event.repository, pullRequest: pr });
-  if (commentUrl) core.setOutput(Output.CommentUrl, commentUrl);
+  setOutputs(report, { markdown: '', json: path.resolve(file), junit: '' }, commentUrl);
   // The gate's own job is the check that passes or fails; this one only posts.
   return ExitCode.Ok;
 }
