@@ -51232,6 +51232,7 @@ var GitHubApiError = class extends Error {
 };
 var PER_PAGE = 100;
 var MAX_PAGES = 100;
+var REQUEST_TIMEOUT_MS = 3e4;
 function createGitHubApi(baseUrl, token) {
   const base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
   async function request(method, url2, body) {
@@ -51245,7 +51246,9 @@ function createGitHubApi(baseUrl, token) {
         "x-github-api-version": "2022-11-28",
         ...body === void 0 ? {} : { "content-type": "application/json" }
       },
-      body: body === void 0 ? void 0 : JSON.stringify(body)
+      body: body === void 0 ? void 0 : JSON.stringify(body),
+      // A hung API must not hold the step (and its verdict) until the job's timeout.
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
     });
     const text2 = await response.text();
     if (!response.ok) {
@@ -51949,9 +51952,8 @@ async function gateMode(read, options2, event, api, env, workspace) {
   const markdown = reportMarkdown(report2);
   const paths = writeReportFiles(report2, markdown, reportDir);
   await writeSummary(markdown);
-  setOutputs(report2, paths, void 0);
   const commentUrl = await publishComment(report2, markdown, options2, { api, repository: event.repository, pullRequest: event.pullRequest?.number });
-  if (commentUrl) setOutput(Output.CommentUrl, commentUrl);
+  setOutputs(report2, paths, commentUrl);
   return verdict(report2, outcome.exitCode, outcome.error, options2);
 }
 async function commentMode(options2, event, api) {
@@ -51967,9 +51969,8 @@ async function commentMode(options2, event, api) {
   const pr = await pullRequestOf(event, api);
   const markdown = reportMarkdown(report2);
   await writeSummary(markdown);
-  setOutputs(report2, { markdown: "", json: path9.resolve(file2), junit: "" }, void 0);
   const commentUrl = await publishComment(report2, markdown, options2, { api, repository: event.repository, pullRequest: pr });
-  if (commentUrl) setOutput(Output.CommentUrl, commentUrl);
+  setOutputs(report2, { markdown: "", json: path9.resolve(file2), junit: "" }, commentUrl);
   return ExitCode2.Ok;
 }
 async function pullRequestOf(event, api) {
