@@ -122,7 +122,7 @@ describe('plan rules', () => {
     const comparison = { fingerprints: [], new_errors: [], shared_errors: [], fixed_errors: [], only_base: [], only_head: [], noise_floor: { value: 0.05, method: 'm', fingerprints: 3 }, overall: { regressed: false } } as unknown as Comparison;
     comparison.fingerprints.push({ regressed: false, checks: { enough_calls: true } } as Comparison['fingerprints'][number]);
     const thresholds = (r: PlanRules): Thresholds => ({ p95_threshold: 0.2, min_delta_ms: 0.5, min_calls: 20, max_new_errors: 0, confidence: 0.95, plan_rules: r });
-    const failed = plansReport([], { failures: [{ fingerprint: 'ab', normalized: 'SELECT $1', side: 'head', stage: 'explain', message: 'boom' }] });
+    const failed = plansReport([], { failures: [{ fingerprint: 'ab', normalized: 'SELECT $1', side: 'head', stage: 'explain', message: 'boom', sqlstate: null }] });
     expect(decideVerdict({ comparison, migrationFailure: null, thresholds: thresholds(rules()), plans: failed }).verdict).toBe('pass');
     const gated = decideVerdict({ comparison, migrationFailure: null, thresholds: thresholds(rules({ fail_on_plan_change: 'seq-scan' })), plans: failed });
     expect(gated.verdict).toBe('error');

@@ -226,6 +226,39 @@ describe('plans with pg_stat_statements', () => {
   );
 
   it(
+    'A/A: a head re-analyzed from a copy of base plans every fingerprint as base does, 10 times in 10',
+    async () => {
+      // What differs between the sides of an A/A gate run is only head's own VACUUM ANALYZE,
+      // which samples the large tables anew; ten fresh copies give ten independent samples.
+      const { examples, fingerprints } = await examplesAsCompared();
+      const url = (db: string) => server.url.replace(/\/postgres$/, `/${db}`);
+      const changes: string[][] = [];
+      for (let i = 0; i < 10; i++) {
+        await query('postgres', 'CREATE DATABASE plans_aa TEMPLATE plans_base');
+        try {
+          await query('plans_aa', 'VACUUM ANALYZE');
+          const plans = await probePlans({
+            baseUrl: url('plans_base'),
+            headUrl: url('plans_aa'),
+            major: server.major,
+            examples,
+            fingerprints,
+            counters: { unavailable: 'not used by this test' },
+            logger: silentLogger,
+          });
+          expect(plans.fingerprints.length).toBeGreaterThan(20);
+          expect(plans.failures.filter((f) => f.stage === 'explain')).toEqual([]);
+          changes.push(plans.fingerprints.filter((f) => f.changed).map((f) => `${f.normalized}: ${f.change}`));
+        } finally {
+          await query('postgres', 'DROP DATABASE plans_aa');
+        }
+      }
+      expect(changes).toEqual(Array(10).fill([]));
+    },
+    180_000,
+  );
+
+  it(
     'a PR that adds the index back: the plan change is an improvement, and even seq-scan gating passes',
     async () => {
       const index = path.join(tmp, '101_orders_customer_index.sql');

@@ -11,7 +11,7 @@ import pg from 'pg';
 import type { FingerprintComparison } from '../gate/report-types.js';
 import type { StatementExample } from '../engine.js';
 import type { Logger } from '../provision/index.js';
-import { EXPLAINABLE_KINDS, explainStatement } from './explain.js';
+import { EXPLAINABLE_KINDS, ExplainError, explainStatement } from './explain.js';
 import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches, type ShapeNode, shapeLines } from './shape.js';
 import type { CountersByQuery } from './stat-statements.js';
 import type { FingerprintPlan, PlanProbeFailure, PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
@@ -69,10 +69,10 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
         continue;
       }
       const example = examples.get(f.fingerprint)?.example;
-      const fail = (side: 'base' | 'head', stage: 'explain' | 'buffers', message: string) =>
-        report.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side, stage, message });
+      const fail = (side: 'base' | 'head', stage: 'explain' | 'buffers', error: unknown) =>
+        report.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side, stage, message: (error as Error).message, sqlstate: sqlstateOf(error) });
       if (example === undefined) {
-        fail('base', 'explain', 'the workload has no captured statement with this fingerprint');
+        fail('base', 'explain', new Error('the workload has no captured statement with this fingerprint'));
         continue;
       }
       const sides: Partial<Record<'base' | 'head', SidePlan>> = {};
@@ -81,7 +81,7 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
           const parsed = await explainStatement(clients[side], example, { analyze: false, major: inputs.major });
           sides[side] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
         } catch (error) {
-          fail(side, 'explain', (error as Error).message);
+          fail(side, 'explain', error);
         }
       }
       if (sides.base && sides.head) planned.push({ f, example, base: sides.base, head: sides.head });
@@ -119,7 +119,7 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
           } catch (error) {
             const message = (error as Error).message;
             note = note === null ? `EXPLAIN ANALYZE failed: ${message}` : `${note}, which failed: ${message}`;
-            report.failures.push({ fingerprint: p.f.fingerprint, normalized: p.f.normalized, side, stage: 'buffers', message });
+            report.failures.push({ fingerprint: p.f.fingerprint, normalized: p.f.normalized, side, stage: 'buffers', message, sqlstate: sqlstateOf(error) });
           }
         }
         sideOut[side] = {
@@ -224,6 +224,10 @@ function assess(base: PlanSide, head: PlanSide): 'improvement' | 'regression' | 
   if (head.total_cost > base.total_cost || buffersGrew) return 'regression';
   if (head.total_cost < base.total_cost || buffersFell) return 'improvement';
   return 'neutral';
+}
+
+function sqlstateOf(error: unknown): string | null {
+  return error instanceof ExplainError ? (error.sqlstate ?? null) : null;
 }
 
 async function reltuples(client: pg.Client, relation: string): Promise<number | null> {

@@ -51,7 +51,7 @@ export const plansReportSchema = z.object({
     }),
   ),
   failures: z.array(
-    z.object({ fingerprint: z.string(), normalized: z.string(), side: z.enum(['base', 'head']), stage: z.enum(['explain', 'buffers']), message: z.string() }),
+    z.object({ fingerprint: z.string(), normalized: z.string(), side: z.enum(['base', 'head']), stage: z.enum(['explain', 'buffers']), message: z.string(), sqlstate: z.string().nullable() }),
   ),
   error: z.string().nullable(),
 }) satisfies z.ZodType<PlansReport>;

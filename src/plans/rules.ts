@@ -5,6 +5,7 @@
  */
 import { oneLine } from '../format/table.js';
 import { plural } from '../format/units.js';
+import { maskMessage } from '../report/mask.js';
 import { MIN_BUFFER_DELTA } from './probe.js';
 import type { FingerprintPlan, PlanRules, PlansReport } from './types.js';
 
@@ -67,7 +68,8 @@ export function evaluatePlanRules(plans: PlansReport | null, rules: PlanRules): 
     }
     if (buffersGate) {
       if (f.buffers_ratio === null) {
-        out.unmeasured.push(`${statement(f)}: no buffer counts (${f.base.stats_note ?? f.head.stats_note ?? 'not measured'})`);
+        // The probe's message is listed (masked) with the failed probes, not repeated here.
+        out.unmeasured.push(`${statement(f)}: no buffer counts on ${f.base.stats === null ? 'base' : 'head'}`);
       } else {
         const b = f.base.stats!.buffers_per_call;
         const h = f.head.stats!.buffers_per_call;
@@ -83,7 +85,7 @@ export function evaluatePlanRules(plans: PlansReport | null, rules: PlanRules): 
   if (failed.length > 0) {
     const first = failed[0]!;
     out.unmeasured.push(
-      `${plural(failed.length, 'plan probe')} failed; first: ${statement(first)} on ${first.side} (${first.stage}): ${first.message}`,
+      `${plural(failed.length, 'plan probe')} failed; first: ${statement(first)} on ${first.side} (${first.stage}): ${maskMessage(first.message, first.sqlstate)}`,
     );
   }
   return out;

@@ -71,7 +71,10 @@ export interface PlanProbeFailure {
   side: 'base' | 'head';
   /** `explain`: no plan; `buffers`: a plan but no buffers. */
   stage: 'explain' | 'buffers';
+  /** PostgreSQL's message, unmasked (reports mask it, see src/report/mask.ts). */
   message: string;
+  /** PostgreSQL's SQLSTATE, when there was one. */
+  sqlstate: string | null;
 }
 
 export interface PlansReport {

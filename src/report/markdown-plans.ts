@@ -92,7 +92,7 @@ export function planChangesSection(report: GateReport, mask: boolean): string[] 
   if (p.failures.length > 0) {
     lines.push(`${plural(p.failures.length, 'probe')} failed; these fingerprints are not judged on what failed:`, '');
     for (const f of p.failures.slice(0, CAP)) {
-      const message = mask ? maskMessage(f.message, null) : f.message;
+      const message = mask ? maskMessage(f.message, f.sqlstate) : f.message;
       lines.push(`- ${code(f.normalized, 80)} on ${f.side} (${f.stage === 'explain' ? 'no plan' : 'no buffer counts'}): ${text(message)}`);
     }
     if (p.failures.length > CAP) lines.push(`- _… ${count(p.failures.length - CAP)} more in the JSON report._`);
