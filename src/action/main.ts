@@ -22,6 +22,7 @@ import { type EventInfo, readEvent } from './event.js';
 import { createGitHubApi, type GitHubApi } from './github-api.js';
 import { type ActionOptions, readActionOptions, readGateConfig } from './inputs.js';
 import { actionLogger, addSecret, progressOutput, scrub } from './logger.js';
+import { ActionInput } from './names.js';
 import { outputsOf, type ReportPaths } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
 import { reportMarkdown, writeReportFiles } from './report-files.js';
@@ -36,16 +37,16 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCod
   try {
     const read = (name: string) => core.getInput(name);
     // Secrets first: nothing below may print them, not even in an error about another input.
-    addSecret(read('github-token'));
+    addSecret(read(ActionInput.GithubToken));
     addSecret(passwordOf(read('database-url')));
     const options = readActionOptions(read);
     // The migrate and seed commands (the PR's code, on the head side) inherit this process's
     // environment: they get a database, not the token.
-    delete env['INPUT_GITHUB-TOKEN'];
+    delete env[`INPUT_${ActionInput.GithubToken.toUpperCase()}`];
     const event = readEvent(env);
     const workspace = env.GITHUB_WORKSPACE || process.cwd();
     process.chdir(workspace);
-    const api = createGitHubApi(env.GITHUB_API_URL || 'https://api.github.com', options['github-token'] ?? '');
+    const api = createGitHubApi(env.GITHUB_API_URL || 'https://api.github.com', options[ActionInput.GithubToken] ?? '');
     return options.mode === 'comment' ? await commentMode(options, event, api) : await gateMode(read, options, event, api, env, workspace);
   } catch (error) {
     const message = scrub(error instanceof Error ? error.message : String(error));
