@@ -49325,9 +49325,9 @@ async function probePlans(inputs) {
         continue;
       }
       const example = examples.get(f.fingerprint)?.example;
-      const fail = (side2, stage, message2) => report2.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side: side2, stage, message: message2 });
+      const fail = (side2, stage, error63) => report2.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side: side2, stage, message: error63.message, sqlstate: sqlstateOf2(error63) });
       if (example === void 0) {
-        fail("base", "explain", "the workload has no captured statement with this fingerprint");
+        fail("base", "explain", new Error("the workload has no captured statement with this fingerprint"));
         continue;
       }
       const sides = {};
@@ -49336,7 +49336,7 @@ async function probePlans(inputs) {
           const parsed = await explainStatement(clients[side2], example, { analyze: false, major: inputs.major });
           sides[side2] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
         } catch (error63) {
-          fail(side2, "explain", error63.message);
+          fail(side2, "explain", error63);
         }
       }
       if (sides.base && sides.head) planned.push({ f, example, base: sides.base, head: sides.head });
@@ -49371,7 +49371,7 @@ async function probePlans(inputs) {
           } catch (error63) {
             const message2 = error63.message;
             note = note === null ? `EXPLAIN ANALYZE failed: ${message2}` : `${note}, which failed: ${message2}`;
-            report2.failures.push({ fingerprint: p.f.fingerprint, normalized: p.f.normalized, side: side2, stage: "buffers", message: message2 });
+            report2.failures.push({ fingerprint: p.f.fingerprint, normalized: p.f.normalized, side: side2, stage: "buffers", message: message2, sqlstate: sqlstateOf2(error63) });
           }
         }
         sideOut[side2] = {
@@ -49467,6 +49467,9 @@ function assess(base, head) {
   if (head.total_cost < base.total_cost || buffersFell) return "improvement";
   return "neutral";
 }
+function sqlstateOf2(error63) {
+  return error63 instanceof ExplainError ? error63.sqlstate ?? null : null;
+}
 async function reltuples(client, relation) {
   try {
     const result = await client.query("SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)", [relation]);
@@ -49524,7 +49527,7 @@ function evaluatePlanRules(plans, rules) {
     }
     if (buffersGate) {
       if (f.buffers_ratio === null) {
-        out.unmeasured.push(`${statement(f)}: no buffer counts (${f.base.stats_note ?? f.head.stats_note ?? "not measured"})`);
+        out.unmeasured.push(`${statement(f)}: no buffer counts on ${f.base.stats === null ? "base" : "head"}`);
       } else {
         const b = f.base.stats.buffers_per_call;
         const h = f.head.stats.buffers_per_call;
@@ -49539,7 +49542,7 @@ function evaluatePlanRules(plans, rules) {
   if (failed.length > 0) {
     const first = failed[0];
     out.unmeasured.push(
-      `${plural(failed.length, "plan probe")} failed; first: ${statement(first)} on ${first.side} (${first.stage}): ${first.message}`
+      `${plural(failed.length, "plan probe")} failed; first: ${statement(first)} on ${first.side} (${first.stage}): ${maskMessage(first.message, first.sqlstate)}`
     );
   }
   return out;
@@ -50217,7 +50220,7 @@ function planChangesSection(report2, mask) {
   if (p.failures.length > 0) {
     lines.push(`${plural(p.failures.length, "probe")} failed; these fingerprints are not judged on what failed:`, "");
     for (const f of p.failures.slice(0, CAP)) {
-      const message2 = mask ? maskMessage(f.message, null) : f.message;
+      const message2 = mask ? maskMessage(f.message, f.sqlstate) : f.message;
       lines.push(`- ${code(f.normalized, 80)} on ${f.side} (${f.stage === "explain" ? "no plan" : "no buffer counts"}): ${text(message2)}`);
     }
     if (p.failures.length > CAP) lines.push(`- _\u2026 ${count(p.failures.length - CAP)} more in the JSON report._`);
@@ -50755,7 +50758,7 @@ var plansReportSchema = external_exports.object({
     })
   ),
   failures: external_exports.array(
-    external_exports.object({ fingerprint: external_exports.string(), normalized: external_exports.string(), side: external_exports.enum(["base", "head"]), stage: external_exports.enum(["explain", "buffers"]), message: external_exports.string() })
+    external_exports.object({ fingerprint: external_exports.string(), normalized: external_exports.string(), side: external_exports.enum(["base", "head"]), stage: external_exports.enum(["explain", "buffers"]), message: external_exports.string(), sqlstate: external_exports.string().nullable() })
   ),
   error: external_exports.string().nullable()
 });
@@ -51908,14 +51911,14 @@ function startRunDir(env) {
 async function run3(env = process.env) {
   try {
     const read = (name) => getInput(name);
-    addSecret(read("github-token"));
+    addSecret(read(ActionInput.GithubToken));
     addSecret(passwordOf(read("database-url")));
     const options2 = readActionOptions(read);
-    delete env["INPUT_GITHUB-TOKEN"];
+    delete env[`INPUT_${ActionInput.GithubToken.toUpperCase()}`];
     const event = readEvent(env);
     const workspace = env.GITHUB_WORKSPACE || process.cwd();
     process.chdir(workspace);
-    const api = createGitHubApi(env.GITHUB_API_URL || "https://api.github.com", options2["github-token"] ?? "");
+    const api = createGitHubApi(env.GITHUB_API_URL || "https://api.github.com", options2[ActionInput.GithubToken] ?? "");
     return options2.mode === "comment" ? await commentMode(options2, event, api) : await gateMode(read, options2, event, api, env, workspace);
   } catch (error63) {
     const message2 = scrub(error63 instanceof Error ? error63.message : String(error63));
