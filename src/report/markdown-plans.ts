@@ -9,6 +9,7 @@ import { count, plural } from '../format/units.js';
 import { factor } from '../plans/rules.js';
 import type { FingerprintPlan, PlansReport, StatementStats } from '../plans/types.js';
 import { maskMessage } from './mask.js';
+import type { Context } from './markdown-sections.js';
 import { code, mdTable, text } from './markdown-text.js';
 
 const SQL_CHARS = 120;
@@ -55,12 +56,14 @@ function sourceLine(p: PlansReport): string {
 
 /**
  * The "Plan changes" section: the changed plans, worst first, with buffers and server time; a
- * line when none changed; the probes that failed.
- * @param report the gate's report
- * @param mask whether to mask values in messages
+ * line when none changed; the probes that failed. Rows beyond the report's row limit are left
+ * out and counted, like the other tables' (markdown.ts).
+ * @param ctx the report, its limits and masking
  * @returns its lines, empty when the report has no plans
  */
-export function planChangesSection(report: GateReport, mask: boolean): string[] {
+export function planChangesSection(ctx: Context): string[] {
+  const { report, mask } = ctx;
+  const cap = Math.min(CAP, ctx.limits.rows);
   const p = report.plans;
   if (p === null || p === undefined) return [];
   const lines = ['#### Plan changes', ''];
@@ -74,7 +77,9 @@ export function planChangesSection(report: GateReport, mask: boolean): string[] 
     lines.push(`No plan changed: ${explained} EXPLAINed on base and head. ${sourceLine(p)}`, '');
   } else {
     lines.push(`${count(changed.length)} of ${explained} EXPLAINed on base and head changed plan. ${sourceLine(p)}`, '');
-    const rows = changed.slice(0, CAP).map((f) => [
+    const shown = changed.slice(0, cap);
+    if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(changed.length, CAP) - shown.length;
+    const rows = shown.map((f) => [
       code(f.normalized, SQL_CHARS, true),
       // Node, relation and index names only: shown as code, so that identifiers stay readable.
       code(f.change ?? '', Infinity, true),
@@ -85,17 +90,19 @@ export function planChangesSection(report: GateReport, mask: boolean): string[] 
     ]);
     lines.push(
       ...mdTable(['statement', 'change (base → head)', '', 'shared buffers per call', 'server mean', 'estimated cost'], rows, ['left', 'left', 'left', 'right', 'right', 'right']),
-      ...(changed.length > CAP ? ['', `_… ${plural(changed.length - CAP, 'plan change')} more in the JSON report._`] : []),
+      ...(changed.length > shown.length ? ['', `_… ${plural(changed.length - shown.length, 'plan change')} more in the JSON report._`] : []),
       '',
     );
   }
   if (p.failures.length > 0) {
     lines.push(`${plural(p.failures.length, 'probe')} failed; these fingerprints are not judged on what failed:`, '');
-    for (const f of p.failures.slice(0, CAP)) {
+    const listed = p.failures.slice(0, cap);
+    if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(p.failures.length, CAP) - listed.length;
+    for (const f of listed) {
       const message = mask ? maskMessage(f.message, f.sqlstate) : f.message;
       lines.push(`- ${code(f.normalized, 80)} on ${f.side} (${f.stage === 'explain' ? 'no plan' : 'no buffer counts'}): ${text(message)}`);
     }
-    if (p.failures.length > CAP) lines.push(`- _… ${count(p.failures.length - CAP)} more in the JSON report._`);
+    if (p.failures.length > listed.length) lines.push(`- _… ${count(p.failures.length - listed.length)} more in the JSON report._`);
     lines.push('');
   }
   return lines;

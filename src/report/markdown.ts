@@ -102,7 +102,7 @@ function renderWith(report: GateReport, options: MarkdownOptions, limits: Limits
     ...regressionsSection(ctx),
     ...(options.chart === false ? [] : chartSection(ctx)),
     ...newErrorsSection(ctx),
-    ...planChangesSection(ctx.report, ctx.mask),
+    ...planChangesSection(ctx),
     ...migrationsSection(ctx),
     ...fidelitySection(ctx),
     ...allFingerprintsSection(ctx),
