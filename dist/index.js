@@ -50188,7 +50188,9 @@ function sourceLine(p) {
   const why = p.stats.unavailable_reason === null ? "" : ` (pg_stat_statements not available: ${text(p.stats.unavailable_reason)})`;
   return `Buffers and server time per call: one EXPLAIN (ANALYZE, BUFFERS) per fingerprint and side, rolled back${why}.`;
 }
-function planChangesSection(report2, mask) {
+function planChangesSection(ctx) {
+  const { report: report2, mask } = ctx;
+  const cap = Math.min(CAP, ctx.limits.rows);
   const p = report2.plans;
   if (p === null || p === void 0) return [];
   const lines = ["#### Plan changes", ""];
@@ -50202,7 +50204,9 @@ function planChangesSection(report2, mask) {
     lines.push(`No plan changed: ${explained} EXPLAINed on base and head. ${sourceLine(p)}`, "");
   } else {
     lines.push(`${count(changed.length)} of ${explained} EXPLAINed on base and head changed plan. ${sourceLine(p)}`, "");
-    const rows = changed.slice(0, CAP).map((f) => [
+    const shown = changed.slice(0, cap);
+    if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(changed.length, CAP) - shown.length;
+    const rows = shown.map((f) => [
       code(f.normalized, SQL_CHARS, true),
       // Node, relation and index names only: shown as code, so that identifiers stay readable.
       code(f.change ?? "", Infinity, true),
@@ -50213,17 +50217,19 @@ function planChangesSection(report2, mask) {
     ]);
     lines.push(
       ...mdTable(["statement", "change (base \u2192 head)", "", "shared buffers per call", "server mean", "estimated cost"], rows, ["left", "left", "left", "right", "right", "right"]),
-      ...changed.length > CAP ? ["", `_\u2026 ${plural(changed.length - CAP, "plan change")} more in the JSON report._`] : [],
+      ...changed.length > shown.length ? ["", `_\u2026 ${plural(changed.length - shown.length, "plan change")} more in the JSON report._`] : [],
       ""
     );
   }
   if (p.failures.length > 0) {
     lines.push(`${plural(p.failures.length, "probe")} failed; these fingerprints are not judged on what failed:`, "");
-    for (const f of p.failures.slice(0, CAP)) {
+    const listed = p.failures.slice(0, cap);
+    if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(p.failures.length, CAP) - listed.length;
+    for (const f of listed) {
       const message2 = mask ? maskMessage(f.message, f.sqlstate) : f.message;
       lines.push(`- ${code(f.normalized, 80)} on ${f.side} (${f.stage === "explain" ? "no plan" : "no buffer counts"}): ${text(message2)}`);
     }
-    if (p.failures.length > CAP) lines.push(`- _\u2026 ${count(p.failures.length - CAP)} more in the JSON report._`);
+    if (p.failures.length > listed.length) lines.push(`- _\u2026 ${count(p.failures.length - listed.length)} more in the JSON report._`);
     lines.push("");
   }
   return lines;
@@ -50685,7 +50691,7 @@ function renderWith(report2, options2, limits) {
     ...regressionsSection(ctx),
     ...options2.chart === false ? [] : chartSection(ctx),
     ...newErrorsSection(ctx),
-    ...planChangesSection(ctx.report, ctx.mask),
+    ...planChangesSection(ctx),
     ...migrationsSection(ctx),
     ...fidelitySection(ctx),
     ...allFingerprintsSection(ctx),
