@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { explainStatement } from '../src/plans/explain.js';
 import { findStatStatements } from '../src/plans/stat-statements.js';
 import { findEmbeddedBinaries, findLocalBinaries, SUPPORTED_MAJORS } from '../src/provision/binaries.js';
 import { startCluster } from '../src/provision/cluster.js';
@@ -41,7 +43,7 @@ describe('pg_stat_statements on started servers', () => {
   });
 
   it.each([13, 18])(
-    'embedded %i starts with it preloaded; the gate uses it from 14 on',
+    'embedded %i starts with it preloaded; the gate uses it from 14 on; $n statements plan generically from 16 on',
     async (major) => {
       const bins = await findEmbeddedBinaries(major, await serverOsUser());
       const server = await startCluster(bins, 'embedded', { settings: preload });
@@ -49,6 +51,21 @@ describe('pg_stat_statements on started servers', () => {
         const status = await findStatStatements(server.url, major, 'pgr_test_stats');
         if (major >= 14) expect(status).toMatchObject({ available: true, createdDatabase: 'pgr_test_stats' });
         else expect(status).toEqual({ available: false, reason: expect.stringMatching(/PostgreSQL 13 does not show the query identifier/) });
+        // A statement captured with a bind parameter: planned generically on 16+, an error before.
+        const client = new pg.Client(server.url);
+        await client.connect();
+        try {
+          const sql = 'SELECT relname FROM pg_class WHERE oid = $1';
+          if (major >= 16) {
+            const parsed = await explainStatement(client, sql, { analyze: false, major });
+            expect(parsed.plan['Relation Name']).toBe('pg_class');
+            expect(parsed.queryId).toMatch(/^-?\d+$/);
+          } else {
+            await expect(explainStatement(client, sql, { analyze: false, major })).rejects.toMatchObject({ sqlstate: '42P02' });
+          }
+        } finally {
+          await client.end();
+        }
       } finally {
         await server.stop();
       }
