@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkload } from '../src/engine.js';
 import type { FingerprintComparison, GateReport } from '../src/gate/report-types.js';
 import { probePlans } from '../src/plans/probe.js';
+import type { PlansReport } from '../src/plans/types.js';
 import { silentLogger } from '../src/provision/types.js';
 import { startPostgres } from './support/postgres.js';
 
@@ -85,14 +86,26 @@ async function runFile(database: string, file: string): Promise<void> {
   await query(database, fs.readFileSync(file, 'utf8'));
 }
 
-/** Fingerprints as the comparison would list them, for probing without a gate run. */
-async function examplesAsCompared(): Promise<{ examples: Awaited<ReturnType<Awaited<ReturnType<typeof loadWorkload>>['examples']>>; fingerprints: FingerprintComparison[] }> {
+/**
+ * The probe without a gate run: every fingerprint of the workload as the comparison would list
+ * it, buffers from EXPLAIN ANALYZE.
+ */
+async function probeDatabases(baseDb: string, headDb: string): Promise<PlansReport> {
   const workload = await loadWorkload(shop('workload.wkl'));
   const examples = workload.examples();
   const fingerprints = examples.map(
     (e) => ({ fingerprint: e.fingerprint, normalized: e.normalized, kind: e.kind, calls_base: 1, calls_head: 1 }) as FingerprintComparison,
   );
-  return { examples, fingerprints };
+  const url = (db: string) => server.url.replace(/\/postgres$/, `/${db}`);
+  return probePlans({
+    baseUrl: url(baseDb),
+    headUrl: url(headDb),
+    major: server.major,
+    examples,
+    fingerprints,
+    counters: { unavailable: 'not used by this test' },
+    logger: silentLogger,
+  });
 }
 
 describe('plans with pg_stat_statements', () => {
@@ -185,20 +198,10 @@ describe('plans with pg_stat_statements', () => {
   it(
     'the plan probe on the drop-index templates gives the same result 10 times in 10 (EXPLAIN ANALYZE fallback)',
     async () => {
-      const { examples, fingerprints } = await examplesAsCompared();
-      const url = (db: string) => server.url.replace(/\/postgres$/, `/${db}`);
       const results: string[] = [];
       let last;
       for (let i = 0; i < 10; i++) {
-        const plans = await probePlans({
-          baseUrl: url('plans_base'),
-          headUrl: url('plans_head'),
-          major: server.major,
-          examples,
-          fingerprints,
-          counters: { unavailable: 'not used by this test' },
-          logger: silentLogger,
-        });
+        const plans = await probeDatabases('plans_base', 'plans_head');
         results.push(JSON.stringify(plans.fingerprints.map((f) => [f.fingerprint, f.base.shape, f.head.shape, f.change, f.assessment, f.seq_scans])));
         last = plans;
       }
@@ -230,22 +233,12 @@ describe('plans with pg_stat_statements', () => {
     async () => {
       // What differs between the sides of an A/A gate run is only head's own VACUUM ANALYZE,
       // which samples the large tables anew; ten fresh copies give ten independent samples.
-      const { examples, fingerprints } = await examplesAsCompared();
-      const url = (db: string) => server.url.replace(/\/postgres$/, `/${db}`);
       const changes: string[][] = [];
       for (let i = 0; i < 10; i++) {
         await query('postgres', 'CREATE DATABASE plans_aa TEMPLATE plans_base');
         try {
           await query('plans_aa', 'VACUUM ANALYZE');
-          const plans = await probePlans({
-            baseUrl: url('plans_base'),
-            headUrl: url('plans_aa'),
-            major: server.major,
-            examples,
-            fingerprints,
-            counters: { unavailable: 'not used by this test' },
-            logger: silentLogger,
-          });
+          const plans = await probeDatabases('plans_base', 'plans_aa');
           expect(plans.fingerprints.length).toBeGreaterThan(20);
           expect(plans.failures.filter((f) => f.stage === 'explain')).toEqual([]);
           changes.push(plans.fingerprints.filter((f) => f.changed).map((f) => `${f.normalized}: ${f.change}`));
