@@ -101,7 +101,7 @@ describe('plan rules', () => {
     const seq = evaluatePlanRules(report, rules({ fail_on_plan_change: 'seq-scan' }));
     expect(seq.reasons).toEqual([
       '`SELECT o.id FROM orders o WHERE o.customer_id = $1` (d426d21d3c8ce61a): sequential scan on orders (120,000 rows): ' +
-        'orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan; shared buffers per call 15 → 1,230',
+        '`orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan`; shared buffers per call 15 → 1,230',
     ]);
     expect(evaluatePlanRules(report, rules({ fail_on_plan_change: 'seq-scan', plan_min_rows: 200_000 })).reasons).toEqual([]);
     const improvement = plansReport([fingerprintPlan({ seq_scans: [], assessment: 'improvement' })]);
@@ -189,6 +189,8 @@ describe('reports with plans', () => {
     expect(md).toContain('`orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan`');
     expect(md).toContain('15 → 1,230 (85×)');
     expect(md).toContain('pg_stat_statements 1.10');
+    report.verdict = 'regression';
+    expect(renderMarkdown(report).split('\n')[0]).toBe('### ❌ pg-retest: regression — 1 plan change');
     const xml = renderJunit(report);
     expect(xml).toMatch(/<testcase name="query plans within the plan rules"[^>]*>\s*<failure[^>]*message="1 plan rule violation"/);
     report.plans = null;

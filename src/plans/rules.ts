@@ -58,7 +58,7 @@ export function evaluatePlanRules(plans: PlansReport | null, rules: PlanRules): 
       if (rules.fail_on_plan_change === 'any' || seq.length > 0) {
         const what = seq.length > 0 ? `sequential scan on ${seq.map((s) => `${s.relation} (${Math.round(s.relation_rows!).toLocaleString('en-US')} rows)`).join(', ')}` : 'plan changed';
         const buffers = buffersPhrase(f);
-        out.reasons.push(`${statement(f)}: ${what}: ${f.change}${buffers ? `; ${buffers}` : ''}`);
+        out.reasons.push(`${statement(f)}: ${what}: \`${f.change}\`${buffers ? `; ${buffers}` : ''}`);
         out.planChanges++;
       }
       // A seq-scan switch on a relation of unknown size cannot be judged against plan-min-rows.

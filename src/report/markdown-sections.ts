@@ -16,6 +16,7 @@ import type {
 import { count, micros, plural } from '../format/units.js';
 import { maskMessage } from './mask.js';
 import { planCells, planHeaders } from './markdown-plans.js';
+import { evaluatePlanRules } from '../plans/rules.js';
 import { code, codeBlock, details, mdTable, prose, text } from './markdown-text.js';
 import { fractionPercent, interval, latencyRatio, ratioChange, signedPercent, wallTime } from './numbers.js';
 
@@ -95,6 +96,9 @@ export function verdictPhrase(report: GateReport): string {
     if (slower > 0) parts.push(`${count(slower)} ${slower === 1 ? 'query' : 'queries'} slower`);
     if (c.overall.regressed) parts.push(`workload p95 ${ratioChange(c.overall.ratio)}`);
     if (c.new_errors.length > t.max_new_errors) parts.push(plural(c.new_errors.length, 'new error'));
+    const planned = t.plan_rules ? evaluatePlanRules(report.plans ?? null, t.plan_rules) : null;
+    if (planned && planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
+    if (planned && planned.bufferGrowth > 0) parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? 'query' : 'queries'} reading more buffers`);
   }
   return `regression — ${parts.length > 0 ? parts.join(', ') : firstLine(report.headline, 200)}`;
 }
