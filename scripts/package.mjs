@@ -8,6 +8,10 @@
 //
 //   node scripts/package.mjs                   everything, into dist/
 //   node scripts/package.mjs --js-only --out D only the bundles, into D (the check-dist test)
+//   node scripts/package.mjs --from REV        everything, built in a clean checkout of REV (a
+//                                              temporary git worktree) and copied into dist/: what
+//                                              to commit when this working tree has changes that
+//                                              are not part of REV
 //
 // The bundles are deterministic (same sources and lockfile → same bytes), so a test rebuilds
 // them and compares. The engine is not byte-for-byte reproducible; it carries the hash of the
@@ -25,11 +29,50 @@ const argv = process.argv.slice(2);
 const jsOnly = argv.includes('--js-only');
 const outIndex = argv.indexOf('--out');
 const out = path.resolve(outIndex >= 0 ? argv[outIndex + 1] : path.join(root, 'dist'));
-export const ENGINE = 'engine.linux-x64-gnu.node';
+const ENGINE = 'engine.linux-x64-gnu.node';
 
 function fail(message) {
   console.error(`package: ${message}`);
   process.exit(1);
+}
+
+const fromIndex = argv.indexOf('--from');
+if (fromIndex >= 0) {
+  packageFrom(argv[fromIndex + 1]);
+  process.exit(0);
+}
+
+/**
+ * Builds dist/ in a clean worktree of `rev` and copies it here. node_modules is hard-linked in
+ * (a symlink would change the paths the bundles record); cargo gets a target directory of its
+ * own under target/, seeded once from target/release so that only the two crates rebuild.
+ */
+function packageFrom(rev) {
+  if (!rev) fail('--from needs a revision, e.g. --from HEAD');
+  const run = (command, args, options = {}) => {
+    const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
+    if (result.status !== 0) fail(`${command} ${args.join(' ')} failed`);
+  };
+  const worktree = path.join(root, 'target', 'package-worktree');
+  const cargoTarget = path.join(root, 'target', 'package-target');
+  fs.rmSync(worktree, { recursive: true, force: true });
+  run('git', ['worktree', 'prune']);
+  run('git', ['worktree', 'add', '--detach', '--quiet', worktree, rev]);
+  try {
+    run('cp', ['-al', path.join(root, 'node_modules'), path.join(worktree, 'node_modules')]);
+    if (!fs.existsSync(path.join(cargoTarget, 'release')) && fs.existsSync(path.join(root, 'target', 'release'))) {
+      fs.mkdirSync(cargoTarget, { recursive: true });
+      run('cp', ['-a', path.join(root, 'target', 'release'), path.join(cargoTarget, 'release')]);
+    }
+    run(process.execPath, [path.join(worktree, 'scripts', 'package.mjs')], { cwd: worktree, env: { ...process.env, CARGO_TARGET_DIR: cargoTarget } });
+    for (const file of ['index.js', 'post.js', 'pg-supervisor.js', ENGINE]) {
+      fs.copyFileSync(path.join(worktree, 'dist', file), path.join(out, file));
+    }
+    console.error(`package: dist/ built from ${rev} and copied to ${path.relative(process.cwd(), out) || '.'}`);
+  } finally {
+    fs.rmSync(worktree, { recursive: true, force: true });
+    spawnSync('git', ['worktree', 'prune'], { cwd: root });
+  }
 }
 
 /** Options shared with `npm run build:cli`, so that dist/pg-supervisor.js is the same file from both. */
