@@ -14,7 +14,7 @@
 //                                              are not part of REV
 //
 // The bundles are deterministic (same sources and lockfile → same bytes), so a test rebuilds
-// them and compares. The engine is not byte-for-byte reproducible; it carries the hash of the
+// them and compares. The engine is not guaranteed to rebuild byte for byte (toolchain, machine); it carries the hash of the
 // native sources it was built from (native/node/build.rs), which the test compares instead.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,7 +1,7 @@
 // dist/ is what `npm run package` makes from the sources in this tree: the bundles byte for
 // byte (rebuilt into a temporary directory and compared), and the engine through the hash of
 // the native sources it carries (the hash is recomputed from the current sources; a Rust
-// build does not reproduce bytes). A failure here means: run `npm run package` and commit dist/.
+// build need not reproduce its bytes). A failure here means: run `npm run package` and commit dist/.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
