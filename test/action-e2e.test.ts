@@ -306,12 +306,14 @@ describe('the action on a pull request that drops an index', () => {
   });
 
   it(
-    'second run: updates the same comment in place',
+    'second run (fail-on-regression: false): updates the same comment in place, and passes the step',
     async () => {
       github.calls.length = 0;
-      second = await step({ inputs: gateInputs({ rounds: '1', ...QUICK }) });
-      expect([0, 1], explain(second)).toContain(second.code);
-      expect(second.code).toBe(second.outputs.result === 'regression' ? 1 : 0);
+      second = await step({ inputs: gateInputs({ rounds: '1', ...QUICK, 'fail-on-regression': 'false' }) });
+      expect(second.code, explain(second)).toBe(0);
+      expect(second.outputs.result).toMatch(/^(pass|regression)$/);
+      if (second.outputs.result === 'regression') expect(second.stdout).toMatch(/^::warning::.*regression.*\(not failing: fail-on-regression is false\)$/m);
+      expect(second.stdout).not.toMatch(/^::error::/m);
       expect(writes().map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH /repos/${REPOSITORY}/issues/comments/${ourComments()[0]!.id}`]);
       expect(ourComments()).toHaveLength(1);
       expect(ourComments()[0]!.body).toContain(fs.readFileSync(second.outputs['report-path']!, 'utf8'));
