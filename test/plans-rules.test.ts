@@ -189,6 +189,7 @@ describe('reports with plans', () => {
     expect(md).toContain('`orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan`');
     expect(md).toContain('15 → 1,230 (85×)');
     expect(md).toContain('pg_stat_statements 1.10');
+    expect(md).toContain('| buffers and server time | pg_stat_statements 1.10 |');
     report.verdict = 'regression';
     expect(renderMarkdown(report).split('\n')[0]).toBe('### ❌ pg-retest: regression — 1 plan change');
     const xml = renderJunit(report);

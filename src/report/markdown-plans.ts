@@ -122,6 +122,18 @@ export function planCells(report: GateReport, fingerprint: string): string[] {
   return [serverCell(f), f.changed ? (f.assessment === null ? 'changed' : ASSESSMENT[f.assessment]) : 'same'];
 }
 
+/**
+ * Where buffers and server time came from, for the environment table.
+ * @param p the plans report
+ * @returns e.g. `pg_stat_statements 1.10` or `EXPLAIN (ANALYZE, BUFFERS): pg_stat_statements not available (…)`
+ */
+export function statsSource(p: PlansReport): string {
+  if (p.stats.source === 'pg_stat_statements') {
+    return `pg_stat_statements ${text(p.stats.pg_stat_statements ?? '')}${p.stats.unjoined > 0 ? `, EXPLAIN (ANALYZE, BUFFERS) for ${plural(p.stats.unjoined, 'fingerprint')} not joined` : ''}`;
+  }
+  return `one EXPLAIN (ANALYZE, BUFFERS) per fingerprint${p.stats.unavailable_reason ? `: pg_stat_statements not available (${text(p.stats.unavailable_reason)})` : ''}`;
+}
+
 /** The headers of {@link planCells}. */
 export function planHeaders(report: GateReport): string[] {
   return report.plans ? ['server mean', 'plan'] : [];

@@ -15,7 +15,7 @@ import type {
 } from '../gate/report-types.js';
 import { count, micros, plural } from '../format/units.js';
 import { maskMessage } from './mask.js';
-import { planCells, planHeaders } from './markdown-plans.js';
+import { planCells, planHeaders, statsSource } from './markdown-plans.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import { code, codeBlock, details, mdTable, prose, text } from './markdown-text.js';
 import { fractionPercent, interval, latencyRatio, ratioChange, signedPercent, wallTime } from './numbers.js';
@@ -458,6 +458,7 @@ export function environmentSection(ctx: Context): string[] {
     ['started', text(e.started_at)],
     ['wall time', wallTime(e.wall_time_ms)],
     ['noise floor', noise ? `${fractionPercent(noise.value)} over ${plural(noise.fingerprints, 'fingerprint')}: ${text(noise.method)}` : '–'],
+    ...(r.plans ? ([['buffers and server time', statsSource(r.plans)]] as [string, string][]) : []),
     [
       'thresholds',
       `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, min calls ${count(t.min_calls)}, ` +
