@@ -30,6 +30,8 @@ let repo: string;
 let baseSha: string;
 let headSha: string;
 let github: FakeGitHub;
+/** The JSON report of the first PR run (a baseline is made from it). */
+let firstReport: string;
 let databaseUrl: string;
 let role: string;
 /** The password of the role the action connects as: it must not appear anywhere. */
@@ -270,6 +272,7 @@ describe('the action on a pull request that drops an index', () => {
     async () => {
       first = await step({ inputs: gateInputs() });
       expect(first.code, explain(first)).toBe(1);
+      firstReport = first.outputs['json-report-path']!;
       expect(first.stdout).toMatch(/^::error::.*regression/m);
       expect(first.outputs).toMatchObject({ result: 'regression', 'new-errors': '0' });
       expect(Number(first.outputs['p95-head-ms'])).toBeGreaterThan(Number(first.outputs['p95-base-ms']));
@@ -382,6 +385,48 @@ describe('the action without a pull request', () => {
     expect(run.summary).toContain('pg-retest: error');
     expect(run.summary).toContain('input `base-ref`');
     expectNoSecret(run);
+  });
+});
+
+describe('the action on a push, against a baseline report', () => {
+  it(
+    "compares this commit with an earlier run's report, says what was compared, and fails on the query that lost its index",
+    async () => {
+      // A baseline of the schema with the index: the base side of the first PR run, which
+      // replayed it in this test, made the head side of a report (the side a baseline is read from).
+      const first = JSON.parse(fs.readFileSync(firstReport, 'utf8'));
+      const c = first.comparison;
+      for (const f of [c.overall, ...c.fingerprints]) [f.head, f.calls_head] = [f.base, f.calls_base];
+      first.environment.head.sha = baseSha;
+      const baselineFile = path.join(tmp, 'baseline.json');
+      fs.writeFileSync(baselineFile, JSON.stringify(first));
+      github.calls.length = 0;
+
+      const run = await step({
+        inputs: gateInputs({ rounds: '1', ...QUICK, 'baseline-report': baselineFile }),
+        event: { name: 'push', payload: { ref: 'refs/heads/main', before: baseSha, after: headSha, repository: { full_name: REPOSITORY } } },
+      });
+      expect(run.code, explain(run)).toBe(1);
+      expect(run.outputs.result).toBe('regression');
+      expect(run.outputs['regressed-fingerprints']!.split(',')).toContain('d426d21d3c8ce61a');
+      expect(Number(run.outputs['p95-base-ms'])).toBeCloseTo(c.overall.base.p95_us / 1000, 3);
+      expect(run.summary).toContain('regression against the baseline report');
+      expect(run.summary).toContain('#### Against the baseline report');
+      expect(run.summary).toMatch(/no latency samples, so there is no confidence interval/);
+      expect(run.summary).toContain(`of commit ${baseSha.slice(0, 12)}`);
+      expect(run.stdout).toContain('not a pull request: no PR comment');
+      expect(github.calls).toEqual([]);
+      expectNoSecret(run);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it('a baseline report without a comparison is a one-line input error', async () => {
+    const file = path.join(tmp, 'error-baseline.json');
+    fs.copyFileSync(path.join(root, 'test', 'fixtures', 'reports', 'error.json'), file);
+    const run = await step({ inputs: gateInputs({ 'baseline-report': file }), event: { name: 'push', payload: {} } });
+    expect(run.code, explain(run)).toBe(2);
+    expect(run.stdout).toMatch(/^::error::input `baseline-report`: .* has no comparison \(its run ended with error\)/m);
   });
 });
 

@@ -48,6 +48,10 @@ export const actionOptions = {
     help: 'mode comment: the JSON report (json-report-path) of the gate run to post',
     schema: filePath('the JSON report to post').optional(),
   },
+  [ActionInput.BaselineReport]: {
+    help: 'without a pull request and without base-ref: the JSON report of an earlier run to compare this commit with (weaker than a base commit: see docs/action.md)',
+    schema: filePath('the baseline JSON report').optional(),
+  },
   [ActionInput.ReportDir]: {
     help: 'where the report files are written (default: a directory under RUNNER_TEMP)',
     schema: filePath('the report directory').optional(),

@@ -22,8 +22,9 @@ import { type EventInfo, readEvent } from './event.js';
 import { createGitHubApi, type GitHubApi } from './github-api.js';
 import { type ActionOptions, readActionOptions, readGateConfig } from './inputs.js';
 import { actionLogger, addSecret, progressOutput, scrub } from './logger.js';
+import { baselineReport, baselineSection, compareWithBaseline } from './baseline.js';
 import { ActionInput } from './names.js';
-import { outputsOf, type ReportPaths } from './outputs.js';
+import { baselineOutputs, outputsOf, type ReportPaths } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
 import { reportMarkdown, writeReportFiles } from './report-files.js';
 import { startRunDir } from './state.js';
@@ -68,8 +69,13 @@ async function gateMode(
   // Before anything is started: on a machine the engine cannot run on, say so in one line.
   const problem = platformProblem(process.platform, process.arch, glibcVersion());
   if (problem) throw new InputError(`${problem}; use runs-on: ubuntu-24.04 (or another ubuntu-* x64 runner)`);
-  const config = readGateConfig(read);
-  requireBase(config, event);
+  let config = readGateConfig(read);
+  const baselineFile = usesBaseline(config, event, options) ? options['baseline-report']! : undefined;
+  const baseline = baselineFile === undefined ? undefined : readBaseline(baselineFile);
+  // Against a baseline report, this run measures the current commit on both sides (an A/A
+  // run): the numbers to hold against the report, and this run's own noise floor.
+  if (baselineFile !== undefined) config = sameCommitOnBothSides(config);
+  else requireBase(config, event);
   // Decided before the run directory becomes TMPDIR: the reports must outlive it.
   const reportDir = path.resolve(options['report-dir'] ?? path.join(env.RUNNER_TEMP || os.tmpdir(), 'pg-retest-action', options['comment-id']));
   const runDir = startRunDir(env);
@@ -88,13 +94,23 @@ async function gateMode(
     interrupt.dispose();
     fs.rmSync(runDir, { recursive: true, force: true });
   }
-  const { report } = outcome;
-  const markdown = reportMarkdown(report);
+  let { report, exitCode, error } = outcome;
+  let section = '';
+  let overrides: Record<string, string> = {};
+  if (baseline !== undefined && baselineFile !== undefined && report.comparison !== null && report.verdict !== 'error') {
+    const result = compareWithBaseline(report, baseline, baselineFile);
+    report = baselineReport(report, result, baseline, baselineFile);
+    exitCode = result.verdict === 'regression' ? ExitCode.Regression : ExitCode.Ok;
+    error = undefined;
+    section = baselineSection(result);
+    overrides = baselineOutputs(result);
+  }
+  const markdown = reportMarkdown(report, section);
   const paths = writeReportFiles(report, markdown, reportDir);
   await writeSummary(markdown);
   const commentUrl = await publishComment(report, markdown, options, { api, repository: event.repository, pullRequest: event.pullRequest?.number });
-  setOutputs(report, paths, commentUrl);
-  return verdict(report, outcome.exitCode, outcome.error, options);
+  setOutputs(report, paths, commentUrl, overrides);
+  return verdict(report, exitCode, error, options);
 }
 
 async function commentMode(options: ActionOptions, event: EventInfo, api: GitHubApi): Promise<ExitCode> {
@@ -133,18 +149,53 @@ async function pullRequestOf(event: EventInfo, api: GitHubApi): Promise<number |
   return match?.number;
 }
 
+/** Whether a base is given: the PR's, base-ref or base-migrations. */
+function hasBase(config: GateConfig, event: EventInfo): boolean {
+  if (event.pullRequest || config.baseRef !== undefined) return true;
+  return config.schema.kind === 'files' && config.schema.base !== undefined;
+}
+
+/** A baseline report counts only where there is no base to replay: a base always wins. */
+function usesBaseline(config: GateConfig, event: EventInfo, options: ActionOptions): boolean {
+  if (options['baseline-report'] === undefined) return false;
+  if (hasBase(config, event)) {
+    core.info('baseline-report is ignored: this run has a base commit to replay (the pull request, base-ref or base-migrations)');
+    return false;
+  }
+  return true;
+}
+
 /** Without a pull request there is no default base: say which input gives one. */
 function requireBase(config: GateConfig, event: EventInfo): void {
-  if (event.pullRequest || config.baseRef !== undefined) return;
-  if (config.schema.kind === 'files' && config.schema.base !== undefined) return;
+  if (hasBase(config, event)) return;
   throw new InputError(
     `input \`base-ref\`: a ${event.name || 'non-pull_request'} event has no pull request to take the base commit from; ` +
-      'set base-ref (e.g. ${{ github.event.before }} on push) or base-migrations; comparing against captured timings or a baseline-report is not supported',
+      'set base-ref (e.g. ${{ github.event.before }} on push), base-migrations, or baseline-report (the JSON report of an earlier run)',
   );
 }
 
-function setOutputs(report: GateReport, paths: ReportPaths | undefined, commentUrl: string | undefined): void {
-  for (const [name, value] of Object.entries(outputsOf(report, paths, commentUrl))) core.setOutput(name, scrub(value));
+function readBaseline(file: string): GateReport {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new InputError(`input \`baseline-report\`: cannot read ${file}; give the JSON report (json-report-path) of an earlier run`);
+  }
+  const report = parseReport(text, file);
+  if (report.comparison === null) {
+    throw new InputError(`input \`baseline-report\`: ${file} has no comparison (its run ended with ${report.verdict}); give the report of a run that measured`);
+  }
+  return report;
+}
+
+/** The same schema on both sides: the working tree's migrations (or command) twice. */
+function sameCommitOnBothSides(config: GateConfig): GateConfig {
+  if (config.schema.kind === 'files') return { ...config, schema: { ...config.schema, base: config.schema.head } };
+  return { ...config, baseRef: 'HEAD' };
+}
+
+function setOutputs(report: GateReport, paths: ReportPaths | undefined, commentUrl: string | undefined, overrides: Record<string, string> = {}): void {
+  for (const [name, value] of Object.entries({ ...outputsOf(report, paths, commentUrl), ...overrides })) core.setOutput(name, scrub(value));
 }
 
 function verdict(report: GateReport, exitCode: ExitCode, error: CliError | undefined, options: ActionOptions): ExitCode {

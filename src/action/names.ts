@@ -13,6 +13,7 @@ export const ActionInput = {
   CommentId: 'comment-id',
   FailOnRegression: 'fail-on-regression',
   Report: 'report',
+  BaselineReport: 'baseline-report',
   ReportDir: 'report-dir',
 } as const;
 

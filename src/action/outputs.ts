@@ -3,6 +3,7 @@
  * each side, and what regressed. Values the report does not have (no comparison) are empty.
  */
 import type { GateReport } from '../gate/report-types.js';
+import type { BaselineComparison } from './baseline.js';
 import { Output } from './names.js';
 
 export interface ReportPaths {
@@ -32,5 +33,21 @@ export function outputsOf(report: GateReport, paths: ReportPaths | undefined, co
     [Output.P95DeltaPct]: comparison ? String(Math.round((comparison.overall.ratio - 1) * 1000) / 10) : '',
     [Output.NewErrors]: comparison ? String(comparison.new_errors.length) : '',
     [Output.RegressedFingerprints]: comparison ? comparison.fingerprints.filter((f) => f.regressed).map((f) => f.fingerprint).join(',') : '',
+  };
+}
+
+/**
+ * The measured outputs of a comparison with a baseline report: its p95 and this run's.
+ * @param result the comparison
+ * @returns the outputs that replace the A/A run's
+ */
+export function baselineOutputs(result: BaselineComparison): Record<string, string> {
+  const ms = (us: number) => String(Math.round(us) / 1000);
+  return {
+    [Output.P95BaseMs]: ms(result.overall.p95BaselineUs),
+    [Output.P95HeadMs]: ms(result.overall.p95NowUs),
+    [Output.P95DeltaPct]: String(Math.round((result.overall.ratio - 1) * 1000) / 10),
+    [Output.NewErrors]: String(result.newErrors.length),
+    [Output.RegressedFingerprints]: result.rows.filter((r) => r.regressed).map((r) => r.fingerprint).join(','),
   };
 }

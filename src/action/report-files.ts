@@ -12,10 +12,15 @@ import type { ReportPaths } from './outputs.js';
 /**
  * The markdown every place shows: summary, comment, report file.
  * @param report the gate's report
+ * @param section a section of the action's own, put after the verdict (the baseline comparison)
  * @returns markdown short enough for a comment with its hidden header
  */
-export function reportMarkdown(report: GateReport): string {
-  return renderMarkdown(report, { maxChars: COMMENT_LIMIT - HEADER_ROOM, maskValues: true });
+export function reportMarkdown(report: GateReport, section = ''): string {
+  const markdown = renderMarkdown(report, { maxChars: COMMENT_LIMIT - HEADER_ROOM - section.length, maskValues: true });
+  if (section === '') return markdown;
+  // After the verdict and its reasons, before the first table.
+  const at = markdown.indexOf('\n#### ');
+  return at < 0 ? `${markdown}\n${section}` : `${markdown.slice(0, at + 1)}${section}\n${markdown.slice(at + 1)}`;
 }
 
 /**
