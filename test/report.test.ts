@@ -65,7 +65,7 @@ function fingerprint(i: number, over: Partial<FingerprintComparison> = {}): Fing
     ci_high: 1.03,
     delta_us: 0,
     noise_floor: 0.05,
-    checks: { over_threshold: false, ci_above_noise: false, over_min_delta: false, enough_calls: true, over_threshold_every_round: true },
+    checks: { over_threshold: false, ci_above_noise: false, over_min_delta: false, enough_calls: true, slower_in_every_replay: true },
     regressed: false,
     ...over,
   };
@@ -80,7 +80,7 @@ function regressed(i: number, ratio: number): FingerprintComparison {
     ci_low: ratio * 0.9,
     ci_high: ratio * 1.1,
     delta_us: head.p95_us - f.base.p95_us,
-    checks: { over_threshold: true, ci_above_noise: true, over_min_delta: true, enough_calls: true, over_threshold_every_round: true },
+    checks: { over_threshold: true, ci_above_noise: true, over_min_delta: true, enough_calls: true, slower_in_every_replay: true },
     regressed: true,
   });
 }
@@ -183,7 +183,7 @@ describe('renderMarkdown', () => {
       ci_low: 2.5,
       ci_high: 3.5,
       delta_us: 800,
-      checks: { over_threshold: true, ci_above_noise: true, over_min_delta: true, enough_calls: false, over_threshold_every_round: true },
+      checks: { over_threshold: true, ci_above_noise: true, over_min_delta: true, enough_calls: false, slower_in_every_replay: true },
       calls_base: 4,
       calls_head: 4,
     });

@@ -16,6 +16,7 @@ const majors = SUPPORTED_MAJORS.join(', ');
 /** Defaults of the verdict (design §4). */
 export const GATE_DEFAULTS = {
   rounds: 3,
+  confirmRounds: 2,
   speed: 1,
   p95Threshold: 0.2,
   minDeltaMs: 0.5,
@@ -101,6 +102,12 @@ export const gateOptions = {
     placeholder: 'N',
     help: `replay rounds per side, alternating the order (default ${GATE_DEFAULTS.rounds})`,
     schema: numberValue('a whole number of rounds from 1 to 20', (n) => n >= 1 && n <= 20, true).optional(),
+  },
+  'confirm-rounds': {
+    shape: 'value',
+    placeholder: 'N',
+    help: `when the rounds find a latency regression, replay this many more rounds and decide on all of them, so that a burst of load on a shared runner does not fail the PR (default ${GATE_DEFAULTS.confirmRounds}; 0 decides after --rounds)`,
+    schema: numberValue('a whole number of rounds from 0 to 20', (n) => n >= 0 && n <= 20, true).optional(),
   },
   speed: {
     shape: 'value',
@@ -256,6 +263,7 @@ const schema = z
       headFromScratch: raw['head-from-scratch'],
       seed: raw.seed !== undefined ? { kind: 'file' as const, path: raw.seed } : raw['seed-command'] !== undefined ? { kind: 'command' as const, command: raw['seed-command'] } : undefined,
       rounds: raw.rounds ?? GATE_DEFAULTS.rounds,
+      confirmRounds: raw['confirm-rounds'] ?? GATE_DEFAULTS.confirmRounds,
       speed: raw.speed ?? GATE_DEFAULTS.speed,
       thresholds: thresholdsFrom(raw),
       maxConnections: raw['max-connections'],

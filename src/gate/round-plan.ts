@@ -18,6 +18,18 @@ export interface PlannedReplay {
 }
 
 /**
+ * Confirmation rounds (`confirm-rounds`): more rounds after the first `after`, continuing the
+ * alternation, without another noise replay (the base replays of these rounds add to the
+ * base-schema replays that a regression must separate from).
+ * @param after rounds already run
+ * @param extra rounds to add
+ * @returns 2 × extra replays
+ */
+export function planConfirmation(after: number, extra: number): PlannedReplay[] {
+  return planReplays(after + extra).filter((p) => p.round > after);
+}
+
+/**
  * The replays of a run, in order.
  * @param rounds rounds per side (≥ 1)
  * @returns 2 × rounds + 1 replays

@@ -29,7 +29,7 @@ const latencyComparison = z.object({
     ci_above_noise: z.boolean(),
     over_min_delta: z.boolean(),
     enough_calls: z.boolean(),
-    over_threshold_every_round: z.boolean(),
+    slower_in_every_replay: z.boolean(),
   }),
   regressed: z.boolean(),
 });

@@ -38,8 +38,8 @@ pub(crate) fn compare_latency(
         ci_above_noise: ci_low > 1.0 + noise_floor,
         over_min_delta: delta_us as f64 > options.min_delta_us,
         enough_calls: calls_base >= options.min_calls && calls_head >= options.min_calls,
-        // Decided by the caller from the rounds (`with_round_check`); neutral here.
-        over_threshold_every_round: true,
+        // Decided by the caller from the replays (`with_replay_check`); neutral here.
+        slower_in_every_replay: true,
     };
     LatencyComparison {
         calls_base,
@@ -88,7 +88,7 @@ mod tests {
                 ci_above_noise: true,
                 over_min_delta: true,
                 enough_calls: true,
-                over_threshold_every_round: true,
+                slower_in_every_replay: true,
             }
         );
         assert!(c.regressed);

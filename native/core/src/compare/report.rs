@@ -35,15 +35,16 @@ pub struct Percentiles {
     pub p99_us: u64,
 }
 
-/// The latency rule's conditions; a regression needs all four.
+/// The latency rule's conditions; a regression needs all of them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct LatencyChecks {
     pub over_threshold: bool,
     pub ci_above_noise: bool,
     pub over_min_delta: bool,
     pub enough_calls: bool,
-    /// Over the threshold in every round, not only pooled (see `rounds`).
-    pub over_threshold_every_round: bool,
+    /// Every head replay's median above every base-schema replay's by more than the threshold:
+    /// the slowdown shows in every replay, not only pooled (see `replays`).
+    pub slower_in_every_replay: bool,
 }
 
 impl LatencyChecks {
@@ -52,7 +53,7 @@ impl LatencyChecks {
             && self.ci_above_noise
             && self.over_min_delta
             && self.enough_calls
-            && self.over_threshold_every_round
+            && self.slower_in_every_replay
     }
 }
 
@@ -74,9 +75,9 @@ pub struct LatencyComparison {
 }
 
 impl LatencyComparison {
-    /// Adds the round check's outcome (decided from the replays, not the pooled samples).
-    pub(crate) fn with_round_check(mut self, over_threshold_every_round: bool) -> Self {
-        self.checks.over_threshold_every_round = over_threshold_every_round;
+    /// Adds the replay check's outcome (decided from the replays, not the pooled samples).
+    pub(crate) fn with_replay_check(mut self, slower_in_every_replay: bool) -> Self {
+        self.checks.slower_in_every_replay = slower_in_every_replay;
         self.regressed = self.checks.all();
         self
     }
