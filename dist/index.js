@@ -49042,6 +49042,9 @@ function runnerDescription(env, hostname3) {
 }
 
 // src/gate/round-plan.ts
+function planConfirmation(after, extra) {
+  return planReplays(after + extra).filter((p) => p.round > after);
+}
 function planReplays(rounds) {
   const plan = [];
   for (let round = 1; round <= rounds; round++) {
@@ -49518,7 +49521,7 @@ function evaluatePlanRules(plans, rules) {
       if (rules.fail_on_plan_change === "any" || seq.length > 0) {
         const what = seq.length > 0 ? `sequential scan on ${seq.map((s) => `${s.relation} (${Math.round(s.relation_rows).toLocaleString("en-US")} rows)`).join(", ")}` : "plan changed";
         const buffers = buffersPhrase(f);
-        out.reasons.push(`${statement(f)}: ${what}: ${f.change}${buffers ? `; ${buffers}` : ""}`);
+        out.reasons.push(`${statement(f)}: ${what}: \`${f.change}\`${buffers ? `; ${buffers}` : ""}`);
         out.planChanges++;
       }
       if (rules.fail_on_plan_change === "seq-scan" && f.seq_scans.some((s) => s.relation_rows === null)) {
@@ -49953,57 +49956,77 @@ async function runGate(config2, context) {
     await counters2.open();
     if (counters2.createdDatabase) created.push(counters2.createdDatabase);
     state.stage = "replay";
-    const plan = planReplays(config2.rounds);
-    for (const [index, planned] of plan.entries()) {
-      throwIfAborted(context.signal);
-      const template = planned.side === "head" ? state.templates.head : state.templates.base;
-      const name = `${prefix}_r${planned.round}_${planned.side}`;
-      logger.info(`round ${planned.round}/${config2.rounds}: replay ${index + 1} of ${plan.length} on ${planned.side === "noise" ? "base again (noise)" : planned.side}`);
-      created.push(name);
-      const url2 = await createDatabase(serverUrl, name, template);
-      await checkpoint(serverUrl);
-      const watch = planned.side === "noise" ? void 0 : await counters2.watch(name);
-      const report2 = await replayOnce(config2, workload, url2, context);
-      if (watch && planned.side !== "noise") await counters2.collect(planned.side, watch);
-      await dropDatabase(serverUrl, name);
-      created.pop();
-      state.reports.push({ planned, report: report2 });
-      state.replays.push({
-        round: planned.round,
-        side: planned.side,
-        position: planned.position,
-        status: report2.status,
-        wall_time_ms: Math.round(report2.wall_time_us / 1e3),
-        statements_executed: report2.totals.executed,
-        errors: report2.totals.errors,
-        p95_us: report2.latency.p95_us
-      });
-      logger.info(
-        `  ${(report2.wall_time_us / 1e6).toFixed(1)} s, ${plural(report2.totals.executed, "statement")}, ${plural(report2.totals.errors, "error")}, p95 ${micros(report2.latency.p95_us)}`
-      );
-      const outcome = replayOutcome(report2, { deadlineS: config2.replayTimeoutMs === void 0 ? void 0 : config2.replayTimeoutMs / 1e3 });
-      if (outcome.problem) {
-        const where = `round ${planned.round}, ${planned.side} replay`;
-        const message2 = redact(`${where}: ${outcome.problem}`, passwordOf(url2));
-        if (outcome.exitCode === ExitCode2.Interrupted) throw new InterruptedError(message2);
-        throw new InfraError(message2);
+    const templates = { base: state.templates.base, head: state.templates.head };
+    const replayAll = async (plan, totalRounds) => {
+      for (const [index, planned] of plan.entries()) {
+        throwIfAborted(context.signal);
+        const template = planned.side === "head" ? templates.head : templates.base;
+        const name = `${prefix}_r${planned.round}_${planned.side}`;
+        logger.info(`round ${planned.round}/${totalRounds}: replay ${index + 1} of ${plan.length} on ${planned.side === "noise" ? "base again (noise)" : planned.side}`);
+        created.push(name);
+        const url2 = await createDatabase(serverUrl, name, template);
+        await checkpoint(serverUrl);
+        const watch = planned.side === "noise" ? void 0 : await counters2.watch(name);
+        const report2 = await replayOnce(config2, workload, url2, context);
+        if (watch && planned.side !== "noise") await counters2.collect(planned.side, watch);
+        await dropDatabase(serverUrl, name);
+        created.pop();
+        state.reports.push({ planned, report: report2 });
+        state.replays.push({
+          round: planned.round,
+          side: planned.side,
+          position: planned.position,
+          status: report2.status,
+          wall_time_ms: Math.round(report2.wall_time_us / 1e3),
+          statements_executed: report2.totals.executed,
+          errors: report2.totals.errors,
+          p95_us: report2.latency.p95_us
+        });
+        logger.info(
+          `  ${(report2.wall_time_us / 1e6).toFixed(1)} s, ${plural(report2.totals.executed, "statement")}, ${plural(report2.totals.errors, "error")}, p95 ${micros(report2.latency.p95_us)}`
+        );
+        const outcome = replayOutcome(report2, { deadlineS: config2.replayTimeoutMs === void 0 ? void 0 : config2.replayTimeoutMs / 1e3 });
+        if (outcome.problem) {
+          const where = `round ${planned.round}, ${planned.side} replay`;
+          const message2 = redact(`${where}: ${outcome.problem}`, passwordOf(url2));
+          if (outcome.exitCode === ExitCode2.Interrupted) throw new InterruptedError(message2);
+          throw new InfraError(message2);
+        }
       }
-    }
+    };
+    await replayAll(planReplays(config2.rounds), config2.rounds);
     state.stage = "compare";
-    const baseReports = of("base");
-    const comparison2 = await compareReplays({
-      base: baseReports,
-      head: of("head"),
-      noise: [baseReports[0], of("noise")[0]],
-      options: {
-        p95Threshold: config2.thresholds.p95Threshold,
-        minDeltaMs: config2.thresholds.minDeltaMs,
-        minCalls: config2.thresholds.minCalls,
-        confidence: config2.thresholds.confidence
-      }
-    }).catch((error64) => {
-      throw fromEngineError(error64);
-    });
+    const compareAll = () => {
+      const baseReports = of("base");
+      return compareReplays({
+        base: baseReports,
+        head: of("head"),
+        noise: [baseReports[0], of("noise")[0]],
+        options: {
+          p95Threshold: config2.thresholds.p95Threshold,
+          minDeltaMs: config2.thresholds.minDeltaMs,
+          minCalls: config2.thresholds.minCalls,
+          confidence: config2.thresholds.confidence
+        }
+      }).catch((error64) => {
+        throw fromEngineError(error64);
+      });
+    };
+    let comparison2 = await compareAll();
+    const suspected = latencyRegressions(comparison2);
+    if (config2.confirmRounds > 0 && suspected > 0) {
+      const total = config2.rounds + config2.confirmRounds;
+      logger.info(`${plural(suspected, "latency regression")} after ${plural(config2.rounds, "round")}: replaying ${config2.confirmRounds} more to confirm`);
+      state.stage = "replay";
+      await replayAll(planConfirmation(config2.rounds, config2.confirmRounds), total);
+      environment.rounds = total;
+      state.stage = "compare";
+      comparison2 = await compareAll();
+      const confirmed = latencyRegressions(comparison2);
+      warnings.push(
+        confirmed > 0 ? `${plural(suspected, "latency regression")} after ${config2.rounds} rounds; ${config2.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed` : `${plural(suspected, "latency regression")} after ${config2.rounds} rounds did not hold over ${config2.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`
+      );
+    }
     state.plans = await probeTemplates(workload, comparison2, state.templates, server, counters2, logger);
     const decided = decideVerdict({ comparison: comparison2, migrationFailure: null, thresholds, plans: state.plans });
     const exitCode = exitCodeOfVerdict(decided.verdict);
@@ -50040,6 +50063,9 @@ async function runGate(config2, context) {
     }
     await checkout?.dispose();
   }
+}
+function latencyRegressions(comparison2) {
+  return comparison2.fingerprints.filter((f) => f.regressed).length + (comparison2.overall.regressed ? 1 : 0);
 }
 function stageLabel(stage) {
   return {
@@ -50240,6 +50266,12 @@ function planCells(report2, fingerprint) {
   if (!f) return ["\u2013", "\u2013"];
   return [serverCell(f), f.changed ? f.assessment === null ? "changed" : ASSESSMENT[f.assessment] : "same"];
 }
+function statsSource(p) {
+  if (p.stats.source === "pg_stat_statements") {
+    return `pg_stat_statements ${text(p.stats.pg_stat_statements ?? "")}${p.stats.unjoined > 0 ? `, EXPLAIN (ANALYZE, BUFFERS) for ${plural(p.stats.unjoined, "fingerprint")} not joined` : ""}`;
+  }
+  return `one EXPLAIN (ANALYZE, BUFFERS) per fingerprint${p.stats.unavailable_reason ? `: pg_stat_statements not available (${text(p.stats.unavailable_reason)})` : ""}`;
+}
 function planHeaders(report2) {
   return report2.plans ? ["server mean", "plan"] : [];
 }
@@ -50315,6 +50347,9 @@ function verdictPhrase(report2) {
     if (slower > 0) parts.push(`${count(slower)} ${slower === 1 ? "query" : "queries"} slower`);
     if (c.overall.regressed) parts.push(`workload p95 ${ratioChange(c.overall.ratio)}`);
     if (c.new_errors.length > t.max_new_errors) parts.push(plural(c.new_errors.length, "new error"));
+    const planned = t.plan_rules ? evaluatePlanRules(report2.plans ?? null, t.plan_rules) : null;
+    if (planned && planned.planChanges > 0) parts.push(plural(planned.planChanges, "plan change"));
+    if (planned && planned.bufferGrowth > 0) parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? "query" : "queries"} reading more buffers`);
   }
   return `regression \u2014 ${parts.length > 0 ? parts.join(", ") : firstLine(report2.headline, 200)}`;
 }
@@ -50381,7 +50416,7 @@ function latencyRows(l) {
 function notGatedBecause(f, t) {
   const why = [];
   if (!f.checks.enough_calls) why.push(`fewer than ${count(t.min_calls)} calls`);
-  if (!f.checks.over_threshold_every_round) why.push("not over the threshold in every round");
+  if (!f.checks.slower_in_every_replay) why.push("not slower in every replay (median)");
   if (!f.checks.over_threshold) why.push(`below ${fractionPercent(t.p95_threshold)}`);
   if (!f.checks.ci_above_noise) why.push("CI within noise");
   if (!f.checks.over_min_delta) why.push(`under ${t.min_delta_ms} ms`);
@@ -50608,6 +50643,7 @@ function environmentSection(ctx) {
     ["started", text(e.started_at)],
     ["wall time", wallTime(e.wall_time_ms)],
     ["noise floor", noise ? `${fractionPercent(noise.value)} over ${plural(noise.fingerprints, "fingerprint")}: ${text(noise.method)}` : "\u2013"],
+    ...r.plans ? [["buffers and server time", statsSource(r.plans)]] : [],
     [
       "thresholds",
       `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, min calls ${count(t.min_calls)}, max new errors ${count(t.max_new_errors)}, confidence ${fractionPercent(t.confidence)}`
@@ -50793,7 +50829,7 @@ var latencyComparison = external_exports.object({
     ci_above_noise: external_exports.boolean(),
     over_min_delta: external_exports.boolean(),
     enough_calls: external_exports.boolean(),
-    over_threshold_every_round: external_exports.boolean()
+    slower_in_every_replay: external_exports.boolean()
   }),
   regressed: external_exports.boolean()
 });
@@ -51442,6 +51478,7 @@ var settingsValue = external_exports.union([external_exports.string(), external_
 var majors = SUPPORTED_MAJORS.join(", ");
 var GATE_DEFAULTS = {
   rounds: 3,
+  confirmRounds: 2,
   speed: 1,
   p95Threshold: 0.2,
   minDeltaMs: 0.5,
@@ -51522,6 +51559,12 @@ var gateOptions = {
     placeholder: "N",
     help: `replay rounds per side, alternating the order (default ${GATE_DEFAULTS.rounds})`,
     schema: numberValue("a whole number of rounds from 1 to 20", (n) => n >= 1 && n <= 20, true).optional()
+  },
+  "confirm-rounds": {
+    shape: "value",
+    placeholder: "N",
+    help: `when the rounds find a latency regression, replay this many more rounds and decide on all of them, so that a burst of load on a shared runner does not fail the PR (default ${GATE_DEFAULTS.confirmRounds}; 0 decides after --rounds)`,
+    schema: numberValue("a whole number of rounds from 0 to 20", (n) => n >= 0 && n <= 20, true).optional()
   },
   speed: {
     shape: "value",
@@ -51650,6 +51693,7 @@ var schema = external_exports.object(shape).superRefine((raw, ctx) => {
     headFromScratch: raw["head-from-scratch"],
     seed: raw.seed !== void 0 ? { kind: "file", path: raw.seed } : raw["seed-command"] !== void 0 ? { kind: "command", command: raw["seed-command"] } : void 0,
     rounds: raw.rounds ?? GATE_DEFAULTS.rounds,
+    confirmRounds: raw["confirm-rounds"] ?? GATE_DEFAULTS.confirmRounds,
     speed: raw.speed ?? GATE_DEFAULTS.speed,
     thresholds: thresholdsFrom(raw),
     maxConnections: raw["max-connections"],
@@ -51678,6 +51722,7 @@ var ActionInput = {
   CommentId: "comment-id",
   FailOnRegression: "fail-on-regression",
   Report: "report",
+  BaselineReport: "baseline-report",
   ReportDir: "report-dir"
 };
 var Output = {
@@ -51732,6 +51777,10 @@ var actionOptions = {
     help: "mode comment: the JSON report (json-report-path) of the gate run to post",
     schema: filePath("the JSON report to post").optional()
   },
+  [ActionInput.BaselineReport]: {
+    help: "without a pull request and without base-ref: the JSON report of an earlier run to compare this commit with (weaker than a base commit: see docs/action.md)",
+    schema: filePath("the baseline JSON report").optional()
+  },
   [ActionInput.ReportDir]: {
     help: "where the report files are written (default: a directory under RUNNER_TEMP)",
     schema: filePath("the report directory").optional()
@@ -51784,6 +51833,77 @@ var progressOutput = {
   isTTY: false
 };
 
+// src/action/baseline.ts
+function compareWithBaseline(now, baseline, source2) {
+  const c = now.comparison;
+  const b = baseline.comparison;
+  const t = now.thresholds;
+  const noise = c.noise_floor.value;
+  const byFingerprint = new Map(b.fingerprints.map((f) => [f.fingerprint, f]));
+  const judge = (fingerprint, normalized, callsBaseline, callsNow, p95BaselineUs, p95NowUs) => {
+    const ratio = Math.max(p95NowUs, 1) / Math.max(p95BaselineUs, 1);
+    const regressed = callsBaseline >= t.min_calls && callsNow >= t.min_calls && ratio - 1 > Math.max(t.p95_threshold, noise) && (p95NowUs - p95BaselineUs) / 1e3 > t.min_delta_ms;
+    return { fingerprint, normalized, callsBaseline, callsNow, p95BaselineUs, p95NowUs, ratio, regressed };
+  };
+  const rows = [];
+  let notInBaseline = 0;
+  for (const f of c.fingerprints) {
+    const old = byFingerprint.get(f.fingerprint);
+    if (!old) {
+      notInBaseline++;
+      continue;
+    }
+    rows.push(judge(f.fingerprint, f.normalized, old.calls_head, f.calls_head, old.head.p95_us, f.head.p95_us));
+  }
+  rows.sort((x, y) => Number(y.regressed) - Number(x.regressed) || y.ratio - x.ratio);
+  const overall = judge("", "whole workload", b.overall.calls_head, c.overall.calls_head, b.overall.head.p95_us, c.overall.head.p95_us);
+  const key = (e) => `${e.fingerprint}/${e.sqlstate}`;
+  const before = new Set([...b.new_errors, ...b.shared_errors].map(key));
+  const seen = /* @__PURE__ */ new Map();
+  for (const e of [...c.new_errors, ...c.shared_errors, ...c.fixed_errors]) if (!before.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
+  const newErrors = [...seen.values()];
+  const slower = rows.filter((r) => r.regressed);
+  const reasons = [
+    ...slower.map((r) => `\`${r.normalized.slice(0, 80)}\` (${r.fingerprint}): p95 ${micros(r.p95BaselineUs)} in the baseline report \u2192 ${micros(r.p95NowUs)} now`),
+    ...overall.regressed ? [`whole workload: p95 ${micros(overall.p95BaselineUs)} in the baseline report \u2192 ${micros(overall.p95NowUs)} now`] : [],
+    ...newErrors.length > t.max_new_errors ? newErrors.map((e) => `new error ${e.sqlstate} in \`${e.normalized.slice(0, 80)}\` (${e.fingerprint})`) : []
+  ];
+  const regression = reasons.length > 0;
+  const threshold = `${Math.round(Math.max(t.p95_threshold, noise) * 100)} %`;
+  const headline = regression ? `regression against the baseline report: ${[slower.length ? `${slower.length} ${slower.length === 1 ? "query" : "queries"} slower` : "", overall.regressed ? "the whole workload slower" : "", newErrors.length > t.max_new_errors ? `${newErrors.length} new error(s)` : ""].filter(Boolean).join(", ")}` : `pass against the baseline report: no query slower than in it by more than ${threshold}, no new error`;
+  const at = baseline.environment.head.sha ? ` of commit ${baseline.environment.head.sha.slice(0, 12)}` : "";
+  const note = `compared with the baseline report ${source2} (the head side of a run${at} started ${baseline.environment.started_at} on ${baseline.environment.runner}), not with a base commit replayed in this job: its p95 numbers against this run's; the report has no latency samples, so there is no confidence interval, and the noise between the two runs is not measured (this run's own base-vs-base noise floor was ${Math.round(noise * 100)} %, used as the least threshold). The tables after the baseline section compare this commit with itself.`;
+  return { verdict: regression ? "regression" : "pass", headline, reasons, note, overall, rows, newErrors, notInBaseline };
+}
+function baselineReport(now, result, baseline, source2) {
+  return {
+    ...now,
+    verdict: result.verdict,
+    headline: result.headline,
+    reasons: result.reasons,
+    warnings: [result.note, ...now.warnings],
+    environment: { ...now.environment, base: { ref: "baseline-report", sha: baseline.environment.head.sha, source: `baseline-report: ${source2}` } }
+  };
+}
+function baselineSection(result, rows = 15) {
+  const fmt = (r) => `| ${r.fingerprint ? code(r.normalized, 80, true) : text(r.normalized)} | ${r.callsBaseline} / ${r.callsNow} | ${micros(r.p95BaselineUs)} | ${micros(r.p95NowUs)} | ${r.ratio >= 1 ? "+" : "\u2212"}${Math.abs(Math.round((r.ratio - 1) * 100))} % | ${r.regressed ? "\u274C" : ""} |`;
+  const lines = [
+    "#### Against the baseline report",
+    "",
+    text(result.note),
+    "",
+    "| statement | calls baseline / now | p95 baseline | p95 now | \u0394 p95 | regressed |",
+    "| --- | ---: | ---: | ---: | ---: | :---: |",
+    fmt(result.overall),
+    ...result.rows.slice(0, rows).map(fmt),
+    ""
+  ];
+  if (result.rows.length > rows) lines.push(`${result.rows.length - rows} more in the JSON report's comparison.`, "");
+  if (result.notInBaseline > 0) lines.push(`${result.notInBaseline} measured statement(s) are not in the baseline report and were not compared.`, "");
+  return `${lines.join("\n")}
+`;
+}
+
 // src/action/outputs.ts
 function outputsOf(report2, paths, commentUrl) {
   const comparison2 = report2.comparison;
@@ -51799,6 +51919,16 @@ function outputsOf(report2, paths, commentUrl) {
     [Output.P95DeltaPct]: comparison2 ? String(Math.round((comparison2.overall.ratio - 1) * 1e3) / 10) : "",
     [Output.NewErrors]: comparison2 ? String(comparison2.new_errors.length) : "",
     [Output.RegressedFingerprints]: comparison2 ? comparison2.fingerprints.filter((f) => f.regressed).map((f) => f.fingerprint).join(",") : ""
+  };
+}
+function baselineOutputs(result) {
+  const ms2 = (us) => String(Math.round(us) / 1e3);
+  return {
+    [Output.P95BaseMs]: ms2(result.overall.p95BaselineUs),
+    [Output.P95HeadMs]: ms2(result.overall.p95NowUs),
+    [Output.P95DeltaPct]: String(Math.round((result.overall.ratio - 1) * 1e3) / 10),
+    [Output.NewErrors]: String(result.newErrors.length),
+    [Output.RegressedFingerprints]: result.rows.filter((r) => r.regressed).map((r) => r.fingerprint).join(",")
   };
 }
 
@@ -51881,8 +52011,13 @@ async function publishComment(report2, markdown, options2, target) {
 // src/action/report-files.ts
 import fs14 from "node:fs";
 import path7 from "node:path";
-function reportMarkdown(report2) {
-  return renderMarkdown(report2, { maxChars: COMMENT_LIMIT - HEADER_ROOM, maskValues: true });
+function reportMarkdown(report2, section = "") {
+  const markdown = renderMarkdown(report2, { maxChars: COMMENT_LIMIT - HEADER_ROOM - section.length, maskValues: true });
+  if (section === "") return markdown;
+  const at = markdown.indexOf("\n#### ");
+  return at < 0 ? `${markdown}
+${section}` : `${markdown.slice(0, at + 1)}${section}
+${markdown.slice(at + 1)}`;
 }
 function writeReportFiles(report2, markdown, dir) {
   fs14.mkdirSync(dir, { recursive: true });
@@ -51939,8 +52074,11 @@ ${message2.replaceAll("<", "&lt;")}
 async function gateMode(read, options2, event, api, env, workspace) {
   const problem = platformProblem(process.platform, process.arch, glibcVersion2());
   if (problem) throw new InputError(`${problem}; use runs-on: ubuntu-24.04 (or another ubuntu-* x64 runner)`);
-  const config2 = readGateConfig(read);
-  requireBase(config2, event);
+  let config2 = readGateConfig(read);
+  const baselineFile = usesBaseline(config2, event, options2) ? options2["baseline-report"] : void 0;
+  const baseline = baselineFile === void 0 ? void 0 : readBaseline(baselineFile);
+  if (baselineFile !== void 0) config2 = sameCommitOnBothSides(config2);
+  else requireBase(config2, event);
   const reportDir = path9.resolve(options2["report-dir"] ?? path9.join(env.RUNNER_TEMP || os10.tmpdir(), "pg-retest-action", options2["comment-id"]));
   const runDir = startRunDir(env);
   const interrupt = trapInterrupts((name) => warning(`received ${name}: stopping the replay and the server`));
@@ -51957,13 +52095,23 @@ async function gateMode(read, options2, event, api, env, workspace) {
     interrupt.dispose();
     fs16.rmSync(runDir, { recursive: true, force: true });
   }
-  const { report: report2 } = outcome;
-  const markdown = reportMarkdown(report2);
+  let { report: report2, exitCode, error: error63 } = outcome;
+  let section = "";
+  let overrides = {};
+  if (baseline !== void 0 && baselineFile !== void 0 && report2.comparison !== null && report2.verdict !== "error") {
+    const result = compareWithBaseline(report2, baseline, baselineFile);
+    report2 = baselineReport(report2, result, baseline, baselineFile);
+    exitCode = result.verdict === "regression" ? ExitCode2.Regression : ExitCode2.Ok;
+    error63 = void 0;
+    section = baselineSection(result);
+    overrides = baselineOutputs(result);
+  }
+  const markdown = reportMarkdown(report2, section);
   const paths = writeReportFiles(report2, markdown, reportDir);
   await writeSummary(markdown);
   const commentUrl = await publishComment(report2, markdown, options2, { api, repository: event.repository, pullRequest: event.pullRequest?.number });
-  setOutputs(report2, paths, commentUrl);
-  return verdict(report2, outcome.exitCode, outcome.error, options2);
+  setOutputs(report2, paths, commentUrl, overrides);
+  return verdict(report2, exitCode, error63, options2);
 }
 async function commentMode(options2, event, api) {
   const file2 = options2.report;
@@ -51993,15 +52141,43 @@ async function pullRequestOf(event, api) {
   if (!match) info(`no open pull request has ${run4.headOwner}:${run4.headBranch} at ${run4.headSha.slice(0, 12)} as its head: nothing to comment on`);
   return match?.number;
 }
+function hasBase(config2, event) {
+  if (event.pullRequest || config2.baseRef !== void 0) return true;
+  return config2.schema.kind === "files" && config2.schema.base !== void 0;
+}
+function usesBaseline(config2, event, options2) {
+  if (options2["baseline-report"] === void 0) return false;
+  if (hasBase(config2, event)) {
+    info("baseline-report is ignored: this run has a base commit to replay (the pull request, base-ref or base-migrations)");
+    return false;
+  }
+  return true;
+}
 function requireBase(config2, event) {
-  if (event.pullRequest || config2.baseRef !== void 0) return;
-  if (config2.schema.kind === "files" && config2.schema.base !== void 0) return;
+  if (hasBase(config2, event)) return;
   throw new InputError(
-    `input \`base-ref\`: a ${event.name || "non-pull_request"} event has no pull request to take the base commit from; set base-ref (e.g. \${{ github.event.before }} on push) or base-migrations; comparing against captured timings or a baseline-report is not supported`
+    `input \`base-ref\`: a ${event.name || "non-pull_request"} event has no pull request to take the base commit from; set base-ref (e.g. \${{ github.event.before }} on push), base-migrations, or baseline-report (the JSON report of an earlier run)`
   );
 }
-function setOutputs(report2, paths, commentUrl) {
-  for (const [name, value] of Object.entries(outputsOf(report2, paths, commentUrl))) setOutput(name, scrub(value));
+function readBaseline(file2) {
+  let text2;
+  try {
+    text2 = fs16.readFileSync(file2, "utf8");
+  } catch {
+    throw new InputError(`input \`baseline-report\`: cannot read ${file2}; give the JSON report (json-report-path) of an earlier run`);
+  }
+  const report2 = parseReport(text2, file2);
+  if (report2.comparison === null) {
+    throw new InputError(`input \`baseline-report\`: ${file2} has no comparison (its run ended with ${report2.verdict}); give the report of a run that measured`);
+  }
+  return report2;
+}
+function sameCommitOnBothSides(config2) {
+  if (config2.schema.kind === "files") return { ...config2, schema: { ...config2.schema, base: config2.schema.head } };
+  return { ...config2, baseRef: "HEAD" };
+}
+function setOutputs(report2, paths, commentUrl, overrides = {}) {
+  for (const [name, value] of Object.entries({ ...outputsOf(report2, paths, commentUrl), ...overrides })) setOutput(name, scrub(value));
 }
 function verdict(report2, exitCode, error63, options2) {
   if (report2.verdict === "pass") {
