@@ -65,9 +65,7 @@ function packageFrom(rev) {
       run('cp', ['-a', path.join(root, 'target', 'release'), path.join(cargoTarget, 'release')]);
     }
     run(process.execPath, [path.join(worktree, 'scripts', 'package.mjs')], { cwd: worktree, env: { ...process.env, CARGO_TARGET_DIR: cargoTarget } });
-    for (const file of ['index.js', 'post.js', 'pg-supervisor.js', ENGINE]) {
-      fs.copyFileSync(path.join(worktree, 'dist', file), path.join(out, file));
-    }
+    for (const file of ['index.js', 'post.js', 'pg-supervisor.js', ENGINE]) replaceFile(path.join(worktree, 'dist', file), path.join(out, file));
     console.error(`package: dist/ built from ${rev} and copied to ${path.relative(process.cwd(), out) || '.'}`);
   } finally {
     fs.rmSync(worktree, { recursive: true, force: true });
@@ -101,6 +99,15 @@ if (!jsOnly) {
   const carried = createRequire(import.meta.url)(engine).nativeSourceHash();
   // Sources edited while cargo ran would give a binary that matches neither state.
   if (carried !== expected || nativeSourceHash() !== expected) fail('the native sources changed during the build; run npm run package again');
-  fs.copyFileSync(engine, path.join(out, ENGINE));
+  replaceFile(engine, path.join(out, ENGINE));
   console.error(`package: ${path.relative(process.cwd(), path.join(out, ENGINE))} (sources ${expected.slice(0, 12)})`);
+}
+
+/**
+ * Copies to a temporary name, then renames: a process that has the old engine loaded (a test,
+ * a CLI run) keeps its mapping, where copying over the file in place would crash it (SIGBUS).
+ */
+function replaceFile(from, to) {
+  fs.copyFileSync(from, `${to}.tmp`);
+  fs.renameSync(`${to}.tmp`, to);
 }
