@@ -115,10 +115,7 @@ export async function watchReplay(statsUrl: string, database: string): Promise<W
  * @returns counters by queryid
  */
 export async function readReplay(statsUrl: string, watch: Watch): Promise<CountersByQuery> {
-  const after = await withClient(statsUrl, async (client) => {
-    await settled(client, watch.dbid);
-    return counters(client, watch.dbid);
-  });
+  const after = await withClient(statsUrl, (client) => counters(client, watch.dbid));
   const out: CountersByQuery = new Map();
   for (const [id, now] of after) {
     const was = watch.before.get(id);
@@ -142,24 +139,6 @@ export function addCounters(total: CountersByQuery, replay: CountersByQuery): vo
 
 function subtract(a: StatementCounters, b: StatementCounters): StatementCounters {
   return { calls: a.calls - b.calls, rows: a.rows - b.rows, sharedHit: a.sharedHit - b.sharedHit, sharedRead: a.sharedRead - b.sharedRead, totalMs: a.totalMs - b.totalMs };
-}
-
-/** How long the replay's backends may take to exit before the counters are read anyway. */
-const SETTLE_MS = 5_000;
-
-/**
- * Waits until no backend is connected to the replay's database. A backend records a statement
- * in pg_stat_statements when its executor shuts down, which can come just after the client has
- * its result and has closed the session; read too early, the last statement of a session may be
- * missing (the exact join then refuses the fingerprint: its calls would not match).
- */
-async function settled(client: pg.Client, dbid: number): Promise<void> {
-  const deadline = Date.now() + SETTLE_MS;
-  while (Date.now() < deadline) {
-    const open = (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datid = $1::oid', [dbid])).rows[0]!.n;
-    if (open === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 async function counters(client: pg.Client, dbid: number): Promise<CountersByQuery> {
