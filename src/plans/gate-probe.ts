@@ -22,6 +22,8 @@ export class StatementCounterLog {
   /** The database created to hold the extension, for the caller to drop. */
   createdDatabase: string | null = null;
   readonly sides: { base: CountersByQuery; head: CountersByQuery } = { base: new Map(), head: new Map() };
+  /** Replays during which pg_stat_statements evicted entries. */
+  evictions = 0;
 
   /**
    * @param server the run's server
@@ -71,16 +73,21 @@ export class StatementCounterLog {
   async collect(side: 'base' | 'head', watch: Watch): Promise<void> {
     if (this.url === null) return;
     try {
-      addCounters(this.sides[side], await readReplay(this.url, watch));
+      const replay = await readReplay(this.url, watch);
+      addCounters(this.sides[side], replay.counters);
+      if (replay.evicted) {
+        this.evictions++;
+        this.logger.info('warning: pg_stat_statements evicted entries during this replay (pg_stat_statements.max reached); some counts may be short');
+      }
     } catch (error) {
       this.fail(error);
     }
   }
 
   /** What the prober needs: both sides' counters, or why there are none. */
-  result(): { base: CountersByQuery; head: CountersByQuery; version: string } | { unavailable: string } {
+  result(): { base: CountersByQuery; head: CountersByQuery; version: string; evictions: number } | { unavailable: string } {
     if (this.url === null) return { unavailable: this.unavailable ?? 'not used' };
-    return { ...this.sides, version: this.version };
+    return { ...this.sides, version: this.version, evictions: this.evictions };
   }
 
   /** One failed read makes every replay's counters incomplete: stop using them. */

@@ -30,7 +30,7 @@ export interface ProbeInputs {
   /** The compared fingerprints (successful executions on both sides). */
   fingerprints: FingerprintComparison[];
   /** pg_stat_statements counters of each side's replays, or why there are none. */
-  counters: { base: CountersByQuery; head: CountersByQuery; version: string } | { unavailable: string };
+  counters: { base: CountersByQuery; head: CountersByQuery; version: string; evictions?: number } | { unavailable: string };
   logger: Logger;
 }
 
@@ -108,7 +108,8 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
           const joined = joinCounters(inputs.counters[side], plan.queryId, calls, collisions[side]);
           if ('stats' in joined) stats = joined.stats;
           else {
-            note = `pg_stat_statements not joined (${joined.why}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
+            const evicted = (inputs.counters.evictions ?? 0) > 0 ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max` : '';
+            note = `pg_stat_statements not joined (${joined.why}${evicted}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
             unjoined = true;
           }
         }

@@ -85,6 +85,14 @@ export interface Watch {
   dbid: number;
   before: CountersByQuery;
   reset: boolean;
+  /** pg_stat_statements_info.dealloc before the replay (null before version 1.9). */
+  dealloc: number | null;
+}
+
+/** One replay's counters, and whether entries were evicted meanwhile (counts may then be short). */
+export interface ReplayCounters {
+  counters: CountersByQuery;
+  evicted: boolean;
 }
 
 /**
@@ -104,7 +112,7 @@ export async function watchReplay(statsUrl: string, database: string): Promise<W
       // Not allowed for this user: the snapshot below is subtracted instead.
       reset = false;
     }
-    return { dbid, before: await counters(client, dbid), reset };
+    return { dbid, before: await counters(client, dbid), reset, dealloc: await deallocations(client) };
   });
 }
 
@@ -114,15 +122,28 @@ export async function watchReplay(statsUrl: string, database: string): Promise<W
  * @param watch from {@link watchReplay}
  * @returns counters by queryid
  */
-export async function readReplay(statsUrl: string, watch: Watch): Promise<CountersByQuery> {
-  const after = await withClient(statsUrl, (client) => counters(client, watch.dbid));
+export async function readReplay(statsUrl: string, watch: Watch): Promise<ReplayCounters> {
+  const [after, dealloc] = await withClient(statsUrl, async (client) => [await counters(client, watch.dbid), await deallocations(client)] as const);
   const out: CountersByQuery = new Map();
   for (const [id, now] of after) {
     const was = watch.before.get(id);
     const d = was ? subtract(now, was) : now;
     if (d.calls > 0) out.set(id, d);
   }
-  return out;
+  return { counters: out, evicted: watch.dealloc !== null && dealloc !== null && dealloc > watch.dealloc };
+}
+
+/**
+ * How often pg_stat_statements has evicted entries to make room (`pg_stat_statements.max`
+ * reached): an evicted entry loses its counts, so the replay's calls come up short. The exact
+ * join notices that by the calls; this says why.
+ */
+async function deallocations(client: pg.Client): Promise<number | null> {
+  try {
+    return (await client.query<{ n: number }>('SELECT dealloc::float8 AS n FROM pg_stat_statements_info')).rows[0]?.n ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /**
