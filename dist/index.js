@@ -49363,7 +49363,8 @@ async function probePlans(inputs) {
           const joined = joinCounters(inputs.counters[side2], plan.queryId, calls, collisions[side2]);
           if ("stats" in joined) stats2 = joined.stats;
           else {
-            note = `pg_stat_statements not joined (${joined.why}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
+            const evicted = (inputs.counters.evictions ?? 0) > 0 ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max` : "";
+            note = `pg_stat_statements not joined (${joined.why}${evicted}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
             unjoined = true;
           }
         }
@@ -49688,18 +49689,25 @@ async function watchReplay(statsUrl, database) {
     } catch {
       reset = false;
     }
-    return { dbid, before: await counters(client, dbid), reset };
+    return { dbid, before: await counters(client, dbid), reset, dealloc: await deallocations(client) };
   });
 }
 async function readReplay(statsUrl, watch) {
-  const after = await withClient2(statsUrl, (client) => counters(client, watch.dbid));
+  const [after, dealloc] = await withClient2(statsUrl, async (client) => [await counters(client, watch.dbid), await deallocations(client)]);
   const out = /* @__PURE__ */ new Map();
   for (const [id, now] of after) {
     const was = watch.before.get(id);
     const d = was ? subtract(now, was) : now;
     if (d.calls > 0) out.set(id, d);
   }
-  return out;
+  return { counters: out, evicted: watch.dealloc !== null && dealloc !== null && dealloc > watch.dealloc };
+}
+async function deallocations(client) {
+  try {
+    return (await client.query("SELECT dealloc::float8 AS n FROM pg_stat_statements_info")).rows[0]?.n ?? null;
+  } catch {
+    return null;
+  }
 }
 function addCounters(total, replay2) {
   for (const [id, c] of replay2) {
@@ -49760,6 +49768,8 @@ var StatementCounterLog = class {
   /** The database created to hold the extension, for the caller to drop. */
   createdDatabase = null;
   sides = { base: /* @__PURE__ */ new Map(), head: /* @__PURE__ */ new Map() };
+  /** Replays during which pg_stat_statements evicted entries. */
+  evictions = 0;
   /** Finds pg_stat_statements on the server (see stat-statements.ts). */
   async open() {
     const status = await findStatStatements(this.server.url, majorOf(this.server.version), this.statsDatabase);
@@ -49795,7 +49805,12 @@ var StatementCounterLog = class {
   async collect(side2, watch) {
     if (this.url === null) return;
     try {
-      addCounters(this.sides[side2], await readReplay(this.url, watch));
+      const replay2 = await readReplay(this.url, watch);
+      addCounters(this.sides[side2], replay2.counters);
+      if (replay2.evicted) {
+        this.evictions++;
+        this.logger.info("warning: pg_stat_statements evicted entries during this replay (pg_stat_statements.max reached); some counts may be short");
+      }
     } catch (error63) {
       this.fail(error63);
     }
@@ -49803,7 +49818,7 @@ var StatementCounterLog = class {
   /** What the prober needs: both sides' counters, or why there are none. */
   result() {
     if (this.url === null) return { unavailable: this.unavailable ?? "not used" };
-    return { ...this.sides, version: this.version };
+    return { ...this.sides, version: this.version, evictions: this.evictions };
   }
   /** One failed read makes every replay's counters incomplete: stop using them. */
   fail(error63) {
