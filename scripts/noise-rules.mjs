@@ -160,6 +160,9 @@ const candidates = {
     baseChecks(f) && separation(f, ctx, options.p95Threshold) && medianShift(f) && normalizedSeparation(f, ctx, options.p95Threshold),
   'p50sep': (f, ctx) => baseChecks(f) && separationAt(f, ctx, options.p95Threshold, 0.5),
   'p95sep|p50sep': (f, ctx) => baseChecks(f) && (separation(f, ctx, options.p95Threshold) || separationAt(f, ctx, options.p95Threshold, 0.5)),
+  'engine, run floor only': (f, ctx) =>
+    f.checks.over_threshold && f.checks.over_min_delta && f.checks.enough_calls && f.checks.slower_in_every_replay && f.ci_low > 1 + ctx.c.noise_floor.value,
+  'engine, no floor': (f) => f.checks.over_threshold && f.checks.over_min_delta && f.checks.enough_calls && f.checks.slower_in_every_replay && f.ci_low > 1,
   'sep+t97.5': (f, ctx) => baseChecks(f) && separation(f, ctx, options.p95Threshold) && tLower(f, ctx, T5[0.975]) > 1 + options.p95Threshold,
 };
 

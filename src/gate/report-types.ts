@@ -58,8 +58,7 @@ export interface LatencyComparison {
   /** head p95 − base p95, µs (negative when faster). */
   delta_us: number;
   /**
-   * The noise floor `ci_low` had to clear (a fraction): the run's (`noise_floor.value`), or a
-   * fingerprint's own base-vs-base shift when that was larger.
+   * The noise floor `ci_low` had to clear (a fraction): the run's (`noise_floor.value`).
    */
   noise_floor: number;
   checks: LatencyChecks;

@@ -83,7 +83,7 @@ pub fn compare(
             latency: latency::compare_latency(
                 &b.sorted,
                 &h.sorted,
-                noise.floor_for(fingerprint),
+                noise.floor.value,
                 options,
                 seed,
             )

@@ -67,8 +67,7 @@ pub struct LatencyComparison {
     pub ci_low: f64,
     pub ci_high: f64,
     pub delta_us: i64,
-    /// The floor `ci_low` had to clear (a fraction): the run's, or a fingerprint's own larger
-    /// base-vs-base shift.
+    /// The floor `ci_low` had to clear (a fraction): the run's.
     pub noise_floor: f64,
     pub checks: LatencyChecks,
     pub regressed: bool,
