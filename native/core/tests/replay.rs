@@ -583,7 +583,9 @@ async fn the_session_cap_limits_open_sessions_and_a_delayed_session_keeps_its_ow
         .collect();
     assert_eq!(starts.len(), 3);
     let gap = starts.iter().max().unwrap() - starts.iter().min().unwrap();
-    assert!(gap >= 280_000, "kept its own timeline: {starts:?}");
+    // Captured 300 ms apart; compressed to ~0 if the session had lost its own timeline. CPU
+    // steal on a shared VM has shaved 30 ms off, hence the margin.
+    assert!(gap >= 200_000, "kept its own timeline: {starts:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
