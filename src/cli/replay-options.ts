@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
 import type { CommandSpec } from './argv.js';
+import { classScaleFrom, classScaleOptions } from './class-scale-options.js';
 import { choice, filePath, flag, numberValue, postgresUrl } from './option-types.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');
@@ -46,6 +47,7 @@ const options = {
     help: 'replay N copies of every session (default 1)',
     schema: numberValue('a whole number of copies, 1 or more', (n) => n >= 1 && n <= 10_000, true).optional(),
   },
+  ...classScaleOptions,
   'stagger-ms': {
     shape: 'value',
     placeholder: 'MS',
@@ -124,6 +126,7 @@ const schema = z
       speed: raw.speed ?? 1,
       readOnly: raw['read-only'],
       scale: raw.scale ?? 1,
+      classScale: classScaleFrom(raw),
       staggerMs: raw['stagger-ms'] ?? 0,
       maxConnections: raw['max-connections'],
       statementTimeoutMs: raw['statement-timeout-ms'],

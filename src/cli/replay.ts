@@ -15,6 +15,7 @@ import type { Logger, Server } from '../provision/index.js';
 import { serverForRun } from '../provision/run-server.js';
 import { describeTarget, passwordOf, redact } from '../provision/url.js';
 import type { ReplayReport } from '../types.js';
+import { largestFactor } from './class-scale-options.js';
 import { fromEngineError } from './engine-errors.js';
 import { trapInterrupts } from './interrupt.js';
 import { type Io, isCi, stderrLogger } from './io.js';
@@ -119,7 +120,7 @@ function throwIfAborted(signal: AbortSignal): void {
 }
 
 function getServer(config: ReplayConfig, workload: Workload, logger: Logger): Promise<Server> {
-  return serverForRun(config.target, { sessions: workload.sessions * config.scale, maxConnections: config.maxConnections, logger });
+  return serverForRun(config.target, { sessions: workload.sessions * largestFactor(config.scale, config.classScale), maxConnections: config.maxConnections, logger });
 }
 
 async function runEngine(config: ReplayConfig, workload: Workload, url: string, io: Io, signal: AbortSignal): Promise<ReplayReport> {
@@ -128,6 +129,7 @@ async function runEngine(config: ReplayConfig, workload: Workload, url: string, 
     speed: config.speed,
     readOnly: config.readOnly,
     scale: config.scale,
+    ...config.classScale,
     staggerMs: config.staggerMs,
     maxConnections: config.maxConnections,
     statementTimeoutMs: config.statementTimeoutMs,
