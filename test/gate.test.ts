@@ -229,9 +229,14 @@ describe('gate on the PR variants (base from git)', () => {
       const run = await prGate(repoWithPr(variant('add-index')));
       expect(run.code, explain(run)).toBe(0);
       expect(run.report!.verdict).toBe('pass');
-      // No statement of the workload can use the new index (examples/shop/README.md), so no
-      // plan changes; test/plans.test.ts has a PR whose new index does change a plan.
-      expect(run.report!.plans!.fingerprints.filter((f) => f.changed)).toEqual([]);
+      // The partial covering index serves the daily revenue report and nothing else
+      // (examples/shop/README.md): exactly one plan change, and it is an improvement.
+      const changed = run.report!.plans!.fingerprints.filter((f) => f.changed);
+      expect(changed.map((f) => [f.change, f.assessment])).toEqual([
+        ['orders: Index Scan using orders_created_idx → Index Only Scan using orders_paid_created_idx', 'improvement'],
+      ]);
+      expect(changed[0]!.normalized).toMatch(/^SELECT date_trunc\(/);
+      expect(run.stdout).toContain('✅ improvement');
     },
     GATE_TIMEOUT_MS,
   );
