@@ -38,7 +38,7 @@ let interrupted = false;
  * How long one step may take before it is stopped and counted as failed, so
  * that a hung test cannot use up CI's whole time budget.
  */
-const STEP_TIMEOUT_MS = Number(process.env.PG_RETEST_TEST_STEP_TIMEOUT_MIN || 30) * 60_000;
+const STEP_TIMEOUT_MS = Number(process.env.PG_RETEST_TEST_STEP_TIMEOUT_MIN || 50) * 60_000;
 /** After SIGTERM, how long a step's processes get before SIGKILL. */
 const KILL_GRACE_MS = 15_000;
 
