@@ -6,9 +6,11 @@
 import packageJson from '../../package.json' with { type: 'json' };
 import { CliError, ExitCode, exitCodeOf, InputError } from '../exit-codes.js';
 import { commandHelp, type CommandSpec, parseOptions, type RawValue, tokenize } from './argv.js';
+import { capacityCommand } from '../capacity/options.js';
 import { readConfigFile, mergeValues } from '../config/config-file.js';
 import { gateCommand } from '../config/gate-options.js';
 import { compareCommand } from './compare-options.js';
+import { runCapacityCommand } from './capacity.js';
 import { runCompare } from './compare.js';
 import { runGateCommand } from './gate.js';
 import { inspectCommand, runInspect } from './inspect.js';
@@ -38,6 +40,7 @@ const gate: Command = {
 
 const commands: Record<string, Command> = {
   gate,
+  capacity: command(capacityCommand, runCapacityCommand),
   compare: command(compareCommand, runCompare),
   inspect: command(inspectCommand, runInspect),
   replay: command(replayCommand, runReplay),

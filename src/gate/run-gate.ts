@@ -35,6 +35,7 @@ import {
   type ReplayRun,
   type Thresholds,
 } from './report-types.js';
+import { releaseRun, toCliError } from './run-resources.js';
 import { decideVerdict, exitCodeOfVerdict } from './verdict.js';
 import { probeTemplates, StatementCounterLog } from '../plans/gate-probe.js';
 import type { PlansReport } from '../plans/types.js';
@@ -288,15 +289,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       error,
     };
   } finally {
-    if (server) {
-      if (server.kind === 'database-url') {
-        for (const name of created) await dropDatabase(server.url, name).catch((e: Error) => logger.info(`warning: ${e.message}`));
-      } else {
-        logger.info('stopping the server and removing its data directory');
-        await server.stop();
-      }
-    }
-    await checkout?.dispose();
+    await releaseRun(server, created, checkout, logger);
   }
 }
 
@@ -317,11 +310,7 @@ function stageLabel(stage: Stage): string {
 }
 
 function asCliError(error: unknown, stage: Stage): CliError {
-  if (error instanceof CliError) return error;
-  const mapped = fromEngineError(error);
-  if (mapped instanceof CliError) return mapped;
-  const detail = error instanceof Error ? error.message : String(error);
-  return new InfraError(`unexpected failure while ${stageLabel(stage)}: ${detail}; this is a bug in pg-retest-action, please report it`);
+  return toCliError(error, stageLabel(stage));
 }
 
 function describeSource(config: GateConfig, side: 'base' | 'head'): string {
@@ -330,7 +319,7 @@ function describeSource(config: GateConfig, side: 'base' | 'head'): string {
   return `files: ${files.join(', ')}`;
 }
 
-async function loadGateWorkload(file: string): Promise<Workload> {
+export async function loadGateWorkload(file: string): Promise<Workload> {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
@@ -345,7 +334,7 @@ async function loadGateWorkload(file: string): Promise<Workload> {
   }
 }
 
-function checkSeed(config: GateConfig): void {
+export function checkSeed(config: Pick<GateConfig, 'seed'>): void {
   if (config.seed?.kind !== 'file') return;
   const file = config.seed.path;
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) {

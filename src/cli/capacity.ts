@@ -1,0 +1,69 @@
+/**
+ * `capacity`: run the sweep (src/capacity/run-sweep.ts), print the markdown report on stdout,
+ * write the JSON report and the SVG chart where asked, and exit 0 (a sweep, or a capacity gate
+ * that passed), 1 (the PR lowers capacity), 2 bad input, 3 infrastructure, 130 interrupted.
+ */
+import fs from 'node:fs';
+import { renderCapacityMarkdown } from '../capacity/markdown.js';
+import type { CapacityConfig } from '../capacity/options.js';
+import type { CapacityReport } from '../capacity/report-types.js';
+import { runCapacity } from '../capacity/run-sweep.js';
+import { renderCapacitySvg } from '../capacity/svg.js';
+import { type ExitCode, InputError } from '../exit-codes.js';
+import { trapInterrupts } from './interrupt.js';
+import { type Io, isCi, stderrLogger } from './io.js';
+import { createProgressDisplay } from './progress.js';
+import { checkOutputDirs } from './report-files.js';
+
+/**
+ * Runs `capacity`.
+ * @param config validated options
+ * @param io where to print
+ * @returns the exit status
+ */
+export async function runCapacityCommand(config: CapacityConfig, io: Io): Promise<ExitCode> {
+  checkOutputDirs(config.outputs);
+  const logger = stderrLogger(io);
+  const live = io.stderr.isTTY === true && !isCi(io.env);
+  const interrupt = trapInterrupts((name) => logger.info(`\nreceived ${name}: stopping and cleaning up (send it again to exit at once)`));
+  try {
+    const outcome = await runCapacity(config, {
+      logger,
+      createProgress: () => createProgressDisplay(io.stderr, live),
+      env: io.env,
+      cwd: process.cwd(),
+      signal: interrupt.signal,
+    });
+    writeCapacityReports(outcome.report, config.outputs, io);
+    if (outcome.error) io.stderr.write(`error: ${outcome.error.message.replace(/\s*\n\s*/g, ' ')}\n`);
+    else logger.info(outcome.report.headline);
+    return outcome.exitCode;
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+/**
+ * Prints the markdown and writes the files asked for.
+ * @param report the capacity report
+ * @param outputs file names by option
+ * @param io where stdout goes
+ */
+export function writeCapacityReports(report: CapacityReport, outputs: CapacityConfig['outputs'], io: Io): void {
+  const markdown = renderCapacityMarkdown(report);
+  io.stdout.write(markdown);
+  const files: [string, string | undefined, () => string][] = [
+    ['markdown', outputs.markdown, () => markdown],
+    ['json', outputs.json, () => `${JSON.stringify(report, null, 2)}\n`],
+    // A chart needs at least one swept side; an early error has none.
+    ['svg', report.sides.length > 0 ? outputs.svg : undefined, () => renderCapacitySvg(report)],
+  ];
+  for (const [option, file, render] of files) {
+    if (file === undefined) continue;
+    try {
+      fs.writeFileSync(file, render());
+    } catch (error) {
+      throw new InputError(`option --${option}: cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
