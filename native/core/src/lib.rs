@@ -1,5 +1,6 @@
 //! pg-retest-core: the engine of pg-retest-action.
 //!
+//! - [`capture`]: PostgreSQL logs into a `.wkl` workload.
 //! - [`wkl`]: the pg-retest `.wkl` workload format (read every version, write pg-retest-readable).
 //! - [`workload`]: the compact, analysed form the engine replays.
 //! - [`sql`]: statement analysis by PostgreSQL's own parser.
@@ -10,6 +11,7 @@
 //!
 //! Nothing here knows about Node; the `pg-retest-node` crate wraps it.
 
+pub mod capture;
 pub mod classify;
 pub mod compact_decode;
 pub mod compare;

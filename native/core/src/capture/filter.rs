@@ -1,0 +1,140 @@
+//! Which captured statements go into the workload: the caller's filters (database, user,
+//! application, time window) and the noise a capture drags in (driver `SET`s, `SHOW`,
+//! catalog-only introspection), which says nothing about the application's performance.
+
+use super::time::Micros;
+
+/// The caller's choice of statements. Empty lists accept everything.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub databases: Vec<String>,
+    pub users: Vec<String>,
+    pub application_names: Vec<String>,
+    /// Statements starting at or after this instant.
+    pub since_us: Option<Micros>,
+    /// Statements starting before this instant.
+    pub until_us: Option<Micros>,
+    /// Keep `SET`/`SHOW`/catalog introspection.
+    pub include_noise: bool,
+}
+
+/// Why a statement was left out (the sidecar counts them by this name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Exclusion {
+    Database,
+    User,
+    ApplicationName,
+    TimeWindow,
+    Noise,
+}
+
+impl Exclusion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Exclusion::Database => "database",
+            Exclusion::User => "user",
+            Exclusion::ApplicationName => "application_name",
+            Exclusion::TimeWindow => "time_window",
+            Exclusion::Noise => "noise",
+        }
+    }
+}
+
+impl Filters {
+    /// `None` when the statement stays in the workload.
+    pub fn exclude(&self, database: &str, user: &str, application: &str, start_us: Micros, sql: &str) -> Option<Exclusion> {
+        let listed = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
+        if !listed(&self.databases, database) {
+            return Some(Exclusion::Database);
+        }
+        if !listed(&self.users, user) {
+            return Some(Exclusion::User);
+        }
+        if !listed(&self.application_names, application) {
+            return Some(Exclusion::ApplicationName);
+        }
+        if self.since_us.is_some_and(|s| start_us < s) || self.until_us.is_some_and(|u| start_us >= u) {
+            return Some(Exclusion::TimeWindow);
+        }
+        if !self.include_noise && is_noise(sql) {
+            return Some(Exclusion::Noise);
+        }
+        None
+    }
+}
+
+/// Session settings drivers and tools send on connect; they do not change what the
+/// application's statements do. (`SET search_path`, `SET ROLE`, `SET TRANSACTION`, … do, and
+/// are kept.)
+const NOISE_SETTINGS: &[&str] = &[
+    "application_name",
+    "extra_float_digits",
+    "datestyle",
+    "client_encoding",
+    "timezone",
+    "time",
+    "intervalstyle",
+    "client_min_messages",
+    "bytea_output",
+    "lc_messages",
+    "statement_timeout",
+    "lock_timeout",
+    "idle_in_transaction_session_timeout",
+];
+
+/// `SET` of a driver setting, `SHOW`, or a query that reads only system catalogs.
+pub fn is_noise(sql: &str) -> bool {
+    let words: Vec<String> = sql
+        .split(|c: char| c.is_whitespace() || c == '=' || c == ';')
+        .filter(|w| !w.is_empty())
+        .take(3)
+        .map(|w| w.to_ascii_lowercase())
+        .collect();
+    match words.first().map(String::as_str) {
+        Some("show") => return true,
+        Some("set") => {
+            let mut name = words.get(1).map(String::as_str).unwrap_or("");
+            if name == "session" {
+                name = words.get(2).map(String::as_str).unwrap_or("");
+            }
+            return NOISE_SETTINGS.contains(&name.trim_matches('"'));
+        }
+        Some("select") | Some("with") => {}
+        _ => return false,
+    }
+    let Ok(parsed) = pg_query::parse(sql, 0) else { return false };
+    let tables = parsed.tables();
+    !tables.is_empty()
+        && tables.iter().all(|t| {
+            let t = t.to_ascii_lowercase();
+            t.starts_with("pg_") || t.starts_with("pg_catalog.") || t.starts_with("information_schema.")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noise() {
+        assert!(is_noise("SET extra_float_digits = 3"));
+        assert!(is_noise("SET SESSION TimeZone TO 'UTC'"));
+        assert!(is_noise("show transaction_isolation"));
+        assert!(is_noise("SELECT oid, typname FROM pg_catalog.pg_type WHERE typname = 'x'"));
+        assert!(is_noise("select * from information_schema.tables"));
+        assert!(!is_noise("SET search_path TO app"));
+        assert!(!is_noise("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE"));
+        assert!(!is_noise("SELECT 1"));
+        assert!(!is_noise("SELECT * FROM orders JOIN pg_class ON true"));
+        assert!(!is_noise("UPDATE pg_temp_x SET a = 1"));
+    }
+
+    #[test]
+    fn filters() {
+        let f = Filters { databases: vec!["shop".into()], since_us: Some(10), ..Default::default() };
+        assert_eq!(f.exclude("other", "u", "a", 20, "SELECT 1"), Some(Exclusion::Database));
+        assert_eq!(f.exclude("shop", "u", "a", 5, "SELECT 1"), Some(Exclusion::TimeWindow));
+        assert_eq!(f.exclude("shop", "u", "a", 20, "SHOW x"), Some(Exclusion::Noise));
+        assert_eq!(f.exclude("shop", "u", "a", 20, "SELECT 1"), None);
+    }
+}

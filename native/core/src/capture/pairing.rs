@@ -1,0 +1,294 @@
+//! From one session's log lines to the statements it executed, with start time and duration.
+//!
+//! Two logging styles, and a mix of both, give the same statements:
+//! - `log_min_duration_statement = 0`: one line per statement, written when it ends:
+//!   `duration: 1.2 ms  statement: …` / `duration: 1.2 ms  execute <unnamed>: …`;
+//! - `log_statement = 'all'` + `log_duration = on`: `statement: …` / `execute S_1: …` when it
+//!   starts, then a bare `duration: 1.2 ms` when it ends (paired here, per session).
+//!
+//! Either way the start is the end's log time minus the duration. A statement that fails logs no
+//! duration but an ERROR with the statement text: it is kept, marked failed, timed from its
+//! `statement:` line to the ERROR when there is one. `parse`/`bind` lines of the extended
+//! protocol are not executions and are skipped.
+
+use super::params::{parse_params, Params};
+use super::record::LogRecord;
+use super::time::{Micros, Zones};
+
+/// How a statement ended, when it failed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Failure {
+    pub sqlstate: String,
+    pub message: String,
+}
+
+/// A statement as the log shows it, before parameters are put in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedStatement {
+    pub start_us: Micros,
+    pub duration_us: u64,
+    pub sql: String,
+    /// Sent with the extended protocol (`execute …`): `$n` are bind parameters.
+    pub extended: bool,
+    pub params: Option<Params>,
+    pub failed: Option<Failure>,
+    /// Logged at its start, but no duration and no error followed.
+    pub duration_missing: bool,
+}
+
+/// What a session's lines held besides statements, for the capture's accounting.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PairingCounts {
+    /// Lines with the statement and its duration together (`log_min_duration_statement`).
+    pub combined_lines: u64,
+    /// `statement:`/`execute` lines logged at the start (`log_statement`).
+    pub start_lines: u64,
+}
+
+enum Line<'a> {
+    /// `duration: X ms  statement: …` / `… execute NAME: …`
+    Combined(u64, &'a str, bool),
+    /// `statement: …` / `execute NAME: …`
+    Start(&'a str, bool),
+    /// `duration: X ms`
+    Duration(u64),
+    Other,
+}
+
+fn classify(message: &str) -> Line<'_> {
+    if let Some(rest) = message.strip_prefix("duration: ") {
+        let Some((ms, after)) = rest.split_once(" ms") else { return Line::Other };
+        let Ok(ms) = ms.trim().parse::<f64>() else { return Line::Other };
+        let us = (ms * 1000.0).round().max(0.0) as u64;
+        let after = after.trim_start();
+        if after.is_empty() {
+            return Line::Duration(us);
+        }
+        return match statement_text(after) {
+            Some((sql, extended)) => Line::Combined(us, sql, extended),
+            None => Line::Other, // parse, bind, fastpath, execute fetch from
+        };
+    }
+    match statement_text(message) {
+        Some((sql, extended)) => Line::Start(sql, extended),
+        None => Line::Other,
+    }
+}
+
+/// `statement: SQL` → (SQL, false); `execute NAME: SQL` → (SQL, true).
+fn statement_text(text: &str) -> Option<(&str, bool)> {
+    if let Some(sql) = text.strip_prefix("statement: ") {
+        return Some((sql, false));
+    }
+    let rest = text.strip_prefix("execute ")?;
+    if rest.starts_with("fetch from ") {
+        // A further fetch from an open portal: the statement was counted at its first execute.
+        return None;
+    }
+    let (_, sql) = rest.split_once(": ")?;
+    Some((sql, true))
+}
+
+struct Pending {
+    time_us: Micros,
+    sql: String,
+    extended: bool,
+    params: Option<Params>,
+}
+
+impl Pending {
+    fn into_statement(self, duration: Option<u64>, failed: Option<Failure>, end_us: Micros) -> LoggedStatement {
+        let duration_us = match (&failed, duration) {
+            (_, Some(d)) => d,
+            (Some(_), None) => u64::try_from(end_us - self.time_us).unwrap_or(0),
+            (None, None) => 0,
+        };
+        LoggedStatement {
+            start_us: self.time_us,
+            duration_us,
+            sql: self.sql,
+            extended: self.extended,
+            params: self.params,
+            duration_missing: duration.is_none() && failed.is_none(),
+            failed,
+        }
+    }
+}
+
+/// Pairs one session's records (already in session order) into statements.
+pub fn pair_session(
+    records: &[LogRecord],
+    zones: &Zones,
+    counts: &mut PairingCounts,
+) -> Result<Vec<LoggedStatement>, String> {
+    let mut out = Vec::new();
+    let mut pending: Option<Pending> = None;
+    for r in records {
+        let time = || zones.parse(&r.log_time);
+        if r.severity == "ERROR" {
+            if r.query.is_empty() {
+                continue; // not about a client statement
+            }
+            let failure = Failure {
+                sqlstate: r.sqlstate.clone(),
+                message: r.message.clone(),
+            };
+            let t = time()?;
+            match pending.take() {
+                Some(p) => out.push(p.into_statement(None, Some(failure), t)),
+                None => out.push(LoggedStatement {
+                    start_us: t,
+                    duration_us: 0,
+                    sql: r.query.clone(),
+                    extended: false,
+                    params: parse_params(&r.context),
+                    failed: Some(failure),
+                    duration_missing: false,
+                }),
+            }
+            continue;
+        }
+        if r.severity != "LOG" {
+            continue;
+        }
+        match classify(&r.message) {
+            Line::Start(sql, extended) => {
+                counts.start_lines += 1;
+                let t = time()?;
+                if let Some(p) = pending.take() {
+                    out.push(p.into_statement(None, None, t));
+                }
+                pending = Some(Pending {
+                    time_us: t,
+                    sql: sql.to_string(),
+                    extended,
+                    params: parse_params(&r.detail),
+                });
+            }
+            Line::Duration(us) => {
+                if matches!(r.command_tag.as_str(), "PARSE" | "BIND") {
+                    continue;
+                }
+                if let Some(p) = pending.take() {
+                    let end = time()?;
+                    let mut s = p.into_statement(Some(us), None, end);
+                    s.start_us = end - us as i64;
+                    out.push(s);
+                }
+            }
+            Line::Combined(us, sql, extended) => {
+                counts.combined_lines += 1;
+                let end = time()?;
+                if let Some(p) = pending.take() {
+                    // With both settings on, the start line and this line are the same statement.
+                    if p.sql != sql {
+                        out.push(p.into_statement(None, None, end));
+                    }
+                }
+                out.push(LoggedStatement {
+                    start_us: end - us as i64,
+                    duration_us: us,
+                    sql: sql.to_string(),
+                    extended,
+                    params: parse_params(&r.detail),
+                    failed: None,
+                    duration_missing: false,
+                });
+            }
+            Line::Other => {}
+        }
+    }
+    if let Some(p) = pending.take() {
+        let t = p.time_us;
+        out.push(p.into_statement(None, None, t));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(time: &str, tag: &str, severity: &str, message: &str, detail: &str) -> LogRecord {
+        LogRecord {
+            log_time: format!("2026-01-01 00:00:{time} UTC"),
+            command_tag: tag.into(),
+            severity: severity.into(),
+            message: message.into(),
+            detail: detail.into(),
+            ..Default::default()
+        }
+    }
+
+    fn t(sec: f64) -> Micros {
+        Zones::default().parse("2026-01-01 00:00:00 UTC").unwrap() + (sec * 1e6) as i64
+    }
+
+    #[test]
+    fn both_styles_give_the_same_statements() {
+        let combined = vec![
+            rec("01.000", "PARSE", "LOG", "duration: 0.1 ms  parse <unnamed>: SELECT $1", ""),
+            rec("01.000", "BIND", "LOG", "duration: 0.1 ms  bind <unnamed>: SELECT $1", "parameters: $1 = '5'"),
+            rec("01.500", "SELECT", "LOG", "duration: 500.000 ms  execute <unnamed>: SELECT $1", "parameters: $1 = '5'"),
+            rec("02.250", "SELECT", "LOG", "duration: 250 ms  statement: SELECT 2", ""),
+        ];
+        let separate = vec![
+            rec("01.000", "PARSE", "LOG", "duration: 0.1 ms", ""),
+            rec("01.000", "SELECT", "LOG", "execute <unnamed>: SELECT $1", "parameters: $1 = '5'"),
+            rec("01.500", "SELECT", "LOG", "duration: 500.000 ms", ""),
+            rec("02.000", "idle", "LOG", "statement: SELECT 2", ""),
+            rec("02.250", "SELECT", "LOG", "duration: 250 ms", ""),
+        ];
+        let mut c = PairingCounts::default();
+        let a = pair_session(&combined, &Zones::default(), &mut c).unwrap();
+        let b = pair_session(&separate, &Zones::default(), &mut c).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[0].start_us, t(1.0));
+        assert_eq!(a[0].duration_us, 500_000);
+        assert!(a[0].extended);
+        assert_eq!(a[0].params.as_ref().unwrap().values[&1], "'5'");
+        assert_eq!(a[1].start_us, t(2.0));
+    }
+
+    #[test]
+    fn errors_are_kept_and_marked() {
+        let mut err = rec("03.000", "SELECT", "ERROR", "division by zero", "");
+        err.sqlstate = "22012".into();
+        err.query = "select 1/0".into();
+        let with_start = vec![rec("02.000", "idle", "LOG", "statement: select 1/0", ""), err.clone()];
+        let mut c = PairingCounts::default();
+        let a = pair_session(&with_start, &Zones::default(), &mut c).unwrap();
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].failed.as_ref().unwrap().sqlstate, "22012");
+        assert_eq!(a[0].start_us, t(2.0));
+        assert_eq!(a[0].duration_us, 1_000_000);
+        let alone = pair_session(&[err], &Zones::default(), &mut c).unwrap();
+        assert_eq!(alone[0].sql, "select 1/0");
+        assert!(alone[0].failed.is_some());
+    }
+
+    #[test]
+    fn a_start_without_duration_is_flagged() {
+        let lines = vec![
+            rec("01.000", "idle", "LOG", "statement: SELECT 1", ""),
+            rec("02.000", "idle", "LOG", "statement: SELECT 2", ""),
+        ];
+        let mut c = PairingCounts::default();
+        let a = pair_session(&lines, &Zones::default(), &mut c).unwrap();
+        assert_eq!(a.len(), 2);
+        assert!(a.iter().all(|s| s.duration_missing));
+    }
+
+    #[test]
+    fn both_settings_on_do_not_double_count() {
+        let lines = vec![
+            rec("01.000", "idle", "LOG", "statement: SELECT 1", ""),
+            rec("01.100", "SELECT", "LOG", "duration: 100 ms  statement: SELECT 1", ""),
+        ];
+        let mut c = PairingCounts::default();
+        let a = pair_session(&lines, &Zones::default(), &mut c).unwrap();
+        assert_eq!(a.len(), 1);
+        assert!(!a[0].duration_missing);
+    }
+}
