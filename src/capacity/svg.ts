@@ -7,8 +7,8 @@
 import type { CapacityReport, CapacitySideReport } from './report-types.js';
 
 const WIDTH = 960;
-const HEIGHT = 420;
-const PANEL = { top: 70, bottom: 70, left: 80, width: 360, gap: 120 };
+const HEIGHT = 440;
+const PANEL = { top: 70, bottom: 84, left: 80, width: 360, gap: 120 };
 const COLORS: Record<string, string> = { base: '#1f77b4', head: '#e4572e', schema: '#1f77b4', database: '#1f77b4' };
 const DASH: Record<string, string> = { base: '', head: '6 4', schema: '', database: '' };
 
