@@ -193,3 +193,28 @@ describe('capacity options', () => {
     expect(config.threshold).toBe(0.2);
   });
 });
+
+describe('mode: capacity inputs and outputs', () => {
+  it('builds the capacity config from input strings, naming the input on bad values', async () => {
+    const { readCapacityConfig, inputNames, capacityOnlyInputs } = await import('../src/action/inputs.js');
+    const reader = (inputs: Record<string, string>) => (name: string) => inputs[name] ?? '';
+    const config = readCapacityConfig(reader({ workload: 'w.wkl', migrations: 'db/*.sql', connections: '10,25,50,90', scale: '20', 'scale-bulk': '0', 'capacity-threshold': '20%' }));
+    expect(config.connections).toEqual([10, 25, 50, 90]);
+    expect(config.scale).toBe(20);
+    expect(config.classScale).toEqual({ scaleBulk: 0 });
+    expect(config.threshold).toBe(0.2);
+    expect(config.outputs).toEqual({ markdown: undefined, json: undefined, svg: undefined });
+    expect(() => readCapacityConfig(reader({ workload: 'w.wkl', migrations: 'db/*.sql', connections: '10,x' }))).toThrow(/^input `connections`: expected whole numbers/);
+    expect(capacityOnlyInputs()).toEqual(expect.arrayContaining(['connections', 'scale', 'allow-writes', 'capacity-threshold']));
+    expect(inputNames()).not.toContain('svg');
+  });
+
+  it('sets result, knee and change outputs', async () => {
+    const { capacityOutputs } = await import('../src/action/capacity-mode.js');
+    const r = report([side([1, 2, 4, 8, 16], [1000, 1900, 3500, 3700, 3650]), { ...side([1, 2, 4, 8, 16], [900, 1500, 2000, 2100, 2050]), side: 'head' }]);
+    r.verdict = 'fail';
+    r.comparison = { compared_at: 4, throughput_change: -0.4286 };
+    const out = capacityOutputs(r, { markdown: 'a.md', json: 'a.json', svg: 'a.svg' }, undefined);
+    expect(out).toMatchObject({ result: 'regression', 'knee-connections': '4', 'capacity-change-pct': '-42.9', 'capacity-svg-path': 'a.svg', 'comment-url': '' });
+  });
+});

@@ -6,18 +6,19 @@
  */
 import { z } from 'zod';
 import { choice, filePath } from '../cli/option-types.js';
+import { capacityCommand, type CapacityConfig, capacityOptions } from '../capacity/options.js';
 import { type GateConfig, gateCommand, gateOptions } from '../config/gate-options.js';
 import { booleanValue } from '../config/values.js';
 import { InputError } from '../exit-codes.js';
 import { ActionInput } from './names.js';
 
-export const MODES = ['gate', 'comment'] as const;
+export const MODES = ['gate', 'comment', 'capacity'] as const;
 export const COMMENT_POLICIES = ['always', 'on-regression', 'never'] as const;
 
 /** Inputs of the action only (the gate's are `gateOptions`), with the help action.yml repeats. */
 export const actionOptions = {
   [ActionInput.Mode]: {
-    help: 'gate: run the gate (the default); comment: post the report of an earlier run (`report`), for a workflow_run workflow',
+    help: 'gate: run the gate (the default); comment: post the report of an earlier run (`report`), for a workflow_run workflow; capacity: sweep concurrency and gate on lost headroom (docs/capacity.md)',
     schema: choice(MODES).optional().transform((mode) => mode ?? 'gate'),
   },
   [ActionInput.GithubToken]: {
@@ -64,9 +65,17 @@ const actionSchema = z.object(Object.fromEntries(Object.entries(actionOptions).m
 
 export type ActionOptions = z.output<typeof actionSchema>;
 
-/** Every input name the action accepts: the gate's options, then the action's own. */
+/** The sweep's options that are inputs (report files are the action's business). */
+const capacityInputNames = Object.keys(capacityOptions).filter((name) => !['markdown', 'json', 'svg'].includes(name));
+
+/** Inputs of `mode: capacity` that the gate does not have. */
+export function capacityOnlyInputs(): string[] {
+  return capacityInputNames.filter((name) => !(name in gateOptions));
+}
+
+/** Every input name the action accepts: the gate's options, the sweep's own, then the action's own. */
 export function inputNames(): string[] {
-  return [...Object.keys(gateOptions), ...Object.keys(actionOptions)];
+  return [...Object.keys(gateOptions), ...capacityOnlyInputs(), ...Object.keys(actionOptions)];
 }
 
 /** Reads one input as the runner passes it (`INPUT_<NAME>`, name upper-cased, spaces as `_`). */
@@ -90,6 +99,16 @@ export function readActionOptions(read: InputReader): ActionOptions {
  */
 export function readGateConfig(read: InputReader): GateConfig {
   return parse(gateCommand.schema, rawInputs(read, Object.keys(gateOptions)));
+}
+
+/**
+ * `mode: capacity`'s inputs, validated by the sweep's schema (the same as `capacity`'s flags).
+ * @param read reads an input ('' when not given)
+ * @returns the capacity config (its report files stay unset)
+ * @throws InputError naming the input
+ */
+export function readCapacityConfig(read: InputReader): CapacityConfig {
+  return parse(capacityCommand.schema, rawInputs(read, capacityInputNames));
 }
 
 /** An input's raw value, or undefined when empty (the runner passes every declared input, '' when unset). */

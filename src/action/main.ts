@@ -1,6 +1,7 @@
 /**
  * The action's main step. `mode: gate` runs the gate on this repository and reports it;
- * `mode: comment` posts the report of an earlier run (the fork-safe pattern). Effects happen in
+ * `mode: comment` posts the report of an earlier run (the fork-safe pattern); `mode: capacity`
+ * sweeps concurrency (src/action/capacity-mode.ts). Effects happen in
  * a fixed order: report files, job summary, PR comment, outputs, and only then the verdict, so
  * a failing step always leaves its explanation behind. The verdict decides the exit status:
  * 0 pass, 1 regression (0 with `fail-on-regression: false`), 2 bad input, 3 infrastructure.
@@ -15,19 +16,18 @@ import { runGate } from '../gate/run-gate.js';
 import type { GateReport } from '../gate/report-types.js';
 import { platformProblem } from '../native.js';
 import { parseReport } from '../report/index.js';
-import { createProgressDisplay } from '../cli/progress.js';
-import { trapInterrupts } from '../cli/interrupt.js';
 import { passwordOf } from '../provision/url.js';
 import { type EventInfo, readEvent } from './event.js';
 import { createGitHubApi, type GitHubApi } from './github-api.js';
 import { type ActionOptions, readActionOptions, readGateConfig } from './inputs.js';
-import { actionLogger, addSecret, progressOutput, scrub } from './logger.js';
+import { addSecret, scrub } from './logger.js';
+import { capacityMode } from './capacity-mode.js';
 import { baselineReport, baselineSection, compareWithBaseline } from './baseline.js';
 import { ActionInput } from './names.js';
 import { baselineOutputs, outputsOf, type ReportPaths } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
 import { reportMarkdown, writeReportFiles } from './report-files.js';
-import { startRunDir } from './state.js';
+import { inRunDir } from './state.js';
 
 /**
  * Runs the main step.
@@ -48,7 +48,10 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCod
     const workspace = env.GITHUB_WORKSPACE || process.cwd();
     process.chdir(workspace);
     const api = createGitHubApi(env.GITHUB_API_URL || 'https://api.github.com', options[ActionInput.GithubToken] ?? '');
-    return options.mode === 'comment' ? await commentMode(options, event, api) : await gateMode(read, options, event, api, env, workspace);
+    if (options.mode === 'comment') return await commentMode(options, event, api);
+    checkPlatform();
+    if (options.mode === 'capacity') return await capacityMode(read, options, event, api, env, workspace);
+    return await gateMode(read, options, event, api, env, workspace);
   } catch (error) {
     const message = scrub(error instanceof Error ? error.message : String(error));
     // The summary is the one place every run leaves its outcome, also when nothing ran.
@@ -66,9 +69,6 @@ async function gateMode(
   env: NodeJS.ProcessEnv,
   workspace: string,
 ): Promise<ExitCode> {
-  // Before anything is started: on a machine the engine cannot run on, say so in one line.
-  const problem = platformProblem(process.platform, process.arch, glibcVersion());
-  if (problem) throw new InputError(`${problem}; use runs-on: ubuntu-24.04 (or another ubuntu-* x64 runner)`);
   let config = readGateConfig(read);
   const baselineFile = usesBaseline(config, event, options) ? options['baseline-report']! : undefined;
   const baseline = baselineFile === undefined ? undefined : readBaseline(baselineFile);
@@ -78,22 +78,7 @@ async function gateMode(
   else requireBase(config, event);
   // Decided before the run directory becomes TMPDIR: the reports must outlive it.
   const reportDir = path.resolve(options['report-dir'] ?? path.join(env.RUNNER_TEMP || os.tmpdir(), 'pg-retest-action', options['comment-id']));
-  const runDir = startRunDir(env);
-
-  const interrupt = trapInterrupts((name) => core.warning(`received ${name}: stopping the replay and the server`));
-  let outcome;
-  try {
-    outcome = await runGate(config, {
-      logger: actionLogger,
-      createProgress: () => createProgressDisplay(progressOutput, false),
-      env,
-      cwd: workspace,
-      signal: interrupt.signal,
-    });
-  } finally {
-    interrupt.dispose();
-    fs.rmSync(runDir, { recursive: true, force: true });
-  }
+  const outcome = await inRunDir(env, workspace, (context) => runGate(config, context));
   let { report, exitCode, error } = outcome;
   let section = '';
   let overrides: Record<string, string> = {};
@@ -111,6 +96,12 @@ async function gateMode(
   const commentUrl = await publishComment(report, markdown, options, { api, repository: event.repository, pullRequest: event.pullRequest?.number });
   setOutputs(report, paths, commentUrl, overrides);
   return verdict(report, exitCode, error, options);
+}
+
+/** Before anything is started: on a machine the engine cannot run on, say so in one line. */
+function checkPlatform(): void {
+  const problem = platformProblem(process.platform, process.arch, glibcVersion());
+  if (problem) throw new InputError(`${problem}; use runs-on: ubuntu-24.04 (or another ubuntu-* x64 runner)`);
 }
 
 async function commentMode(options: ActionOptions, event: EventInfo, api: GitHubApi): Promise<ExitCode> {

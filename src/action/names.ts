@@ -29,6 +29,9 @@ export const Output = {
   P95DeltaPct: 'p95-delta-pct',
   NewErrors: 'new-errors',
   RegressedFingerprints: 'regressed-fingerprints',
+  CapacitySvgPath: 'capacity-svg-path',
+  KneeConnections: 'knee-connections',
+  CapacityChangePct: 'capacity-change-pct',
 } as const;
 
 /** Keys of `core.saveState`, read by the post step (src/action/post.ts). */

@@ -9,6 +9,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as core from '@actions/core';
+import { createProgressDisplay } from '../cli/progress.js';
+import { trapInterrupts } from '../cli/interrupt.js';
+import type { GateContext } from '../gate/run-gate.js';
+import { actionLogger, progressOutput } from './logger.js';
 import { State } from './names.js';
 
 /**
@@ -33,4 +37,23 @@ export function startRunDir(env: NodeJS.ProcessEnv): string {
 /** What the main step recorded, or undefined for what it did not get to. */
 export function savedState(): { runDir?: string; startedAt?: string } {
   return { runDir: core.getState(State.RunDir) || undefined, startedAt: core.getState(State.StartedAt) || undefined };
+}
+
+/**
+ * Runs a measuring run (the gate, the capacity sweep) in a run directory of its own, with the
+ * action's logger and progress and an interrupt that stops it; removes the directory after.
+ * @param env the runner's environment
+ * @param workspace the repository
+ * @param measure the run
+ * @returns what the run returned
+ */
+export async function inRunDir<T>(env: NodeJS.ProcessEnv, workspace: string, measure: (context: GateContext) => Promise<T>): Promise<T> {
+  const runDir = startRunDir(env);
+  const interrupt = trapInterrupts((name) => core.warning(`received ${name}: stopping the replay and the server`));
+  try {
+    return await measure({ logger: actionLogger, createProgress: () => createProgressDisplay(progressOutput, false), env, cwd: workspace, signal: interrupt.signal });
+  } finally {
+    interrupt.dispose();
+    fs.rmSync(runDir, { recursive: true, force: true });
+  }
 }
