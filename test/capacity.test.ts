@@ -1,0 +1,146 @@
+// `capacity` end to end: the CLI (dist/cli.js, as users run it) sweeps the example shop on a
+// server of its own with max_connections = 100, the limit the issue names. Sweeps are small
+// (the workload × 5, as fast as possible, a handful of steps), so the file stays within a few
+// minutes; assertions are on structure and counts, with generous margins for a noisy runner.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CapacityReport } from '../src/capacity/report-types.js';
+import { startPostgres } from './support/postgres.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const cliPath = path.join(root, 'dist', 'cli.js');
+const shop = (...parts: string[]): string => path.join(root, 'examples', 'shop', ...parts);
+/** A comparison with confirmation runs takes about 1–2 minutes here; room for a slow runner. */
+const SWEEP_TIMEOUT_MS = 300_000;
+
+let tmp: string;
+let server: Awaited<ReturnType<typeof startPostgres>>;
+
+beforeAll(async () => {
+  const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-capacity-'));
+  server = await startPostgres({ settings: { max_connections: '100' } });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+interface CapacityRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  report: CapacityReport;
+  svg: string;
+}
+
+function capacity(name: string, args: string[]): Promise<CapacityRun> {
+  const json = path.join(tmp, `${name}.json`);
+  const svg = path.join(tmp, `${name}.svg`);
+  const full = ['capacity', '--database-url', server.url, '--workload', shop('workload.wkl'), '--seed', shop('seed.sql'), '--scale', '5', ...args, '--json', json, '--svg', svg];
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
+    for (const variable of ['PG_RETEST_DEBUG', 'GITHUB_EVENT_NAME', 'GITHUB_EVENT_PATH', 'GITHUB_ACTIONS']) delete env[variable];
+    const child = spawn(process.execPath, [cliPath, ...full], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (!fs.existsSync(json)) return reject(new Error(`no JSON report (exit ${code}):\n${stderr}`));
+      const report = JSON.parse(fs.readFileSync(json, 'utf8')) as CapacityReport;
+      resolve({ code, stdout, stderr, report, svg: fs.existsSync(svg) ? fs.readFileSync(svg, 'utf8') : '' });
+    });
+  });
+}
+
+const base = ['--base-migrations', shop('migrations', '*.sql')];
+
+describe('capacity sweep on the example shop (max_connections = 100)', () => {
+  it(
+    'throughput rises then flattens, a knee is named, and sessions refused above the limit are reported',
+    async () => {
+      const run = await capacity('sweep', ['--migrations', shop('migrations', '*.sql'), '--connections', '1,2,4,8,16,120']);
+      expect(run.code, run.stderr).toBe(0);
+      const { report } = run;
+      expect(report.verdict).toBe('report');
+      expect(report.environment.max_connections).toBe(100);
+      expect(report.sides).toHaveLength(1);
+      const [sweep] = report.sides;
+      const at = (c: number) => sweep!.steps.find((s) => s.connections === c)!;
+      expect(sweep!.steps.map((s) => s.connections)).toEqual([1, 2, 4, 8, 16, 120]);
+      // Rises: a few connections do clearly more than one (2 cores)…
+      expect(Math.max(at(4).throughput, at(8).throughput)).toBeGreaterThan(at(1).throughput * 1.15);
+      // …then flattens: 16 connections do not do twice what 4 do.
+      expect(at(16).throughput).toBeLessThan(at(4).throughput * 2);
+      expect(sweep!.knee.connections).not.toBeNull();
+      expect([1, 2, 4, 8]).toContain(sweep!.knee.connections);
+      expect(sweep!.knee.recommended_connections).toBe(sweep!.knee.connections);
+      expect(sweep!.headroom_to_knee).toBeGreaterThan(1);
+      // Every session below the limit connects; above it, refusals are counted, not retried away.
+      for (const c of [1, 2, 4, 8, 16]) {
+        expect(at(c).refused_sessions).toBe(0);
+        expect(at(c).ok).toBe(at(1).ok);
+        expect(at(c).errors).toBe(0);
+      }
+      expect(at(120).refused_sessions).toBeGreaterThan(0);
+      expect(at(120).failed_sessions).toBe(0);
+      expect(sweep!.knee.refusal_connections).toBe(120);
+      // Read-only by default: the writes are skipped and counted at every step.
+      expect(report.settings.read_only).toBe(true);
+      expect(at(1).skipped_writes).toBeGreaterThan(0);
+      expect(run.stdout).toMatch(/\| 120 \| [\d,]+ \|.*\*\*\d+\*\* \|/);
+      expect(run.stdout).toMatch(/sessions refused from 120 connections/);
+      expect(run.stdout.match(/```mermaid\nxychart-beta/g)).toHaveLength(2);
+      expect(run.svg).toContain('sessions refused');
+    },
+    SWEEP_TIMEOUT_MS,
+  );
+
+  it(
+    'the drop-index variant lowers throughput at the knee and fails the capacity gate (exit 1)',
+    async () => {
+      const run = await capacity('drop-index', [
+        ...base,
+        '--migrations',
+        shop('migrations', '*.sql'),
+        shop('variants', 'drop-index', '*.sql'),
+        '--connections',
+        '1,2,4,8,16',
+      ]);
+      expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
+      expect(run.report.verdict).toBe('fail');
+      expect(run.report.sides.map((s) => s.side)).toEqual(['base', 'head']);
+      expect(run.report.comparison!.throughput_change!).toBeLessThan(-0.15);
+      expect(run.report.reasons.join('\n')).toMatch(/throughput at \d+ connections.* fell by/);
+      expect(run.stdout).toMatch(/❌ pg-retest capacity: fail/);
+      expect(run.svg).toContain('head (');
+    },
+    SWEEP_TIMEOUT_MS,
+  );
+
+  it(
+    'A/A (head = base) passes',
+    async () => {
+      const run = await capacity('a-a', [...base, '--migrations', shop('migrations', '*.sql'), '--connections', '1,2,4,8,16']);
+      expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+      expect(run.report.verdict).toBe('pass');
+      expect(run.report.comparison!.throughput_change).not.toBeNull();
+    },
+    SWEEP_TIMEOUT_MS,
+  );
+
+  it('bad input is one line naming the fix (exit 2), before any server work', () => {
+    const bad = spawnSync(process.execPath, [cliPath, 'capacity', '--workload', shop('workload.wkl'), '--database-url', server.url, '--allow-writes'], { encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toMatch(/--allow-writes: needs a schema to copy/);
+  });
+});
