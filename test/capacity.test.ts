@@ -43,7 +43,7 @@ interface CapacityRun {
 function capacity(name: string, args: string[]): Promise<CapacityRun> {
   const json = path.join(tmp, `${name}.json`);
   const svg = path.join(tmp, `${name}.svg`);
-  const full = ['capacity', '--database-url', server.url, '--workload', shop('workload.wkl'), '--seed', shop('seed.sql'), '--scale', '5', ...args, '--json', json, '--svg', svg];
+  const full = ['capacity', '--database-url', server.url, '--workload', shop('workload.wkl'), '--seed', shop('seed.sql'), ...(args.includes('--scale') ? [] : ['--scale', '5']), ...args, '--json', json, '--svg', svg];
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
     for (const variable of ['PG_RETEST_DEBUG', 'GITHUB_EVENT_NAME', 'GITHUB_EVENT_PATH', 'GITHUB_ACTIONS']) delete env[variable];
@@ -136,6 +136,46 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
     },
     SWEEP_TIMEOUT_MS,
   );
+
+  it(
+    'per-class factors and --allow-writes: every step replays the writes on a fresh copy, with a warning',
+    async () => {
+      // The shop's 40 sessions are 30 mixed and 10 transactional (checkouts): leave the checkouts out.
+      const run = await capacity('writes', ['--migrations', shop('migrations', '*.sql'), '--connections', '1,2,4', '--scale', '2', '--scale-transactional', '0', '--allow-writes']);
+      expect(run.code, run.stderr).toBe(0);
+      const { report } = run;
+      expect(report.settings.read_only).toBe(false);
+      expect(report.settings.class_scale).toEqual({ scaleTransactional: 0 });
+      expect(report.warnings.join('\n')).toMatch(/writes were replayed.*state multiplies/);
+      for (const step of report.sides[0]!.steps) {
+        expect(step.sessions).toBe(60);
+        expect(step.skipped_writes).toBe(0);
+        expect(step.refused_sessions).toBe(0);
+      }
+      // Fresh copies: every step sees the same data, so the same statements succeed and fail.
+      const [a, b, c] = report.sides[0]!.steps;
+      expect(b!.ok).toBe(a!.ok);
+      expect(c!.ok).toBe(a!.ok);
+      expect(run.stdout).toContain('writes included');
+    },
+    SWEEP_TIMEOUT_MS,
+  );
+
+  it('plain replay takes the per-class factors too', async () => {
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    await client.query('CREATE DATABASE class_scale');
+    await client.end();
+    const json = path.join(tmp, 'replay.json');
+    const url = server.url.replace(/\/postgres$/, '/class_scale');
+    const replay = spawnSync(process.execPath, [cliPath, 'replay', '--database-url', url, '--workload', shop('workload.wkl'), '--read-only', '--speed', '0', '--scale', '3', '--scale-mixed', '0', '--json', json], { encoding: 'utf8' });
+    // An empty database: the statements fail (SQL errors are results), the plan is what counts.
+    expect(replay.status, replay.stderr).toBe(0);
+    const report = JSON.parse(fs.readFileSync(json, 'utf8')) as { sessions_planned: number; sessions_excluded: number };
+    expect(report.sessions_planned).toBe(30);
+    expect(report.sessions_excluded).toBe(30);
+  });
 
   it('bad input is one line naming the fix (exit 2), before any server work', () => {
     const bad = spawnSync(process.execPath, [cliPath, 'capacity', '--workload', shop('workload.wkl'), '--database-url', server.url, '--allow-writes'], { encoding: 'utf8' });
