@@ -41,7 +41,7 @@ export const capacityOptions = {
   ...fromGate('database-url', 'provision', 'postgres-version', 'postgres-config', 'statement-timeout-ms', 'replay-timeout-s'),
   connections: {
     shape: 'list',
-    placeholder: 'N,N,…',
+    placeholder: 'N',
     help: `the concurrency caps to sweep: at most N sessions connected at once at each step (default ${CAPACITY_DEFAULTS.connections.join(',')})`,
     schema: connectionsValue,
   },
