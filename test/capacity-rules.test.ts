@@ -148,7 +148,7 @@ describe('capacity report', () => {
     const md = renderCapacityMarkdown(report([{ ...side([1, 2, 4, 8, 16], [1000, 1900, 3500, 3700, 3650]), side: 'schema' }]));
     expect(md).toContain('| 4 ◀ knee | 3,500 |');
     expect(md.match(/```mermaid\nxychart-beta/g)).toHaveLength(2);
-    expect(md).toContain('x-axis "connections" [1, 2, 4, 8, 16]');
+    expect(md).toContain('x-axis "connections" ["1", "2", "4", "8", "16"]');
     expect(md).toContain('line [1000, 1900, 3500, 3700, 3650]');
     expect(md).toMatch(/Knee rule: .*10 % per doubling/);
   });

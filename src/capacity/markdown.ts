@@ -74,7 +74,8 @@ function charts(report: CapacityReport): string[] {
     '```mermaid',
     'xychart-beta',
     `  title "${title}"`,
-    `  x-axis "connections" [${xs.join(', ')}]`,
+    // Quoted: the caps are category labels (evenly spaced), not numbers to scale.
+    `  x-axis "connections" [${xs.map((c) => `"${c}"`).join(', ')}]`,
     `  y-axis "${unit}"`,
     ...report.sides.map((side) => `  line [${xs.map((c) => round(value(side, c))).join(', ')}]`),
     '```',
