@@ -5,6 +5,8 @@
 import type { Comparison } from './gate/report-types.js';
 import * as native from './native.js';
 import type {
+  CaptureProgress,
+  CaptureSummary,
   ReplayProgress,
   ReplayReport,
   WorkloadInspection,
@@ -185,6 +187,21 @@ export function inspectWorkload(path: string, top?: number): Promise<WorkloadIns
  */
 export function writeWorkload(path: string, profile: WorkloadProfileJson): Promise<void> {
   return engineCall(() => native.writeWorkload(path, profile));
+}
+
+/** What to capture; see native/node/index.d.ts for every option. */
+export type CaptureOptions = native.NativeCaptureOptions;
+
+/**
+ * Turns PostgreSQL logs into a `.wkl` workload (and its `.capture.json` sidecar), off the main
+ * thread.
+ * @param options the logs, the output and the filters
+ * @param onProgress called with snapshots while the logs are read (and once with `done: true`)
+ * @returns the capture summary; rejects with `E_WORKLOAD` when a log cannot be read or holds no
+ *   statement, or the output cannot be written
+ */
+export function captureWorkload(options: CaptureOptions, onProgress?: (progress: CaptureProgress) => void): Promise<CaptureSummary> {
+  return engineCall(() => native.captureWorkload(options, onProgress) as Promise<CaptureSummary>);
 }
 
 /** How to replay; see native/node/index.d.ts for every option and its default. */

@@ -14,6 +14,8 @@ export type NativeWorkload = Binding.Workload;
 export type NativeReplayHandle = Binding.ReplayHandle;
 export type NativeReplayOptions = Binding.ReplayOptions;
 export type NativeReplayProgress = Binding.ReplayProgress;
+export type NativeCaptureOptions = Binding.CaptureOptions;
+export type NativeCaptureProgress = Binding.CaptureProgress;
 
 /** The only build there is: Linux, x64, glibc (napi-rs target `linux-x64-gnu`). */
 const TARGET = 'linux-x64-gnu';
@@ -122,4 +124,14 @@ export function startReplay(
   onProgress?: (progress: NativeReplayProgress) => void,
 ): NativeReplayHandle {
   return binding().startReplay(workload, options, onProgress);
+}
+
+/**
+ * Reads PostgreSQL logs and writes a `.wkl` workload and its `.capture.json` sidecar.
+ * @param options the logs, the output and the filters
+ * @param onProgress called with snapshots while the logs are read; never keeps the process alive
+ * @returns the capture summary (the sidecar's content)
+ */
+export function captureWorkload(options: NativeCaptureOptions, onProgress?: (progress: NativeCaptureProgress) => void): Promise<object> {
+  return binding().captureWorkload(options, onProgress);
 }

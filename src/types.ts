@@ -55,6 +55,8 @@ export interface WorkloadSummary {
   classification: SessionClass;
   sessions_by_class: Record<SessionClass, number>;
   top_fingerprints: FingerprintCount[];
+  /** The same number of fingerprints, by captured total time. */
+  top_fingerprints_by_time: FingerprintCount[];
 }
 
 /** `inspectWorkload()`: the summary plus what the decoder noticed without refusing the file. */
@@ -222,4 +224,39 @@ export interface WorkloadProfileJson {
     total_sessions: number;
     capture_duration_us: number;
   };
+}
+
+/** Progress of `captureWorkload()` while it reads the logs. */
+export interface CaptureProgress {
+  /** Bytes of the log files read so far (compressed bytes for `.gz`). */
+  bytes_read: number;
+  bytes_total: number;
+  /** Log entries read so far. */
+  records: number;
+  done: boolean;
+}
+
+/** What a capture did: the content of the sidecar `<workload>.capture.json` (docs/capture.md). */
+export interface CaptureSummary {
+  format: 'pg-retest-action capture';
+  version: 1;
+  workload: string;
+  sidecar: string;
+  inputs: { path: string; format: 'csv' | 'json'; compressed: boolean; bytes: number; records: number }[];
+  /** `min_duration`, `statement_duration`, `mixed` or `none`. */
+  log_style: string;
+  sessions: number;
+  statements: number;
+  /** RFC 3339: the start of the first captured statement. */
+  first_statement_at: string | null;
+  duration_us: number;
+  failed_statements: number;
+  /** Statements left out, by reason (`noise`, `database`, `truncated_parameters`, …). */
+  excluded: Record<string, number>;
+  missing_durations: number;
+  /** True when the log shows that statements are missing or incomplete (see `warnings`). */
+  incomplete: boolean;
+  warnings: string[];
+  /** Statements that failed at capture time, by session id and 0-based position in the session. */
+  failed: { session_id: number; statement_index: number; sqlstate: string; message: string }[];
 }

@@ -39,6 +39,42 @@ export declare class Workload {
   summary(top?: number | undefined | null): object
 }
 
+/**
+ * Reads the logs and writes the workload and its sidecar. Resolves with the capture summary
+ * (the sidecar's content). Rejects with `E_WORKLOAD` when a log cannot be read or understood,
+ * holds no statement, or the output cannot be written; `E_OPTIONS` for malformed options.
+ */
+export declare function captureWorkload(options: CaptureOptions, onProgress?: (progress: CaptureProgress) => void): Promise<object>
+
+/** What to capture. Times are milliseconds since the Unix epoch. */
+export interface CaptureOptions {
+  /** Log files (csvlog or jsonlog, plain or gzip), oldest first. */
+  logs: Array<string>
+  /** The `.wkl` to write; the sidecar is written next to it (`<output>.capture.json`). */
+  output: string
+  databases?: Array<string>
+  users?: Array<string>
+  applicationNames?: Array<string>
+  /** Keep statements starting at or after this instant. */
+  sinceMs?: number
+  /** Keep statements starting before this instant. */
+  untilMs?: number
+  /** Keep `SET`/`SHOW`/catalog-only introspection (left out by default). */
+  includeNoise?: boolean
+  /** Time zone abbreviation → minutes east of UTC (`{ CST: 480 }`). */
+  zoneOffsets?: Record<string, number>
+  sourceHost?: string
+  pgVersion?: string
+}
+
+/** A progress snapshot while logs are read. */
+export interface CaptureProgress {
+  bytes_read: number
+  bytes_total: number
+  records: number
+  done: boolean
+}
+
 export interface CompareCounts {
   /** Executions, successful or not. */
   executed: number
@@ -215,6 +251,11 @@ export interface StatementExample {
   writes: boolean
   /** The first captured text with this fingerprint, literals included: not for public reports. */
   example: string
+  /**
+   * The statements that ran before `example` in its transaction block (BEGIN excluded), for a
+   * probe that executes it; empty outside a block or when the block is long.
+   */
+  setup: Array<string>
 }
 
 /**

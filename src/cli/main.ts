@@ -8,6 +8,8 @@ import { CliError, ExitCode, exitCodeOf, InputError } from '../exit-codes.js';
 import { commandHelp, type CommandSpec, parseOptions, type RawValue, tokenize } from './argv.js';
 import { capacityCommand } from '../capacity/options.js';
 import { readConfigFile, mergeValues } from '../config/config-file.js';
+import { captureCommand } from './capture-options.js';
+import { runCapture } from './capture.js';
 import { gateCommand } from '../config/gate-options.js';
 import { compareCommand } from './compare-options.js';
 import { runCapacityCommand } from './capacity.js';
@@ -40,6 +42,7 @@ const gate: Command = {
 
 const commands: Record<string, Command> = {
   gate,
+  capture: command(captureCommand, runCapture),
   capacity: command(capacityCommand, runCapacityCommand),
   compare: command(compareCommand, runCompare),
   inspect: command(inspectCommand, runInspect),

@@ -11,8 +11,8 @@ const LOG_EVERY_MS = 5_000;
 /** Terminal mode: at most this many redraws per second. */
 const REDRAW_EVERY_MS = 100;
 
-export interface ProgressDisplay {
-  update(progress: ReplayProgress): void;
+export interface ProgressDisplay<P extends { done: boolean } = ReplayProgress> {
+  update(progress: P): void;
   /** Clears the live line (terminal) before the summary is printed. */
   finish(): void;
 }
@@ -22,9 +22,15 @@ export interface ProgressDisplay {
  * @param out where to write (stderr)
  * @param live true for the updating single line (a terminal outside CI)
  * @param now the clock, for tests
+ * @param describeSnapshot one line about a snapshot (default: a replay's)
  * @returns the display
  */
-export function createProgressDisplay(out: Output, live: boolean, now: () => number = Date.now): ProgressDisplay {
+export function createProgressDisplay<P extends { done: boolean } = ReplayProgress>(
+  out: Output,
+  live: boolean,
+  now: () => number = Date.now,
+  describeSnapshot: (p: P) => string = describe as unknown as (p: P) => string,
+): ProgressDisplay<P> {
   let last = -Infinity;
   let drawn = false;
   return {
@@ -33,7 +39,7 @@ export function createProgressDisplay(out: Output, live: boolean, now: () => num
       if (live) {
         if (!p.done && t - last < REDRAW_EVERY_MS) return;
         last = t;
-        out.write(`\r\u001b[2K${describe(p)}`);
+        out.write(`\r\u001b[2K${describeSnapshot(p)}`);
         drawn = true;
         return;
       }
@@ -41,7 +47,7 @@ export function createProgressDisplay(out: Output, live: boolean, now: () => num
       if (last === -Infinity) last = t; // first line after LOG_EVERY_MS, not at once
       if (t - last < LOG_EVERY_MS) return;
       last = t;
-      out.write(`${describe(p)}\n`);
+      out.write(`${describeSnapshot(p)}\n`);
     },
     finish() {
       if (live && drawn) out.write('\r\u001b[2K');

@@ -1,5 +1,5 @@
 /** `inspect`'s text output: what a workload holds, before anything is replayed. */
-import type { WorkloadInspection } from '../types.js';
+import type { CaptureSummary, FingerprintCount, WorkloadInspection } from '../types.js';
 import { fields, oneLine, table } from './table.js';
 import { count, micros, percent, plural, span } from './units.js';
 
@@ -7,9 +7,10 @@ import { count, micros, percent, plural, span } from './units.js';
  * Renders a workload summary.
  * @param file the path as the user gave it
  * @param w the summary from inspectWorkload
+ * @param capture the capture sidecar next to the file, when there is one
  * @returns text ending in a newline
  */
-export function renderWorkloadSummary(file: string, w: WorkloadInspection): string {
+export function renderWorkloadSummary(file: string, w: WorkloadInspection, capture?: CaptureSummary): string {
   const kinds = Object.entries(w.statements_by_kind)
     .filter(([, n]) => (n ?? 0) > 0)
     .sort(([, a], [, b]) => (b ?? 0) - (a ?? 0))
@@ -53,21 +54,42 @@ export function renderWorkloadSummary(file: string, w: WorkloadInspection): stri
   if (w.warnings.length > 0) {
     lines.push('', `warnings (${w.warnings.length}):`, ...w.warnings.map((warning) => `  ${warning}`));
   }
-  if (w.top_fingerprints.length > 0) {
-    lines.push('', `top ${plural(w.top_fingerprints.length, 'fingerprint')} by calls:`);
+  if (capture) lines.push('', ...renderCaptureNotes(capture));
+  const ranked: [string, FingerprintCount[] | undefined][] = [
+    ['calls', w.top_fingerprints],
+    ['captured total time', w.top_fingerprints_by_time],
+  ];
+  for (const [by, list] of ranked) {
+    if (!list || list.length === 0) continue;
+    lines.push('', `top ${plural(list.length, 'fingerprint')} by ${by}:`);
     lines.push(
       ...table(
         ['calls', 'share', 'kind', 'captured total', 'statement'],
-        w.top_fingerprints.map((f) => [
-          count(f.count),
-          percent(f.count, w.statements),
-          f.kind,
-          micros(f.captured_total_us),
-          oneLine(f.normalized),
-        ]),
+        list.map((f) => [count(f.count), percent(f.count, w.statements), f.kind, micros(f.captured_total_us), oneLine(f.normalized)]),
         ['right', 'right', 'left', 'right', 'left'],
       ),
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * What the capture sidecar says: how the log was read, what was left out, and whether the
+ * capture is known to be incomplete.
+ * @param c the sidecar's content
+ * @returns lines
+ */
+function renderCaptureNotes(c: CaptureSummary): string[] {
+  const left = Object.entries(c.excluded)
+    .map(([reason, n]) => `${reason.replaceAll('_', ' ')} ${count(n)}`)
+    .join(', ');
+  const lines = fields([
+    ['capture', `from ${plural(c.inputs.length, 'log file')} (${c.log_style.replaceAll('_', ' + ')} logging), ${count(c.statements)} statements`],
+    ['failed', `${count(c.failed_statements)} statement(s) failed at capture time (expected failures at replay)`],
+    ['left out', left || 'none'],
+  ]);
+  if (c.warnings.length > 0) {
+    lines.push(`${c.incomplete ? 'the capture is incomplete: ' : ''}capture warnings (${c.warnings.length}):`, ...c.warnings.map((x) => `  ${x}`));
+  }
+  return lines;
 }

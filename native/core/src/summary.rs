@@ -43,6 +43,8 @@ pub struct WorkloadSummary {
     pub classification: SessionClass,
     pub sessions_by_class: BTreeMap<String, u64>,
     pub top_fingerprints: Vec<FingerprintCount>,
+    /// The same number of fingerprints, by captured total time (where the time went).
+    pub top_fingerprints_by_time: Vec<FingerprintCount>,
 }
 
 pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
@@ -77,6 +79,16 @@ pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
             profiles.iter().filter(|p| p.class == c).count() as u64,
         );
     }
+    let entry = |i: usize| {
+        let f = &w.fingerprints()[i];
+        FingerprintCount {
+            fingerprint: format!("{:016x}", f.fingerprint),
+            normalized: f.normalized.clone(),
+            kind: f.kind,
+            count: per_fp[i].0,
+            captured_total_us: per_fp[i].1,
+        }
+    };
     let mut order: Vec<usize> = (0..per_fp.len()).collect();
     order.sort_by(|&a, &b| {
         per_fp[b]
@@ -84,20 +96,10 @@ pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
             .cmp(&per_fp[a].0)
             .then(per_fp[b].1.cmp(&per_fp[a].1))
     });
-    let top_fingerprints = order
-        .into_iter()
-        .take(top)
-        .map(|i| {
-            let f = &w.fingerprints()[i];
-            FingerprintCount {
-                fingerprint: format!("{:016x}", f.fingerprint),
-                normalized: f.normalized.clone(),
-                kind: f.kind,
-                count: per_fp[i].0,
-                captured_total_us: per_fp[i].1,
-            }
-        })
-        .collect();
+    let top_fingerprints = order.iter().take(top).map(|&i| entry(i)).collect();
+    // Stable sort over the by-calls order: equal times keep the more frequent first.
+    order.sort_by(|&a, &b| per_fp[b].1.cmp(&per_fp[a].1));
+    let top_fingerprints_by_time = order.iter().take(top).map(|&i| entry(i)).collect();
     WorkloadSummary {
         format_version: w.info.version,
         capture_method: w.info.capture_method.clone(),
@@ -121,5 +123,6 @@ pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
         classification: overall_class(&profiles),
         sessions_by_class,
         top_fingerprints,
+        top_fingerprints_by_time,
     }
 }

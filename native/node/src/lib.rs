@@ -7,12 +7,14 @@
 //!
 //! - [`workload`]: `loadWorkload`, `inspectWorkload`, `writeWorkload` and the `Workload` class.
 //! - [`replay`]: `startReplay`, its `ReplayOptions` and the `ReplayHandle` class.
+//! - [`capture`]: `captureWorkload`, PostgreSQL logs into a `.wkl` file.
 //! - [`compare`]: `compareReplays`, the comparison of base and head replay reports.
 //! - [`progress`]: progress snapshots to a weak JavaScript callback.
 //! - [`error`]: one-line errors with a `code`.
 //! - [`json`]: engine results as plain objects.
 #![deny(clippy::all)]
 
+pub mod capture;
 pub mod compare;
 pub mod error;
 pub mod examples;

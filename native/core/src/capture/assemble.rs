@@ -14,7 +14,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::kind::{pg_retest_kind, TransactionCounter};
-use super::pairing::{pair_session, LoggedStatement, PairingCounts};
+use super::pairing::{pair_session, LoggedStatement, Style};
 use super::record::LogRecord;
 use super::source::read_log_file;
 use super::substitute::{has_placeholders, substitute};
@@ -120,7 +120,7 @@ pub fn capture(
     }
 
     // Pair and complete.
-    let mut counts = PairingCounts::default();
+    let (mut combined, mut start_lines) = (0u64, 0u64);
     let mut excluded: BTreeMap<String, u64> = BTreeMap::new();
     let mut missing_durations = 0u64;
     let mut sessions: Vec<SessionOut> = Vec::new();
@@ -132,7 +132,7 @@ pub fn capture(
         let first = &records[0];
         let (user, database, application) =
             (first.user.clone(), first.database.clone(), first.application_name.clone());
-        let logged = pair_session(&records, &zones, &mut counts)
+        let logged = pair_session(&records, &zones)
             .map_err(|e| input_error(format!("session {key}: {e}")))?;
         let mut kept = Vec::new();
         for s in logged {
@@ -146,6 +146,11 @@ pub fn capture(
             if let Some(reason) = options.filters.exclude(&database, &user, &application, s.start_us, &sql) {
                 *excluded.entry(reason.as_str().into()).or_default() += 1;
                 continue;
+            }
+            match s.style {
+                Style::Combined => combined += 1,
+                Style::StartLine => start_lines += 1,
+                Style::ErrorOnly => {}
             }
             if s.duration_missing {
                 missing_durations += 1;
@@ -213,7 +218,7 @@ pub fn capture(
         sessions: out_sessions,
     };
 
-    let log_style = match (counts.combined_lines > 0, counts.start_lines > 0) {
+    let log_style = match (combined > 0, start_lines > 0) {
         (true, false) => "min_duration",
         (false, true) => "statement_duration",
         (true, true) => "mixed",
@@ -337,6 +342,7 @@ mod tests {
             params: parse_params(detail),
             failed: None,
             duration_missing: false,
+            style: Style::Combined,
         }
     }
 

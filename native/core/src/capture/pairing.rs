@@ -34,15 +34,19 @@ pub struct LoggedStatement {
     pub failed: Option<Failure>,
     /// Logged at its start, but no duration and no error followed.
     pub duration_missing: bool,
+    /// Which logging style the statement came from (counted over the kept statements).
+    pub style: Style,
 }
 
-/// What a session's lines held besides statements, for the capture's accounting.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct PairingCounts {
-    /// Lines with the statement and its duration together (`log_min_duration_statement`).
-    pub combined_lines: u64,
-    /// `statement:`/`execute` lines logged at the start (`log_statement`).
-    pub start_lines: u64,
+/// How a statement reached the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// One line with statement and duration (`log_min_duration_statement`).
+    Combined,
+    /// A line at its start (`log_statement`), then a duration or an ERROR.
+    StartLine,
+    /// Only an ERROR line names it.
+    ErrorOnly,
 }
 
 enum Line<'a> {
@@ -111,16 +115,13 @@ impl Pending {
             params: self.params,
             duration_missing: duration.is_none() && failed.is_none(),
             failed,
+            style: Style::StartLine,
         }
     }
 }
 
 /// Pairs one session's records (already in session order) into statements.
-pub fn pair_session(
-    records: &[LogRecord],
-    zones: &Zones,
-    counts: &mut PairingCounts,
-) -> Result<Vec<LoggedStatement>, String> {
+pub fn pair_session(records: &[LogRecord], zones: &Zones) -> Result<Vec<LoggedStatement>, String> {
     let mut out = Vec::new();
     let mut pending: Option<Pending> = None;
     for r in records {
@@ -144,6 +145,7 @@ pub fn pair_session(
                     params: parse_params(&r.context),
                     failed: Some(failure),
                     duration_missing: false,
+                    style: Style::ErrorOnly,
                 }),
             }
             continue;
@@ -153,7 +155,6 @@ pub fn pair_session(
         }
         match classify(&r.message) {
             Line::Start(sql, extended) => {
-                counts.start_lines += 1;
                 let t = time()?;
                 if let Some(p) = pending.take() {
                     out.push(p.into_statement(None, None, t));
@@ -177,7 +178,6 @@ pub fn pair_session(
                 }
             }
             Line::Combined(us, sql, extended) => {
-                counts.combined_lines += 1;
                 let end = time()?;
                 if let Some(p) = pending.take() {
                     // With both settings on, the start line and this line are the same statement.
@@ -193,6 +193,7 @@ pub fn pair_session(
                     params: parse_params(&r.detail),
                     failed: None,
                     duration_missing: false,
+                    style: Style::Combined,
                 });
             }
             Line::Other => {}
@@ -239,11 +240,13 @@ mod tests {
             rec("02.000", "idle", "LOG", "statement: SELECT 2", ""),
             rec("02.250", "SELECT", "LOG", "duration: 250 ms", ""),
         ];
-        let mut c = PairingCounts::default();
-        let a = pair_session(&combined, &Zones::default(), &mut c).unwrap();
-        let b = pair_session(&separate, &Zones::default(), &mut c).unwrap();
-        assert_eq!(a, b);
+                let a = pair_session(&combined, &Zones::default()).unwrap();
+        let b = pair_session(&separate, &Zones::default()).unwrap();
+        let strip = |v: Vec<LoggedStatement>| v.into_iter().map(|s| LoggedStatement { style: Style::Combined, ..s }).collect::<Vec<_>>();
         assert_eq!(a.len(), 2);
+        assert_eq!(b[0].style, Style::StartLine);
+        let (a, b) = (strip(a), strip(b));
+        assert_eq!(a, b);
         assert_eq!(a[0].start_us, t(1.0));
         assert_eq!(a[0].duration_us, 500_000);
         assert!(a[0].extended);
@@ -257,13 +260,12 @@ mod tests {
         err.sqlstate = "22012".into();
         err.query = "select 1/0".into();
         let with_start = vec![rec("02.000", "idle", "LOG", "statement: select 1/0", ""), err.clone()];
-        let mut c = PairingCounts::default();
-        let a = pair_session(&with_start, &Zones::default(), &mut c).unwrap();
+                let a = pair_session(&with_start, &Zones::default()).unwrap();
         assert_eq!(a.len(), 1);
         assert_eq!(a[0].failed.as_ref().unwrap().sqlstate, "22012");
         assert_eq!(a[0].start_us, t(2.0));
         assert_eq!(a[0].duration_us, 1_000_000);
-        let alone = pair_session(&[err], &Zones::default(), &mut c).unwrap();
+        let alone = pair_session(&[err], &Zones::default()).unwrap();
         assert_eq!(alone[0].sql, "select 1/0");
         assert!(alone[0].failed.is_some());
     }
@@ -274,8 +276,7 @@ mod tests {
             rec("01.000", "idle", "LOG", "statement: SELECT 1", ""),
             rec("02.000", "idle", "LOG", "statement: SELECT 2", ""),
         ];
-        let mut c = PairingCounts::default();
-        let a = pair_session(&lines, &Zones::default(), &mut c).unwrap();
+                let a = pair_session(&lines, &Zones::default()).unwrap();
         assert_eq!(a.len(), 2);
         assert!(a.iter().all(|s| s.duration_missing));
     }
@@ -286,8 +287,7 @@ mod tests {
             rec("01.000", "idle", "LOG", "statement: SELECT 1", ""),
             rec("01.100", "SELECT", "LOG", "duration: 100 ms  statement: SELECT 1", ""),
         ];
-        let mut c = PairingCounts::default();
-        let a = pair_session(&lines, &Zones::default(), &mut c).unwrap();
+                let a = pair_session(&lines, &Zones::default()).unwrap();
         assert_eq!(a.len(), 1);
         assert!(!a[0].duration_missing);
     }

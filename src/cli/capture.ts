@@ -1,0 +1,101 @@
+/** `capture --log FILE... --output W.wkl`: PostgreSQL logs into a workload, with progress on big logs. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { captureWorkload, type CaptureProgress, type CaptureSummary } from '../engine.js';
+import { ExitCode, InputError } from '../exit-codes.js';
+import { fields } from '../format/table.js';
+import { count, percent, plural, span } from '../format/units.js';
+import type { CaptureConfig } from './capture-options.js';
+import { fromEngineError } from './engine-errors.js';
+import { type Io, isCi } from './io.js';
+import { createProgressDisplay } from './progress.js';
+
+/**
+ * Runs `capture`.
+ * @param config validated options
+ * @param io where to print
+ * @returns the exit status (0; failures are thrown)
+ */
+export async function runCapture(config: CaptureConfig, io: Io): Promise<ExitCode> {
+  for (const log of config.logs) {
+    if (!fs.existsSync(log)) throw new InputError(`option --log: the log file ${log} does not exist; pass the csvlog or jsonlog files of the server (log_directory)`);
+    if (fs.statSync(log).isDirectory()) throw new InputError(`option --log: ${log} is a directory; pass the log files in it (e.g. ${path.join(log, '*.csv')})`);
+  }
+  const outDir = path.dirname(path.resolve(config.output));
+  if (!fs.existsSync(outDir)) throw new InputError(`option --output: the directory ${outDir} does not exist; create it first`);
+
+  const live = io.stderr.isTTY === true && !isCi(io.env);
+  const progress = createProgressDisplay<CaptureProgress>(io.stderr, live, Date.now, describeCapture);
+  let summary: CaptureSummary;
+  try {
+    summary = await captureWorkload(
+      {
+        logs: config.logs,
+        output: config.output,
+        databases: config.databases,
+        users: config.users,
+        applicationNames: config.applicationNames,
+        sinceMs: config.sinceMs,
+        untilMs: config.untilMs,
+        includeNoise: config.includeNoise,
+        zoneOffsets: config.zoneOffsets,
+        sourceHost: config.sourceHost,
+        pgVersion: config.pgVersion,
+      },
+      (p) => {
+        try {
+          progress.update(p);
+        } catch {
+          // A broken progress display must not fail the capture.
+        }
+      },
+    );
+  } catch (error) {
+    throw fromEngineError(error);
+  } finally {
+    progress.finish();
+  }
+  io.stdout.write(config.json ? `${JSON.stringify(summary, null, 2)}\n` : renderCaptureSummary(summary));
+  return ExitCode.Ok;
+}
+
+/**
+ * One progress line.
+ * @param p the snapshot
+ * @returns e.g. `capturing: 1.2 GB of 4.0 GB read (30%), 2,345,678 log entries`
+ */
+export function describeCapture(p: CaptureProgress): string {
+  return `capturing: ${bytes(p.bytes_read)} of ${bytes(p.bytes_total)} read (${percent(p.bytes_read, p.bytes_total)}), ${plural(p.records, 'log entry', 'log entries')}`;
+}
+
+function bytes(n: number): string {
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GB`;
+}
+
+/**
+ * The text summary of a capture.
+ * @param s the summary
+ * @returns text ending in a newline
+ */
+export function renderCaptureSummary(s: CaptureSummary): string {
+  const entries = s.inputs.reduce((n, i) => n + i.records, 0);
+  const formats = [...new Set(s.inputs.map((i) => `${i.format}log${i.compressed ? ' (gzip)' : ''}`))].join(', ');
+  const excluded = Object.entries(s.excluded)
+    .map(([reason, n]) => `${reason.replaceAll('_', ' ')} ${count(n)}`)
+    .join(', ');
+  const lines = fields([
+    ['workload', `${s.workload} (sidecar ${s.sidecar})`],
+    ['read', `${plural(s.inputs.length, 'file')}, ${plural(entries, 'log entry', 'log entries')} (${formats})`],
+    ['log style', s.log_style.replaceAll('_', ' + ')],
+    ['sessions', count(s.sessions)],
+    ['statements', `${count(s.statements)}${s.failed_statements > 0 ? ` (${count(s.failed_statements)} failed at capture time)` : ''}`],
+    ['time span', `${s.first_statement_at ?? '–'}, ${span(s.duration_us)}`],
+    ['left out', excluded || 'none'],
+  ]);
+  if (s.warnings.length > 0) {
+    lines.push('', `${s.incomplete ? 'the capture is incomplete: ' : ''}warnings (${s.warnings.length}):`, ...s.warnings.map((w) => `  ${w}`));
+  }
+  return `${lines.join('\n')}\n`;
+}
