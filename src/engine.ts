@@ -111,6 +111,11 @@ export interface StatementExample {
   writes: boolean;
   /** The first captured text with this fingerprint, literals included. */
   example: string;
+  /**
+   * The statements that ran before `example` in its transaction block (BEGIN excluded), which
+   * a probe executing it replays first; empty outside a block or when the block is long.
+   */
+  setup: string[];
 }
 
 /** A decoded and analysed workload, ready to replay. */

@@ -226,9 +226,14 @@ describe('gate on the PR variants (base from git)', () => {
   it(
     'add-index: pass',
     async () => {
-      const run = await prGate(repoWithPr(variant('add-index')));
+      // The shared server does not load pg_stat_statements: buffers come from the fallback, one
+      // EXPLAIN (ANALYZE, BUFFERS) per fingerprint, and every fingerprint must give them, or the
+      // buffers rule could not be evaluated and the verdict would be an error.
+      const run = await prGate(repoWithPr(variant('add-index')), ['--fail-on-plan-change', 'seq-scan', '--max-buffers-growth', '10x']);
       expect(run.code, explain(run)).toBe(0);
       expect(run.report!.verdict).toBe('pass');
+      expect(run.report!.plans!.stats.source).toBe('explain-analyze');
+      expect(run.report!.plans!.failures).toEqual([]);
       // The partial covering index serves the daily revenue report and nothing else
       // (examples/shop/README.md): exactly one plan change, and it is an improvement.
       const changed = run.report!.plans!.fingerprints.filter((f) => f.changed);

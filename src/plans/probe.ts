@@ -62,13 +62,13 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
   };
   const clients = { base: await connect(inputs.baseUrl), head: await connect(inputs.headUrl) };
   try {
-    const planned: { f: FingerprintComparison; example: string; base: SidePlan; head: SidePlan }[] = [];
+    const planned: { f: FingerprintComparison; example: StatementExample; base: SidePlan; head: SidePlan }[] = [];
     for (const f of inputs.fingerprints) {
       if (!EXPLAINABLE_KINDS.has(f.kind)) {
         report.not_explainable++;
         continue;
       }
-      const example = examples.get(f.fingerprint)?.example;
+      const example = examples.get(f.fingerprint);
       const fail = (side: 'base' | 'head', stage: 'explain' | 'buffers', error: unknown) =>
         report.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side, stage, message: (error as Error).message, sqlstate: sqlstateOf(error) });
       if (example === undefined) {
@@ -78,7 +78,7 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
       const sides: Partial<Record<'base' | 'head', SidePlan>> = {};
       for (const side of ['base', 'head'] as const) {
         try {
-          const parsed = await explainStatement(clients[side], example, { analyze: false, major: inputs.major });
+          const parsed = await explainStatement(clients[side], example.example, { analyze: false, major: inputs.major });
           sides[side] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
         } catch (error) {
           fail(side, 'explain', error);
@@ -115,7 +115,7 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
         }
         if (stats === null) {
           try {
-            const analyzed = await explainStatement(clients[side], p.example, { analyze: true, major: inputs.major });
+            const analyzed = await explainStatement(clients[side], p.example.example, { analyze: true, major: inputs.major, setup: p.example.setup });
             stats = statsOfAnalyze(analyzed.plan, analyzed.executionMs);
           } catch (error) {
             const message = (error as Error).message;

@@ -8,6 +8,7 @@
 //! - [`replay`]: the replay engine and its accountable report.
 //! - [`stats`]: latency summaries.
 //! - [`compare`]: base vs head replays: latency with confidence intervals, noise floor, errors.
+//! - [`example_setup`]: what a fingerprint's example needs run before it (for the plan probe).
 //!
 //! Nothing here knows about Node; the `pg-retest-node` crate wraps it.
 
@@ -15,6 +16,7 @@ pub mod capture;
 pub mod classify;
 pub mod compact_decode;
 pub mod compare;
+pub mod example_setup;
 mod fnv;
 pub mod replay;
 pub mod scale;
