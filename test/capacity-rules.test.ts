@@ -91,14 +91,29 @@ describe('capacity verdict', () => {
     const v = decideCapacity(base, head, 0.15);
     expect(v.verdict).toBe('pass');
     expect(v.compared_at).toBe(4);
-    expect(v.throughput_change!).toBeCloseTo(-0.057, 2);
+    expect(v.compared_steps).toEqual([4, 8, 16]);
+    // Medians of the plateau (4, 8, 16): 3,500 vs 3,650.
+    expect(v.throughput_change!).toBeCloseTo(-0.041, 2);
+  });
+
+  it('reads the plateau, so one step slowed by a burst of load does not fail the PR', () => {
+    const head = side([1, 2, 4, 8, 16], [1000, 1900, 2700, 3650, 3600]);
+    const v = decideCapacity(base, head, 0.15);
+    expect(v.verdict).toBe('pass');
+    expect(v.throughput_change!).toBeCloseTo(-0.014, 2);
+  });
+
+  it('leaves refused steps out of the plateau', () => {
+    const b = side([1, 2, 4, 8, 120], [1000, 1900, 3500, 3700, 1000], [0, 0, 0, 0, 40]);
+    const h = side([1, 2, 4, 8, 120], [1000, 1900, 3400, 3600, 500], [0, 0, 0, 0, 60]);
+    expect(decideCapacity(b, h, 0.15).compared_steps).toEqual([4, 8]);
   });
 
   it('fails when throughput at base knee falls beyond the threshold', () => {
     const head = side([1, 2, 4, 8, 16], [800, 1500, 2600, 2700, 2650]);
     const v = decideCapacity(base, head, 0.15);
     expect(v.verdict).toBe('fail');
-    expect(v.reasons[0]).toMatch(/throughput at 4 connections \(base's knee\) fell by 26/);
+    expect(v.reasons[0]).toMatch(/throughput at base's knee \(median of 4, 8, 16 connections, where base is flat\) fell by 27/);
   });
 
   it('fails when the knee moves left and head is slower there', () => {
@@ -115,6 +130,17 @@ describe('capacity verdict', () => {
     expect(b.knee.connections).toBe(8);
     expect(head.knee.connections).toBe(4);
     expect(decideCapacity(b, head, 0.15).verdict).toBe('pass');
+  });
+
+  it('needs a plateau loss of more than half the threshold before a knee moved left counts', () => {
+    const b = side([1, 2, 4, 8, 16], [1000, 1900, 3300, 3700, 3650]);
+    const slightly = side([1, 2, 4, 8, 16], [1000, 1900, 3500, 3520, 3480]);
+    expect(slightly.knee.connections).toBe(4);
+    expect(decideCapacity(b, slightly, 0.15).verdict).toBe('pass');
+    const clearly = side([1, 2, 4, 8, 16], [1000, 1900, 3300, 3250, 3200]);
+    const v = decideCapacity(b, clearly, 0.15);
+    expect(v.throughput_change!).toBeCloseTo(-0.123, 2);
+    expect(v.reasons).toEqual([expect.stringMatching(/knee moved left: head flattens at 4 connections, base at 8/)]);
   });
 });
 
@@ -213,7 +239,7 @@ describe('mode: capacity inputs and outputs', () => {
     const { capacityOutputs } = await import('../src/action/capacity-mode.js');
     const r = report([side([1, 2, 4, 8, 16], [1000, 1900, 3500, 3700, 3650]), { ...side([1, 2, 4, 8, 16], [900, 1500, 2000, 2100, 2050]), side: 'head' }]);
     r.verdict = 'fail';
-    r.comparison = { compared_at: 4, throughput_change: -0.4286 };
+    r.comparison = { compared_at: 4, compared_steps: [4, 8, 16], throughput_change: -0.4286 };
     const out = capacityOutputs(r, { markdown: 'a.md', json: 'a.json', svg: 'a.svg' }, undefined);
     expect(out).toMatchObject({ result: 'regression', 'knee-connections': '4', 'capacity-change-pct': '-42.9', 'capacity-svg-path': 'a.svg', 'comment-url': '' });
   });

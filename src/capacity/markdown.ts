@@ -60,7 +60,9 @@ function sideSection(side: CapacitySideReport, report: CapacityReport): string[]
     );
   }
   if (report.comparison && side.side === 'head' && report.comparison.throughput_change !== null) {
-    lines.push('', `Throughput at ${report.comparison.compared_at} connections: ${signedPercent(report.comparison.throughput_change)} vs base.`);
+    const steps = report.comparison.compared_steps;
+    const where = steps.length > 1 ? `base's knee (median of ${steps.join(', ')} connections)` : `${report.comparison.compared_at} connections`;
+    lines.push('', `Throughput at ${where}: ${signedPercent(report.comparison.throughput_change)} vs base.`);
   }
   return lines;
 }

@@ -48,6 +48,9 @@ export interface CapacityReport {
     wall_time_ms: number;
   };
   sides: CapacitySideReport[];
-  /** (head − base) / base throughput at the compared concurrency, when comparing. */
-  comparison: { compared_at: number | null; throughput_change: number | null } | null;
+  /**
+   * When comparing: base's knee (or recommended concurrency), the plateau steps compared from it
+   * on, and (head − base) / base of their median throughput.
+   */
+  comparison: { compared_at: number | null; compared_steps: number[]; throughput_change: number | null } | null;
 }

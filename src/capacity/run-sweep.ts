@@ -232,8 +232,8 @@ export async function runCapacity(config: CapacityConfig, context: GateContext):
       let decided = decideCapacity(base, head, config.threshold);
       if (decided.verdict === 'fail' && config.confirmRuns > 0) {
         // One run per step can be unlucky on a shared machine: replay the steps the verdict
-        // reads (both knees and the compared step) again on both sides and decide on medians.
-        const confirm = [...new Set([base.knee.connections, head.knee.connections, decided.compared_at].filter((c): c is number => c !== null))].sort((a, b) => a - b);
+        // reads (both knees and the plateau it compares) again on both sides and decide on medians.
+        const confirm = [...new Set([base.knee.connections, head.knee.connections, ...decided.compared_steps].filter((c): c is number => c !== null))].sort((a, b) => a - b);
         logger.info(`capacity loss suspected: replaying ${confirm.join(', ')} connections ${plural(config.confirmRuns, 'more time')} per side to confirm`);
         for (let round = 0; round < config.confirmRuns; round++) {
           for (const c of confirm) for (const side of round % 2 === 0 ? ['head', 'base'] as const : ['base', 'head'] as const) await runStep(side, c);
@@ -252,7 +252,7 @@ export async function runCapacity(config: CapacityConfig, context: GateContext):
       report.verdict = decided.verdict;
       report.headline = decided.headline;
       report.reasons = decided.reasons;
-      report.comparison = { compared_at: decided.compared_at, throughput_change: decided.throughput_change };
+      report.comparison = { compared_at: decided.compared_at, compared_steps: decided.compared_steps, throughput_change: decided.throughput_change };
     }
     for (const side of report.sides) {
       const failed = side.steps.filter((s) => s.failed_sessions > 0);
