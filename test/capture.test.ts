@@ -144,6 +144,7 @@ describe.skipIf(major === undefined)(`capture from PostgreSQL ${major ?? '15+'} 
         log_rotation_size: '0',
         log_timezone: 'America/New_York',
         lc_messages: 'C',
+        log_file_mode: '0644',
       },
     });
     logDir = path.join(server.dataDir, 'log');
@@ -205,6 +206,14 @@ describe.skipIf(major === undefined)(`capture from PostgreSQL ${major ?? '15+'} 
     expect(s.incomplete).toBe(false);
     const sidecar = JSON.parse(fs.readFileSync(`${fromCsv}.capture.json`, 'utf8')) as CaptureSummary;
     expect(sidecar.statements).toBe(s.statements);
+    const inspected = await cli(['inspect', fromCsv, '--json']);
+    expect(inspected.code).toBe(0);
+    const inspection = JSON.parse(inspected.stdout) as { statements: number; capture: CaptureSummary; top_fingerprints_by_time: { captured_total_us: number }[] };
+    expect(inspection.statements).toBe(s.statements);
+    expect(inspection.capture.failed).toEqual(s.failed);
+    const times = inspection.top_fingerprints_by_time.map((f) => f.captured_total_us);
+    expect(times.length).toBeGreaterThan(0);
+    expect(times).toEqual([...times].sort((a, b) => b - a));
 
     const sessions = wklSessions(bytes);
     const sqls = sessions.flatMap((x) => x.queries.map((q) => q.sql));
@@ -213,7 +222,8 @@ describe.skipIf(major === undefined)(`capture from PostgreSQL ${major ?? '15+'} 
     // Extended and prepared: values back in, literals and the quote-containing value intact.
     expect(sqls).toContain("SELECT '42'::int + 1 AS next, 'widget'::text AS t, '2026-05-01 12:00:00+00'::timestamptz AS ts, '$1 stays' AS lit;");
     expect(sqls.filter((q) => q.includes("VALUES ('widget', '42' * 0.5, '2026-05-01 12:00:00+00', 'it''s $1 -- /* not a comment */')"))).toHaveLength(6);
-    expect(sqls).toContain("INSERT INTO items (name, price, created_at, note) VALUES ('o''brien', '12.5', '2026-05-01T12:00:00Z', NULL)");
+    // The server logs a typed value in its output form (here the timestamptz in the session's zone).
+    expect(sqls).toContain("INSERT INTO items (name, price, created_at, note) VALUES ('o''brien', '12.5', '2026-05-01 12:00:00+00', NULL)");
     expect(sqls.find((q) => q.startsWith('SELECT concat_ws'))).toBe(
       `SELECT concat_ws(',', ${Array.from({ length: 11 }, (_, i) => `'${i + 1}'::text`).join(', ')}) AS list`,
     );
@@ -232,6 +242,7 @@ describe.skipIf(major === undefined)(`capture from PostgreSQL ${major ?? '15+'} 
     const r = await cli(['replay', '--workload', wkl, '--database-url', dbUrl('replay1'), '--results', results, '--json', report]);
     expect(r.stderr).not.toMatch(/error:/);
     expect(r.code).toBe(0);
+    expect(r.stdout).toContain('against the capture: 1 error where the statement failed at capture time too (expected), 0 new errors');
     const lines = fs.readFileSync(results, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     const errors = lines.filter((l) => l.outcome === 'error');
     expect(lines.filter((l) => /there is no parameter/.test(String(l.message ?? '')))).toEqual([]);
@@ -311,6 +322,11 @@ describe.skipIf(major === undefined)(`capture from PostgreSQL ${major ?? '15+'} 
     expect(r.stdout).toMatch(/the capture is incomplete/);
     expect(r.stdout).toMatch(/log_parameter_max_length/);
     expect(wklSessions(fs.readFileSync(out)).flatMap((x) => x.queries.map((q) => q.sql))).toEqual(["SELECT 'abc'::text AS short"]);
+    const inspected = await cli(['inspect', out]);
+    expect(inspected.code).toBe(0);
+    expect(inspected.stdout).toMatch(/left out +truncated parameters 1/);
+    expect(inspected.stdout).toMatch(/the capture is incomplete: capture warnings \(1\)/);
+    expect(inspected.stdout).toMatch(/top 1 fingerprint by captured total time:/);
   });
 
   it('refuses bad input with one line and exit 2', async () => {

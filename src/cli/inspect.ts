@@ -1,10 +1,10 @@
 /** `inspect <file.wkl>`: what a workload holds, as text or JSON. Replays nothing. */
-import fs from 'node:fs';
 import { z } from 'zod';
-import { type CaptureSummary, inspectWorkload } from '../engine.js';
-import { ExitCode, InputError } from '../exit-codes.js';
+import { inspectWorkload } from '../engine.js';
+import { ExitCode } from '../exit-codes.js';
 import { renderWorkloadSummary } from '../format/workload-summary.js';
 import type { CommandSpec } from './argv.js';
+import { readCaptureSidecar } from './capture-sidecar.js';
 import { fromEngineError } from './engine-errors.js';
 import type { Io } from './io.js';
 import { filePath, flag, numberValue } from './option-types.js';
@@ -63,38 +63,3 @@ export async function runInspect(config: InspectConfig, io: Io): Promise<ExitCod
   );
   return ExitCode.Ok;
 }
-
-/**
- * The sidecar `capture` wrote next to a workload (`W.wkl.capture.json`), if there is one.
- * @param file the workload
- * @returns its content, or undefined when absent
- * @throws InputError when it exists but is not a capture sidecar
- */
-export function readCaptureSidecar(file: string): CaptureSummary | undefined {
-  const sidecar = `${file}.capture.json`;
-  if (!fs.existsSync(sidecar)) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(fs.readFileSync(sidecar, 'utf8'));
-  } catch (error) {
-    throw new InputError(`${sidecar} is not valid JSON (${(error as Error).message}); delete it or capture again`);
-  }
-  const result = sidecarSchema.safeParse(parsed);
-  if (!result.success) throw new InputError(`${sidecar} is not a capture sidecar (format "pg-retest-action capture", version 1); delete it or capture again`);
-  return parsed as CaptureSummary;
-}
-
-const sidecarSchema = z
-  .object({
-    format: z.literal('pg-retest-action capture'),
-    version: z.literal(1),
-    log_style: z.string(),
-    statements: z.number(),
-    failed_statements: z.number(),
-    excluded: z.record(z.string(), z.number()),
-    incomplete: z.boolean(),
-    warnings: z.array(z.string()),
-    inputs: z.array(z.object({ path: z.string() }).loose()),
-    failed: z.array(z.object({ session_id: z.number(), statement_index: z.number(), sqlstate: z.string(), message: z.string() })),
-  })
-  .loose();

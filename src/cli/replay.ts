@@ -4,6 +4,7 @@
  * says whether everything was measured.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { loadWorkload, replay, type ReplayOptions, type Workload } from '../engine.js';
 import { type ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
@@ -15,6 +16,7 @@ import type { Logger, Server } from '../provision/index.js';
 import { serverForRun } from '../provision/run-server.js';
 import { describeTarget, passwordOf, redact } from '../provision/url.js';
 import type { ReplayReport } from '../types.js';
+import { describeErrorsAgainstCapture, errorsAgainstCapture, readCaptureSidecar } from './capture-sidecar.js';
 import { largestFactor } from './class-scale-options.js';
 import { fromEngineError } from './engine-errors.js';
 import { trapInterrupts } from './interrupt.js';
@@ -41,6 +43,10 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
     `workload ${config.workload}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`,
   );
   for (const warning of workload.warnings) logger.info(`warning: ${warning}`);
+  // With a capture sidecar, the per-statement results tell expected failures from new ones.
+  const capture = readCaptureSidecar(config.workload);
+  const scratch = capture && !config.resultsFile ? fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-results-')) : undefined;
+  const run = scratch ? { ...config, resultsFile: path.join(scratch, 'results.jsonl') } : config;
 
   const interrupt = trapInterrupts((name) =>
     logger.info(`\nreceived ${name}: stopping the replay and cleaning up (send it again to exit at once)`),
@@ -59,8 +65,11 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
     await applySqlFiles(url, files, { logger, signal: interrupt.signal });
     throwIfAborted(interrupt.signal);
 
-    const report = await runEngine(config, workload, url, io, interrupt.signal);
+    const report = await runEngine(run, workload, url, io, interrupt.signal);
     io.stdout.write(renderReplaySummary(report, { server: server.description }));
+    if (capture && run.resultsFile && fs.existsSync(run.resultsFile)) {
+      io.stdout.write(describeErrorsAgainstCapture(errorsAgainstCapture(capture, run.resultsFile)));
+    }
     if (config.jsonFile) writeJson(config.jsonFile, report);
 
     const outcome = replayOutcome(report, {
@@ -71,6 +80,7 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
     if (outcome.problem) io.stderr.write(`error: ${redact(outcome.problem, passwordOf(url))}\n`);
     return outcome.exitCode;
   } finally {
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
     interrupt.dispose();
     if (server && server.kind !== 'database-url') {
       logger.info('stopping the server and removing its data directory');

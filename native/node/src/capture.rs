@@ -57,7 +57,9 @@ fn micros(what: &str, ms: Option<f64>) -> Result<Option<i64>, BindingError> {
     match ms {
         None => Ok(None),
         Some(v) if v.is_finite() => Ok(Some((v * 1000.0) as i64)),
-        Some(v) => Err(BindingError::options(format!("{what} must be a time in milliseconds since 1970, got {v}"))),
+        Some(v) => Err(BindingError::options(format!(
+            "{what} must be a time in milliseconds since 1970, got {v}"
+        ))),
     }
 }
 
@@ -73,7 +75,11 @@ fn core_options(o: CaptureOptions) -> Result<capture::CaptureOptions, BindingErr
             until_us: micros("untilMs", o.until_ms)?,
             include_noise: o.include_noise.unwrap_or(false),
         },
-        zone_offsets: o.zone_offsets.unwrap_or_default().into_iter().collect::<BTreeMap<_, _>>(),
+        zone_offsets: o
+            .zone_offsets
+            .unwrap_or_default()
+            .into_iter()
+            .collect::<BTreeMap<_, _>>(),
         source_host: o.source_host,
         pg_version: o.pg_version,
     })
@@ -108,7 +114,9 @@ pub async fn capture_workload(
             }
         };
         let summary = capture::capture(&opts, &report).map_err(|e| match e.kind {
-            CaptureErrorKind::Input | CaptureErrorKind::Output => BindingError::new(Code::Workload, e.message),
+            CaptureErrorKind::Input | CaptureErrorKind::Output => {
+                BindingError::new(Code::Workload, e.message)
+            }
         })?;
         JsonOut::to_json("captureWorkload", &summary)
     };

@@ -32,13 +32,19 @@ const MIN_STATEMENTS_FOR_HINTS: usize = 20;
 
 /// `workload.wkl` → `workload.wkl.capture.json`.
 pub fn sidecar_path(workload: &Path) -> PathBuf {
-    let mut name = workload.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = workload
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(".capture.json");
     workload.with_file_name(name)
 }
 
 fn input_error(message: String) -> CaptureError {
-    CaptureError { kind: CaptureErrorKind::Input, message }
+    CaptureError {
+        kind: CaptureErrorKind::Input,
+        message,
+    }
 }
 
 /// A statement that made it into the workload, before numbering.
@@ -78,7 +84,9 @@ pub fn capture(
     progress: &dyn Fn(CaptureProgress),
 ) -> Result<CaptureSummary, CaptureError> {
     if options.logs.is_empty() {
-        return Err(input_error("no log file given; pass --log FILE (csvlog or jsonlog, plain or .gz)".into()));
+        return Err(input_error(
+            "no log file given; pass --log FILE (csvlog or jsonlog, plain or .gz)".into(),
+        ));
     }
     let zones = Zones::new(options.zone_offsets.clone());
     let mut bytes_total = 0;
@@ -94,7 +102,12 @@ pub fn capture(
     let mut by_session: BTreeMap<String, Vec<(u64, u64, LogRecord)>> = BTreeMap::new();
     let mut inputs = Vec::new();
     let mut sequence = 0u64;
-    progress(CaptureProgress { bytes_read: 0, bytes_total, records: 0, done: false });
+    progress(CaptureProgress {
+        bytes_read: 0,
+        bytes_total,
+        records: 0,
+        done: false,
+    });
     for path in &options.logs {
         let summary = read_log_file(path, Arc::clone(&read), |r| {
             records_seen += 1;
@@ -108,10 +121,11 @@ pub fn capture(
             }
             if relevant(&r) {
                 sequence += 1;
-                by_session
-                    .entry(r.session_id.clone())
-                    .or_default()
-                    .push((r.session_line, sequence, r));
+                by_session.entry(r.session_id.clone()).or_default().push((
+                    r.session_line,
+                    sequence,
+                    r,
+                ));
             }
             Ok(())
         })
@@ -130,8 +144,11 @@ pub fn capture(
         records.sort_by_key(|(line, seq, _)| (*line, *seq));
         let records: Vec<LogRecord> = records.into_iter().map(|(_, _, r)| r).collect();
         let first = &records[0];
-        let (user, database, application) =
-            (first.user.clone(), first.database.clone(), first.application_name.clone());
+        let (user, database, application) = (
+            first.user.clone(),
+            first.database.clone(),
+            first.application_name.clone(),
+        );
         let logged = pair_session(&records, &zones)
             .map_err(|e| input_error(format!("session {key}: {e}")))?;
         let mut kept = Vec::new();
@@ -143,7 +160,11 @@ pub fn capture(
                     continue;
                 }
             };
-            if let Some(reason) = options.filters.exclude(&database, &user, &application, s.start_us, &sql) {
+            if let Some(reason) =
+                options
+                    .filters
+                    .exclude(&database, &user, &application, s.start_us, &sql)
+            {
                 *excluded.entry(reason.as_str().into()).or_default() += 1;
                 continue;
             }
@@ -156,33 +177,62 @@ pub fn capture(
                 missing_durations += 1;
             } else if s.failed.is_none() {
                 timed += 1;
-                shortest_duration = Some(shortest_duration.map_or(s.duration_us, |d| d.min(s.duration_us)));
+                shortest_duration =
+                    Some(shortest_duration.map_or(s.duration_us, |d| d.min(s.duration_us)));
             }
-            kept.push(Kept { start_us: s.start_us, duration_us: s.duration_us, sql, failed: s.failed });
+            kept.push(Kept {
+                start_us: s.start_us,
+                duration_us: s.duration_us,
+                sql,
+                failed: s.failed,
+            });
         }
         if !kept.is_empty() {
-            sessions.push(SessionOut { key, user, database, statements: kept });
+            sessions.push(SessionOut {
+                key,
+                user,
+                database,
+                statements: kept,
+            });
         }
     }
 
     // Number sessions by start (then by the server's session id): deterministic.
-    sessions.sort_by(|a, b| (a.statements[0].start_us, &a.key).cmp(&(b.statements[0].start_us, &b.key)));
-    let t0 = sessions.iter().flat_map(|s| s.statements.iter().map(|q| q.start_us)).min();
+    sessions.sort_by(|a, b| {
+        (a.statements[0].start_us, &a.key).cmp(&(b.statements[0].start_us, &b.key))
+    });
+    let t0 = sessions
+        .iter()
+        .flat_map(|s| s.statements.iter().map(|q| q.start_us))
+        .min();
     let end = sessions
         .iter()
-        .flat_map(|s| s.statements.iter().map(|q| q.start_us + q.duration_us as i64))
+        .flat_map(|s| {
+            s.statements
+                .iter()
+                .map(|q| q.start_us + q.duration_us as i64)
+        })
         .max();
     let mut txns = TransactionCounter::default();
     let mut failed = Vec::new();
     let mut out_sessions = Vec::with_capacity(sessions.len());
     for (index, s) in sessions.into_iter().enumerate() {
         let id = index as u64 + 1;
-        let kinds: Vec<_> = s.statements.iter().map(|q| pg_retest_kind(&q.sql)).collect();
+        let kinds: Vec<_> = s
+            .statements
+            .iter()
+            .map(|q| pg_retest_kind(&q.sql))
+            .collect();
         let txn_ids = txns.assign(&kinds);
         let mut queries = Vec::with_capacity(s.statements.len());
         for (i, q) in s.statements.into_iter().enumerate() {
             if let Some(f) = q.failed {
-                failed.push(FailedStatement { session_id: id, statement_index: i, sqlstate: f.sqlstate, message: f.message });
+                failed.push(FailedStatement {
+                    session_id: id,
+                    statement_index: i,
+                    sqlstate: f.sqlstate,
+                    message: f.message,
+                });
             }
             queries.push(Query {
                 sql: q.sql,
@@ -193,7 +243,12 @@ pub fn capture(
                 response_values: None,
             });
         }
-        out_sessions.push(Session { id, user: s.user, database: s.database, queries });
+        out_sessions.push(Session {
+            id,
+            user: s.user,
+            database: s.database,
+            queries,
+        });
     }
 
     let first_at = t0.and_then(DateTime::<Utc>::from_timestamp_micros);
@@ -205,8 +260,14 @@ pub fn capture(
     let profile = WorkloadProfile {
         version: 2,
         captured_at: first_at.unwrap_or(DateTime::<Utc>::UNIX_EPOCH),
-        source_host: options.source_host.clone().unwrap_or_else(|| "unknown".into()),
-        pg_version: options.pg_version.clone().unwrap_or_else(|| "unknown".into()),
+        source_host: options
+            .source_host
+            .clone()
+            .unwrap_or_else(|| "unknown".into()),
+        pg_version: options
+            .pg_version
+            .clone()
+            .unwrap_or_else(|| "unknown".into()),
         capture_method: "csv_log".into(),
         metadata: Metadata {
             total_queries: statements,
@@ -224,11 +285,20 @@ pub fn capture(
         (true, true) => "mixed",
         (false, false) => "none",
     };
-    let warnings = warnings(&excluded, missing_durations, log_style, shortest_duration, timed, statements);
+    let warnings = warnings(
+        &excluded,
+        missing_durations,
+        log_style,
+        shortest_duration,
+        timed,
+        statements,
+    );
     let incomplete = excluded.contains_key("truncated_parameters")
         || excluded.contains_key("missing_parameters")
         || missing_durations > 0
-        || warnings.iter().any(|w| w.contains("log_min_duration_statement"));
+        || warnings
+            .iter()
+            .any(|w| w.contains("log_min_duration_statement"));
     if statements == 0 {
         return Err(input_error(format!(
             "no statement to capture in {} ({} lines read, {} left out by filters or as unreplayable); \
@@ -249,7 +319,8 @@ pub fn capture(
         log_style,
         sessions: profile.sessions.len() as u64,
         statements,
-        first_statement_at: first_at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
+        first_statement_at: first_at
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
         duration_us,
         failed_statements: failed.len() as u64,
         excluded,
@@ -258,11 +329,18 @@ pub fn capture(
         warnings,
         failed,
     };
-    wkl::write_workload(&options.output, &profile)
-        .map_err(|e| CaptureError { kind: CaptureErrorKind::Output, message: e.to_string() })?;
+    wkl::write_workload(&options.output, &profile).map_err(|e| CaptureError {
+        kind: CaptureErrorKind::Output,
+        message: e.to_string(),
+    })?;
     let json = serde_json::to_vec_pretty(&summary).expect("the summary serializes");
     write_file(&sidecar, &json)?;
-    progress(CaptureProgress { bytes_read: read.load(Ordering::Relaxed), bytes_total, records: records_seen, done: true });
+    progress(CaptureProgress {
+        bytes_read: read.load(Ordering::Relaxed),
+        bytes_total,
+        records: records_seen,
+        done: true,
+    });
     Ok(summary)
 }
 
@@ -270,7 +348,10 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CaptureError> {
     let temp = path.with_extension("json.tmp");
     std::fs::write(&temp, bytes)
         .and_then(|_| std::fs::rename(&temp, path))
-        .map_err(|e| CaptureError { kind: CaptureErrorKind::Output, message: format!("cannot write {}: {e}", path.display()) })
+        .map_err(|e| CaptureError {
+            kind: CaptureErrorKind::Output,
+            message: format!("cannot write {}: {e}", path.display()),
+        })
 }
 
 /// The SQL to replay, or why there is none that would be faithful.
@@ -348,16 +429,39 @@ mod tests {
 
     #[test]
     fn completes_or_refuses() {
-        assert_eq!(complete_sql(&logged("SELECT $1, $2", true, "parameters: $1 = 'a', $2 = NULL")).unwrap(), "SELECT 'a', NULL");
-        assert_eq!(complete_sql(&logged("SELECT $1", true, "parameters: $1 = 'aaaa...'")), Err("truncated_parameters"));
-        assert_eq!(complete_sql(&logged("SELECT $1", true, "")), Err("missing_parameters"));
-        assert_eq!(complete_sql(&logged("PREPARE p AS SELECT $1", false, "")).unwrap(), "PREPARE p AS SELECT $1");
-        assert_eq!(complete_sql(&logged("SELECT 1", true, "")).unwrap(), "SELECT 1");
+        assert_eq!(
+            complete_sql(&logged(
+                "SELECT $1, $2",
+                true,
+                "parameters: $1 = 'a', $2 = NULL"
+            ))
+            .unwrap(),
+            "SELECT 'a', NULL"
+        );
+        assert_eq!(
+            complete_sql(&logged("SELECT $1", true, "parameters: $1 = 'aaaa...'")),
+            Err("truncated_parameters")
+        );
+        assert_eq!(
+            complete_sql(&logged("SELECT $1", true, "")),
+            Err("missing_parameters")
+        );
+        assert_eq!(
+            complete_sql(&logged("PREPARE p AS SELECT $1", false, "")).unwrap(),
+            "PREPARE p AS SELECT $1"
+        );
+        assert_eq!(
+            complete_sql(&logged("SELECT 1", true, "")).unwrap(),
+            "SELECT 1"
+        );
     }
 
     #[test]
     fn sidecar_name() {
-        assert_eq!(sidecar_path(Path::new("/x/w.wkl")), PathBuf::from("/x/w.wkl.capture.json"));
+        assert_eq!(
+            sidecar_path(Path::new("/x/w.wkl")),
+            PathBuf::from("/x/w.wkl.capture.json")
+        );
     }
 
     #[test]
@@ -386,7 +490,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = write_log(dir.path(), "a.csv", CSV);
         let out = dir.path().join("w.wkl");
-        let opts = CaptureOptions { logs: vec![log], output: out.clone(), ..Default::default() };
+        let opts = CaptureOptions {
+            logs: vec![log],
+            output: out.clone(),
+            ..Default::default()
+        };
         let s = capture(&opts, &|_| {}).unwrap();
         assert_eq!((s.sessions, s.statements, s.failed_statements), (2, 4, 1));
         assert_eq!(s.excluded.get("noise"), Some(&1));
@@ -396,7 +504,14 @@ mod tests {
         assert_eq!(p.sessions[0].queries[0].start_offset_us, 0);
         // Session 1 starts at 20.999 (ends 21.000 after 1 ms), session 2 at 21.998.
         assert_eq!(p.sessions[1].queries[0].start_offset_us, 999_000);
-        assert_eq!(p.sessions[1].queries.iter().map(|q| q.transaction_id).collect::<Vec<_>>(), vec![Some(1), Some(1), Some(1)]);
+        assert_eq!(
+            p.sessions[1]
+                .queries
+                .iter()
+                .map(|q| q.transaction_id)
+                .collect::<Vec<_>>(),
+            vec![Some(1), Some(1), Some(1)]
+        );
         assert_eq!(s.failed[0].session_id, 2);
         assert_eq!(s.failed[0].statement_index, 1);
         assert_eq!(p.captured_at.to_rfc3339(), "2026-11-22T16:15:20.999+00:00");
@@ -411,12 +526,31 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let plain = write_log(dir.path(), "a.csv", CSV);
         let gz = dir.path().join("a.csv.gz");
-        let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+        let mut enc = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).unwrap(),
+            flate2::Compression::fast(),
+        );
         enc.write_all(CSV.as_bytes()).unwrap();
         enc.finish().unwrap();
         let (a, b) = (dir.path().join("a.wkl"), dir.path().join("b.wkl"));
-        capture(&CaptureOptions { logs: vec![plain], output: a.clone(), ..Default::default() }, &|_| {}).unwrap();
-        let s = capture(&CaptureOptions { logs: vec![gz], output: b.clone(), ..Default::default() }, &|_| {}).unwrap();
+        capture(
+            &CaptureOptions {
+                logs: vec![plain],
+                output: a.clone(),
+                ..Default::default()
+            },
+            &|_| {},
+        )
+        .unwrap();
+        let s = capture(
+            &CaptureOptions {
+                logs: vec![gz],
+                output: b.clone(),
+                ..Default::default()
+            },
+            &|_| {},
+        )
+        .unwrap();
         assert!(s.inputs[0].compressed);
         assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
     }
@@ -425,8 +559,20 @@ mod tests {
     fn empty_capture_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let log = write_log(dir.path(), "a.csv", "");
-        let err = capture(&CaptureOptions { logs: vec![log], output: dir.path().join("w.wkl"), ..Default::default() }, &|_| {}).unwrap_err();
+        let err = capture(
+            &CaptureOptions {
+                logs: vec![log],
+                output: dir.path().join("w.wkl"),
+                ..Default::default()
+            },
+            &|_| {},
+        )
+        .unwrap_err();
         assert_eq!(err.kind, CaptureErrorKind::Input);
-        assert!(err.message.contains("log_min_duration_statement = 0"), "{}", err.message);
+        assert!(
+            err.message.contains("log_min_duration_statement = 0"),
+            "{}",
+            err.message
+        );
     }
 }

@@ -10,7 +10,10 @@ use std::io::Read;
 use super::record::LogRecord;
 
 /// Reads every row of `input`, handing each to `f`. A malformed row is an error naming its line.
-pub fn read_csvlog(input: impl Read, mut f: impl FnMut(LogRecord) -> Result<(), String>) -> Result<(), String> {
+pub fn read_csvlog(
+    input: impl Read,
+    mut f: impl FnMut(LogRecord) -> Result<(), String>,
+) -> Result<(), String> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -22,7 +25,9 @@ pub fn read_csvlog(input: impl Read, mut f: impl FnMut(LogRecord) -> Result<(), 
             Ok(true) => {}
             Err(e) => {
                 let line = e.position().map(|p| p.line()).unwrap_or(0);
-                return Err(format!("line {line} is not a csvlog row ({e}); is this a PostgreSQL csvlog file?"));
+                return Err(format!(
+                    "line {line} is not a csvlog row ({e}); is this a PostgreSQL csvlog file?"
+                ));
             }
         }
         if row.len() < 14 {
@@ -69,7 +74,10 @@ mod tests {
         assert_eq!(r.user, "app");
         assert_eq!(r.session_id, "6b031519.dc2");
         assert_eq!(r.session_line, 12);
-        assert_eq!(r.message, "duration: 0.003 ms  execute <unnamed>: SELECT\n  $1 AS x");
+        assert_eq!(
+            r.message,
+            "duration: 0.003 ms  execute <unnamed>: SELECT\n  $1 AS x"
+        );
         assert_eq!(r.detail, "parameters: $1 = '81'");
         assert_eq!(r.application_name, "pgbench");
     }

@@ -42,7 +42,14 @@ impl Exclusion {
 
 impl Filters {
     /// `None` when the statement stays in the workload.
-    pub fn exclude(&self, database: &str, user: &str, application: &str, start_us: Micros, sql: &str) -> Option<Exclusion> {
+    pub fn exclude(
+        &self,
+        database: &str,
+        user: &str,
+        application: &str,
+        start_us: Micros,
+        sql: &str,
+    ) -> Option<Exclusion> {
         let listed = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
         if !listed(&self.databases, database) {
             return Some(Exclusion::Database);
@@ -53,7 +60,9 @@ impl Filters {
         if !listed(&self.application_names, application) {
             return Some(Exclusion::ApplicationName);
         }
-        if self.since_us.is_some_and(|s| start_us < s) || self.until_us.is_some_and(|u| start_us >= u) {
+        if self.since_us.is_some_and(|s| start_us < s)
+            || self.until_us.is_some_and(|u| start_us >= u)
+        {
             return Some(Exclusion::TimeWindow);
         }
         if !self.include_noise && is_noise(sql) {
@@ -63,23 +72,16 @@ impl Filters {
     }
 }
 
-/// Session settings drivers and tools send on connect; they do not change what the
-/// application's statements do. (`SET search_path`, `SET ROLE`, `SET TRANSACTION`, … do, and
-/// are kept.)
+/// Session settings drivers and tools send on connect that change neither what statements do
+/// nor how their literals are read. (`DateStyle`, `TimeZone`, `IntervalStyle`, `search_path`,
+/// `ROLE`, timeouts, `SET TRANSACTION`, … do, and are kept.)
 const NOISE_SETTINGS: &[&str] = &[
     "application_name",
     "extra_float_digits",
-    "datestyle",
     "client_encoding",
-    "timezone",
-    "time",
-    "intervalstyle",
     "client_min_messages",
     "bytea_output",
     "lc_messages",
-    "statement_timeout",
-    "lock_timeout",
-    "idle_in_transaction_session_timeout",
 ];
 
 /// `SET` of a driver setting, `SHOW`, or a query that reads only system catalogs.
@@ -102,12 +104,16 @@ pub fn is_noise(sql: &str) -> bool {
         Some("select") | Some("with") => {}
         _ => return false,
     }
-    let Ok(parsed) = pg_query::parse(sql, 0) else { return false };
+    let Ok(parsed) = pg_query::parse(sql, 0) else {
+        return false;
+    };
     let tables = parsed.tables();
     !tables.is_empty()
         && tables.iter().all(|t| {
             let t = t.to_ascii_lowercase();
-            t.starts_with("pg_") || t.starts_with("pg_catalog.") || t.starts_with("information_schema.")
+            t.starts_with("pg_")
+                || t.starts_with("pg_catalog.")
+                || t.starts_with("information_schema.")
         })
 }
 
@@ -118,9 +124,13 @@ mod tests {
     #[test]
     fn noise() {
         assert!(is_noise("SET extra_float_digits = 3"));
-        assert!(is_noise("SET SESSION TimeZone TO 'UTC'"));
+        assert!(is_noise("SET SESSION application_name TO 'web'"));
+        assert!(!is_noise("SET TimeZone TO 'UTC'"));
+        assert!(!is_noise("SET datestyle = 'SQL, DMY'"));
         assert!(is_noise("show transaction_isolation"));
-        assert!(is_noise("SELECT oid, typname FROM pg_catalog.pg_type WHERE typname = 'x'"));
+        assert!(is_noise(
+            "SELECT oid, typname FROM pg_catalog.pg_type WHERE typname = 'x'"
+        ));
         assert!(is_noise("select * from information_schema.tables"));
         assert!(!is_noise("SET search_path TO app"));
         assert!(!is_noise("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE"));
@@ -131,10 +141,23 @@ mod tests {
 
     #[test]
     fn filters() {
-        let f = Filters { databases: vec!["shop".into()], since_us: Some(10), ..Default::default() };
-        assert_eq!(f.exclude("other", "u", "a", 20, "SELECT 1"), Some(Exclusion::Database));
-        assert_eq!(f.exclude("shop", "u", "a", 5, "SELECT 1"), Some(Exclusion::TimeWindow));
-        assert_eq!(f.exclude("shop", "u", "a", 20, "SHOW x"), Some(Exclusion::Noise));
+        let f = Filters {
+            databases: vec!["shop".into()],
+            since_us: Some(10),
+            ..Default::default()
+        };
+        assert_eq!(
+            f.exclude("other", "u", "a", 20, "SELECT 1"),
+            Some(Exclusion::Database)
+        );
+        assert_eq!(
+            f.exclude("shop", "u", "a", 5, "SELECT 1"),
+            Some(Exclusion::TimeWindow)
+        );
+        assert_eq!(
+            f.exclude("shop", "u", "a", 20, "SHOW x"),
+            Some(Exclusion::Noise)
+        );
         assert_eq!(f.exclude("shop", "u", "a", 20, "SELECT 1"), None);
     }
 }

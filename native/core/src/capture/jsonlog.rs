@@ -26,14 +26,20 @@ struct Entry {
 
 /// Reads every line of `input`, handing each entry to `f`. A line that is not a JSON object is
 /// an error naming its line number.
-pub fn read_jsonlog(input: impl BufRead, mut f: impl FnMut(LogRecord) -> Result<(), String>) -> Result<(), String> {
+pub fn read_jsonlog(
+    input: impl BufRead,
+    mut f: impl FnMut(LogRecord) -> Result<(), String>,
+) -> Result<(), String> {
     for (index, line) in input.lines().enumerate() {
         let line = line.map_err(|e| format!("line {}: {e}", index + 1))?;
         if line.trim().is_empty() {
             continue;
         }
         let e: Entry = serde_json::from_str(&line).map_err(|e| {
-            format!("line {} is not a jsonlog entry ({e}); is this a PostgreSQL jsonlog file?", index + 1)
+            format!(
+                "line {} is not a jsonlog entry ({e}); is this a PostgreSQL jsonlog file?",
+                index + 1
+            )
         })?;
         f(LogRecord {
             log_time: e.timestamp,

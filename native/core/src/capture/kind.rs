@@ -62,12 +62,23 @@ mod tests {
 
     #[test]
     fn kinds_and_transactions() {
-        let sqls = ["BEGIN", "update t set a=1", "ROLLBACK TO s", "COMMIT", "select 1", "start transaction", "abort"];
+        let sqls = [
+            "BEGIN",
+            "update t set a=1",
+            "ROLLBACK TO s",
+            "COMMIT",
+            "select 1",
+            "start transaction",
+            "abort",
+        ];
         let kinds: Vec<_> = sqls.iter().map(|s| pg_retest_kind(s)).collect();
         assert_eq!(kinds[2], QueryKind::Other);
         let mut c = TransactionCounter::default();
         let ids = c.assign(&kinds);
-        assert_eq!(ids, vec![Some(1), Some(1), Some(1), Some(1), None, Some(2), Some(2)]);
+        assert_eq!(
+            ids,
+            vec![Some(1), Some(1), Some(1), Some(1), None, Some(2), Some(2)]
+        );
         assert_eq!(c.assign(&[QueryKind::Begin]), vec![Some(3)]);
     }
 }

@@ -61,8 +61,12 @@ enum Line<'a> {
 
 fn classify(message: &str) -> Line<'_> {
     if let Some(rest) = message.strip_prefix("duration: ") {
-        let Some((ms, after)) = rest.split_once(" ms") else { return Line::Other };
-        let Ok(ms) = ms.trim().parse::<f64>() else { return Line::Other };
+        let Some((ms, after)) = rest.split_once(" ms") else {
+            return Line::Other;
+        };
+        let Ok(ms) = ms.trim().parse::<f64>() else {
+            return Line::Other;
+        };
         let us = (ms * 1000.0).round().max(0.0) as u64;
         let after = after.trim_start();
         if after.is_empty() {
@@ -101,7 +105,12 @@ struct Pending {
 }
 
 impl Pending {
-    fn into_statement(self, duration: Option<u64>, failed: Option<Failure>, end_us: Micros) -> LoggedStatement {
+    fn into_statement(
+        self,
+        duration: Option<u64>,
+        failed: Option<Failure>,
+        end_us: Micros,
+    ) -> LoggedStatement {
         let duration_us = match (&failed, duration) {
             (_, Some(d)) => d,
             (Some(_), None) => u64::try_from(end_us - self.time_us).unwrap_or(0),
@@ -228,21 +237,58 @@ mod tests {
     #[test]
     fn both_styles_give_the_same_statements() {
         let combined = vec![
-            rec("01.000", "PARSE", "LOG", "duration: 0.1 ms  parse <unnamed>: SELECT $1", ""),
-            rec("01.000", "BIND", "LOG", "duration: 0.1 ms  bind <unnamed>: SELECT $1", "parameters: $1 = '5'"),
-            rec("01.500", "SELECT", "LOG", "duration: 500.000 ms  execute <unnamed>: SELECT $1", "parameters: $1 = '5'"),
-            rec("02.250", "SELECT", "LOG", "duration: 250 ms  statement: SELECT 2", ""),
+            rec(
+                "01.000",
+                "PARSE",
+                "LOG",
+                "duration: 0.1 ms  parse <unnamed>: SELECT $1",
+                "",
+            ),
+            rec(
+                "01.000",
+                "BIND",
+                "LOG",
+                "duration: 0.1 ms  bind <unnamed>: SELECT $1",
+                "parameters: $1 = '5'",
+            ),
+            rec(
+                "01.500",
+                "SELECT",
+                "LOG",
+                "duration: 500.000 ms  execute <unnamed>: SELECT $1",
+                "parameters: $1 = '5'",
+            ),
+            rec(
+                "02.250",
+                "SELECT",
+                "LOG",
+                "duration: 250 ms  statement: SELECT 2",
+                "",
+            ),
         ];
         let separate = vec![
             rec("01.000", "PARSE", "LOG", "duration: 0.1 ms", ""),
-            rec("01.000", "SELECT", "LOG", "execute <unnamed>: SELECT $1", "parameters: $1 = '5'"),
+            rec(
+                "01.000",
+                "SELECT",
+                "LOG",
+                "execute <unnamed>: SELECT $1",
+                "parameters: $1 = '5'",
+            ),
             rec("01.500", "SELECT", "LOG", "duration: 500.000 ms", ""),
             rec("02.000", "idle", "LOG", "statement: SELECT 2", ""),
             rec("02.250", "SELECT", "LOG", "duration: 250 ms", ""),
         ];
-                let a = pair_session(&combined, &Zones::default()).unwrap();
+        let a = pair_session(&combined, &Zones::default()).unwrap();
         let b = pair_session(&separate, &Zones::default()).unwrap();
-        let strip = |v: Vec<LoggedStatement>| v.into_iter().map(|s| LoggedStatement { style: Style::Combined, ..s }).collect::<Vec<_>>();
+        let strip = |v: Vec<LoggedStatement>| {
+            v.into_iter()
+                .map(|s| LoggedStatement {
+                    style: Style::Combined,
+                    ..s
+                })
+                .collect::<Vec<_>>()
+        };
         assert_eq!(a.len(), 2);
         assert_eq!(b[0].style, Style::StartLine);
         let (a, b) = (strip(a), strip(b));
@@ -259,8 +305,11 @@ mod tests {
         let mut err = rec("03.000", "SELECT", "ERROR", "division by zero", "");
         err.sqlstate = "22012".into();
         err.query = "select 1/0".into();
-        let with_start = vec![rec("02.000", "idle", "LOG", "statement: select 1/0", ""), err.clone()];
-                let a = pair_session(&with_start, &Zones::default()).unwrap();
+        let with_start = vec![
+            rec("02.000", "idle", "LOG", "statement: select 1/0", ""),
+            err.clone(),
+        ];
+        let a = pair_session(&with_start, &Zones::default()).unwrap();
         assert_eq!(a.len(), 1);
         assert_eq!(a[0].failed.as_ref().unwrap().sqlstate, "22012");
         assert_eq!(a[0].start_us, t(2.0));
@@ -276,7 +325,7 @@ mod tests {
             rec("01.000", "idle", "LOG", "statement: SELECT 1", ""),
             rec("02.000", "idle", "LOG", "statement: SELECT 2", ""),
         ];
-                let a = pair_session(&lines, &Zones::default()).unwrap();
+        let a = pair_session(&lines, &Zones::default()).unwrap();
         assert_eq!(a.len(), 2);
         assert!(a.iter().all(|s| s.duration_missing));
     }
@@ -285,9 +334,15 @@ mod tests {
     fn both_settings_on_do_not_double_count() {
         let lines = vec![
             rec("01.000", "idle", "LOG", "statement: SELECT 1", ""),
-            rec("01.100", "SELECT", "LOG", "duration: 100 ms  statement: SELECT 1", ""),
+            rec(
+                "01.100",
+                "SELECT",
+                "LOG",
+                "duration: 100 ms  statement: SELECT 1",
+                "",
+            ),
         ];
-                let a = pair_session(&lines, &Zones::default()).unwrap();
+        let a = pair_session(&lines, &Zones::default()).unwrap();
         assert_eq!(a.len(), 1);
         assert!(!a[0].duration_missing);
     }

@@ -77,7 +77,8 @@ mod tests {
 
     #[test]
     fn parses_detail_form() {
-        let p = parse_params("parameters: $1 = '42', $2 = NULL, $3 = 'it''s, $4 = x', $10 = ''").unwrap();
+        let p = parse_params("parameters: $1 = '42', $2 = NULL, $3 = 'it''s, $4 = x', $10 = ''")
+            .unwrap();
         assert_eq!(p.values[&1], "'42'");
         assert_eq!(p.values[&2], "NULL");
         assert_eq!(p.values[&3], "'it''s, $4 = x'");

@@ -68,7 +68,11 @@ pub fn read_log_file(
         .iter()
         .find(|b| !b.is_ascii_whitespace())
         .copied();
-    let format = if first == Some(b'{') { LogFormat::Json } else { LogFormat::Csv };
+    let format = if first == Some(b'{') {
+        LogFormat::Json
+    } else {
+        LogFormat::Csv
+    };
     let mut records = 0u64;
     let mut count = |r: LogRecord| {
         records += 1;

@@ -17,7 +17,8 @@ pub enum SubstituteError {
 
 /// Replaces `$n` placeholders in code by `values[n]` (already SQL literals: `'abc'`, `NULL`).
 pub fn substitute(sql: &str, values: &BTreeMap<u32, String>) -> Result<String, SubstituteError> {
-    let mut out = String::with_capacity(sql.len() + values.values().map(String::len).sum::<usize>());
+    let mut out =
+        String::with_capacity(sql.len() + values.values().map(String::len).sum::<usize>());
     for_each_placeholder(sql, |piece| match piece {
         Piece::Text(t) => {
             out.push_str(t);
@@ -64,12 +65,16 @@ fn for_each_placeholder<'a, E>(
         match c {
             b'\'' => {
                 // E'...' allows backslash escapes; a standard string only doubled quotes.
-                let escapes = i > 0 && matches!(b[i - 1], b'e' | b'E') && !ident_char_before(b, i - 1);
+                let escapes =
+                    i > 0 && matches!(b[i - 1], b'e' | b'E') && !ident_char_before(b, i - 1);
                 i = skip_quoted(b, i + 1, b'\'', escapes);
             }
             b'"' => i = skip_quoted(b, i + 1, b'"', false),
             b'-' if b.get(i + 1) == Some(&b'-') => {
-                i = b[i..].iter().position(|&x| x == b'\n').map_or(b.len(), |p| i + p + 1);
+                i = b[i..]
+                    .iter()
+                    .position(|&x| x == b'\n')
+                    .map_or(b.len(), |p| i + p + 1);
             }
             b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i + 2),
             b'$' if !ident_char_before(b, i) => {
@@ -99,7 +104,11 @@ fn for_each_placeholder<'a, E>(
 /// True when the byte before `i` continues an identifier or number (`a$1`, `x1$tag$`), in which
 /// case `$` is part of that word and starts nothing.
 fn ident_char_before(b: &[u8], i: usize) -> bool {
-    i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'$' || b[i - 1] >= 0x80)
+    i > 0
+        && (b[i - 1].is_ascii_alphanumeric()
+            || b[i - 1] == b'_'
+            || b[i - 1] == b'$'
+            || b[i - 1] >= 0x80)
 }
 
 /// Index just past the closing quote (a doubled quote is an escaped quote).
@@ -194,12 +203,18 @@ mod tests {
     #[test]
     fn dollar_inside_identifiers_is_not_a_placeholder() {
         let v = values(&[(1, "'x'")]);
-        assert_eq!(substitute("SELECT a$1 FROM t WHERE b=$1", &v).unwrap(), "SELECT a$1 FROM t WHERE b='x'");
+        assert_eq!(
+            substitute("SELECT a$1 FROM t WHERE b=$1", &v).unwrap(),
+            "SELECT a$1 FROM t WHERE b='x'"
+        );
     }
 
     #[test]
     fn missing_value_is_an_error() {
-        assert_eq!(substitute("SELECT $2", &values(&[(1, "'x'")])), Err(SubstituteError::Missing(2)));
+        assert_eq!(
+            substitute("SELECT $2", &values(&[(1, "'x'")])),
+            Err(SubstituteError::Missing(2))
+        );
         assert!(has_placeholders("SELECT $1"));
         assert!(!has_placeholders("SELECT '$1' -- $2"));
     }
@@ -207,12 +222,23 @@ mod tests {
     #[test]
     fn standard_strings_do_not_take_backslash_escapes() {
         // 'a\' is a complete string under standard_conforming_strings; the $1 after it is code.
-        assert_eq!(substitute("SELECT 'a\\', $1", &values(&[(1, "'z'")])).unwrap(), "SELECT 'a\\', 'z'");
+        assert_eq!(
+            substitute("SELECT 'a\\', $1", &values(&[(1, "'z'")])).unwrap(),
+            "SELECT 'a\\', 'z'"
+        );
     }
 
     #[test]
     fn unterminated_constructs_do_not_panic() {
-        for sql in ["'abc", "\"abc", "/* abc", "$$ abc", "$a$ abc $a", "E'\\", "$"] {
+        for sql in [
+            "'abc",
+            "\"abc",
+            "/* abc",
+            "$$ abc",
+            "$a$ abc $a",
+            "E'\\",
+            "$",
+        ] {
             let _ = substitute(sql, &BTreeMap::new());
         }
     }

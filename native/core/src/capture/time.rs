@@ -67,7 +67,8 @@ impl Zones {
             return Ok(*m);
         }
         if zone.starts_with('+') || zone.starts_with('-') {
-            return parse_offset(zone).ok_or_else(|| format!("unreadable time zone offset '{zone}'"));
+            return parse_offset(zone)
+                .ok_or_else(|| format!("unreadable time zone offset '{zone}'"));
         }
         BUILT_IN
             .iter()
@@ -106,7 +107,10 @@ pub fn parse_offset(text: &str) -> Option<i32> {
     }
     let (h, m) = match digits.len() {
         1 | 2 => (digits.parse::<i32>().ok()?, 0),
-        4 => (digits[..2].parse::<i32>().ok()?, digits[2..].parse::<i32>().ok()?),
+        4 => (
+            digits[..2].parse::<i32>().ok()?,
+            digits[2..].parse::<i32>().ok()?,
+        ),
         _ => return None,
     };
     (h <= 15 && m < 60).then_some(sign * (h * 60 + m))
@@ -128,7 +132,9 @@ mod tests {
 
     #[test]
     fn ambiguous_zone_needs_an_offset() {
-        let err = Zones::default().parse("2026-11-22 11:15:33 CST").unwrap_err();
+        let err = Zones::default()
+            .parse("2026-11-22 11:15:33 CST")
+            .unwrap_err();
         assert!(err.contains("--zone-offset CST="), "{err}");
         let z = Zones::new([("CST".to_string(), 480)].into_iter().collect());
         assert_eq!(
