@@ -4,11 +4,12 @@
  * steps with refused sessions marked in red. Steps are spaced evenly (the sweep's caps are
  * often geometric), each labelled with its cap. No fonts or scripts are fetched.
  */
+import path from 'node:path';
 import type { CapacityReport, CapacitySideReport } from './report-types.js';
 
 const WIDTH = 960;
-const HEIGHT = 440;
-const PANEL = { top: 70, bottom: 84, left: 80, width: 360, gap: 120 };
+const HEIGHT = 460;
+const PANEL = { top: 90, bottom: 84, left: 80, width: 360, gap: 120 };
 const COLORS: Record<string, string> = { base: '#1f77b4', head: '#e4572e', schema: '#1f77b4', database: '#1f77b4' };
 const DASH: Record<string, string> = { base: '', head: '6 4', schema: '', database: '' };
 
@@ -90,11 +91,13 @@ export function renderCapacitySvg(report: CapacityReport): string {
   }
   legend.push(`<circle cx="${lx + 6}" cy="${ly - 4}" r="8" fill="none" stroke="#333" stroke-width="2"/><text x="${lx + 20}" y="${ly}" font-size="13">knee</text>`);
   legend.push(`<circle cx="${lx + 86}" cy="${ly - 4}" r="5" fill="#c00"/><text x="${lx + 96}" y="${ly}" font-size="13">sessions refused</text>`);
-  const title = `Capacity: ${report.environment.workload.path} × ${report.settings.scale}${report.settings.read_only ? ', read-only' : ''} — ${report.headline}`;
+  const title = `Capacity: ${path.basename(report.environment.workload.path)} × ${report.settings.scale}${report.settings.read_only ? ', read-only' : ', writes included'}`;
+  const fit = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="Helvetica, Arial, sans-serif">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
-    `<text x="${WIDTH / 2}" y="26" text-anchor="middle" font-size="16" font-weight="bold">${esc(title.length > 110 ? `${title.slice(0, 107)}…` : title)}</text>`,
+    `<text x="${WIDTH / 2}" y="26" text-anchor="middle" font-size="16" font-weight="bold">${esc(fit(title, 100))}</text>`,
+    `<text x="${WIDTH / 2}" y="48" text-anchor="middle" font-size="13">${esc(fit(report.headline, 130))}</text>`,
     ...panel(report, { title: 'Throughput (successful statements)', unit: 'statements / s', value: (side, c) => at(side, c)?.throughput }, left1),
     ...panel(report, { title: 'p95 latency (successful statements)', unit: 'milliseconds', value: (side, c) => (at(side, c) ? at(side, c)!.p95_us / 1000 : undefined) }, left2),
     ...legend,
