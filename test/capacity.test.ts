@@ -178,6 +178,38 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
     expect(report.sessions_excluded).toBe(30);
   });
 
+  it(
+    'an existing database is swept as it is, read-only, and the run leaves no database behind',
+    async () => {
+      const pg = (await import('pg')).default;
+      const admin = new pg.Client({ connectionString: server.url });
+      await admin.connect();
+      await admin.query('CREATE DATABASE shop_as_is');
+      const url = server.url.replace(/\/postgres$/, '/shop_as_is');
+      const shopDb = new pg.Client({ connectionString: url });
+      await shopDb.connect();
+      for (const file of fs.readdirSync(shop('migrations')).sort()) await shopDb.query(fs.readFileSync(shop('migrations', file), 'utf8'));
+      await shopDb.query(fs.readFileSync(shop('seed.sql'), 'utf8'));
+      const orders = await shopDb.query('SELECT count(*)::int AS n FROM orders');
+      await shopDb.end();
+      const json = path.join(tmp, 'as-is.json');
+      const sweep = spawnSync(process.execPath, [cliPath, 'capacity', '--database-url', url, '--workload', shop('workload.wkl'), '--connections', '1,2,4', '--json', json], { encoding: 'utf8' });
+      expect(sweep.status, sweep.stderr).toBe(0);
+      const report = JSON.parse(fs.readFileSync(json, 'utf8')) as CapacityReport;
+      expect(report.sides.map((s) => s.side)).toEqual(['database']);
+      expect(report.sides[0]!.steps.every((s) => s.ok > 0 && s.skipped_writes > 0)).toBe(true);
+      // Read-only: the data is as it was; and no copies or templates were left on the server.
+      const after = new pg.Client({ connectionString: url });
+      await after.connect();
+      expect((await after.query('SELECT count(*)::int AS n FROM orders')).rows[0].n).toBe(orders.rows[0].n);
+      await after.end();
+      const left = await admin.query("SELECT datname FROM pg_database WHERE datname LIKE 'pgc\\_%'");
+      await admin.end();
+      expect(left.rows).toEqual([]);
+    },
+    SWEEP_TIMEOUT_MS,
+  );
+
   it('bad input is one line naming the fix (exit 2), before any server work', () => {
     const bad = spawnSync(process.execPath, [cliPath, 'capacity', '--workload', shop('workload.wkl'), '--database-url', server.url, '--allow-writes'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
