@@ -111,7 +111,7 @@ pub fn capture(
     for path in &options.logs {
         let summary = read_log_file(path, Arc::clone(&read), |r| {
             records_seen += 1;
-            if records_seen % PROGRESS_EVERY == 0 {
+            if records_seen.is_multiple_of(PROGRESS_EVERY) {
                 progress(CaptureProgress {
                     bytes_read: read.load(Ordering::Relaxed),
                     bytes_total,
@@ -454,6 +454,12 @@ mod tests {
             complete_sql(&logged("SELECT 1", true, "")).unwrap(),
             "SELECT 1"
         );
+    }
+
+    #[test]
+    fn a_failed_statement_takes_its_parameters_from_the_error_context() {
+        let s = logged("select 1/$1::int", false, "unnamed portal with parameters: $1 = '0'");
+        assert_eq!(complete_sql(&s).unwrap(), "select 1/'0'::int");
     }
 
     #[test]

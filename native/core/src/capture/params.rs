@@ -1,10 +1,11 @@
 //! The bind parameter list PostgreSQL logs with an extended-protocol statement.
 //!
 //! Forms seen in logs:
-//! - DETAIL `parameters: $1 = '42', $2 = NULL` (every version since 9.x; lower case; older
-//!   third-party parsers looked for `Parameters:`, so the keyword is matched in any case);
+//! - DETAIL `parameters: $1 = '42', $2 = NULL` (PostgreSQL up to 15 at least; 9.x–12 built it
+//!   by hand, 13+ with `log_parameter_max_length`), and `Parameters: …` in newer servers (checked
+//!   with 18); pg-retest's parser looked only for the capitalised form, so any case is accepted;
 //! - CONTEXT `unnamed portal with parameters: $1 = '42'` or `portal "C_1" with parameters: …`
-//!   (PostgreSQL 13+, on an ERROR when `log_parameter_max_length_on_error` is set).
+//!   (13+, on an ERROR, when `log_parameter_max_length_on_error` is not 0).
 //!
 //! Values are already SQL literals: quoted with `''` doubled inside, or `NULL`. When
 //! `log_parameter_max_length` (or `…_on_error`) cut a value, PostgreSQL ends it with `...`
