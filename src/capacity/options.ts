@@ -14,7 +14,7 @@ export const CAPACITY_DEFAULTS = {
   scale: 1,
   speed: 0,
   threshold: 0.15,
-  confirmRuns: 2,
+  confirmRuns: 4,
   connections: [1, 2, 4, 8, 16],
 } as const;
 
