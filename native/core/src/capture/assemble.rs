@@ -302,7 +302,7 @@ pub fn capture(
     if statements == 0 {
         return Err(input_error(format!(
             "no statement to capture in {} ({} lines read, {} left out by filters or as unreplayable); \
-             log with log_min_duration_statement = 0, or log_statement = 'all' and log_duration = on",
+             log with log_min_duration_statement = 0, or log_statement = 'all' and log_duration = on, in English (lc_messages = 'C')",
             options.logs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
             records_seen,
             excluded.values().sum::<u64>()
