@@ -9,6 +9,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeCapture } from '../src/cli/capture.js';
 import { run } from '../src/cli/main.js';
 import type { CaptureSummary, ReplayReport } from '../src/types.js';
 import { wklSessions } from './support/msgpack.js';
@@ -331,6 +332,21 @@ describe.skipIf(major === undefined)(title, () => {
     expect(inspected.stdout).toMatch(/top 1 fingerprint by captured total time:/);
   });
 
+  it('filters by application and time window', async () => {
+    const out = path.join(tmp, 'filtered.wkl');
+    const all = await capture([minDuration.csv], out, '--database', 'app');
+    const pgbench = await capture([minDuration.csv], out, '--database', 'app', '--application-name', 'pgbench');
+    // simple: 3 × 2 statements; extended and prepared: 3 × 6 each.
+    expect(pgbench.statements).toBe(42);
+    expect(pgbench.excluded.application_name).toBe(all.statements - 42);
+    const start = Date.parse(all.first_statement_at!);
+    const early = await capture([minDuration.csv], out, '--database', 'app', '--until', new Date(start + 500).toISOString());
+    expect(early.statements).toBe(1); // the first psql session only; the second starts 1 s later
+    const late = await capture([minDuration.csv], out, '--database', 'app', '--since', new Date(start + 500).toISOString());
+    expect(late.statements).toBe(all.statements - 1);
+    expect(late.excluded.time_window).toBe(1);
+  });
+
   it('refuses bad input with one line and exit 2', async () => {
     let r = await cli(['capture', '--log', path.join(tmp, 'nope.csv'), '--output', path.join(tmp, 'x.wkl')]);
     expect(r.code).toBe(2);
@@ -347,5 +363,13 @@ describe.skipIf(major === undefined)(title, () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--zone-offset/);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('capture progress line', () => {
+  it('says how much of the logs has been read', () => {
+    expect(describeCapture({ bytes_read: 50 * 1024 * 1024, bytes_total: 200 * 1024 * 1024, records: 1234, done: false })).toBe(
+      'capturing: 50.0 MB of 200.0 MB read (25%), 1,234 log entries',
+    );
   });
 });
