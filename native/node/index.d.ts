@@ -39,13 +39,6 @@ export declare class Workload {
   summary(top?: number | undefined | null): object
 }
 
-/**
- * Reads the logs and writes the workload and its sidecar. Resolves with the capture summary
- * (the sidecar's content). Rejects with `E_WORKLOAD` when a log cannot be read or understood,
- * holds no statement, or the output cannot be written; `E_OPTIONS` for malformed options.
- */
-export declare function captureWorkload(options: CaptureOptions, onProgress?: (progress: CaptureProgress) => void): Promise<object>
-
 /** What to capture. Times are milliseconds since the Unix epoch. */
 export interface CaptureOptions {
   /** Log files (csvlog or jsonlog, plain or gzip), oldest first. */
@@ -74,6 +67,13 @@ export interface CaptureProgress {
   records: number
   done: boolean
 }
+
+/**
+ * Reads the logs and writes the workload and its sidecar. Resolves with the capture summary
+ * (the sidecar's content). Rejects with `E_WORKLOAD` when a log cannot be read or understood,
+ * holds no statement, or the output cannot be written; `E_OPTIONS` for malformed options.
+ */
+export declare function captureWorkload(options: CaptureOptions, onProgress?: (progress: CaptureProgress) => void): Promise<object>
 
 export interface CompareCounts {
   /** Executions, successful or not. */
@@ -154,6 +154,12 @@ export declare function inspectWorkload(path: string, top?: number | undefined |
  * results file is refused as such).
  */
 export declare function loadWorkload(path: string): Promise<Workload>
+
+/**
+ * SHA-256 of the native sources this library was built from (see `build.rs`), so that a
+ * shipped binary can be checked against the sources without rebuilding it.
+ */
+export declare function nativeSourceHash(): string
 
 /**
  * How to replay a workload. Only `conninfo` is required; everything else defaults to the
