@@ -320,6 +320,38 @@ mod tests {
     }
 
     #[test]
+    fn portal_names_and_further_fetches() {
+        let lines = vec![
+            rec(
+                "01.000",
+                "SELECT",
+                "LOG",
+                "duration: 1 ms  execute S_1/C_2: SELECT * FROM t",
+                "",
+            ),
+            rec(
+                "01.100",
+                "SELECT",
+                "LOG",
+                "duration: 1 ms  execute fetch from S_1/C_2: SELECT * FROM t",
+                "",
+            ),
+            rec(
+                "01.200",
+                "SELECT",
+                "LOG",
+                "duration: 1 ms  execute <unnamed>: SELECT 'a: b'",
+                "",
+            ),
+        ];
+        let a = pair_session(&lines, &Zones::default()).unwrap();
+        assert_eq!(
+            a.iter().map(|s| s.sql.as_str()).collect::<Vec<_>>(),
+            vec!["SELECT * FROM t", "SELECT 'a: b'"]
+        );
+    }
+
+    #[test]
     fn a_start_without_duration_is_flagged() {
         let lines = vec![
             rec("01.000", "idle", "LOG", "statement: SELECT 1", ""),
