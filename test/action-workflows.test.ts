@@ -42,6 +42,7 @@ describe('workflows', () => {
         'examples/workflows/fork-safe-gate.yml',
         'examples/workflows/fork-safe-comment.yml',
         'examples/workflows/monorepo.yml',
+        'examples/workflows/capacity.yml',
       ]),
     );
   });
