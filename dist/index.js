@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path10 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path12 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path10 && path10[0] !== "/") {
-          path10 = `/${path10}`;
+        if (path12 && path12[0] !== "/") {
+          path12 = `/${path12}`;
         }
-        return new URL(`${origin}${path10}`);
+        return new URL(`${origin}${path12}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path10, origin }
+          request: { method, path: path12, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path10);
+        debuglog("sending request to %s %s/%s", method, origin, path12);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path10, origin },
+          request: { method, path: path12, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path10,
+          path12,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path10, origin }
+          request: { method, path: path12, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path10);
+        debuglog("trailers received from %s %s/%s", method, origin, path12);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path10, origin },
+          request: { method, path: path12, origin },
           error: error63
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path10,
+          path12,
           error63.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path10, origin }
+            request: { method, path: path12, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path10);
+          debuglog("sending request to %s %s/%s", method, origin, path12);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path10,
+        path: path12,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler) {
-        if (typeof path10 !== "string") {
+        if (typeof path12 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path10[0] !== "/" && !(path10.startsWith("http://") || path10.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path12[0] !== "/" && !(path12.startsWith("http://") || path12.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path10)) {
+        } else if (invalidPathRegex.test(path12)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path10, query) : path10;
+        this.path = query ? buildURL(path12, query) : path12;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -4091,11 +4091,11 @@ var require_util2 = __commonJS({
     var { isUint8Array } = __require("node:util/types");
     var { webidl } = require_webidl();
     var supportedHashes = [];
-    var crypto8;
+    var crypto9;
     try {
-      crypto8 = __require("node:crypto");
+      crypto9 = __require("node:crypto");
       const possibleRelevantHashes = ["sha256", "sha384", "sha512"];
-      supportedHashes = crypto8.getHashes().filter((hash2) => possibleRelevantHashes.includes(hash2));
+      supportedHashes = crypto9.getHashes().filter((hash2) => possibleRelevantHashes.includes(hash2));
     } catch {
     }
     function responseURL(response) {
@@ -4368,7 +4368,7 @@ var require_util2 = __commonJS({
       }
     }
     function bytesMatch(bytes, metadataList) {
-      if (crypto8 === void 0) {
+      if (crypto9 === void 0) {
         return true;
       }
       const parsedMetadata = parseMetadata(metadataList);
@@ -4383,7 +4383,7 @@ var require_util2 = __commonJS({
       for (const item of metadata) {
         const algorithm = item.algo;
         const expectedValue = item.hash;
-        let actualValue = crypto8.createHash(algorithm).update(bytes).digest("base64");
+        let actualValue = crypto9.createHash(algorithm).update(bytes).digest("base64");
         if (actualValue[actualValue.length - 1] === "=") {
           if (actualValue[actualValue.length - 2] === "=") {
             actualValue = actualValue.slice(0, -2);
@@ -5447,8 +5447,8 @@ var require_body = __commonJS({
     var { multipartFormDataParser } = require_formdata_parser();
     var random;
     try {
-      const crypto8 = __require("node:crypto");
-      random = (max) => crypto8.randomInt(0, max);
+      const crypto9 = __require("node:crypto");
+      random = (max) => crypto9.randomInt(0, max);
     } catch {
       random = (max) => Math.floor(Math.random(max));
     }
@@ -5617,7 +5617,7 @@ Content-Type: ${value.type || "application/octet-stream"}\r
         source: body.source
       };
     }
-    function throwIfAborted2(state) {
+    function throwIfAborted3(state) {
       if (state.aborted) {
         throw new DOMException("The operation was aborted.", "AbortError");
       }
@@ -5691,7 +5691,7 @@ Content-Type: ${value.type || "application/octet-stream"}\r
       if (bodyUnusable(object2)) {
         throw new TypeError("Body is unusable: Body has already been read");
       }
-      throwIfAborted2(object2[kState]);
+      throwIfAborted3(object2[kState]);
       const promise3 = createDeferredPromise();
       const errorSteps = (error63) => promise3.reject(error63);
       const successSteps = (data) => {
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request) {
-      const { method, path: path10, host, upgrade, blocking, reset } = request;
+      const { method, path: path12, host, upgrade, blocking, reset } = request;
       let { body, headers, contentLength } = request;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path10} HTTP/1.1\r
+      let header = `${method} ${path12} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request) {
       const session = client[kHTTP2Session];
-      const { method, path: path10, host, upgrade, expectContinue, signal, headers: reqHeaders } = request;
+      const { method, path: path12, host, upgrade, expectContinue, signal, headers: reqHeaders } = request;
       let { body } = request;
       if (upgrade) {
         util.errorRequest(client, request, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path10;
+      headers[HTTP2_HEADER_PATH] = path12;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path10 = search ? `${pathname}${search}` : pathname;
+        const path12 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path10;
+        this.opts.path = path12;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path10 = "/",
+          path: path12 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path10;
+        opts.path = origin + path12;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path10) {
-      if (typeof path10 !== "string") {
-        return path10;
+    function safeUrl(path12) {
+      if (typeof path12 !== "string") {
+        return path12;
       }
-      const pathSegments = path10.split("?");
+      const pathSegments = path12.split("?");
       if (pathSegments.length !== 2) {
-        return path10;
+        return path12;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path10, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path10);
+    function matchKey(mockDispatch2, { path: path12, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path12);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path10 }) => matchValue(safeUrl(path10), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path12 }) => matchValue(safeUrl(path12), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path10, method, body, headers, query } = opts;
+      const { path: path12, method, body, headers, query } = opts;
       return {
-        path: path10,
+        path: path12,
         method,
         body,
         headers,
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path10, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path12, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path10,
+            Path: path12,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path10) {
-      for (let i = 0; i < path10.length; ++i) {
-        const code2 = path10.charCodeAt(i);
+    function validateCookiePath(path12) {
+      for (let i = 0; i < path12.length; ++i) {
+        const code2 = path12.charCodeAt(i);
         if (code2 < 32 || // exclude CTLs (0-31)
         code2 > 126 || // exclude DEL and non-ascii
         code2 === 59) {
@@ -17087,13 +17087,13 @@ var require_frame = __commonJS({
     "use strict";
     var { maxUnsigned16Bit } = require_constants5();
     var BUFFER_SIZE = 16386;
-    var crypto8;
+    var crypto9;
     var buffer = null;
     var bufIdx = BUFFER_SIZE;
     try {
-      crypto8 = __require("node:crypto");
+      crypto9 = __require("node:crypto");
     } catch {
-      crypto8 = {
+      crypto9 = {
         // not full compatibility, but minimum.
         randomFillSync: function randomFillSync(buffer2, _offset, _size2) {
           for (let i = 0; i < buffer2.length; ++i) {
@@ -17106,7 +17106,7 @@ var require_frame = __commonJS({
     function generateMask() {
       if (bufIdx === BUFFER_SIZE) {
         bufIdx = 0;
-        crypto8.randomFillSync(buffer ??= Buffer.allocUnsafe(BUFFER_SIZE), 0, BUFFER_SIZE);
+        crypto9.randomFillSync(buffer ??= Buffer.allocUnsafe(BUFFER_SIZE), 0, BUFFER_SIZE);
       }
       return [buffer[bufIdx++], buffer[bufIdx++], buffer[bufIdx++], buffer[bufIdx++]];
     }
@@ -17178,9 +17178,9 @@ var require_connection = __commonJS({
     var { Headers: Headers2, getHeadersList } = require_headers();
     var { getDecodeSplit } = require_util2();
     var { WebsocketFrameSend } = require_frame();
-    var crypto8;
+    var crypto9;
     try {
-      crypto8 = __require("node:crypto");
+      crypto9 = __require("node:crypto");
     } catch {
     }
     function establishWebSocketConnection(url2, protocols, client, ws, onEstablish, options2) {
@@ -17200,7 +17200,7 @@ var require_connection = __commonJS({
         const headersList = getHeadersList(new Headers2(options2.headers));
         request.headersList = headersList;
       }
-      const keyValue = crypto8.randomBytes(16).toString("base64");
+      const keyValue = crypto9.randomBytes(16).toString("base64");
       request.headersList.append("sec-websocket-key", keyValue);
       request.headersList.append("sec-websocket-version", "13");
       for (const protocol of protocols) {
@@ -17230,7 +17230,7 @@ var require_connection = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest = crypto8.createHash("sha1").update(keyValue + uid).digest("base64");
+          const digest = crypto9.createHash("sha1").update(keyValue + uid).digest("base64");
           if (secWSAccept !== digest) {
             failWebsocketConnection(ws, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path10 = opts.path;
+          let path12 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path10 = `/${path10}`;
+            path12 = `/${path12}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path10);
+          url2 = new URL(util.parseOrigin(url2).origin + path12);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -20486,7 +20486,7 @@ var require_cert_signatures = __commonJS({
 var require_sasl = __commonJS({
   "node_modules/pg/lib/crypto/sasl.js"(exports, module) {
     "use strict";
-    var crypto8 = require_utils3();
+    var crypto9 = require_utils3();
     var { signatureAlgorithmHashFromCertificate } = require_cert_signatures();
     function saslprep(password) {
       const nonAsciiSpace = /[\u00A0\u1680\u2000-\u200B\u202F\u205F\u3000]/g;
@@ -20504,7 +20504,7 @@ var require_sasl = __commonJS({
       if (mechanism === "SCRAM-SHA-256-PLUS" && typeof stream.getPeerCertificate !== "function") {
         throw new Error("SASL: Mechanism SCRAM-SHA-256-PLUS requires a certificate");
       }
-      const clientNonce = crypto8.randomBytes(18).toString("base64");
+      const clientNonce = crypto9.randomBytes(18).toString("base64");
       const gs2Header = mechanism === "SCRAM-SHA-256-PLUS" ? "p=tls-server-end-point" : stream ? "y" : "n";
       return {
         mechanism,
@@ -20546,20 +20546,20 @@ var require_sasl = __commonJS({
         const peerCert = stream.getPeerCertificate().raw;
         let hashName = signatureAlgorithmHashFromCertificate(peerCert);
         if (hashName === "MD5" || hashName === "SHA-1") hashName = "SHA-256";
-        const certHash = await crypto8.hashByName(hashName, peerCert);
+        const certHash = await crypto9.hashByName(hashName, peerCert);
         const bindingData = Buffer.concat([Buffer.from("p=tls-server-end-point,,"), Buffer.from(certHash)]);
         channelBinding = bindingData.toString("base64");
       }
       const clientFinalMessageWithoutProof = "c=" + channelBinding + ",r=" + sv.nonce;
       const authMessage = clientFirstMessageBare + "," + serverFirstMessage + "," + clientFinalMessageWithoutProof;
       const saltBytes = Buffer.from(sv.salt, "base64");
-      const saltedPassword = await crypto8.deriveKey(saslprep(password), saltBytes, sv.iteration);
-      const clientKey = await crypto8.hmacSha256(saltedPassword, "Client Key");
-      const storedKey = await crypto8.sha256(clientKey);
-      const clientSignature = await crypto8.hmacSha256(storedKey, authMessage);
+      const saltedPassword = await crypto9.deriveKey(saslprep(password), saltBytes, sv.iteration);
+      const clientKey = await crypto9.hmacSha256(saltedPassword, "Client Key");
+      const storedKey = await crypto9.sha256(clientKey);
+      const clientSignature = await crypto9.hmacSha256(storedKey, authMessage);
       const clientProof = xorBuffers(Buffer.from(clientKey), Buffer.from(clientSignature)).toString("base64");
-      const serverKey = await crypto8.hmacSha256(saltedPassword, "Server Key");
-      const serverSignatureBytes = await crypto8.hmacSha256(serverKey, authMessage);
+      const serverKey = await crypto9.hmacSha256(saltedPassword, "Server Key");
+      const serverSignatureBytes = await crypto9.hmacSha256(serverKey, authMessage);
       session.message = "SASLResponse";
       session.serverSignature = Buffer.from(serverSignatureBytes).toString("base64");
       session.response = clientFinalMessageWithoutProof + ",p=" + clientProof;
@@ -20762,15 +20762,15 @@ var require_pg_connection_string = __commonJS({
       if (config2.sslnegotiation === "direct" && config2.ssl === void 0) {
         config2.ssl = true;
       }
-      const fs17 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
+      const fs18 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
       if (config2.sslcert) {
-        config2.ssl.cert = fs17.readFileSync(config2.sslcert).toString();
+        config2.ssl.cert = fs18.readFileSync(config2.sslcert).toString();
       }
       if (config2.sslkey) {
-        config2.ssl.key = fs17.readFileSync(config2.sslkey).toString();
+        config2.ssl.key = fs18.readFileSync(config2.sslkey).toString();
       }
       if (config2.sslrootcert) {
-        config2.ssl.ca = fs17.readFileSync(config2.sslrootcert).toString();
+        config2.ssl.ca = fs18.readFileSync(config2.sslrootcert).toString();
       }
       if (options2.useLibpqCompat && config2.uselibpqcompat) {
         throw new Error("Both useLibpqCompat and uselibpqcompat are set. Please use only one of them.");
@@ -22598,7 +22598,7 @@ var require_split2 = __commonJS({
 var require_helper = __commonJS({
   "node_modules/pgpass/lib/helper.js"(exports, module) {
     "use strict";
-    var path10 = __require("path");
+    var path12 = __require("path");
     var Stream = __require("stream").Stream;
     var split = require_split2();
     var util = __require("util");
@@ -22637,7 +22637,7 @@ var require_helper = __commonJS({
     };
     module.exports.getFileName = function(rawEnv) {
       var env = rawEnv || process.env;
-      var file2 = env.PGPASSFILE || (isWin2 ? path10.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path10.join(env.HOME || "./", ".pgpass"));
+      var file2 = env.PGPASSFILE || (isWin2 ? path12.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path12.join(env.HOME || "./", ".pgpass"));
       return file2;
     };
     module.exports.usePgPass = function(stats2, fname) {
@@ -22769,16 +22769,16 @@ var require_helper = __commonJS({
 var require_lib = __commonJS({
   "node_modules/pgpass/lib/index.js"(exports, module) {
     "use strict";
-    var path10 = __require("path");
-    var fs17 = __require("fs");
+    var path12 = __require("path");
+    var fs18 = __require("fs");
     var helper = require_helper();
     module.exports = function(connInfo, cb) {
       var file2 = helper.getFileName();
-      fs17.stat(file2, function(err, stat4) {
+      fs18.stat(file2, function(err, stat4) {
         if (err || !helper.usePgPass(stat4, file2)) {
           return cb(void 0);
         }
-        var st = fs17.createReadStream(file2);
+        var st = fs18.createReadStream(file2);
         helper.getPassword(connInfo, st, cb);
       });
     };
@@ -22798,7 +22798,7 @@ var require_client2 = __commonJS({
     var Query2 = require_query();
     var defaults2 = require_defaults();
     var Connection2 = require_connection2();
-    var crypto8 = require_utils3();
+    var crypto9 = require_utils3();
     var activeQueryDeprecationNotice = nodeUtils.deprecate(
       () => {
       },
@@ -23053,7 +23053,7 @@ var require_client2 = __commonJS({
       _handleAuthMD5Password(msg) {
         this._getPassword(async () => {
           try {
-            const hashedPassword = await crypto8.postgresMd5PasswordHash(this.user, this.password, msg.salt);
+            const hashedPassword = await crypto9.postgresMd5PasswordHash(this.user, this.password, msg.salt);
             this.connection.password(hashedPassword);
           } catch (e) {
             this.emit("error", e);
@@ -24719,8 +24719,8 @@ var require_utils4 = __commonJS({
       }
       return output2;
     };
-    exports.basename = (path10, { windows } = {}) => {
-      const segs = path10.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path12, { windows } = {}) => {
+      const segs = path12.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -25503,14 +25503,14 @@ var require_parse2 = __commonJS({
       };
       if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input2)) {
         let backslashes = false;
-        let output2 = input2.replace(REGEX_SPECIAL_CHARS_BACKREF, (m, esc2, chars, first, rest, index) => {
+        let output2 = input2.replace(REGEX_SPECIAL_CHARS_BACKREF, (m, esc3, chars, first, rest, index) => {
           if (first === "\\") {
             backslashes = true;
             return m;
           }
           if (first === "?") {
-            if (esc2) {
-              return esc2 + first + (rest ? QMARK.repeat(rest.length) : "");
+            if (esc3) {
+              return esc3 + first + (rest ? QMARK.repeat(rest.length) : "");
             }
             if (index === 0) {
               return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : "");
@@ -25521,12 +25521,12 @@ var require_parse2 = __commonJS({
             return DOT_LITERAL.repeat(chars.length);
           }
           if (first === "*") {
-            if (esc2) {
-              return esc2 + first + (rest ? star : "");
+            if (esc3) {
+              return esc3 + first + (rest ? star : "");
             }
             return star;
           }
-          return esc2 ? m : `\\${m}`;
+          return esc3 ? m : `\\${m}`;
         });
         if (backslashes === true) {
           if (opts.unescape === true) {
@@ -26241,9 +26241,9 @@ var require_picomatch2 = __commonJS({
 });
 
 // src/action/main.ts
-import fs16 from "node:fs";
-import os10 from "node:os";
-import path9 from "node:path";
+import fs17 from "node:fs";
+import os11 from "node:os";
+import path11 from "node:path";
 
 // node_modules/@actions/core/lib/command.js
 import * as os from "os";
@@ -26882,8 +26882,8 @@ function binding() {
   }
   return loaded;
 }
-function loadWorkload(path10) {
-  return binding().loadWorkload(path10);
+function loadWorkload(path12) {
+  return binding().loadWorkload(path12);
 }
 function startReplay(workload, options2, onProgress) {
   return binding().startReplay(workload, options2, onProgress);
@@ -26978,8 +26978,8 @@ var Workload = class {
     }
   }
 };
-async function loadWorkload2(path10) {
-  return new Workload(await engineCall(() => loadWorkload(path10)));
+async function loadWorkload2(path12) {
+  return new Workload(await engineCall(() => loadWorkload(path12)));
 }
 async function replay(workload, options2, control = {}) {
   const { onProgress, signal } = control;
@@ -28389,27 +28389,27 @@ import { createRequire as createRequire3 } from "module";
 import { basename, dirname, normalize, relative, resolve, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire3(import.meta.url);
-function cleanPath(path10) {
-  let normalized = normalize(path10);
+function cleanPath(path12) {
+  let normalized = normalize(path12);
   if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
   return normalized;
 }
 var SLASHES_REGEX = /[\\/]/g;
-function convertSlashes(path10, separator) {
-  return path10.replace(SLASHES_REGEX, separator);
+function convertSlashes(path12, separator) {
+  return path12.replace(SLASHES_REGEX, separator);
 }
 var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
-function isRootDirectory(path10) {
-  return path10 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path10);
+function isRootDirectory(path12) {
+  return path12 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path12);
 }
-function normalizePath(path10, options2) {
+function normalizePath(path12, options2) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
-  const pathNeedsCleaning = process.platform === "win32" && path10.includes("/") || path10.startsWith(".");
-  if (resolvePaths) path10 = resolve(path10);
-  if (normalizePath$1 || pathNeedsCleaning) path10 = cleanPath(path10);
-  if (path10 === ".") return "";
-  const needsSeperator = path10[path10.length - 1] !== pathSeparator;
-  return convertSlashes(needsSeperator ? path10 + pathSeparator : path10, pathSeparator);
+  const pathNeedsCleaning = process.platform === "win32" && path12.includes("/") || path12.startsWith(".");
+  if (resolvePaths) path12 = resolve(path12);
+  if (normalizePath$1 || pathNeedsCleaning) path12 = cleanPath(path12);
+  if (path12 === ".") return "";
+  const needsSeperator = path12[path12.length - 1] !== pathSeparator;
+  return convertSlashes(needsSeperator ? path12 + pathSeparator : path12, pathSeparator);
 }
 function joinPathWithBasePath(filename, directoryPath) {
   return directoryPath + filename;
@@ -28446,8 +28446,8 @@ var pushDirectory = (directoryPath, paths) => {
   paths.push(directoryPath || ".");
 };
 var pushDirectoryFilter = (directoryPath, paths, filters) => {
-  const path10 = directoryPath || ".";
-  if (filters.every((filter) => filter(path10, true))) paths.push(path10);
+  const path12 = directoryPath || ".";
+  if (filters.every((filter) => filter(path12, true))) paths.push(path12);
 };
 var empty$2 = () => {
 };
@@ -28499,26 +28499,26 @@ var empty = () => {
 function build$3(options2) {
   return options2.group ? groupFiles : empty;
 }
-var resolveSymlinksAsync = function(path10, state, callback$1) {
-  const { queue, fs: fs17, options: { suppressErrors } } = state;
+var resolveSymlinksAsync = function(path12, state, callback$1) {
+  const { queue, fs: fs18, options: { suppressErrors } } = state;
   queue.enqueue();
-  fs17.realpath(path10, (error63, resolvedPath) => {
+  fs18.realpath(path12, (error63, resolvedPath) => {
     if (error63) return queue.dequeue(suppressErrors ? null : error63, state);
-    fs17.stat(resolvedPath, (error$1, stat4) => {
+    fs18.stat(resolvedPath, (error$1, stat4) => {
       if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
-      if (stat4.isDirectory() && isRecursive(path10, resolvedPath, state)) return queue.dequeue(null, state);
+      if (stat4.isDirectory() && isRecursive(path12, resolvedPath, state)) return queue.dequeue(null, state);
       callback$1(stat4, resolvedPath);
       queue.dequeue(null, state);
     });
   });
 };
-var resolveSymlinks = function(path10, state, callback$1) {
-  const { queue, fs: fs17, options: { suppressErrors } } = state;
+var resolveSymlinks = function(path12, state, callback$1) {
+  const { queue, fs: fs18, options: { suppressErrors } } = state;
   queue.enqueue();
   try {
-    const resolvedPath = fs17.realpathSync(path10);
-    const stat4 = fs17.statSync(resolvedPath);
-    if (stat4.isDirectory() && isRecursive(path10, resolvedPath, state)) return;
+    const resolvedPath = fs18.realpathSync(path12);
+    const stat4 = fs18.statSync(resolvedPath);
+    if (stat4.isDirectory() && isRecursive(path12, resolvedPath, state)) return;
     callback$1(stat4, resolvedPath);
   } catch (e) {
     if (!suppressErrors) throw e;
@@ -28528,9 +28528,9 @@ function build$2(options2, isSynchronous) {
   if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
   return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
 }
-function isRecursive(path10, resolved, state) {
+function isRecursive(path12, resolved, state) {
   if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
-  let parent = dirname(path10);
+  let parent = dirname(path12);
   let depth = 1;
   while (parent !== state.root && depth < 2) {
     const resolvedPath = state.symlinks.get(parent);
@@ -28538,7 +28538,7 @@ function isRecursive(path10, resolved, state) {
     if (isSameRoot) depth++;
     else parent = dirname(parent);
   }
-  state.symlinks.set(path10, resolved);
+  state.symlinks.set(path12, resolved);
   return depth > 1;
 }
 function isRecursiveUsingRealPaths(resolved, state) {
@@ -28587,22 +28587,22 @@ var readdirOpts = { withFileTypes: true };
 var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
   state.queue.enqueue();
   if (currentDepth < 0) return state.queue.dequeue(null, state);
-  const { fs: fs17 } = state;
+  const { fs: fs18 } = state;
   state.visited.push(crawlPath);
   state.counts.directories++;
-  fs17.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
+  fs18.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
     callback$1(entries, directoryPath, currentDepth);
     state.queue.dequeue(state.options.suppressErrors ? null : error63, state);
   });
 };
 var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  const { fs: fs17 } = state;
+  const { fs: fs18 } = state;
   if (currentDepth < 0) return;
   state.visited.push(crawlPath);
   state.counts.directories++;
   let entries = [];
   try {
-    entries = fs17.readdirSync(crawlPath || ".", readdirOpts);
+    entries = fs18.readdirSync(crawlPath || ".", readdirOpts);
   } catch (e) {
     if (!state.options.suppressErrors) throw e;
   }
@@ -28710,19 +28710,19 @@ var Walker = class {
         const filename = this.joinPath(entry.name, directoryPath);
         this.pushFile(filename, files, this.state.counts, filters);
       } else if (entry.isDirectory()) {
-        let path10 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
-        if (exclude && exclude(entry.name, path10)) continue;
-        this.pushDirectory(path10, paths, filters);
-        this.walkDirectory(this.state, path10, path10, depth - 1, this.walk);
+        let path12 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
+        if (exclude && exclude(entry.name, path12)) continue;
+        this.pushDirectory(path12, paths, filters);
+        this.walkDirectory(this.state, path12, path12, depth - 1, this.walk);
       } else if (this.resolveSymlink && entry.isSymbolicLink()) {
-        let path10 = joinPathWithBasePath(entry.name, directoryPath);
-        this.resolveSymlink(path10, this.state, (stat4, resolvedPath) => {
+        let path12 = joinPathWithBasePath(entry.name, directoryPath);
+        this.resolveSymlink(path12, this.state, (stat4, resolvedPath) => {
           if (stat4.isDirectory()) {
             resolvedPath = normalizePath(resolvedPath, this.state.options);
-            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path10 + pathSeparator)) return;
-            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path10 + pathSeparator, depth - 1, this.walk);
+            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path12 + pathSeparator)) return;
+            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path12 + pathSeparator, depth - 1, this.walk);
           } else {
-            resolvedPath = useRealPaths ? resolvedPath : path10;
+            resolvedPath = useRealPaths ? resolvedPath : path12;
             const filename = basename(resolvedPath);
             const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
             resolvedPath = this.joinPath(filename, directoryPath$1);
@@ -28888,7 +28888,7 @@ var Builder = class {
       isMatch = globFn(patterns, ...options2);
       this.globCache[patterns.join("\0")] = isMatch;
     }
-    this.options.filters.push((path10) => isMatch(path10));
+    this.options.filters.push((path12) => isMatch(path12));
     return this;
   }
 };
@@ -28963,19 +28963,19 @@ function buildRelative(cwd, root) {
     return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
   };
 }
-function ensureNonDriveRelativePath(path10) {
-  return path10.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
+function ensureNonDriveRelativePath(path12) {
+  return path12.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
 }
 var splitPatternOptions = { parts: true };
-function splitPattern(path10) {
+function splitPattern(path12) {
   var _result$parts;
-  const result = import_picomatch.default.scan(path10, splitPatternOptions);
-  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path10];
+  const result = import_picomatch.default.scan(path12, splitPatternOptions);
+  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path12];
 }
 var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
 var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
-var escapePosixPath = (path10) => path10.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapeWin32Path = (path10) => path10.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapePosixPath = (path12) => path12.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapeWin32Path = (path12) => path12.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
 var escapePath = isWin ? escapeWin32Path : escapePosixPath;
 function isDynamicPattern(pattern, options2) {
   if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
@@ -29082,13 +29082,13 @@ function buildCrawler(options2, patterns) {
   if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
   const crawler = new Builder({
     filters: [debug2 ? (p, isDirectory2) => {
-      const path10 = format(p, isDirectory2);
-      const matches = matcher(path10) && !ignore(path10);
-      if (matches) log(`matched ${path10}`);
+      const path12 = format(p, isDirectory2);
+      const matches = matcher(path12) && !ignore(path12);
+      if (matches) log(`matched ${path12}`);
       return matches;
     } : (p, isDirectory2) => {
-      const path10 = format(p, isDirectory2);
-      return matcher(path10) && !ignore(path10);
+      const path12 = format(p, isDirectory2);
+      return matcher(path12) && !ignore(path12);
     }],
     exclude: debug2 ? (_, p) => {
       const skipped = excludePredicate(_, p);
@@ -30113,10 +30113,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema2) {
   return mergeDefs(schema2._zod.def);
 }
-function getElementAtPath(obj, path10) {
-  if (!path10)
+function getElementAtPath(obj, path12) {
+  if (!path12)
     return obj;
-  return path10.reduce((acc, key) => acc?.[key], obj);
+  return path12.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -30317,9 +30317,9 @@ function stringifyPrimitive(value) {
     return `"${value}"`;
   return `${value}`;
 }
-function optionalKeys(shape2) {
-  return Object.keys(shape2).filter((k) => {
-    return shape2[k]._zod.optin !== void 0 && shape2[k]._zod.optout === "optional";
+function optionalKeys(shape3) {
+  return Object.keys(shape3).filter((k) => {
+    return shape3[k]._zod.optin !== void 0 && shape3[k]._zod.optout === "optional";
   });
 }
 var NUMBER_FORMAT_RANGES = /* @__PURE__ */ (() => ({
@@ -30368,33 +30368,33 @@ function omit(schema2, mask) {
   mirrorShape(newShape, schema2, Reflect.ownKeys(sourceShape(schema2)).filter((key) => !omitted.has(key)));
   return clone(schema2, mergeDefs(currDef, { shape: newShape, checks: [] }));
 }
-function extend(schema2, shape2) {
-  if (!isPlainObject(shape2)) {
+function extend(schema2, shape3) {
+  if (!isPlainObject(shape3)) {
     throw new Error("Invalid input to extend: expected a plain object");
   }
   const checks = schema2._zod.def.checks;
   const hasChecks = checks && checks.length > 0;
   if (hasChecks) {
     const existingShape = sourceShape(schema2);
-    for (const key of Reflect.ownKeys(shape2)) {
+    for (const key of Reflect.ownKeys(shape3)) {
       if (Object.getOwnPropertyDescriptor(existingShape, key) !== void 0) {
         throw new Error("Cannot overwrite keys on object schemas containing refinements. Use `.safeExtend()` instead.");
       }
     }
   }
-  return clone(schema2, mergeDefs(schema2._zod.def, { shape: extended(schema2, shape2) }));
+  return clone(schema2, mergeDefs(schema2._zod.def, { shape: extended(schema2, shape3) }));
 }
-function extended(schema2, shape2) {
+function extended(schema2, shape3) {
   const newShape = {};
   mirrorShape(newShape, schema2, Reflect.ownKeys(sourceShape(schema2)));
-  mirrorProps(newShape, shape2);
+  mirrorProps(newShape, shape3);
   return newShape;
 }
-function safeExtend(schema2, shape2) {
-  if (!isPlainObject(shape2)) {
+function safeExtend(schema2, shape3) {
+  if (!isPlainObject(shape3)) {
     throw new Error("Invalid input to safeExtend: expected a plain object");
   }
-  return clone(schema2, mergeDefs(schema2._zod.def, { shape: extended(schema2, shape2) }));
+  return clone(schema2, mergeDefs(schema2._zod.def, { shape: extended(schema2, shape3) }));
 }
 function merge(a, b) {
   if (!b?._zod?.def) {
@@ -30456,11 +30456,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path10, issues) {
+function prefixIssues(path12, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path10);
+    iss.path.unshift(path12);
     return iss;
   });
 }
@@ -30922,16 +30922,16 @@ function flattenError(error63, mapper = (issue3) => issue3.message) {
 }
 function formatError(error63, mapper = (issue3) => issue3.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error64, path10 = []) => {
+  const processError = (error64, path12 = []) => {
     for (const issue3 of error64.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
-        issue3.errors.map((issues) => processError({ issues }, [...path10, ...issue3.path]));
+        issue3.errors.map((issues) => processError({ issues }, [...path12, ...issue3.path]));
       } else if (issue3.code === "invalid_key") {
-        processError({ issues: issue3.issues }, [...path10, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path12, ...issue3.path]);
       } else if (issue3.code === "invalid_element") {
-        processError({ issues: issue3.issues }, [...path10, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path12, ...issue3.path]);
       } else {
-        const fullpath = [...path10, ...issue3.path];
+        const fullpath = [...path12, ...issue3.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue3));
         } else {
@@ -30970,17 +30970,17 @@ function formatError(error63, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error63, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error64, path10 = []) => {
+  const processError = (error64, path12 = []) => {
     var _a3;
     for (const issue3 of error64.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
-        issue3.errors.map((issues) => processError({ issues }, [...path10, ...issue3.path]));
+        issue3.errors.map((issues) => processError({ issues }, [...path12, ...issue3.path]));
       } else if (issue3.code === "invalid_key") {
-        processError({ issues: issue3.issues }, [...path10, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path12, ...issue3.path]);
       } else if (issue3.code === "invalid_element") {
-        processError({ issues: issue3.issues }, [...path10, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path12, ...issue3.path]);
       } else {
-        const fullpath = [...path10, ...issue3.path];
+        const fullpath = [...path12, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -31019,8 +31019,8 @@ function treeifyError(error63, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path10 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path10) {
+  const path12 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path12) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -32842,10 +32842,10 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
   }
   const _normalized = cached(() => normalizeDef(def));
   defineLazyInternal(inst, "propValues", (zod) => {
-    const shape2 = zod.def.shape;
+    const shape3 = zod.def.shape;
     const propValues = {};
-    for (const key in shape2) {
-      const field = shape2[key]._zod;
+    for (const key in shape3) {
+      const field = shape3[key]._zod;
       if (field.values) {
         if (!Object.prototype.hasOwnProperty.call(propValues, key)) {
           assignProp(propValues, key, /* @__PURE__ */ new Set());
@@ -32877,7 +32877,7 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
     }
     payload2.value = memo2 ? memo2.alloc(inst, payload2, {}, ctx) : {};
     const proms = [];
-    const shape2 = value.shape;
+    const shape3 = value.shape;
     const abortEarly = ctx?.abortEarly;
     let seen = payload2.issues.length;
     for (const key of value.allKeys) {
@@ -32888,7 +32888,7 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
       }
       if (key === "__proto__")
         continue;
-      const el = shape2[key];
+      const el = shape3[key];
       const optin = el._zod.optin;
       const optout = el._zod.optout;
       const r = el._zod.run({ value: input2[key], issues: [] }, ctx);
@@ -32909,10 +32909,10 @@ var $ZodObjectJIT = /* @__PURE__ */ $constructor("$ZodObjectJIT", (inst, def) =>
   const superParse = inst._zod.parse;
   const _normalized = cached(() => normalizeDef(def));
   const memo2 = globalConfig.memoizer;
-  const generateFastpass = (shape2) => {
+  const generateFastpass = (shape3) => {
     const normalized = _normalized.value;
     const syms = normalized.symbolKeys;
-    const doc = new Doc(["payload", "ctx"], { shape: shape2, inst, memo: memo2, syms });
+    const doc = new Doc(["payload", "ctx"], { shape: shape3, inst, memo: memo2, syms });
     const parseStr = (k) => `shape[${k}]._zod.run({ value: input[${k}], issues: [] }, ctx)`;
     const prefixStr = (id, k) => `
           let ${id}_ab = false;
@@ -32939,7 +32939,7 @@ var $ZodObjectJIT = /* @__PURE__ */ $constructor("$ZodObjectJIT", (inst, def) =>
       const id = ids[key];
       const k = typeof key === "symbol" ? `syms[${syms.indexOf(key)}]` : esc(key);
       const isPresent = `${k} in input`;
-      const schema2 = shape2[key];
+      const schema2 = shape3[key];
       const optin = schema2?._zod?.optin;
       const isOptionalIn = optin !== void 0;
       const isOptionalOut = schema2?._zod?.optout === "optional";
@@ -34378,7 +34378,7 @@ function isRecursive2(inst, stack, resolve3) {
         result = answer;
     }
   };
-  const shape2 = (sh, spread) => {
+  const shape3 = (sh, spread) => {
     let answer = NONE;
     for (const key of Reflect.ownKeys(sh)) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
@@ -34399,7 +34399,7 @@ function isRecursive2(inst, stack, resolve3) {
   switch (kind) {
     case "object": {
       const raw = rawShape(def);
-      merge2(raw ? shape2(raw, true) : ASSUMED);
+      merge2(raw ? shape3(raw, true) : ASSUMED);
       check2(def.catchall);
       break;
     }
@@ -42610,12 +42610,12 @@ function generatePropertiesChecks(doc, ctx, def, accessor) {
     throw new ZodCompileUnsupportedError(`check with a custom "when" condition`);
   }
   doc.write(`if (${accessor} == null) return INVALID;`);
-  const shape2 = def.shape;
-  for (const key of Reflect.ownKeys(shape2)) {
+  const shape3 = def.shape;
+  for (const key of Reflect.ownKeys(shape3)) {
     const keyExpr = typeof key === "symbol" ? addConstant(ctx, key) : esc(key);
     const inputVar = newVar(ctx);
     doc.write(`const ${inputVar} = ${accessor}[${keyExpr}];`);
-    compileChild(doc, ctx, shape2[key], inputVar, false);
+    compileChild(doc, ctx, shape3[key], inputVar, false);
   }
 }
 function generatePropertyCheck(doc, ctx, def, accessor) {
@@ -42997,13 +42997,13 @@ function generateDateCheck(doc, accessor) {
 function generateObjectCheck(doc, ctx, schema2, accessor, buildsValue = true) {
   const def = schema2._zod.def;
   doc.write(`if (typeof ${accessor} !== "object" || ${accessor} === null || Array.isArray(${accessor})) return INVALID;`);
-  const shape2 = def.shape;
-  const keys = Object.keys(shape2);
-  const symbolKeys = Object.getOwnPropertySymbols(shape2);
+  const shape3 = def.shape;
+  const keys = Object.keys(shape3);
+  const symbolKeys = Object.getOwnPropertySymbols(shape3);
   const allKeys = symbolKeys.length ? [...keys, ...symbolKeys] : keys;
   const keyExpr = (k) => typeof k === "symbol" ? addConstant(ctx, k) : esc(k);
   const propKey = (k) => typeof k === "symbol" ? `[${keyExpr(k)}]` : esc(k);
-  const propShape = shape2;
+  const propShape = shape3;
   if (keys.includes("__proto__")) {
     throw new ZodCompileUnsupportedError('object shape key "__proto__"');
   }
@@ -44510,10 +44510,10 @@ function _property(property, schema2, params) {
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _properties(shape2, params) {
+function _properties(shape3, params) {
   return new $ZodCheckProperties({
     check: "properties",
-    shape: shape2,
+    shape: shape3,
     ...normalizeParams(params)
   });
 }
@@ -45775,21 +45775,21 @@ function inputOptin(schema2) {
 var objectProcessor = (schema2, ctx, _json, params) => {
   const json2 = _json;
   const def = schema2._zod.def;
-  const shape2 = def.shape;
-  const symbolKeys = Object.getOwnPropertySymbols(shape2);
+  const shape3 = def.shape;
+  const symbolKeys = Object.getOwnPropertySymbols(shape3);
   if (symbolKeys.length && handleUnrepresentable(schema2, ctx, json2, params, "Symbol keys cannot be represented in JSON Schema")) {
     return;
   }
   json2.type = "object";
   json2.properties = {};
-  for (const key in shape2) {
-    assignProp(json2.properties, key, processSchema(shape2[key], ctx, {
+  for (const key in shape3) {
+    assignProp(json2.properties, key, processSchema(shape3[key], ctx, {
       ...params,
       path: [...params.path, "properties", key]
     }));
   }
   const requiredKeys = [];
-  for (const key of Object.keys(shape2)) {
+  for (const key of Object.keys(shape3)) {
     const field = def.shape[key];
     if (ctx.io === "input" ? inputOptin(field) === void 0 : field._zod.optout === void 0) {
       requiredKeys.push(key);
@@ -47351,8 +47351,8 @@ function array(element, params) {
   return _array(ZodArray, element, params);
 }
 function keyof(schema2) {
-  const shape2 = schema2._zod.def.shape;
-  return _enum2(Object.keys(shape2));
+  const shape3 = schema2._zod.def.shape;
+  return _enum2(Object.keys(shape3));
 }
 var ZodObject = /* @__PURE__ */ $constructor("ZodObject", (inst, def) => {
   _ensureDefaultMemoizer();
@@ -47404,26 +47404,26 @@ var ZodObject = /* @__PURE__ */ $constructor("ZodObject", (inst, def) => {
     return util_exports.required(ZodNonOptional, this, args[0]);
   }
 });
-function object(shape2, params) {
+function object(shape3, params) {
   const def = {
     type: "object",
-    shape: shape2 ?? {},
+    shape: shape3 ?? {},
     ...util_exports.normalizeParams(params)
   };
   return new ZodObject(def);
 }
-function strictObject(shape2, params) {
+function strictObject(shape3, params) {
   return new ZodObject({
     type: "object",
-    shape: shape2,
+    shape: shape3,
     catchall: never(),
     ...util_exports.normalizeParams(params)
   });
 }
-function looseObject(shape2, params) {
+function looseObject(shape3, params) {
   return new ZodObject({
     type: "object",
-    shape: shape2,
+    shape: shape3,
     catchall: unknown(),
     ...util_exports.normalizeParams(params)
   });
@@ -47962,8 +47962,8 @@ var meta2 = meta;
 var ZodInstanceOf = /* @__PURE__ */ $constructor("ZodInstanceOf", (inst, def) => {
   ZodCustom.init(inst, def);
 }, {
-  properties(shape2, params) {
-    return this.check(_properties(shape2, params));
+  properties(shape3, params) {
+    return this.check(_properties(shape3, params));
   }
 });
 function _instanceof(cls, params = {}) {
@@ -48158,13 +48158,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path10 = ref.slice(1).split("/").filter(Boolean);
-  if (path10.length === 0) {
+  const path12 = ref.slice(1).split("/").filter(Boolean);
+  if (path12.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path10[0] === defsKey) {
-    const key = path10[1] === void 0 ? void 0 : decodeJSONPointerSegment(path10[1]);
+  if (path12[0] === defsKey) {
+    const key = path12[1] === void 0 ? void 0 : decodeJSONPointerSegment(path12[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -48549,13 +48549,13 @@ function convertBaseSchema(schema2, ctx) {
       break;
     }
     case "object": {
-      const shape2 = {};
+      const shape3 = {};
       const properties = schema2.properties || {};
       const requiredSet = new Set(schema2.required || []);
       const additionalSchema = typeof schema2.additionalProperties === "object" ? convertSchema(schema2.additionalProperties, ctx) : void 0;
       for (const [key, propSchema] of Object.entries(properties)) {
         const propZodSchema = convertSchema(propSchema, ctx);
-        assignProp(shape2, key, requiredSet.has(key) ? propZodSchema : propZodSchema.optional());
+        assignProp(shape3, key, requiredSet.has(key) ? propZodSchema : propZodSchema.optional());
       }
       if (schema2.patternProperties) {
         const patternProps = schema2.patternProperties;
@@ -48567,8 +48567,8 @@ function convertBaseSchema(schema2, ctx) {
           looseRecords.push(z.looseRecord(keySchema, patternValue));
         }
         const schemasToIntersect = [];
-        if (Object.keys(shape2).length > 0) {
-          schemasToIntersect.push(z.object(shape2).passthrough());
+        if (Object.keys(shape3).length > 0) {
+          schemasToIntersect.push(z.object(shape3).passthrough());
         }
         schemasToIntersect.push(...looseRecords);
         if (schemasToIntersect.length === 0) {
@@ -48583,7 +48583,7 @@ function convertBaseSchema(schema2, ctx) {
           zodSchema = result;
         }
         if (schema2.additionalProperties === false) {
-          const propertyKeys = Object.keys(shape2);
+          const propertyKeys = Object.keys(shape3);
           const patterns = patternKeys.map((p) => new RegExp(p));
           const basePatternSchema = zodSchema;
           zodSchema = zodSchema.check((payload2) => {
@@ -48608,7 +48608,7 @@ function convertBaseSchema(schema2, ctx) {
           });
         }
       } else {
-        const objectSchema = z.object(shape2);
+        const objectSchema = z.object(shape3);
         if (schema2.additionalProperties === false) {
           zodSchema = objectSchema.strict();
         } else if (additionalSchema) {
@@ -49047,16 +49047,36 @@ function planConfirmation(after, extra) {
 }
 function planReplays(rounds) {
   const plan = [];
-  for (let round = 1; round <= rounds; round++) {
-    const sides = round % 2 === 1 ? ["base", "head"] : ["head", "base"];
-    if (round === 1) sides.push("noise");
-    sides.forEach((side2, i) => plan.push({ round, position: i + 1, side: side2 }));
+  for (let round2 = 1; round2 <= rounds; round2++) {
+    const sides = round2 % 2 === 1 ? ["base", "head"] : ["head", "base"];
+    if (round2 === 1) sides.push("noise");
+    sides.forEach((side2, i) => plan.push({ round: round2, position: i + 1, side: side2 }));
   }
   return plan;
 }
 
 // src/gate/report-types.ts
 var REPORT_SCHEMA_VERSION = 1;
+
+// src/gate/run-resources.ts
+async function releaseRun(server, created, checkout, logger) {
+  if (server) {
+    if (server.kind === "database-url") {
+      for (const name of created) await dropDatabase(server.url, name).catch((e) => logger.info(`warning: ${e.message}`));
+    } else {
+      logger.info("stopping the server and removing its data directory");
+      await server.stop();
+    }
+  }
+  await checkout?.dispose();
+}
+function toCliError(error63, doing) {
+  if (error63 instanceof CliError) return error63;
+  const mapped = fromEngineError(error63);
+  if (mapped instanceof CliError) return mapped;
+  const detail = error63 instanceof Error ? error63.message : String(error63);
+  return new InfraError(`unexpected failure while ${doing}: ${detail}; this is a bug in pg-retest-action, please report it`);
+}
 
 // src/format/table.ts
 function oneLine(sql, max = 100) {
@@ -49172,8 +49192,8 @@ function planShape(plan) {
 function describeNode(n) {
   return `${n.node}${n.index ? ` using ${n.index}` : ""}${n.relation ? ` on ${n.relation}` : ""}`;
 }
-function shapeLines(shape2) {
-  return shape2.map((n) => `${"  ".repeat(n.depth)}${describeNode(n)}`);
+function shapeLines(shape3) {
+  return shape3.map((n) => `${"  ".repeat(n.depth)}${describeNode(n)}`);
 }
 function sameShape(a, b) {
   return a.length === b.length && a.every((n, i) => {
@@ -49183,16 +49203,16 @@ function sameShape(a, b) {
 }
 var SEQUENTIAL = /* @__PURE__ */ new Set(["Seq Scan", "Parallel Seq Scan"]);
 var INDEX_ACCESS = /* @__PURE__ */ new Set(["Index Scan", "Index Only Scan", "Index Scan Backward", "Index Only Scan Backward", "Bitmap Heap Scan"]);
-function relationAccess(shape2) {
+function relationAccess(shape3) {
   const byRelation = /* @__PURE__ */ new Map();
-  shape2.forEach((n, i) => {
+  shape3.forEach((n, i) => {
     if (n.relation === null) return;
     const base = n.node.replace(/^Parallel /, "");
     if (!SEQUENTIAL.has(n.node) && !INDEX_ACCESS.has(base) && !base.startsWith("Tid") && base !== "Sample Scan") return;
     let indexes = n.index ? [n.index] : [];
     if (base === "Bitmap Heap Scan") {
       indexes = [];
-      for (let j = i + 1; j < shape2.length && shape2[j].depth > n.depth; j++) if (shape2[j].index) indexes.push(shape2[j].index);
+      for (let j = i + 1; j < shape3.length && shape3[j].depth > n.depth; j++) if (shape3[j].index) indexes.push(shape3[j].index);
     }
     const entry = byRelation.get(n.relation) ?? { relation: n.relation, methods: [], sequential: false, indexes: [] };
     entry.methods.push(`${n.node}${indexes.length > 0 ? ` using ${indexes.join(", ")}` : ""}`);
@@ -49223,9 +49243,9 @@ function describeChange(base, head) {
   }
   for (const [relation, h] of headAccess) if (!baseAccess.has(relation)) parts.push(`${relation}: now read (${h.methods.join(" + ")})`);
   const isAccess = (n) => n.relation !== null || n.node.startsWith("Bitmap Index Scan") || n.node === "BitmapAnd" || n.node === "BitmapOr";
-  const counts = (shape2) => {
+  const counts = (shape3) => {
     const m = /* @__PURE__ */ new Map();
-    for (const n of shape2) if (!isAccess(n) || n.relation !== null && !relationAccessNode(n)) m.set(describeNode(n), (m.get(describeNode(n)) ?? 0) + 1);
+    for (const n of shape3) if (!isAccess(n) || n.relation !== null && !relationAccessNode(n)) m.set(describeNode(n), (m.get(describeNode(n)) ?? 0) + 1);
     return m;
   };
   const bc = counts(base);
@@ -49257,15 +49277,15 @@ async function explainStatement(client, sql, options2) {
   const statement2 = sql.trim().replace(/;+\s*$/, "");
   const flags = options2.analyze ? "ANALYZE, BUFFERS, VERBOSE, FORMAT JSON" : "VERBOSE, FORMAT JSON";
   try {
-    return await run2(client, `EXPLAIN (${flags}) ${statement2}`, options2.analyze);
+    return await run2(client, `EXPLAIN (${flags}) ${statement2}`, options2.analyze, options2.setup ?? []);
   } catch (error63) {
     if (sqlstateOf(error63) === "42P02" && options2.major >= 16 && !options2.analyze) {
-      return run2(client, `EXPLAIN (GENERIC_PLAN, VERBOSE, FORMAT JSON) ${statement2}`, false);
+      return run2(client, `EXPLAIN (GENERIC_PLAN, VERBOSE, FORMAT JSON) ${statement2}`, false, []);
     }
     throw error63;
   }
 }
-async function run2(client, text2, analyze) {
+async function run2(client, text2, analyze, setup) {
   const query = { text: text2, rowMode: "array", types: { getTypeParser: () => (value) => value } };
   try {
     if (!analyze) {
@@ -49275,6 +49295,7 @@ async function run2(client, text2, analyze) {
     await client.query("BEGIN");
     try {
       await client.query(`SET LOCAL statement_timeout = ${ANALYZE_TIMEOUT_MS}`);
+      await replaySetup(client, setup);
       await client.query("SAVEPOINT probe");
       try {
         const result = await client.query(query);
@@ -49294,6 +49315,22 @@ async function run2(client, text2, analyze) {
     if (error63 instanceof ExplainError) throw error63;
     const message2 = error63 instanceof Error ? error63.message : String(error63);
     throw new ExplainError(message2.split("\n")[0], sqlstateOf(error63));
+  }
+}
+async function replaySetup(client, setup) {
+  let failure2 = null;
+  for (const [index, statement2] of setup.entries()) {
+    try {
+      await client.query(statement2);
+      failure2 = null;
+    } catch (error63) {
+      failure2 ??= { index, error: error63 };
+    }
+  }
+  if (failure2) {
+    const { index, error: error63 } = failure2;
+    const message2 = error63 instanceof Error ? error63.message.split("\n")[0] : String(error63);
+    throw new ExplainError(`replaying what its transaction ran first, statement ${index + 1} of ${setup.length} failed: ${message2}`, sqlstateOf(error63));
   }
 }
 function sqlstateOf(error63) {
@@ -49327,7 +49364,7 @@ async function probePlans(inputs) {
         report2.not_explainable++;
         continue;
       }
-      const example = examples.get(f.fingerprint)?.example;
+      const example = examples.get(f.fingerprint);
       const fail = (side2, stage, error63) => report2.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side: side2, stage, message: error63.message, sqlstate: sqlstateOf2(error63) });
       if (example === void 0) {
         fail("base", "explain", new Error("the workload has no captured statement with this fingerprint"));
@@ -49336,7 +49373,7 @@ async function probePlans(inputs) {
       const sides = {};
       for (const side2 of ["base", "head"]) {
         try {
-          const parsed = await explainStatement(clients[side2], example, { analyze: false, major: inputs.major });
+          const parsed = await explainStatement(clients[side2], example.example, { analyze: false, major: inputs.major });
           sides[side2] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
         } catch (error63) {
           fail(side2, "explain", error63);
@@ -49370,7 +49407,7 @@ async function probePlans(inputs) {
         }
         if (stats2 === null) {
           try {
-            const analyzed = await explainStatement(clients[side2], p.example, { analyze: true, major: inputs.major });
+            const analyzed = await explainStatement(clients[side2], p.example.example, { analyze: true, major: inputs.major, setup: p.example.setup });
             stats2 = statsOfAnalyze(analyzed.plan, analyzed.executionMs);
           } catch (error63) {
             const message2 = error63.message;
@@ -50068,15 +50105,7 @@ async function runGate(config2, context) {
       error: error63
     };
   } finally {
-    if (server) {
-      if (server.kind === "database-url") {
-        for (const name of created) await dropDatabase(server.url, name).catch((e) => logger.info(`warning: ${e.message}`));
-      } else {
-        logger.info("stopping the server and removing its data directory");
-        await server.stop();
-      }
-    }
-    await checkout?.dispose();
+    await releaseRun(server, created, checkout, logger);
   }
 }
 function latencyRegressions(comparison2) {
@@ -50093,11 +50122,7 @@ function stageLabel(stage) {
   }[stage];
 }
 function asCliError(error63, stage) {
-  if (error63 instanceof CliError) return error63;
-  const mapped = fromEngineError(error63);
-  if (mapped instanceof CliError) return mapped;
-  const detail = error63 instanceof Error ? error63.message : String(error63);
-  return new InfraError(`unexpected failure while ${stageLabel(stage)}: ${detail}; this is a bug in pg-retest-action, please report it`);
+  return toCliError(error63, stageLabel(stage));
 }
 function describeSource(config2, side2) {
   if (config2.schema.kind === "command") return `migrate-command: ${config2.schema.command}`;
@@ -50968,9 +50993,9 @@ function parseReport(textValue, source2 = "report") {
   }
   return parsed.data;
 }
-function fieldPath(path10) {
-  if (path10.length === 0) return "(top level)";
-  return path10.map((part, i) => typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`).join("");
+function fieldPath(path12) {
+  if (path12.length === 0) return "(top level)";
+  return path12.map((part, i) => typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`).join("");
 }
 
 // src/report/junit.ts
@@ -51153,67 +51178,6 @@ function escapeAttribute(value) {
   return escapeText(value).replace(/"/g, "&quot;").replace(/'/g, "&apos;").replace(/\t/g, "&#9;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;");
 }
 
-// src/cli/progress.ts
-var LOG_EVERY_MS = 5e3;
-var REDRAW_EVERY_MS = 100;
-function createProgressDisplay(out, live, now = Date.now) {
-  let last = -Infinity;
-  let drawn = false;
-  return {
-    update(p) {
-      const t = now();
-      if (live) {
-        if (!p.done && t - last < REDRAW_EVERY_MS) return;
-        last = t;
-        out.write(`\r\x1B[2K${describe3(p)}`);
-        drawn = true;
-        return;
-      }
-      if (p.done) return;
-      if (last === -Infinity) last = t;
-      if (t - last < LOG_EVERY_MS) return;
-      last = t;
-      out.write(`${describe3(p)}
-`);
-    },
-    finish() {
-      if (live && drawn) out.write("\r\x1B[2K");
-      drawn = false;
-    }
-  };
-}
-function describe3(p) {
-  const handled = p.executed + p.skipped + p.not_executed;
-  const parts = [
-    `replaying: ${count(handled)}/${count(p.statements_planned)} statements (${percent(handled, p.statements_planned)})`,
-    `${plural(p.sessions_active, "session")} active`,
-    `${count(p.sessions_done)}/${count(p.sessions_planned)} done`
-  ];
-  if (p.errors > 0) parts.push(plural(p.errors, "error"));
-  if (p.not_executed > 0) parts.push(`${count(p.not_executed)} not executed`);
-  parts.push(`${(p.elapsed_ms / 1e3).toFixed(1)} s`);
-  return parts.join(", ");
-}
-
-// src/cli/interrupt.ts
-function trapInterrupts(onFirst) {
-  const controller = new AbortController();
-  const handler = (name) => {
-    if (controller.signal.aborted) process.exit(ExitCode2.Interrupted);
-    onFirst(name);
-    controller.abort(new Error(`received ${name}`));
-  };
-  process.on("SIGINT", handler);
-  process.on("SIGTERM", handler);
-  return {
-    signal: controller.signal,
-    dispose() {
-      process.off("SIGINT", handler);
-      process.off("SIGTERM", handler);
-    }
-  };
-}
-
 // src/action/event.ts
 import fs13 from "node:fs";
 var pullRequestPayload = external_exports.object({
@@ -51277,10 +51241,10 @@ var commentSchema = external_exports.object({
 });
 var pullSchema = external_exports.object({ number: external_exports.number(), head: external_exports.object({ sha: external_exports.string() }) });
 var GitHubApiError = class extends Error {
-  constructor(method, path10, status, detail) {
-    super(`${method} ${path10}: ${status} ${detail}`);
+  constructor(method, path12, status, detail) {
+    super(`${method} ${path12}: ${status} ${detail}`);
     this.method = method;
-    this.path = path10;
+    this.path = path12;
     this.status = status;
     this.detail = detail;
   }
@@ -51321,8 +51285,8 @@ function createGitHubApi(baseUrl, token) {
     }
     return { json: text2 === "" ? null : JSON.parse(text2), next: nextLink(response.headers.get("link"), url2) };
   }
-  const at = (path10, query = {}) => {
-    const url2 = new URL(path10.replace(/^\//, ""), base);
+  const at = (path12, query = {}) => {
+    const url2 = new URL(path12.replace(/^\//, ""), base);
     for (const [key, value] of Object.entries(query)) url2.searchParams.set(key, value);
     return url2;
   };
@@ -51410,6 +51374,26 @@ var postgresUrl = external_exports.string().transform((raw, ctx) => {
   }
   return raw;
 });
+
+// src/cli/class-scale-options.ts
+var factor2 = (what) => numberValue(`a whole number of copies of each ${what} session, 0 (leave them out) or more`, (n) => n >= 0 && n <= 1e4, true).optional();
+var classScaleOptions = {
+  "scale-analytical": { shape: "value", placeholder: "N", help: "copies of each analytical session (long reads), instead of --scale; 0 leaves them out", schema: factor2("analytical") },
+  "scale-transactional": { shape: "value", placeholder: "N", help: "copies of each transactional session (short transactions), instead of --scale; 0 leaves them out", schema: factor2("transactional") },
+  "scale-mixed": { shape: "value", placeholder: "N", help: "copies of each mixed session, instead of --scale; 0 leaves them out", schema: factor2("mixed") },
+  "scale-bulk": { shape: "value", placeholder: "N", help: "copies of each bulk session (COPY, big writes), instead of --scale; 0 leaves them out", schema: factor2("bulk") }
+};
+function classScaleFrom(raw) {
+  const out = {};
+  if (raw["scale-analytical"] !== void 0) out.scaleAnalytical = raw["scale-analytical"];
+  if (raw["scale-transactional"] !== void 0) out.scaleTransactional = raw["scale-transactional"];
+  if (raw["scale-mixed"] !== void 0) out.scaleMixed = raw["scale-mixed"];
+  if (raw["scale-bulk"] !== void 0) out.scaleBulk = raw["scale-bulk"];
+  return out;
+}
+function largestFactor(scale, classes) {
+  return Math.max(scale, ...Object.values(classes).filter((v) => v !== void 0));
+}
 
 // src/plans/options.ts
 var PLAN_DEFAULTS = {
@@ -51671,7 +51655,7 @@ function thresholdsFrom(raw) {
   };
 }
 var schema = external_exports.object(shape).superRefine((raw, ctx) => {
-  const issue3 = (path10, message2) => ctx.addIssue({ code: "custom", path: [path10], message: message2 });
+  const issue3 = (path12, message2) => ctx.addIssue({ code: "custom", path: [path12], message: message2 });
   const hasFiles = raw.migrations.length > 0;
   if (!hasFiles && raw["migrate-command"] === void 0) {
     issue3("migrations", "is required: the SQL migration files (globs), or give --migrate-command");
@@ -51729,6 +51713,165 @@ var gateCommand = {
   schema
 };
 
+// src/capacity/knee.ts
+var KNEE_DEFAULTS = { minGrowth: 0.1, minSteps: 3 };
+function findKnee(points, rule = KNEE_DEFAULTS) {
+  const sorted = [...points].sort((a, b) => a.connections - b.connections);
+  const refusal = sorted.find((p) => p.refused_sessions > 0)?.connections ?? null;
+  const usable = sorted.filter((p) => refusal === null || p.connections < refusal);
+  const lastUsable = usable.at(-1)?.connections ?? null;
+  const none = (reason) => ({ connections: null, throughput: null, reason, refusal_connections: refusal, recommended_connections: lastUsable });
+  if (usable.length < rule.minSteps) {
+    return none(`no knee: ${usable.length} step(s) below the refusal point, at least ${rule.minSteps} are needed to see the curve flatten`);
+  }
+  if (!(usable[0].throughput > 0)) return none("no knee: the first step completed no statements");
+  const pct = Math.round(rule.minGrowth * 100);
+  for (let k = 0; k < usable.length - 1; k++) {
+    const at = usable[k];
+    const later = usable.slice(k + 1);
+    if (later.every((m) => growthPerDoubling(at, m) < rule.minGrowth)) {
+      return {
+        connections: at.connections,
+        throughput: at.throughput,
+        reason: `from ${at.connections} connections on, throughput grows by less than ${pct}% per doubling of connections`,
+        refusal_connections: refusal,
+        recommended_connections: at.connections
+      };
+    }
+  }
+  return none(`no knee within the sweep: throughput still grows by at least ${pct}% per doubling of connections up to ${lastUsable} connections`);
+}
+function growthPerDoubling(from, to) {
+  if (!(from.throughput > 0)) return to.throughput > 0 ? Infinity : 0;
+  if (!(to.throughput > 0)) return -1;
+  return Math.pow(to.throughput / from.throughput, 1 / Math.log2(to.connections / from.connections)) - 1;
+}
+
+// src/capacity/options.ts
+var CAPACITY_DEFAULTS = {
+  scale: 1,
+  speed: 0,
+  threshold: 0.15,
+  confirmRuns: 4,
+  connections: [1, 2, 4, 8, 16]
+};
+var fromGate = (...names) => Object.fromEntries(names.map((n) => [n, gateOptions[n]]));
+var connectionsValue = external_exports.union([external_exports.string(), external_exports.array(external_exports.string())]).optional().transform((raw, ctx) => {
+  if (raw === void 0) return [...CAPACITY_DEFAULTS.connections];
+  const items = (Array.isArray(raw) ? raw : [raw]).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== "");
+  const values = items.map(Number);
+  const bad = items.find((item, i) => !Number.isInteger(values[i]) || values[i] < 1 || values[i] > 1e4);
+  if (bad !== void 0 || values.length === 0) {
+    ctx.addIssue({ code: "custom", message: `expected whole numbers of connections from 1 to 10000, such as 10,25,50,90, got '${bad ?? ""}'` });
+    return external_exports.NEVER;
+  }
+  return [...new Set(values)].sort((a, b) => a - b);
+});
+var capacityOptions = {
+  ...fromGate("workload", "migrations", "base-migrations", "migrate-command", "base-ref", "head-from-scratch", "seed", "seed-command"),
+  ...fromGate("database-url", "provision", "postgres-version", "postgres-config", "statement-timeout-ms", "replay-timeout-s"),
+  connections: {
+    shape: "list",
+    placeholder: "N",
+    help: `the concurrency caps to sweep: at most N sessions connected at once at each step (default ${CAPACITY_DEFAULTS.connections.join(",")})`,
+    schema: connectionsValue
+  },
+  scale: {
+    shape: "value",
+    placeholder: "N",
+    help: `replay N copies of every captured session at each step (default ${CAPACITY_DEFAULTS.scale})`,
+    schema: numberValue("a whole number of copies, 1 or more", (n) => n >= 1 && n <= 1e4, true).optional()
+  },
+  ...classScaleOptions,
+  speed: {
+    shape: "value",
+    placeholder: "S",
+    help: "0 replays as fast as possible (the default: a sweep measures what the server can take), 1 the captured timing, 2 twice as fast",
+    schema: numberValue("a number \u2265 0 (0 = as fast as possible, 1 = captured timing)", (n) => n >= 0).optional()
+  },
+  "allow-writes": {
+    shape: "flag",
+    help: "also replay statements that change data (each step on a fresh copy of the schema); writes multiply state, so the default is read-only",
+    schema: flag
+  },
+  "capacity-threshold": {
+    shape: "value",
+    placeholder: "PCT",
+    help: `fail when the PR lowers throughput at the knee, or moves the knee left, by more than this (default ${CAPACITY_DEFAULTS.threshold * 100}%)`,
+    schema: percentValue("a percentage such as 15% (or a fraction such as 0.15), above 0 and below 100%", (f) => f > 0 && f < 1).optional()
+  },
+  "knee-growth": {
+    shape: "value",
+    placeholder: "PCT",
+    help: `the knee is where throughput grows by less than this per doubling of connections, up to the last step (default ${KNEE_DEFAULTS.minGrowth * 100}%)`,
+    schema: percentValue("a percentage such as 10%, above 0 and below 100%", (f) => f > 0 && f < 1).optional()
+  },
+  "confirm-runs": {
+    shape: "value",
+    placeholder: "N",
+    help: `when base and head differ beyond the threshold, replay the compared steps N more times on each side and decide on the median (default ${CAPACITY_DEFAULTS.confirmRuns}; 0 decides at once)`,
+    schema: numberValue("a whole number from 0 to 10", (n) => n >= 0 && n <= 10, true).optional()
+  },
+  markdown: { shape: "value", placeholder: "FILE", help: "also write the markdown report to FILE (it is always printed)", schema: filePath("the markdown report").optional() },
+  json: { shape: "value", placeholder: "FILE", help: "write the JSON report to FILE", schema: filePath("the JSON report").optional() },
+  svg: { shape: "value", placeholder: "FILE", help: "write the chart (throughput and p95 vs concurrency) as an SVG image to FILE", schema: filePath("the SVG chart").optional() }
+};
+var shape2 = Object.fromEntries(Object.entries(capacityOptions).map(([name, def]) => [name, def.schema]));
+var capacitySchema = external_exports.object(shape2).superRefine((raw, ctx) => {
+  const issue3 = (path12, message2) => ctx.addIssue({ code: "custom", path: [path12], message: message2 });
+  const hasFiles = raw.migrations.length > 0;
+  const hasSchema = hasFiles || raw["migrate-command"] !== void 0;
+  if (hasFiles && raw["migrate-command"] !== void 0) issue3("migrate-command", "cannot be combined with --migrations; give SQL files or a command, not both");
+  if (!hasSchema) {
+    if (raw["database-url"] === void 0) issue3("migrations", "is required: the SQL migration files (globs) or --migrate-command; or give --database-url to sweep an existing database as it is");
+    for (const name of ["base-migrations", "base-ref", "seed", "seed-command"]) {
+      const value = raw[name];
+      if (value !== void 0 && !(Array.isArray(value) && value.length === 0)) issue3(name, "applies when the schema is built from --migrations or --migrate-command");
+    }
+    if (raw["allow-writes"]) issue3("allow-writes", "needs a schema to copy for every step (--migrations or --migrate-command); an existing database is swept read-only");
+  }
+  if (raw["base-migrations"].length > 0 && !hasFiles) issue3("base-migrations", "applies to SQL migration files (--migrations); with --migrate-command use --base-ref");
+  if (raw["base-migrations"].length > 0 && raw["base-ref"] !== void 0) issue3("base-ref", "cannot be combined with --base-migrations; the base schema comes from one of them");
+  if (raw.seed !== void 0 && raw["seed-command"] !== void 0) issue3("seed-command", "cannot be combined with --seed; give a seed file or a command, not both");
+  if (raw["database-url"] !== void 0) {
+    for (const name of ["provision", "postgres-version"]) {
+      if (raw[name] !== void 0) issue3(name, "applies to a server the CLI starts; it cannot be combined with --database-url");
+    }
+    if (Object.keys(raw["postgres-config"]).length > 0) issue3("postgres-config", "applies to a server the CLI starts; set these on the server behind --database-url yourself");
+  }
+}).transform((raw) => {
+  const target = raw["database-url"] !== void 0 ? { kind: "database-url", url: raw["database-url"] } : { kind: raw.provision ?? "auto", major: raw["postgres-version"] };
+  const schemaSource = raw["migrate-command"] !== void 0 ? { kind: "command", command: raw["migrate-command"] } : raw.migrations.length > 0 ? { kind: "files", head: raw.migrations, base: raw["base-migrations"].length > 0 ? raw["base-migrations"] : void 0 } : null;
+  return {
+    workload: raw.workload,
+    target,
+    postgresConfig: raw["postgres-config"],
+    schema: schemaSource,
+    baseRef: raw["base-ref"],
+    /** Sweep base too when a base schema is named (the action adds the PR's base commit). */
+    compare: raw["base-migrations"].length > 0 || raw["base-ref"] !== void 0,
+    headFromScratch: raw["head-from-scratch"],
+    seed: raw.seed !== void 0 ? { kind: "file", path: raw.seed } : raw["seed-command"] !== void 0 ? { kind: "command", command: raw["seed-command"] } : void 0,
+    connections: raw.connections,
+    scale: raw.scale ?? CAPACITY_DEFAULTS.scale,
+    classScale: classScaleFrom(raw),
+    speed: raw.speed ?? CAPACITY_DEFAULTS.speed,
+    allowWrites: raw["allow-writes"],
+    threshold: raw["capacity-threshold"] ?? CAPACITY_DEFAULTS.threshold,
+    kneeRule: { ...KNEE_DEFAULTS, minGrowth: raw["knee-growth"] ?? KNEE_DEFAULTS.minGrowth },
+    confirmRuns: raw["confirm-runs"] ?? CAPACITY_DEFAULTS.confirmRuns,
+    statementTimeoutMs: raw["statement-timeout-ms"],
+    replayTimeoutMs: raw["replay-timeout-s"] === void 0 ? void 0 : raw["replay-timeout-s"] * 1e3,
+    outputs: { markdown: raw.markdown, json: raw.json, svg: raw.svg }
+  };
+});
+var capacityCommand = {
+  name: "capacity",
+  summary: "Sweep the workload, multiplied by --scale, over concurrency caps (--connections) and find the knee: where throughput flattens while latency climbs. With a base schema (--base-ref or --base-migrations), sweep base and head interleaved and fail (exit 1) when the PR lowers throughput at the knee or moves the knee left beyond --capacity-threshold.",
+  options: capacityOptions,
+  schema: capacitySchema
+};
+
 // src/action/names.ts
 var ActionInput = {
   Mode: "mode",
@@ -51750,7 +51893,10 @@ var Output = {
   P95HeadMs: "p95-head-ms",
   P95DeltaPct: "p95-delta-pct",
   NewErrors: "new-errors",
-  RegressedFingerprints: "regressed-fingerprints"
+  RegressedFingerprints: "regressed-fingerprints",
+  CapacitySvgPath: "capacity-svg-path",
+  KneeConnections: "knee-connections",
+  CapacityChangePct: "capacity-change-pct"
 };
 var State = {
   /** The directory every temporary file and server directory of the main step lives under. */
@@ -51760,11 +51906,11 @@ var State = {
 };
 
 // src/action/inputs.ts
-var MODES = ["gate", "comment"];
+var MODES = ["gate", "comment", "capacity"];
 var COMMENT_POLICIES = ["always", "on-regression", "never"];
 var actionOptions = {
   [ActionInput.Mode]: {
-    help: "gate: run the gate (the default); comment: post the report of an earlier run (`report`), for a workflow_run workflow",
+    help: "gate: run the gate (the default); comment: post the report of an earlier run (`report`), for a workflow_run workflow; capacity: sweep concurrency and gate on lost headroom (docs/capacity.md)",
     schema: choice(MODES).optional().transform((mode) => mode ?? "gate")
   },
   [ActionInput.GithubToken]: {
@@ -51802,11 +51948,15 @@ var actionOptions = {
   }
 };
 var actionSchema = external_exports.object(Object.fromEntries(Object.entries(actionOptions).map(([name, def]) => [name, def.schema])));
+var capacityInputNames = Object.keys(capacityOptions).filter((name) => !["markdown", "json", "svg"].includes(name));
 function readActionOptions(read) {
   return parse3(actionSchema, rawInputs(read, Object.keys(actionOptions)));
 }
 function readGateConfig(read) {
   return parse3(gateCommand.schema, rawInputs(read, Object.keys(gateOptions)));
+}
+function readCapacityConfig(read) {
+  return parse3(capacityCommand.schema, rawInputs(read, capacityInputNames));
 }
 function rawInputs(read, names) {
   const raw = {};
@@ -51847,6 +51997,718 @@ var progressOutput = {
   write: (text2) => process.stdout.write(scrub(text2)),
   isTTY: false
 };
+
+// src/action/capacity-mode.ts
+import fs15 from "node:fs";
+import os10 from "node:os";
+import path9 from "node:path";
+
+// src/capacity/markdown.ts
+var ICON = { pass: "\u2705", fail: "\u274C", report: "\u{1F4C8}", error: "\u26A0\uFE0F" };
+function renderCapacityMarkdown(report2) {
+  const out = [`## ${ICON[report2.verdict]} pg-retest capacity: ${report2.headline}`, ""];
+  for (const reason of report2.reasons) out.push(`- ${reason}`);
+  if (report2.reasons.length > 0) out.push("");
+  const s = report2.settings;
+  const w = report2.environment.workload;
+  out.push(
+    `Workload \`${w.path}\` (${count(w.sessions)} sessions, ${count(w.statements)} statements) \xD7 ${s.scale}${Object.keys(s.class_scale).length > 0 ? ` (per class: ${Object.entries(s.class_scale).map(([k, v]) => `${k.replace(/^scale/, "").toLowerCase()} ${v}`).join(", ")})` : ""}, ${s.read_only ? "read-only" : "writes included"}, speed ${s.speed === 0 ? "as fast as possible" : `${s.speed}\xD7`}, swept at ${s.connections.join(", ")} connections; server ${report2.environment.server_version ?? "?"}${report2.environment.max_connections !== null ? ` with max_connections = ${report2.environment.max_connections}` : ""}; ${wallTime(report2.environment.wall_time_ms)}.`,
+    ""
+  );
+  for (const side2 of report2.sides) out.push(...sideSection(side2, report2), "");
+  if (report2.sides.length > 0) out.push(...charts(report2), "");
+  out.push(
+    `<sub>Knee rule: the first step from which throughput grows by less than ${fractionPercent(s.knee_rule.minGrowth)} per doubling of connections to every later step; at least ${s.knee_rule.minSteps} steps below the first refused one. Throughput counts successful statements per second of wall time; latencies are of successful statements.${report2.comparison ? ` The gate fails beyond ${fractionPercent(s.capacity_threshold)}.` : ""} See docs/capacity.md.</sub>`,
+    ""
+  );
+  if (report2.warnings.length > 0) out.push(...report2.warnings.map((w2) => `> \u26A0\uFE0F ${w2}`), "");
+  return `${out.join("\n").trimEnd()}
+`;
+}
+function sideSection(side2, report2) {
+  const k = side2.knee;
+  const lines = [`### ${side2.side}`, ""];
+  const knee = k.connections !== null ? `**knee at ${k.connections} connections**, ${count(k.throughput)} statements/s` : `**no knee within the sweep**`;
+  const recommended = k.recommended_connections !== null ? `recommended at most ${k.recommended_connections} connections` : "no step to recommend";
+  const refusal = k.refusal_connections !== null ? `sessions refused from ${k.refusal_connections} connections${side2.headroom_to_refusal !== null ? ` (${side2.headroom_to_refusal.toFixed(1)}\xD7 the recommended)` : ""}` : `no refused sessions up to ${Math.max(...report2.settings.connections)} connections`;
+  const headroom = side2.headroom_to_knee !== null ? `; the knee is ${side2.headroom_to_knee.toFixed(1)}\xD7 the captured workload's rate of ${count(report2.environment.workload.captured_rate)} statements/s` : "";
+  lines.push(`${knee}; ${recommended}; ${refusal}${headroom}. _${k.reason}._`, "");
+  lines.push("| connections | statements/s | p50 | p95 | p99 | ok | errors | refused sessions | skipped writes | runs |");
+  lines.push("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const step of side2.steps) {
+    const mark = step.connections === k.connections ? " \u25C0 knee" : "";
+    lines.push(
+      `| ${step.connections}${mark} | ${count(step.throughput)} | ${micros(step.p50_us)} | ${micros(step.p95_us)} | ${micros(step.p99_us)} | ${count(step.ok)} | ${count(step.errors)} | ${step.refused_sessions > 0 ? `**${count(step.refused_sessions)}**` : "0"} | ${count(step.skipped_writes)} | ${step.runs.length} |`
+    );
+  }
+  if (report2.comparison && side2.side === "head" && report2.comparison.throughput_change !== null) {
+    const steps = report2.comparison.compared_steps;
+    const where = steps.length > 1 ? `base's knee (median of ${steps.join(", ")} connections)` : `${report2.comparison.compared_at} connections`;
+    lines.push("", `Throughput at ${where}: ${signedPercent(report2.comparison.throughput_change)} vs base.`);
+  }
+  return lines;
+}
+function charts(report2) {
+  const xs = report2.settings.connections;
+  const names = report2.sides.map((s) => s.side).join(", then ");
+  const chart = (title, unit, value) => [
+    `_${title} against concurrency; lines: ${names}._`,
+    "",
+    "```mermaid",
+    "xychart-beta",
+    `  title "${title}"`,
+    // Quoted: the caps are category labels (evenly spaced), not numbers to scale.
+    `  x-axis "connections" [${xs.map((c) => `"${c}"`).join(", ")}]`,
+    `  y-axis "${unit}"`,
+    ...report2.sides.map((side2) => `  line [${xs.map((c) => round(value(side2, c))).join(", ")}]`),
+    "```",
+    ""
+  ];
+  const at = (side2, c) => side2.steps.find((s) => s.connections === c);
+  return [
+    ...chart("Throughput", "statements/s", (side2, c) => at(side2, c)?.throughput ?? 0),
+    ...chart("p95 latency", "ms", (side2, c) => (at(side2, c)?.p95_us ?? 0) / 1e3)
+  ];
+}
+function round(n) {
+  return n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toFixed(3);
+}
+
+// src/capacity/run-sweep.ts
+import crypto6 from "node:crypto";
+
+// src/capacity/metrics.ts
+var TOO_MANY_CONNECTIONS = "53300";
+function stepRun(report2) {
+  const refused = report2.sessions.filter((s) => s.status === "connect_failed" && s.sqlstate === TOO_MANY_CONNECTIONS).length;
+  const failed = report2.sessions.filter((s) => s.status === "connect_failed").length - refused;
+  const seconds2 = report2.wall_time_us / 1e6;
+  return {
+    throughput: seconds2 > 0 ? report2.totals.ok / seconds2 : 0,
+    wall_time_ms: Math.round(report2.wall_time_us / 1e3),
+    ok: report2.totals.ok,
+    errors: report2.totals.errors,
+    skipped_writes: report2.totals.skipped_by_reason.read_only ?? 0,
+    not_executed: report2.totals.not_executed,
+    refused_sessions: refused,
+    failed_sessions: failed,
+    sessions: report2.sessions_planned,
+    p50_us: report2.latency.p50_us,
+    p95_us: report2.latency.p95_us,
+    p99_us: report2.latency.p99_us,
+    status: report2.status
+  };
+}
+function combineRuns(connections, runs) {
+  if (runs.length === 0) throw new Error(`step ${connections}: no runs`);
+  const sorted = [...runs].sort((a, b) => a.throughput - b.throughput);
+  const median2 = sorted[Math.floor((sorted.length - 1) / 2)];
+  return { ...median2, connections, runs };
+}
+
+// src/capacity/report-types.ts
+var CAPACITY_REPORT_VERSION = 1;
+
+// src/capacity/verdict.ts
+function decideCapacity(base, head, threshold) {
+  const reasons = [];
+  const at = base.knee.connections ?? base.knee.recommended_connections;
+  let change2 = null;
+  let plateau = [];
+  if (at !== null) {
+    const usable = (side2, c) => side2.steps.find((s) => s.connections === c && s.refused_sessions === 0);
+    plateau = base.steps.map((s) => s.connections).filter((c) => c >= at && (base.knee.connections !== null || c === at) && usable(base, c) && usable(head, c));
+    const b = median(plateau.map((c) => usable(base, c).throughput));
+    const h = median(plateau.map((c) => usable(head, c).throughput));
+    if (plateau.length > 0 && b > 0) {
+      change2 = (h - b) / b;
+      if (change2 < -threshold) {
+        const where = plateau.length > 1 ? `base's knee (median of ${plateau.join(", ")} connections, where base is flat)` : `${at} connections${base.knee.connections !== null ? " (base's knee)" : ""}`;
+        reasons.push(
+          `throughput at ${where} fell by ${fractionPercent(-change2)}: ${h.toFixed(0)} statements/s on head vs ${b.toFixed(0)} on base (threshold ${fractionPercent(threshold)})`
+        );
+      }
+    }
+  }
+  const baseKnee = base.knee.connections;
+  if (baseKnee !== null) {
+    const headKnee = head.knee.connections;
+    const lower = change2 !== null && change2 < -threshold / 2;
+    if (headKnee !== null && headKnee < baseKnee * (1 - threshold) && lower) {
+      reasons.push(`the knee moved left: head flattens at ${headKnee} connections, base at ${baseKnee} (threshold ${fractionPercent(threshold)})`);
+    } else if (headKnee === null && head.knee.refusal_connections !== null && head.knee.refusal_connections <= baseKnee * (1 - threshold)) {
+      reasons.push(`head refuses sessions at ${head.knee.refusal_connections} connections, below base's knee at ${baseKnee}`);
+    }
+  }
+  const verdict2 = reasons.length > 0 ? "fail" : "pass";
+  const headline = verdict2 === "fail" ? `fail: the PR lowers capacity (${reasons.length === 1 ? "one rule" : `${reasons.length} rules`} beyond ${fractionPercent(threshold)})` : change2 === null ? "pass: no capacity loss found (no step to compare throughput at)" : `pass: throughput at ${at} connections${plateau.length > 1 ? ` and above (the plateau)` : ""} changed by ${signedPercent(change2)} (threshold ${fractionPercent(threshold)})`;
+  return { verdict: verdict2, headline, reasons, compared_at: at, compared_steps: plateau, throughput_change: change2 };
+}
+function median(values) {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+// src/capacity/run-sweep.ts
+async function runCapacity(config2, context) {
+  const { logger } = context;
+  const startedAt = /* @__PURE__ */ new Date();
+  const warnings = [];
+  const report2 = {
+    schema_version: CAPACITY_REPORT_VERSION,
+    tool: { name: "pg-retest-action", version: package_default.version },
+    verdict: "error",
+    headline: "",
+    reasons: [],
+    warnings,
+    error: null,
+    settings: {
+      connections: config2.connections,
+      scale: config2.scale,
+      class_scale: { ...config2.classScale },
+      speed: config2.speed,
+      read_only: !config2.allowWrites,
+      capacity_threshold: config2.threshold,
+      knee_rule: config2.kneeRule,
+      confirm_runs: config2.confirmRuns
+    },
+    environment: {
+      server: null,
+      server_version: null,
+      max_connections: null,
+      workload: { path: config2.workload, sessions: 0, statements: 0, captured_rate: null },
+      base: null,
+      head: null,
+      started_at: startedAt.toISOString(),
+      wall_time_ms: 0
+    },
+    sides: [],
+    comparison: null
+  };
+  const finish = () => {
+    report2.environment.wall_time_ms = Date.now() - startedAt.getTime();
+    return report2;
+  };
+  if (config2.allowWrites) {
+    warnings.push("writes were replayed (--allow-writes): every step ran on a fresh copy of the schema, but within a step the scaled copies of each session write the same rows, so state multiplies and contention may be higher than in production");
+  }
+  let stage = "loading the workload";
+  let server;
+  let checkout;
+  const prefix = `pgc_${crypto6.randomBytes(4).toString("hex")}`;
+  const created = [];
+  try {
+    const workload = await loadGateWorkload(config2.workload);
+    const summary2 = workload.summary(0);
+    const replayed = config2.allowWrites ? summary2.statements : summary2.statements - summary2.writes;
+    report2.environment.workload = {
+      path: config2.workload,
+      sessions: workload.sessions,
+      statements: workload.statements,
+      captured_rate: summary2.duration_us > 0 ? replayed / (summary2.duration_us / 1e6) : null
+    };
+    logger.info(`workload ${config2.workload}: ${plural(workload.sessions, "session")}, ${plural(workload.statements, "statement")}`);
+    warnings.push(...workload.warnings);
+    if (!config2.allowWrites && summary2.writes > 0) {
+      logger.info(`read-only sweep: ${plural(summary2.writes, "statement")} that can change data are skipped at every step (--allow-writes replays them)`);
+    }
+    checkSeed(config2);
+    const pr = pullRequestFromEnv(context.env);
+    const compare = config2.schema !== null && (config2.compare || pr?.baseSha !== void 0);
+    let baseRoot = context.cwd;
+    if (compare && config2.schema.kind === "files" && config2.schema.base !== void 0) {
+      report2.environment.base = `files: ${config2.schema.base.join(", ")}`;
+    } else if (compare) {
+      stage = "checking out the base commit";
+      const ref = config2.baseRef ?? pr.baseSha;
+      checkout = await checkoutBase(ref, context.cwd);
+      baseRoot = checkout.root;
+      report2.environment.base = `${ref} (${checkout.sha.slice(0, 12)})`;
+      logger.info(`base: ${ref} (${checkout.sha.slice(0, 12)}) checked out in ${checkout.root}`);
+    }
+    throwIfAborted2(context.signal);
+    stage = "starting PostgreSQL";
+    server = await serverForRun(config2.target, {
+      sessions: workload.sessions * largestFactor(config2.scale, config2.classScale),
+      maxConnections: Math.max(...config2.connections),
+      // As in the gate: autovacuum waking during one step and not another is noise.
+      settings: { autovacuum: "off", ...config2.postgresConfig },
+      logger
+    });
+    const serverUrl = server.url;
+    report2.environment.server = server.description;
+    report2.environment.server_version = server.version;
+    const shown = await runStatements(serverUrl, "cannot read max_connections", ["SHOW max_connections"]);
+    report2.environment.max_connections = Number(shown.rows[0]?.max_connections) || null;
+    const over = config2.connections.filter((c) => report2.environment.max_connections !== null && c > report2.environment.max_connections);
+    if (over.length > 0) {
+      logger.info(`the server allows ${report2.environment.max_connections} connections: steps ${over.join(", ")} are above it, refused sessions will be counted`);
+    }
+    throwIfAborted2(context.signal);
+    const sources = /* @__PURE__ */ new Map();
+    if (config2.schema === null) {
+      sources.set("database", { kind: "database", url: serverUrl });
+      report2.environment.head = "the database behind --database-url, as it is";
+    } else {
+      stage = "building the schemas";
+      created.push(`${prefix}_base`, `${prefix}_head`);
+      const templates = await buildTemplates({
+        serverUrl,
+        prefix,
+        source: compare ? config2.schema : { ...config2.schema, ...config2.schema.kind === "files" ? { base: config2.schema.head } : {} },
+        baseRoot,
+        headRoot: context.cwd,
+        seed: config2.seed,
+        headFromScratch: config2.headFromScratch,
+        logger,
+        signal: context.signal
+      });
+      if (templates.head === null) {
+        const failure2 = templates.failure;
+        throw new InfraError(`head's migration ${failure2.name} fails${failure2.line ? ` at line ${failure2.line}` : ""}: ${failure2.message}; fix it, then measure capacity`);
+      }
+      report2.environment.head = config2.schema.kind === "files" ? `files: ${config2.schema.head.join(", ")}` : `migrate-command: ${config2.schema.command}`;
+      if (compare) {
+        sources.set("base", { kind: "template", name: templates.base });
+        sources.set("head", { kind: "template", name: templates.head });
+      } else {
+        sources.set("schema", { kind: "template", name: templates.head });
+      }
+    }
+    stage = "sweeping";
+    const runs = new Map([...sources.keys()].map((side2) => [side2, /* @__PURE__ */ new Map()]));
+    let replayCount = 0;
+    const runStep = async (side2, connections) => {
+      throwIfAborted2(context.signal);
+      const source2 = sources.get(side2);
+      const name = `${prefix}_s${++replayCount}`;
+      let url2;
+      if (source2.kind === "template") {
+        created.push(name);
+        url2 = await createDatabase(serverUrl, name, source2.name);
+      } else {
+        url2 = source2.url;
+      }
+      logger.info(`${side2}: ${connections} connections (replay ${replayCount})`);
+      const result = stepRun(await replayStep(config2, workload, url2, connections, context));
+      if (source2.kind === "template") {
+        await dropDatabase(serverUrl, name);
+        created.pop();
+      }
+      const perStep = runs.get(side2);
+      perStep.set(connections, [...perStep.get(connections) ?? [], result]);
+      logger.info(
+        `  ${result.throughput.toFixed(0)} statements/s, p95 ${(result.p95_us / 1e3).toFixed(2)} ms, ${plural(result.errors, "error")}, ${plural(result.refused_sessions, "refused session")}`
+      );
+    };
+    const sides = [...sources.keys()];
+    for (const [index, connections] of config2.connections.entries()) {
+      for (const side2 of index % 2 === 0 ? sides : [...sides].reverse()) await runStep(side2, connections);
+    }
+    const sideReport = (side2) => {
+      const steps = config2.connections.map((c) => combineRuns(c, runs.get(side2).get(c)));
+      const knee = findKnee(steps, config2.kneeRule);
+      const rate = report2.environment.workload.captured_rate;
+      const ref = knee.connections ?? knee.recommended_connections;
+      return {
+        side: side2,
+        steps,
+        knee,
+        headroom_to_knee: knee.throughput !== null && rate ? knee.throughput / rate : null,
+        headroom_to_refusal: knee.refusal_connections !== null && ref !== null ? knee.refusal_connections / ref : null
+      };
+    };
+    if (!compare) {
+      const only = sideReport(sides[0]);
+      report2.sides = [only];
+      report2.verdict = "report";
+      report2.headline = only.knee.connections !== null ? `knee at ${only.knee.connections} connections (${only.knee.throughput.toFixed(0)} statements/s)` : `no knee within the sweep; recommended at most ${only.knee.recommended_connections ?? "\u2013"} connections`;
+    } else {
+      let base = sideReport("base");
+      let head = sideReport("head");
+      let decided = decideCapacity(base, head, config2.threshold);
+      if (decided.verdict === "fail" && config2.confirmRuns > 0) {
+        const confirm = [...new Set([base.knee.connections, head.knee.connections, ...decided.compared_steps].filter((c) => c !== null))].sort((a, b) => a - b);
+        logger.info(`capacity loss suspected: replaying ${confirm.join(", ")} connections ${plural(config2.confirmRuns, "more time")} per side to confirm`);
+        for (let round2 = 0; round2 < config2.confirmRuns; round2++) {
+          for (const c of confirm) for (const side2 of round2 % 2 === 0 ? ["head", "base"] : ["base", "head"]) await runStep(side2, c);
+        }
+        const suspected = decided.reasons.length;
+        base = sideReport("base");
+        head = sideReport("head");
+        decided = decideCapacity(base, head, config2.threshold);
+        warnings.push(
+          decided.verdict === "fail" ? `the capacity loss was confirmed: steps ${confirm.join(", ")} were replayed ${config2.confirmRuns} more times per side and the verdict is on the median runs` : `${plural(suspected, "capacity rule")} fired on the first runs but not on the median of ${config2.confirmRuns + 1} runs at steps ${confirm.join(", ")}: noise, not the PR`
+        );
+      }
+      report2.sides = [base, head];
+      report2.verdict = decided.verdict;
+      report2.headline = decided.headline;
+      report2.reasons = decided.reasons;
+      report2.comparison = { compared_at: decided.compared_at, compared_steps: decided.compared_steps, throughput_change: decided.throughput_change };
+    }
+    for (const side2 of report2.sides) {
+      const failed = side2.steps.filter((s) => s.failed_sessions > 0);
+      if (failed.length > 0) warnings.push(`${side2.side}: sessions failed to connect for a reason other than "too many clients" at ${failed.map((s) => `${s.connections} connections (${s.failed_sessions})`).join(", ")}`);
+    }
+    return { report: finish(), exitCode: report2.verdict === "fail" ? ExitCode2.Regression : ExitCode2.Ok };
+  } catch (thrown) {
+    const error63 = toCliError(thrown, stage);
+    const message2 = server ? redact(error63.message, passwordOf(server.url)) : error63.message;
+    report2.verdict = "error";
+    report2.headline = `error: ${stage} failed, no capacity verdict`;
+    report2.reasons = [message2];
+    report2.error = { stage, message: message2 };
+    return { report: finish(), exitCode: error63.exitCode, error: error63 };
+  } finally {
+    await releaseRun(server, created, checkout, logger);
+  }
+}
+function throwIfAborted2(signal) {
+  if (signal.aborted) throw new InterruptedError("interrupted; the capacity sweep stopped before it finished");
+}
+async function replayStep(config2, workload, url2, connections, context) {
+  const progress = context.createProgress();
+  let result;
+  try {
+    result = await replay(
+      workload,
+      {
+        conninfo: url2,
+        speed: config2.speed,
+        readOnly: !config2.allowWrites,
+        scale: config2.scale,
+        ...config2.classScale,
+        maxConnections: connections,
+        // Retrying "too many clients" would queue refused sessions behind the server's limit and
+        // hide exactly what the sweep must show.
+        connectRetryMs: 0,
+        statementTimeoutMs: config2.statementTimeoutMs,
+        deadlineMs: config2.replayTimeoutMs,
+        applicationName: "pg-retest-action capacity"
+      },
+      { onProgress: (p) => progress.update(p), signal: context.signal }
+    );
+  } catch (error63) {
+    const mapped = fromEngineError(error63, url2);
+    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
+  } finally {
+    progress.finish();
+  }
+  if (result.status === "cancelled") throw new InterruptedError("interrupted; the capacity sweep stopped before it finished");
+  if (result.status !== "completed") {
+    throw new InfraError(redact(`the replay at ${connections} connections did not complete (${result.status}${result.message ? `: ${result.message}` : ""})`, passwordOf(url2)));
+  }
+  return result;
+}
+
+// src/capacity/svg.ts
+import path7 from "node:path";
+var WIDTH = 960;
+var HEIGHT = 460;
+var PANEL = { top: 90, bottom: 84, left: 80, width: 360, gap: 120 };
+var COLORS = { base: "#1f77b4", head: "#e4572e", schema: "#1f77b4", database: "#1f77b4" };
+var DASH = { base: "", head: "6 4", schema: "", database: "" };
+var esc2 = (text2) => text2.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+function niceAxis(max) {
+  if (!(max > 0)) return { top: 1, step: 0.2 };
+  const raw = max / 5;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw);
+  return { top: Math.ceil(max / step) * step, step };
+}
+function tickLabel(value, step) {
+  const decimals = step >= 1 ? 0 : Math.min(3, Math.ceil(-Math.log10(step)));
+  return value.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+}
+function panel(report2, spec, left) {
+  const xs = report2.settings.connections;
+  const plotH = HEIGHT - PANEL.top - PANEL.bottom;
+  const values = report2.sides.flatMap((side2) => xs.map((c) => spec.value(side2, c) ?? 0));
+  const { top, step } = niceAxis(Math.max(...values));
+  const x = (i) => left + (xs.length === 1 ? PANEL.width / 2 : i * PANEL.width / (xs.length - 1));
+  const y = (v) => PANEL.top + plotH - v / top * plotH;
+  const out = [`<text x="${left + PANEL.width / 2}" y="${PANEL.top - 14}" text-anchor="middle" font-size="15" font-weight="bold">${esc2(spec.title)}</text>`];
+  for (let v = 0; v <= top + step / 2; v += step) {
+    out.push(`<line x1="${left}" x2="${left + PANEL.width}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
+    out.push(`<text x="${left - 8}" y="${y(v) + 4}" text-anchor="end" font-size="12">${tickLabel(v, step)}</text>`);
+  }
+  out.push(`<line x1="${left}" x2="${left}" y1="${PANEL.top}" y2="${PANEL.top + plotH}" stroke="#333"/>`);
+  out.push(`<line x1="${left}" x2="${left + PANEL.width}" y1="${PANEL.top + plotH}" y2="${PANEL.top + plotH}" stroke="#333"/>`);
+  xs.forEach((c, i) => {
+    out.push(`<line x1="${x(i)}" x2="${x(i)}" y1="${PANEL.top + plotH}" y2="${PANEL.top + plotH + 5}" stroke="#333"/>`);
+    out.push(`<text x="${x(i)}" y="${PANEL.top + plotH + 20}" text-anchor="middle" font-size="12">${c}</text>`);
+  });
+  out.push(`<text x="${left + PANEL.width / 2}" y="${PANEL.top + plotH + 42}" text-anchor="middle" font-size="13">concurrent connections (cap per step)</text>`);
+  const midY = PANEL.top + plotH / 2;
+  out.push(`<text x="${left - 56}" y="${midY}" text-anchor="middle" font-size="13" transform="rotate(-90 ${left - 56} ${midY})">${esc2(spec.unit)}</text>`);
+  for (const side2 of report2.sides) {
+    const color = COLORS[side2.side] ?? "#333";
+    const points = xs.map((c, i) => ({ i, c, v: spec.value(side2, c) })).filter((p) => p.v !== void 0);
+    out.push(`<polyline fill="none" stroke="${color}" stroke-width="2.5"${DASH[side2.side] ? ` stroke-dasharray="${DASH[side2.side]}"` : ""} points="${points.map((p) => `${x(p.i).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ")}"/>`);
+    for (const p of points) {
+      const step2 = side2.steps.find((s) => s.connections === p.c);
+      const refused = (step2?.refused_sessions ?? 0) > 0;
+      out.push(`<circle cx="${x(p.i).toFixed(1)}" cy="${y(p.v).toFixed(1)}" r="${refused ? 5 : 3.5}" fill="${refused ? "#c00" : color}"/>`);
+      if (side2.knee.connections === p.c) {
+        out.push(`<circle cx="${x(p.i).toFixed(1)}" cy="${y(p.v).toFixed(1)}" r="8" fill="none" stroke="${color}" stroke-width="2"/>`);
+      }
+    }
+  }
+  return out;
+}
+function renderCapacitySvg(report2) {
+  const at = (side2, c) => side2.steps.find((s) => s.connections === c);
+  const left1 = PANEL.left;
+  const left2 = PANEL.left + PANEL.width + PANEL.gap;
+  const legend = [];
+  let lx = PANEL.left;
+  const ly = HEIGHT - 14;
+  for (const side2 of report2.sides) {
+    const color = COLORS[side2.side] ?? "#333";
+    legend.push(`<line x1="${lx}" x2="${lx + 30}" y1="${ly - 4}" y2="${ly - 4}" stroke="${color}" stroke-width="2.5"${DASH[side2.side] ? ` stroke-dasharray="${DASH[side2.side]}"` : ""}/>`);
+    legend.push(`<text x="${lx + 36}" y="${ly}" font-size="13">${esc2(side2.side)}${side2.knee.connections !== null ? ` (knee at ${side2.knee.connections})` : " (no knee)"}</text>`);
+    lx += 210;
+  }
+  legend.push(`<circle cx="${lx + 6}" cy="${ly - 4}" r="8" fill="none" stroke="#333" stroke-width="2"/><text x="${lx + 20}" y="${ly}" font-size="13">knee</text>`);
+  legend.push(`<circle cx="${lx + 86}" cy="${ly - 4}" r="5" fill="#c00"/><text x="${lx + 96}" y="${ly}" font-size="13">sessions refused</text>`);
+  const title = `Capacity: ${path7.basename(report2.environment.workload.path)} \xD7 ${report2.settings.scale}${report2.settings.read_only ? ", read-only" : ", writes included"}`;
+  const fit = (text2, max) => text2.length > max ? `${text2.slice(0, max - 1)}\u2026` : text2;
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="Helvetica, Arial, sans-serif">`,
+    `<rect width="100%" height="100%" fill="#fff"/>`,
+    `<text x="${WIDTH / 2}" y="26" text-anchor="middle" font-size="16" font-weight="bold">${esc2(fit(title, 100))}</text>`,
+    `<text x="${WIDTH / 2}" y="48" text-anchor="middle" font-size="13">${esc2(fit(report2.headline, 130))}</text>`,
+    ...panel(report2, { title: "Throughput (successful statements)", unit: "statements / s", value: (side2, c) => at(side2, c)?.throughput }, left1),
+    ...panel(report2, { title: "p95 latency (successful statements)", unit: "milliseconds", value: (side2, c) => at(side2, c) ? at(side2, c).p95_us / 1e3 : void 0 }, left2),
+    ...legend,
+    "</svg>",
+    ""
+  ].join("\n");
+}
+
+// src/action/comment.ts
+import crypto7 from "node:crypto";
+var COMMENT_LIMIT = 65536;
+function markerOf(commentId) {
+  return `<!-- pg-retest-action:comment id=${commentId} -->`;
+}
+var DIGEST = /<!-- pg-retest-action:digest ([0-9a-f]{64}) -->/;
+function commentBody(commentId, markdown) {
+  const digest = crypto7.createHash("sha256").update(markdown).digest("hex");
+  return `${markerOf(commentId)}
+<!-- pg-retest-action:digest ${digest} -->
+${markdown}`;
+}
+var HEADER_ROOM = 200;
+var CommentPermissionError = class extends Error {
+  name = "CommentPermissionError";
+};
+async function upsertComment(api, repo, pr, body, commentId, { onlyUpdate = false } = {}) {
+  if (body.length > COMMENT_LIMIT) throw new Error(`the comment is ${body.length} characters; GitHub accepts ${COMMENT_LIMIT}`);
+  try {
+    const existing = await findOwnComment(api, repo, pr, commentId);
+    if (existing) {
+      if (DIGEST.exec(existing.body)?.[1] === DIGEST.exec(body)?.[1]) return { action: "unchanged", url: existing.html_url };
+      const updated = await api.updateComment(repo, existing.id, body);
+      return { action: "updated", url: updated.html_url };
+    }
+    if (onlyUpdate) return void 0;
+    const created = await api.createComment(repo, pr, body);
+    return { action: "created", url: created.html_url };
+  } catch (error63) {
+    if (error63 instanceof GitHubApiError && (error63.status === 403 || error63.status === 404)) {
+      throw new CommentPermissionError(
+        `cannot write the PR comment (${error63.method} ${error63.path} answered ${error63.status}: ${error63.detail}): the token lacks the pull-requests: write permission. Add \`permissions: { pull-requests: write }\` to the job; a pull request from a fork always gets a read-only token: post the report from a workflow_run workflow with \`mode: comment\` (docs/action.md)`
+      );
+    }
+    throw error63;
+  }
+}
+async function findOwnComment(api, repo, pr, commentId) {
+  const marker = markerOf(commentId);
+  const login = await api.viewer();
+  const comments = await api.listComments(repo, pr);
+  return comments.find((c) => {
+    if (!c.body.startsWith(marker)) return false;
+    return login !== void 0 ? c.user?.login === login : c.user?.type === "Bot";
+  });
+}
+
+// src/action/publish.ts
+async function writeSummary(markdown) {
+  try {
+    await summary.addRaw(scrub(markdown), true).write();
+  } catch (error63) {
+    warning(`could not write the job summary: ${error63.message}`);
+  }
+}
+async function publishComment(report2, markdown, options2, target) {
+  if (options2.comment === "never") return void 0;
+  if (target.pullRequest === void 0) {
+    info("not a pull request: no PR comment (the report is in the job summary)");
+    return void 0;
+  }
+  const body = commentBody(options2["comment-id"], scrub(markdown));
+  try {
+    const onlyUpdate = options2.comment === "on-regression" && report2.verdict === "pass";
+    const result = await upsertComment(target.api, target.repository, target.pullRequest, body, options2["comment-id"], { onlyUpdate });
+    if (result) info(`PR comment ${result.action}: ${result.url}`);
+    else info("pass and comment: on-regression: no PR comment");
+    return result?.url;
+  } catch (error63) {
+    if (error63 instanceof CommentPermissionError) warning(error63.message);
+    else warning(`could not write the PR comment: ${scrub(error63.message)}`);
+    return void 0;
+  }
+}
+
+// src/action/state.ts
+import crypto8 from "node:crypto";
+import fs14 from "node:fs";
+import os9 from "node:os";
+import path8 from "node:path";
+
+// src/cli/progress.ts
+var LOG_EVERY_MS = 5e3;
+var REDRAW_EVERY_MS = 100;
+function createProgressDisplay(out, live, now = Date.now, describeSnapshot = describe3) {
+  let last = -Infinity;
+  let drawn = false;
+  return {
+    update(p) {
+      const t = now();
+      if (live) {
+        if (!p.done && t - last < REDRAW_EVERY_MS) return;
+        last = t;
+        out.write(`\r\x1B[2K${describeSnapshot(p)}`);
+        drawn = true;
+        return;
+      }
+      if (p.done) return;
+      if (last === -Infinity) last = t;
+      if (t - last < LOG_EVERY_MS) return;
+      last = t;
+      out.write(`${describeSnapshot(p)}
+`);
+    },
+    finish() {
+      if (live && drawn) out.write("\r\x1B[2K");
+      drawn = false;
+    }
+  };
+}
+function describe3(p) {
+  const handled = p.executed + p.skipped + p.not_executed;
+  const parts = [
+    `replaying: ${count(handled)}/${count(p.statements_planned)} statements (${percent(handled, p.statements_planned)})`,
+    `${plural(p.sessions_active, "session")} active`,
+    `${count(p.sessions_done)}/${count(p.sessions_planned)} done`
+  ];
+  if (p.errors > 0) parts.push(plural(p.errors, "error"));
+  if (p.not_executed > 0) parts.push(`${count(p.not_executed)} not executed`);
+  parts.push(`${(p.elapsed_ms / 1e3).toFixed(1)} s`);
+  return parts.join(", ");
+}
+
+// src/cli/interrupt.ts
+function trapInterrupts(onFirst) {
+  const controller = new AbortController();
+  const handler = (name) => {
+    if (controller.signal.aborted) process.exit(ExitCode2.Interrupted);
+    onFirst(name);
+    controller.abort(new Error(`received ${name}`));
+  };
+  process.on("SIGINT", handler);
+  process.on("SIGTERM", handler);
+  return {
+    signal: controller.signal,
+    dispose() {
+      process.off("SIGINT", handler);
+      process.off("SIGTERM", handler);
+    }
+  };
+}
+
+// src/action/state.ts
+function startRunDir(env) {
+  const parent = env.RUNNER_TEMP || os9.tmpdir();
+  const dir = path8.join(parent, `pg-retest-action-${crypto8.randomBytes(6).toString("hex")}`);
+  fs14.mkdirSync(dir, { recursive: true });
+  fs14.chmodSync(dir, 493);
+  saveState(State.RunDir, dir);
+  saveState(State.StartedAt, (/* @__PURE__ */ new Date()).toISOString());
+  process.env.TMPDIR = dir;
+  return dir;
+}
+async function inRunDir(env, workspace, measure) {
+  const runDir = startRunDir(env);
+  const interrupt = trapInterrupts((name) => warning(`received ${name}: stopping the replay and the server`));
+  try {
+    return await measure({ logger: actionLogger, createProgress: () => createProgressDisplay(progressOutput, false), env, cwd: workspace, signal: interrupt.signal });
+  } finally {
+    interrupt.dispose();
+    fs14.rmSync(runDir, { recursive: true, force: true });
+  }
+}
+
+// src/action/capacity-mode.ts
+var DEFAULT_COMMENT_ID = "capacity";
+async function capacityMode(read, options2, event, api, env, workspace) {
+  const config2 = readCapacityConfig(read);
+  const commentId = options2["comment-id"] === "default" ? DEFAULT_COMMENT_ID : options2["comment-id"];
+  const reportDir = path9.resolve(options2["report-dir"] ?? path9.join(env.RUNNER_TEMP || os10.tmpdir(), "pg-retest-action", commentId));
+  const outcome = await inRunDir(env, workspace, (context) => runCapacity(config2, context));
+  const { report: report2, exitCode, error: error63 } = outcome;
+  const markdown = renderCapacityMarkdown(report2);
+  const paths = writeFiles(report2, markdown, reportDir);
+  await writeSummary(markdown);
+  const gateVerdict = report2.verdict === "fail" ? "regression" : report2.verdict === "error" ? "error" : "pass";
+  const commentUrl = await publishComment({ verdict: gateVerdict }, markdown, { ...options2, "comment-id": commentId }, {
+    api,
+    repository: event.repository,
+    pullRequest: event.pullRequest?.number
+  });
+  for (const [name, value] of Object.entries(capacityOutputs(report2, paths, commentUrl))) setOutput(name, scrub(value));
+  if (report2.verdict === "pass" || report2.verdict === "report") {
+    info(report2.headline);
+    return ExitCode2.Ok;
+  }
+  if (report2.verdict === "fail" && !options2["fail-on-regression"]) {
+    warning(`${scrub(report2.headline)} (not failing: fail-on-regression is false)`);
+    return ExitCode2.Ok;
+  }
+  setFailed(scrub(error63 ? error63.message.replace(/\s*\n\s*/g, " ") : report2.headline));
+  return exitCode;
+}
+function writeFiles(report2, markdown, dir) {
+  fs15.mkdirSync(dir, { recursive: true });
+  const paths = {
+    markdown: path9.join(dir, "pg-retest-capacity.md"),
+    json: path9.join(dir, "pg-retest-capacity.json"),
+    svg: report2.sides.length > 0 ? path9.join(dir, "pg-retest-capacity.svg") : ""
+  };
+  fs15.writeFileSync(paths.markdown, markdown);
+  fs15.writeFileSync(paths.json, `${JSON.stringify(report2, null, 2)}
+`);
+  if (paths.svg) fs15.writeFileSync(paths.svg, renderCapacitySvg(report2));
+  return paths;
+}
+function capacityOutputs(report2, paths, commentUrl) {
+  const swept = report2.sides.find((s) => s.side === "head") ?? report2.sides[0];
+  const change2 = report2.comparison?.throughput_change;
+  return {
+    [Output.Result]: report2.verdict === "fail" ? "regression" : report2.verdict,
+    [Output.ReportPath]: paths.markdown,
+    [Output.JsonReportPath]: paths.json,
+    [Output.CapacitySvgPath]: paths.svg,
+    [Output.CommentUrl]: commentUrl ?? "",
+    [Output.KneeConnections]: swept?.knee.connections != null ? String(swept.knee.connections) : "",
+    [Output.CapacityChangePct]: change2 != null ? String(Math.round(change2 * 1e3) / 10) : ""
+  };
+}
 
 // src/action/baseline.ts
 function compareWithBaseline(now, baseline, source2) {
@@ -51947,85 +52809,9 @@ function baselineOutputs(result) {
   };
 }
 
-// src/action/comment.ts
-import crypto6 from "node:crypto";
-var COMMENT_LIMIT = 65536;
-function markerOf(commentId) {
-  return `<!-- pg-retest-action:comment id=${commentId} -->`;
-}
-var DIGEST = /<!-- pg-retest-action:digest ([0-9a-f]{64}) -->/;
-function commentBody(commentId, markdown) {
-  const digest = crypto6.createHash("sha256").update(markdown).digest("hex");
-  return `${markerOf(commentId)}
-<!-- pg-retest-action:digest ${digest} -->
-${markdown}`;
-}
-var HEADER_ROOM = 200;
-var CommentPermissionError = class extends Error {
-  name = "CommentPermissionError";
-};
-async function upsertComment(api, repo, pr, body, commentId, { onlyUpdate = false } = {}) {
-  if (body.length > COMMENT_LIMIT) throw new Error(`the comment is ${body.length} characters; GitHub accepts ${COMMENT_LIMIT}`);
-  try {
-    const existing = await findOwnComment(api, repo, pr, commentId);
-    if (existing) {
-      if (DIGEST.exec(existing.body)?.[1] === DIGEST.exec(body)?.[1]) return { action: "unchanged", url: existing.html_url };
-      const updated = await api.updateComment(repo, existing.id, body);
-      return { action: "updated", url: updated.html_url };
-    }
-    if (onlyUpdate) return void 0;
-    const created = await api.createComment(repo, pr, body);
-    return { action: "created", url: created.html_url };
-  } catch (error63) {
-    if (error63 instanceof GitHubApiError && (error63.status === 403 || error63.status === 404)) {
-      throw new CommentPermissionError(
-        `cannot write the PR comment (${error63.method} ${error63.path} answered ${error63.status}: ${error63.detail}): the token lacks the pull-requests: write permission. Add \`permissions: { pull-requests: write }\` to the job; a pull request from a fork always gets a read-only token: post the report from a workflow_run workflow with \`mode: comment\` (docs/action.md)`
-      );
-    }
-    throw error63;
-  }
-}
-async function findOwnComment(api, repo, pr, commentId) {
-  const marker = markerOf(commentId);
-  const login = await api.viewer();
-  const comments = await api.listComments(repo, pr);
-  return comments.find((c) => {
-    if (!c.body.startsWith(marker)) return false;
-    return login !== void 0 ? c.user?.login === login : c.user?.type === "Bot";
-  });
-}
-
-// src/action/publish.ts
-async function writeSummary(markdown) {
-  try {
-    await summary.addRaw(scrub(markdown), true).write();
-  } catch (error63) {
-    warning(`could not write the job summary: ${error63.message}`);
-  }
-}
-async function publishComment(report2, markdown, options2, target) {
-  if (options2.comment === "never") return void 0;
-  if (target.pullRequest === void 0) {
-    info("not a pull request: no PR comment (the report is in the job summary)");
-    return void 0;
-  }
-  const body = commentBody(options2["comment-id"], scrub(markdown));
-  try {
-    const onlyUpdate = options2.comment === "on-regression" && report2.verdict === "pass";
-    const result = await upsertComment(target.api, target.repository, target.pullRequest, body, options2["comment-id"], { onlyUpdate });
-    if (result) info(`PR comment ${result.action}: ${result.url}`);
-    else info("pass and comment: on-regression: no PR comment");
-    return result?.url;
-  } catch (error63) {
-    if (error63 instanceof CommentPermissionError) warning(error63.message);
-    else warning(`could not write the PR comment: ${scrub(error63.message)}`);
-    return void 0;
-  }
-}
-
 // src/action/report-files.ts
-import fs14 from "node:fs";
-import path7 from "node:path";
+import fs16 from "node:fs";
+import path10 from "node:path";
 function reportMarkdown(report2, section = "") {
   const markdown = renderMarkdown(report2, { maxChars: COMMENT_LIMIT - HEADER_ROOM - section.length, maskValues: true });
   if (section === "") return markdown;
@@ -52035,32 +52821,16 @@ ${section}` : `${markdown.slice(0, at + 1)}${section}
 ${markdown.slice(at + 1)}`;
 }
 function writeReportFiles(report2, markdown, dir) {
-  fs14.mkdirSync(dir, { recursive: true });
+  fs16.mkdirSync(dir, { recursive: true });
   const paths = {
-    markdown: path7.join(dir, "pg-retest-report.md"),
-    json: path7.join(dir, "pg-retest-report.json"),
-    junit: path7.join(dir, "pg-retest-junit.xml")
+    markdown: path10.join(dir, "pg-retest-report.md"),
+    json: path10.join(dir, "pg-retest-report.json"),
+    junit: path10.join(dir, "pg-retest-junit.xml")
   };
-  fs14.writeFileSync(paths.markdown, markdown);
-  fs14.writeFileSync(paths.json, toJson(report2));
-  fs14.writeFileSync(paths.junit, renderJunit(report2));
+  fs16.writeFileSync(paths.markdown, markdown);
+  fs16.writeFileSync(paths.json, toJson(report2));
+  fs16.writeFileSync(paths.junit, renderJunit(report2));
   return paths;
-}
-
-// src/action/state.ts
-import crypto7 from "node:crypto";
-import fs15 from "node:fs";
-import os9 from "node:os";
-import path8 from "node:path";
-function startRunDir(env) {
-  const parent = env.RUNNER_TEMP || os9.tmpdir();
-  const dir = path8.join(parent, `pg-retest-action-${crypto7.randomBytes(6).toString("hex")}`);
-  fs15.mkdirSync(dir, { recursive: true });
-  fs15.chmodSync(dir, 493);
-  saveState(State.RunDir, dir);
-  saveState(State.StartedAt, (/* @__PURE__ */ new Date()).toISOString());
-  process.env.TMPDIR = dir;
-  return dir;
 }
 
 // src/action/main.ts
@@ -52075,7 +52845,10 @@ async function run3(env = process.env) {
     const workspace = env.GITHUB_WORKSPACE || process.cwd();
     process.chdir(workspace);
     const api = createGitHubApi(env.GITHUB_API_URL || "https://api.github.com", options2[ActionInput.GithubToken] ?? "");
-    return options2.mode === "comment" ? await commentMode(options2, event, api) : await gateMode(read, options2, event, api, env, workspace);
+    if (options2.mode === "comment") return await commentMode(options2, event, api);
+    checkPlatform();
+    if (options2.mode === "capacity") return await capacityMode(read, options2, event, api, env, workspace);
+    return await gateMode(read, options2, event, api, env, workspace);
   } catch (error63) {
     const message2 = scrub(error63 instanceof Error ? error63.message : String(error63));
     await writeSummary(`### \u274C pg-retest: error
@@ -52087,29 +52860,13 @@ ${message2.replaceAll("<", "&lt;")}
   }
 }
 async function gateMode(read, options2, event, api, env, workspace) {
-  const problem = platformProblem(process.platform, process.arch, glibcVersion2());
-  if (problem) throw new InputError(`${problem}; use runs-on: ubuntu-24.04 (or another ubuntu-* x64 runner)`);
   let config2 = readGateConfig(read);
   const baselineFile = usesBaseline(config2, event, options2) ? options2["baseline-report"] : void 0;
   const baseline = baselineFile === void 0 ? void 0 : readBaseline(baselineFile);
   if (baselineFile !== void 0) config2 = sameCommitOnBothSides(config2);
   else requireBase(config2, event);
-  const reportDir = path9.resolve(options2["report-dir"] ?? path9.join(env.RUNNER_TEMP || os10.tmpdir(), "pg-retest-action", options2["comment-id"]));
-  const runDir = startRunDir(env);
-  const interrupt = trapInterrupts((name) => warning(`received ${name}: stopping the replay and the server`));
-  let outcome;
-  try {
-    outcome = await runGate(config2, {
-      logger: actionLogger,
-      createProgress: () => createProgressDisplay(progressOutput, false),
-      env,
-      cwd: workspace,
-      signal: interrupt.signal
-    });
-  } finally {
-    interrupt.dispose();
-    fs16.rmSync(runDir, { recursive: true, force: true });
-  }
+  const reportDir = path11.resolve(options2["report-dir"] ?? path11.join(env.RUNNER_TEMP || os11.tmpdir(), "pg-retest-action", options2["comment-id"]));
+  const outcome = await inRunDir(env, workspace, (context) => runGate(config2, context));
   let { report: report2, exitCode, error: error63 } = outcome;
   let section = "";
   let overrides = {};
@@ -52128,12 +52885,16 @@ async function gateMode(read, options2, event, api, env, workspace) {
   setOutputs(report2, paths, commentUrl, overrides);
   return verdict(report2, exitCode, error63, options2);
 }
+function checkPlatform() {
+  const problem = platformProblem(process.platform, process.arch, glibcVersion2());
+  if (problem) throw new InputError(`${problem}; use runs-on: ubuntu-24.04 (or another ubuntu-* x64 runner)`);
+}
 async function commentMode(options2, event, api) {
   const file2 = options2.report;
   if (file2 === void 0) throw new InputError("input `report` is required with mode: comment: the JSON report (json-report-path) of the gate run, e.g. from a downloaded artifact");
   let text2;
   try {
-    text2 = fs16.readFileSync(file2, "utf8");
+    text2 = fs17.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`report\`: cannot read ${file2}; check the path of the downloaded artifact`);
   }
@@ -52142,7 +52903,7 @@ async function commentMode(options2, event, api) {
   const markdown = reportMarkdown(report2);
   await writeSummary(markdown);
   const commentUrl = await publishComment(report2, markdown, options2, { api, repository: event.repository, pullRequest: pr });
-  setOutputs(report2, { markdown: "", json: path9.resolve(file2), junit: "" }, commentUrl);
+  setOutputs(report2, { markdown: "", json: path11.resolve(file2), junit: "" }, commentUrl);
   return ExitCode2.Ok;
 }
 async function pullRequestOf(event, api) {
@@ -52177,7 +52938,7 @@ function requireBase(config2, event) {
 function readBaseline(file2) {
   let text2;
   try {
-    text2 = fs16.readFileSync(file2, "utf8");
+    text2 = fs17.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`baseline-report\`: cannot read ${file2}; give the JSON report (json-report-path) of an earlier run`);
   }
