@@ -378,6 +378,41 @@ describe('the action on a pull request that drops an index', () => {
   );
 });
 
+describe('mode: capacity on the pull request', () => {
+  it(
+    "sweeps base and head, posts a capacity comment of its own next to the gate's, and sets the outputs",
+    async () => {
+      github.calls.length = 0;
+      const gateComments = ourComments().length;
+      // A short sweep: which verdict a 3-step sweep gives on a loaded machine is test/capacity.test.ts's
+      // subject; here, that the action runs it, reports it and exits as its result says.
+      const run = await step({ inputs: gateInputs({ mode: 'capacity', connections: '1,2,4', 'confirm-runs': '0' }) });
+      expect(run.outputs.result, explain(run)).toMatch(/^(pass|regression)$/);
+      expect(run.code, explain(run)).toBe(run.outputs.result === 'regression' ? 1 : 0);
+      expect(run.summary).toMatch(/^## (✅|❌) pg-retest capacity: /);
+      expect(run.summary).toContain('### base');
+      expect(run.summary).toContain('### head');
+      expect(run.summary).toContain('xychart-beta');
+      const svg = fs.readFileSync(run.outputs['capacity-svg-path']!, 'utf8');
+      expect(svg.startsWith('<svg') || svg.startsWith('<?xml')).toBe(true);
+      expect(svg).toContain('connections');
+      const json = JSON.parse(fs.readFileSync(run.outputs['json-report-path']!, 'utf8')) as { sides: { side: string; steps: unknown[] }[] };
+      expect(json.sides.map((side) => [side.side, side.steps.length])).toEqual([['base', 3], ['head', 3]]);
+      expect(run.outputs['knee-connections']).toMatch(/^\d*$/);
+      expect(run.outputs['capacity-change-pct']).toMatch(/^-?\d+(\.\d+)?$/);
+      // Its own sticky comment: the gate's stays as it was.
+      expect(writes().map((c) => `${c.method} ${c.path}`)).toEqual([`POST /repos/${REPOSITORY}/issues/${PR_NUMBER}/comments`]);
+      expect(ourComments()).toHaveLength(gateComments + 1);
+      const comment = ourComments().at(-1)!;
+      expect(comment.body.startsWith('<!-- pg-retest-action:comment id=capacity -->')).toBe(true);
+      expect(comment.body).toContain(fs.readFileSync(run.outputs['report-path']!, 'utf8'));
+      expectNoSecret(run);
+      expectCleanCalls();
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
+
 describe('the action without a pull request', () => {
   it('a push event without base-ref fails with status 2 and one line naming base-ref', async () => {
     const run = await step({ inputs: gateInputs(), event: { name: 'push', payload: { ref: 'refs/heads/main', before: baseSha, after: headSha } } });
