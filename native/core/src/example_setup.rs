@@ -105,7 +105,14 @@ mod tests {
     #[test]
     fn only_the_first_capture_of_the_example_counts_and_long_blocks_are_left_out() {
         let w = workload(&[
-            &["BEGIN", "SELECT 2", "SELECT 3", "SELECT 4", "UPDATE t SET x = 1", "COMMIT"],
+            &[
+                "BEGIN",
+                "SELECT 2",
+                "SELECT 3",
+                "SELECT 4",
+                "UPDATE t SET x = 1",
+                "COMMIT",
+            ],
             &["BEGIN", "UPDATE t SET x = 1", "COMMIT"],
         ]);
         assert_eq!(setup_of(&w, "UPDATE t", 3).len(), 3);

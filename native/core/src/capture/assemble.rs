@@ -458,7 +458,11 @@ mod tests {
 
     #[test]
     fn a_failed_statement_takes_its_parameters_from_the_error_context() {
-        let s = logged("select 1/$1::int", false, "unnamed portal with parameters: $1 = '0'");
+        let s = logged(
+            "select 1/$1::int",
+            false,
+            "unnamed portal with parameters: $1 = '0'",
+        );
         assert_eq!(complete_sql(&s).unwrap(), "select 1/'0'::int");
     }
 

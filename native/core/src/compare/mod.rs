@@ -16,9 +16,9 @@ pub mod input;
 mod latency;
 mod noise;
 pub mod options;
+mod replays;
 pub mod report;
 mod rng;
-mod replays;
 
 use std::collections::BTreeMap;
 
@@ -58,6 +58,10 @@ pub fn compare(
     }
     let replays = replays::Replays::new(&base_schema, head);
     let noise = noise::noise_floor(noise, options.min_calls);
+    let floors = latency::Floors {
+        tail: noise.floor.value,
+        body: noise.body,
+    };
     let (base_pool, head_pool) = (pool(base), pool(head));
     let mut compared = Vec::new();
 
@@ -75,14 +79,8 @@ pub fn compare(
             fingerprint: fingerprint.to_string(),
             normalized: h.normalized.to_string(),
             kind: h.kind.to_string(),
-            latency: latency::compare_latency(
-                &b.sorted,
-                &h.sorted,
-                noise.floor.value,
-                options,
-                seed,
-            )
-            .with_replay_check(replays.separated(fingerprint, options.p95_threshold)),
+            latency: latency::compare_latency(&b.sorted, &h.sorted, floors, options, seed)
+                .with_replay_check(replays.separated(fingerprint, options.p95_threshold)),
         });
         compared.push(fingerprint);
         all_base.extend_from_slice(&b.sorted);
@@ -92,7 +90,7 @@ pub fn compare(
     all_base.sort_unstable();
     all_head.sort_unstable();
     let seed = rng::stream_seed(options.seed, OVERALL_STREAM);
-    let overall = latency::compare_latency(&all_base, &all_head, noise.floor.value, options, seed)
+    let overall = latency::compare_latency(&all_base, &all_head, floors, options, seed)
         .with_replay_check(replays.all_separated(&compared, options.p95_threshold));
 
     let errors = errors::diff_errors(base, head);

@@ -28,12 +28,18 @@ const MAX_FLOOR: f64 = 1.0;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct NoiseEstimate {
     pub floor: NoiseFloor,
+    /// The same measure on medians (p50 instead of p95): how far the body of a fingerprint's
+    /// latencies moves between identical replays. Under bursts of load the tail moves several
+    /// times more than the body (docs/gate-statistics.md, "Measured"), so a body shift well past
+    /// this floor is a slowdown the p95 floor alone would hide.
+    pub body: f64,
 }
 
 impl NoiseEstimate {
     fn not_measured(why: &str) -> Self {
         NoiseEstimate {
             floor: NoiseFloor::not_measured(why),
+            body: 0.0,
         }
     }
 }
@@ -52,6 +58,10 @@ fn p95(sorted: &[u32]) -> u64 {
     percentile_sorted(sorted, GATE_PERCENTILE)
 }
 
+fn p50(sorted: &[u32]) -> u64 {
+    percentile_sorted(sorted, 50.0)
+}
+
 /// The noise floor from two replays on the base schema, `None` when there are none.
 pub(crate) fn noise_floor(pair: Option<(&Run, &Run)>, min_calls: u64) -> NoiseEstimate {
     let Some((a, b)) = pair else {
@@ -61,6 +71,7 @@ pub(crate) fn noise_floor(pair: Option<(&Run, &Run)>, min_calls: u64) -> NoiseEs
     let min = min_calls.max(1) as usize;
     let (a, b) = (pool([a]), pool([b]));
     let mut shifts = Vec::new();
+    let mut body_shifts = Vec::new();
     let (mut all_a, mut all_b) = (Vec::new(), Vec::new());
     for (fingerprint, pa) in &a {
         let Some(pb) = b.get(fingerprint) else {
@@ -71,6 +82,7 @@ pub(crate) fn noise_floor(pair: Option<(&Run, &Run)>, min_calls: u64) -> NoiseEs
         }
         let shift = (p95_ratio(p95(&pa.sorted), p95(&pb.sorted)) - 1.0).abs();
         shifts.push(shift);
+        body_shifts.push((p95_ratio(p50(&pa.sorted), p50(&pb.sorted)) - 1.0).abs());
         all_a.extend_from_slice(&pa.sorted);
         all_b.extend_from_slice(&pb.sorted);
     }
@@ -83,17 +95,20 @@ pub(crate) fn noise_floor(pair: Option<(&Run, &Run)>, min_calls: u64) -> NoiseEs
     all_b.sort_unstable();
     let pooled = (p95_ratio(p95(&all_a), p95(&all_b)) - 1.0).abs();
     let typical = median(&mut shifts);
+    let pooled_body = (p95_ratio(p50(&all_a), p50(&all_b)) - 1.0).abs();
+    let body = median(&mut body_shifts).max(pooled_body).min(MAX_FLOOR);
     let floor = NoiseFloor {
         value: typical.max(pooled).min(MAX_FLOOR),
         method: format!(
             "max(median per-fingerprint |p95 ratio − 1|, pooled |p95 ratio − 1|) of two replays \
              on the base schema, over fingerprints with ≥ {min} successful executions in both, \
-             capped at {:.0} %",
-            MAX_FLOOR * 100.0
+             capped at {:.0} %; the same on medians (body floor): {:.0} %",
+            MAX_FLOOR * 100.0,
+            body * 100.0
         ),
         fingerprints: shifts.len() as u64,
     };
-    NoiseEstimate { floor }
+    NoiseEstimate { floor, body }
 }
 
 /// The median (the mean of the middle two for an even count) of a non-empty list.
@@ -153,6 +168,42 @@ mod tests {
         assert!((noise_floor(Some((&a, &b)), 20).floor.value - 0.3).abs() < 1e-9);
         // A faster second replay counts as much as a slower one.
         assert!((noise_floor(Some((&b, &a)), 20).floor.value - 0.3 / 1.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_body_floor_measures_medians() {
+        // Tails move 3× between the replays, bodies 10 %: a burst in the second replay.
+        let body_and_tail = |body: u32, tail: u32| -> Vec<u32> {
+            let mut v = vec![body; 90];
+            v.extend(vec![tail; 10]);
+            v
+        };
+        let run_of = |body: u32, tail: u32| Run {
+            fingerprints: ["a", "b", "c"]
+                .iter()
+                .map(|fp| FingerprintRun {
+                    fingerprint: (*fp).into(),
+                    normalized: format!("SELECT {fp}"),
+                    kind: "select".into(),
+                    executed: 100,
+                    samples: body_and_tail(body, tail),
+                    errors: vec![],
+                })
+                .collect(),
+        };
+        let (a, b) = (run_of(1000, 2000), run_of(1100, 6000));
+        let estimate = noise_floor(Some((&a, &b)), 20);
+        assert!(
+            (estimate.floor.value - 1.0).abs() < 1e-9,
+            "{:?}",
+            estimate.floor
+        );
+        assert!((estimate.body - 0.10).abs() < 1e-9, "{}", estimate.body);
+        assert!(
+            estimate.floor.method.ends_with("body floor): 10 %"),
+            "{}",
+            estimate.floor.method
+        );
     }
 
     #[test]
