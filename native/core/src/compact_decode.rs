@@ -18,8 +18,11 @@ use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::wkl::{QueryKind, SequenceState};
+use crate::wkl::{QueryKind, ResponseRow, SequenceState};
 use crate::workload::{Workload, WorkloadBuilder, WorkloadInfo};
+
+/// Files above this size are decoded from a buffered reader instead of from memory.
+const STREAM_ABOVE_BYTES: u64 = 8 * 1024 * 1024;
 
 thread_local! {
     static BUILDER: RefCell<Option<WorkloadBuilder>> = const { RefCell::new(None) };
@@ -73,8 +76,7 @@ struct QueryShell<'a> {
     #[serde(default)]
     transaction_id: Option<u64>,
     #[serde(default)]
-    #[allow(dead_code)]
-    response_values: Option<IgnoredAny>,
+    response_values: Option<Vec<ResponseRow>>,
 }
 
 /// Stands for the sessions array; every element is handed to the builder as it is read.
@@ -137,7 +139,10 @@ impl<'de> DeserializeSeed<'de> for QuerySeed {
                 q.duration_us,
                 q.kind,
                 q.transaction_id,
-            )
+            );
+            if let Some(rows) = q.response_values {
+                b.set_response_values(rows);
+            }
         });
         Ok(())
     }
@@ -179,4 +184,47 @@ fn decode_with(
         sequence_snapshot: shell.metadata.sequence_snapshot,
     };
     Ok(builder.with_info(info).finish())
+}
+
+impl Workload {
+    /// Reads, validates and analyses a `.wkl` file.
+    ///
+    /// The file is checked by the codec's header walk (results file, truncation, trailing bytes,
+    /// size limit), then decoded straight into the compact form. Should that decode fail, the
+    /// full decoder runs to produce its precise, located error.
+    pub fn load(path: &std::path::Path) -> Result<Workload, crate::wkl::WklError> {
+        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if size > STREAM_ABOVE_BYTES && size <= crate::wkl::MAX_WORKLOAD_BYTES {
+            if let Some(w) = Self::load_streaming(path) {
+                return Ok(w);
+            }
+        }
+        let bytes = crate::wkl::read_workload_bytes(path, crate::wkl::MAX_WORKLOAD_BYTES)?;
+        match decode_compact(&bytes) {
+            Ok(w) => Ok(w),
+            Err(_) => match crate::wkl::decode_workload(&bytes) {
+                Err(e) => Err(e.in_file(path)),
+                // Both decoders follow the same serde layout; if only ours fails, use the profile.
+                Ok(profile) => Ok(Workload::from_profile(profile)),
+            },
+        }
+    }
+
+    /// Decodes a large file without holding its bytes. `None` on any doubt (not clearly a
+    /// profile, a decode error, bytes after the value): the caller then takes the validating
+    /// path, which produces the precise error.
+    fn load_streaming(path: &std::path::Path) -> Option<Workload> {
+        use std::io::{BufRead, Read, Seek};
+        let mut file = std::fs::File::open(path).ok()?;
+        let mut prefix = vec![0u8; 64 * 1024];
+        let n = file.read(&mut prefix).ok()?;
+        if crate::wkl::sniff(&prefix[..n]) != crate::wkl::FileShape::Profile {
+            return None;
+        }
+        file.rewind().ok()?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let w = decode_compact_read(&mut reader).ok()?;
+        // A .wkl holds exactly one value.
+        reader.fill_buf().ok()?.is_empty().then_some(w)
+    }
 }

@@ -8,6 +8,7 @@
 //! - [`replay`]: the replay engine and its accountable report.
 //! - [`stats`]: latency summaries.
 //! - [`compare`]: base vs head replays: latency with confidence intervals, noise floor, errors.
+//! - [`keys`]: generated keys (RETURNING, sequences) and the later literals that carry them.
 //! - [`example_setup`]: what a fingerprint's example needs run before it (for the plan probe).
 //!
 //! Nothing here knows about Node; the `pg-retest-node` crate wraps it.
@@ -18,6 +19,7 @@ pub mod compact_decode;
 pub mod compare;
 pub mod example_setup;
 mod fnv;
+pub mod keys;
 pub mod replay;
 pub mod scale;
 pub mod sql;

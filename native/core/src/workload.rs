@@ -12,8 +12,9 @@
 use std::collections::HashMap;
 
 use crate::fnv::{self, FnvBuild};
+use crate::keys::KeyLinks;
 use crate::sql::{self, StatementKind, TxnEffect};
-use crate::wkl::{QueryKind, SequenceState, WorkloadProfile};
+use crate::wkl::{QueryKind, ResponseRow, SequenceState, WorkloadProfile};
 
 /// Header fields of the profile, kept for reports.
 #[derive(Debug, Clone, Default)]
@@ -35,6 +36,13 @@ pub struct SessionEntry {
     pub database: String,
     first: u32,
     len: u32,
+}
+
+impl SessionEntry {
+    /// Global index of its first statement, and how many it has.
+    pub fn range(&self) -> (u32, u32) {
+        (self.first, self.len)
+    }
 }
 
 /// One captured statement (32 bytes).
@@ -59,6 +67,8 @@ pub struct FingerprintEntry {
     pub txn: TxnEffect,
     /// A real captured text with this fingerprint (for EXPLAIN and debugging).
     pub example_text: u32,
+    /// Statements of this shape return generated values (`RETURNING`, sequence functions).
+    pub produces: bool,
 }
 
 /// The analysed, compact workload.
@@ -72,6 +82,10 @@ pub struct Workload {
     /// Transaction effects that depend on the text itself (savepoint names), by text id.
     text_txn: HashMap<u32, TxnEffect>,
     fingerprints: Vec<FingerprintEntry>,
+    /// Rows the capture saw returned, by global statement index (proxy captures, and keys our
+    /// capture inferred); most workloads have none.
+    response_values: HashMap<u32, Vec<ResponseRow>>,
+    links: KeyLinks,
 }
 
 /// Every distinct SQL text, back to back in one string; a text's id is its position.
@@ -110,8 +124,6 @@ impl TextArena {
 }
 
 const INTERN_SLOTS: usize = 1 << 16;
-/// Files above this size are decoded from a buffered reader instead of from memory.
-const STREAM_ABOVE_BYTES: u64 = 8 * 1024 * 1024;
 const NO_TEXT: u32 = u32::MAX;
 
 /// Builds a [`Workload`] statement by statement, interning texts as they arrive.
@@ -126,6 +138,7 @@ pub struct WorkloadBuilder {
     intern: Vec<(u64, u32)>,
     /// True between `begin_session` and the next session: pushes extend the last session.
     open_session: bool,
+    response_values: HashMap<u32, Vec<ResponseRow>>,
 }
 
 impl WorkloadBuilder {
@@ -137,6 +150,7 @@ impl WorkloadBuilder {
             texts: TextArena::default(),
             intern: vec![(0, NO_TEXT); INTERN_SLOTS],
             open_session: false,
+            response_values: HashMap::new(),
         }
     }
 
@@ -188,6 +202,13 @@ impl WorkloadBuilder {
         }
     }
 
+    /// Attaches the rows the capture saw returned to the statement pushed last.
+    pub fn set_response_values(&mut self, rows: Vec<ResponseRow>) {
+        if let Some(last) = self.statements.len().checked_sub(1) {
+            self.response_values.insert(last as u32, rows);
+        }
+    }
+
     /// Closes a session whose `count` statements were pushed before it (streaming decode reads a
     /// session's queries before the end of its record, and map form may list fields in any order).
     pub fn end_session(&mut self, id: u64, user: String, database: String, count: u32) {
@@ -215,6 +236,7 @@ impl WorkloadBuilder {
             mut statements,
             mut texts,
             intern,
+            response_values,
             ..
         } = self;
         drop(intern);
@@ -228,8 +250,11 @@ impl WorkloadBuilder {
             text_fingerprint: Vec::new(),
             text_txn: HashMap::new(),
             fingerprints: Vec::new(),
+            response_values,
+            links: KeyLinks::default(),
         };
         w.analyze();
+        w.links = KeyLinks::build(&w);
         w
     }
 }
@@ -266,6 +291,9 @@ impl Workload {
                     q.kind,
                     q.transaction_id,
                 );
+                if let Some(rows) = q.response_values {
+                    b.set_response_values(rows);
+                }
             }
         }
         b.finish()
@@ -329,6 +357,7 @@ impl Workload {
             writes: info.writes,
             txn: info.txn,
             example_text: tid,
+            produces: crate::keys::producer::producer(text).is_some(),
         });
         by_fp.insert(fp, i);
         i
@@ -383,6 +412,16 @@ impl Workload {
         }
     }
 
+    /// The rows the capture saw statement `g` (global index) return, when it recorded them.
+    pub fn response_values(&self, g: u32) -> Option<&[ResponseRow]> {
+        self.response_values.get(&g).map(Vec::as_slice)
+    }
+
+    /// Generated keys and the literals that carry them.
+    pub fn keys(&self) -> &KeyLinks {
+        &self.links
+    }
+
     /// Approximate heap use, for diagnostics and the memory benchmark.
     pub fn heap_bytes(&self) -> usize {
         self.texts.heap_bytes()
@@ -393,49 +432,6 @@ impl Workload {
                 .iter()
                 .map(|f| f.normalized.capacity() + 64)
                 .sum::<usize>()
-    }
-}
-
-impl Workload {
-    /// Reads, validates and analyses a `.wkl` file.
-    ///
-    /// The file is checked by the codec's header walk (results file, truncation, trailing bytes,
-    /// size limit), then decoded straight into the compact form. Should that decode fail, the
-    /// full decoder runs to produce its precise, located error.
-    pub fn load(path: &std::path::Path) -> Result<Workload, crate::wkl::WklError> {
-        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        if size > STREAM_ABOVE_BYTES && size <= crate::wkl::MAX_WORKLOAD_BYTES {
-            if let Some(w) = Self::load_streaming(path) {
-                return Ok(w);
-            }
-        }
-        let bytes = crate::wkl::read_workload_bytes(path, crate::wkl::MAX_WORKLOAD_BYTES)?;
-        match crate::compact_decode::decode_compact(&bytes) {
-            Ok(w) => Ok(w),
-            Err(_) => match crate::wkl::decode_workload(&bytes) {
-                Err(e) => Err(e.in_file(path)),
-                // Both decoders follow the same serde layout; if only ours fails, use the profile.
-                Ok(profile) => Ok(Workload::from_profile(profile)),
-            },
-        }
-    }
-
-    /// Decodes a large file without holding its bytes. `None` on any doubt (not clearly a
-    /// profile, a decode error, bytes after the value): the caller then takes the validating
-    /// path, which produces the precise error.
-    fn load_streaming(path: &std::path::Path) -> Option<Workload> {
-        use std::io::{BufRead, Read, Seek};
-        let mut file = std::fs::File::open(path).ok()?;
-        let mut prefix = vec![0u8; 64 * 1024];
-        let n = file.read(&mut prefix).ok()?;
-        if crate::wkl::sniff(&prefix[..n]) != crate::wkl::FileShape::Profile {
-            return None;
-        }
-        file.rewind().ok()?;
-        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-        let w = crate::compact_decode::decode_compact_read(&mut reader).ok()?;
-        // A .wkl holds exactly one value.
-        reader.fill_buf().ok()?.is_empty().then_some(w)
     }
 }
 

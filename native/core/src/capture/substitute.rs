@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::sql::lex::{dollar_tag_end, find, ident_char_before, skip_block_comment, skip_quoted};
+
 /// Why a statement could not be completed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SubstituteError {
@@ -99,81 +101,6 @@ fn for_each_placeholder<'a, E>(
         }
     }
     f(Piece::Text(&sql[copied..]))
-}
-
-/// True when the byte before `i` continues an identifier or number (`a$1`, `x1$tag$`), in which
-/// case `$` is part of that word and starts nothing.
-fn ident_char_before(b: &[u8], i: usize) -> bool {
-    i > 0
-        && (b[i - 1].is_ascii_alphanumeric()
-            || b[i - 1] == b'_'
-            || b[i - 1] == b'$'
-            || b[i - 1] >= 0x80)
-}
-
-/// Index just past the closing quote (a doubled quote is an escaped quote).
-fn skip_quoted(b: &[u8], mut i: usize, quote: u8, backslash_escapes: bool) -> usize {
-    while i < b.len() {
-        if backslash_escapes && b[i] == b'\\' {
-            i += 2;
-            continue;
-        }
-        if b[i] == quote {
-            if b.get(i + 1) == Some(&quote) {
-                i += 2;
-                continue;
-            }
-            return i + 1;
-        }
-        i += 1;
-    }
-    b.len()
-}
-
-/// Block comments nest in PostgreSQL.
-fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
-    let mut depth = 1;
-    while i < b.len() {
-        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-            depth += 1;
-            i += 2;
-        } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
-            depth -= 1;
-            i += 2;
-            if depth == 0 {
-                return i;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    b.len()
-}
-
-/// For a `$` at `start` that opens a dollar quote (`$$` or `$tag$`), the index of its closing `$`.
-fn dollar_tag_end(b: &[u8], start: usize) -> Option<usize> {
-    let mut j = start + 1;
-    if b.get(j).is_some_and(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    while j < b.len() {
-        let c = b[j];
-        if c == b'$' {
-            return Some(j);
-        }
-        if !(c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80) {
-            return None;
-        }
-        j += 1;
-    }
-    None
-}
-
-fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    b.get(from..)?
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| p + from)
 }
 
 #[cfg(test)]

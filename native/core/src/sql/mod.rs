@@ -1,6 +1,7 @@
 //! What a statement is, decided by PostgreSQL's own parser (libpg_query), never by its first word.
 
 mod analysis;
+pub mod lex;
 mod shape;
 
 pub use analysis::{analyze, fingerprint, StatementInfo, StatementKind, TxnEffect};

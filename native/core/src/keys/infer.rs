@@ -1,0 +1,234 @@
+//! Inferring a producer's captured key from the statements that follow it.
+//!
+//! A log capture records what a session sent, not what it got back. But an application that asks
+//! for a generated id uses it, and the first time that id appears anywhere in the workload is in
+//! a statement its own session sends soon after. The rule, for each statement in capture order:
+//!
+//! 1. its *new* literals are the integers and uuids that appear there for the first time in the
+//!    whole workload (no statement of any session sent that value earlier);
+//! 2. each new literal may belong to a producer of the same session among the [`WINDOW`]
+//!    statements before it that still has no value, generates keys (INSERT … RETURNING or a
+//!    sequence function) and does not contain that value itself;
+//! 3. the literal's column context decides: stored into or compared with a column named after
+//!    the producer's table and key (`order_id` for `orders.id`, or `id` of `orders` itself) scores
+//!    3; another id-like column (`id`, `…_id`) or no known column scores 1; any other column
+//!    (`quantity`, `price`) rules it out;
+//! 4. within a statement, the best-scoring (literal, producer) pairs are taken first; ties go to
+//!    the nearest producer. A producer takes one value, a value goes to one producer.
+//!
+//! What it gets wrong is listed in docs/keys.md.
+
+use std::collections::{HashMap, HashSet};
+
+use super::producer::{column_contexts, ColumnContext, KeyOrigin};
+use super::{literal_key, Key, KeyLinks, Timeline};
+use crate::sql::lex::{literals, LiteralKind};
+use crate::workload::Workload;
+
+/// How many statements back from a new literal its producer may be.
+pub const WINDOW: u32 = 32;
+
+/// Infers values for producers that have none; returns how many were inferred.
+pub(super) fn infer(w: &Workload, t: &Timeline, links: &mut KeyLinks) -> u64 {
+    let all = w.all_statements();
+    // Producers still open: generate keys, no recorded value, have a key column.
+    let mut open: HashMap<u32, (usize, KeyOrigin)> = HashMap::new();
+    for (&g, p) in &links.producers {
+        if !p.generates || links.produced.contains_key(&g) {
+            continue;
+        }
+        if let Some(i) = key_column(&p.columns, &p.origins) {
+            open.insert(g, (i, p.origins[i].clone()));
+        }
+    }
+    if open.is_empty() {
+        return 0;
+    }
+    // Values each open producer's own text contains: a literal it sent is not one it got back.
+    let mut own: HashMap<u32, HashSet<(LiteralKind, u64)>> = HashMap::new();
+    for &g in open.keys() {
+        let text = w.text(all[g as usize].text);
+        own.insert(g, literals(text).iter().filter_map(literal_key).collect());
+    }
+
+    let mut seen: HashSet<(LiteralKind, u64)> = HashSet::new();
+    let mut inferred = 0u64;
+    for &g in &t.order {
+        let text = w.text(all[g as usize].text);
+        let lits = literals(text);
+        let mut fresh = Vec::new();
+        for l in &lits {
+            if let Some(k) = literal_key(l) {
+                if seen.insert(k) {
+                    fresh.push((l, k));
+                }
+            }
+        }
+        if fresh.is_empty() || open.is_empty() {
+            continue;
+        }
+        let s = t.session[g as usize];
+        let lo = g.saturating_sub(WINDOW).max(t.first[s as usize]);
+        let candidates: Vec<u32> = (lo..g).rev().filter(|p| open.contains_key(p)).collect();
+        if candidates.is_empty() {
+            continue;
+        }
+        let contexts = column_contexts(text);
+        // (score, nearness, literal index, producer)
+        let mut pairs = Vec::new();
+        for (li, (l, k)) in fresh.iter().enumerate() {
+            for (near, &p) in candidates.iter().enumerate() {
+                if own[&p].contains(k) {
+                    continue;
+                }
+                let score = score(&open[&p].1, contexts.get(&l.start));
+                if score > 0 {
+                    pairs.push((score, near, li, p));
+                }
+            }
+        }
+        pairs.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let mut used = HashSet::new();
+        for (_, _, li, p) in pairs {
+            if used.contains(&li) || !open.contains_key(&p) {
+                continue;
+            }
+            let (column_index, origin) = open.remove(&p).expect("checked above");
+            used.insert(li);
+            let producer = &links.producers[&p];
+            let value = fresh[li].0.value.to_string();
+            links.add_key(Key {
+                producer: p,
+                row: 0,
+                column: producer.columns[column_index].clone(),
+                column_index: column_index as u32,
+                captured: if fresh[li].0.kind == LiteralKind::String {
+                    value.to_ascii_lowercase()
+                } else {
+                    value
+                },
+                inferred: true,
+                origin,
+            });
+            inferred += 1;
+        }
+    }
+    inferred
+}
+
+/// The returned column that carries the key: `id` if there is one, else the first column whose
+/// origin is known.
+fn key_column(columns: &[String], origins: &[KeyOrigin]) -> Option<usize> {
+    columns
+        .iter()
+        .position(|c| c == "id")
+        .or_else(|| {
+            origins
+                .iter()
+                .position(|o| !matches!(o, KeyOrigin::Unknown))
+        })
+        .or((columns.len() == 1).then_some(0))
+}
+
+/// The table and column a key origin names (`orders_id_seq` read as `orders`, `id`).
+fn table_and_column(origin: &KeyOrigin) -> Option<(String, String)> {
+    match origin {
+        KeyOrigin::Column { table, column } => Some((base_name(table), column.clone())),
+        KeyOrigin::Sequence(name) => {
+            let stem = base_name(name);
+            let stem = stem.strip_suffix("_seq")?;
+            let (t, c) = stem.rsplit_once('_')?;
+            Some((t.to_string(), c.to_string()))
+        }
+        KeyOrigin::Unknown => None,
+    }
+}
+
+fn base_name(qualified: &str) -> String {
+    qualified
+        .rsplit('.')
+        .next()
+        .unwrap_or(qualified)
+        .trim_matches('"')
+        .to_ascii_lowercase()
+}
+
+/// `orders` → `order`, `categories` → `category`, `addresses` → `address`.
+fn singular(table: &str) -> String {
+    if let Some(stem) = table.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if table.ends_with("sses") || table.ends_with("xes") || table.ends_with("ches") {
+        table[..table.len() - 2].to_string()
+    } else if let Some(stem) = table.strip_suffix('s') {
+        stem.to_string()
+    } else {
+        table.to_string()
+    }
+}
+
+/// How well a literal's column context fits a producer's key (0 rules the pair out).
+fn score(origin: &KeyOrigin, ctx: Option<&ColumnContext>) -> u8 {
+    let Some(ctx) = ctx else {
+        return 1;
+    };
+    let col = ctx.column.to_ascii_lowercase();
+    if let Some((table, key)) = table_and_column(origin) {
+        let same_table = ctx.table.as_deref().map(base_name).as_deref() == Some(table.as_str());
+        if (same_table && col == key)
+            || col == format!("{}_{key}", singular(&table))
+            || col == format!("{table}_{key}")
+        {
+            return 3;
+        }
+    }
+    if col == "id" || col.ends_with("_id") {
+        1
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(table: Option<&str>, column: &str) -> ColumnContext {
+        ColumnContext {
+            table: table.map(str::to_string),
+            column: column.into(),
+        }
+    }
+
+    #[test]
+    fn scores_prefer_the_column_named_after_the_key() {
+        let orders = KeyOrigin::Column {
+            table: "public.orders".into(),
+            column: "id".into(),
+        };
+        assert_eq!(
+            score(&orders, Some(&ctx(Some("order_items"), "order_id"))),
+            3
+        );
+        assert_eq!(score(&orders, Some(&ctx(Some("orders"), "id"))), 3);
+        assert_eq!(
+            score(&orders, Some(&ctx(Some("order_items"), "product_id"))),
+            1
+        );
+        assert_eq!(
+            score(&orders, Some(&ctx(Some("order_items"), "quantity"))),
+            0
+        );
+        assert_eq!(score(&orders, None), 1);
+        let seq = KeyOrigin::Sequence("public.categories_id_seq".into());
+        assert_eq!(score(&seq, Some(&ctx(None, "category_id"))), 3);
+    }
+
+    #[test]
+    fn singulars() {
+        assert_eq!(singular("orders"), "order");
+        assert_eq!(singular("categories"), "category");
+        assert_eq!(singular("addresses"), "address");
+        assert_eq!(singular("boxes"), "box");
+        assert_eq!(singular("staff"), "staff");
+    }
+}

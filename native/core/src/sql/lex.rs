@@ -1,0 +1,241 @@
+//! The lexical layer shared by everything that edits SQL text: where code is, and where it is not.
+//!
+//! Parameter substitution (capture) and key substitution (replay) both change SQL text in place,
+//! and both must never touch what lies inside a string literal, a quoted identifier, a comment or
+//! a dollar-quoted body. These helpers find those spans; [`literals`] lists the constants in code.
+
+/// True when the byte before `i` continues an identifier or number (`a$1`, `x1$tag$`), in which
+/// case `$` is part of that word and starts nothing.
+pub(crate) fn ident_char_before(b: &[u8], i: usize) -> bool {
+    i > 0
+        && (b[i - 1].is_ascii_alphanumeric()
+            || b[i - 1] == b'_'
+            || b[i - 1] == b'$'
+            || b[i - 1] >= 0x80)
+}
+
+/// Index just past the closing quote (a doubled quote is an escaped quote).
+pub(crate) fn skip_quoted(b: &[u8], mut i: usize, quote: u8, backslash_escapes: bool) -> usize {
+    while i < b.len() {
+        if backslash_escapes && b[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b[i] == quote {
+            if b.get(i + 1) == Some(&quote) {
+                i += 2;
+                continue;
+            }
+            return i + 1;
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+/// Block comments nest in PostgreSQL.
+pub(crate) fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 1;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            depth += 1;
+            i += 2;
+        } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                return i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    b.len()
+}
+
+/// For a `$` at `start` that opens a dollar quote (`$$` or `$tag$`), the index of its closing `$`.
+pub(crate) fn dollar_tag_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut j = start + 1;
+    if b.get(j).is_some_and(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    while j < b.len() {
+        let c = b[j];
+        if c == b'$' {
+            return Some(j);
+        }
+        if !(c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80) {
+            return None;
+        }
+        j += 1;
+    }
+    None
+}
+
+pub(crate) fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    b.get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| p + from)
+}
+
+/// What kind of constant a [`Literal`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LiteralKind {
+    /// Digits only (`42`), not part of a decimal (`4.2`), an exponent (`1e5`) or a word (`t1`).
+    Integer,
+    /// A standard `'…'` string (no `E`, `U&`, `B` or `X` prefix).
+    String,
+}
+
+/// A constant in code: its byte span in the text and its value (a string's content, quotes
+/// removed and doubled quotes undone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Literal<'a> {
+    pub kind: LiteralKind,
+    pub start: usize,
+    pub end: usize,
+    pub value: std::borrow::Cow<'a, str>,
+}
+
+/// Every integer and standard string constant in the code of `sql`, in order. Comments, quoted
+/// identifiers, dollar-quoted bodies, `$n` parameters and prefixed strings are passed over.
+pub fn literals(sql: &str) -> Vec<Literal<'_>> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\'' => {
+                let prefixed = ident_char_before(b, i);
+                let escapes = prefixed && matches!(b[i - 1], b'e' | b'E');
+                let end = skip_quoted(b, i + 1, b'\'', escapes);
+                // A closed standard string only: `'…'` with nothing glued before it.
+                if !prefixed && end <= b.len() && end >= i + 2 && b[end - 1] == b'\'' {
+                    let inner = &sql[i + 1..end - 1];
+                    let value = if inner.contains('\'') {
+                        std::borrow::Cow::Owned(inner.replace("''", "'"))
+                    } else {
+                        std::borrow::Cow::Borrowed(inner)
+                    };
+                    out.push(Literal {
+                        kind: LiteralKind::String,
+                        start: i,
+                        end,
+                        value,
+                    });
+                }
+                i = end;
+            }
+            b'"' => i = skip_quoted(b, i + 1, b'"', false),
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                i = b[i..]
+                    .iter()
+                    .position(|&x| x == b'\n')
+                    .map_or(b.len(), |p| i + p + 1);
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i + 2),
+            b'$' if !ident_char_before(b, i) => {
+                let digits = b[i + 1..].iter().take_while(|x| x.is_ascii_digit()).count();
+                if digits > 0 {
+                    i += 1 + digits;
+                } else if let Some(end) = dollar_tag_end(b, i) {
+                    let tag = &b[i..=end];
+                    i = find(b, end + 1, tag).map_or(b.len(), |p| p + tag.len());
+                } else {
+                    i += 1;
+                }
+            }
+            b'0'..=b'9' => {
+                let start = i;
+                let glued = ident_char_before(b, i) || (i > 0 && b[i - 1] == b'.');
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let continues = b.get(i).is_some_and(|&x| {
+                    x == b'.' || x == b'_' || x.is_ascii_alphabetic() || x >= 0x80
+                });
+                if !glued && !continues {
+                    out.push(Literal {
+                        kind: LiteralKind::Integer,
+                        start,
+                        end: i,
+                        value: std::borrow::Cow::Borrowed(&sql[start..i]),
+                    });
+                } else {
+                    // The rest of a decimal, exponent or word is not a literal of ours.
+                    while i < b.len()
+                        && (b[i].is_ascii_alphanumeric() || b[i] == b'.' || b[i] == b'_')
+                    {
+                        i += 1;
+                    }
+                }
+            }
+            _ if ident_char_before(b, i + 1) && !c.is_ascii_digit() => {
+                // Skip a whole word so that digits inside it (`t1`, `a2b`) are not numbers.
+                while i < b.len()
+                    && (b[i].is_ascii_alphanumeric()
+                        || b[i] == b'_'
+                        || b[i] == b'$'
+                        || b[i] >= 0x80)
+                {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(sql: &str) -> Vec<(LiteralKind, String)> {
+        literals(sql)
+            .into_iter()
+            .map(|l| (l.kind, l.value.into_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn finds_integers_and_strings_in_code_only() {
+        use LiteralKind::*;
+        let sql = "SELECT 12, 'a''b', t1.c2, 3.5, 1e6, $1, $q$ 77 $q$, \"9\", E'88', x'99' -- 5\n /* 6 */ FROM t WHERE id=120001";
+        assert_eq!(
+            values(sql),
+            vec![
+                (Integer, "12".into()),
+                (String, "a'b".into()),
+                (Integer, "120001".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn spans_point_at_the_literal() {
+        let sql = "UPDATE t SET n = 7 WHERE k = '2f1c'";
+        let l = literals(sql);
+        assert_eq!(&sql[l[0].start..l[0].end], "7");
+        assert_eq!(&sql[l[1].start..l[1].end], "'2f1c'");
+    }
+
+    #[test]
+    fn unterminated_constructs_do_not_panic() {
+        for sql in [
+            "'abc",
+            "\"abc",
+            "/* abc",
+            "$$ abc",
+            "$a$ abc $a",
+            "E'\\",
+            "$",
+            "12.",
+            "x1",
+        ] {
+            let _ = literals(sql);
+        }
+    }
+}
