@@ -57,6 +57,25 @@ export interface WorkloadSummary {
   top_fingerprints: FingerprintCount[];
   /** The same number of fingerprints, by captured total time. */
   top_fingerprints_by_time: FingerprintCount[];
+  /** Generated keys: which statements hand them out and which later literals carry them. */
+  keys: KeyStats;
+  /** Sequences the workload draws from (`table.column` or a sequence name), with the smallest key it got. */
+  sequence_hints: { origin: string; min_value: number }[];
+}
+
+/**
+ * Generated keys of a workload (native/core/src/keys): statements that return generated values
+ * (`INSERT … RETURNING`, sequence functions) and the later literals that carry them.
+ */
+export interface KeyStats {
+  /** Where the captured values come from: recorded (`response_values`), inferred, or both. */
+  source: 'none' | 'response_values' | 'inferred' | 'mixed';
+  producers: number;
+  producers_with_values: number;
+  inferred: number;
+  links: number;
+  /** Linked values also sent before their producer ran: linked within its own session only. */
+  ambiguous: number;
 }
 
 /** `inspectWorkload()`: the summary plus what the decoder noticed without refusing the file. */
@@ -259,4 +278,6 @@ export interface CaptureSummary {
   warnings: string[];
   /** Statements that failed at capture time, by session id and 0-based position in the session. */
   failed: { session_id: number; statement_index: number; sqlstate: string; message: string }[];
+  /** Keys inferred and recorded on their producers (absent in sidecars written before keys were). */
+  keys?: KeyStats;
 }

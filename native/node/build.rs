@@ -123,7 +123,10 @@ impl Sha256 {
         for block in tail.chunks_exact(64) {
             self.compress(block);
         }
-        self.state.iter().map(|word| format!("{word:08x}")).collect()
+        self.state
+            .iter()
+            .map(|word| format!("{word:08x}"))
+            .collect()
     }
 
     fn compress(&mut self, block: &[u8]) {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { captureWorkload, type CaptureProgress, type CaptureSummary } from '../engine.js';
 import { ExitCode, InputError } from '../exit-codes.js';
+import { describeKeys } from '../format/keys.js';
 import { fields } from '../format/table.js';
 import { count, percent, plural, span } from '../format/units.js';
 import type { CaptureConfig } from './capture-options.js';
@@ -93,6 +94,7 @@ export function renderCaptureSummary(s: CaptureSummary): string {
     ['statements', `${count(s.statements)}${s.failed_statements > 0 ? ` (${count(s.failed_statements)} failed at capture time)` : ''}`],
     ['time span', `${s.first_statement_at ?? '–'}, ${span(s.duration_us)}`],
     ['left out', excluded || 'none'],
+    ...(s.keys ? [['keys', describeKeys(s.keys)] as [string, string]] : []),
   ]);
   if (s.warnings.length > 0) {
     lines.push('', `${s.incomplete ? 'the capture is incomplete: ' : ''}warnings (${s.warnings.length}):`, ...s.warnings.map((w) => `  ${w}`));

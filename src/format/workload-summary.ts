@@ -1,5 +1,6 @@
 /** `inspect`'s text output: what a workload holds, before anything is replayed. */
 import type { CaptureSummary, FingerprintCount, WorkloadInspection } from '../types.js';
+import { describeKeys, describeSequenceHints } from './keys.js';
 import { fields, oneLine, table } from './table.js';
 import { count, micros, percent, plural, span } from './units.js';
 
@@ -43,6 +44,8 @@ export function renderWorkloadSummary(file: string, w: WorkloadInspection, captu
       ['by kind', kinds || 'none'],
       ['transactions', count(w.transactions)],
       ['duration', duration],
+      ['keys', describeKeys(w.keys)],
+      ...(describeSequenceHints(w.sequence_hints) ? [['sequences', `${describeSequenceHints(w.sequence_hints)} (set there before each replay)`] as [string, string]] : []),
     ]),
   ];
   if (w.offsets_look_session_relative) {

@@ -45,6 +45,17 @@ pub struct WorkloadSummary {
     pub top_fingerprints: Vec<FingerprintCount>,
     /// The same number of fingerprints, by captured total time (where the time went).
     pub top_fingerprints_by_time: Vec<FingerprintCount>,
+    /// Generated keys: producers, where their captured values come from, linked literals.
+    pub keys: crate::keys::KeyStats,
+    /// Sequences whose capture-time value the workload implies (`schema.table.column` or a
+    /// sequence name, and the smallest key handed out).
+    pub sequence_hints: Vec<SequenceHintSummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SequenceHintSummary {
+    pub origin: String,
+    pub min_value: i64,
 }
 
 pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
@@ -124,5 +135,19 @@ pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
         sessions_by_class,
         top_fingerprints,
         top_fingerprints_by_time,
+        keys: w.keys().stats.clone(),
+        sequence_hints: w
+            .keys()
+            .sequence_hints()
+            .into_iter()
+            .map(|h| SequenceHintSummary {
+                origin: match h.origin {
+                    crate::keys::KeyOrigin::Column { table, column } => format!("{table}.{column}"),
+                    crate::keys::KeyOrigin::Sequence(name) => name,
+                    crate::keys::KeyOrigin::Unknown => "lastval()".into(),
+                },
+                min_value: h.min_value,
+            })
+            .collect(),
     }
 }

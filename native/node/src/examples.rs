@@ -44,7 +44,10 @@ pub fn statement_examples(workload: &Workload) -> Vec<StatementExample> {
             kind: entry.kind.as_str().to_string(),
             writes: entry.writes,
             example: inner.text(entry.example_text).to_string(),
-            setup: setup.into_iter().map(|t| inner.text(t).to_string()).collect(),
+            setup: setup
+                .into_iter()
+                .map(|t| inner.text(t).to_string())
+                .collect(),
         })
         .collect()
 }

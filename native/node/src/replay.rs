@@ -69,6 +69,13 @@ pub struct ReplayOptions {
     /// Add each fingerprint's successful latencies (`samples`, µs, in completion order) to the
     /// report. Default false.
     pub include_samples: Option<bool>,
+    /// Send the ids this replay's INSERT … RETURNING (and sequence calls) get where the workload
+    /// used the captured ones. Default true.
+    pub correlate_keys: Option<bool>,
+    /// Before replaying, put the sequences the workload draws from where they stood at capture
+    /// time (snapshot, else the smallest captured key), never below ids the tables hold.
+    /// Default true.
+    pub align_sequences: Option<bool>,
 }
 
 /// Checks `opts` and turns them into the engine's options. Every option error is reported from
@@ -126,6 +133,8 @@ fn core_options(opts: ReplayOptions) -> Result<CoreOptions, BindingError> {
             .unwrap_or_else(|| defaults.application_name.clone()),
         progress_interval: millis("progressIntervalMs", opts.progress_interval_ms)?
             .unwrap_or(defaults.progress_interval),
+        correlate_keys: opts.correlate_keys.unwrap_or(defaults.correlate_keys),
+        align_sequences: opts.align_sequences.unwrap_or(defaults.align_sequences),
         ..defaults
     })
 }

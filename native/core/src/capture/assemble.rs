@@ -257,7 +257,7 @@ pub fn capture(
         _ => 0,
     };
     let statements: u64 = out_sessions.iter().map(|s| s.queries.len() as u64).sum();
-    let profile = WorkloadProfile {
+    let mut profile = WorkloadProfile {
         version: 2,
         captured_at: first_at.unwrap_or(DateTime::<Utc>::UNIX_EPOCH),
         source_host: options
@@ -278,6 +278,10 @@ pub fn capture(
         },
         sessions: out_sessions,
     };
+
+    // Keys are inferred over the whole capture (a session's ids may be used by another) and
+    // written on their producers, so the file carries its links.
+    let keys = crate::keys::record_inferred(&mut profile);
 
     let log_style = match (combined > 0, start_lines > 0) {
         (true, false) => "min_duration",
@@ -328,6 +332,7 @@ pub fn capture(
         incomplete,
         warnings,
         failed,
+        keys,
     };
     wkl::write_workload(&options.output, &profile).map_err(|e| CaptureError {
         kind: CaptureErrorKind::Output,

@@ -114,4 +114,7 @@ pub struct CaptureSummary {
     pub incomplete: bool,
     pub warnings: Vec<String>,
     pub failed: Vec<FailedStatement>,
+    /// Generated keys inferred from the captured statements and recorded on their producers
+    /// (`response_values`), so that replay can carry the ids it gets to where they are used.
+    pub keys: crate::keys::KeyStats,
 }

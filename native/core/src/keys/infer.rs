@@ -181,10 +181,18 @@ fn score(origin: &KeyOrigin, ctx: Option<&ColumnContext>) -> u8 {
             return 3;
         }
     }
-    if col == "id" || col.ends_with("_id") {
-        1
-    } else {
-        0
+    let other_table = match (&ctx.table, table_and_column(origin)) {
+        (Some(t), Some((table, _))) => base_name(t) != table,
+        _ => false,
+    };
+    if col == "id" && !other_table {
+        return 1;
+    }
+    // `product_id` names the products' key: not a key of this producer's table.
+    match (col.strip_suffix("_id"), table_and_column(origin)) {
+        (Some(prefix), Some((table, _))) if prefix != singular(&table) && prefix != table => 0,
+        (Some(_), _) => 1,
+        _ => 0,
     }
 }
 
@@ -212,8 +220,11 @@ mod tests {
         assert_eq!(score(&orders, Some(&ctx(Some("orders"), "id"))), 3);
         assert_eq!(
             score(&orders, Some(&ctx(Some("order_items"), "product_id"))),
-            1
+            0
         );
+        assert_eq!(score(&orders, Some(&ctx(Some("products"), "id"))), 0);
+        assert_eq!(score(&orders, Some(&ctx(None, "id"))), 1);
+        assert_eq!(score(&KeyOrigin::Unknown, Some(&ctx(None, "parent_id"))), 1);
         assert_eq!(
             score(&orders, Some(&ctx(Some("order_items"), "quantity"))),
             0

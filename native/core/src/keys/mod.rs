@@ -16,12 +16,14 @@
 mod infer;
 mod link;
 pub mod producer;
+mod record;
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 pub use producer::{KeyOrigin, Producer};
+pub use record::record_inferred;
 
 use crate::sql::lex::{Literal, LiteralKind};
 use crate::workload::Workload;

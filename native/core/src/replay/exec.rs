@@ -13,6 +13,8 @@ pub enum ExecOutcome {
     Ok {
         latency: Duration,
         rows: u64,
+        /// The rows themselves, when asked for (a statement that returns generated keys).
+        returned: Option<Returned>,
     },
     /// The server answered with an error; the session can go on.
     Failed {
@@ -26,36 +28,63 @@ pub enum ExecOutcome {
         sqlstate: Option<String>,
     },
     /// No answer within the timeout guard even after a cancel request.
-    Unresponsive {
-        message: String,
-    },
+    Unresponsive { message: String },
     /// The run was stopped while the statement was in flight (it was cancelled server-side).
     Interrupted,
 }
+
+/// Rows a statement returned, as text; kept only for statements whose keys are tracked.
+#[derive(Debug, Default)]
+pub struct Returned {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
+/// More rows than any RETURNING whose keys a later statement uses; the rest are counted only.
+const MAX_RETURNED_ROWS: usize = 10_000;
 
 /// Time allowed after the statement timeout for the server's own cancellation to arrive before
 /// the client sends a cancel request, and again before it gives the connection up.
 const GRACE: Duration = Duration::from_secs(2);
 
-/// Runs `sql` with the simple-query protocol, streaming the rows (counted, never buffered).
+/// Runs `sql` with the simple-query protocol, streaming the rows: counted, and kept as text only
+/// when `keep_rows` (a statement that returns generated keys).
 pub async fn execute(
     client: &Client,
     tls: &Tls,
     sql: &str,
     statement_timeout: Option<Duration>,
     stop: &CancellationToken,
+    keep_rows: bool,
 ) -> ExecOutcome {
     let started = Instant::now();
     let run = async {
         let mut rows = 0u64;
+        let mut returned = keep_rows.then(Returned::default);
         let stream = client.simple_query_raw(sql).await?;
         futures_util::pin_mut!(stream);
         while let Some(msg) = stream.next().await {
-            if let SimpleQueryMessage::CommandComplete(n) = msg? {
-                rows += n;
+            match msg? {
+                SimpleQueryMessage::CommandComplete(n) => rows += n,
+                SimpleQueryMessage::Row(row) => {
+                    if let Some(r) = returned.as_mut() {
+                        if r.columns.is_empty() {
+                            r.columns =
+                                row.columns().iter().map(|c| c.name().to_string()).collect();
+                        }
+                        if r.rows.len() < MAX_RETURNED_ROWS {
+                            r.rows.push(
+                                (0..row.len())
+                                    .map(|i| row.get(i).map(str::to_string))
+                                    .collect(),
+                            );
+                        }
+                    }
+                }
+                _ => {}
             }
         }
-        Ok::<u64, tokio_postgres::Error>(rows)
+        Ok::<(u64, Option<Returned>), tokio_postgres::Error>((rows, returned))
     };
     tokio::pin!(run);
 
@@ -90,7 +119,11 @@ pub async fn execute(
     };
     let latency = started.elapsed();
     match result {
-        Ok(rows) => ExecOutcome::Ok { latency, rows },
+        Ok((rows, returned)) => ExecOutcome::Ok {
+            latency,
+            rows,
+            returned,
+        },
         Err(e) => classify(&e, latency),
     }
 }

@@ -23,9 +23,11 @@
 
 mod connect;
 mod exec;
+mod keys;
 pub mod pg_retest_results;
 pub mod records;
 pub mod report;
+pub mod sequences;
 mod session;
 mod tally;
 mod tls;
@@ -44,7 +46,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use connect::RetryPolicy;
 use connect::{connect_with_retry, Tls};
+pub use keys::CorrelationReport;
 pub use report::*;
+pub use sequences::SequenceOutcome;
 
 use crate::classify::classify_sessions;
 use crate::scale::{plan_sessions, ScaleError, ScaleOptions};
@@ -74,6 +78,10 @@ pub struct ReplayOptions {
     pub pg_retest_results_path: Option<PathBuf>,
     pub application_name: String,
     pub progress_interval: Duration,
+    /// Send the ids this replay's producers get where the workload used captured ones.
+    pub correlate_keys: bool,
+    /// Put the workload's sequences where they stood at capture time before replaying.
+    pub align_sequences: bool,
 }
 
 impl Default for ReplayOptions {
@@ -96,6 +104,8 @@ impl Default for ReplayOptions {
             pg_retest_results_path: None,
             application_name: "pg-retest-action".into(),
             progress_interval: Duration::from_millis(250),
+            correlate_keys: true,
+            align_sequences: true,
         }
     }
 }
@@ -180,6 +190,8 @@ pub(crate) struct Shared {
     pub limit: Option<Arc<Semaphore>>,
     pub records: Option<tokio::sync::mpsc::Sender<Option<records::StatementRecord>>>,
     probing: AtomicBool,
+    /// Replayed key values, when the workload has links and correlation is on.
+    pub keys: Option<keys::KeyState>,
 }
 
 impl Shared {
@@ -311,6 +323,20 @@ fn validate(opts: &ReplayOptions) -> Result<(), ReplayError> {
     Ok(())
 }
 
+/// Aligns the sequences the workload draws from: the capture's snapshot when it has one, else
+/// the smallest keys it handed out.
+async fn align_sequences(
+    client: &tokio_postgres::Client,
+    workload: &Workload,
+) -> Vec<SequenceOutcome> {
+    match workload.info.sequence_snapshot.as_deref() {
+        Some(snapshot) if !snapshot.is_empty() => {
+            sequences::restore_snapshot(client, snapshot).await
+        }
+        _ => sequences::align_inferred(client, &workload.keys().sequence_hints()).await,
+    }
+}
+
 /// Replays `workload` against `opts.conninfo`.
 ///
 /// Returns `Err` only when the replay cannot start (bad options, target unreachable before any
@@ -336,10 +362,16 @@ pub async fn replay(
         window: opts.connect.window.min(Duration::from_secs(5)),
         ..opts.connect
     };
+    let mut sequences = None;
     let server_version = match connect_with_retry(&tls, &pg_config, preflight_policy, &cancel, 1)
         .await
     {
         Ok(c) => {
+            // Writes only: a read-only replay inserts nothing that a sequence could number.
+            if opts.align_sequences && !opts.read_only {
+                sequences = Some(align_sequences(&c.client, &workload).await)
+                    .filter(|s: &Vec<SequenceOutcome>| !s.is_empty());
+            }
             let v = c
                 .client
                 .simple_query("SHOW server_version")
@@ -415,6 +447,7 @@ pub async fn replay(
         counters: Counters::default(),
         records: writer.as_ref().map(|w| w.sender.clone()),
         probing: AtomicBool::new(false),
+        keys: (opts.correlate_keys && !workload.keys().is_empty()).then(keys::KeyState::default),
     });
 
     // The caller's cancellation and the deadline both stop the run through one token.
@@ -620,6 +653,8 @@ pub async fn replay(
         sessions: session_reports,
         fingerprints,
         warnings,
+        correlation: shared.keys.as_ref().map(|k| k.report(workload.keys())),
+        sequences,
     };
     drop(shared);
     if let (Some(w), Some(records_path)) = (writer, &records_path) {

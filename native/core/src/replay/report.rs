@@ -182,4 +182,11 @@ pub struct ReplayReport {
     pub sessions: Vec<SessionReport>,
     pub fingerprints: Vec<FingerprintReport>,
     pub warnings: Vec<String>,
+    /// Generated keys carried from captured to replayed values; absent when the workload has
+    /// none (or correlation was off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correlation: Option<super::CorrelationReport>,
+    /// Sequences aligned to capture time before the replay; absent when there were none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequences: Option<Vec<super::SequenceOutcome>>,
 }

@@ -257,6 +257,8 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         .fetch_add(1, Ordering::Relaxed);
 
     let mut txn = TxnState::default();
+    let first = workload.sessions()[plan.source as usize].range().0;
+    let links = workload.keys();
     let mut i = 0usize;
     while i < statements.len() {
         let st = &statements[i];
@@ -291,16 +293,33 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         if run.report.actual_start_us.is_none() {
             run.report.actual_start_us = Some(sent_at.as_micros() as u64);
         }
+        let g = first + i as u32;
+        let text = workload.text(st.text);
+        let (sql, keep_rows) = match &shared.keys {
+            Some(keys) => (
+                keys.rewrite(links, g, plan.copy, text),
+                !links.produced_by(g).is_empty(),
+            ),
+            None => (std::borrow::Cow::Borrowed(text), false),
+        };
         let outcome = execute(
             &client,
             &shared.tls,
-            workload.text(st.text),
+            &sql,
             shared.opts.statement_timeout,
             &stop,
+            keep_rows,
         )
         .await;
         match outcome {
-            ExecOutcome::Ok { latency, rows } => {
+            ExecOutcome::Ok {
+                latency,
+                rows,
+                returned,
+            } => {
+                if let (Some(keys), Some(returned)) = (&shared.keys, &returned) {
+                    keys.register(links, g, plan.copy, returned);
+                }
                 let us = micros(latency);
                 run.tally.ok(fp_idx, us, rows);
                 run.count_executed(false);
@@ -341,6 +360,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                         "ROLLBACK",
                         shared.opts.statement_timeout,
                         &stop,
+                        false,
                     )
                     .await
                     {

@@ -1,0 +1,136 @@
+//! Carrying generated keys from their producer to the statements that use them, at replay.
+//!
+//! The links are found when the workload is loaded (`crate::keys`); here each producer's replayed
+//! rows are read and remembered, and each statement with linked literals is sent with the values
+//! this replay was given instead of the captured ones. Scaled copies of a session keep keys of
+//! their own: copy k's consumers see the values copy k's producers got.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use super::exec::Returned;
+use crate::keys::{KeyLinks, KeySource};
+
+/// Replayed values by (copy, key id), shared by every session of one replay.
+#[derive(Default)]
+pub(crate) struct KeyState {
+    values: Mutex<HashMap<(u32, u32), Box<str>>>,
+    substituted: AtomicU64,
+    unresolved: AtomicU64,
+}
+
+/// What correlation did in one replay.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CorrelationReport {
+    pub source: KeySource,
+    /// Statements whose returned keys are tracked.
+    pub producers: u64,
+    /// Literals in later statements of the workload that carry such a key.
+    pub links: u64,
+    /// Keys inferred from the workload's statements rather than recorded.
+    pub inferred: u64,
+    /// Literals sent with the value this replay's producer got.
+    pub substituted: u64,
+    /// Linked literals sent as captured, because their producer failed, returned no such row, or
+    /// had not returned yet.
+    pub unresolved: u64,
+}
+
+impl KeyState {
+    /// `text` with every linked literal of statement `g` replaced by its replayed value.
+    pub fn rewrite<'a>(&self, links: &KeyLinks, g: u32, copy: u32, text: &'a str) -> Cow<'a, str> {
+        let uses = links.uses_in(g);
+        if uses.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let values = self.values.lock().expect("key map never poisoned");
+        let mut out = String::with_capacity(text.len() + 8 * uses.len());
+        let mut at = 0usize;
+        let (mut hit, mut miss) = (0u64, 0u64);
+        for u in uses {
+            let (start, end) = (u.start as usize, u.end as usize);
+            out.push_str(&text[at..start]);
+            match values.get(&(copy, u.key)) {
+                Some(v) => {
+                    push_literal(&mut out, v, u.quoted);
+                    hit += 1;
+                }
+                None => {
+                    out.push_str(&text[start..end]);
+                    miss += 1;
+                }
+            }
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        self.substituted.fetch_add(hit, Ordering::Relaxed);
+        self.unresolved.fetch_add(miss, Ordering::Relaxed);
+        Cow::Owned(out)
+    }
+
+    /// Remembers the keys statement `g` produced in this replay.
+    pub fn register(&self, links: &KeyLinks, g: u32, copy: u32, returned: &Returned) {
+        let mut values = self.values.lock().expect("key map never poisoned");
+        for &id in links.produced_by(g) {
+            let key = &links.keys[id as usize];
+            let Some(row) = returned.rows.get(key.row as usize) else {
+                continue;
+            };
+            let index = returned
+                .columns
+                .iter()
+                .position(|c| *c == key.column)
+                .unwrap_or(key.column_index as usize);
+            if let Some(Some(v)) = row.get(index) {
+                values.insert((copy, id), v.as_str().into());
+            }
+        }
+    }
+
+    pub fn report(&self, links: &KeyLinks) -> CorrelationReport {
+        CorrelationReport {
+            source: links.stats.source,
+            producers: links.stats.producers_with_values,
+            links: links.stats.links,
+            inferred: links.stats.inferred,
+            substituted: self.substituted.load(Ordering::Relaxed),
+            unresolved: self.unresolved.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Writes `value` where a literal was: a number stays a number when the new value is one; a
+/// quoted literal stays quoted, with its quotes doubled.
+fn push_literal(out: &mut String, value: &str, quoted: bool) {
+    let numeric = !value.is_empty()
+        && value
+            .strip_prefix('-')
+            .unwrap_or(value)
+            .bytes()
+            .all(|b| b.is_ascii_digit());
+    if !quoted && numeric {
+        out.push_str(value);
+    } else {
+        out.push('\'');
+        out.push_str(&value.replace('\'', "''"));
+        out.push('\'');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_keep_their_form() {
+        let mut s = String::new();
+        push_literal(&mut s, "120777", false);
+        push_literal(&mut s, "o'k", true);
+        push_literal(&mut s, "abc", false);
+        assert_eq!(s, "120777'o''k''abc'");
+    }
+}
