@@ -45,13 +45,13 @@ pub(super) fn infer(w: &Workload, t: &Timeline, links: &mut KeyLinks) -> u64 {
         return 0;
     }
     // Values each open producer's own text contains: a literal it sent is not one it got back.
-    let mut own: HashMap<u32, HashSet<(LiteralKind, u64)>> = HashMap::new();
+    let mut own: HashMap<u32, HashSet<u64>> = HashMap::new();
     for &g in open.keys() {
         let text = w.text(all[g as usize].text);
         own.insert(g, literals(text).iter().filter_map(literal_key).collect());
     }
 
-    let mut seen: HashSet<(LiteralKind, u64)> = HashSet::new();
+    let mut seen: HashSet<u64> = HashSet::new();
     let mut inferred = 0u64;
     for &g in &t.order {
         let text = w.text(all[g as usize].text);

@@ -16,7 +16,7 @@ use crate::sql::lex::{literals, LiteralKind};
 use crate::workload::Workload;
 
 pub(super) fn link(w: &Workload, t: &Timeline, links: &mut KeyLinks) {
-    let mut by_value: HashMap<(LiteralKind, u64), Vec<u32>> = HashMap::new();
+    let mut by_value: HashMap<u64, Vec<u32>> = HashMap::new();
     for (id, k) in links.keys.iter().enumerate() {
         if let Some(v) = value_key(&k.captured) {
             by_value.entry(v).or_default().push(id as u32);
@@ -30,7 +30,7 @@ pub(super) fn link(w: &Workload, t: &Timeline, links: &mut KeyLinks) {
     }
     let all = w.all_statements();
     // Rank at which each key value was first sent by anyone.
-    let mut first_sent: HashMap<(LiteralKind, u64), u32> = HashMap::new();
+    let mut first_sent: HashMap<u64, u32> = HashMap::new();
     for (rank, &g) in t.order.iter().enumerate() {
         let rank = rank as u32;
         let text = w.text(all[g as usize].text);

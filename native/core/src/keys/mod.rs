@@ -242,28 +242,21 @@ fn uuid_like(v: &str) -> bool {
         })
 }
 
-/// A literal that may carry a key, as a hashable value: the kind is part of it so that `'17'`
-/// and `17` stay apart.
-pub(crate) fn literal_key(l: &Literal<'_>) -> Option<(LiteralKind, u64)> {
+/// A literal that may carry a key, as a hashable value. A quoted integer counts as that integer:
+/// drivers' bind parameters come back from the log as untyped quoted literals (`'120001'`).
+pub(crate) fn literal_key(l: &Literal<'_>) -> Option<u64> {
     match l.kind {
-        LiteralKind::Integer => Some((l.kind, crate::fnv::hash(l.value.as_bytes()))),
-        LiteralKind::String if uuid_like(&l.value) => Some((
-            l.kind,
-            crate::fnv::hash(l.value.to_ascii_lowercase().as_bytes()),
-        )),
-        LiteralKind::String => None,
+        LiteralKind::Integer => Some(crate::fnv::hash(l.value.as_bytes())),
+        LiteralKind::String => value_key(&l.value),
     }
 }
 
 /// The same hash for a captured value, as the literal that would carry it.
-pub(crate) fn value_key(v: &str) -> Option<(LiteralKind, u64)> {
+pub(crate) fn value_key(v: &str) -> Option<u64> {
     if integer_like(v) && !v.starts_with('-') {
-        Some((LiteralKind::Integer, crate::fnv::hash(v.as_bytes())))
+        Some(crate::fnv::hash(v.as_bytes()))
     } else if uuid_like(v) {
-        Some((
-            LiteralKind::String,
-            crate::fnv::hash(v.to_ascii_lowercase().as_bytes()),
-        ))
+        Some(crate::fnv::hash(v.to_ascii_lowercase().as_bytes()))
     } else {
         None
     }
@@ -312,8 +305,20 @@ impl Timeline {
                 session[g as usize] = s as u32;
             }
         }
+        // A session's statements ran one after another, whatever their offsets say: log times
+        // have millisecond precision, so a fast statement can appear to start before the one
+        // that preceded it. Within a session, time never goes back.
+        let mut at = vec![0u64; all.len()];
+        for entry in w.sessions() {
+            let (start, len) = entry.range();
+            let mut last = 0u64;
+            for g in start..start + len {
+                last = last.max(all[g as usize].start_offset_us);
+                at[g as usize] = last;
+            }
+        }
         let mut order: Vec<u32> = (0..all.len() as u32).collect();
-        order.sort_by_key(|&g| (all[g as usize].start_offset_us, g));
+        order.sort_by_key(|&g| (at[g as usize], g));
         let mut rank = vec![0u32; all.len()];
         for (r, &g) in order.iter().enumerate() {
             rank[g as usize] = r as u32;

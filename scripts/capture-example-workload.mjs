@@ -1,0 +1,206 @@
+// Writes examples/shop/checkout.wkl: the sample shop's traffic in the shape real applications
+// produce, captured through the project's own log capture (not generated).
+//
+//   npm run build && node scripts/capture-example-workload.mjs [out.wkl]
+//
+// It starts a throwaway PostgreSQL server logging every statement (csvlog), builds the shop
+// (migrations, seed), and drives it from node-postgres clients as an application would — the
+// extended protocol with bind parameters, ids taken from `INSERT … RETURNING id` and sent back as
+// parameters, never `currval()`:
+//
+//   6 checkout sessions   per order: BEGIN, INSERT INTO orders … RETURNING id, per line a
+//                         product locked with SELECT … FOR UPDATE, INSERT INTO order_items with
+//                         the returned id, the stock UPDATE, then the order's total, COMMIT; and
+//                         now and then the order page right after (its lines, by that id)
+//   8 storefront sessions a product by id, a category page, the customer's order history
+//   2 back-office sessions pending orders, then each one marked paid by its id — ids that
+//                         checkout sessions created moments before
+//
+// then captures the log with `pg-retest-action capture --application-name shop`. The ids in the
+// file are the ones this server handed out; replay carries the ones it gets to every later use
+// (docs/keys.md). Timing comes from a real run, so the file differs from run to run; the mix does
+// not (fixed PRNG seed).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { startPostgres } from '../test/support/postgres.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const out = path.resolve(process.argv[2] ?? path.join(root, 'examples', 'shop', 'checkout.wkl'));
+const shop = (...parts) => path.join(root, 'examples', 'shop', ...parts);
+
+/** mulberry32: a tiny seeded PRNG, so the mix of the traffic does not change between runs. */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function client(url) {
+  const c = new pg.Client({ connectionString: url, application_name: 'shop' });
+  await c.connect();
+  return c;
+}
+
+const CUSTOMERS = 12_000;
+const PRODUCTS = 2_000;
+
+/** One checkout: the order, 1–3 lines with their stock, the total; ids from RETURNING. */
+async function checkout(c, rnd, customer) {
+  await c.query('BEGIN');
+  const { rows } = await c.query(
+    "INSERT INTO orders (customer_id, status, total) VALUES ($1, 'pending', 0) RETURNING id",
+    [customer],
+  );
+  const orderId = rows[0].id;
+  const lines = 1 + Math.floor(rnd() * 3);
+  const products = new Set();
+  while (products.size < lines) products.add(1 + Math.floor(rnd() * PRODUCTS));
+  let total = 0;
+  for (const product of products) {
+    const { rows: p } = await c.query('SELECT price, stock FROM products WHERE id = $1 FOR UPDATE', [product]);
+    const quantity = 1 + Math.floor(rnd() * 3);
+    await c.query(
+      'INSERT INTO order_items (order_id, product_id, quantity, unit_price) VALUES ($1, $2, $3, $4)',
+      [orderId, product, quantity, p[0].price],
+    );
+    await c.query('UPDATE products SET stock = stock - $1 WHERE id = $2', [quantity, product]);
+    total += quantity * Number(p[0].price);
+  }
+  await c.query('UPDATE orders SET total = $1 WHERE id = $2', [total.toFixed(2), orderId]);
+  await c.query('COMMIT');
+  if (rnd() < 0.5) {
+    await c.query(
+      'SELECT i.product_id, i.quantity, i.unit_price, p.name FROM order_items i JOIN products p ON p.id = i.product_id WHERE i.order_id = $1',
+      [orderId],
+    );
+  }
+}
+
+async function checkoutSession(url, seed, orders) {
+  const rnd = prng(seed);
+  const c = await client(url);
+  try {
+    for (let i = 0; i < orders; i += 1) {
+      await checkout(c, rnd, 1 + Math.floor(rnd() * CUSTOMERS));
+      await sleep(20 + rnd() * 60);
+    }
+  } finally {
+    await c.end();
+  }
+}
+
+async function storefrontSession(url, seed, pages) {
+  const rnd = prng(seed);
+  const c = await client(url);
+  const customer = 1 + Math.floor(rnd() * CUSTOMERS);
+  try {
+    for (let i = 0; i < pages; i += 1) {
+      await c.query('SELECT id, name, price, stock FROM products WHERE id = $1', [1 + Math.floor(rnd() * PRODUCTS)]);
+      if (i % 3 === 0) {
+        await c.query('SELECT id, name, price FROM products WHERE category = $1 ORDER BY price LIMIT $2', [
+          ['kitchen', 'lighting', 'bags', 'audio', 'office', 'furniture', 'apparel', 'outdoor'][Math.floor(rnd() * 8)],
+          24,
+        ]);
+      }
+      if (i % 4 === 0) {
+        await c.query(
+          'SELECT o.id, o.order_number, o.status, o.total, o.created_at FROM orders o WHERE o.customer_id = $1 ORDER BY o.created_at DESC LIMIT $2',
+          [customer, 10],
+        );
+      }
+      await sleep(15 + rnd() * 40);
+    }
+  } finally {
+    await c.end();
+  }
+}
+
+/** Pays pending orders: the ids come from checkout sessions, read here and used as literals. */
+async function backOfficeSession(url, seed, rounds) {
+  const rnd = prng(seed);
+  const c = await client(url);
+  try {
+    for (let i = 0; i < rounds; i += 1) {
+      await sleep(150 + rnd() * 100);
+      const { rows } = await c.query(
+        "SELECT id FROM orders WHERE status = 'pending' AND created_at > now() - interval '1 hour' ORDER BY created_at LIMIT 3",
+      );
+      for (const { id } of rows) {
+        await c.query("UPDATE orders SET status = 'paid' WHERE id = $1 AND status = 'pending'", [id]);
+      }
+    }
+  } finally {
+    await c.end();
+  }
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(root, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run npm run build first');
+  const server = await startPostgres({
+    settings: {
+      logging_collector: 'on',
+      log_destination: 'csvlog',
+      log_filename: 'shop-%H%M%S.log',
+      log_rotation_age: '0',
+      log_rotation_size: '0',
+      log_timezone: 'UTC',
+      lc_messages: 'C',
+      log_file_mode: '0644',
+      log_min_duration_statement: '0',
+    },
+  });
+  try {
+    const admin = new pg.Client(server.url);
+    await admin.connect();
+    await admin.query('CREATE DATABASE shop');
+    await admin.end();
+    const url = server.url.replace(/\/postgres$/, '/shop');
+    const setup = new pg.Client(url);
+    await setup.connect();
+    for (const file of fs.readdirSync(shop('migrations')).sort()) await setup.query(fs.readFileSync(shop('migrations', file), 'utf8'));
+    await setup.query(fs.readFileSync(shop('seed.sql'), 'utf8'));
+    await setup.end();
+
+    const sessions = [];
+    for (let i = 0; i < 6; i += 1) sessions.push(sleep(i * 40).then(() => checkoutSession(url, 100 + i, 6)));
+    for (let i = 0; i < 8; i += 1) sessions.push(sleep(i * 30).then(() => storefrontSession(url, 200 + i, 16)));
+    for (let i = 0; i < 2; i += 1) sessions.push(backOfficeSession(url, 300 + i, 4));
+    await Promise.all(sessions);
+
+    const logDir = path.join(server.dataDir, 'log');
+    const logs = fs.readdirSync(logDir).filter((f) => f.endsWith('.csv')).sort().map((f) => path.join(logDir, f));
+    const capture = spawnSync(
+      process.execPath,
+      [path.join(root, 'dist', 'cli.js'), 'capture', '--log', ...logs, '--application-name', 'shop', '--output', out],
+      { cwd: root, encoding: 'utf8' },
+    );
+    process.stdout.write(capture.stdout);
+    process.stderr.write(capture.stderr);
+    if (capture.status !== 0) throw new Error(`capture exited ${capture.status}`);
+    // The sidecar names the files it read and wrote; in the repository, the temporary server's
+    // log directory and this machine's paths mean nothing.
+    const sidecarPath = `${out}.capture.json`;
+    const sidecar = JSON.parse(fs.readFileSync(sidecarPath, 'utf8'));
+    sidecar.workload = path.relative(root, sidecar.workload);
+    sidecar.sidecar = path.relative(root, sidecar.sidecar);
+    for (const input of sidecar.inputs) input.path = path.basename(input.path);
+    fs.writeFileSync(sidecarPath, `${JSON.stringify(sidecar, null, 2)}\n`);
+  } finally {
+    await server.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(`capture-example-workload: ${error.message}`);
+  process.exit(1);
+});
