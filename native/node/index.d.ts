@@ -213,6 +213,17 @@ export interface ReplayOptions {
    * report. Default false.
    */
   includeSamples?: boolean
+  /**
+   * Send the ids this replay's INSERT … RETURNING (and sequence calls) get where the workload
+   * used the captured ones. Default true.
+   */
+  correlateKeys?: boolean
+  /**
+   * Before replaying, put the sequences the workload draws from where they stood at capture
+   * time (snapshot, else the smallest captured key), never below ids the tables hold.
+   * Default true.
+   */
+  alignSequences?: boolean
 }
 
 /** A progress snapshot of a running replay. Field names match the report's (`totals`). */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
 import type { CommandSpec } from './argv.js';
 import { classScaleFrom, classScaleOptions } from './class-scale-options.js';
+import { keyHandlingFrom, keyOptions } from './key-options.js';
 import { choice, filePath, flag, numberValue, postgresUrl } from './option-types.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');
@@ -48,6 +49,7 @@ const options = {
     schema: numberValue('a whole number of copies, 1 or more', (n) => n >= 1 && n <= 10_000, true).optional(),
   },
   ...classScaleOptions,
+  ...keyOptions,
   'stagger-ms': {
     shape: 'value',
     placeholder: 'MS',
@@ -127,6 +129,7 @@ const schema = z
       readOnly: raw['read-only'],
       scale: raw.scale ?? 1,
       classScale: classScaleFrom(raw),
+      keys: keyHandlingFrom(raw),
       staggerMs: raw['stagger-ms'] ?? 0,
       maxConnections: raw['max-connections'],
       statementTimeoutMs: raw['statement-timeout-ms'],

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use pg_retest_core::keys::KeySource;
 use pg_retest_core::replay::{replay, ReplayOptions, ReplayReport};
-use pg_retest_core::wkl::{QueryKind, ResponseRow};
+use pg_retest_core::wkl::{
+    self, Metadata, Query, QueryKind, ResponseRow, SequenceState, Session, WorkloadProfile,
+};
 use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
 use support::{fresh_database, scalar, sql};
 use tokio_util::sync::CancellationToken;
@@ -260,4 +262,87 @@ async fn sequences_are_set_to_capture_time_unless_the_rows_are_already_there() {
         "{orders:?}"
     );
     assert_eq!(r.totals.errors, 0, "correlation still links the ids");
+}
+
+/// The checkout workload as a pg-retest proxy writes it: array form on disk, every RETURNING row
+/// in `response_values`, and the capture's `sequence_snapshot`.
+fn proxy_capture_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let w = checkout_workload(true);
+    let mut sessions = Vec::new();
+    for (s, entry) in w.sessions().iter().enumerate() {
+        let (first, _) = entry.range();
+        let queries = w
+            .statements_of(s)
+            .iter()
+            .enumerate()
+            .map(|(i, st)| Query {
+                sql: w.text(st.text).to_string(),
+                start_offset_us: st.start_offset_us,
+                duration_us: st.duration_us,
+                kind: st.captured_kind,
+                transaction_id: (st.transaction_id > 0).then_some(st.transaction_id),
+                response_values: w.response_values(first + i as u32).map(<[_]>::to_vec),
+            })
+            .collect();
+        sessions.push(Session {
+            id: entry.id,
+            user: entry.user.clone(),
+            database: entry.database.clone(),
+            queries,
+        });
+    }
+    let profile = WorkloadProfile {
+        version: 2,
+        captured_at: chrono::Utc::now(),
+        source_host: "localhost:5460".into(),
+        pg_version: "unknown".into(),
+        capture_method: "proxy".into(),
+        metadata: Metadata {
+            total_queries: w.statement_count(),
+            total_sessions: w.sessions().len() as u64,
+            capture_duration_us: 0,
+            sequence_snapshot: Some(vec![SequenceState {
+                schema: "public".into(),
+                name: "orders_id_seq".into(),
+                last_value: Some(FIRST_ID as i64 - 1),
+                increment_by: 1,
+                start_value: 1,
+                min_value: 1,
+                max_value: i64::MAX,
+                cycle: false,
+                is_called: true,
+            }]),
+            pk_map: None,
+        },
+        sessions,
+    };
+    let path = dir.join("proxy.wkl");
+    wkl::write_workload(&path, &profile).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pg_retest_proxy_file_replays_with_its_response_values_and_sequence_snapshot() {
+    let dir = std::env::temp_dir().join(format!("pg-retest-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = proxy_capture_file(&dir);
+    // Array form, six query fields: what pg-retest itself reads.
+    let bytes = std::fs::read(&path).unwrap();
+    let profile = wkl::decode_workload(&bytes).unwrap();
+    assert!(profile.sessions[0].queries[1].response_values.is_some());
+    let w = Arc::new(Workload::load(&path).unwrap());
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(w.keys().stats.source, KeySource::ResponseValues);
+
+    let url = shop("keys_proxy").await;
+    let r = run(&url, w, true, true).await;
+    assert_eq!(r.totals.executed, captured());
+    assert_eq!(r.totals.errors, 0);
+    let seq = &r.sequences.as_ref().unwrap()[0];
+    assert_eq!(
+        (seq.action, seq.source, seq.value),
+        ("set", "snapshot", Some(FIRST_ID as i64))
+    );
+    let min = scalar(&url, "SELECT min(id) FROM orders WHERE id > 100").await;
+    assert_eq!(min, FIRST_ID.to_string());
 }
