@@ -26,22 +26,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startPostgres } from '../test/support/postgres.mjs';
+import { prng } from './lib/prng.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.resolve(process.argv[2] ?? path.join(root, 'examples', 'shop', 'checkout.wkl'));
 const shop = (...parts) => path.join(root, 'examples', 'shop', ...parts);
 
-/** mulberry32: a tiny seeded PRNG, so the mix of the traffic does not change between runs. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -25,21 +25,11 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { prng } from './lib/prng.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.resolve(process.argv[2] ?? path.join(root, 'examples', 'shop', 'workload.wkl'));
 
-/** mulberry32: a tiny seeded PRNG, so the workload does not change between runs. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = prng(20260115);
 const between = (lo, hi) => lo + Math.floor(random() * (hi - lo + 1));
 const pick = (items) => items[Math.floor(random() * items.length)];

@@ -7,6 +7,7 @@
  * | 1 | a regression was found (reserved for `gate`) |
  * | 2 | bad input or configuration: an invalid option, a missing file, a corrupt or wrong `.wkl` |
  * | 3 | infrastructure: a server could not be provisioned or reached, setup SQL failed, the server died mid-replay, the deadline passed, sessions could not connect |
+ * | 4 | inconclusive (reserved for `gate`): less than `--min-coverage` of the captured statements ran on base, so the workload was not measured; no regression was found in what did run |
  * | 130 | interrupted (Ctrl-C or SIGTERM); whatever was started has been stopped |
  *
  * Code never calls `process.exit` with a literal: it throws one of the errors below, or returns
@@ -17,6 +18,7 @@ export const ExitCode = {
   Regression: 1,
   BadInput: 2,
   Infrastructure: 3,
+  Inconclusive: 4,
   Interrupted: 130,
 } as const;
 

@@ -195,6 +195,36 @@ export interface ReplayReport {
   sessions: SessionReport[];
   fingerprints: FingerprintReport[];
   warnings: string[];
+  /** Generated keys carried from captured to replayed values (docs/keys.md); absent when the workload has none. */
+  correlation?: CorrelationReport;
+  /** Sequences aligned to capture time before the replay (docs/keys.md); absent when there were none. */
+  sequences?: SequenceOutcome[];
+}
+
+/** What key correlation did in one replay. */
+export interface CorrelationReport {
+  source: KeyStats['source'];
+  /** Statements whose returned keys are tracked. */
+  producers: number;
+  /** Literals in later statements of the workload that carry such a key. */
+  links: number;
+  /** Keys inferred from the workload's statements rather than recorded. */
+  inferred: number;
+  /** Literals sent with the value this replay's producer got. */
+  substituted: number;
+  /** Linked literals sent as captured (their producer failed, returned no such row, or had not returned yet). */
+  unresolved: number;
+}
+
+/** What was done to one sequence before a replay. */
+export interface SequenceOutcome {
+  /** Qualified name (`public.orders_id_seq`), or `table.column` when no sequence was found. */
+  sequence: string;
+  /** The value its next `nextval` returns after alignment (or would have, when kept). */
+  value: number | null;
+  source: 'snapshot' | 'inferred';
+  action: 'set' | 'kept';
+  reason: string | null;
 }
 
 /** A snapshot of a running replay; names match `ReplayReport.totals`. */

@@ -190,6 +190,16 @@ describe('gate on checkout.wkl', () => {
     return { r, report: JSON.parse(fs.readFileSync(json, 'utf8')) as GateReport };
   }
 
+  /** Every captured statement executed without an error on both sides: the ids met. */
+  function expectEverythingRan(report: GateReport): void {
+    for (const side of ['base', 'head'] as const) {
+      const a = report.accounting![side];
+      expect(a.executed, side).toBe(a.captured);
+      expect(a.errors, side).toBe(0);
+    }
+    expect(report.coverage!.not_compared).toEqual([]);
+  }
+
   it(
     'stock-trigger: the stock UPDATE that only runs after a RETURNING id is measured and named',
     async () => {
@@ -199,11 +209,7 @@ describe('gate on checkout.wkl', () => {
       expect(regressed.map((f) => f.normalized)).toEqual(['UPDATE products SET stock = stock - $1 WHERE id = $2']);
       expect(r.stdout).toContain('UPDATE products SET stock = stock - $1 WHERE id = $2');
       expect(report.comparison!.new_errors).toEqual([]);
-      for (const side of ['base', 'head'] as const) {
-        const a = report.accounting![side];
-        expect(a.executed, side).toBe(a.captured);
-        expect(a.errors, side).toBe(0);
-      }
+      expectEverythingRan(report);
     },
     TIMEOUT_MS,
   );
@@ -217,11 +223,7 @@ describe('gate on checkout.wkl', () => {
       expect(r.code, explain(r)).toBe(0);
       expect(report.verdict).toBe('pass');
       expect(report.comparison!.new_errors).toEqual([]);
-      for (const side of ['base', 'head'] as const) {
-        const a = report.accounting![side];
-        expect(a.executed, side).toBe(a.captured);
-        expect(a.errors, side).toBe(0);
-      }
+      expectEverythingRan(report);
     },
     TIMEOUT_MS,
   );

@@ -23,6 +23,7 @@ export const GATE_DEFAULTS = {
   minCalls: 20,
   maxNewErrors: 0,
   confidence: 0.95,
+  minCoverage: 0.95,
 } as const;
 
 /** The ways of getting a server; `auto` takes the first that works. */
@@ -139,6 +140,12 @@ export const gateOptions = {
     help: `fail when more than N (fingerprint, SQLSTATE) pairs fail on head but not on base (default ${GATE_DEFAULTS.maxNewErrors})`,
     schema: numberValue('a whole number ≥ 0', (n) => n >= 0 && n <= 1e9, true).optional(),
   },
+  'min-coverage': {
+    shape: 'value',
+    placeholder: 'PCT',
+    help: `the share of the captured statements that must execute on base for a pass; below it the run is inconclusive (exit 4) (default ${GATE_DEFAULTS.minCoverage * 100}%)`,
+    schema: percentValue('a percentage from 0% to 100% (or a fraction such as 0.95)', (f) => f >= 0 && f <= 1).optional(),
+  },
   'fail-on-plan-change': {
     shape: 'value',
     placeholder: 'WHEN',
@@ -198,8 +205,9 @@ type Shape = { [K in keyof typeof options]: (typeof options)[K]['schema'] };
 const shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema])) as unknown as Shape;
 
 /** The verdict's thresholds from raw option values, defaults filled in (shared with `compare`). */
-export function thresholdsFrom(raw: { 'p95-threshold'?: number; 'min-delta-ms'?: number; 'min-calls'?: number; 'max-new-errors'?: number }) {
+export function thresholdsFrom(raw: { 'p95-threshold'?: number; 'min-delta-ms'?: number; 'min-calls'?: number; 'max-new-errors'?: number; 'min-coverage'?: number }) {
   return {
+    minCoverage: raw['min-coverage'] ?? GATE_DEFAULTS.minCoverage,
     p95Threshold: raw['p95-threshold'] ?? GATE_DEFAULTS.p95Threshold,
     minDeltaMs: raw['min-delta-ms'] ?? GATE_DEFAULTS.minDeltaMs,
     minCalls: raw['min-calls'] ?? GATE_DEFAULTS.minCalls,

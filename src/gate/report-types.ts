@@ -8,12 +8,16 @@
  * adding a field does not change it.
  */
 import type { PlanRules, PlansReport } from '../plans/types.js';
+import type { CorrelationReport, SequenceOutcome } from '../types.js';
 
 /** The JSON report's schema version. */
 export const REPORT_SCHEMA_VERSION = 1;
 
-/** The run's outcome. `error` means something could not be measured: never a pass. */
-export type Verdict = 'pass' | 'regression' | 'error';
+/**
+ * The run's outcome. `error` means something could not be measured: never a pass.
+ * `inconclusive` means too little of the workload ran on base to call it a pass (coverage).
+ */
+export type Verdict = 'pass' | 'regression' | 'inconclusive' | 'error';
 
 /** Which schema a replay ran on. `noise` is a second replay on the base schema. */
 export type Side = 'base' | 'head' | 'noise';
@@ -135,6 +139,51 @@ export interface Thresholds {
   confidence: number;
   /** The plan rules (docs/plans.md); absent in reports written before they existed. */
   plan_rules?: PlanRules;
+  /** Share of the captured statements base must execute for a pass (a fraction); absent in older reports. */
+  min_coverage?: number;
+}
+
+/** One side's statements, all its replays summed. */
+export interface SideCoverage {
+  captured: number;
+  executed: number;
+  skipped: number;
+  not_executed: number;
+  skipped_by_reason: Record<string, number>;
+  not_executed_by_reason: Record<string, number>;
+  /** executed / captured (1 when nothing was captured). */
+  executed_share: number;
+}
+
+/** A fingerprint that never executed on either side: nothing about it was compared. */
+export interface NotCompared {
+  fingerprint: string;
+  normalized: string;
+  /** Statements of it captured over all replays of both sides. */
+  captured: number;
+  /** Why it did not run, in words. */
+  reason: string;
+}
+
+export interface Coverage {
+  base: SideCoverage;
+  head: SideCoverage;
+  /** The option: the share of captured statements base must execute (a fraction). */
+  min_coverage: number;
+  /** Base executed at least `min_coverage`. */
+  sufficient: boolean;
+  /** The error most likely behind skipped transactions (the most frequent one on base), or null. */
+  first_cause: string | null;
+  not_compared: NotCompared[];
+}
+
+/** Generated keys over a run's replays (docs/keys.md). */
+export interface KeysSummary {
+  replays: number;
+  /** Producers and links of the workload, with substituted and unresolved summed over the replays. */
+  correlation: CorrelationReport | null;
+  /** What was done to the sequences before the first replay (every replay does the same). */
+  sequences: SequenceOutcome[] | null;
 }
 
 /** One migration applied to a schema. */
@@ -225,5 +274,9 @@ export interface GateReport {
   comparison: Comparison | null;
   /** Query plans, buffers and server time per fingerprint (docs/plans.md); null or absent when not probed. */
   plans?: PlansReport | null;
+  /** What share of the workload each side ran, and what never ran (docs/gate.md); absent in older reports. */
+  coverage?: Coverage | null;
+  /** What key correlation and sequence alignment did (docs/keys.md); null when the workload has no generated keys. */
+  keys?: KeysSummary | null;
   warnings: string[];
 }

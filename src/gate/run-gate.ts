@@ -24,6 +24,7 @@ import { passwordOf, redact } from '../provision/url.js';
 import { type Checkout, checkoutBase, currentCommit } from '../schema/base-checkout.js';
 import { BaseSchemaError, buildTemplates, type Templates } from '../schema/templates.js';
 import { sideAccounting } from './accounting.js';
+import { coverageOf, keysSummary } from './coverage.js';
 import { pullRequestFromEnv, runnerDescription } from './github-event.js';
 import { planConfirmation, planReplays, type PlannedReplay } from './round-plan.js';
 import {
@@ -75,6 +76,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     max_new_errors: config.thresholds.maxNewErrors,
     confidence: config.thresholds.confidence,
     plan_rules: config.planRules,
+    min_coverage: config.thresholds.minCoverage,
   };
   const pr = pullRequestFromEnv(context.env);
   const environment: Environment = {
@@ -114,6 +116,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       migration_failure: state.migrationFailure,
       replays: state.replays,
       accounting: state.reports.length > 0 ? { base: sideAccounting(of('base')), head: sideAccounting(of('head')) } : null,
+      coverage: state.reports.length > 0 ? coverageOf(of('base'), of('head'), config.thresholds.minCoverage) : null,
+      keys: keysSummary(state.reports.map((r) => r.report)),
       plans: state.plans,
     };
   };
@@ -264,7 +268,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       );
     }
     state.plans = await probeTemplates(workload, comparison, state.templates, server, counters, logger);
-    const decided = decideVerdict({ comparison, migrationFailure: null, thresholds, plans: state.plans });
+    const coverage = coverageOf(of('base'), of('head'), config.thresholds.minCoverage);
+    const decided = decideVerdict({ comparison, coverage, migrationFailure: null, thresholds, plans: state.plans });
     const exitCode = exitCodeOfVerdict(decided.verdict);
     const error = decided.verdict === 'error' ? new InfraError(decided.reasons[0] ?? decided.headline) : undefined;
     return {

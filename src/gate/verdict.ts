@@ -10,10 +10,13 @@ import { micros, plural } from '../format/units.js';
 import { maskMessage } from '../report/mask.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import type { PlansReport } from '../plans/types.js';
-import type { Comparison, LatencyComparison, MigrationFailure, Thresholds, Verdict } from './report-types.js';
+import { inconclusiveHeadline, notComparedWarnings, sharePercent } from './coverage.js';
+import type { Comparison, Coverage, LatencyComparison, MigrationFailure, Thresholds, Verdict } from './report-types.js';
 
 export interface VerdictInputs {
   comparison: Comparison | null;
+  /** What share of the workload ran; a pass needs base to have run `min_coverage` of it. */
+  coverage?: Coverage | null;
   migrationFailure: MigrationFailure | null;
   thresholds: Thresholds;
   /** The plan probe's findings; absent or null when none ran. */
@@ -52,7 +55,9 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
   if (!comparison) throw new Error('decideVerdict: no comparison and no migration failure');
 
   const reasons: string[] = [];
-  const warnings: string[] = [];
+  // What never ran comes first: it is what the comparison below cannot speak for.
+  const coverage = inputs.coverage ?? null;
+  const warnings: string[] = coverage ? notComparedWarnings(coverage) : [];
   const slower = comparison.fingerprints.filter((f) => f.regressed);
   for (const f of slower) reasons.push(latencyLine(`\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`, f, thresholds.confidence));
   if (comparison.overall.regressed) reasons.push(latencyLine('whole workload', comparison.overall, thresholds.confidence));
@@ -101,6 +106,8 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
     if (planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
     if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, 'query', 'queries')} reading more buffers`);
     if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
+    // A regression in what did run stands, whatever did not run; the gap is said, not hidden.
+    if (coverage && !coverage.sufficient) warnings.unshift(`only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`);
     return { verdict: 'regression', headline: `regression: ${parts.join(', ')}`, reasons, warnings };
   }
   // The plan rules were asked for and could not be evaluated everywhere: no pass.
@@ -120,6 +127,17 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
       warnings,
     };
   }
+  if (coverage && !coverage.sufficient) {
+    return {
+      verdict: 'inconclusive',
+      headline: inconclusiveHeadline(coverage),
+      reasons: [
+        `base executed ${sharePercent(coverage.base.executed_share)} of the captured statements, less than the ${sharePercent(coverage.min_coverage)} min-coverage: ` +
+          'what did not run was not measured, so no regression in it could be seen; make the workload replay (seed the rows it reads, see docs/keys.md for generated ids) or lower min-coverage',
+      ],
+      warnings,
+    };
+  }
   const headline =
     `pass: ${plural(comparison.fingerprints.length, 'fingerprint')} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %` +
     `${newErrors > 0 ? `, ${plural(newErrors, 'new error')} (allowed: ${thresholds.max_new_errors})` : ', no new errors'}`;
@@ -127,10 +145,19 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
 }
 
 /**
- * The exit status of a verdict: 0 pass, 1 regression, 3 when something could not be measured.
+ * The exit status of a verdict: 0 pass, 1 regression, 4 inconclusive, 3 when something could not be measured.
  * @param verdict the verdict
  * @returns the exit status
  */
 export function exitCodeOfVerdict(verdict: Verdict): ExitCode {
-  return verdict === 'pass' ? ExitCode.Ok : verdict === 'regression' ? ExitCode.Regression : ExitCode.Infrastructure;
+  switch (verdict) {
+    case 'pass':
+      return ExitCode.Ok;
+    case 'regression':
+      return ExitCode.Regression;
+    case 'inconclusive':
+      return ExitCode.Inconclusive;
+    case 'error':
+      return ExitCode.Infrastructure;
+  }
 }

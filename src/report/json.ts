@@ -76,11 +76,55 @@ const sideAccounting = z.object({
   not_executed: count,
 });
 
+const sideCoverage = z.object({
+  captured: count,
+  executed: count,
+  skipped: count,
+  not_executed: count,
+  skipped_by_reason: z.record(z.string(), count),
+  not_executed_by_reason: z.record(z.string(), count),
+  executed_share: z.number().min(0).max(1),
+});
+
+const coverageSchema = z.object({
+  base: sideCoverage,
+  head: sideCoverage,
+  min_coverage: z.number().min(0).max(1),
+  sufficient: z.boolean(),
+  first_cause: z.string().nullable(),
+  not_compared: z.array(z.object({ fingerprint: z.string(), normalized: z.string(), captured: count, reason: z.string() })),
+});
+
+const keysSchema = z.object({
+  replays: count,
+  correlation: z
+    .object({
+      source: z.enum(['none', 'response_values', 'inferred', 'mixed']),
+      producers: count,
+      links: count,
+      inferred: count,
+      substituted: count,
+      unresolved: count,
+    })
+    .nullable(),
+  sequences: z
+    .array(
+      z.object({
+        sequence: z.string(),
+        value: z.number().int().nullable(),
+        source: z.enum(['snapshot', 'inferred']),
+        action: z.enum(['set', 'kept']),
+        reason: z.string().nullable(),
+      }),
+    )
+    .nullable(),
+});
+
 /** The schema of a {@link GateReport}. */
 export const gateReportSchema = z.object({
   schema_version: z.literal(REPORT_SCHEMA_VERSION),
   tool: z.object({ name: z.literal('pg-retest-action'), version: z.string() }),
-  verdict: z.enum(['pass', 'regression', 'error']),
+  verdict: z.enum(['pass', 'regression', 'inconclusive', 'error']),
   headline: z.string(),
   reasons: z.array(z.string()),
   error: z.object({ stage: z.string(), message: z.string() }).nullable(),
@@ -91,6 +135,7 @@ export const gateReportSchema = z.object({
     max_new_errors: count,
     confidence: z.number().gt(0).lt(1),
     plan_rules: planRulesSchema.optional(),
+    min_coverage: z.number().min(0).max(1).optional(),
   }),
   environment: z.object({
     server_version: z.string().nullable(),
@@ -129,6 +174,8 @@ export const gateReportSchema = z.object({
   accounting: z.object({ base: sideAccounting, head: sideAccounting }).nullable(),
   comparison: comparison.nullable(),
   plans: plansReportSchema.nullable().optional(),
+  coverage: coverageSchema.nullable().optional(),
+  keys: keysSchema.nullable().optional(),
   warnings: z.array(z.string()),
 }) satisfies z.ZodType<GateReport>;
 

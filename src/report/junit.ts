@@ -7,6 +7,7 @@
  *   migrations apply, every session replayed and accounted for), plus, for an `error` verdict, a
  *   test case with an `<error>` naming the stage. A rule that could not be evaluated is skipped.
  */
+import { inconclusiveHeadline, sharePercent } from '../gate/coverage.js';
 import type { FingerprintComparison, GateReport, LatencyComparison } from '../gate/report-types.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import { oneLine } from '../format/table.js';
@@ -186,7 +187,31 @@ function thresholdSuite(report: GateReport, mask: boolean): TestSuite {
   }
 
   cases.push(threshold('all sessions replayed and accounted for', accountingOutcome(report)));
+  cases.push(threshold(`min-coverage: base executes at least ${sharePercent(report.thresholds.min_coverage ?? 0)} of the captured statements`, coverageOutcome(report)));
   return { name: 'thresholds', cases };
+}
+
+/** ` (transaction_aborted 855)`, or nothing when there are no reasons. */
+function byReason(reasons: Record<string, number>): string {
+  const parts = Object.entries(reasons).map(([reason, n]) => `${reason} ${count(n)}`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+/** Base ran enough of the workload for its comparison to speak for it (inconclusive: a failure). */
+function coverageOutcome(report: GateReport): Outcome {
+  const c = report.coverage;
+  if (!c) return { kind: 'skipped', message: 'not measured: no replay ran' };
+  const body = [
+    ...(['base', 'head'] as const).map(
+      (side) =>
+        `${side}: ${count(c[side].captured)} captured, ${count(c[side].executed)} executed (${sharePercent(c[side].executed_share)}), ` +
+        `${count(c[side].skipped)} skipped${byReason(c[side].skipped_by_reason)}, ${count(c[side].not_executed)} not executed${byReason(c[side].not_executed_by_reason)}`,
+    ),
+    ...c.not_compared.map((n) => `not compared: ${n.normalized} (${n.fingerprint}): ${n.reason}`),
+  ].join('\n');
+  return c.sufficient
+    ? { kind: 'passed' }
+    : { kind: 'failure', type: 'inconclusive', message: inconclusiveHeadline(c), body };
 }
 
 /** Every planned session completed and every captured statement executed, skipped or reported. */

@@ -14,6 +14,8 @@ import type {
   SideAccounting,
 } from '../gate/report-types.js';
 import { count, micros, plural } from '../format/units.js';
+import { sharePercent } from '../gate/coverage.js';
+import { coverageLines, coverageRows, keysRows } from './markdown-coverage.js';
 import { maskMessage } from './mask.js';
 import { planCells, planHeaders, statsSource } from './markdown-plans.js';
 import { evaluatePlanRules } from '../plans/rules.js';
@@ -85,6 +87,10 @@ export function verdictPhrase(report: GateReport): string {
     const floor = c ? ` (noise floor ${fractionPercent(c.noise_floor.value)})` : '';
     return `pass — no regression beyond ${fractionPercent(t.p95_threshold)}${floor}`;
   }
+  if (report.verdict === 'inconclusive') {
+    const share = report.coverage ? sharePercent(1 - report.coverage.base.executed_share) : 'too much';
+    return `inconclusive — ${share} of the captured workload did not run on base`;
+  }
   if (report.verdict === 'error') {
     const what = report.error?.message ?? report.headline;
     return `error — could not measure: ${firstLine(what, 200)}`;
@@ -103,7 +109,7 @@ export function verdictPhrase(report: GateReport): string {
   return `regression — ${parts.length > 0 ? parts.join(', ') : firstLine(report.headline, 200)}`;
 }
 
-const ICONS = { pass: '✅', regression: '❌', error: '⚠️' } as const;
+const ICONS = { pass: '✅', regression: '❌', inconclusive: '⚠️', error: '⚠️' } as const;
 
 /** The heading, the headline and the reasons. */
 export function verdictSection(ctx: Context): string[] {
@@ -139,7 +145,8 @@ export function summarySection(ctx: Context): string[] {
   if (c === null && a === null) return [];
   const rows: string[][] = [];
   if (a !== null) {
-    rows.push(accountingRow('statements executed', a.base, a.head, (s) => s.executed));
+    if (ctx.report.coverage) rows.push(...coverageRows(ctx.report.coverage));
+    else rows.push(accountingRow('statements executed', a.base, a.head, (s) => s.executed));
     rows.push([
       'sessions completed',
       `${count(a.base.sessions_completed)} / ${count(a.base.sessions_planned)}`,
@@ -159,6 +166,7 @@ export function summarySection(ctx: Context): string[] {
         `noise floor ${fractionPercent(c.noise_floor.value)} from replaying base twice.`,
     );
   }
+  if (ctx.report.coverage) lines.push('', ...coverageLines(ctx.report.coverage));
   return [...lines, ''];
 }
 
@@ -459,6 +467,7 @@ export function environmentSection(ctx: Context): string[] {
     ['wall time', wallTime(e.wall_time_ms)],
     ['noise floor', noise ? `${fractionPercent(noise.value)} over ${plural(noise.fingerprints, 'fingerprint')}: ${text(noise.method)}` : '–'],
     ...(r.plans ? ([['buffers and server time', statsSource(r.plans)]] as [string, string][]) : []),
+    ...keysRows(r.keys),
     [
       'thresholds',
       `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, min calls ${count(t.min_calls)}, ` +

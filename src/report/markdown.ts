@@ -23,6 +23,7 @@ import {
   verdictPhrase,
   verdictSection,
 } from './markdown-sections.js';
+import { notComparedSection } from './markdown-coverage.js';
 import { planChangesSection } from './markdown-plans.js';
 import { text } from './markdown-text.js';
 
@@ -98,6 +99,7 @@ function renderWith(report: GateReport, options: MarkdownOptions, limits: Limits
     ...verdictSection(ctx),
     ...errorSection(ctx),
     ...migrationFailureSection(ctx),
+    ...notComparedSection(report),
     ...summarySection(ctx),
     ...regressionsSection(ctx),
     ...(options.chart === false ? [] : chartSection(ctx)),

@@ -5,16 +5,14 @@
 mod support;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use pg_retest_core::keys::KeySource;
-use pg_retest_core::replay::{replay, ReplayOptions, ReplayReport};
+use pg_retest_core::replay::{ReplayOptions, ReplayReport};
 use pg_retest_core::wkl::{
     self, Metadata, Query, QueryKind, ResponseRow, SequenceState, Session, WorkloadProfile,
 };
 use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
-use support::{fresh_database, scalar, sql};
-use tokio_util::sync::CancellationToken;
+use support::{fresh_database, replay_to_end, scalar, sql};
 
 const SESSIONS: u64 = 6;
 const ORDERS_PER_SESSION: u64 = 5;
@@ -121,13 +119,7 @@ async fn run(url: &str, w: Arc<Workload>, correlate: bool, align: bool) -> Repla
         align_sequences: align,
         ..Default::default()
     };
-    tokio::time::timeout(
-        Duration::from_secs(120),
-        replay(w, o, None, CancellationToken::new()),
-    )
-    .await
-    .expect("replay hung")
-    .expect("replay failed to start")
+    replay_to_end(w, o).await
 }
 
 /// A database as the seed leaves it, with the orders sequence moved far from capture time.

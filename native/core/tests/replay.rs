@@ -11,7 +11,7 @@ use pg_retest_core::replay::{
 use pg_retest_core::scale::{ClassFactors, ScaleOptions};
 use pg_retest_core::wkl::QueryKind;
 use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
-use support::{fresh_database, scalar, sql, TestServer};
+use support::{fresh_database, replay_to_end, scalar, sql, TestServer};
 use tokio_util::sync::CancellationToken;
 
 fn info() -> WorkloadInfo {
@@ -39,14 +39,7 @@ fn opts(url: &str) -> ReplayOptions {
 }
 
 async fn run(w: Arc<Workload>, o: ReplayOptions) -> ReplayReport {
-    // Hang guard: a replay must always end.
-    tokio::time::timeout(
-        Duration::from_secs(120),
-        replay(w, o, None, CancellationToken::new()),
-    )
-    .await
-    .expect("replay hung")
-    .expect("replay failed to start")
+    replay_to_end(w, o).await
 }
 
 fn assert_adds_up(r: &ReplayReport) {

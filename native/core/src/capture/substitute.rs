@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::sql::lex::{dollar_tag_end, find, ident_char_before, skip_block_comment, skip_quoted};
+use crate::sql::lex::{ident_char_before, non_code_at};
 
 /// Why a statement could not be completed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,42 +63,21 @@ fn for_each_placeholder<'a, E>(
     let mut i = 0;
     let mut copied = 0;
     while i < b.len() {
-        let c = b[i];
-        match c {
-            b'\'' => {
-                // E'...' allows backslash escapes; a standard string only doubled quotes.
-                let escapes =
-                    i > 0 && matches!(b[i - 1], b'e' | b'E') && !ident_char_before(b, i - 1);
-                i = skip_quoted(b, i + 1, b'\'', escapes);
-            }
-            b'"' => i = skip_quoted(b, i + 1, b'"', false),
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                i = b[i..]
-                    .iter()
-                    .position(|&x| x == b'\n')
-                    .map_or(b.len(), |p| i + p + 1);
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i + 2),
-            b'$' if !ident_char_before(b, i) => {
-                let digits = b[i + 1..].iter().take_while(|x| x.is_ascii_digit()).count();
-                if digits > 0 {
-                    if let Ok(n) = sql[i + 1..i + 1 + digits].parse::<u32>() {
-                        f(Piece::Text(&sql[copied..i]))?;
-                        f(Piece::Placeholder(n))?;
-                        i += 1 + digits;
-                        copied = i;
-                        continue;
-                    }
-                    i += 1 + digits;
-                } else if let Some(end) = dollar_tag_end(b, i) {
-                    let tag = &b[i..=end];
-                    i = find(b, end + 1, tag).map_or(b.len(), |p| p + tag.len());
-                } else {
-                    i += 1;
-                }
-            }
-            _ => i += 1,
+        if let Some((_, end)) = non_code_at(b, i) {
+            i = end;
+            continue;
         }
+        if b[i] == b'$' && !ident_char_before(b, i) {
+            let digits = b[i + 1..].iter().take_while(|x| x.is_ascii_digit()).count();
+            if let Ok(n) = sql[i + 1..i + 1 + digits].parse::<u32>() {
+                f(Piece::Text(&sql[copied..i]))?;
+                f(Piece::Placeholder(n))?;
+                copied = i + 1 + digits;
+            }
+            i += 1 + digits;
+            continue;
+        }
+        i += 1;
     }
     f(Piece::Text(&sql[copied..]))
 }

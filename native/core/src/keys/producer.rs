@@ -124,37 +124,34 @@ fn const_string(c: &pg_query::protobuf::AConst) -> Option<String> {
     }
 }
 
+/// A DML statement's RETURNING list as a producer (none when the list is empty).
+fn returning(
+    relation: &pg_query::protobuf::RangeVar,
+    clause: &pg_query::protobuf::ReturningClause,
+    generates: bool,
+) -> Option<Producer> {
+    let (columns, origins) = returned(&relation_name(relation), &clause.exprs);
+    (!columns.is_empty()).then_some(Producer {
+        columns,
+        origins,
+        generates,
+    })
+}
+
 /// The producer `sql` is, if it is one (the last statement of a multi-statement text decides).
 pub fn producer(sql: &str) -> Option<Producer> {
     let parsed = pg_query::parse(sql, 0).ok()?;
     let node = parsed.protobuf.stmts.last()?.stmt.as_ref()?.node.as_ref()?;
     match node {
+        // Only an INSERT generates; UPDATE and DELETE read existing values back.
         NodeEnum::InsertStmt(s) => {
-            let table = relation_name(s.relation.as_ref()?);
-            let (columns, origins) = returned(&table, &s.returning_clause.as_ref()?.exprs);
-            (!columns.is_empty()).then_some(Producer {
-                columns,
-                origins,
-                generates: true,
-            })
+            returning(s.relation.as_ref()?, s.returning_clause.as_ref()?, true)
         }
         NodeEnum::UpdateStmt(s) => {
-            let table = relation_name(s.relation.as_ref()?);
-            let (columns, origins) = returned(&table, &s.returning_clause.as_ref()?.exprs);
-            (!columns.is_empty()).then_some(Producer {
-                columns,
-                origins,
-                generates: false,
-            })
+            returning(s.relation.as_ref()?, s.returning_clause.as_ref()?, false)
         }
         NodeEnum::DeleteStmt(s) => {
-            let table = relation_name(s.relation.as_ref()?);
-            let (columns, origins) = returned(&table, &s.returning_clause.as_ref()?.exprs);
-            (!columns.is_empty()).then_some(Producer {
-                columns,
-                origins,
-                generates: false,
-            })
+            returning(s.relation.as_ref()?, s.returning_clause.as_ref()?, false)
         }
         NodeEnum::SelectStmt(s) if s.from_clause.is_empty() => {
             let mut columns = Vec::new();

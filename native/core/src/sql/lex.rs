@@ -98,6 +98,49 @@ pub struct Literal<'a> {
     pub value: std::borrow::Cow<'a, str>,
 }
 
+/// What a span that is not code is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NonCode {
+    /// A `'…'` string with no prefix (`E`, `U&`, `B`, `X`): its content is its value.
+    StandardString,
+    /// Any other string, a quoted identifier, a comment or a dollar-quoted body.
+    Other,
+}
+
+/// When a span that is not code starts at `i`, its kind and the index just past it. `$n`
+/// parameters are code (the callers decide what they are); `$tag$` opens a dollar quote.
+pub(crate) fn non_code_at(b: &[u8], i: usize) -> Option<(NonCode, usize)> {
+    match b[i] {
+        b'\'' => {
+            // E'...' allows backslash escapes; a standard string only doubled quotes.
+            let escapes = i > 0 && matches!(b[i - 1], b'e' | b'E') && !ident_char_before(b, i - 1);
+            let kind = if ident_char_before(b, i) {
+                NonCode::Other
+            } else {
+                NonCode::StandardString
+            };
+            Some((kind, skip_quoted(b, i + 1, b'\'', escapes)))
+        }
+        b'"' => Some((NonCode::Other, skip_quoted(b, i + 1, b'"', false))),
+        b'-' if b.get(i + 1) == Some(&b'-') => Some((
+            NonCode::Other,
+            b[i..]
+                .iter()
+                .position(|&x| x == b'\n')
+                .map_or(b.len(), |p| i + p + 1),
+        )),
+        b'/' if b.get(i + 1) == Some(&b'*') => Some((NonCode::Other, skip_block_comment(b, i + 2))),
+        b'$' if !ident_char_before(b, i) => dollar_tag_end(b, i).map(|end| {
+            let tag = &b[i..=end];
+            (
+                NonCode::Other,
+                find(b, end + 1, tag).map_or(b.len(), |p| p + tag.len()),
+            )
+        }),
+        _ => None,
+    }
+}
+
 /// Every integer and standard string constant in the code of `sql`, in order. Comments, quoted
 /// identifiers, dollar-quoted bodies, `$n` parameters and prefixed strings are passed over.
 pub fn literals(sql: &str) -> Vec<Literal<'_>> {
@@ -105,47 +148,30 @@ pub fn literals(sql: &str) -> Vec<Literal<'_>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
+        if let Some((kind, end)) = non_code_at(b, i) {
+            // A closed standard string only (an unterminated one runs to the end of the text).
+            if kind == NonCode::StandardString && end >= i + 2 && b[end - 1] == b'\'' {
+                let inner = &sql[i + 1..end - 1];
+                let value = if inner.contains('\'') {
+                    std::borrow::Cow::Owned(inner.replace("''", "'"))
+                } else {
+                    std::borrow::Cow::Borrowed(inner)
+                };
+                out.push(Literal {
+                    kind: LiteralKind::String,
+                    start: i,
+                    end,
+                    value,
+                });
+            }
+            i = end;
+            continue;
+        }
         let c = b[i];
         match c {
-            b'\'' => {
-                let prefixed = ident_char_before(b, i);
-                let escapes = prefixed && matches!(b[i - 1], b'e' | b'E');
-                let end = skip_quoted(b, i + 1, b'\'', escapes);
-                // A closed standard string only: `'…'` with nothing glued before it.
-                if !prefixed && end <= b.len() && end >= i + 2 && b[end - 1] == b'\'' {
-                    let inner = &sql[i + 1..end - 1];
-                    let value = if inner.contains('\'') {
-                        std::borrow::Cow::Owned(inner.replace("''", "'"))
-                    } else {
-                        std::borrow::Cow::Borrowed(inner)
-                    };
-                    out.push(Literal {
-                        kind: LiteralKind::String,
-                        start: i,
-                        end,
-                        value,
-                    });
-                }
-                i = end;
-            }
-            b'"' => i = skip_quoted(b, i + 1, b'"', false),
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                i = b[i..]
-                    .iter()
-                    .position(|&x| x == b'\n')
-                    .map_or(b.len(), |p| i + p + 1);
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i + 2),
             b'$' if !ident_char_before(b, i) => {
-                let digits = b[i + 1..].iter().take_while(|x| x.is_ascii_digit()).count();
-                if digits > 0 {
-                    i += 1 + digits;
-                } else if let Some(end) = dollar_tag_end(b, i) {
-                    let tag = &b[i..=end];
-                    i = find(b, end + 1, tag).map_or(b.len(), |p| p + tag.len());
-                } else {
-                    i += 1;
-                }
+                // `$n`: a parameter, not a literal.
+                i += 1 + b[i + 1..].iter().take_while(|x| x.is_ascii_digit()).count();
             }
             b'0'..=b'9' => {
                 let start = i;
@@ -172,8 +198,8 @@ pub fn literals(sql: &str) -> Vec<Literal<'_>> {
                     }
                 }
             }
-            _ if ident_char_before(b, i + 1) && !c.is_ascii_digit() => {
-                // Skip a whole word so that digits inside it (`t1`, `a2b`) are not numbers.
+            _ if ident_char_before(b, i + 1) => {
+                // A whole word, so that digits inside it (`t1`, `a2b`) are not numbers.
                 while i < b.len()
                     && (b[i].is_ascii_alphanumeric()
                         || b[i] == b'_'

@@ -298,3 +298,18 @@ pub async fn scalar(url: &str, text: &str) -> String {
     }
     panic!("no row from {text}");
 }
+
+/// Replays to the end, or fails the test: a replay must always end (the hang guard), and these
+/// tests always give it a target it can start on.
+pub async fn replay_to_end(
+    w: std::sync::Arc<pg_retest_core::workload::Workload>,
+    o: pg_retest_core::replay::ReplayOptions,
+) -> pg_retest_core::replay::ReplayReport {
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        pg_retest_core::replay::replay(w, o, None, tokio_util::sync::CancellationToken::new()),
+    )
+    .await
+    .expect("replay hung")
+    .expect("replay failed to start")
+}

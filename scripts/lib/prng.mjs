@@ -1,0 +1,17 @@
+// A tiny seeded PRNG (mulberry32) for the example workloads' generators: the same seed gives
+// the same traffic mix on every run, so regenerated files differ only where they must.
+
+/**
+ * @param {number} seed
+ * @returns {() => number} uniform numbers in [0, 1)
+ */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
