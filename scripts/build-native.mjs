@@ -5,8 +5,9 @@
 // only needs the cdylib under the right name, and cargo's own output and exit
 // status are then all there is to read when the build breaks.
 //
-//   node scripts/build-native.mjs           release build (what CI and dist/ use)
-//   node scripts/build-native.mjs --debug   faster debug build for local work
+//   node scripts/build-native.mjs                release build (what dist/ ships)
+//   node scripts/build-native.mjs --debug        faster debug build for local work
+//   node scripts/build-native.mjs --profile ci   the test suite's build: optimised, no LTO
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,6 +15,14 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const debug = process.argv.includes('--debug');
+const profileAt = process.argv.indexOf('--profile');
+/** Cargo's profile, and the directory under target/ it builds into. */
+const profile = debug ? 'dev' : profileAt > 0 ? process.argv[profileAt + 1] : 'release';
+if (!profile || !/^[a-z][a-z0-9_-]*$/.test(profile)) {
+  console.error('build-native: --profile needs a cargo profile name (e.g. ci)');
+  process.exit(2);
+}
+const profileDir = profile === 'dev' ? 'debug' : profile;
 
 /** Platforms we build for: Node's platform/arch → napi-rs target triple suffix and library file name. */
 function platformTarget() {
@@ -44,12 +53,12 @@ if (metadata.error) fail(`cannot run cargo (${metadata.error.message}); install 
 if (metadata.status !== 0) fail(`cargo metadata failed:\n${metadata.stderr}`);
 const targetDir = JSON.parse(metadata.stdout).target_directory;
 
-const args = ['build', '-p', 'pg-retest-node', ...(debug ? [] : ['--release'])];
+const args = ['build', '-p', 'pg-retest-node', '--profile', profile];
 console.error(`build-native: cargo ${args.join(' ')}`);
 const build = spawnSync('cargo', args, { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) fail(`cargo build failed (${build.status ?? build.signal})`);
 
-const built = path.join(targetDir, debug ? 'debug' : 'release', target.library);
+const built = path.join(targetDir, profileDir, target.library);
 if (!fs.existsSync(built)) fail(`cargo succeeded but ${built} does not exist`);
 const out = path.join(root, 'build', `engine.${target.triple}.node`);
 fs.mkdirSync(path.dirname(out), { recursive: true });
@@ -57,4 +66,4 @@ fs.mkdirSync(path.dirname(out), { recursive: true });
 // file loaded never sees a half-written one.
 fs.copyFileSync(built, `${out}.tmp`);
 fs.renameSync(`${out}.tmp`, out);
-console.error(`build-native: ${path.relative(root, out)} (${debug ? 'debug' : 'release'})`);
+console.error(`build-native: ${path.relative(root, out)} (${profile})`);

@@ -30,8 +30,8 @@ for (const flag of flags) {
  * @type {{ name: string, runner?: boolean, passed: number, failed: number, skipped: number, note: string }[]}
  */
 const results = [];
-/** The child currently running, so that an interrupt can be passed on. */
-let running;
+/** The children running (the two suites run side by side), so that an interrupt reaches both. */
+const running = new Set();
 let interrupted = false;
 
 /**
@@ -63,7 +63,7 @@ function stopStep(child) {
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     interrupted = true;
-    if (running) stopStep(running);
+    for (const child of running) stopStep(child);
   });
 }
 
@@ -84,7 +84,7 @@ function run(command, args, { env = process.env, onLine } = {}) {
       detached: true,
       stdio: ['ignore', onLine ? 'pipe' : 'inherit', 'inherit'],
     });
-    running = child;
+    running.add(child);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -107,7 +107,7 @@ function run(command, args, { env = process.env, onLine } = {}) {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      running = undefined;
+      running.delete(child);
       if (onLine && pending) onLine(pending);
       pending = '';
       resolve({ ...outcome, timedOut });
@@ -150,6 +150,24 @@ async function step(name, command, args) {
 }
 
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+
+/** The ten slowest vitest tests, printed before the summary. */
+const slowest = [];
+
+/**
+ * The slowest tests of a vitest JSON report.
+ * @param {{ testResults: { name: string, assertionResults: { fullName: string, duration?: number }[] }[] }} json
+ * @param {number} n how many
+ * @returns {{ name: string, ms: number }[]}
+ */
+function slowestTests(json, n) {
+  return json.testResults
+    .flatMap((file) =>
+      file.assertionResults.map((t) => ({ name: `${path.relative(root, file.name)} > ${t.fullName}`, ms: t.duration ?? 0 })),
+    )
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, n);
+}
 
 async function cargoTests(env) {
   if (interrupted) return;
@@ -198,6 +216,7 @@ async function vitestTests(env) {
     skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
     // A test file that fails to load has no tests to count; count the file.
     const brokenFiles = json.testResults.filter((file) => file.status === 'failed' && file.assertionResults.length === 0);
+    slowest.push(...slowestTests(json, 10));
     failed += brokenFiles.length;
     if (brokenFiles.length) note += `, ${brokenFiles.length} test file(s) failed to load`;
   } catch (err) {
@@ -214,7 +233,8 @@ async function vitestTests(env) {
 
 async function main() {
   if (!flags.has('--skip-build')) {
-    await step('build:native', 'npm', ['run', '--silent', 'build:native']);
+    // The ci profile: optimised like the shipped engine, without its LTO (minutes on 2 cores).
+    await step('build:native (profile ci)', process.execPath, [path.join(root, 'scripts', 'build-native.mjs'), '--profile', 'ci']);
     await step('build:ts (typecheck)', 'npm', ['run', '--silent', 'build:ts']);
   }
 
@@ -239,8 +259,12 @@ async function main() {
 
   try {
     if (env.PG_RETEST_TEST_URL) {
-      if (!flags.has('--skip-cargo')) await cargoTests(env);
-      if (!flags.has('--skip-vitest')) await vitestTests(env);
+      // Both suites spend most of their time waiting on PostgreSQL (replays keep the captured
+      // timing), so they run side by side against the same server, each in databases of its own.
+      await Promise.all([
+        flags.has('--skip-cargo') ? undefined : cargoTests(env),
+        flags.has('--skip-vitest') ? undefined : vitestTests(env),
+      ]);
     }
   } finally {
     if (server) await server.stop();
@@ -248,6 +272,10 @@ async function main() {
 
   if (interrupted) results.push({ name: 'interrupted', passed: 0, failed: 1, skipped: 0, note: 'stopped by a signal' });
 
+  if (slowest.length > 0) {
+    heading('slowest tests');
+    for (const t of slowest) console.log(`${(t.ms / 1000).toFixed(1).padStart(7)} s  ${t.name}`);
+  }
   heading('summary');
   for (const r of results) {
     const counts = r.runner ? `${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped; ` : '';
