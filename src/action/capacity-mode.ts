@@ -12,7 +12,8 @@ import { renderCapacityMarkdown } from '../capacity/markdown.js';
 import type { CapacityReport } from '../capacity/report-types.js';
 import { runCapacity } from '../capacity/run-sweep.js';
 import { renderCapacitySvg } from '../capacity/svg.js';
-import { ExitCode } from '../exit-codes.js';
+import type { ExitCode } from '../exit-codes.js';
+import { endStep } from './end-step.js';
 import type { EventInfo } from './event.js';
 import type { GitHubApi } from './github-api.js';
 import { type ActionOptions, type InputReader, readCapacityConfig } from './inputs.js';
@@ -45,16 +46,8 @@ export async function capacityMode(read: InputReader, options: ActionOptions, ev
   });
   for (const [name, value] of Object.entries(capacityOutputs(report, paths, commentUrl))) core.setOutput(name, scrub(value));
 
-  if (report.verdict === 'pass' || report.verdict === 'report') {
-    core.info(report.headline);
-    return ExitCode.Ok;
-  }
-  if (report.verdict === 'fail' && !options['fail-on-regression']) {
-    core.warning(`${scrub(report.headline)} (not failing: fail-on-regression is false)`);
-    return ExitCode.Ok;
-  }
-  core.setFailed(scrub(error ? error.message.replace(/\s*\n\s*/g, ' ') : report.headline));
-  return exitCode;
+  const kind = report.verdict === 'pass' || report.verdict === 'report' ? 'pass' : report.verdict === 'fail' ? 'regression' : 'failed';
+  return endStep(kind, report.headline, exitCode, error, options['fail-on-regression']);
 }
 
 interface CapacityPaths {

@@ -27,6 +27,7 @@ import { ActionInput } from './names.js';
 import { baselineOutputs, outputsOf, type ReportPaths } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
 import { reportMarkdown, writeReportFiles } from './report-files.js';
+import { endStep } from './end-step.js';
 import { inRunDir } from './state.js';
 
 /**
@@ -190,16 +191,8 @@ function setOutputs(report: GateReport, paths: ReportPaths | undefined, commentU
 }
 
 function verdict(report: GateReport, exitCode: ExitCode, error: CliError | undefined, options: ActionOptions): ExitCode {
-  if (report.verdict === 'pass') {
-    core.info(report.headline);
-    return ExitCode.Ok;
-  }
-  if (report.verdict === 'regression' && !options['fail-on-regression']) {
-    core.warning(`${scrub(report.headline)} (not failing: fail-on-regression is false)`);
-    return ExitCode.Ok;
-  }
-  core.setFailed(scrub(error ? error.message.replace(/\s*\n\s*/g, ' ') : report.headline));
-  return exitCode;
+  const kind = report.verdict === 'pass' || report.verdict === 'regression' ? report.verdict : 'failed';
+  return endStep(kind, report.headline, exitCode, error, options['fail-on-regression']);
 }
 
 function glibcVersion(): string | undefined {

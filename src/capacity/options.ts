@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { CommandSpec, OptionDefs } from '../cli/argv.js';
 import { classScaleFrom, classScaleOptions } from '../cli/class-scale-options.js';
 import { filePath, flag, numberValue } from '../cli/option-types.js';
-import { gateOptions, type GateTarget, type SchemaSource } from '../config/gate-options.js';
+import { gateOptions, type GateTarget, schemaSourceOf, seedSourceOf } from '../config/gate-options.js';
 import { percentValue } from '../config/values.js';
 import { KNEE_DEFAULTS } from './knee.js';
 
@@ -117,22 +117,16 @@ export const capacitySchema = z
   .transform((raw) => {
     const target: GateTarget =
       raw['database-url'] !== undefined ? { kind: 'database-url', url: raw['database-url'] } : { kind: raw.provision ?? 'auto', major: raw['postgres-version'] };
-    const schemaSource: SchemaSource | null =
-      raw['migrate-command'] !== undefined
-        ? { kind: 'command', command: raw['migrate-command'] }
-        : raw.migrations.length > 0
-          ? { kind: 'files', head: raw.migrations, base: raw['base-migrations'].length > 0 ? raw['base-migrations'] : undefined }
-          : null;
     return {
       workload: raw.workload,
       target,
       postgresConfig: raw['postgres-config'],
-      schema: schemaSource,
+      schema: schemaSourceOf(raw, null),
       baseRef: raw['base-ref'],
       /** Sweep base too when a base schema is named (the action adds the PR's base commit). */
       compare: raw['base-migrations'].length > 0 || raw['base-ref'] !== undefined,
       headFromScratch: raw['head-from-scratch'],
-      seed: raw.seed !== undefined ? { kind: 'file' as const, path: raw.seed } : raw['seed-command'] !== undefined ? { kind: 'command' as const, command: raw['seed-command'] } : undefined,
+      seed: seedSourceOf(raw),
       connections: raw.connections,
       scale: raw.scale ?? CAPACITY_DEFAULTS.scale,
       classScale: classScaleFrom(raw),

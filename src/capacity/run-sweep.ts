@@ -6,14 +6,14 @@
  */
 import crypto from 'node:crypto';
 import packageJson from '../../package.json' with { type: 'json' };
-import { fromEngineError } from '../cli/engine-errors.js';
 import { largestFactor } from '../cli/class-scale-options.js';
-import { replay, type ReplayReport, type Workload } from '../engine.js';
+import type { ReplayReport, Workload } from '../engine.js';
 import { CliError, ExitCode, InfraError, InterruptedError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
 import type { GateContext } from '../gate/run-gate.js';
 import { checkSeed, loadGateWorkload } from '../gate/run-gate.js';
 import { pullRequestFromEnv } from '../gate/github-event.js';
+import { replayOnce } from '../gate/replay-once.js';
 import { releaseRun, toCliError } from '../gate/run-resources.js';
 import { createDatabase, dropDatabase, runStatements } from '../provision/database.js';
 import type { Server } from '../provision/index.js';
@@ -278,33 +278,24 @@ function throwIfAborted(signal: AbortSignal): void {
 
 /** One replay at one step: a refused session fails at once (no retries), so it is counted. */
 async function replayStep(config: CapacityConfig, workload: Workload, url: string, connections: number, context: GateContext): Promise<ReplayReport> {
-  const progress = context.createProgress();
-  let result: ReplayReport;
-  try {
-    result = await replay(
-      workload,
-      {
-        conninfo: url,
-        speed: config.speed,
-        readOnly: !config.allowWrites,
-        scale: config.scale,
-        ...config.classScale,
-        maxConnections: connections,
-        // Retrying "too many clients" would queue refused sessions behind the server's limit and
-        // hide exactly what the sweep must show.
-        connectRetryMs: 0,
-        statementTimeoutMs: config.statementTimeoutMs,
-        deadlineMs: config.replayTimeoutMs,
-        applicationName: 'pg-retest-action capacity',
-      },
-      { onProgress: (p) => progress.update(p), signal: context.signal },
-    );
-  } catch (error) {
-    const mapped = fromEngineError(error, url);
-    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
-  } finally {
-    progress.finish();
-  }
+  const result = await replayOnce(
+    workload,
+    {
+      conninfo: url,
+      speed: config.speed,
+      readOnly: !config.allowWrites,
+      scale: config.scale,
+      ...config.classScale,
+      maxConnections: connections,
+      // Retrying "too many clients" would queue refused sessions behind the server's limit and
+      // hide exactly what the sweep must show.
+      connectRetryMs: 0,
+      statementTimeoutMs: config.statementTimeoutMs,
+      deadlineMs: config.replayTimeoutMs,
+      applicationName: 'pg-retest-action capacity',
+    },
+    context,
+  );
   if (result.status === 'cancelled') throw new InterruptedError('interrupted; the capacity sweep stopped before it finished');
   if (result.status !== 'completed') {
     throw new InfraError(redact(`the replay at ${connections} connections did not complete (${result.status}${result.message ? `: ${result.message}` : ''})`, passwordOf(url)));

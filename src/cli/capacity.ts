@@ -10,10 +10,8 @@ import type { CapacityReport } from '../capacity/report-types.js';
 import { runCapacity } from '../capacity/run-sweep.js';
 import { renderCapacitySvg } from '../capacity/svg.js';
 import { type ExitCode, InputError } from '../exit-codes.js';
-import { trapInterrupts } from './interrupt.js';
-import { type Io, isCi, stderrLogger } from './io.js';
-import { createProgressDisplay } from './progress.js';
-import { checkOutputDirs } from './report-files.js';
+import type { Io } from './io.js';
+import { runReportingCommand } from './reporting-command.js';
 
 /**
  * Runs `capacity`.
@@ -21,26 +19,13 @@ import { checkOutputDirs } from './report-files.js';
  * @param io where to print
  * @returns the exit status
  */
-export async function runCapacityCommand(config: CapacityConfig, io: Io): Promise<ExitCode> {
-  checkOutputDirs(config.outputs);
-  const logger = stderrLogger(io);
-  const live = io.stderr.isTTY === true && !isCi(io.env);
-  const interrupt = trapInterrupts((name) => logger.info(`\nreceived ${name}: stopping and cleaning up (send it again to exit at once)`));
-  try {
-    const outcome = await runCapacity(config, {
-      logger,
-      createProgress: () => createProgressDisplay(io.stderr, live),
-      env: io.env,
-      cwd: process.cwd(),
-      signal: interrupt.signal,
-    });
-    writeCapacityReports(outcome.report, config.outputs, io);
-    if (outcome.error) io.stderr.write(`error: ${outcome.error.message.replace(/\s*\n\s*/g, ' ')}\n`);
-    else logger.info(outcome.report.headline);
-    return outcome.exitCode;
-  } finally {
-    interrupt.dispose();
-  }
+export function runCapacityCommand(config: CapacityConfig, io: Io): Promise<ExitCode> {
+  return runReportingCommand(
+    io,
+    config.outputs,
+    (context) => runCapacity(config, context),
+    (report) => writeCapacityReports(report, config.outputs, io),
+  );
 }
 
 /**

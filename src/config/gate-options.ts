@@ -216,6 +216,39 @@ export function thresholdsFrom(raw: { 'p95-threshold'?: number; 'min-delta-ms'?:
   };
 }
 
+/** The options that say how the two schemas are built (the gate's and the capacity sweep's). */
+interface SchemaOptions {
+  'migrate-command'?: string;
+  migrations: string[];
+  'base-migrations': string[];
+}
+
+/**
+ * How the schemas are built: a migrate command, else the migration files.
+ * @param raw parsed options
+ * @param whenNone with neither a command nor migration files: `files` (an empty list: the gate,
+ *   whose checks require one or the other) or `null` (the sweep, which can sweep a database as it is)
+ * @returns the source
+ */
+export function schemaSourceOf(raw: SchemaOptions, whenNone: 'files'): SchemaSource;
+export function schemaSourceOf(raw: SchemaOptions, whenNone: null): SchemaSource | null;
+export function schemaSourceOf(raw: SchemaOptions, whenNone: 'files' | null): SchemaSource | null {
+  if (raw['migrate-command'] !== undefined) return { kind: 'command', command: raw['migrate-command'] };
+  if (raw.migrations.length === 0 && whenNone === null) return null;
+  return { kind: 'files', head: raw.migrations, base: raw['base-migrations'].length > 0 ? raw['base-migrations'] : undefined };
+}
+
+/**
+ * The seed: a file, a command, or none.
+ * @param raw parsed options
+ * @returns the source, undefined without one
+ */
+export function seedSourceOf(raw: { seed?: string; 'seed-command'?: string }): { kind: 'file'; path: string } | { kind: 'command'; command: string } | undefined {
+  if (raw.seed !== undefined) return { kind: 'file', path: raw.seed };
+  if (raw['seed-command'] !== undefined) return { kind: 'command', command: raw['seed-command'] };
+  return undefined;
+}
+
 /** Where the gate's server comes from. */
 export type GateTarget = { kind: 'database-url'; url: string } | { kind: ProvisionKind; major: number | undefined };
 
@@ -258,18 +291,14 @@ const schema = z
       raw['database-url'] !== undefined
         ? { kind: 'database-url', url: raw['database-url'] }
         : { kind: raw.provision ?? 'auto', major: raw['postgres-version'] };
-    const schemaSource: SchemaSource =
-      raw['migrate-command'] !== undefined
-        ? { kind: 'command', command: raw['migrate-command'] }
-        : { kind: 'files', head: raw.migrations, base: raw['base-migrations'].length > 0 ? raw['base-migrations'] : undefined };
     return {
       workload: raw.workload,
       target,
       postgresConfig: raw['postgres-config'],
-      schema: schemaSource,
+      schema: schemaSourceOf(raw, 'files'),
       baseRef: raw['base-ref'],
       headFromScratch: raw['head-from-scratch'],
-      seed: raw.seed !== undefined ? { kind: 'file' as const, path: raw.seed } : raw['seed-command'] !== undefined ? { kind: 'command' as const, command: raw['seed-command'] } : undefined,
+      seed: seedSourceOf(raw),
       rounds: raw.rounds ?? GATE_DEFAULTS.rounds,
       confirmRounds: raw['confirm-rounds'] ?? GATE_DEFAULTS.confirmRounds,
       speed: raw.speed ?? GATE_DEFAULTS.speed,

@@ -13,7 +13,7 @@ import { fromEngineError } from '../cli/engine-errors.js';
 import type { ProgressDisplay } from '../cli/progress.js';
 import { replayOutcome } from '../cli/replay-outcome.js';
 import type { GateConfig } from '../config/gate-options.js';
-import { compareReplays, loadWorkload, replay, type ReplayReport, type Workload } from '../engine.js';
+import { compareReplays, loadWorkload, type ReplayReport, type Workload } from '../engine.js';
 import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { micros, plural } from '../format/units.js';
 import { checkpoint, createDatabase, dropDatabase } from '../provision/database.js';
@@ -36,6 +36,7 @@ import {
   type ReplayRun,
   type Thresholds,
 } from './report-types.js';
+import { replayOnce } from './replay-once.js';
 import { releaseRun, toCliError } from './run-resources.js';
 import { decideVerdict, exitCodeOfVerdict } from './verdict.js';
 import { probeTemplates, StatementCounterLog } from '../plans/gate-probe.js';
@@ -201,7 +202,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
         const url = await createDatabase(serverUrl, name, template);
         await checkpoint(serverUrl);
         const watch = planned.side === 'noise' ? undefined : await counters.watch(name);
-        const report = await replayOnce(config, workload, url, context);
+        const report = await replayRound(config, workload, url, context);
         if (watch && planned.side !== 'noise') await counters.collect(planned.side, watch);
         await dropDatabase(serverUrl, name);
         created.pop();
@@ -365,25 +366,17 @@ function getServer(config: GateConfig, workload: Workload, logger: Logger): Prom
   });
 }
 
-async function replayOnce(config: GateConfig, workload: Workload, url: string, context: GateContext): Promise<ReplayReport> {
-  const progress = context.createProgress();
-  try {
-    return await replay(
-      workload,
-      {
-        conninfo: url,
-        speed: config.speed,
-        maxConnections: config.maxConnections,
-        statementTimeoutMs: config.statementTimeoutMs,
-        deadlineMs: config.replayTimeoutMs,
-        includeSamples: true,
-      },
-      { onProgress: (p) => progress.update(p), signal: context.signal },
-    );
-  } catch (error) {
-    const mapped = fromEngineError(error, url);
-    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
-  } finally {
-    progress.finish();
-  }
+function replayRound(config: GateConfig, workload: Workload, url: string, context: GateContext): Promise<ReplayReport> {
+  return replayOnce(
+    workload,
+    {
+      conninfo: url,
+      speed: config.speed,
+      maxConnections: config.maxConnections,
+      statementTimeoutMs: config.statementTimeoutMs,
+      deadlineMs: config.replayTimeoutMs,
+      includeSamples: true,
+    },
+    context,
+  );
 }

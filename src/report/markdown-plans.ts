@@ -9,7 +9,7 @@ import { count, plural } from '../format/units.js';
 import { factor } from '../plans/rules.js';
 import type { FingerprintPlan, PlansReport, StatementStats } from '../plans/types.js';
 import { maskMessage } from './mask.js';
-import type { Context } from './markdown-sections.js';
+import type { Context } from './markdown-context.js';
 import { code, mdTable, text } from './markdown-text.js';
 
 const SQL_CHARS = 120;

@@ -15,32 +15,13 @@ import type {
 } from '../gate/report-types.js';
 import { count, micros, plural } from '../format/units.js';
 import { sharePercent } from '../gate/coverage.js';
+import type { Context } from './markdown-context.js';
 import { coverageLines, coverageRows, keysRows } from './markdown-coverage.js';
 import { maskMessage } from './mask.js';
 import { planCells, planHeaders, statsSource } from './markdown-plans.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import { code, codeBlock, details, mdTable, prose, text } from './markdown-text.js';
 import { fractionPercent, interval, latencyRatio, ratioChange, signedPercent, wallTime } from './numbers.js';
-
-/** How many rows the tables may show. Infinity everywhere is the untruncated report. */
-export interface Limits {
-  /** Rows of the collapsed table of every compared fingerprint. */
-  all: number;
-  /** Rows of every other table or list (each also has a cap of its own, see {@link CAPS}). */
-  rows: number;
-}
-
-/** What one rendering left out because of its {@link Limits}. */
-export interface Context {
-  report: GateReport;
-  limits: Limits;
-  /** Replace data values in error messages (see mask.ts). */
-  mask: boolean;
-  /** Compared fingerprints missing from the collapsed table. */
-  hiddenFingerprints: number;
-  /** Rows missing from the other tables. */
-  hiddenRows: number;
-}
 
 /**
  * How many rows a table shows even when there is room for more: a comment is read, not searched.

@@ -8,8 +8,6 @@
 import type { GateReport } from '../gate/report-types.js';
 import { count, plural } from '../format/units.js';
 import {
-  type Context,
-  type Limits,
   allFingerprintsSection,
   chartSection,
   environmentSection,
@@ -23,6 +21,7 @@ import {
   verdictPhrase,
   verdictSection,
 } from './markdown-sections.js';
+import type { Context, Limits } from './markdown-context.js';
 import { notComparedSection } from './markdown-coverage.js';
 import { planChangesSection } from './markdown-plans.js';
 import { text } from './markdown-text.js';

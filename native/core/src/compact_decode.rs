@@ -133,16 +133,14 @@ impl<'de> DeserializeSeed<'de> for QuerySeed {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         let q = QueryShell::deserialize(d)?;
         with_builder(|b| {
-            b.push_statement(
+            b.push_query(
                 &q.sql,
                 q.start_offset_us,
                 q.duration_us,
                 q.kind,
                 q.transaction_id,
-            );
-            if let Some(rows) = q.response_values {
-                b.set_response_values(rows);
-            }
+                q.response_values,
+            )
         });
         Ok(())
     }
@@ -172,17 +170,15 @@ fn decode_with(
         .with(|b| b.borrow_mut().take())
         .expect("builder present");
     let shell = shell?;
-    let info = WorkloadInfo {
-        version: shell.version,
-        captured_at: shell
-            .captured_at
-            .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
-        source_host: shell.source_host,
-        pg_version: shell.pg_version,
-        capture_method: shell.capture_method,
-        capture_duration_us: shell.metadata.capture_duration_us,
-        sequence_snapshot: shell.metadata.sequence_snapshot,
-    };
+    let info = WorkloadInfo::from_header(
+        shell.version,
+        shell.captured_at,
+        shell.source_host,
+        shell.pg_version,
+        shell.capture_method,
+        shell.metadata.capture_duration_us,
+        shell.metadata.sequence_snapshot,
+    );
     Ok(builder.with_info(info).finish())
 }
 

@@ -28,6 +28,29 @@ pub struct WorkloadInfo {
     pub sequence_snapshot: Option<Vec<SequenceState>>,
 }
 
+impl WorkloadInfo {
+    /// The header fields of a profile, as the engine keeps them.
+    pub fn from_header(
+        version: u8,
+        captured_at: chrono::DateTime<chrono::Utc>,
+        source_host: String,
+        pg_version: String,
+        capture_method: String,
+        capture_duration_us: u64,
+        sequence_snapshot: Option<Vec<SequenceState>>,
+    ) -> WorkloadInfo {
+        WorkloadInfo {
+            version,
+            captured_at: captured_at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+            source_host,
+            pg_version,
+            capture_method,
+            capture_duration_us,
+            sequence_snapshot,
+        }
+    }
+}
+
 /// One captured session.
 #[derive(Debug, Clone)]
 pub struct SessionEntry {
@@ -202,6 +225,28 @@ impl WorkloadBuilder {
         }
     }
 
+    /// Pushes a decoded query: the statement, and the rows the capture saw it return.
+    pub fn push_query(
+        &mut self,
+        sql: &str,
+        start_offset_us: u64,
+        duration_us: u64,
+        captured_kind: QueryKind,
+        transaction_id: Option<u64>,
+        response_values: Option<Vec<ResponseRow>>,
+    ) {
+        self.push_statement(
+            sql,
+            start_offset_us,
+            duration_us,
+            captured_kind,
+            transaction_id,
+        );
+        if let Some(rows) = response_values {
+            self.set_response_values(rows);
+        }
+    }
+
     /// Attaches the rows the capture saw returned to the statement pushed last.
     pub fn set_response_values(&mut self, rows: Vec<ResponseRow>) {
         if let Some(last) = self.statements.len().checked_sub(1) {
@@ -271,29 +316,27 @@ impl Workload {
             sessions,
             metadata,
         } = profile;
-        let info = WorkloadInfo {
+        let info = WorkloadInfo::from_header(
             version,
-            captured_at: captured_at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+            captured_at,
             source_host,
             pg_version,
             capture_method,
-            capture_duration_us: metadata.capture_duration_us,
-            sequence_snapshot: metadata.sequence_snapshot,
-        };
+            metadata.capture_duration_us,
+            metadata.sequence_snapshot,
+        );
         let mut b = WorkloadBuilder::new(info);
         for s in sessions {
             b.begin_session(s.id, s.user, s.database);
             for q in s.queries {
-                b.push_statement(
+                b.push_query(
                     &q.sql,
                     q.start_offset_us,
                     q.duration_us,
                     q.kind,
                     q.transaction_id,
+                    q.response_values,
                 );
-                if let Some(rows) = q.response_values {
-                    b.set_response_values(rows);
-                }
             }
         }
         b.finish()

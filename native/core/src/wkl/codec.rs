@@ -48,8 +48,8 @@ pub fn decode_workload(bytes: &[u8]) -> Result<WorkloadProfile, WklError> {
 /// Like [`decode_workload`], also returning the form and any warnings.
 pub fn inspect_workload(bytes: &[u8]) -> Result<DecodedWorkload, WklError> {
     let value = single_value(bytes, Schema::Workload)?;
-    let profile: WorkloadProfile =
-        rmp_serde::from_slice(value).map_err(|e| shape_error(Schema::Workload, value, e))?;
+    let profile: WorkloadProfile = rmp_serde::from_slice(value)
+        .map_err(|e| shape_error(Schema::Workload, value, e, locate_in_profile))?;
     let form = match peek::read_header(value, 0) {
         Ok(h) if h.kind == Kind::Map => Form::Map,
         _ => Form::Array,
@@ -177,17 +177,18 @@ pub(crate) fn single_value(bytes: &[u8], schema: Schema) -> Result<&[u8], WklErr
     Ok(&bytes[..len])
 }
 
-/// Turns a serde failure into a [`WklErrorKind::Shape`], narrowed to the failing element where
-/// the header walk can find it (serde's own messages carry no position).
+/// Finds the element of a value that fails to decode: its location and the element's own error.
+pub(crate) type Locator = fn(&[u8]) -> Option<(String, rmp_serde::decode::Error)>;
+
+/// Turns a serde failure into a [`WklErrorKind::Shape`], narrowed by `locate` to the failing
+/// element where the header walk can find it (serde's own messages carry no position).
 pub(crate) fn shape_error(
     schema: Schema,
     value: &[u8],
     error: rmp_serde::decode::Error,
+    locate: Locator,
 ) -> WklError {
-    let narrowed = match schema {
-        Schema::Workload => locate_in_profile(value),
-        Schema::Results => super::results::locate(value),
-    };
+    let narrowed = locate(value);
     let (location, detail) = match narrowed {
         Some((location, inner)) => (Some(location), inner.to_string()),
         None => (None, error.to_string()),

@@ -49,7 +49,7 @@ pub fn encode_pg_retest_results(results: &[ReplayResults]) -> Result<Vec<u8>, Wk
 /// Decodes a pg-retest results file; refuses a workload profile with a message saying so.
 pub fn decode_pg_retest_results(bytes: &[u8]) -> Result<Vec<ReplayResults>, WklError> {
     let value = codec::single_value(bytes, Schema::Results)?;
-    rmp_serde::from_slice(value).map_err(|e| codec::shape_error(Schema::Results, value, e))
+    rmp_serde::from_slice(value).map_err(|e| codec::shape_error(Schema::Results, value, e, locate))
 }
 
 /// Encodes and writes results; the file appears complete or not at all.
