@@ -20926,7 +20926,7 @@ var require_connection_parameters = __commonJS({
     var quoteParamValue = function(value) {
       return "'" + ("" + value).replace(/\\/g, "\\\\").replace(/'/g, "\\'") + "'";
     };
-    var add = function(params, config2, paramName) {
+    var add2 = function(params, config2, paramName) {
       const value = config2[paramName];
       if (value !== void 0 && value !== null) {
         params.push(paramName + "=" + quoteParamValue(value));
@@ -21001,20 +21001,20 @@ var require_connection_parameters = __commonJS({
       }
       getLibpqConnectionString(cb) {
         const params = [];
-        add(params, this, "user");
-        add(params, this, "password");
-        add(params, this, "port");
-        add(params, this, "application_name");
-        add(params, this, "fallback_application_name");
-        add(params, this, "connect_timeout");
-        add(params, this, "options");
+        add2(params, this, "user");
+        add2(params, this, "password");
+        add2(params, this, "port");
+        add2(params, this, "application_name");
+        add2(params, this, "fallback_application_name");
+        add2(params, this, "connect_timeout");
+        add2(params, this, "options");
         const ssl = typeof this.ssl === "object" ? this.ssl : this.ssl ? { sslmode: this.ssl } : {};
-        add(params, ssl, "sslmode");
-        add(params, ssl, "sslca");
-        add(params, ssl, "sslkey");
-        add(params, ssl, "sslcert");
-        add(params, ssl, "sslrootcert");
-        add(params, this, "sslnegotiation");
+        add2(params, ssl, "sslmode");
+        add2(params, ssl, "sslca");
+        add2(params, ssl, "sslkey");
+        add2(params, ssl, "sslcert");
+        add2(params, ssl, "sslrootcert");
+        add2(params, this, "sslnegotiation");
         if (this.database) {
           params.push("dbname=" + quoteParamValue(this.database));
         }
@@ -26760,6 +26760,7 @@ var ExitCode2 = {
   Regression: 1,
   BadInput: 2,
   Infrastructure: 3,
+  Inconclusive: 4,
   Interrupted: 130
 };
 var CliError = class extends Error {
@@ -29291,6 +29292,172 @@ function sideAccounting(reports) {
     for (const key of ["captured", "executed", "ok", "errors", "skipped", "not_executed"]) total[key] += report2.totals[key];
   }
   return total;
+}
+
+// src/format/table.ts
+function oneLine(sql, max = 100) {
+  const flat = sql.replace(/\s+/g, " ").trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}\u2026`;
+}
+
+// src/report/mask.ts
+var MASK2 = "\u2026";
+var IDENTIFIER_NOUNS = /* @__PURE__ */ new Set([
+  "column",
+  "relation",
+  "table",
+  "constraint",
+  "index",
+  "type",
+  "domain",
+  "function",
+  "procedure",
+  "operator",
+  "parameter",
+  "schema",
+  "sequence",
+  "variable",
+  "database",
+  "role",
+  "view",
+  "trigger",
+  "collation",
+  "encoding"
+]);
+var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?\s*$|\.\s)/gm;
+var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
+var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
+function maskMessage(message2, sqlstate) {
+  let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
+  if (sqlstate !== null && /^2[23]/.test(sqlstate)) {
+    masked = masked.replace(QUOTED, (whole, before, quoted) => {
+      const noun = before?.trim().toLowerCase();
+      if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
+      const quote = quoted[0];
+      return `${before ?? ""}${quote}${MASK2}${quote}`;
+    });
+  }
+  return masked;
+}
+
+// src/gate/coverage.ts
+var REASONS = {
+  transaction_aborted: "an earlier statement of its transaction failed",
+  read_only: "the replay was read-only",
+  connect_failed: "its session was refused a connection",
+  connection_lost: "its connection broke",
+  server_unavailable: "the server became unavailable",
+  deadline: "the replay's deadline passed",
+  cancelled: "the replay was cancelled",
+  unresponsive: "the server stopped answering"
+};
+function reasonInWords(reason) {
+  return REASONS[reason] ?? reason.replaceAll("_", " ");
+}
+function add(into, from) {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + (v ?? 0);
+}
+function sideCoverage(reports) {
+  const side2 = { captured: 0, executed: 0, skipped: 0, not_executed: 0, skipped_by_reason: {}, not_executed_by_reason: {}, executed_share: 1 };
+  for (const r of reports) {
+    side2.captured += r.totals.captured;
+    side2.executed += r.totals.executed;
+    side2.skipped += r.totals.skipped;
+    side2.not_executed += r.totals.not_executed;
+    add(side2.skipped_by_reason, r.totals.skipped_by_reason);
+    add(side2.not_executed_by_reason, r.totals.not_executed_by_reason);
+  }
+  side2.executed_share = side2.captured === 0 ? 1 : side2.executed / side2.captured;
+  return side2;
+}
+function mostFrequentError(reports) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const r of reports) {
+    for (const f of r.fingerprints) {
+      for (const e of f.errors) {
+        const key = `${f.fingerprint}/${e.sqlstate}`;
+        const seen = counts.get(key) ?? { n: 0, f, sqlstate: e.sqlstate, message: e.message };
+        seen.n += e.count;
+        counts.set(key, seen);
+      }
+    }
+  }
+  const top = [...counts.values()].sort((a, b) => b.n - a.n || a.f.fingerprint.localeCompare(b.f.fingerprint))[0];
+  if (!top) return null;
+  return `${top.sqlstate} on \`${oneLine(top.f.normalized, 80)}\`: ${maskMessage(top.message, top.sqlstate)}`;
+}
+function dominantReason(byReason2) {
+  const top = Object.entries(byReason2).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0];
+  return top ? top[0] : null;
+}
+function coverageOf(base, head, minCoverage) {
+  const baseSide = sideCoverage(base);
+  const headSide = sideCoverage(head);
+  const firstCause = baseSide.skipped_by_reason.transaction_aborted ? mostFrequentError(base) : null;
+  const byFingerprint = /* @__PURE__ */ new Map();
+  for (const r of [...base, ...head]) {
+    for (const f of r.fingerprints) {
+      const seen = byFingerprint.get(f.fingerprint) ?? { f, captured: 0, executed: 0, reasons: {} };
+      seen.captured += f.counts.captured;
+      seen.executed += f.counts.executed;
+      add(seen.reasons, f.counts.skipped_by_reason);
+      add(seen.reasons, f.counts.not_executed_by_reason);
+      byFingerprint.set(f.fingerprint, seen);
+    }
+  }
+  const notCompared = [];
+  for (const { f, captured, executed, reasons } of byFingerprint.values()) {
+    if (captured === 0 || executed > 0) continue;
+    const main = dominantReason(reasons);
+    const why = main === null ? "it was never sent" : reasonInWords(main);
+    notCompared.push({ fingerprint: f.fingerprint, normalized: f.normalized, captured, reason: why });
+  }
+  notCompared.sort((a, b) => b.captured - a.captured || a.fingerprint.localeCompare(b.fingerprint));
+  return {
+    base: baseSide,
+    head: headSide,
+    min_coverage: minCoverage,
+    sufficient: baseSide.executed_share >= minCoverage,
+    first_cause: firstCause,
+    not_compared: notCompared
+  };
+}
+function keysSummary(reports) {
+  const withKeys = reports.filter((r) => r.correlation);
+  const sequences = reports.find((r) => r.sequences)?.sequences ?? null;
+  if (withKeys.length === 0 && sequences === null) return null;
+  const first = withKeys[0]?.correlation;
+  const correlation = first ? {
+    ...first,
+    substituted: withKeys.reduce((n, r) => n + r.correlation.substituted, 0),
+    unresolved: withKeys.reduce((n, r) => n + r.correlation.unresolved, 0)
+  } : null;
+  return { replays: reports.length, correlation, sequences };
+}
+function notRunParts(side2) {
+  const parts = [];
+  for (const [reason, n] of Object.entries(side2.skipped_by_reason).sort((a, b) => b[1] - a[1])) {
+    if (n > 0) parts.push(`${plural(n, "statement")} skipped because ${reasonInWords(reason)}`);
+  }
+  for (const [reason, n] of Object.entries(side2.not_executed_by_reason).sort((a, b) => b[1] - a[1])) {
+    if (n > 0) parts.push(`${plural(n, "statement")} not sent because ${reasonInWords(reason)}`);
+  }
+  return parts;
+}
+function sharePercent(share) {
+  const pct = share * 100;
+  return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(1)} %`;
+}
+function inconclusiveHeadline(c) {
+  const missing = 1 - c.base.executed_share;
+  const parts = notRunParts(c.base);
+  const cause = c.first_cause ? `; the most frequent error: ${c.first_cause}` : "";
+  return `inconclusive: ${sharePercent(missing)} of the captured statements did not run on base (minimum coverage ${sharePercent(c.min_coverage)}): ${parts.join(", ") || "none was sent"}${cause}`;
+}
+function notComparedWarnings(c) {
+  const shown = c.not_compared.slice(0, 20).map((n) => `not compared: \`${oneLine(n.normalized, 80)}\` (${n.fingerprint}) never executed on either side: ${n.reason}`);
+  if (c.not_compared.length > shown.length) shown.push(`not compared: ${plural(c.not_compared.length - shown.length, "more fingerprint")} never executed (listed in the JSON report)`);
+  return shown;
 }
 
 // src/gate/github-event.ts
@@ -49058,6 +49225,19 @@ function planReplays(rounds) {
 // src/gate/report-types.ts
 var REPORT_SCHEMA_VERSION = 1;
 
+// src/gate/replay-once.ts
+async function replayOnce(workload, options2, context) {
+  const progress = context.createProgress();
+  try {
+    return await replay(workload, options2, { onProgress: (p) => progress.update(p), signal: context.signal });
+  } catch (error63) {
+    const mapped = fromEngineError(error63, options2.conninfo);
+    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
+  } finally {
+    progress.finish();
+  }
+}
+
 // src/gate/run-resources.ts
 async function releaseRun(server, created, checkout, logger) {
   if (server) {
@@ -49076,52 +49256,6 @@ function toCliError(error63, doing) {
   if (mapped instanceof CliError) return mapped;
   const detail = error63 instanceof Error ? error63.message : String(error63);
   return new InfraError(`unexpected failure while ${doing}: ${detail}; this is a bug in pg-retest-action, please report it`);
-}
-
-// src/format/table.ts
-function oneLine(sql, max = 100) {
-  const flat = sql.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}\u2026`;
-}
-
-// src/report/mask.ts
-var MASK2 = "\u2026";
-var IDENTIFIER_NOUNS = /* @__PURE__ */ new Set([
-  "column",
-  "relation",
-  "table",
-  "constraint",
-  "index",
-  "type",
-  "domain",
-  "function",
-  "procedure",
-  "operator",
-  "parameter",
-  "schema",
-  "sequence",
-  "variable",
-  "database",
-  "role",
-  "view",
-  "trigger",
-  "collation",
-  "encoding"
-]);
-var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?\s*$|\.\s)/gm;
-var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
-var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
-function maskMessage(message2, sqlstate) {
-  let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
-  if (sqlstate !== null && /^2[23]/.test(sqlstate)) {
-    masked = masked.replace(QUOTED, (whole, before, quoted) => {
-      const noun = before?.trim().toLowerCase();
-      if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
-      const quote = quoted[0];
-      return `${before ?? ""}${quote}${MASK2}${quote}`;
-    });
-  }
-  return masked;
 }
 
 // src/plans/shape.ts
@@ -49606,7 +49740,8 @@ function decideVerdict(inputs) {
   }
   if (!comparison2) throw new Error("decideVerdict: no comparison and no migration failure");
   const reasons = [];
-  const warnings = [];
+  const coverage = inputs.coverage ?? null;
+  const warnings = coverage ? notComparedWarnings(coverage) : [];
   const slower = comparison2.fingerprints.filter((f) => f.regressed);
   for (const f of slower) reasons.push(latencyLine(`\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`, f, thresholds.confidence));
   if (comparison2.overall.regressed) reasons.push(latencyLine("whole workload", comparison2.overall, thresholds.confidence));
@@ -49651,6 +49786,7 @@ function decideVerdict(inputs) {
     if (planned.planChanges > 0) parts.push(plural(planned.planChanges, "plan change"));
     if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, "query", "queries")} reading more buffers`);
     if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
+    if (coverage && !coverage.sufficient) warnings.unshift(`only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`);
     return { verdict: "regression", headline: `regression: ${parts.join(", ")}`, reasons, warnings };
   }
   if (planned.unmeasured.length > 0) {
@@ -49669,11 +49805,30 @@ function decideVerdict(inputs) {
       warnings
     };
   }
+  if (coverage && !coverage.sufficient) {
+    return {
+      verdict: "inconclusive",
+      headline: inconclusiveHeadline(coverage),
+      reasons: [
+        `base executed ${sharePercent(coverage.base.executed_share)} of the captured statements, less than the ${sharePercent(coverage.min_coverage)} min-coverage: what did not run was not measured, so no regression in it could be seen; make the workload replay (seed the rows it reads, see docs/keys.md for generated ids) or lower min-coverage`
+      ],
+      warnings
+    };
+  }
   const headline = `pass: ${plural(comparison2.fingerprints.length, "fingerprint")} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %${newErrors > 0 ? `, ${plural(newErrors, "new error")} (allowed: ${thresholds.max_new_errors})` : ", no new errors"}`;
   return { verdict: "pass", headline, reasons, warnings };
 }
 function exitCodeOfVerdict(verdict2) {
-  return verdict2 === "pass" ? ExitCode2.Ok : verdict2 === "regression" ? ExitCode2.Regression : ExitCode2.Infrastructure;
+  switch (verdict2) {
+    case "pass":
+      return ExitCode2.Ok;
+    case "regression":
+      return ExitCode2.Regression;
+    case "inconclusive":
+      return ExitCode2.Inconclusive;
+    case "error":
+      return ExitCode2.Infrastructure;
+  }
 }
 
 // src/plans/stat-statements.ts
@@ -49910,7 +50065,8 @@ async function runGate(config2, context) {
     min_calls: config2.thresholds.minCalls,
     max_new_errors: config2.thresholds.maxNewErrors,
     confidence: config2.thresholds.confidence,
-    plan_rules: config2.planRules
+    plan_rules: config2.planRules,
+    min_coverage: config2.thresholds.minCoverage
   };
   const pr = pullRequestFromEnv(context.env);
   const environment = {
@@ -49943,6 +50099,8 @@ async function runGate(config2, context) {
       migration_failure: state.migrationFailure,
       replays: state.replays,
       accounting: state.reports.length > 0 ? { base: sideAccounting(of("base")), head: sideAccounting(of("head")) } : null,
+      coverage: state.reports.length > 0 ? coverageOf(of("base"), of("head"), config2.thresholds.minCoverage) : null,
+      keys: keysSummary(state.reports.map((r) => r.report)),
       plans: state.plans
     };
   };
@@ -50019,7 +50177,7 @@ async function runGate(config2, context) {
         const url2 = await createDatabase(serverUrl, name, template);
         await checkpoint(serverUrl);
         const watch = planned.side === "noise" ? void 0 : await counters2.watch(name);
-        const report2 = await replayOnce(config2, workload, url2, context);
+        const report2 = await replayRound(config2, workload, url2, context);
         if (watch && planned.side !== "noise") await counters2.collect(planned.side, watch);
         await dropDatabase(serverUrl, name);
         created.pop();
@@ -50080,7 +50238,8 @@ async function runGate(config2, context) {
       );
     }
     state.plans = await probeTemplates(workload, comparison2, state.templates, server, counters2, logger);
-    const decided = decideVerdict({ comparison: comparison2, migrationFailure: null, thresholds, plans: state.plans });
+    const coverage = coverageOf(of("base"), of("head"), config2.thresholds.minCoverage);
+    const decided = decideVerdict({ comparison: comparison2, coverage, migrationFailure: null, thresholds, plans: state.plans });
     const exitCode = exitCodeOfVerdict(decided.verdict);
     const error63 = decided.verdict === "error" ? new InfraError(decided.reasons[0] ?? decided.headline) : void 0;
     return {
@@ -50166,27 +50325,19 @@ function getServer(config2, workload, logger) {
     logger
   });
 }
-async function replayOnce(config2, workload, url2, context) {
-  const progress = context.createProgress();
-  try {
-    return await replay(
-      workload,
-      {
-        conninfo: url2,
-        speed: config2.speed,
-        maxConnections: config2.maxConnections,
-        statementTimeoutMs: config2.statementTimeoutMs,
-        deadlineMs: config2.replayTimeoutMs,
-        includeSamples: true
-      },
-      { onProgress: (p) => progress.update(p), signal: context.signal }
-    );
-  } catch (error63) {
-    const mapped = fromEngineError(error63, url2);
-    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
-  } finally {
-    progress.finish();
-  }
+function replayRound(config2, workload, url2, context) {
+  return replayOnce(
+    workload,
+    {
+      conninfo: url2,
+      speed: config2.speed,
+      maxConnections: config2.maxConnections,
+      statementTimeoutMs: config2.statementTimeoutMs,
+      deadlineMs: config2.replayTimeoutMs,
+      includeSamples: true
+    },
+    context
+  );
 }
 
 // src/report/markdown-text.ts
@@ -50220,6 +50371,71 @@ function mdTable(header, rows, align = []) {
 }
 function details(summary2, body) {
   return ["<details>", `<summary>${summary2}</summary>`, "", ...body, "", "</details>"];
+}
+
+// src/report/markdown-coverage.ts
+function coverageRows(c) {
+  const executed = (s) => `${count(s.executed)} (${sharePercent(s.executed_share)})`;
+  return [
+    ["statements captured", count(c.base.captured), count(c.head.captured), "", ""],
+    ["executed", executed(c.base), executed(c.head), "", ""],
+    ["skipped", count(c.base.skipped), count(c.head.skipped), "", ""],
+    ["not executed", count(c.base.not_executed), count(c.head.not_executed), "", ""]
+  ];
+}
+function reasonsOf(side2) {
+  const out = [];
+  for (const [reason, n] of Object.entries(side2.skipped_by_reason)) if (n > 0) out.push(`${count(n)} skipped: ${reasonInWords(reason)}`);
+  for (const [reason, n] of Object.entries(side2.not_executed_by_reason)) if (n > 0) out.push(`${count(n)} not sent: ${reasonInWords(reason)}`);
+  return out;
+}
+function coverageLines(c) {
+  const lines = [
+    `Coverage: base executed ${sharePercent(c.base.executed_share)} of the captured statements, head ${sharePercent(c.head.executed_share)} (all rounds; a pass needs ${sharePercent(c.min_coverage)} on base).`
+  ];
+  for (const side2 of ["base", "head"]) {
+    const reasons = reasonsOf(c[side2]);
+    if (reasons.length > 0) lines.push(`- ${side2}: ${prose(reasons.join("; "))}`);
+  }
+  if (c.first_cause !== null && (c.base.skipped_by_reason.transaction_aborted ?? 0) > 0) {
+    lines.push(`- the error most often behind skipped transactions on base: ${prose(c.first_cause)}`);
+  }
+  return lines;
+}
+function notComparedSection(report2) {
+  const c = report2.coverage;
+  if (!c || c.not_compared.length === 0) return [];
+  const shown = c.not_compared.slice(0, 20);
+  const rows = shown.map((n) => [code(n.normalized, 100, true), count(n.captured), prose(n.reason, true)]);
+  const more = c.not_compared.length - shown.length;
+  return [
+    `#### \u26A0\uFE0F Not compared: ${plural(c.not_compared.length, "statement")} never executed`,
+    "",
+    "These were captured but executed on neither side, so nothing about them was measured: a slowdown or a new error in them cannot show here." + (c.first_cause ? ` The error most often behind skipped transactions on base: ${prose(c.first_cause)}.` : ""),
+    "",
+    ...mdTable(["statement", "captured (all replays)", "why"], rows, ["left", "right", "left"]),
+    ...more > 0 ? ["", `_\u2026 ${plural(more, "more statement")} in the JSON report._`] : [],
+    ""
+  ];
+}
+function keysRows(keys) {
+  if (!keys) return [];
+  const rows = [];
+  const k = keys.correlation;
+  if (k) {
+    const source2 = k.source === "inferred" ? "inferred from the statements that use them" : k.source === "mixed" ? "recorded or inferred" : "recorded in the workload";
+    rows.push([
+      "generated keys",
+      `${plural(k.producers, "statement")} returning keys (${source2}), ${plural(k.links, "literal")} carrying them; over ${plural(keys.replays, "replay")}: ${count(k.substituted)} sent with the replayed id, ${count(k.unresolved)} unresolved`
+    ]);
+  }
+  if (keys.sequences && keys.sequences.length > 0) {
+    const described = keys.sequences.map(
+      (s) => s.action === "set" ? `${code(s.sequence, Infinity, true)} \u2192 ${s.value ?? "\u2013"} (${s.source})` : `${code(s.sequence, Infinity, true)} kept: ${prose(maskMessage(s.reason ?? "", null), true)}`
+    );
+    rows.push(["sequences at capture time", described.join("; ")]);
+  }
+  return rows;
 }
 
 // src/report/markdown-plans.ts
@@ -50376,6 +50592,10 @@ function verdictPhrase(report2) {
     const floor = c ? ` (noise floor ${fractionPercent(c.noise_floor.value)})` : "";
     return `pass \u2014 no regression beyond ${fractionPercent(t.p95_threshold)}${floor}`;
   }
+  if (report2.verdict === "inconclusive") {
+    const share = report2.coverage ? sharePercent(1 - report2.coverage.base.executed_share) : "too much";
+    return `inconclusive \u2014 ${share} of the captured workload did not run on base`;
+  }
   if (report2.verdict === "error") {
     const what = report2.error?.message ?? report2.headline;
     return `error \u2014 could not measure: ${firstLine(what, 200)}`;
@@ -50393,7 +50613,7 @@ function verdictPhrase(report2) {
   }
   return `regression \u2014 ${parts.length > 0 ? parts.join(", ") : firstLine(report2.headline, 200)}`;
 }
-var ICONS = { pass: "\u2705", regression: "\u274C", error: "\u26A0\uFE0F" };
+var ICONS = { pass: "\u2705", regression: "\u274C", inconclusive: "\u26A0\uFE0F", error: "\u26A0\uFE0F" };
 function verdictSection(ctx) {
   const r = ctx.report;
   const lines = [`### ${ICONS[r.verdict]} pg-retest: ${text(verdictPhrase(r))}`, ""];
@@ -50422,7 +50642,8 @@ function summarySection(ctx) {
   if (c === null && a === null) return [];
   const rows = [];
   if (a !== null) {
-    rows.push(accountingRow("statements executed", a.base, a.head, (s) => s.executed));
+    if (ctx.report.coverage) rows.push(...coverageRows(ctx.report.coverage));
+    else rows.push(accountingRow("statements executed", a.base, a.head, (s) => s.executed));
     rows.push([
       "sessions completed",
       `${count(a.base.sessions_completed)} / ${count(a.base.sessions_planned)}`,
@@ -50440,6 +50661,7 @@ function summarySection(ctx) {
       `Latencies of ${count(c.overall.calls_base)} / ${count(c.overall.calls_head)} successful executions (base / head), all rounds pooled; CI: ${fractionPercent(ctx.report.thresholds.confidence)} bootstrap interval of the p95 change; noise floor ${fractionPercent(c.noise_floor.value)} from replaying base twice.`
     );
   }
+  if (ctx.report.coverage) lines.push("", ...coverageLines(ctx.report.coverage));
   return [...lines, ""];
 }
 function accountingRow(label, base, head, pick2) {
@@ -50684,6 +50906,7 @@ function environmentSection(ctx) {
     ["wall time", wallTime(e.wall_time_ms)],
     ["noise floor", noise ? `${fractionPercent(noise.value)} over ${plural(noise.fingerprints, "fingerprint")}: ${text(noise.method)}` : "\u2013"],
     ...r.plans ? [["buffers and server time", statsSource(r.plans)]] : [],
+    ...keysRows(r.keys),
     [
       "thresholds",
       `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, min calls ${count(t.min_calls)}, max new errors ${count(t.max_new_errors)}, confidence ${fractionPercent(t.confidence)}`
@@ -50763,6 +50986,7 @@ function renderWith(report2, options2, limits) {
     ...verdictSection(ctx),
     ...errorSection(ctx),
     ...migrationFailureSection(ctx),
+    ...notComparedSection(report2),
     ...summarySection(ctx),
     ...regressionsSection(ctx),
     ...options2.chart === false ? [] : chartSection(ctx),
@@ -50909,10 +51133,47 @@ var sideAccounting2 = external_exports.object({
   skipped: count3,
   not_executed: count3
 });
+var sideCoverage2 = external_exports.object({
+  captured: count3,
+  executed: count3,
+  skipped: count3,
+  not_executed: count3,
+  skipped_by_reason: external_exports.record(external_exports.string(), count3),
+  not_executed_by_reason: external_exports.record(external_exports.string(), count3),
+  executed_share: external_exports.number().min(0).max(1)
+});
+var coverageSchema = external_exports.object({
+  base: sideCoverage2,
+  head: sideCoverage2,
+  min_coverage: external_exports.number().min(0).max(1),
+  sufficient: external_exports.boolean(),
+  first_cause: external_exports.string().nullable(),
+  not_compared: external_exports.array(external_exports.object({ fingerprint: external_exports.string(), normalized: external_exports.string(), captured: count3, reason: external_exports.string() }))
+});
+var keysSchema = external_exports.object({
+  replays: count3,
+  correlation: external_exports.object({
+    source: external_exports.enum(["none", "response_values", "inferred", "mixed"]),
+    producers: count3,
+    links: count3,
+    inferred: count3,
+    substituted: count3,
+    unresolved: count3
+  }).nullable(),
+  sequences: external_exports.array(
+    external_exports.object({
+      sequence: external_exports.string(),
+      value: external_exports.number().int().nullable(),
+      source: external_exports.enum(["snapshot", "inferred"]),
+      action: external_exports.enum(["set", "kept"]),
+      reason: external_exports.string().nullable()
+    })
+  ).nullable()
+});
 var gateReportSchema = external_exports.object({
   schema_version: external_exports.literal(REPORT_SCHEMA_VERSION),
   tool: external_exports.object({ name: external_exports.literal("pg-retest-action"), version: external_exports.string() }),
-  verdict: external_exports.enum(["pass", "regression", "error"]),
+  verdict: external_exports.enum(["pass", "regression", "inconclusive", "error"]),
   headline: external_exports.string(),
   reasons: external_exports.array(external_exports.string()),
   error: external_exports.object({ stage: external_exports.string(), message: external_exports.string() }).nullable(),
@@ -50922,7 +51183,8 @@ var gateReportSchema = external_exports.object({
     min_calls: count3,
     max_new_errors: count3,
     confidence: external_exports.number().gt(0).lt(1),
-    plan_rules: planRulesSchema.optional()
+    plan_rules: planRulesSchema.optional(),
+    min_coverage: external_exports.number().min(0).max(1).optional()
   }),
   environment: external_exports.object({
     server_version: external_exports.string().nullable(),
@@ -50959,6 +51221,8 @@ var gateReportSchema = external_exports.object({
   accounting: external_exports.object({ base: sideAccounting2, head: sideAccounting2 }).nullable(),
   comparison: comparison.nullable(),
   plans: plansReportSchema.nullable().optional(),
+  coverage: coverageSchema.nullable().optional(),
+  keys: keysSchema.nullable().optional(),
   warnings: external_exports.array(external_exports.string())
 });
 var ReportFormatError = class extends Error {
@@ -51115,7 +51379,23 @@ function thresholdSuite(report2, mask) {
     cases.push(threshold("PR migrations apply", { kind: "passed" }, headTime));
   }
   cases.push(threshold("all sessions replayed and accounted for", accountingOutcome(report2)));
+  cases.push(threshold(`min-coverage: base executes at least ${sharePercent(report2.thresholds.min_coverage ?? 0)} of the captured statements`, coverageOutcome(report2)));
   return { name: "thresholds", cases };
+}
+function byReason(reasons) {
+  const parts = Object.entries(reasons).map(([reason, n]) => `${reason} ${count(n)}`);
+  return parts.length > 0 ? ` (${parts.join(", ")})` : "";
+}
+function coverageOutcome(report2) {
+  const c = report2.coverage;
+  if (!c) return { kind: "skipped", message: "not measured: no replay ran" };
+  const body = [
+    ...["base", "head"].map(
+      (side2) => `${side2}: ${count(c[side2].captured)} captured, ${count(c[side2].executed)} executed (${sharePercent(c[side2].executed_share)}), ${count(c[side2].skipped)} skipped${byReason(c[side2].skipped_by_reason)}, ${count(c[side2].not_executed)} not executed${byReason(c[side2].not_executed_by_reason)}`
+    ),
+    ...c.not_compared.map((n) => `not compared: ${n.normalized} (${n.fingerprint}): ${n.reason}`)
+  ].join("\n");
+  return c.sufficient ? { kind: "passed" } : { kind: "failure", type: "inconclusive", message: inconclusiveHeadline(c), body };
 }
 function accountingOutcome(report2) {
   const a = report2.accounting;
@@ -51483,7 +51763,8 @@ var GATE_DEFAULTS = {
   minDeltaMs: 0.5,
   minCalls: 20,
   maxNewErrors: 0,
-  confidence: 0.95
+  confidence: 0.95,
+  minCoverage: 0.95
 };
 var PROVISION_KINDS = ["auto", "local", "embedded", "docker"];
 var gateOptions = {
@@ -51595,6 +51876,12 @@ var gateOptions = {
     help: `fail when more than N (fingerprint, SQLSTATE) pairs fail on head but not on base (default ${GATE_DEFAULTS.maxNewErrors})`,
     schema: numberValue("a whole number \u2265 0", (n) => n >= 0 && n <= 1e9, true).optional()
   },
+  "min-coverage": {
+    shape: "value",
+    placeholder: "PCT",
+    help: `the share of the captured statements that must execute on base for a pass; below it the run is inconclusive (exit 4) (default ${GATE_DEFAULTS.minCoverage * 100}%)`,
+    schema: percentValue("a percentage from 0% to 100% (or a fraction such as 0.95)", (f) => f >= 0 && f <= 1).optional()
+  },
   "fail-on-plan-change": {
     shape: "value",
     placeholder: "WHEN",
@@ -51647,12 +51934,23 @@ var options = { ...gateOptions, ...cliOptions };
 var shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema]));
 function thresholdsFrom(raw) {
   return {
+    minCoverage: raw["min-coverage"] ?? GATE_DEFAULTS.minCoverage,
     p95Threshold: raw["p95-threshold"] ?? GATE_DEFAULTS.p95Threshold,
     minDeltaMs: raw["min-delta-ms"] ?? GATE_DEFAULTS.minDeltaMs,
     minCalls: raw["min-calls"] ?? GATE_DEFAULTS.minCalls,
     maxNewErrors: raw["max-new-errors"] ?? GATE_DEFAULTS.maxNewErrors,
     confidence: GATE_DEFAULTS.confidence
   };
+}
+function schemaSourceOf(raw, whenNone) {
+  if (raw["migrate-command"] !== void 0) return { kind: "command", command: raw["migrate-command"] };
+  if (raw.migrations.length === 0 && whenNone === null) return null;
+  return { kind: "files", head: raw.migrations, base: raw["base-migrations"].length > 0 ? raw["base-migrations"] : void 0 };
+}
+function seedSourceOf(raw) {
+  if (raw.seed !== void 0) return { kind: "file", path: raw.seed };
+  if (raw["seed-command"] !== void 0) return { kind: "command", command: raw["seed-command"] };
+  return void 0;
 }
 var schema = external_exports.object(shape).superRefine((raw, ctx) => {
   const issue3 = (path12, message2) => ctx.addIssue({ code: "custom", path: [path12], message: message2 });
@@ -51682,15 +51980,14 @@ var schema = external_exports.object(shape).superRefine((raw, ctx) => {
   }
 }).transform((raw) => {
   const target = raw["database-url"] !== void 0 ? { kind: "database-url", url: raw["database-url"] } : { kind: raw.provision ?? "auto", major: raw["postgres-version"] };
-  const schemaSource = raw["migrate-command"] !== void 0 ? { kind: "command", command: raw["migrate-command"] } : { kind: "files", head: raw.migrations, base: raw["base-migrations"].length > 0 ? raw["base-migrations"] : void 0 };
   return {
     workload: raw.workload,
     target,
     postgresConfig: raw["postgres-config"],
-    schema: schemaSource,
+    schema: schemaSourceOf(raw, "files"),
     baseRef: raw["base-ref"],
     headFromScratch: raw["head-from-scratch"],
-    seed: raw.seed !== void 0 ? { kind: "file", path: raw.seed } : raw["seed-command"] !== void 0 ? { kind: "command", command: raw["seed-command"] } : void 0,
+    seed: seedSourceOf(raw),
     rounds: raw.rounds ?? GATE_DEFAULTS.rounds,
     confirmRounds: raw["confirm-rounds"] ?? GATE_DEFAULTS.confirmRounds,
     speed: raw.speed ?? GATE_DEFAULTS.speed,
@@ -51841,17 +52138,16 @@ var capacitySchema = external_exports.object(shape2).superRefine((raw, ctx) => {
   }
 }).transform((raw) => {
   const target = raw["database-url"] !== void 0 ? { kind: "database-url", url: raw["database-url"] } : { kind: raw.provision ?? "auto", major: raw["postgres-version"] };
-  const schemaSource = raw["migrate-command"] !== void 0 ? { kind: "command", command: raw["migrate-command"] } : raw.migrations.length > 0 ? { kind: "files", head: raw.migrations, base: raw["base-migrations"].length > 0 ? raw["base-migrations"] : void 0 } : null;
   return {
     workload: raw.workload,
     target,
     postgresConfig: raw["postgres-config"],
-    schema: schemaSource,
+    schema: schemaSourceOf(raw, null),
     baseRef: raw["base-ref"],
     /** Sweep base too when a base schema is named (the action adds the PR's base commit). */
     compare: raw["base-migrations"].length > 0 || raw["base-ref"] !== void 0,
     headFromScratch: raw["head-from-scratch"],
-    seed: raw.seed !== void 0 ? { kind: "file", path: raw.seed } : raw["seed-command"] !== void 0 ? { kind: "command", command: raw["seed-command"] } : void 0,
+    seed: seedSourceOf(raw),
     connections: raw.connections,
     scale: raw.scale ?? CAPACITY_DEFAULTS.scale,
     classScale: classScaleFrom(raw),
@@ -52370,33 +52666,24 @@ function throwIfAborted2(signal) {
   if (signal.aborted) throw new InterruptedError("interrupted; the capacity sweep stopped before it finished");
 }
 async function replayStep(config2, workload, url2, connections, context) {
-  const progress = context.createProgress();
-  let result;
-  try {
-    result = await replay(
-      workload,
-      {
-        conninfo: url2,
-        speed: config2.speed,
-        readOnly: !config2.allowWrites,
-        scale: config2.scale,
-        ...config2.classScale,
-        maxConnections: connections,
-        // Retrying "too many clients" would queue refused sessions behind the server's limit and
-        // hide exactly what the sweep must show.
-        connectRetryMs: 0,
-        statementTimeoutMs: config2.statementTimeoutMs,
-        deadlineMs: config2.replayTimeoutMs,
-        applicationName: "pg-retest-action capacity"
-      },
-      { onProgress: (p) => progress.update(p), signal: context.signal }
-    );
-  } catch (error63) {
-    const mapped = fromEngineError(error63, url2);
-    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
-  } finally {
-    progress.finish();
-  }
+  const result = await replayOnce(
+    workload,
+    {
+      conninfo: url2,
+      speed: config2.speed,
+      readOnly: !config2.allowWrites,
+      scale: config2.scale,
+      ...config2.classScale,
+      maxConnections: connections,
+      // Retrying "too many clients" would queue refused sessions behind the server's limit and
+      // hide exactly what the sweep must show.
+      connectRetryMs: 0,
+      statementTimeoutMs: config2.statementTimeoutMs,
+      deadlineMs: config2.replayTimeoutMs,
+      applicationName: "pg-retest-action capacity"
+    },
+    context
+  );
   if (result.status === "cancelled") throw new InterruptedError("interrupted; the capacity sweep stopped before it finished");
   if (result.status !== "completed") {
     throw new InfraError(redact(`the replay at ${connections} connections did not complete (${result.status}${result.message ? `: ${result.message}` : ""})`, passwordOf(url2)));
@@ -52487,6 +52774,20 @@ function renderCapacitySvg(report2) {
     "</svg>",
     ""
   ].join("\n");
+}
+
+// src/action/end-step.ts
+function endStep(kind, headline, exitCode, error63, failOnRegression) {
+  if (kind === "pass") {
+    info(headline);
+    return ExitCode2.Ok;
+  }
+  if (kind === "regression" && !failOnRegression) {
+    warning(`${scrub(headline)} (not failing: fail-on-regression is false)`);
+    return ExitCode2.Ok;
+  }
+  setFailed(scrub(error63 ? error63.message.replace(/\s*\n\s*/g, " ") : headline));
+  return exitCode;
 }
 
 // src/action/comment.ts
@@ -52672,16 +52973,8 @@ async function capacityMode(read, options2, event, api, env, workspace) {
     pullRequest: event.pullRequest?.number
   });
   for (const [name, value] of Object.entries(capacityOutputs(report2, paths, commentUrl))) setOutput(name, scrub(value));
-  if (report2.verdict === "pass" || report2.verdict === "report") {
-    info(report2.headline);
-    return ExitCode2.Ok;
-  }
-  if (report2.verdict === "fail" && !options2["fail-on-regression"]) {
-    warning(`${scrub(report2.headline)} (not failing: fail-on-regression is false)`);
-    return ExitCode2.Ok;
-  }
-  setFailed(scrub(error63 ? error63.message.replace(/\s*\n\s*/g, " ") : report2.headline));
-  return exitCode;
+  const kind = report2.verdict === "pass" || report2.verdict === "report" ? "pass" : report2.verdict === "fail" ? "regression" : "failed";
+  return endStep(kind, report2.headline, exitCode, error63, options2["fail-on-regression"]);
 }
 function writeFiles(report2, markdown, dir) {
   fs15.mkdirSync(dir, { recursive: true });
@@ -52956,16 +53249,8 @@ function setOutputs(report2, paths, commentUrl, overrides = {}) {
   for (const [name, value] of Object.entries({ ...outputsOf(report2, paths, commentUrl), ...overrides })) setOutput(name, scrub(value));
 }
 function verdict(report2, exitCode, error63, options2) {
-  if (report2.verdict === "pass") {
-    info(report2.headline);
-    return ExitCode2.Ok;
-  }
-  if (report2.verdict === "regression" && !options2["fail-on-regression"]) {
-    warning(`${scrub(report2.headline)} (not failing: fail-on-regression is false)`);
-    return ExitCode2.Ok;
-  }
-  setFailed(scrub(error63 ? error63.message.replace(/\s*\n\s*/g, " ") : report2.headline));
-  return exitCode;
+  const kind = report2.verdict === "pass" || report2.verdict === "regression" ? report2.verdict : "failed";
+  return endStep(kind, report2.headline, exitCode, error63, options2["fail-on-regression"]);
 }
 function glibcVersion2() {
   const header = process.report?.getReport()?.header;
