@@ -12,7 +12,7 @@ import { CliError, ExitCode, InfraError, InterruptedError } from '../exit-codes.
 import { plural } from '../format/units.js';
 import type { GateContext } from '../gate/run-gate.js';
 import { checkSeed, loadGateWorkload } from '../gate/run-gate.js';
-import { pullRequestFromEnv } from '../gate/github-event.js';
+import { changeUnderTest } from '../gate/ci-change.js';
 import { replayOnce } from '../gate/replay-once.js';
 import { releaseRun, toCliError } from '../gate/run-resources.js';
 import { createDatabase, dropDatabase, runStatements } from '../provision/database.js';
@@ -107,14 +107,14 @@ export async function runCapacity(config: CapacityConfig, context: GateContext):
     }
     checkSeed(config);
 
-    const pr = pullRequestFromEnv(context.env);
-    const compare = config.schema !== null && (config.compare || pr?.baseSha !== undefined);
+    const pr = changeUnderTest(context.env);
+    const compare = config.schema !== null && (config.compare || pr !== undefined);
     let baseRoot = context.cwd;
     if (compare && config.schema!.kind === 'files' && config.schema!.base !== undefined) {
       report.environment.base = `files: ${config.schema!.base.join(', ')}`;
     } else if (compare) {
       stage = 'checking out the base commit';
-      const ref = config.baseRef ?? pr!.baseSha;
+      const ref = config.baseRef ?? pr!.baseRef;
       checkout = await checkoutBase(ref, context.cwd);
       baseRoot = checkout.root;
       report.environment.base = `${ref} (${checkout.sha.slice(0, 12)})`;

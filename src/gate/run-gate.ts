@@ -25,7 +25,8 @@ import { type Checkout, checkoutBase, currentCommit } from '../schema/base-check
 import { BaseSchemaError, buildTemplates, type Templates } from '../schema/templates.js';
 import { sideAccounting } from './accounting.js';
 import { coverageOf, keysSummary } from './coverage.js';
-import { pullRequestFromEnv, runnerDescription } from './github-event.js';
+import { changeUnderTest } from './ci-change.js';
+import { runnerDescription } from './github-event.js';
 import { planConfirmation, planReplays, type PlannedReplay } from './round-plan.js';
 import {
   type Comparison,
@@ -79,7 +80,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     plan_rules: config.planRules,
     min_coverage: config.thresholds.minCoverage,
   };
-  const pr = pullRequestFromEnv(context.env);
+  const pr = changeUnderTest(context.env);
   const environment: Environment = {
     server_version: null,
     server_kind: null,
@@ -90,7 +91,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     workload: { path: config.workload, sessions: 0, statements: 0 },
     seed: config.seed ? (config.seed.kind === 'file' ? config.seed.path : `seed-command: ${config.seed.command}`) : null,
     base: { ref: null, sha: null, source: '' },
-    head: { sha: pr?.headSha ?? (await currentCommit(context.cwd)), source: describeSource(config, 'head') },
+    head: { sha: pr?.headSha || (await currentCommit(context.cwd)), source: describeSource(config, 'head') },
     head_from_scratch: null,
     runner: runnerDescription(context.env, os.hostname()),
     started_at: startedAt.toISOString(),
@@ -139,12 +140,14 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     if (config.schema.kind === 'files' && config.schema.base !== undefined) {
       environment.base.source = `files: ${config.schema.base.join(', ')}`;
     } else {
-      const ref = config.baseRef ?? pr?.baseSha;
+      const ref = config.baseRef ?? pr?.baseRef;
       if (ref === undefined) {
         throw new InputError(
-          "no base schema: give --base-ref (the commit to compare against, e.g. origin/main) or --base-migrations; on a pull_request event the PR's base commit is used",
+          'no base schema: give --base-ref (the commit to compare against, e.g. origin/main) or --base-migrations; ' +
+            "on a GitHub pull_request event, a GitLab merge request pipeline or a Jenkins change request the change's base is used",
         );
       }
+      if (config.baseRef === undefined && pr) logger.info(`base: ${pr.describe} (${ref})`);
       checkout = await checkoutBase(ref, context.cwd);
       baseRoot = checkout.root;
       environment.base = { ref, sha: checkout.sha, source: `${describeSource(config, 'base')} at ${checkout.sha.slice(0, 12)}` };
