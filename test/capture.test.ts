@@ -257,11 +257,15 @@ describe.skipIf(major === undefined)(title, () => {
 
     const sessions = wklSessions(fs.readFileSync(wkl));
     const captured = sessions[1]!.queries[0]!.start_offset_us - sessions[0]!.queries[0]!.start_offset_us;
+    // A 1 s sleep plus starting psql, on a runner that may be busy with other test files.
     expect(captured).toBeGreaterThan(950_000);
-    expect(captured).toBeLessThan(1_800_000); // a 1 s sleep plus starting psql
+    expect(captured).toBeLessThan(5_000_000);
+    // What is under test is that the gap between sessions survives (a session-relative capture
+    // would start both at 0): reproduced within half a second of a gap of a second or more,
+    // a margin no load on the runner comes near (docs/testing.md, "Timing").
     const started = new Map(rep.sessions.map((x) => [x.source_id, x.actual_start_us ?? Number.NaN]));
     const replayed = started.get(sessions[1]!.id)! - started.get(sessions[0]!.id)!;
-    expect(Math.abs(replayed - captured), `captured ${captured} µs apart, replayed ${replayed} µs apart`).toBeLessThan(100_000);
+    expect(Math.abs(replayed - captured), `captured ${captured} µs apart, replayed ${replayed} µs apart`).toBeLessThan(500_000);
   }, 120_000);
 
   it('gives the same workload from log_statement = all + log_duration as from log_min_duration_statement = 0', async () => {
