@@ -34,7 +34,7 @@ describe('gate options', () => {
     expect(config.target).toEqual({ kind: 'auto', major: undefined });
     expect(config.rounds).toBe(3);
     expect(config.speed).toBe(1);
-    expect(config.thresholds).toEqual({ p95Threshold: 0.2, minDeltaMs: 0.5, minCalls: 20, maxNewErrors: 0, confidence: 0.95, minCoverage: 0.95 });
+    expect(config.thresholds).toEqual({ p95Threshold: 0.2, minDeltaMs: 0.5, minCalls: 20, maxNewErrors: 0, confidence: 0.95, minCoverage: 0.95, p95MaxMs: null, p99MaxMs: null, errorRateMax: null });
     expect(config.schema).toEqual({ kind: 'files', head: ['db/*.sql'], base: undefined });
     expect(config.headFromScratch).toBe(false);
   });

@@ -140,6 +140,24 @@ export const gateOptions = {
     help: `fail when more than N (fingerprint, SQLSTATE) pairs fail on head but not on base (default ${GATE_DEFAULTS.maxNewErrors})`,
     schema: numberValue('a whole number ≥ 0', (n) => n >= 0 && n <= 1e9, true).optional(),
   },
+  'p95-max-ms': {
+    shape: 'value',
+    placeholder: 'MS',
+    help: "fail when head's p95 exceeds this many milliseconds: the whole workload's, or any fingerprint's with min-calls calls (default: no limit)",
+    schema: numberValue('a number of milliseconds above 0', (n) => n > 0 && n <= 1e7).optional(),
+  },
+  'p99-max-ms': {
+    shape: 'value',
+    placeholder: 'MS',
+    help: "fail when head's p99 exceeds this many milliseconds, as --p95-max-ms (default: no limit)",
+    schema: numberValue('a number of milliseconds above 0', (n) => n > 0 && n <= 1e7).optional(),
+  },
+  'error-rate-max-pct': {
+    shape: 'value',
+    placeholder: 'PCT',
+    help: "fail when more than this share of head's executed statements fail, whole workload (default: no limit)",
+    schema: percentValue('a percentage from 0% to 100% (or a fraction such as 0.01)', (f) => f >= 0 && f <= 1).optional(),
+  },
   'min-coverage': {
     shape: 'value',
     placeholder: 'PCT',
@@ -205,8 +223,20 @@ type Shape = { [K in keyof typeof options]: (typeof options)[K]['schema'] };
 const shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema])) as unknown as Shape;
 
 /** The verdict's thresholds from raw option values, defaults filled in (shared with `compare`). */
-export function thresholdsFrom(raw: { 'p95-threshold'?: number; 'min-delta-ms'?: number; 'min-calls'?: number; 'max-new-errors'?: number; 'min-coverage'?: number }) {
+export function thresholdsFrom(raw: {
+  'p95-threshold'?: number;
+  'min-delta-ms'?: number;
+  'min-calls'?: number;
+  'max-new-errors'?: number;
+  'min-coverage'?: number;
+  'p95-max-ms'?: number;
+  'p99-max-ms'?: number;
+  'error-rate-max-pct'?: number;
+}) {
   return {
+    p95MaxMs: raw['p95-max-ms'] ?? null,
+    p99MaxMs: raw['p99-max-ms'] ?? null,
+    errorRateMax: raw['error-rate-max-pct'] ?? null,
     minCoverage: raw['min-coverage'] ?? GATE_DEFAULTS.minCoverage,
     p95Threshold: raw['p95-threshold'] ?? GATE_DEFAULTS.p95Threshold,
     minDeltaMs: raw['min-delta-ms'] ?? GATE_DEFAULTS.minDeltaMs,

@@ -141,6 +141,11 @@ export interface Thresholds {
   plan_rules?: PlanRules;
   /** Share of the captured statements base must execute for a pass (a fraction); absent in older reports. */
   min_coverage?: number;
+  /** Absolute limits on head (docs/gate.md, "Absolute limits"); null or absent when not set. */
+  p95_max_ms?: number | null;
+  p99_max_ms?: number | null;
+  /** A fraction: 0.01 = 1 % of head's executed statements may fail. */
+  error_rate_max?: number | null;
 }
 
 /** One side's statements, all its replays summed. */

@@ -79,6 +79,9 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     confidence: config.thresholds.confidence,
     plan_rules: config.planRules,
     min_coverage: config.thresholds.minCoverage,
+    p95_max_ms: config.thresholds.p95MaxMs,
+    p99_max_ms: config.thresholds.p99MaxMs,
+    error_rate_max: config.thresholds.errorRateMax,
   };
   const pr = changeUnderTest(context.env);
   const environment: Environment = {
@@ -273,7 +276,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     }
     state.plans = await probeTemplates(workload, comparison, state.templates, server, counters, logger);
     const coverage = coverageOf(of('base'), of('head'), config.thresholds.minCoverage);
-    const decided = decideVerdict({ comparison, coverage, migrationFailure: null, thresholds, plans: state.plans });
+    const decided = decideVerdict({ comparison, coverage, headAccounting: sideAccounting(of('head')), migrationFailure: null, thresholds, plans: state.plans });
     const exitCode = exitCodeOfVerdict(decided.verdict);
     const error = decided.verdict === 'error' ? new InfraError(decided.reasons[0] ?? decided.headline) : undefined;
     return {

@@ -11,12 +11,15 @@ import { maskMessage } from '../report/mask.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import type { PlansReport } from '../plans/types.js';
 import { inconclusiveHeadline, notComparedWarnings, sharePercent } from './coverage.js';
-import type { Comparison, Coverage, LatencyComparison, MigrationFailure, Thresholds, Verdict } from './report-types.js';
+import { checkAbsoluteLimits } from './absolute-limits.js';
+import type { Comparison, Coverage, LatencyComparison, MigrationFailure, SideAccounting, Thresholds, Verdict } from './report-types.js';
 
 export interface VerdictInputs {
   comparison: Comparison | null;
   /** What share of the workload ran; a pass needs base to have run `min_coverage` of it. */
   coverage?: Coverage | null;
+  /** Head's accounting, for the error-rate limit. */
+  headAccounting?: SideAccounting | null;
   migrationFailure: MigrationFailure | null;
   thresholds: Thresholds;
   /** The plan probe's findings; absent or null when none ran. */
@@ -69,6 +72,9 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
     );
   }
 
+  const overLimits = checkAbsoluteLimits(comparison, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
+  reasons.push(...overLimits.map((c) => c.line));
+
   const planned = evaluatePlanRules(inputs.plans ?? null, thresholds.plan_rules ?? { fail_on_plan_change: 'none', plan_min_rows: 0, max_buffers_growth: null });
   reasons.push(...planned.reasons);
   const plans = inputs.plans ?? null;
@@ -105,6 +111,7 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
     if (newErrors > thresholds.max_new_errors) parts.push(plural(newErrors, 'new error'));
     if (planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
     if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, 'query', 'queries')} reading more buffers`);
+    if (overLimits.length > 0) parts.push(plural(overLimits.length, 'absolute limit') + ' exceeded');
     if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
     // A regression in what did run stands, whatever did not run; the gap is said, not hidden.
     if (coverage && !coverage.sufficient) warnings.unshift(`only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`);

@@ -136,6 +136,9 @@ export const gateReportSchema = z.object({
     confidence: z.number().gt(0).lt(1),
     plan_rules: planRulesSchema.optional(),
     min_coverage: z.number().min(0).max(1).optional(),
+    p95_max_ms: z.number().positive().nullable().optional(),
+    p99_max_ms: z.number().positive().nullable().optional(),
+    error_rate_max: z.number().min(0).max(1).nullable().optional(),
   }),
   environment: z.object({
     server_version: z.string().nullable(),

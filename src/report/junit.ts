@@ -7,6 +7,7 @@
  *   migrations apply, every session replayed and accounted for), plus, for an `error` verdict, a
  *   test case with an `<error>` naming the stage. A rule that could not be evaluated is skipped.
  */
+import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
 import { inconclusiveHeadline, sharePercent } from '../gate/coverage.js';
 import type { FingerprintComparison, GateReport, LatencyComparison } from '../gate/report-types.js';
 import { evaluatePlanRules } from '../plans/rules.js';
@@ -186,6 +187,12 @@ function thresholdSuite(report: GateReport, mask: boolean): TestSuite {
     cases.push(threshold('PR migrations apply', { kind: 'passed' }, headTime));
   }
 
+  if (c !== null) {
+    // One case per absolute limit set (and per fingerprint over it), passed or failed.
+    for (const limit of checkAbsoluteLimits(c, report.accounting?.head ?? null, t)) {
+      cases.push(threshold(`head ${limit.name} within its limit`, limit.exceeded ? { kind: 'failure', type: 'limit', message: limit.line } : { kind: 'passed' }));
+    }
+  }
   cases.push(threshold('all sessions replayed and accounted for', accountingOutcome(report)));
   cases.push(threshold(`min-coverage: base executes at least ${sharePercent(report.thresholds.min_coverage ?? 0)} of the captured statements`, coverageOutcome(report)));
   return { name: 'thresholds', cases };

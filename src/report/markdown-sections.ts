@@ -14,6 +14,7 @@ import type {
   SideAccounting,
 } from '../gate/report-types.js';
 import { count, micros, plural } from '../format/units.js';
+import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
 import { sharePercent } from '../gate/coverage.js';
 import type { Context } from './markdown-context.js';
 import { coverageLines, coverageRows, keysRows } from './markdown-coverage.js';
@@ -86,6 +87,8 @@ export function verdictPhrase(report: GateReport): string {
     const planned = t.plan_rules ? evaluatePlanRules(report.plans ?? null, t.plan_rules) : null;
     if (planned && planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
     if (planned && planned.bufferGrowth > 0) parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? 'query' : 'queries'} reading more buffers`);
+    const overLimits = checkAbsoluteLimits(c, report.accounting?.head ?? null, t).filter((l) => l.exceeded).length;
+    if (overLimits > 0) parts.push(`${plural(overLimits, 'absolute limit')} exceeded`);
   }
   return `regression — ${parts.length > 0 ? parts.join(', ') : firstLine(report.headline, 200)}`;
 }
@@ -452,7 +455,11 @@ export function environmentSection(ctx: Context): string[] {
     [
       'thresholds',
       `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, min calls ${count(t.min_calls)}, ` +
-        `max new errors ${count(t.max_new_errors)}, confidence ${fractionPercent(t.confidence)}`,
+        `max new errors ${count(t.max_new_errors)}, confidence ${fractionPercent(t.confidence)}` +
+        (t.p95_max_ms ? `, head p95 ≤ ${t.p95_max_ms} ms` : '') +
+        (t.p99_max_ms ? `, head p99 ≤ ${t.p99_max_ms} ms` : '') +
+        // A limit as set (0.05 %), not rounded like a measured change.
+        (t.error_rate_max !== undefined && t.error_rate_max !== null ? `, head error rate ≤ ${Number((t.error_rate_max * 100).toPrecision(3))} %` : ''),
     ],
     ['tool', `${text(r.tool.name)} ${text(r.tool.version)}`],
   ];
