@@ -114,12 +114,17 @@ function prGate(dir: string, extra: string[] = []): Promise<GateRun> {
   );
 }
 
-/** No database of a gate run is left on the server. */
-async function leftoverDatabases(): Promise<string[]> {
+/**
+ * The databases of this gate run still on the server (none, after any run). Other test files run
+ * gates on the same server at the same time, so only this run's prefix is looked for.
+ */
+async function leftoverDatabases(run: GateRun): Promise<string[]> {
+  const prefix = run.report?.environment.database_prefix;
+  if (!prefix) throw new Error(`the run wrote no report with its database prefix:\n${explain(run)}`);
   const client = new pg.Client(inject('pgUrl'));
   await client.connect();
   try {
-    const result = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'pgr\\_%'");
+    const result = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [`${prefix}_`]);
     return result.rows.map((r) => r.datname);
   } finally {
     await client.end();
@@ -168,7 +173,7 @@ describe('gate on identical schemas (A/A)', () => {
         expect(report!.coverage![side].skipped_by_reason).toEqual({ transaction_aborted: 2 * a.replays });
       }
       expect(report!.coverage!.sufficient).toBe(true);
-      expect(await leftoverDatabases()).toEqual([]);
+      expect(await leftoverDatabases(run)).toEqual([]);
     },
     GATE_TIMEOUT_MS,
   );
@@ -196,7 +201,7 @@ describe('gate on the PR variants (base from git)', () => {
       expect(report.environment.base.sha).toMatch(/^[0-9a-f]{40}$/);
       expect(report.migrations.filter((m) => m.side === 'head').map((m) => m.name)).toHaveLength(1);
       expect(run.stdout).toContain(first.fingerprint);
-      expect(await leftoverDatabases()).toEqual([]);
+      expect(await leftoverDatabases(run)).toEqual([]);
     },
     GATE_TIMEOUT_MS,
   );
@@ -265,7 +270,7 @@ describe('gate on the PR variants (base from git)', () => {
       expect(run.report!.migration_failure).toMatchObject({ side: 'head', name: 'db/migrations/900_broken.sql', line: 3 });
       expect(run.report!.migration_failure!.message).toMatch(/no_such_table/);
       expect(run.report!.headline).toMatch(/the PR's migrations fail/);
-      expect(await leftoverDatabases()).toEqual([]);
+      expect(await leftoverDatabases(run)).toEqual([]);
     },
     GATE_TIMEOUT_MS,
   );
@@ -459,7 +464,7 @@ describe('gate on bad input', () => {
     const run = await gate([...exampleArgs(shop()), '--migrations', 'no/such/dir/*.sql', '--base-migrations', shop('migrations', '*.sql')]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^error: option --migrations: 'no\/such\/dir\/\*\.sql' matches no file/m);
-    expect(await leftoverDatabases()).toEqual([]);
+    expect(await leftoverDatabases(run)).toEqual([]);
   });
 
   it('no base schema outside a pull request: exit 2 saying what to give', async () => {
@@ -509,7 +514,7 @@ describe('gate on bad input', () => {
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(/^error: the base schema cannot be built: migration file .*001\.sql, line 2: relation "t" already exists/m);
     expect(run.report!.migration_failure).toMatchObject({ side: 'base', line: 2 });
-    expect(await leftoverDatabases()).toEqual([]);
+    expect(await leftoverDatabases(run)).toEqual([]);
   });
 
   it('invalid options: exit 2 naming the option, before anything starts', async () => {

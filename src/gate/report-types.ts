@@ -256,6 +256,11 @@ export interface Environment {
   runner: string;
   started_at: string;
   wall_time_ms: number;
+  /**
+   * Every database the run creates on the server is named `<database_prefix>_…` and dropped at
+   * the end; after a killed run, what is left is found by it. Absent in older reports.
+   */
+  database_prefix?: string;
 }
 
 /** The whole report. */

@@ -130,6 +130,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
   let server: Server | undefined;
   let checkout: Checkout | undefined;
   const prefix = `pgr_${crypto.randomBytes(4).toString('hex')}`;
+  environment.database_prefix = prefix;
   const created: string[] = [];
   try {
     const workload = await loadGateWorkload(config.workload);

@@ -155,6 +155,7 @@ export const gateReportSchema = z.object({
     runner: z.string(),
     started_at: z.string(),
     wall_time_ms: z.number().nonnegative(),
+    database_prefix: z.string().optional(),
   }),
   migrations: z.array(
     z.object({ side: schemaSide, name: z.string(), wall_time_ms: z.number().nonnegative(), ok: z.boolean() }),
