@@ -49208,6 +49208,37 @@ function runnerDescription(env, hostname3) {
   return `${hostname3} (${process.platform}-${process.arch})`;
 }
 
+// src/gate/ci-change.ts
+function changeUnderTest(env) {
+  const github = pullRequestFromEnv(env);
+  if (github) return { ...github, system: "github", baseRef: github.baseSha, describe: `GitHub pull request #${github.number}: its base commit` };
+  const gitlabBase = env.CI_MERGE_REQUEST_DIFF_BASE_SHA?.trim();
+  if (env.GITLAB_CI === "true" && gitlabBase) {
+    const number4 = Number(env.CI_MERGE_REQUEST_IID ?? 0);
+    return {
+      system: "gitlab",
+      number: number4,
+      baseSha: gitlabBase,
+      baseRef: gitlabBase,
+      headSha: env.CI_COMMIT_SHA?.trim() ?? "",
+      describe: `GitLab merge request !${number4}: CI_MERGE_REQUEST_DIFF_BASE_SHA`
+    };
+  }
+  const target = env.CHANGE_TARGET?.trim();
+  if (env.JENKINS_URL && env.CHANGE_ID && target) {
+    const ref = `origin/${target}`;
+    return {
+      system: "jenkins",
+      number: Number(env.CHANGE_ID) || 0,
+      baseSha: ref,
+      baseRef: ref,
+      headSha: env.GIT_COMMIT?.trim() ?? "",
+      describe: `Jenkins change ${env.CHANGE_ID}: its target branch (CHANGE_TARGET=${target})`
+    };
+  }
+  return void 0;
+}
+
 // src/gate/round-plan.ts
 function planConfirmation(after, extra) {
   return planReplays(after + extra).filter((p) => p.round > after);
@@ -49723,6 +49754,54 @@ function evaluatePlanRules(plans, rules) {
   return out;
 }
 
+// src/gate/absolute-limits.ts
+function percent2(fraction) {
+  const pct = fraction * 100;
+  return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(2)} %`;
+}
+function checkAbsoluteLimits(comparison2, head, t) {
+  const checks = [];
+  for (const [name, limitMs, pick2] of [
+    ["p95", t.p95_max_ms, (p) => p.p95_us],
+    ["p99", t.p99_max_ms, (p) => p.p99_us]
+  ]) {
+    if (limitMs === void 0 || limitMs === null) continue;
+    const limit = limitMs * 1e3;
+    const whole = pick2(comparison2.overall.head);
+    checks.push({
+      name: `whole-workload ${name}`,
+      limit,
+      measured: whole,
+      exceeded: whole > limit,
+      line: `head's whole-workload ${name} ${micros(whole)} ${whole > limit ? "exceeds" : "is within"} the ${limitMs} ms limit (${name}-max-ms)`
+    });
+    for (const f of comparison2.fingerprints) {
+      if (f.calls_head < t.min_calls) continue;
+      const measured = pick2(f.head);
+      if (measured <= limit) continue;
+      checks.push({
+        name: `${name} of ${f.fingerprint}`,
+        limit,
+        measured,
+        exceeded: true,
+        line: `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head ${name} ${micros(measured)} exceeds the ${limitMs} ms limit (${name}-max-ms)`
+      });
+    }
+  }
+  const maxRate = t.error_rate_max;
+  if (maxRate !== void 0 && maxRate !== null && head !== null) {
+    const rate = head.executed === 0 ? 0 : head.errors / head.executed;
+    checks.push({
+      name: "error rate",
+      limit: maxRate,
+      measured: rate,
+      exceeded: rate > maxRate,
+      line: `head's error rate ${percent2(rate)} (${head.errors} of ${head.executed} executed) ${rate > maxRate ? "exceeds" : "is within"} the ${percent2(maxRate)} limit (error-rate-max-pct)`
+    });
+  }
+  return checks;
+}
+
 // src/gate/verdict.ts
 function change(ratio) {
   const pct = (ratio - 1) * 100;
@@ -49752,6 +49831,8 @@ function decideVerdict(inputs) {
       `${plural(newErrors, "new error")} (allowed: ${thresholds.max_new_errors}); first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}`
     );
   }
+  const overLimits = checkAbsoluteLimits(comparison2, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
+  reasons.push(...overLimits.map((c) => c.line));
   const planned = evaluatePlanRules(inputs.plans ?? null, thresholds.plan_rules ?? { fail_on_plan_change: "none", plan_min_rows: 0, max_buffers_growth: null });
   reasons.push(...planned.reasons);
   const plans = inputs.plans ?? null;
@@ -49785,6 +49866,7 @@ function decideVerdict(inputs) {
     if (newErrors > thresholds.max_new_errors) parts.push(plural(newErrors, "new error"));
     if (planned.planChanges > 0) parts.push(plural(planned.planChanges, "plan change"));
     if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, "query", "queries")} reading more buffers`);
+    if (overLimits.length > 0) parts.push(plural(overLimits.length, "absolute limit") + " exceeded");
     if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
     if (coverage && !coverage.sufficient) warnings.unshift(`only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`);
     return { verdict: "regression", headline: `regression: ${parts.join(", ")}`, reasons, warnings };
@@ -50066,9 +50148,12 @@ async function runGate(config2, context) {
     max_new_errors: config2.thresholds.maxNewErrors,
     confidence: config2.thresholds.confidence,
     plan_rules: config2.planRules,
-    min_coverage: config2.thresholds.minCoverage
+    min_coverage: config2.thresholds.minCoverage,
+    p95_max_ms: config2.thresholds.p95MaxMs,
+    p99_max_ms: config2.thresholds.p99MaxMs,
+    error_rate_max: config2.thresholds.errorRateMax
   };
-  const pr = pullRequestFromEnv(context.env);
+  const pr = changeUnderTest(context.env);
   const environment = {
     server_version: null,
     server_kind: null,
@@ -50079,7 +50164,7 @@ async function runGate(config2, context) {
     workload: { path: config2.workload, sessions: 0, statements: 0 },
     seed: config2.seed ? config2.seed.kind === "file" ? config2.seed.path : `seed-command: ${config2.seed.command}` : null,
     base: { ref: null, sha: null, source: "" },
-    head: { sha: pr?.headSha ?? await currentCommit(context.cwd), source: describeSource(config2, "head") },
+    head: { sha: pr?.headSha || await currentCommit(context.cwd), source: describeSource(config2, "head") },
     head_from_scratch: null,
     runner: runnerDescription(context.env, os8.hostname()),
     started_at: startedAt.toISOString(),
@@ -50107,6 +50192,7 @@ async function runGate(config2, context) {
   let server;
   let checkout;
   const prefix = `pgr_${crypto5.randomBytes(4).toString("hex")}`;
+  environment.database_prefix = prefix;
   const created = [];
   try {
     const workload = await loadGateWorkload(config2.workload);
@@ -50119,12 +50205,13 @@ async function runGate(config2, context) {
     if (config2.schema.kind === "files" && config2.schema.base !== void 0) {
       environment.base.source = `files: ${config2.schema.base.join(", ")}`;
     } else {
-      const ref = config2.baseRef ?? pr?.baseSha;
+      const ref = config2.baseRef ?? pr?.baseRef;
       if (ref === void 0) {
         throw new InputError(
-          "no base schema: give --base-ref (the commit to compare against, e.g. origin/main) or --base-migrations; on a pull_request event the PR's base commit is used"
+          "no base schema: give --base-ref (the commit to compare against, e.g. origin/main) or --base-migrations; on a GitHub pull_request event, a GitLab merge request pipeline or a Jenkins change request the change's base is used"
         );
       }
+      if (config2.baseRef === void 0 && pr) logger.info(`base: ${pr.describe} (${ref})`);
       checkout = await checkoutBase(ref, context.cwd);
       baseRoot = checkout.root;
       environment.base = { ref, sha: checkout.sha, source: `${describeSource(config2, "base")} at ${checkout.sha.slice(0, 12)}` };
@@ -50239,7 +50326,7 @@ async function runGate(config2, context) {
     }
     state.plans = await probeTemplates(workload, comparison2, state.templates, server, counters2, logger);
     const coverage = coverageOf(of("base"), of("head"), config2.thresholds.minCoverage);
-    const decided = decideVerdict({ comparison: comparison2, coverage, migrationFailure: null, thresholds, plans: state.plans });
+    const decided = decideVerdict({ comparison: comparison2, coverage, headAccounting: sideAccounting(of("head")), migrationFailure: null, thresholds, plans: state.plans });
     const exitCode = exitCodeOfVerdict(decided.verdict);
     const error63 = decided.verdict === "error" ? new InfraError(decided.reasons[0] ?? decided.headline) : void 0;
     return {
@@ -50610,6 +50697,8 @@ function verdictPhrase(report2) {
     const planned = t.plan_rules ? evaluatePlanRules(report2.plans ?? null, t.plan_rules) : null;
     if (planned && planned.planChanges > 0) parts.push(plural(planned.planChanges, "plan change"));
     if (planned && planned.bufferGrowth > 0) parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? "query" : "queries"} reading more buffers`);
+    const overLimits = checkAbsoluteLimits(c, report2.accounting?.head ?? null, t).filter((l) => l.exceeded).length;
+    if (overLimits > 0) parts.push(`${plural(overLimits, "absolute limit")} exceeded`);
   }
   return `regression \u2014 ${parts.length > 0 ? parts.join(", ") : firstLine(report2.headline, 200)}`;
 }
@@ -50909,7 +50998,8 @@ function environmentSection(ctx) {
     ...keysRows(r.keys),
     [
       "thresholds",
-      `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, min calls ${count(t.min_calls)}, max new errors ${count(t.max_new_errors)}, confidence ${fractionPercent(t.confidence)}`
+      `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, min calls ${count(t.min_calls)}, max new errors ${count(t.max_new_errors)}, confidence ${fractionPercent(t.confidence)}` + (t.p95_max_ms ? `, head p95 \u2264 ${t.p95_max_ms} ms` : "") + (t.p99_max_ms ? `, head p99 \u2264 ${t.p99_max_ms} ms` : "") + // A limit as set (0.05 %), not rounded like a measured change.
+      (t.error_rate_max !== void 0 && t.error_rate_max !== null ? `, head error rate \u2264 ${Number((t.error_rate_max * 100).toPrecision(3))} %` : "")
     ],
     ["tool", `${text(r.tool.name)} ${text(r.tool.version)}`]
   ];
@@ -51184,7 +51274,10 @@ var gateReportSchema = external_exports.object({
     max_new_errors: count3,
     confidence: external_exports.number().gt(0).lt(1),
     plan_rules: planRulesSchema.optional(),
-    min_coverage: external_exports.number().min(0).max(1).optional()
+    min_coverage: external_exports.number().min(0).max(1).optional(),
+    p95_max_ms: external_exports.number().positive().nullable().optional(),
+    p99_max_ms: external_exports.number().positive().nullable().optional(),
+    error_rate_max: external_exports.number().min(0).max(1).nullable().optional()
   }),
   environment: external_exports.object({
     server_version: external_exports.string().nullable(),
@@ -51200,7 +51293,8 @@ var gateReportSchema = external_exports.object({
     head_from_scratch: external_exports.string().nullable(),
     runner: external_exports.string(),
     started_at: external_exports.string(),
-    wall_time_ms: external_exports.number().nonnegative()
+    wall_time_ms: external_exports.number().nonnegative(),
+    database_prefix: external_exports.string().optional()
   }),
   migrations: external_exports.array(
     external_exports.object({ side: schemaSide, name: external_exports.string(), wall_time_ms: external_exports.number().nonnegative(), ok: external_exports.boolean() })
@@ -51377,6 +51471,11 @@ function thresholdSuite(report2, mask) {
     cases.push(threshold("PR migrations apply", { kind: "skipped", message: `not run: ${report2.error?.stage ?? "the run"} failed first` }));
   } else {
     cases.push(threshold("PR migrations apply", { kind: "passed" }, headTime));
+  }
+  if (c !== null) {
+    for (const limit of checkAbsoluteLimits(c, report2.accounting?.head ?? null, t)) {
+      cases.push(threshold(`head ${limit.name} within its limit`, limit.exceeded ? { kind: "failure", type: "limit", message: limit.line } : { kind: "passed" }));
+    }
   }
   cases.push(threshold("all sessions replayed and accounted for", accountingOutcome(report2)));
   cases.push(threshold(`min-coverage: base executes at least ${sharePercent(report2.thresholds.min_coverage ?? 0)} of the captured statements`, coverageOutcome(report2)));
@@ -51876,6 +51975,24 @@ var gateOptions = {
     help: `fail when more than N (fingerprint, SQLSTATE) pairs fail on head but not on base (default ${GATE_DEFAULTS.maxNewErrors})`,
     schema: numberValue("a whole number \u2265 0", (n) => n >= 0 && n <= 1e9, true).optional()
   },
+  "p95-max-ms": {
+    shape: "value",
+    placeholder: "MS",
+    help: "fail when head's p95 exceeds this many milliseconds: the whole workload's, or any fingerprint's with min-calls calls (default: no limit)",
+    schema: numberValue("a number of milliseconds above 0", (n) => n > 0 && n <= 1e7).optional()
+  },
+  "p99-max-ms": {
+    shape: "value",
+    placeholder: "MS",
+    help: "fail when head's p99 exceeds this many milliseconds, as --p95-max-ms (default: no limit)",
+    schema: numberValue("a number of milliseconds above 0", (n) => n > 0 && n <= 1e7).optional()
+  },
+  "error-rate-max-pct": {
+    shape: "value",
+    placeholder: "PCT",
+    help: "fail when more than this share of head's executed statements fail, whole workload (default: no limit)",
+    schema: percentValue("a percentage from 0% to 100% (or a fraction such as 0.01)", (f) => f >= 0 && f <= 1).optional()
+  },
   "min-coverage": {
     shape: "value",
     placeholder: "PCT",
@@ -51934,6 +52051,9 @@ var options = { ...gateOptions, ...cliOptions };
 var shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema]));
 function thresholdsFrom(raw) {
   return {
+    p95MaxMs: raw["p95-max-ms"] ?? null,
+    p99MaxMs: raw["p99-max-ms"] ?? null,
+    errorRateMax: raw["error-rate-max-pct"] ?? null,
     minCoverage: raw["min-coverage"] ?? GATE_DEFAULTS.minCoverage,
     p95Threshold: raw["p95-threshold"] ?? GATE_DEFAULTS.p95Threshold,
     minDeltaMs: raw["min-delta-ms"] ?? GATE_DEFAULTS.minDeltaMs,
@@ -52511,14 +52631,14 @@ async function runCapacity(config2, context) {
       logger.info(`read-only sweep: ${plural(summary2.writes, "statement")} that can change data are skipped at every step (--allow-writes replays them)`);
     }
     checkSeed(config2);
-    const pr = pullRequestFromEnv(context.env);
-    const compare = config2.schema !== null && (config2.compare || pr?.baseSha !== void 0);
+    const pr = changeUnderTest(context.env);
+    const compare = config2.schema !== null && (config2.compare || pr !== void 0);
     let baseRoot = context.cwd;
     if (compare && config2.schema.kind === "files" && config2.schema.base !== void 0) {
       report2.environment.base = `files: ${config2.schema.base.join(", ")}`;
     } else if (compare) {
       stage = "checking out the base commit";
-      const ref = config2.baseRef ?? pr.baseSha;
+      const ref = config2.baseRef ?? pr.baseRef;
       checkout = await checkoutBase(ref, context.cwd);
       baseRoot = checkout.root;
       report2.environment.base = `${ref} (${checkout.sha.slice(0, 12)})`;
