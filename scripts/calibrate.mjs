@@ -1,0 +1,274 @@
+// `npm run calibrate`: the gate's error rates, measured. A bench, not a test: it runs the real
+// gate (dist/cli.js) many times per case and prints how often it failed, so that the false-alarm
+// rate (identical schemas) and the smallest slowdown it catches can be read off this machine.
+//
+//   npm run build && npm run calibrate -- [--runs N] [--workloads shop,checkout]
+//       [--cases a-a,drop-index,...] [--conditions quiet,bursts] [--no-write]
+//
+// Workloads: `shop` (examples/shop/workload.wkl: reads and checkouts, currval-style) and
+// `checkout` (examples/shop/checkout.wkl: captured write traffic, ids from RETURNING).
+// Cases, each a PR on top of the shop's schema:
+//   a-a            nothing changes: every failure is a false alarm
+//   drop-index     the order history loses its index (a sequential scan of 120,000 rows)
+//   trigger-0.5ms  a trigger on the workload's hot write that sleeps 0.5 ms per row
+//   trigger-2ms    the same, 2 ms
+//   read+20%       the hot read's server time grows by 20 % of its measured median latency: the
+//   read+50%       read calls calib_burn(), a function that returns at once on base and spins
+//                  on head (the PR), so the statement text and its fingerprint stay the same
+// Conditions: `quiet` (the machine as it is) and `bursts` (two busy processes switched on for
+// 1–4 s every 2–9 s, as a shared CI runner's neighbours do).
+//
+// Each run is a full gate with default rounds and confirmation rounds against a throwaway server
+// (the test harness's), so a run takes 20–60 s: 20 runs × 6 cases × 2 conditions × 2 workloads
+// is several hours. The table goes into docs/gate-statistics.md between the calibration markers,
+// with the date, the revision and the number of runs.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { prng } from './lib/prng.mjs';
+import { startPostgres } from '../test/support/postgres.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const shop = (...p) => path.join(root, 'examples', 'shop', ...p);
+const cli = path.join(root, 'dist', 'cli.js');
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const runs = Number(opt('--runs', '20'));
+const workloadNames = opt('--workloads', 'shop,checkout').split(',');
+const caseNames = opt('--cases', 'a-a,drop-index,trigger-0.5ms,trigger-2ms,read+20%,read+50%').split(',');
+const conditions = opt('--conditions', 'quiet,bursts').split(',');
+const write = !args.includes('--no-write');
+
+/** The workloads and the statements their cases slow down. */
+const WORKLOADS = {
+  shop: {
+    file: shop('workload.wkl'),
+    hotWrite: { table: 'customers', fingerprint: /^UPDATE customers SET last_login/ },
+    hotRead: /^SELECT id, sku, name, category, price, stock FROM products WHERE id = /,
+  },
+  checkout: {
+    file: shop('checkout.wkl'),
+    hotWrite: { table: 'products', fingerprint: /^UPDATE products SET stock = stock - / },
+    hotRead: /^SELECT id, name, price, stock FROM products WHERE id = /,
+  },
+};
+
+function fail(message) {
+  console.error(`calibrate: ${message}`);
+  process.exit(1);
+}
+
+if (!Number.isInteger(runs) || runs < 1) fail('--runs needs a whole number ≥ 1');
+for (const w of workloadNames) if (!WORKLOADS[w]) fail(`unknown workload ${w} (shop, checkout)`);
+if (!fs.existsSync(cli)) fail('dist/cli.js is missing: run npm run build first');
+const library = path.join(root, 'build', 'engine.linux-x64-gnu.node');
+if (!fs.existsSync(library)) fail('the engine is not built: run npm run build first');
+const engine = createRequire(import.meta.url)(library);
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-calibrate-'));
+
+/** A directory of migrations: the shop's, then `extra` files in order. */
+function migrations(name, extra = {}) {
+  const dir = path.join(tmp, name);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const f of fs.readdirSync(shop('migrations'))) fs.copyFileSync(shop('migrations', f), path.join(dir, f));
+  for (const [file, sql] of Object.entries(extra)) fs.writeFileSync(path.join(dir, file), sql);
+  return path.join(dir, '*.sql');
+}
+
+const burnFunction = (micros) => `
+CREATE OR REPLACE FUNCTION calib_burn() RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+DECLARE until timestamptz := clock_timestamp() + make_interval(secs => ${micros} / 1e6);
+BEGIN
+  WHILE clock_timestamp() < until LOOP END LOOP;
+  RETURN true;
+END $$;
+`;
+
+const sleepTrigger = (table, seconds) => `
+CREATE FUNCTION calib_sleep() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_sleep(${seconds}); RETURN NEW; END $$;
+CREATE TRIGGER calib_sleep BEFORE UPDATE ON ${table} FOR EACH ROW EXECUTE FUNCTION calib_sleep();
+`;
+
+/** The workload with the hot read calling calib_burn() (same text on both sides). */
+async function withBurningRead(name, w) {
+  const profile = await engine.readWorkload(w.file);
+  let rewritten = 0;
+  for (const s of profile.sessions) {
+    for (const q of s.queries) {
+      if (w.hotRead.test(q.sql)) {
+        q.sql = `${q.sql.replace(/;\s*$/, '')} AND calib_burn()`;
+        rewritten += 1;
+      }
+    }
+  }
+  if (rewritten === 0) fail(`${name}: no statement matches the hot read ${w.hotRead}`);
+  const file = path.join(tmp, `${name}-burning-read.wkl`);
+  await engine.writeWorkload(file, profile);
+  return file;
+}
+
+function gate(url, workload, base, head, json) {
+  const started = Date.now();
+  const r = spawnSync(
+    process.execPath,
+    [cli, 'gate', '--database-url', url, '--workload', workload, '--seed', shop('seed.sql'), '--base-migrations', base, '--migrations', head, '--json', json],
+    { cwd: root, encoding: 'utf8', env: { ...process.env, CI: 'true', GITHUB_EVENT_NAME: '', GITHUB_EVENT_PATH: '' } },
+  );
+  return { code: r.status, seconds: (Date.now() - started) / 1000, stderr: r.stderr };
+}
+
+/** Median latency (µs) of the hot read on base, from one gate run's A/A report. */
+function hotReadMedian(report, pattern) {
+  const f = report.comparison?.fingerprints.find((x) => pattern.test(x.normalized));
+  if (!f) fail(`the hot read ${pattern} is not in the comparison`);
+  return f.base.p50_us;
+}
+
+/** Two busy processes switched on and off at random, like a shared runner's neighbours. */
+function startBursts(seed) {
+  const random = prng(seed);
+  let busy = [];
+  let stopped = false;
+  const loop = () => {
+    if (stopped) return;
+    const on = busy.length === 0;
+    if (on) {
+      busy = [0, 1].map(() => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+    } else {
+      for (const p of busy) p.kill('SIGKILL');
+      busy = [];
+    }
+    const ms = on ? 1000 + random() * 3000 : 2000 + random() * 7000;
+    setTimeout(loop, ms).unref();
+  };
+  loop();
+  return () => {
+    stopped = true;
+    for (const p of busy) p.kill('SIGKILL');
+  };
+}
+
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+async function main() {
+  const server = await startPostgres({ settings: { autovacuum: 'off', max_connections: '200' } });
+  const rows = [];
+  try {
+    for (const name of workloadNames) {
+      const w = WORKLOADS[name];
+      const base = migrations(`${name}-base`);
+      // The read cases: measure the hot read on base first, then burn a share of it on head.
+      const needsBurn = caseNames.some((c) => c.startsWith('read+'));
+      const burnWorkload = needsBurn ? await withBurningRead(name, w) : null;
+      const burnBase = needsBurn ? migrations(`${name}-burn-base`, { '900_calib_burn.sql': burnFunction(0) }) : null;
+      let readMedian = null;
+      if (needsBurn) {
+        const json = path.join(tmp, `${name}-measure.json`);
+        const r = gate(server.url, burnWorkload, burnBase, burnBase, json);
+        if (!fs.existsSync(json)) fail(`measuring the hot read failed (exit ${r.code}): ${r.stderr.slice(-500)}`);
+        readMedian = hotReadMedian(JSON.parse(fs.readFileSync(json, 'utf8')), w.hotRead);
+        console.log(`${name}: the hot read's base median is ${readMedian} µs`);
+      }
+      const cases = {
+        'a-a': { workload: w.file, base, head: base },
+        'drop-index': { workload: w.file, base, head: migrations(`${name}-drop-index`, { '100_drop.sql': fs.readFileSync(shop('variants', 'drop-index', fs.readdirSync(shop('variants', 'drop-index'))[0]), 'utf8') }) },
+        'trigger-0.5ms': { workload: w.file, base, head: migrations(`${name}-t05`, { '900_calib.sql': sleepTrigger(w.hotWrite.table, 0.0005) }) },
+        'trigger-2ms': { workload: w.file, base, head: migrations(`${name}-t2`, { '900_calib.sql': sleepTrigger(w.hotWrite.table, 0.002) }) },
+      };
+      for (const pct of [20, 50]) {
+        if (!needsBurn) break;
+        const micros = Math.max(1, Math.round((readMedian * pct) / 100));
+        cases[`read+${pct}%`] = {
+          workload: burnWorkload,
+          base: burnBase,
+          head: migrations(`${name}-burn-${pct}`, { '900_calib_burn.sql': burnFunction(0), '901_calib_burn.sql': burnFunction(micros) }),
+        };
+      }
+      for (const condition of conditions) {
+        for (const caseName of caseNames) {
+          const c = cases[caseName];
+          if (!c) fail(`unknown case ${caseName}`);
+          const stop = condition === 'bursts' ? startBursts(rows.length + 1) : () => {};
+          const outcomes = [];
+          try {
+            for (let i = 0; i < runs; i += 1) {
+              const json = path.join(tmp, `run.json`);
+              fs.rmSync(json, { force: true });
+              const r = gate(server.url, c.workload, c.base, c.head, json);
+              outcomes.push(r);
+              process.stdout.write(`${name} ${condition} ${caseName} ${i + 1}/${runs}: exit ${r.code}, ${r.seconds.toFixed(0)} s\n`);
+            }
+          } finally {
+            stop();
+          }
+          const failed = outcomes.filter((o) => o.code === 1).length;
+          const errors = outcomes.filter((o) => o.code !== 0 && o.code !== 1).length;
+          rows.push({ workload: name, condition, case: caseName, runs, failed, errors, medianSeconds: median(outcomes.map((o) => o.seconds)) });
+        }
+      }
+    }
+  } finally {
+    await server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  printAndWrite(rows);
+}
+
+/** The slowdown cases, smallest first: what "the minimum slowdown detected" is read from. */
+const SLOWDOWNS = ['read+20%', 'trigger-0.5ms', 'read+50%', 'trigger-2ms', 'drop-index'];
+
+function printAndWrite(rows) {
+  const table = [
+    '| workload | condition | case | runs | failed | errors | median wall time |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.workload} | ${r.condition} | ${r.case} | ${r.runs} | ${r.failed} (${Math.round((100 * r.failed) / r.runs)} %) | ${r.errors} | ${r.medianSeconds.toFixed(0)} s |`),
+  ];
+  const minimum = [];
+  for (const w of [...new Set(rows.map((r) => r.workload))]) {
+    for (const c of [...new Set(rows.map((r) => r.condition))]) {
+      const caught = SLOWDOWNS.find((s) => {
+        const r = rows.find((x) => x.workload === w && x.condition === c && x.case === s);
+        return r && r.failed / r.runs >= 0.95;
+      });
+      minimum.push(`- ${w}, ${c}: ${caught ?? 'none of the measured slowdowns'} caught in ≥ 95 % of runs`);
+    }
+  }
+  const revision = spawnSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout.trim();
+  const date = new Date().toISOString().slice(0, 10);
+  const block = [
+    `Measured on ${date} at revision ${revision}, ${os.cpus().length} CPUs, ${runs} gate runs per row (default rounds and confirmation rounds), by \`npm run calibrate -- --runs ${runs}\`:`,
+    '',
+    ...table,
+    '',
+    'Smallest slowdown caught (slowdowns in increasing order: read +20 %, 0.5 ms trigger, read +50 %, 2 ms trigger, drop-index):',
+    '',
+    ...minimum,
+  ];
+  console.log(`\n${block.join('\n')}`);
+  if (!write) return;
+  const doc = path.join(root, 'docs', 'gate-statistics.md');
+  const text = fs.readFileSync(doc, 'utf8');
+  const begin = '<!-- calibrate:begin -->';
+  const end = '<!-- calibrate:end -->';
+  const inner = `${begin}\n${block.join('\n')}\n${end}`;
+  const next = text.includes(begin) ? text.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), inner) : `${text.trimEnd()}\n\n## Calibration\n\n${inner}\n`;
+  fs.writeFileSync(doc, next);
+  console.log(`\nwritten to ${path.relative(root, doc)}`);
+}
+
+main().catch((error) => {
+  console.error(`calibrate: ${error.stack ?? error}`);
+  process.exit(1);
+});
