@@ -162,6 +162,14 @@ export declare function loadWorkload(path: string): Promise<Workload>
 export declare function nativeSourceHash(): string
 
 /**
+ * Reads a `.wkl` file into an object in pg-retest's JSON shape (the shape `writeWorkload` takes):
+ * for tools that rewrite a workload (the calibration bench's slowed reads). The whole profile
+ * is materialised, so this is for workloads that fit in memory several times over. Rejects
+ * with code `E_WORKLOAD` when the file is not a workload.
+ */
+export declare function readWorkload(path: string): Promise<object>
+
+/**
  * How to replay a workload. Only `conninfo` is required; everything else defaults to the
  * engine's choice (captured timing, every statement, one copy of each session).
  */

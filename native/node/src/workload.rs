@@ -121,6 +121,21 @@ pub async fn inspect_workload(path: String, top: Option<f64>) -> Settled<JsonOut
     .into()
 }
 
+/// Reads a `.wkl` file into an object in pg-retest's JSON shape (the shape `writeWorkload` takes):
+/// for tools that rewrite a workload (the calibration bench's slowed reads). The whole profile
+/// is materialised, so this is for workloads that fit in memory several times over. Rejects
+/// with code `E_WORKLOAD` when the file is not a workload.
+#[napi(catch_unwind, ts_return_type = "Promise<object>")]
+pub async fn read_workload(path: String) -> Settled<JsonOut> {
+    blocking("readWorkload", move || {
+        let path = PathBuf::from(path);
+        let profile = wkl::read_workload(&path)?;
+        JsonOut::to_json("readWorkload", &profile)
+    })
+    .await
+    .into()
+}
+
 /// Writes `profile` (an object in pg-retest's JSON shape: `version`, `captured_at`,
 /// `source_host`, `pg_version`, `capture_method`, `sessions[].queries[]`, `metadata`) to `path`
 /// as a `.wkl` file pg-retest can read. The file appears complete or not at all. Rejects with
