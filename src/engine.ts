@@ -194,6 +194,15 @@ export function writeWorkload(path: string, profile: WorkloadProfileJson): Promi
   return engineCall(() => native.writeWorkload(path, profile));
 }
 
+/**
+ * Reads a `.wkl` into pg-retest's JSON shape (the whole profile, for tools that rewrite one).
+ * @param path the file
+ * @returns the profile; rejects with `E_WORKLOAD` when the file is not a workload
+ */
+export function readWorkload(path: string): Promise<WorkloadProfileJson> {
+  return engineCall(() => native.readWorkload(path)) as Promise<WorkloadProfileJson>;
+}
+
 /** What to capture; see native/node/index.d.ts for every option. */
 export type CaptureOptions = native.NativeCaptureOptions;
 

@@ -112,6 +112,15 @@ export function writeWorkload(path: string, profile: object): Promise<void> {
 }
 
 /**
+ * Reads a `.wkl` file into pg-retest's JSON shape.
+ * @param path the file
+ * @returns the profile
+ */
+export function readWorkload(path: string): Promise<object> {
+  return binding().readWorkload(path);
+}
+
+/**
  * Starts a replay and returns its handle at once.
  * @param workload from loadWorkload
  * @param options the replay options
