@@ -117,7 +117,7 @@ describe('checkout.wkl: ids from RETURNING', () => {
   it('inspect says how many keys and links the workload has, and where its sequence stood', async () => {
     const r = await run(['inspect', workload]);
     expect(r.code, explain(r)).toBe(0);
-    expect(r.stdout).toMatch(/keys\s+36 statements return generated keys, 36 with a known value \(recorded in the workload\); \d+ later literals carry them/);
+    expect(r.stdout).toMatch(/keys\s+36 statements return generated keys, 36 with a known value \(inferred at capture, recorded in the workload\); \d+ later literals carry them/);
     expect(r.stdout).toMatch(/sequences\s+orders\.id from 120001/);
   });
 

@@ -44,7 +44,7 @@ export function renderWorkloadSummary(file: string, w: WorkloadInspection, captu
       ['by kind', kinds || 'none'],
       ['transactions', count(w.transactions)],
       ['duration', duration],
-      ['keys', describeKeys(w.keys)],
+      ['keys', describeKeys(w.keys, (capture?.keys?.inferred ?? 0) > 0)],
       ...(describeSequenceHints(w.sequence_hints) ? [['sequences', `${describeSequenceHints(w.sequence_hints)} (set there before each replay)`] as [string, string]] : []),
     ]),
   ];
