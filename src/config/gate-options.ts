@@ -9,6 +9,7 @@ import { choice, filePath, numberValue, postgresUrl } from '../cli/option-types.
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
 import { factorValue, PLAN_DEFAULTS } from '../plans/options.js';
 import type { PlanRules } from '../plans/types.js';
+import { keyHandlingFrom, keyOptions } from '../cli/key-options.js';
 import { booleanValue, listValue, percentValue, settingsValue } from './values.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');
@@ -202,6 +203,7 @@ export const gateOptions = {
     help: 'stop a replay that takes longer than S seconds and fail the run (exit 3) (default: none)',
     schema: numberValue('a positive number of seconds', (n) => n > 0 && n <= 1e8).optional(),
   },
+  ...keyOptions,
 } as const satisfies OptionDefs;
 
 /** Options of the CLI only: where the config file and the report files are. */
@@ -328,6 +330,7 @@ const schema = z
       schema: schemaSourceOf(raw, 'files'),
       baseRef: raw['base-ref'],
       headFromScratch: raw['head-from-scratch'],
+      keys: keyHandlingFrom(raw),
       seed: seedSourceOf(raw),
       rounds: raw.rounds ?? GATE_DEFAULTS.rounds,
       confirmRounds: raw['confirm-rounds'] ?? GATE_DEFAULTS.confirmRounds,

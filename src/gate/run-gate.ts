@@ -383,6 +383,7 @@ function replayRound(config: GateConfig, workload: Workload, url: string, contex
       statementTimeoutMs: config.statementTimeoutMs,
       deadlineMs: config.replayTimeoutMs,
       includeSamples: true,
+      ...config.keys,
     },
     context,
   );
