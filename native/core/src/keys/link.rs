@@ -7,7 +7,8 @@
 //!
 //! A value that some statement sent *before* its producer ran is ambiguous: a small id such as
 //! `3` is also a quantity, a page size, a status code. Such a value is linked only within the
-//! producer's own session, where a use right after the INSERT is almost surely the id.
+//! producer's own session, where a use right after the INSERT is almost surely the id. So are the
+//! values an UPDATE or DELETE … RETURNING read back from existing rows.
 
 use std::collections::HashMap;
 
@@ -53,7 +54,11 @@ pub(super) fn link(w: &Workload, t: &Timeline, links: &mut KeyLinks) {
             };
             let producer = links.keys[key as usize].producer;
             let ambiguous = first < t.rank[producer as usize];
-            if ambiguous && t.session[producer as usize] != t.session[g as usize] {
+            // An UPDATE/DELETE … RETURNING reads existing values back (a stock level, a status
+            // code): the same number elsewhere is as likely something else. Like an ambiguous
+            // value, it is carried only within the session that read it.
+            let read_back = links.producers.get(&producer).is_some_and(|p| !p.generates);
+            if (ambiguous || read_back) && t.session[producer as usize] != t.session[g as usize] {
                 continue;
             }
             links.stats.ambiguous += u64::from(ambiguous);

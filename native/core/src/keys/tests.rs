@@ -213,3 +213,38 @@ fn a_session_runs_in_order_even_when_log_times_say_otherwise() {
     assert_eq!(used_values(&w, 2), vec!["500"]);
     assert_eq!(w.keys().stats.ambiguous, 0);
 }
+
+#[test]
+fn values_read_back_by_update_returning_stay_in_their_session() {
+    let mut b = WorkloadBuilder::new(WorkloadInfo::default());
+    b.begin_session(1, "u".into(), "d".into());
+    b.push_statement(
+        "UPDATE products SET stock = stock - 1 WHERE id = 3 RETURNING stock",
+        0,
+        1,
+        QueryKind::Update,
+        None,
+    );
+    b.set_response_values(vec![ResponseRow {
+        columns: vec![("stock".into(), "497".into())],
+    }]);
+    b.push_statement(
+        "INSERT INTO stock_log (product_id, stock) VALUES (3, 497)",
+        1,
+        1,
+        QueryKind::Insert,
+        None,
+    );
+    b.begin_session(2, "u".into(), "d".into());
+    // Product 497 in another session is not that stock level.
+    b.push_statement(
+        "SELECT * FROM products WHERE id = 497",
+        5,
+        1,
+        QueryKind::Select,
+        None,
+    );
+    let w = b.finish();
+    assert_eq!(used_values(&w, 1), vec!["497"]);
+    assert!(used_values(&w, 2).is_empty());
+}
