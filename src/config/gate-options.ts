@@ -10,7 +10,7 @@ import { SUPPORTED_MAJORS } from '../provision/binaries.js';
 import { factorValue, PLAN_DEFAULTS } from '../plans/options.js';
 import type { PlanRules } from '../plans/types.js';
 import { keyHandlingFrom, keyOptions } from '../cli/key-options.js';
-import { booleanValue, listValue, percentValue, settingsValue } from './values.js';
+import { booleanValue, durationValue, listValue, percentValue, settingsValue } from './values.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');
 
@@ -104,6 +104,12 @@ export const gateOptions = {
     placeholder: 'N',
     help: `replay rounds per side, alternating the order (default ${GATE_DEFAULTS.rounds})`,
     schema: numberValue('a whole number of rounds from 1 to 20', (n) => n >= 1 && n <= 20, true).optional(),
+  },
+  'time-budget': {
+    shape: 'value',
+    placeholder: 'DURATION',
+    help: 'fit the replays into this much time (e.g. 5m, 90s): fewer rounds, then a faster speed, as docs/gate.md says; a workload that cannot fit once per side is refused (exit 2) (default: none)',
+    schema: durationValue('a duration such as 5m, 90s or 1h').optional(),
   },
   'confirm-rounds': {
     shape: 'value',
@@ -334,6 +340,7 @@ const schema = z
       seed: seedSourceOf(raw),
       rounds: raw.rounds ?? GATE_DEFAULTS.rounds,
       confirmRounds: raw['confirm-rounds'] ?? GATE_DEFAULTS.confirmRounds,
+      timeBudgetMs: raw['time-budget'],
       speed: raw.speed ?? GATE_DEFAULTS.speed,
       thresholds: thresholdsFrom(raw),
       maxConnections: raw['max-connections'],

@@ -97,3 +97,21 @@ export const settingsValue = z
     }
     return settings;
   });
+
+/**
+ * A duration: a number with a unit (`90s`, `5m`, `1.5h`) or a plain number of seconds.
+ * @param expected what is allowed, for the message
+ * @returns a schema giving milliseconds
+ */
+export function durationValue(expected: string) {
+  const units: Record<string, number> = { '': 1000, s: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
+  return z.string().transform((raw, ctx) => {
+    const match = /^([0-9]*\.?[0-9]+)\s*(s|m|min|h)?$/.exec(raw.trim());
+    const ms = match ? Number(match[1]) * units[match[2] ?? '']! : Number.NaN;
+    if (!Number.isFinite(ms) || ms <= 0) {
+      ctx.addIssue({ code: 'custom', message: `expected ${expected}, got '${raw}'` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}

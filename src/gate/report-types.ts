@@ -9,6 +9,7 @@
  */
 import type { PlanRules, PlansReport } from '../plans/types.js';
 import type { CorrelationReport, SequenceOutcome } from '../types.js';
+import type { BudgetPlan } from './time-budget.js';
 
 /** The JSON report's schema version. */
 export const REPORT_SCHEMA_VERSION = 1;
@@ -261,6 +262,8 @@ export interface Environment {
    * the end; after a killed run, what is left is found by it. Absent in older reports.
    */
   database_prefix?: string;
+  /** What `--time-budget` chose (docs/gate.md, "Time budget"); absent without one. */
+  time_budget?: BudgetPlan | null;
 }
 
 /** The whole report. */

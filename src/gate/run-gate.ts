@@ -38,6 +38,7 @@ import {
   type Thresholds,
 } from './report-types.js';
 import { replayOnce } from './replay-once.js';
+import { type BudgetPlan, planForBudget } from './time-budget.js';
 import { releaseRun, toCliError } from './run-resources.js';
 import { decideVerdict, exitCodeOfVerdict } from './verdict.js';
 import { probeTemplates, StatementCounterLog } from '../plans/gate-probe.js';
@@ -137,6 +138,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     environment.workload = { path: config.workload, sessions: workload.sessions, statements: workload.statements };
     logger.info(`workload ${config.workload}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`);
     const warnings = [...workload.warnings];
+    // A budget the workload cannot fit even once is refused before any server work.
+    if (config.timeBudgetMs !== undefined) budgetPlan(config, workload, 0);
     checkSeed(config);
 
     state.stage = 'base-checkout';
@@ -209,7 +212,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
         const url = await createDatabase(serverUrl, name, template);
         await checkpoint(serverUrl);
         const watch = planned.side === 'noise' ? undefined : await counters.watch(name);
-        const report = await replayRound(config, workload, url, context);
+        const report = await replayRound(config, shape.speed, workload, url, context);
         if (watch && planned.side !== 'noise') await counters.collect(planned.side, watch);
         await dropDatabase(serverUrl, name);
         created.pop();
@@ -236,7 +239,14 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
         }
       }
     };
-    await replayAll(planReplays(config.rounds), config.rounds);
+    const shape = budgetPlan(config, workload, Date.now() - startedAt.getTime());
+    if (shape.budget) {
+      environment.time_budget = shape.budget;
+      logger.info(`time budget: ${shape.budget.note}`);
+    }
+    environment.rounds = shape.rounds;
+    environment.speed = shape.speed;
+    await replayAll(planReplays(shape.rounds), shape.rounds);
 
     state.stage = 'compare';
     const compareAll = (): Promise<Comparison> => {
@@ -257,22 +267,22 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     };
     let comparison = await compareAll();
     const suspected = latencyRegressions(comparison);
-    if (config.confirmRounds > 0 && suspected > 0) {
+    if (shape.confirmRounds > 0 && suspected > 0) {
       // One unlucky burst on a shared runner can make the head replays of a few rounds the
       // slowest ones (docs/gate-statistics.md); more rounds make that chance negligible, and
       // cost time only when a regression is suspected.
-      const total = config.rounds + config.confirmRounds;
-      logger.info(`${plural(suspected, 'latency regression')} after ${plural(config.rounds, 'round')}: replaying ${config.confirmRounds} more to confirm`);
+      const total = shape.rounds + shape.confirmRounds;
+      logger.info(`${plural(suspected, 'latency regression')} after ${plural(shape.rounds, 'round')}: replaying ${shape.confirmRounds} more to confirm`);
       state.stage = 'replay';
-      await replayAll(planConfirmation(config.rounds, config.confirmRounds), total);
+      await replayAll(planConfirmation(shape.rounds, shape.confirmRounds), total);
       environment.rounds = total;
       state.stage = 'compare';
       comparison = await compareAll();
       const confirmed = latencyRegressions(comparison);
       warnings.push(
         confirmed > 0
-          ? `${plural(suspected, 'latency regression')} after ${config.rounds} rounds; ${config.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed`
-          : `${plural(suspected, 'latency regression')} after ${config.rounds} rounds did not hold over ${config.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`,
+          ? `${plural(suspected, 'latency regression')} after ${shape.rounds} rounds; ${shape.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed`
+          : `${plural(suspected, 'latency regression')} after ${shape.rounds} rounds did not hold over ${shape.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`,
       );
     }
     state.plans = await probeTemplates(workload, comparison, state.templates, server, counters, logger);
@@ -304,6 +314,14 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
   } finally {
     await releaseRun(server, created, checkout, logger);
   }
+}
+
+/** Rounds, confirmation rounds and speed: as asked, or as the time budget allows. */
+function budgetPlan(config: GateConfig, workload: Workload, spentMs: number): { rounds: number; confirmRounds: number; speed: number; budget: BudgetPlan | null } {
+  if (config.timeBudgetMs === undefined) return { rounds: config.rounds, confirmRounds: config.confirmRounds, speed: config.speed, budget: null };
+  const durationUs = workload.summary(0).duration_us;
+  const budget = planForBudget(config.timeBudgetMs, spentMs, durationUs, { rounds: config.rounds, confirmRounds: config.confirmRounds, speed: config.speed });
+  return { rounds: budget.rounds, confirmRounds: budget.confirm_rounds, speed: budget.speed, budget };
 }
 
 /** Fingerprints (and the whole workload) whose latency rule fired. */
@@ -373,12 +391,12 @@ function getServer(config: GateConfig, workload: Workload, logger: Logger): Prom
   });
 }
 
-function replayRound(config: GateConfig, workload: Workload, url: string, context: GateContext): Promise<ReplayReport> {
+function replayRound(config: GateConfig, speed: number, workload: Workload, url: string, context: GateContext): Promise<ReplayReport> {
   return replayOnce(
     workload,
     {
       conninfo: url,
-      speed: config.speed,
+      speed,
       maxConnections: config.maxConnections,
       statementTimeoutMs: config.statementTimeoutMs,
       deadlineMs: config.replayTimeoutMs,

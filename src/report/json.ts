@@ -156,6 +156,18 @@ export const gateReportSchema = z.object({
     started_at: z.string(),
     wall_time_ms: z.number().nonnegative(),
     database_prefix: z.string().optional(),
+    time_budget: z
+      .object({
+        budget_ms: z.number().positive(),
+        rounds: count,
+        confirm_rounds: count,
+        speed: z.number().positive(),
+        replays: count,
+        estimate_ms: z.number().nonnegative(),
+        note: z.string(),
+      })
+      .nullable()
+      .optional(),
   }),
   migrations: z.array(
     z.object({ side: schemaSide, name: z.string(), wall_time_ms: z.number().nonnegative(), ok: z.boolean() }),

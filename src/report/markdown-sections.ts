@@ -441,6 +441,7 @@ export function environmentSection(ctx: Context): string[] {
     ['settings', config === '' ? '–' : config],
     ['workload', `${code(e.workload.path, Infinity, true)}: ${plural(e.workload.sessions, 'session')}, ${plural(e.workload.statements, 'statement')}`],
     ['rounds', `${count(e.rounds)}, order alternating`],
+    ...(e.time_budget ? ([['time budget', text(e.time_budget.note)]] as [string, string][]) : []),
     ['speed', e.speed === 0 ? '0 (as fast as possible)' : `${e.speed}×`],
     ['seed', orNone(e.seed)],
     ['base', commit([e.base.ref === null ? null : code(e.base.ref, Infinity, true), sha(e.base.sha)], e.base.source)],
