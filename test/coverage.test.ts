@@ -3,18 +3,15 @@
 // replay reports and gate reports, tested here on built inputs and on a stored report (the gate
 // on the shop's checkout.wkl without its seed: every order insert fails its foreign key to
 // customers, and the rest of each checkout is skipped); one end-to-end run checks the exit status.
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { coverageOf } from '../src/gate/coverage.js';
 import type { Comparison, GateReport, Thresholds } from '../src/gate/report-types.js';
 import { decideVerdict, exitCodeOfVerdict } from '../src/gate/verdict.js';
 import { parseReport, renderJunit, renderMarkdown, toJson } from '../src/report/index.js';
 import type { Accounting, FingerprintReport, ReplayReport } from '../src/types.js';
+import { shopGate } from './support/shop-gate.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 
 function accounting(executed: number, skipped: Record<string, number> = {}, notExecuted: Record<string, number> = {}): Accounting {
   const s = Object.values(skipped).reduce((a, b) => a + b, 0);
@@ -141,24 +138,7 @@ describe('reports of an inconclusive run (stored: checkout.wkl without its seed)
 
 describe('the gate end to end', () => {
   it('checkout.wkl on a schema without its seed: inconclusive, exit 4, never a green pass', () => {
-    const r = spawnSync(
-      process.execPath,
-      [
-        path.join(root, 'dist', 'cli.js'),
-        'gate',
-        '--database-url',
-        inject('pgUrl'),
-        '--workload',
-        path.join(root, 'examples', 'shop', 'checkout.wkl'),
-        '--base-migrations',
-        path.join(root, 'examples', 'shop', 'migrations', '*.sql'),
-        '--migrations',
-        path.join(root, 'examples', 'shop', 'migrations', '*.sql'),
-        '--rounds',
-        '1',
-      ],
-      { cwd: root, encoding: 'utf8', env: { ...process.env, CI: 'true', GITHUB_EVENT_NAME: '', GITHUB_EVENT_PATH: '' } },
-    );
+    const r = shopGate('checkout.wkl', ['--rounds', '1']);
     expect(r.status, `${r.stderr}\n${r.stdout}`).toBe(4);
     expect(r.stdout).toMatch(/^### ⚠️ pg-retest: inconclusive/);
     expect(r.stdout).toContain('#### ⚠️ Not compared');

@@ -2,17 +2,14 @@
 // whole workload and each fingerprint with min-calls calls, and the error rate of the whole
 // workload. Pure functions of a comparison, tested on the stored regression report; one
 // end-to-end run checks the options, the exit status and the message.
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkAbsoluteLimits } from '../src/gate/absolute-limits.js';
 import type { GateReport } from '../src/gate/report-types.js';
 import { decideVerdict } from '../src/gate/verdict.js';
 import { parseReport, renderJunit, renderMarkdown, toJson } from '../src/report/index.js';
+import { shop, shopGate } from './support/shop-gate.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const stored: GateReport = parseReport(readFileSync(new URL('./fixtures/reports/regression.json', import.meta.url), 'utf8'), 'regression');
 
 /** The stored report with limits set (and its relative rules out of the way). */
@@ -71,32 +68,7 @@ describe('the verdict and the reports with limits', () => {
 
 describe('the gate with limits', () => {
   const gate = (limit: string) =>
-    spawnSync(
-      process.execPath,
-      [
-        path.join(root, 'dist', 'cli.js'),
-        'gate',
-        '--database-url',
-        inject('pgUrl'),
-        '--workload',
-        path.join(root, 'examples', 'shop', 'checkout.wkl'),
-        '--seed',
-        path.join(root, 'examples', 'shop', 'seed.sql'),
-        '--base-migrations',
-        path.join(root, 'examples', 'shop', 'migrations', '*.sql'),
-        '--migrations',
-        path.join(root, 'examples', 'shop', 'migrations', '*.sql'),
-        '--rounds',
-        '1',
-        '--confirm-rounds',
-        '0',
-        '--p95-threshold',
-        '100%',
-        '--p95-max-ms',
-        limit,
-      ],
-      { cwd: root, encoding: 'utf8', env: { ...process.env, CI: 'true', GITHUB_EVENT_NAME: '', GITHUB_EVENT_PATH: '' } },
-    );
+    shopGate('checkout.wkl', ['--seed', shop('seed.sql'), '--rounds', '1', '--confirm-rounds', '0', '--p95-threshold', '100%', '--p95-max-ms', limit]);
 
   it('a p95 limit below what head measures fails (exit 1) naming the limit and the value; far above it passes', () => {
     // 1 µs: no statement over a network round trip is that fast. 100 s: none is that slow.

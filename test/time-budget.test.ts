@@ -1,15 +1,13 @@
 // Fitting a gate run into --time-budget (src/gate/time-budget.ts): the plan is a pure function of
 // the workload's captured duration and the time already spent; one run checks the refusal
 // before anything starts, and that a run records what it chose.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { planForBudget, REPLAY_OVERHEAD_MS } from '../src/gate/time-budget.js';
+import { shopGate } from './support/shop-gate.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const asked = { rounds: 3, confirmRounds: 2, speed: 1 };
 /** The shop's workload.wkl lasts 3.4 s. */
 const SHOP_US = 3_400_000;
@@ -42,29 +40,7 @@ describe('planForBudget', () => {
 });
 
 describe('the gate with a time budget', () => {
-  const gate = (budget: string, json: string) =>
-    spawnSync(
-      process.execPath,
-      [
-        path.join(root, 'dist', 'cli.js'),
-        'gate',
-        '--database-url',
-        inject('pgUrl'),
-        '--workload',
-        path.join(root, 'examples', 'shop', 'checkout.wkl'),
-        '--base-migrations',
-        path.join(root, 'examples', 'shop', 'migrations', '*.sql'),
-        '--migrations',
-        path.join(root, 'examples', 'shop', 'migrations', '*.sql'),
-        '--min-coverage',
-        '0%',
-        '--time-budget',
-        budget,
-        '--json',
-        json,
-      ],
-      { cwd: root, encoding: 'utf8', env: { ...process.env, CI: 'true', GITHUB_EVENT_NAME: '', GITHUB_EVENT_PATH: '' } },
-    );
+  const gate = (budget: string, json: string) => shopGate('checkout.wkl', ['--min-coverage', '0%', '--time-budget', budget, '--json', json]);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-budget-'));
 
   it('too small: exit 2 before any server work, one line with the estimate', () => {
