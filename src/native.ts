@@ -21,6 +21,12 @@ export type NativeCaptureProgress = Binding.CaptureProgress;
 const TARGET = 'linux-x64-gnu';
 const LIBRARY = `engine.${TARGET}.node`;
 
+/**
+ * The npm package that carries the engine for this platform, for installs from the npm registry
+ * (one package per platform, which npm installs only where its `os`, `cpu` and `libc` match).
+ */
+export const PLATFORM_PACKAGE = `pg-retest-action-${TARGET}`;
+
 /** Code of the error thrown when the addon cannot be loaded. */
 export const UNAVAILABLE = 'E_ENGINE_UNAVAILABLE';
 
@@ -39,14 +45,19 @@ export function platformProblem(platform: string, arch: string, glibc: string | 
 
 /**
  * Where the addon may be, in order: next to the module (the bundled `dist/index.js` has
- * `dist/engine.*.node` beside it), then `build/` at the repository root (`npm run build:native`).
+ * `dist/engine.*.node` beside it), then `build/` at the repository root (`npm run build:native`),
+ * then the platform package of an npm install.
  * @param moduleUrl URL of the module doing the loading
  * @returns absolute paths
  */
 export function candidatePaths(moduleUrl: string = import.meta.url): string[] {
-  return [new URL(`./${LIBRARY}`, moduleUrl), new URL(`../build/${LIBRARY}`, moduleUrl)].map((url) =>
-    fileURLToPath(url),
-  );
+  const paths = [new URL(`./${LIBRARY}`, moduleUrl), new URL(`../build/${LIBRARY}`, moduleUrl)].map((url) => fileURLToPath(url));
+  try {
+    paths.push(createRequire(moduleUrl).resolve(`${PLATFORM_PACKAGE}/${LIBRARY}`));
+  } catch {
+    // Not installed from npm, or the platform package is missing: the paths above are all.
+  }
+  return paths;
 }
 
 function glibcVersion(): string | undefined {
@@ -71,7 +82,10 @@ export function binding(): NativeBinding {
   const candidates = candidatePaths();
   const file = candidates.find((candidate) => fs.existsSync(candidate));
   if (!file) {
-    throw unavailable(`the pg-retest engine is not built (looked for ${candidates.join(' and ')}); run \`npm run build:native\``);
+    throw unavailable(
+      `the pg-retest engine is not there (looked for ${candidates.join(' and ')}); in a checkout run \`npm run build:native\`; ` +
+        `installed from npm, install ${PLATFORM_PACKAGE} too (npm adds it on ${TARGET} unless optional dependencies are turned off)`,
+    );
   }
   try {
     loaded = createRequire(import.meta.url)(file) as NativeBinding;

@@ -1,0 +1,104 @@
+// The npm packages (scripts/pack-npm.mjs) on a machine with only Node: packed, installed into an
+// empty directory with a PATH that has node, npm, npx and the few system tools the CLI runs (sh
+// for npm's scripts; id and runuser to start PostgreSQL as its own user when root) — no cargo,
+// no clang, no compiler — and `npx pg-retest-action gate` runs the sample shop's drop-index PR
+// on the embedded PostgreSQL the package brings. The plan change it must report is deterministic.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { root, shop } from './support/shop-gate.js';
+
+let tmp: string;
+let bin: string;
+
+/** A PATH directory with node, npm, npx and only the system tools named. */
+function nodeOnlyPath(dir: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  // The machine's own node and npm (the test runner itself may run on another Node, without npm).
+  const links: [string, string][] = [];
+  for (const tool of ['node', 'npm', 'npx', 'sh', 'id', 'runuser']) {
+    const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
+    if (found) links.push([tool, fs.realpathSync(found)]);
+  }
+  for (const [name, target] of links) fs.symlinkSync(target, path.join(dir, name));
+  return dir;
+}
+
+beforeAll(() => {
+  const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-npm-'));
+  bin = nodeOnlyPath(path.join(tmp, 'bin'));
+});
+
+afterAll(() => {
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the npm packages', () => {
+  it('pack to two tarballs: the CLI (no tests, fixtures or sources) and the engine for linux-x64-gnu', () => {
+    const pack = spawnSync(process.execPath, [path.join(root, 'scripts', 'pack-npm.mjs')], { cwd: root, encoding: 'utf8' });
+    expect(pack.status, pack.stderr).toBe(0);
+    const listing = (tgz: string) => spawnSync('tar', ['-tzf', path.join(root, 'target', 'npm', tgz)], { encoding: 'utf8' }).stdout.trim().split('\n').sort();
+    expect(listing('pg-retest-action-0.1.0.tgz')).toEqual(['package/README.md', 'package/dist/cli.js', 'package/dist/pg-supervisor.js', 'package/package.json']);
+    expect(listing('pg-retest-action-linux-x64-gnu-0.1.0.tgz')).toEqual(['package/engine.linux-x64-gnu.node', 'package/package.json']);
+    console.log(pack.stdout.trim());
+  });
+
+  it(
+    'install with only Node on the PATH and gate the drop-index PR on the embedded server',
+    () => {
+      const app = path.join(tmp, 'app');
+      fs.mkdirSync(app);
+      fs.writeFileSync(path.join(app, 'package.json'), '{ "name": "app", "private": true }\n');
+      // Nothing of the machine's PATH; only how it reaches the registry (a proxy, its CA).
+      const network = Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => /^(NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|HTTPS?_PROXY|NO_PROXY|npm_config_(registry|cafile|proxy|https_proxy|strict_ssl))$/i.test(name)),
+      );
+      const env = { ...network, HOME: process.env.HOME ?? tmp, PATH: bin, npm_config_update_notifier: 'false' };
+      expect(spawnSync('sh', ['-c', 'command -v cargo || command -v clang || command -v cc'], { env, encoding: 'utf8' }).stdout).toBe('');
+      const tarballs = ['pg-retest-action-0.1.0.tgz', 'pg-retest-action-linux-x64-gnu-0.1.0.tgz'].map((t) => path.join(root, 'target', 'npm', t));
+      const started = Date.now();
+      const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', ...tarballs], { cwd: app, env, encoding: 'utf8' });
+      expect(install.status, `${install.error ?? ""} ${install.stderr}`).toBe(0);
+      console.log(`npm install of the two tarballs: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      const json = path.join(tmp, 'report.json');
+      const gate = spawnSync(
+        'npx',
+        [
+          'pg-retest-action',
+          'gate',
+          '--provision',
+          'embedded',
+          '--workload',
+          shop('workload.wkl'),
+          '--base-migrations',
+          shop('migrations', '*.sql'),
+          '--migrations',
+          shop('migrations', '*.sql'),
+          shop('variants', 'drop-index', '*.sql'),
+          '--seed',
+          shop('seed.sql'),
+          '--fail-on-plan-change',
+          'seq-scan',
+          '--rounds',
+          '1',
+          '--confirm-rounds',
+          '0',
+          '--json',
+          json,
+        ],
+        { cwd: app, env, encoding: 'utf8' },
+      );
+      expect(gate.status, gate.stderr).toBe(1);
+      const report = JSON.parse(fs.readFileSync(json, 'utf8'));
+      expect(report.environment.server_kind).toBe('embedded');
+      const changed = report.plans.fingerprints.filter((f: { changed: boolean }) => f.changed).map((f: { change: string }) => f.change);
+      expect(changed).toEqual(['orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan']);
+      expect(gate.stdout).toMatch(/sequential scan on orders \(120,000 rows\)/);
+    },
+    300_000,
+  );
+});
