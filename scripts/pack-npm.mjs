@@ -13,15 +13,15 @@
 // written here, from it.
 //
 // Needs `npm run build` first (dist/cli.js) and the engine (dist/engine.linux-x64-gnu.node, or
-// build/ with --engine build).
+// build/ with --engine build). `--out DIR` writes the tarballs elsewhere than target/npm/.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const out = path.join(root, 'target', 'npm');
 const args = process.argv.slice(2);
+const out = path.resolve(args.includes('--out') ? args[args.indexOf('--out') + 1] : path.join(root, 'target', 'npm'));
 const engineDir = args.includes('--engine') ? args[args.indexOf('--engine') + 1] : 'dist';
 
 const TARGET = 'linux-x64-gnu';
