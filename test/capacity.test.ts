@@ -8,7 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findKnee } from '../src/capacity/knee.js';
 import type { CapacityReport } from '../src/capacity/report-types.js';
+import { type WorkloadProfileJson, writeWorkload } from '../src/engine.js';
 import { startPostgres } from './support/postgres.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -40,10 +42,25 @@ interface CapacityRun {
   svg: string;
 }
 
-function capacity(name: string, args: string[]): Promise<CapacityRun> {
+/**
+ * Runs `capacity` on the file's server with the shop's workload and seed, unless `args` name
+ * another server or workload; `seed: false` leaves the seed out (an existing database as it is).
+ */
+function capacity(name: string, args: string[], { seed = true } = {}): Promise<CapacityRun> {
   const json = path.join(tmp, `${name}.json`);
   const svg = path.join(tmp, `${name}.svg`);
-  const full = ['capacity', '--database-url', server.url, '--workload', shop('workload.wkl'), '--seed', shop('seed.sql'), ...(args.includes('--scale') ? [] : ['--scale', '5']), ...args, '--json', json, '--svg', svg];
+  const full = [
+    'capacity',
+    ...(args.includes('--database-url') ? [] : ['--database-url', server.url]),
+    ...(args.includes('--workload') ? [] : ['--workload', shop('workload.wkl')]),
+    ...(seed ? ['--seed', shop('seed.sql')] : []),
+    ...(args.includes('--scale') ? [] : ['--scale', '5']),
+    ...args,
+    '--json',
+    json,
+    '--svg',
+    svg,
+  ];
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
     for (const variable of ['PG_RETEST_DEBUG', 'GITHUB_EVENT_NAME', 'GITHUB_EVENT_PATH', 'GITHUB_ACTIONS']) delete env[variable];
@@ -63,13 +80,29 @@ function capacity(name: string, args: string[]): Promise<CapacityRun> {
 
 const base = ['--base-migrations', shop('migrations', '*.sql')];
 
+/** `count` sessions that start together and each hold their connection for `seconds`. */
+function sleepers(count: number, seconds: number): WorkloadProfileJson {
+  return {
+    version: 2,
+    captured_at: '2026-01-01T00:00:00Z',
+    source_host: 'test',
+    pg_version: '16',
+    capture_method: 'synthetic',
+    sessions: Array.from({ length: count }, (_, i) => ({
+      id: i + 1,
+      user: 'postgres',
+      database: 'postgres',
+      queries: [{ sql: `SELECT pg_sleep(${seconds})`, start_offset_us: 0, duration_us: seconds * 1_000_000, kind: 'Select', transaction_id: null }],
+    })),
+    metadata: { total_queries: count, total_sessions: count, capture_duration_us: seconds * 1_000_000 },
+  };
+}
+
 describe('capacity sweep on the example shop (max_connections = 100)', () => {
   it(
-    'throughput rises then flattens, a knee is named, and sessions refused above the limit are reported',
+    'throughput rises then flattens, and the knee the report names is the rule applied to its steps',
     async () => {
-      // Several steps past the bend (16, 32, 64): one of them running high by chance cannot hide
-      // the knee, since the rule compares a step with every later one (docs/capacity.md).
-      const run = await capacity('sweep', ['--migrations', shop('migrations', '*.sql'), '--connections', '1,2,4,8,16,32,64,120']);
+      const run = await capacity('sweep', ['--migrations', shop('migrations', '*.sql'), '--connections', '1,2,4,8,16,32,64']);
       expect(run.code, run.stderr).toBe(0);
       const { report } = run;
       expect(report.verdict).toBe('report');
@@ -77,31 +110,57 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
       expect(report.sides).toHaveLength(1);
       const [sweep] = report.sides;
       const at = (c: number) => sweep!.steps.find((s) => s.connections === c)!;
-      expect(sweep!.steps.map((s) => s.connections)).toEqual([1, 2, 4, 8, 16, 32, 64, 120]);
-      // Flattens: on 2 cores, 64 connections cannot do twice what 4 do. (How much 4 do more than
-      // one depends on what else the runner does; a fresh-clone run measured +13.5 %, another
-      // +40 %: not something a test may assert. docs/capacity.md has the measured shapes.)
+      expect(sweep!.steps.map((s) => s.connections)).toEqual([1, 2, 4, 8, 16, 32, 64]);
+      // Flattens: on 2 cores, 64 connections cannot do twice what 4 do. Where exactly the knee
+      // falls moves with the runner's load (docs/capacity.md has the measured spread), so the test
+      // asserts that the report's knee is the rule's answer for the steps it measured; the rule
+      // itself is tested on fixed curves in capacity-rules.test.ts.
       expect(at(64).throughput).toBeLessThan(at(4).throughput * 2);
-      expect(sweep!.knee.connections, JSON.stringify(sweep!.steps.map((s) => Math.round(s.throughput)))).not.toBeNull();
-      expect([1, 2, 4, 8, 16, 32]).toContain(sweep!.knee.connections);
-      expect(sweep!.knee.recommended_connections).toBe(sweep!.knee.connections);
-      expect(sweep!.headroom_to_knee).toBeGreaterThan(1);
-      // Every session below the limit connects; above it, refusals are counted, not retried away.
+      expect(sweep!.knee).toEqual(findKnee(sweep!.steps));
+      expect(sweep!.knee.recommended_connections).not.toBeNull();
       for (const c of [1, 2, 4, 8, 16, 32, 64]) {
         expect(at(c).refused_sessions).toBe(0);
         expect(at(c).ok).toBe(at(1).ok);
         expect(at(c).errors).toBe(0);
       }
-      expect(at(120).refused_sessions).toBeGreaterThan(0);
-      expect(at(120).failed_sessions).toBe(0);
-      expect(sweep!.knee.refusal_connections).toBe(120);
       // Read-only by default: the writes are skipped and counted at every step.
       expect(report.settings.read_only).toBe(true);
       expect(at(1).skipped_writes).toBeGreaterThan(0);
-      expect(run.stdout).toMatch(/\| 120 \| [\d,]+ \|.*\*\*\d+\*\* \|/);
-      expect(run.stdout).toMatch(/sessions refused from 120 connections/);
+      expect(run.stdout).toMatch(/no refused sessions up to 64 connections/);
       expect(run.stdout.match(/```mermaid\nxychart-beta/g)).toHaveLength(2);
-      expect(run.svg).toContain('sessions refused');
+    },
+    SWEEP_TIMEOUT_MS,
+  );
+
+  it(
+    'sessions refused above the server\'s limit are counted, not retried away, and the refusal point is named',
+    async () => {
+      // Whether short sessions overlap enough to pass a server's limit depends on scheduling, so
+      // refusal is tested with sessions that each hold their connection for a second: 16 of them
+      // at once against max_connections = 8 cannot all connect unless opening eight connections
+      // took longer than that second.
+      const small = await startPostgres({ settings: { max_connections: '8' } });
+      try {
+        const workload = path.join(tmp, 'sleepers.wkl');
+        await writeWorkload(workload, sleepers(16, 1));
+        const run = await capacity('refusal', ['--database-url', small.url, '--workload', workload, '--scale', '1', '--connections', '4,32'], { seed: false });
+        expect(run.code, run.stderr).toBe(0);
+        const [sweep] = run.report.sides;
+        const at = (c: number) => sweep!.steps.find((s) => s.connections === c)!;
+        expect(run.report.environment.max_connections).toBe(8);
+        expect(at(4).refused_sessions).toBe(0);
+        expect(at(4).ok).toBe(16);
+        expect(at(32).refused_sessions).toBeGreaterThan(0);
+        expect(at(32).refused_sessions + at(32).ok).toBe(16);
+        expect(at(32).failed_sessions).toBe(0);
+        expect(sweep!.knee.refusal_connections).toBe(32);
+        expect(sweep!.knee.recommended_connections).toBe(4);
+        expect(run.stdout).toMatch(/\| 32 \| [\d,]+ \|.*\*\*\d+\*\* \|/);
+        expect(run.stdout).toMatch(/sessions refused from 32 connections/);
+        expect(run.svg).toContain('sessions refused');
+      } finally {
+        await small.stop();
+      }
     },
     SWEEP_TIMEOUT_MS,
   );
@@ -135,7 +194,10 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
   it(
     'A/A (head = base) passes',
     async () => {
-      const run = await capacity('a-a', [...base, '--migrations', shop('migrations', '*.sql'), '--connections', '1,2,4,8,16,32']);
+      // A wide threshold: what this checks is that identical schemas give a comparison and a
+      // pass; how often the 15 % default alarms on identical schemas is a property of the rule
+      // under load, measured over many runs (docs/capacity.md), not something one run can show.
+      const run = await capacity('a-a', [...base, '--migrations', shop('migrations', '*.sql'), '--connections', '1,2,4,8,16,32', '--capacity-threshold', '50%']);
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       expect(run.report.verdict).toBe('pass');
       expect(run.report.comparison!.throughput_change).not.toBeNull();
