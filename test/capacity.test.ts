@@ -10,8 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findKnee } from '../src/capacity/knee.js';
 import type { CapacityReport } from '../src/capacity/report-types.js';
-import { type WorkloadProfileJson, writeWorkload } from '../src/engine.js';
+import { writeWorkload } from '../src/engine.js';
 import { startPostgres } from './support/postgres.js';
+import { syntheticProfile } from './support/profile.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cliPath = path.join(root, 'dist', 'cli.js');
@@ -80,24 +81,6 @@ function capacity(name: string, args: string[], { seed = true } = {}): Promise<C
 
 const base = ['--base-migrations', shop('migrations', '*.sql')];
 
-/** `count` sessions that start together and each hold their connection for `seconds`. */
-function sleepers(count: number, seconds: number): WorkloadProfileJson {
-  return {
-    version: 2,
-    captured_at: '2026-01-01T00:00:00Z',
-    source_host: 'test',
-    pg_version: '16',
-    capture_method: 'synthetic',
-    sessions: Array.from({ length: count }, (_, i) => ({
-      id: i + 1,
-      user: 'postgres',
-      database: 'postgres',
-      queries: [{ sql: `SELECT pg_sleep(${seconds})`, start_offset_us: 0, duration_us: seconds * 1_000_000, kind: 'Select', transaction_id: null }],
-    })),
-    metadata: { total_queries: count, total_sessions: count, capture_duration_us: seconds * 1_000_000 },
-  };
-}
-
 describe('capacity sweep on the example shop (max_connections = 100)', () => {
   it(
     'throughput rises then flattens, and the knee the report names is the rule applied to its steps',
@@ -142,7 +125,7 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
       const small = await startPostgres({ settings: { max_connections: '8' } });
       try {
         const workload = path.join(tmp, 'sleepers.wkl');
-        await writeWorkload(workload, sleepers(16, 1));
+        await writeWorkload(workload, syntheticProfile(Array.from({ length: 16 }, () => [[0, 'SELECT pg_sleep(1)']]), { user: 'postgres', database: 'postgres' }));
         const run = await capacity('refusal', ['--database-url', small.url, '--workload', workload, '--scale', '1', '--connections', '4,32'], { seed: false });
         expect(run.code, run.stderr).toBe(0);
         const [sweep] = run.report.sides;

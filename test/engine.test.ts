@@ -20,6 +20,7 @@ import {
   type WorkloadProfileJson,
 } from '../src/engine.js';
 import { candidatePaths, platformProblem } from '../src/native.js';
+import { syntheticProfile } from './support/profile.js';
 import { randomPassword, startPostgres } from './support/postgres.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/wkl/${name}`, import.meta.url));
@@ -32,38 +33,9 @@ afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-/** Sessions of `[offset µs, sql]` as a profile in pg-retest's JSON shape. */
-function profile(sessions: [number, string][][]): WorkloadProfileJson {
-  const total = sessions.reduce((n, s) => n + s.length, 0);
-  return {
-    version: 2,
-    captured_at: '2026-01-01T00:00:00Z',
-    source_host: 'test',
-    pg_version: '16',
-    capture_method: 'synthetic',
-    sessions: sessions.map((queries, i) => ({
-      id: i + 1,
-      user: 'app',
-      database: 'app',
-      queries: queries.map(([start_offset_us, sql]) => ({
-        sql,
-        start_offset_us,
-        duration_us: 100,
-        kind: 'Other',
-        transaction_id: null,
-      })),
-    })),
-    metadata: {
-      total_queries: total,
-      total_sessions: sessions.length,
-      capture_duration_us: Math.max(0, ...sessions.flat().map(([offset]) => offset)),
-    },
-  };
-}
-
 async function writeProfile(name: string, sessions: [number, string][][]): Promise<string> {
   const file = path.join(tmp, name);
-  await writeWorkload(file, profile(sessions));
+  await writeWorkload(file, syntheticProfile(sessions));
   return file;
 }
 
@@ -213,7 +185,7 @@ describe('writeWorkload', () => {
   });
 
   it('refuses an object of the wrong shape', async () => {
-    const bad = { ...profile([[[0, 'select 1']]]), sessions: [{ id: 1 }] } as unknown as WorkloadProfileJson;
+    const bad = { ...syntheticProfile([[[0, 'select 1']]]), sessions: [{ id: 1 }] } as unknown as WorkloadProfileJson;
     const err = await rejection(writeWorkload(path.join(tmp, 'bad.wkl'), bad));
     expect(err.code).toBe('E_WORKLOAD');
     expect(err.message).toMatch(/not in pg-retest's workload shape: missing field `user`/);
