@@ -22,7 +22,7 @@ import { withStatStatements } from '../provision/preload.js';
 import { serverForRun } from '../provision/run-server.js';
 import { passwordOf, redact } from '../provision/url.js';
 import { type Checkout, checkoutBase, currentCommit } from '../schema/base-checkout.js';
-import { BaseSchemaError, buildTemplates, type Templates } from '../schema/templates.js';
+import { BaseSchemaError, buildRunTemplates, type Templates } from '../schema/templates.js';
 import { sideAccounting } from './accounting.js';
 import { coverageOf, keysSummary } from './coverage.js';
 import { changeUnderTest } from './ci-change.js';
@@ -173,17 +173,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     state.stage = 'schema';
     created.push(`${prefix}_base`, `${prefix}_head`);
     try {
-      state.templates = await buildTemplates({
-        serverUrl,
-        prefix,
-        source: config.schema,
-        baseRoot,
-        headRoot: context.cwd,
-        seed: config.seed,
-        headFromScratch: config.headFromScratch,
-        logger,
-        signal: context.signal,
-      });
+      state.templates = await buildRunTemplates({ serverUrl, prefix, source: config.schema, baseRoot }, config, context);
     } catch (error) {
       if (error instanceof BaseSchemaError) state.migrationFailure = error.failure;
       throw error;

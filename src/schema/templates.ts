@@ -106,6 +106,28 @@ async function runSteps(side: 'base' | 'head', steps: Step[], url: string, logge
   return { runs, failure: null };
 }
 
+/** What a run's own context gives every template build: head's files, the log, the interrupt. */
+export interface TemplateContext {
+  cwd: string;
+  logger: Logger;
+  signal?: AbortSignal;
+}
+
+/**
+ * Builds both templates for a run (the gate's or a capacity sweep's).
+ * @param where the server, the names, the schemas and where base's files are
+ * @param run the run's seed and whether head is built from scratch
+ * @param context the run's working directory, log and interrupt
+ * @returns as buildTemplates
+ */
+export function buildRunTemplates(
+  where: Pick<TemplateInputs, 'serverUrl' | 'prefix' | 'source' | 'baseRoot'>,
+  run: Pick<TemplateInputs, 'seed' | 'headFromScratch'>,
+  context: TemplateContext,
+): Promise<Templates> {
+  return buildTemplates({ ...where, headRoot: context.cwd, seed: run.seed, headFromScratch: run.headFromScratch, logger: context.logger, signal: context.signal });
+}
+
 /**
  * Builds both templates.
  * @param inputs where the schemas come from and where they go

@@ -1,16 +1,14 @@
 //! Decoding a `.wkl` straight into the compact [`Workload`], without building the profile.
 //!
 //! A decoded [`crate::wkl::WorkloadProfile`] costs ~150 bytes per statement; for a million
-//! statements that is more than the engine's whole budget. Here each query is deserialized with
-//! its SQL borrowed from the file's bytes and pushed into a [`WorkloadBuilder`] at once, so the
-//! peak is the file plus the compact form.
+//! statements that is more than the engine's whole budget. Here each query is deserialized and
+//! pushed into a [`WorkloadBuilder`] at once, so the peak is the file plus the compact form.
 //!
 //! serde's derive drives the field order (array or map form, short v1 arrays, unknown map keys),
 //! exactly as for the full profile; only the two collections are replaced by sinks. The sinks
 //! reach the builder through a thread-local because `Deserialize` impls cannot carry state;
 //! decoding is synchronous, so the builder never leaves this thread.
 
-use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
 
@@ -18,7 +16,7 @@ use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::wkl::{QueryKind, ResponseRow, SequenceState};
+use crate::wkl::{Query, SequenceState};
 use crate::workload::{Workload, WorkloadBuilder, WorkloadInfo};
 
 /// Files above this size are decoded from a buffered reader instead of from memory.
@@ -64,19 +62,6 @@ struct SessionShell {
     user: String,
     database: String,
     queries: QueriesSink,
-}
-
-#[derive(Deserialize)]
-struct QueryShell<'a> {
-    #[serde(borrow)]
-    sql: Cow<'a, str>,
-    start_offset_us: u64,
-    duration_us: u64,
-    kind: QueryKind,
-    #[serde(default)]
-    transaction_id: Option<u64>,
-    #[serde(default)]
-    response_values: Option<Vec<ResponseRow>>,
 }
 
 /// Stands for the sessions array; every element is handed to the builder as it is read.
@@ -131,17 +116,9 @@ struct QuerySeed;
 impl<'de> DeserializeSeed<'de> for QuerySeed {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        let q = QueryShell::deserialize(d)?;
-        with_builder(|b| {
-            b.push_query(
-                &q.sql,
-                q.start_offset_us,
-                q.duration_us,
-                q.kind,
-                q.transaction_id,
-                q.response_values,
-            )
-        });
+        // The text is copied and dropped at once: the builder keeps its own compact copy.
+        let q = Query::deserialize(d)?;
+        with_builder(|b| b.push_query(q));
         Ok(())
     }
 }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use crate::fnv::{self, FnvBuild};
 use crate::keys::KeyLinks;
 use crate::sql::{self, StatementKind, TxnEffect};
-use crate::wkl::{QueryKind, ResponseRow, SequenceState, WorkloadProfile};
+use crate::wkl::{Query, QueryKind, ResponseRow, SequenceState, WorkloadProfile};
 
 /// Header fields of the profile, kept for reports.
 #[derive(Debug, Clone, Default)]
@@ -226,23 +226,15 @@ impl WorkloadBuilder {
     }
 
     /// Pushes a decoded query: the statement, and the rows the capture saw it return.
-    pub fn push_query(
-        &mut self,
-        sql: &str,
-        start_offset_us: u64,
-        duration_us: u64,
-        captured_kind: QueryKind,
-        transaction_id: Option<u64>,
-        response_values: Option<Vec<ResponseRow>>,
-    ) {
+    pub fn push_query(&mut self, q: Query) {
         self.push_statement(
-            sql,
-            start_offset_us,
-            duration_us,
-            captured_kind,
-            transaction_id,
+            &q.sql,
+            q.start_offset_us,
+            q.duration_us,
+            q.kind,
+            q.transaction_id,
         );
-        if let Some(rows) = response_values {
+        if let Some(rows) = q.response_values {
             self.set_response_values(rows);
         }
     }
@@ -329,14 +321,7 @@ impl Workload {
         for s in sessions {
             b.begin_session(s.id, s.user, s.database);
             for q in s.queries {
-                b.push_query(
-                    &q.sql,
-                    q.start_offset_us,
-                    q.duration_us,
-                    q.kind,
-                    q.transaction_id,
-                    q.response_values,
-                );
+                b.push_query(q);
             }
         }
         b.finish()

@@ -228,6 +228,29 @@ pub(crate) fn fails_as<T: DeserializeOwned>(bytes: &[u8]) -> Option<rmp_serde::d
     rmp_serde::from_slice::<T>(bytes).err()
 }
 
+/// The first element of the array `value` that fails to decode as `Outer`, located down to the
+/// first element of its field `inner` (position, name) that fails as `Inner`: a path like
+/// `sessions[2].queries[5]`, or `[2].query_results[5]` when `outer` is empty.
+pub(crate) fn first_failing<Outer: DeserializeOwned, Inner: DeserializeOwned>(
+    value: &[u8],
+    outer: &str,
+    inner: (usize, &str),
+) -> Option<(String, rmp_serde::decode::Error)> {
+    for (i, element) in elements(value)?.iter().enumerate() {
+        let Some(error) = fails_as::<Outer>(element) else {
+            continue;
+        };
+        let children = struct_field(element, inner.0, inner.1).and_then(elements);
+        for (j, child) in children.unwrap_or_default().iter().enumerate() {
+            if let Some(error) = fails_as::<Inner>(child) {
+                return Some((format!("{outer}[{i}].{}[{j}]", inner.1), error));
+            }
+        }
+        return Some((format!("{outer}[{i}]"), error));
+    }
+    None
+}
+
 fn locate_in_profile(value: &[u8]) -> Option<(String, rmp_serde::decode::Error)> {
     // serde checks an array's length only after decoding its elements, so a short or long
     // top-level array would otherwise be blamed on whichever field happens to sit in slot 1.
@@ -242,18 +265,9 @@ fn locate_in_profile(value: &[u8]) -> Option<(String, rmp_serde::decode::Error)>
             serde::de::Error::custom(detail),
         ));
     }
-    if let Some(sessions) = struct_field(value, 5, "sessions").and_then(elements) {
-        for (i, session) in sessions.iter().enumerate() {
-            let Some(error) = fails_as::<Session>(session) else {
-                continue;
-            };
-            let queries = struct_field(session, 3, "queries").and_then(elements);
-            for (j, query) in queries.unwrap_or_default().iter().enumerate() {
-                if let Some(error) = fails_as::<Query>(query) {
-                    return Some((format!("sessions[{i}].queries[{j}]"), error));
-                }
-            }
-            return Some((format!("sessions[{i}]"), error));
+    if let Some(sessions) = struct_field(value, 5, "sessions") {
+        if let Some(found) = first_failing::<Session, Query>(sessions, "sessions", (3, "queries")) {
+            return Some(found);
         }
     }
     let metadata = struct_field(value, 6, "metadata")?;

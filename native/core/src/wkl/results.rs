@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::codec::{self, elements, fails_as, struct_field, Schema};
+use super::codec::{self, Schema};
 use super::error::{WklError, WklErrorKind};
 use super::file;
 
@@ -66,17 +66,5 @@ pub fn read_pg_retest_results(path: &Path) -> Result<Vec<ReplayResults>, WklErro
 
 /// The first session or statement that fails to decode, as a path like `[2].query_results[5]`.
 pub(crate) fn locate(value: &[u8]) -> Option<(String, rmp_serde::decode::Error)> {
-    for (i, session) in elements(value)?.iter().enumerate() {
-        let Some(error) = fails_as::<ReplayResults>(session) else {
-            continue;
-        };
-        let queries = struct_field(session, 1, "query_results").and_then(elements);
-        for (j, query) in queries.unwrap_or_default().iter().enumerate() {
-            if let Some(error) = fails_as::<QueryResult>(query) {
-                return Some((format!("[{i}].query_results[{j}]"), error));
-            }
-        }
-        return Some((format!("[{i}]"), error));
-    }
-    None
+    codec::first_failing::<ReplayResults, QueryResult>(value, "", (1, "query_results"))
 }
