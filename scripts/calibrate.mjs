@@ -123,7 +123,8 @@ function gate(url, workload, base, head, json) {
     [cli, 'gate', '--database-url', url, '--workload', workload, '--seed', shop('seed.sql'), '--base-migrations', base, '--migrations', head, '--json', json],
     { cwd: root, encoding: 'utf8', env: { ...process.env, CI: 'true', GITHUB_EVENT_NAME: '', GITHUB_EVENT_PATH: '' } },
   );
-  return { code: r.status, seconds: (Date.now() - started) / 1000, stderr: r.stderr };
+  // The machine's 1-minute load average as the run ends: what else was competing for the CPUs.
+  return { code: r.status, seconds: (Date.now() - started) / 1000, stderr: r.stderr, load: os.loadavg()[0] };
 }
 
 /** Median latency (µs) of the hot read on base, from one gate run's A/A report. */
@@ -215,7 +216,10 @@ async function main() {
           }
           const failed = outcomes.filter((o) => o.code === 1).length;
           const errors = outcomes.filter((o) => o.code !== 0 && o.code !== 1).length;
-          rows.push({ workload: name, condition, case: caseName, runs, failed, errors, medianSeconds: median(outcomes.map((o) => o.seconds)) });
+          rows.push({ workload: name, condition, case: caseName, runs, failed, errors, medianSeconds: median(outcomes.map((o) => o.seconds)), load: median(outcomes.map((o) => o.load)) });
+          // A full calibration takes hours: every finished row is written at once, so an
+          // interrupted run still leaves what it measured (marked as partial).
+          writeTable(rows, false);
         }
       }
     }
@@ -223,17 +227,23 @@ async function main() {
     await server.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  printAndWrite(rows);
+  console.log(`\n${tableBlock(rows, true).join('\n')}`);
+  writeTable(rows, true);
 }
 
 /** The slowdown cases, smallest first: what "the minimum slowdown detected" is read from. */
 const SLOWDOWNS = ['read+20%', 'trigger-0.5ms', 'read+50%', 'trigger-2ms', 'drop-index'];
 
-function printAndWrite(rows) {
+/**
+ * The markdown block for the rows measured so far.
+ * @param rows finished rows
+ * @param complete whether every planned row is in
+ */
+function tableBlock(rows, complete) {
   const table = [
-    '| workload | condition | case | runs | failed | errors | median wall time |',
-    '| --- | --- | --- | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.workload} | ${r.condition} | ${r.case} | ${r.runs} | ${r.failed} (${Math.round((100 * r.failed) / r.runs)} %) | ${r.errors} | ${r.medianSeconds.toFixed(0)} s |`),
+    '| workload | condition | case | runs | failed | errors | median wall time | median load |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.workload} | ${r.condition} | ${r.case} | ${r.runs} | ${r.failed} (${Math.round((100 * r.failed) / r.runs)} %) | ${r.errors} | ${r.medianSeconds.toFixed(0)} s | ${r.load.toFixed(1)} |`),
   ];
   const minimum = [];
   for (const w of [...new Set(rows.map((r) => r.workload))]) {
@@ -247,17 +257,27 @@ function printAndWrite(rows) {
   }
   const revision = spawnSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout.trim();
   const date = new Date().toISOString().slice(0, 10);
-  const block = [
-    `Measured on ${date} at revision ${revision}, ${os.cpus().length} CPUs, ${runs} gate runs per row (default rounds and confirmation rounds), by \`npm run calibrate -- --runs ${runs}\`:`,
+  const planned = workloadNames.length * conditions.length * caseNames.length;
+  const partial = complete ? '' : ` **Partial: ${rows.length} of ${planned} rows; the run was still going or was stopped.**`;
+  return [
+    `Measured on ${date} at revision ${revision}, ${os.cpus().length} CPUs, ${runs} gate runs per row (default rounds and confirmation rounds), by \`npm run calibrate -- --runs ${runs}\`:${partial}`,
     '',
     ...table,
     '',
-    'Smallest slowdown caught (slowdowns in increasing order: read +20 %, 0.5 ms trigger, read +50 %, 2 ms trigger, drop-index):',
+    '"median load" is the 1-minute load average as each run ended (2 CPUs: above 2, processes were waiting for a CPU). Smallest slowdown caught (slowdowns in increasing order: read +20 %, 0.5 ms trigger, read +50 %, 2 ms trigger, drop-index):',
     '',
     ...minimum,
   ];
-  console.log(`\n${block.join('\n')}`);
+}
+
+/**
+ * Puts the block between the calibration markers of docs/gate-statistics.md (unless --no-write).
+ * @param rows finished rows
+ * @param complete whether every planned row is in
+ */
+function writeTable(rows, complete) {
   if (!write) return;
+  const block = tableBlock(rows, complete);
   const doc = path.join(root, 'docs', 'gate-statistics.md');
   const text = fs.readFileSync(doc, 'utf8');
   const begin = '<!-- calibrate:begin -->';
@@ -265,7 +285,7 @@ function printAndWrite(rows) {
   const inner = `${begin}\n${block.join('\n')}\n${end}`;
   const next = text.includes(begin) ? text.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), inner) : `${text.trimEnd()}\n\n## Calibration\n\n${inner}\n`;
   fs.writeFileSync(doc, next);
-  console.log(`\nwritten to ${path.relative(root, doc)}`);
+  if (complete) console.log(`\nwritten to ${path.relative(root, doc)}`);
 }
 
 main().catch((error) => {
