@@ -26806,8 +26806,10 @@ var package_default = {
     "build:cli": `esbuild src/cli.ts src/provision/pg-supervisor.mjs --bundle --platform=node --target=node20 --format=esm --outdir=dist "--entry-names=[name]" --external:pg-native --log-level=warning "--banner:js=import { createRequire as __pgRetestCreateRequire } from 'node:module'; const require = __pgRetestCreateRequire(import.meta.url);"`,
     build: "npm run build:native && npm run build:ts",
     package: "node scripts/package.mjs",
+    "pack:npm": "node scripts/pack-npm.mjs",
     test: "node scripts/test.mjs",
     bench: "node scripts/bench.mjs",
+    calibrate: "node scripts/calibrate.mjs",
     demo: "npm run build && node scripts/demo.mjs"
   },
   dependencies: {
@@ -26847,6 +26849,7 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 var TARGET = "linux-x64-gnu";
 var LIBRARY = `engine.${TARGET}.node`;
+var PLATFORM_PACKAGE = `pg-retest-action-${TARGET}`;
 var UNAVAILABLE = "E_ENGINE_UNAVAILABLE";
 function platformProblem(platform2, arch2, glibc) {
   if (platform2 === "linux" && arch2 === "x64" && glibc) return void 0;
@@ -26854,9 +26857,12 @@ function platformProblem(platform2, arch2, glibc) {
   return `the pg-retest engine does not run on ${here}; it is built for ${TARGET} only (Linux, x64, glibc), e.g. GitHub's ubuntu-* runners`;
 }
 function candidatePaths(moduleUrl = import.meta.url) {
-  return [new URL(`./${LIBRARY}`, moduleUrl), new URL(`../build/${LIBRARY}`, moduleUrl)].map(
-    (url2) => fileURLToPath(url2)
-  );
+  const paths = [new URL(`./${LIBRARY}`, moduleUrl), new URL(`../build/${LIBRARY}`, moduleUrl)].map((url2) => fileURLToPath(url2));
+  try {
+    paths.push(createRequire(moduleUrl).resolve(`${PLATFORM_PACKAGE}/${LIBRARY}`));
+  } catch {
+  }
+  return paths;
 }
 function glibcVersion() {
   const report2 = process.report?.getReport();
@@ -26873,7 +26879,9 @@ function binding() {
   const candidates = candidatePaths();
   const file2 = candidates.find((candidate) => fs3.existsSync(candidate));
   if (!file2) {
-    throw unavailable(`the pg-retest engine is not built (looked for ${candidates.join(" and ")}); run \`npm run build:native\``);
+    throw unavailable(
+      `the pg-retest engine is not there (looked for ${candidates.join(" and ")}); in a checkout run \`npm run build:native\`; installed from npm, install ${PLATFORM_PACKAGE} too (npm adds it on ${TARGET} unless optional dependencies are turned off)`
+    );
   }
   try {
     loaded = createRequire(import.meta.url)(file2);
@@ -29228,6 +29236,9 @@ async function runSteps(side2, steps, url2, logger) {
     logger.info(`${side2}: ${step.name} applied in ${(wall / 1e3).toFixed(2)} s`);
   }
   return { runs, failure: null };
+}
+function buildRunTemplates(where, run4, context) {
+  return buildTemplates({ ...where, headRoot: context.cwd, seed: run4.seed, headFromScratch: run4.headFromScratch, logger: context.logger, signal: context.signal });
 }
 async function buildTemplates(inputs) {
   const { logger, source: source2 } = inputs;
@@ -49269,6 +49280,86 @@ async function replayOnce(workload, options2, context) {
   }
 }
 
+// src/report/numbers.ts
+var MINUS = "\u2212";
+function fractionPercent(fraction) {
+  return `${magnitude(Math.abs(fraction) * 100)} %`;
+}
+function signedPercent(fraction) {
+  if (!Number.isFinite(fraction)) return "\u2013";
+  const text2 = magnitude(Math.abs(fraction) * 100);
+  if (text2 === "0") return "0 %";
+  return `${fraction < 0 ? MINUS : "+"}${text2} %`;
+}
+function ratioChange(ratio) {
+  return signedPercent(ratio - 1);
+}
+function interval(low, high) {
+  return `[${ratioChange(low)}, ${ratioChange(high)}]`;
+}
+function latencyRatio(base, head) {
+  return Math.max(head, 1) / Math.max(base, 1);
+}
+function magnitude(value) {
+  if (value < 0.05) return "0";
+  if (value < 9.95) return value.toFixed(1);
+  return Math.round(value).toLocaleString("en-US");
+}
+function wallTime(ms2) {
+  return ms2 < 1e3 ? `${Math.round(ms2)} ms` : span(ms2 * 1e3);
+}
+
+// src/gate/time-budget.ts
+var REPLAY_OVERHEAD_MS = 2e3;
+var RESERVE = 0.1;
+var MAX_SPEEDUP = 8;
+function replaysOf(rounds, confirmRounds) {
+  return 2 * rounds + 1 + 2 * confirmRounds;
+}
+function estimate(durationUs, speed, replays) {
+  return replays * (durationUs / 1e3 / speed + REPLAY_OVERHEAD_MS);
+}
+function planForBudget(budgetMs, spentMs, durationUs, asked) {
+  if (asked.speed === 0) {
+    throw new InputError("option --time-budget needs a replay speed above 0: at speed 0 (as fast as possible) a replay has no duration to plan with");
+  }
+  const left = budgetMs * (1 - RESERVE) - spentMs;
+  const shapes = [
+    [asked.rounds, asked.confirmRounds],
+    [asked.rounds, Math.min(asked.confirmRounds, 1)],
+    [Math.min(asked.rounds, 2), Math.min(asked.confirmRounds, 1)]
+  ];
+  const last = [
+    [Math.min(asked.rounds, 2), 0],
+    [1, 0]
+  ];
+  for (let factor3 = 1; factor3 <= MAX_SPEEDUP; factor3 *= 2) {
+    const speed = asked.speed * factor3;
+    for (const [rounds, confirmRounds] of factor3 === MAX_SPEEDUP ? [...shapes, ...last] : shapes) {
+      const replays = replaysOf(rounds, confirmRounds);
+      const ms2 = estimate(durationUs, speed, replays);
+      if (ms2 > left) continue;
+      const gave = [];
+      if (rounds < asked.rounds) gave.push(`${rounds} of ${asked.rounds} rounds`);
+      if (confirmRounds < asked.confirmRounds) gave.push(`${confirmRounds} of ${asked.confirmRounds} confirmation rounds`);
+      if (factor3 > 1) gave.push(`speed ${speed}\xD7 instead of ${asked.speed}\xD7 (the captured concurrency is compressed)`);
+      return {
+        budget_ms: budgetMs,
+        rounds,
+        confirm_rounds: confirmRounds,
+        speed,
+        replays,
+        estimate_ms: Math.round(ms2),
+        note: `${replays} replays estimated at ${wallTime(ms2)} of the ${wallTime(budgetMs)} budget` + (gave.length > 0 ? `; to fit: ${gave.join(", ")}` : "; everything asked for fits")
+      };
+    }
+  }
+  const once = estimate(durationUs, asked.speed * MAX_SPEEDUP, replaysOf(1, 0));
+  throw new InputError(
+    `option --time-budget: ${wallTime(budgetMs)} cannot hold even one round per side: the workload's ${wallTime(durationUs / 1e3)} replayed 3 times at ${asked.speed * MAX_SPEEDUP}\xD7 needs about ${wallTime(once + spentMs)}; give a larger budget or a shorter workload (capture a time window with --since/--until)`
+  );
+}
+
 // src/gate/run-resources.ts
 async function releaseRun(server, created, checkout, logger) {
   if (server) {
@@ -50199,6 +50290,7 @@ async function runGate(config2, context) {
     environment.workload = { path: config2.workload, sessions: workload.sessions, statements: workload.statements };
     logger.info(`workload ${config2.workload}: ${plural(workload.sessions, "session")}, ${plural(workload.statements, "statement")}`);
     const warnings = [...workload.warnings];
+    if (config2.timeBudgetMs !== void 0) budgetPlan(config2, workload, 0);
     checkSeed(config2);
     state.stage = "base-checkout";
     let baseRoot = context.cwd;
@@ -50228,17 +50320,7 @@ async function runGate(config2, context) {
     state.stage = "schema";
     created.push(`${prefix}_base`, `${prefix}_head`);
     try {
-      state.templates = await buildTemplates({
-        serverUrl,
-        prefix,
-        source: config2.schema,
-        baseRoot,
-        headRoot: context.cwd,
-        seed: config2.seed,
-        headFromScratch: config2.headFromScratch,
-        logger,
-        signal: context.signal
-      });
+      state.templates = await buildRunTemplates({ serverUrl, prefix, source: config2.schema, baseRoot }, config2, context);
     } catch (error64) {
       if (error64 instanceof BaseSchemaError) state.migrationFailure = error64.failure;
       throw error64;
@@ -50264,7 +50346,7 @@ async function runGate(config2, context) {
         const url2 = await createDatabase(serverUrl, name, template);
         await checkpoint(serverUrl);
         const watch = planned.side === "noise" ? void 0 : await counters2.watch(name);
-        const report2 = await replayRound(config2, workload, url2, context);
+        const report2 = await replayRound(config2, shape3.speed, workload, url2, context);
         if (watch && planned.side !== "noise") await counters2.collect(planned.side, watch);
         await dropDatabase(serverUrl, name);
         created.pop();
@@ -50291,7 +50373,14 @@ async function runGate(config2, context) {
         }
       }
     };
-    await replayAll(planReplays(config2.rounds), config2.rounds);
+    const shape3 = budgetPlan(config2, workload, Date.now() - startedAt.getTime());
+    if (shape3.budget) {
+      environment.time_budget = shape3.budget;
+      logger.info(`time budget: ${shape3.budget.note}`);
+    }
+    environment.rounds = shape3.rounds;
+    environment.speed = shape3.speed;
+    await replayAll(planReplays(shape3.rounds), shape3.rounds);
     state.stage = "compare";
     const compareAll = () => {
       const baseReports = of("base");
@@ -50311,17 +50400,17 @@ async function runGate(config2, context) {
     };
     let comparison2 = await compareAll();
     const suspected = latencyRegressions(comparison2);
-    if (config2.confirmRounds > 0 && suspected > 0) {
-      const total = config2.rounds + config2.confirmRounds;
-      logger.info(`${plural(suspected, "latency regression")} after ${plural(config2.rounds, "round")}: replaying ${config2.confirmRounds} more to confirm`);
+    if (shape3.confirmRounds > 0 && suspected > 0) {
+      const total = shape3.rounds + shape3.confirmRounds;
+      logger.info(`${plural(suspected, "latency regression")} after ${plural(shape3.rounds, "round")}: replaying ${shape3.confirmRounds} more to confirm`);
       state.stage = "replay";
-      await replayAll(planConfirmation(config2.rounds, config2.confirmRounds), total);
+      await replayAll(planConfirmation(shape3.rounds, shape3.confirmRounds), total);
       environment.rounds = total;
       state.stage = "compare";
       comparison2 = await compareAll();
       const confirmed = latencyRegressions(comparison2);
       warnings.push(
-        confirmed > 0 ? `${plural(suspected, "latency regression")} after ${config2.rounds} rounds; ${config2.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed` : `${plural(suspected, "latency regression")} after ${config2.rounds} rounds did not hold over ${config2.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`
+        confirmed > 0 ? `${plural(suspected, "latency regression")} after ${shape3.rounds} rounds; ${shape3.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed` : `${plural(suspected, "latency regression")} after ${shape3.rounds} rounds did not hold over ${shape3.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`
       );
     }
     state.plans = await probeTemplates(workload, comparison2, state.templates, server, counters2, logger);
@@ -50353,6 +50442,12 @@ async function runGate(config2, context) {
   } finally {
     await releaseRun(server, created, checkout, logger);
   }
+}
+function budgetPlan(config2, workload, spentMs) {
+  if (config2.timeBudgetMs === void 0) return { rounds: config2.rounds, confirmRounds: config2.confirmRounds, speed: config2.speed, budget: null };
+  const durationUs = workload.summary(0).duration_us;
+  const budget = planForBudget(config2.timeBudgetMs, spentMs, durationUs, { rounds: config2.rounds, confirmRounds: config2.confirmRounds, speed: config2.speed });
+  return { rounds: budget.rounds, confirmRounds: budget.confirm_rounds, speed: budget.speed, budget };
 }
 function latencyRegressions(comparison2) {
   return comparison2.fingerprints.filter((f) => f.regressed).length + (comparison2.overall.regressed ? 1 : 0);
@@ -50412,16 +50507,17 @@ function getServer(config2, workload, logger) {
     logger
   });
 }
-function replayRound(config2, workload, url2, context) {
+function replayRound(config2, speed, workload, url2, context) {
   return replayOnce(
     workload,
     {
       conninfo: url2,
-      speed: config2.speed,
+      speed,
       maxConnections: config2.maxConnections,
       statementTimeoutMs: config2.statementTimeoutMs,
       deadlineMs: config2.replayTimeoutMs,
-      includeSamples: true
+      includeSamples: true,
+      ...config2.keys
     },
     context
   );
@@ -50617,35 +50713,6 @@ function statsSource(p) {
 }
 function planHeaders(report2) {
   return report2.plans ? ["server mean", "plan"] : [];
-}
-
-// src/report/numbers.ts
-var MINUS = "\u2212";
-function fractionPercent(fraction) {
-  return `${magnitude(Math.abs(fraction) * 100)} %`;
-}
-function signedPercent(fraction) {
-  if (!Number.isFinite(fraction)) return "\u2013";
-  const text2 = magnitude(Math.abs(fraction) * 100);
-  if (text2 === "0") return "0 %";
-  return `${fraction < 0 ? MINUS : "+"}${text2} %`;
-}
-function ratioChange(ratio) {
-  return signedPercent(ratio - 1);
-}
-function interval(low, high) {
-  return `[${ratioChange(low)}, ${ratioChange(high)}]`;
-}
-function latencyRatio(base, head) {
-  return Math.max(head, 1) / Math.max(base, 1);
-}
-function magnitude(value) {
-  if (value < 0.05) return "0";
-  if (value < 9.95) return value.toFixed(1);
-  return Math.round(value).toLocaleString("en-US");
-}
-function wallTime(ms2) {
-  return ms2 < 1e3 ? `${Math.round(ms2)} ms` : span(ms2 * 1e3);
 }
 
 // src/report/markdown-sections.ts
@@ -50985,6 +51052,7 @@ function environmentSection(ctx) {
     ["settings", config2 === "" ? "\u2013" : config2],
     ["workload", `${code(e.workload.path, Infinity, true)}: ${plural(e.workload.sessions, "session")}, ${plural(e.workload.statements, "statement")}`],
     ["rounds", `${count(e.rounds)}, order alternating`],
+    ...e.time_budget ? [["time budget", text(e.time_budget.note)]] : [],
     ["speed", e.speed === 0 ? "0 (as fast as possible)" : `${e.speed}\xD7`],
     ["seed", orNone(e.seed)],
     ["base", commit([e.base.ref === null ? null : code(e.base.ref, Infinity, true), sha(e.base.sha)], e.base.source)],
@@ -51294,7 +51362,16 @@ var gateReportSchema = external_exports.object({
     runner: external_exports.string(),
     started_at: external_exports.string(),
     wall_time_ms: external_exports.number().nonnegative(),
-    database_prefix: external_exports.string().optional()
+    database_prefix: external_exports.string().optional(),
+    time_budget: external_exports.object({
+      budget_ms: external_exports.number().positive(),
+      rounds: count3,
+      confirm_rounds: count3,
+      speed: external_exports.number().positive(),
+      replays: count3,
+      estimate_ms: external_exports.number().nonnegative(),
+      note: external_exports.string()
+    }).nullable().optional()
   }),
   migrations: external_exports.array(
     external_exports.object({ side: schemaSide, name: external_exports.string(), wall_time_ms: external_exports.number().nonnegative(), ok: external_exports.boolean() })
@@ -51851,6 +51928,35 @@ var settingsValue = external_exports.union([external_exports.string(), external_
   }
   return settings;
 });
+function durationValue(expected) {
+  const units = { "": 1e3, s: 1e3, m: 6e4, min: 6e4, h: 36e5 };
+  return external_exports.string().transform((raw, ctx) => {
+    const match = /^([0-9]*\.?[0-9]+)\s*(s|m|min|h)?$/.exec(raw.trim());
+    const ms2 = match ? Number(match[1]) * units[match[2] ?? ""] : Number.NaN;
+    if (!Number.isFinite(ms2) || ms2 <= 0) {
+      ctx.addIssue({ code: "custom", message: `expected ${expected}, got '${raw}'` });
+      return external_exports.NEVER;
+    }
+    return ms2;
+  });
+}
+
+// src/cli/key-options.ts
+var keyOptions = {
+  "no-key-correlation": {
+    shape: "flag",
+    help: "send the captured ids as they are, instead of the ids this replay's INSERT \u2026 RETURNING and sequence calls get",
+    schema: booleanValue(false)
+  },
+  "no-sequence-alignment": {
+    shape: "flag",
+    help: "leave sequences where the schema and seed put them, instead of where they stood at capture time",
+    schema: booleanValue(false)
+  }
+};
+function keyHandlingFrom(raw) {
+  return { correlateKeys: raw["no-key-correlation"] !== true, alignSequences: raw["no-sequence-alignment"] !== true };
+}
 
 // src/config/gate-options.ts
 var majors = SUPPORTED_MAJORS.join(", ");
@@ -51938,6 +52044,12 @@ var gateOptions = {
     placeholder: "N",
     help: `replay rounds per side, alternating the order (default ${GATE_DEFAULTS.rounds})`,
     schema: numberValue("a whole number of rounds from 1 to 20", (n) => n >= 1 && n <= 20, true).optional()
+  },
+  "time-budget": {
+    shape: "value",
+    placeholder: "DURATION",
+    help: "fit the replays into this much time (e.g. 5m, 90s): fewer rounds, then a faster speed, as docs/gate.md says; a workload that cannot fit once per side is refused (exit 2) (default: none)",
+    schema: durationValue("a duration such as 5m, 90s or 1h").optional()
   },
   "confirm-rounds": {
     shape: "value",
@@ -52034,7 +52146,8 @@ var gateOptions = {
     placeholder: "S",
     help: "stop a replay that takes longer than S seconds and fail the run (exit 3) (default: none)",
     schema: numberValue("a positive number of seconds", (n) => n > 0 && n <= 1e8).optional()
-  }
+  },
+  ...keyOptions
 };
 var cliOptions = {
   config: {
@@ -52107,9 +52220,11 @@ var schema = external_exports.object(shape).superRefine((raw, ctx) => {
     schema: schemaSourceOf(raw, "files"),
     baseRef: raw["base-ref"],
     headFromScratch: raw["head-from-scratch"],
+    keys: keyHandlingFrom(raw),
     seed: seedSourceOf(raw),
     rounds: raw.rounds ?? GATE_DEFAULTS.rounds,
     confirmRounds: raw["confirm-rounds"] ?? GATE_DEFAULTS.confirmRounds,
+    timeBudgetMs: raw["time-budget"],
     speed: raw.speed ?? GATE_DEFAULTS.speed,
     thresholds: thresholdsFrom(raw),
     maxConnections: raw["max-connections"],
@@ -52670,17 +52785,8 @@ async function runCapacity(config2, context) {
     } else {
       stage = "building the schemas";
       created.push(`${prefix}_base`, `${prefix}_head`);
-      const templates = await buildTemplates({
-        serverUrl,
-        prefix,
-        source: compare ? config2.schema : { ...config2.schema, ...config2.schema.kind === "files" ? { base: config2.schema.head } : {} },
-        baseRoot,
-        headRoot: context.cwd,
-        seed: config2.seed,
-        headFromScratch: config2.headFromScratch,
-        logger,
-        signal: context.signal
-      });
+      const source2 = compare ? config2.schema : { ...config2.schema, ...config2.schema.kind === "files" ? { base: config2.schema.head } : {} };
+      const templates = await buildRunTemplates({ serverUrl, prefix, source: source2, baseRoot }, config2, context);
       if (templates.head === null) {
         const failure2 = templates.failure;
         throw new InfraError(`head's migration ${failure2.name} fails${failure2.line ? ` at line ${failure2.line}` : ""}: ${failure2.message}; fix it, then measure capacity`);
