@@ -17,8 +17,10 @@ import type { RunReport } from './report-types.js';
  * @returns markdown ending in a newline
  */
 export function renderRunMarkdown(report: RunReport): string {
-  const lines = [`### ${ICONS[report.verdict]} pg-retest run: ${text(report.headline)}`, ''];
-  if (report.reasons.length > 0) lines.push(...report.reasons.map((r) => `- ${prose(r)}`), '');
+  const lines = [`### ${ICONS[report.verdict]} pg-retest run: ${prose(report.headline)}`, ''];
+  // A single reason is the headline already.
+  const listed = report.reasons.length === 1 && report.headline.endsWith(report.reasons[0]!) ? [] : report.reasons;
+  if (listed.length > 0) lines.push(...listed.map((r) => `- ${prose(r)}`), '');
   if (report.thresholds.length > 0) {
     lines.push(
       '#### Thresholds',
@@ -66,7 +68,7 @@ export function renderRunMarkdown(report: RunReport): string {
     }
   }
   for (const c of report.variants?.candidates ?? []) {
-    lines.push(`#### '${text(c.label)}' against '${text(report.variants!.baseline)}'`, '', ...renderMarkdown(c.report, { chart: false }).trimEnd().split('\n'), '');
+    lines.push(`#### '${text(c.label)}' against '${text(report.variants!.baseline)}'`, '', ...demoted(renderMarkdown(c.report, { chart: false })), '');
   }
   if (report.warnings.length > 0) lines.push('#### Warnings', '', ...report.warnings.map((w) => `- ${prose(w)}`), '');
   if (report.config.keys.length > 0) {
@@ -82,6 +84,18 @@ export function renderRunMarkdown(report: RunReport): string {
   }
   while (lines[lines.length - 1] === '') lines.pop();
   return `${lines.join('\n')}\n`;
+}
+
+/** The gate's report under a heading of ours: its headings two levels down (code blocks left alone). */
+function demoted(markdown: string): string[] {
+  let fence: string | null = null;
+  return markdown.trimEnd().split('\n').map((line) => {
+    const opening = /^(`{3,})/.exec(line)?.[1];
+    if (fence === null && opening) fence = opening;
+    else if (fence !== null && line.startsWith(fence)) fence = null;
+    else if (fence === null && /^#{1,4} /.test(line)) return `##${line}`;
+    return line;
+  });
 }
 
 /** A limit as written in the config (`50 ms`), a measured latency with a unit that fits (`850 µs`). */
