@@ -21,6 +21,7 @@ import { toCliError } from '../gate/run-resources.js';
 import { type GateContext, loadGateWorkload } from '../gate/run-gate.js';
 import type { Verdict } from '../gate/report-types.js';
 import { exitCodeOfVerdict } from '../gate/verdict.js';
+import { passwordOf, redact } from '../provision/url.js';
 import { checkLimits, checkRegressionCount, regressionCountNotEvaluated, sideFigures } from './limits.js';
 import type { RunPlan } from './plan.js';
 import { RUN_REPORT_SCHEMA_VERSION, type RunReport } from './report-types.js';
@@ -76,29 +77,16 @@ export async function runPipeline(plan: RunPlan, context: GateContext): Promise<
   let scratch: string | undefined;
   try {
     const source = plan.workload;
-    let workloadPath: string;
-    if (source.kind === 'file') {
-      workloadPath = source.path;
-    } else {
-      scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-run-'));
-      workloadPath = path.join(scratch, 'captured.wkl');
-      report.workload = { path: workloadPath, source: 'capture', sessions: 0, statements: 0, capture: await capture(source, workloadPath) };
-    }
-    const workload = await loadWorkloadFor(workloadPath, source.kind);
-    report.workload = {
-      path: source.kind === 'file' ? workloadPath : source.log,
-      source: source.kind,
-      sessions: workload.sessions,
-      statements: workload.statements,
-      capture: report.workload?.capture ?? null,
-    };
-    report.warnings.push(...workload.warnings);
-    logger.info(`workload ${report.workload.path}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`);
+    if (source.kind === 'capture') scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-run-'));
+    const { workload, info } = await obtainWorkload(source, scratch);
+    report.workload = info;
+    report.warnings.push(...workload.warnings, ...(info.capture?.warnings ?? []).map((w) => `capture of ${info.path}: ${w}`));
+    logger.info(`workload ${info.path}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`);
 
     const notReached: string[] = [];
     if (plan.mode === 'single-target') {
       stage = 'replay';
-      const result = await replaySingleTarget(plan.target!, workload, plan.replay, { ...context }, (key, text) => plan.notes.set(key, text));
+      const result = await replaySingleTarget(plan.target!, workload, plan.replay, context, (key, text) => plan.notes.set(key, text));
       report.target = result.target;
       report.replay = replaySummary(result.report);
       if (result.target.restore && result.target.restore.error_count > 0) {
@@ -108,7 +96,8 @@ export async function runPipeline(plan: RunPlan, context: GateContext): Promise<
       const outcome = replayOutcome(result.report);
       if (outcome.problem) {
         if (outcome.exitCode === ExitCode.Interrupted) throw new InterruptedError(outcome.problem);
-        throw new InfraError(`the replay against ${result.target.description}: ${outcome.problem}`);
+        const secret = plan.target!.kind === 'url' ? passwordOf(plan.target!.url) : undefined;
+        throw new InfraError(redact(`the replay against ${result.target.description}: ${outcome.problem}`, secret));
       }
       report.thresholds.push(...checkLimits(plan.limits, sideFigures([result.report]), null));
       if (plan.regressionMaxCount !== undefined) report.thresholds.push(regressionCountNotEvaluated(plan.regressionMaxCount));
@@ -158,6 +147,21 @@ export async function runPipeline(plan: RunPlan, context: GateContext): Promise<
   } finally {
     if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * The workload file, or the log captured into one in `scratch`.
+ * @returns the loaded workload and what the report says of it
+ */
+async function obtainWorkload(source: RunPlan['workload'], scratch: string | undefined): Promise<{ workload: Workload; info: NonNullable<RunReport['workload']> }> {
+  if (source.kind === 'file') {
+    const workload = await loadWorkloadFor(source.path, 'file');
+    return { workload, info: { path: source.path, source: 'file', sessions: workload.sessions, statements: workload.statements, capture: null } };
+  }
+  const file = path.join(scratch!, 'captured.wkl');
+  const summary = await capture(source, file);
+  const workload = await loadWorkloadFor(file, 'capture');
+  return { workload, info: { path: source.log, source: 'capture', sessions: workload.sessions, statements: workload.statements, capture: summary } };
 }
 
 async function capture(source: Extract<RunPlan['workload'], { kind: 'capture' }>, output: string): Promise<NonNullable<NonNullable<RunReport['workload']>['capture']>> {
