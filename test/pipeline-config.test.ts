@@ -2,6 +2,7 @@
 // pg-retest's types and defaults, unknown keys as warnings, wrong values as one line naming the
 // key, connection strings turned into URLs without ever being repeated, and how each key is
 // understood in a single-target run and in A/B mode.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'smol-toml';
 import { InputError } from '../src/exit-codes.js';
@@ -9,6 +10,9 @@ import { pipelineConfigFrom } from '../src/pipeline/config.js';
 import { conninfoToUrl } from '../src/pipeline/conninfo.js';
 import { checkLimits, sideFigures } from '../src/pipeline/limits.js';
 import { majorOfImage, planRun } from '../src/pipeline/plan.js';
+import { allowRegressions } from '../src/pipeline/variants.js';
+import { decideVerdict } from '../src/gate/verdict.js';
+import { parseReport } from '../src/report/index.js';
 
 const read = (toml: string) => pipelineConfigFrom(parse(toml), '.pg-retest.toml');
 
@@ -173,5 +177,28 @@ describe('pg-retest limits', () => {
       ({ totals: { executed: samples.length, errors: 0, ok: samples.length }, latency: { p95_us: 0, p99_us: 0 }, fingerprints: [{ samples }] }) as never;
     const f = sideFigures([replay([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), replay([11, 12, 13, 14, 15, 16, 17, 18, 19, 20])]);
     expect(f).toEqual({ ok: 20, executed: 20, errors: 0, p95_us: 19, p99_us: 20 });
+  });
+});
+
+describe('regression_max_count in A/B mode', () => {
+  // The stored regression: one fingerprint slower (5c2e9b1a7d3f4e60) and the whole workload.
+  const stored = parseReport(readFileSync(new URL('./fixtures/reports/regression.json', import.meta.url), 'utf8'), 'regression');
+
+  it('lets that many slower queries pass when they are the only finding, and says so', () => {
+    const comparison = structuredClone(stored.comparison!);
+    comparison.overall.regressed = false;
+    const decided = decideVerdict({ comparison, migrationFailure: null, thresholds: stored.thresholds });
+    expect(decided.verdict).toBe('regression');
+    expect(allowRegressions(decided, comparison, undefined)).toBe(decided);
+    expect(allowRegressions(decided, comparison, 0)).toBe(decided);
+    const allowed = allowRegressions(decided, comparison, 1);
+    expect(allowed.verdict).toBe('pass');
+    expect(allowed.headline).toBe('pass: 1 query slower, within regression_max_count 1, no new errors');
+    expect(allowed.warnings[0]).toMatch(/^allowed by regression_max_count: `SELECT o\.id/);
+  });
+
+  it('a whole-workload regression is another finding: not allowed by the count', () => {
+    const decided = decideVerdict({ comparison: stored.comparison!, migrationFailure: null, thresholds: stored.thresholds });
+    expect(allowRegressions(decided, stored.comparison!, 5).verdict).toBe('regression');
   });
 });

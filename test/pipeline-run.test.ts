@@ -140,6 +140,16 @@ describe('run: one target, pg-retest thresholds', () => {
     expect(readReport(path.join(dir, 'loose.json'))).toMatchObject({ verdict: 'pass', thresholds: [{ name: 'p95_latency', status: 'passed' }] });
     expect(fs.readFileSync(path.join(dir, 'loose.xml'), 'utf8')).toMatch(/<testcase name="p95_latency" classname="pg-retest.threshold" time="0.000"\/>/);
   });
+
+  it('regression_max_count without variants: not evaluated, the run is inconclusive (exit 4) with its limits met', async () => {
+    const file = config('count.toml', fs.readFileSync(single('60000', 'count'), 'utf8').replace('[output]', 'regression_max_count = 5\n[output]'));
+    const result = await cli(['run', '--config', file]);
+    expect(result.status, result.stderr).toBe(4);
+    expect(readReport(path.join(dir, 'count.json')).thresholds.map((t) => [t.name, t.status])).toEqual([
+      ['p95_latency', 'passed'],
+      ['regression_count', 'not_evaluated'],
+    ]);
+  });
 });
 
 describe('run: [[variants]]', () => {

@@ -322,8 +322,12 @@ function readOnlyAware(coverage: Coverage, readOnly: boolean): Coverage {
 /**
  * regression_max_count above 0: a candidate whose only finding is that many slower queries, or
  * fewer, passes, and says so.
+ * @param decided the gate's verdict
+ * @param comparison what it was decided on
+ * @param max regression_max_count, undefined when not set
+ * @returns the verdict, a pass when the slower queries are within the count and nothing else was found
  */
-function allowRegressions(decided: VerdictResult, comparison: Comparison, max: number | undefined): VerdictResult {
+export function allowRegressions(decided: VerdictResult, comparison: Comparison, max: number | undefined): VerdictResult {
   if (decided.verdict !== 'regression' || max === undefined || max === 0) return decided;
   const slower = comparison.fingerprints.filter((f) => f.regressed).length;
   // decideVerdict lists the slower queries' reasons first; anything after them is another finding.
