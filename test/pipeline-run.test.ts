@@ -263,3 +263,18 @@ describe('run: bad and unknown keys', () => {
     expect(bad.stderr.trim().split('\n')).toEqual([`error: config ${path.join(dir, 'bad.toml')}: [replay] speed: expected a number ≥ 0 (1 = captured timing, 0 = as fast as possible), got "fast"`]);
   });
 });
+
+describe('run: a target that does not answer', () => {
+  it('is an error (exit 3), not the pass pg-retest gives it, and its password is never printed', async () => {
+    const file = config(
+      'dead.toml',
+      `[capture]\nworkload = "${path.join(dir, 'lookups.wkl')}"\n[replay]\ntarget = "host=127.0.0.1 port=1 user=app password=hunter22 dbname=shop"\n[output]\njson_report = "${path.join(dir, 'dead.json')}"\n`,
+    );
+    const result = await cli(['run', '--config', file]);
+    expect(result.status).toBe(3);
+    expect(result.stderr).toMatch(/^error: cannot connect to 127\.0\.0\.1:1\/shop as app: .*ECONNREFUSED/m);
+    const json = fs.readFileSync(path.join(dir, 'dead.json'), 'utf8');
+    expect(JSON.parse(json)).toMatchObject({ verdict: 'error', error: { stage: 'replay' } });
+    expect(`${result.stdout}${result.stderr}${json}`).not.toContain('hunter22');
+  });
+});
