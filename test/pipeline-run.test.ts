@@ -13,6 +13,7 @@ import type { Io } from '../src/cli/io.js';
 import { writeWorkload } from '../src/engine.js';
 import type { RunReport } from '../src/pipeline/report-types.js';
 import { dockerUnavailable } from '../src/provision/docker.js';
+import { syntheticProfile } from './support/profile.js';
 import { findClientProgram } from '../src/schema/seed.js';
 
 const tag = `t_run_${Math.random().toString(36).slice(2, 8)}`;
@@ -73,26 +74,9 @@ beforeAll(async () => {
   await admin(['DROP INDEX items_k_idx', 'ANALYZE items'], databases.noIndex);
   // Two sessions of 15 lookups by k (an index scan, or a sequential scan of 120,000 rows without
   // the index) and 15 by primary key each, 2 ms apart.
-  const sessions = [1, 2].map((id) => ({
-    id,
-    user: 'app',
-    database: 'shop',
-    queries: Array.from({ length: 30 }, (_, i) => ({
-      sql: i % 2 === 0 ? `SELECT id, payload FROM items WHERE k = ${id * 100 + i}` : `SELECT payload FROM items WHERE id = ${id * 1000 + i}`,
-      start_offset_us: i * 2000,
-      duration_us: 100,
-      kind: 'Select' as const,
-    })),
-  }));
-  await writeWorkload(path.join(dir, 'lookups.wkl'), {
-    version: 2,
-    captured_at: '2026-01-15T10:00:00Z',
-    source_host: 'test',
-    pg_version: '16',
-    capture_method: 'synthetic',
-    sessions,
-    metadata: { total_queries: 60, total_sessions: 2, capture_duration_us: 60_000 },
-  });
+  const session = (id: number): [number, string][] =>
+    Array.from({ length: 30 }, (_, i) => [i * 2000, i % 2 === 0 ? `SELECT id, payload FROM items WHERE k = ${id * 100 + i}` : `SELECT payload FROM items WHERE id = ${id * 1000 + i}`]);
+  await writeWorkload(path.join(dir, 'lookups.wkl'), syntheticProfile([session(1), session(2)]));
 });
 
 afterAll(async () => {
