@@ -4,10 +4,10 @@
  * | code | meaning |
  * |---|---|
  * | 0 | the run completed and everything it set out to measure was measured |
- * | 1 | a regression was found (reserved for `gate`) |
+ * | 1 | a regression was found (`gate`, `compare`), a threshold exceeded or a variant regressed (`run`) |
  * | 2 | bad input or configuration: an invalid option, a missing file, a corrupt or wrong `.wkl` |
  * | 3 | infrastructure: a server could not be provisioned or reached, setup SQL failed, the server died mid-replay, the deadline passed, sessions could not connect |
- * | 4 | inconclusive (reserved for `gate`): less than `--min-coverage` of the captured statements ran on base, so the workload was not measured; no regression was found in what did run |
+ * | 4 | inconclusive (`gate`, `run`): less than `--min-coverage` of the captured statements ran on base, so the workload was not measured, or (`run`) a threshold cannot be judged; no regression was found in what did run |
  * | 130 | interrupted (Ctrl-C or SIGTERM); whatever was started has been stopped |
  *
  * Code never calls `process.exit` with a literal: it throws one of the errors below, or returns

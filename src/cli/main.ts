@@ -19,6 +19,7 @@ import { inspectCommand, runInspect } from './inspect.js';
 import { type Io, processIo } from './io.js';
 import { replayCommand } from './replay-options.js';
 import { runReplay } from './replay.js';
+import { runCommand, runPipelineCommand } from './run.js';
 
 interface Command {
   spec: CommandSpec<unknown>;
@@ -47,6 +48,7 @@ const commands: Record<string, Command> = {
   compare: command(compareCommand, runCompare),
   inspect: command(inspectCommand, runInspect),
   replay: command(replayCommand, runReplay),
+  run: command(runCommand, runPipelineCommand),
 };
 
 function usage(): string {
@@ -59,8 +61,8 @@ function usage(): string {
     'commands:',
     ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.spec.summary.split('. ')[0]!.replace(/\.$/, '')}`),
     '',
-    'Run `pg-retest-action <command> --help` for its options. Exit status: 0 ok, 1 regression (gate),',
-    '2 bad input or configuration, 3 infrastructure failure, 130 interrupted. See docs/cli.md.',
+    'Run `pg-retest-action <command> --help` for its options. Exit status: 0 ok, 1 regression (gate, run),',
+    '2 bad input or configuration, 3 infrastructure failure, 4 inconclusive, 130 interrupted. See docs/cli.md.',
     '',
   ].join('\n');
 }

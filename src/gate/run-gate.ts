@@ -15,7 +15,7 @@ import { replayOutcome } from '../cli/replay-outcome.js';
 import type { GateConfig } from '../config/gate-options.js';
 import { compareReplays, loadWorkload, type ReplayReport, type Workload } from '../engine.js';
 import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
-import { micros, plural } from '../format/units.js';
+import { plural } from '../format/units.js';
 import { checkpoint, createDatabase, dropDatabase } from '../provision/database.js';
 import type { Logger, Server } from '../provision/index.js';
 import { withStatStatements } from '../provision/preload.js';
@@ -38,6 +38,7 @@ import {
   type Thresholds,
 } from './report-types.js';
 import { replayOnce } from './replay-once.js';
+import { replayLine, replayRecord } from './replay-record.js';
 import { type BudgetPlan, planForBudget } from './time-budget.js';
 import { releaseRun, toCliError } from './run-resources.js';
 import { decideVerdict, exitCodeOfVerdict } from './verdict.js';
@@ -207,19 +208,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
         await dropDatabase(serverUrl, name);
         created.pop();
         state.reports.push({ planned, report });
-        state.replays.push({
-          round: planned.round,
-          side: planned.side,
-          position: planned.position,
-          status: report.status,
-          wall_time_ms: Math.round(report.wall_time_us / 1000),
-          statements_executed: report.totals.executed,
-          errors: report.totals.errors,
-          p95_us: report.latency.p95_us,
-        });
-        logger.info(
-          `  ${(report.wall_time_us / 1e6).toFixed(1)} s, ${plural(report.totals.executed, 'statement')}, ${plural(report.totals.errors, 'error')}, p95 ${micros(report.latency.p95_us)}`,
-        );
+        state.replays.push(replayRecord(planned, report));
+        logger.info(replayLine(report));
         const outcome = replayOutcome(report, { deadlineS: config.replayTimeoutMs === undefined ? undefined : config.replayTimeoutMs / 1000 });
         if (outcome.problem) {
           const where = `round ${planned.round}, ${planned.side} replay`;

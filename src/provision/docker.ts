@@ -56,7 +56,7 @@ export class DockerProvisioner implements Provisioner {
     if (why) throw new InfraError(`cannot start a docker server: ${why}; start Docker, or use --provision embedded or local`);
     const major = options.major ?? DEFAULT_DOCKER_MAJOR;
     const password = crypto.randomBytes(18).toString('base64url');
-    const image = `postgres:${major}`;
+    const image = options.image ?? `postgres:${major}`;
     const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
     options.logger?.info(`starting ${image} in Docker (pulling the image if needed)`);
     let id: string;

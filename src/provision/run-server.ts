@@ -13,6 +13,8 @@ export interface RunServerOptions {
   maxConnections: number | undefined;
   /** Settings for a started server, after max_connections (so they win). */
   settings?: Record<string, string>;
+  /** docker only: the image to run (default `postgres:<major>`). */
+  image?: string;
   logger: Logger;
 }
 
@@ -35,6 +37,7 @@ export async function serverForRun(target: RunTarget, options: RunServerOptions)
   const server = await startServer(target.kind, {
     major: target.major,
     settings: { max_connections: String(maxConnections), ...options.settings },
+    image: options.image,
     logger,
   });
   logger.info(`started ${server.description}`);

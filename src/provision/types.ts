@@ -46,6 +46,8 @@ export interface StartOptions {
   settings?: Record<string, string>;
   /** How long to wait for the server to accept connections (ms). */
   startTimeoutMs?: number;
+  /** docker only: the image to run instead of `postgres:<major>` (a pg-retest config names one). */
+  image?: string;
   logger?: Logger;
 }
 

@@ -21,11 +21,11 @@ export interface JunitOptions {
   maskValues?: boolean;
 }
 
-type Outcome =
+export type Outcome =
   | { kind: 'passed' }
   | { kind: 'failure' | 'error' | 'skipped'; message: string; type?: string; body?: string };
 
-interface TestCase {
+export interface TestCase {
   name: string;
   classname: string;
   /** Seconds. */
@@ -33,7 +33,7 @@ interface TestCase {
   outcome: Outcome;
 }
 
-interface TestSuite {
+export interface TestSuite {
   name: string;
   cases: TestCase[];
 }
@@ -45,12 +45,30 @@ interface TestSuite {
  * @returns the XML document, ending in a newline
  */
 export function renderJunit(report: GateReport, options: JunitOptions = {}): string {
-  const mask = options.maskValues ?? true;
-  const suites = [latencySuite(report), thresholdSuite(report, mask)];
+  return renderSuites(gateSuites(report, options), report.environment.wall_time_ms / 1_000);
+}
+
+/**
+ * A gate report's test suites (`latency`, `thresholds`), for documents that hold more than one report.
+ * @param report the gate's report
+ * @param options masking
+ * @returns the suites
+ */
+export function gateSuites(report: GateReport, options: JunitOptions = {}): TestSuite[] {
+  return [latencySuite(report), thresholdSuite(report, options.maskValues ?? true)];
+}
+
+/**
+ * A JUnit XML document of suites.
+ * @param suites the suites
+ * @param wallSeconds the run's wall time
+ * @returns the XML document, ending in a newline
+ */
+export function renderSuites(suites: TestSuite[], wallSeconds: number): string {
   const totals = tally(suites.flatMap((s) => s.cases));
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites${attributes({ name: 'pg-retest', ...totals, time: seconds(report.environment.wall_time_ms / 1_000) })}>`,
+    `<testsuites${attributes({ name: 'pg-retest', ...totals, time: seconds(wallSeconds) })}>`,
     ...suites.flatMap(suiteLines),
     '</testsuites>',
   ];

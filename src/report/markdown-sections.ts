@@ -93,7 +93,7 @@ export function verdictPhrase(report: GateReport): string {
   return `regression — ${parts.length > 0 ? parts.join(', ') : firstLine(report.headline, 200)}`;
 }
 
-const ICONS = { pass: '✅', regression: '❌', inconclusive: '⚠️', error: '⚠️' } as const;
+export const ICONS = { pass: '✅', regression: '❌', inconclusive: '⚠️', error: '⚠️' } as const;
 
 /** The heading, the headline and the reasons. */
 export function verdictSection(ctx: Context): string[] {

@@ -36,7 +36,12 @@ export async function loadSeed(seed: SeedSource, url: string, cwd: string, logge
   logger.info(`seed loaded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
-function isDump(file: string): boolean {
+/**
+ * Whether a file is a pg_dump archive in custom format.
+ * @param file the file
+ * @returns true when it starts with pg_dump's magic
+ */
+export function isDump(file: string): boolean {
   const fd = fs.openSync(file, 'r');
   try {
     const head = Buffer.alloc(DUMP_MAGIC.length);
@@ -47,16 +52,26 @@ function isDump(file: string): boolean {
   }
 }
 
-/** pg_restore from PATH, else from an installed server's bindir. */
-function findPgRestore(): string {
+/**
+ * A PostgreSQL client program (pg_restore, psql) from PATH, else from an installed server's bindir.
+ * @param name the program
+ * @returns its path, or undefined when there is none
+ */
+export function findClientProgram(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir, 'pg_restore');
+    const candidate = path.join(dir, name);
     if (dir && fs.existsSync(candidate)) return candidate;
   }
   for (const bins of localBinaries(process.env.PG_RETEST_BINDIR)) {
-    const candidate = path.join(bins.bindir, 'pg_restore');
+    const candidate = path.join(bins.bindir, name);
     if (fs.existsSync(candidate)) return candidate;
   }
+  return undefined;
+}
+
+function findPgRestore(): string {
+  const found = findClientProgram('pg_restore');
+  if (found !== undefined) return found;
   throw new InputError('option --seed: the file is a pg_dump archive, and pg_restore is not installed; install the PostgreSQL client package or give a SQL file');
 }
 

@@ -1,0 +1,74 @@
+/**
+ * `run --config .pg-retest.toml`: pg-retest's CI pipeline config, run with this tool's engine and
+ * verdict (src/pipeline/run.ts). Prints the markdown report, writes `[output] json_report` and
+ * `junit_xml`, and exits 0 pass, 1 a threshold exceeded or a variant regressed, 2 bad config,
+ * 3 infrastructure, 4 inconclusive, 130 interrupted.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { type ExitCode, InputError } from '../exit-codes.js';
+import { readPipelineConfig } from '../pipeline/config.js';
+import { planRun } from '../pipeline/plan.js';
+import { renderRunJunit, renderRunMarkdown, runReportJson } from '../pipeline/render.js';
+import type { RunReport } from '../pipeline/report-types.js';
+import { runPipeline } from '../pipeline/run.js';
+import type { CommandSpec } from './argv.js';
+import type { Io } from './io.js';
+import { runReportingCommand } from './reporting-command.js';
+
+/** pg-retest's default config file. */
+export const DEFAULT_PIPELINE_CONFIG = '.pg-retest.toml';
+
+const options = {
+  config: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: `pg-retest's pipeline config (TOML: [capture], [provision], [replay], [thresholds], [output], [[variants]]; default ${DEFAULT_PIPELINE_CONFIG})`,
+    schema: z.string().min(1).optional(),
+  },
+} as const;
+
+const schema = z.object({ config: options.config.schema }).transform((raw) => ({ config: raw.config ?? DEFAULT_PIPELINE_CONFIG }));
+
+export type RunConfig = z.output<typeof schema>;
+
+export const runCommand: CommandSpec<RunConfig> = {
+  name: 'run',
+  summary:
+    "Run pg-retest's CI pipeline config (.pg-retest.toml) with this tool's engine: capture or load the workload, get the target, " +
+    'replay, judge the thresholds, and with two or more [[variants]] gate each against the first. See docs/migrating-from-pg-retest.md.',
+  options,
+  schema,
+};
+
+/**
+ * Runs `run`.
+ * @param config the options
+ * @param io where to print
+ * @returns the exit status
+ */
+export function runPipelineCommand(config: RunConfig, io: Io): Promise<ExitCode> {
+  const plan = planRun(readPipelineConfig(config.config));
+  for (const [key, file] of [['[output] json_report', plan.outputs.json], ['[output] junit_xml', plan.outputs.junit]] as const) {
+    if (file === undefined) continue;
+    const dir = path.dirname(path.resolve(file));
+    if (!fs.existsSync(dir)) throw new InputError(`config ${config.config}: ${key}: directory ${dir} does not exist; create it first`);
+  }
+  return runReportingCommand(io, {}, (context) => runPipeline(plan, context), (report) => writeRunReports(report, plan.outputs, io));
+}
+
+function writeRunReports(report: RunReport, outputs: { json?: string; junit?: string }, io: Io): void {
+  io.stdout.write(renderRunMarkdown(report));
+  for (const [key, file, render] of [
+    ['json_report', outputs.json, () => runReportJson(report)],
+    ['junit_xml', outputs.junit, () => renderRunJunit(report)],
+  ] as const) {
+    if (file === undefined) continue;
+    try {
+      fs.writeFileSync(file, render());
+    } catch (error) {
+      throw new InputError(`[output] ${key}: cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
