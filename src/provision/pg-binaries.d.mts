@@ -39,6 +39,9 @@ export function embeddedPackages(major: number): string[];
 /** True where embedded binaries exist at all (linux-x64). */
 export function embeddedSupported(): boolean;
 
+/** Where embedded binaries exist: `<os>-<cpu>`, glibc on Linux. */
+export const EMBEDDED_PLATFORMS: readonly string[];
+
 /**
  * The embedded binaries of `major`, or undefined when no installed package has them. When
  * `user` cannot run them from node_modules they are copied to `<tmp>/pg-retest-embedded-bin/`.
