@@ -88,9 +88,11 @@ let loaded: NativeBinding | undefined;
  */
 export function binding(): NativeBinding {
   if (loaded) return loaded;
-  const problem = platformProblem(process.platform, process.arch, glibcVersion());
+  // getReport() takes a few milliseconds: once.
+  const glibc = glibcVersion();
+  const problem = platformProblem(process.platform, process.arch, glibc);
   if (problem) throw unavailable(problem);
-  const id = platformId(process.platform, process.arch, glibcVersion());
+  const id = platformId(process.platform, process.arch, glibc);
   const candidates = candidatePaths(import.meta.url, id);
   const file = candidates.find((candidate) => fs.existsSync(candidate));
   if (!file) {
