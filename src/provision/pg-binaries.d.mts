@@ -36,7 +36,7 @@ export function localBinaries(explicitBindir: string | undefined): Binaries[];
 /** npm packages that may hold the embedded binaries of `major`, best first. */
 export function embeddedPackages(major: number): string[];
 
-/** True where embedded binaries exist at all (linux-x64). */
+/** True where embedded binaries exist at all (EMBEDDED_PLATFORMS; not on musl). */
 export function embeddedSupported(): boolean;
 
 /** Where embedded binaries exist: `<os>-<cpu>`, glibc on Linux. */
