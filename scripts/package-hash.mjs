@@ -48,6 +48,17 @@ export function nativeSourceHash() {
   return hash.digest('hex');
 }
 
+/**
+ * Whether an engine file carries a source hash, found in its bytes: for engines of another
+ * platform, which this machine cannot load to ask (`nativeSourceHash()`). The hash is stored as
+ * its 64 hex digits (build.rs passes it to the library as a string constant).
+ * @param {string} file an engine
+ * @param {string} hash 64 hex digits
+ */
+export function carriesHash(file, hash) {
+  return /^[0-9a-f]{64}$/.test(hash) && fs.readFileSync(file).includes(Buffer.from(hash, 'ascii'));
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   console.log(nativeSourceHash());
 }

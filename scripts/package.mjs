@@ -4,7 +4,9 @@
 //   dist/index.js                    the main step (src/action/index.ts)
 //   dist/post.js                     the post step (src/action/post.ts)
 //   dist/pg-supervisor.js            the throwaway server's supervisor process
-//   dist/engine.linux-x64-gnu.node   the engine, release build, symbols stripped (Cargo profile)
+//   dist/engine.<platform>.node      the engines, release builds, symbols stripped (Cargo profile):
+//                                    linux-x64-gnu built here, linux-arm64-gnu and linux-x64-musl
+//                                    cross-built (build-native.mjs --target; src/engine-platforms.mjs)
 //
 //   node scripts/package.mjs                   everything, into dist/
 //   node scripts/package.mjs --js-only --out D only the bundles, into D (the check-dist test)
@@ -14,22 +16,25 @@
 //                                              are not part of REV
 //
 // The bundles are deterministic (same sources and lockfile → same bytes), so a test rebuilds
-// them and compares. The engine is not guaranteed to rebuild byte for byte (toolchain, machine); it carries the hash of the
+// them and compares. The engines are not guaranteed to rebuild byte for byte (toolchain, machine); each carries the hash of the
 // native sources it was built from (native/node/build.rs), which the test compares instead.
+// Runs on Linux x64 (glibc): the machine that builds its own engine and cross-builds the others.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { nativeSourceHash } from './package-hash.mjs';
+import { ENGINE_PLATFORMS, engineFile, enginePlatform, glibcVersion } from '../src/engine-platforms.mjs';
+import { carriesHash, nativeSourceHash } from './package-hash.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
 const jsOnly = argv.includes('--js-only');
 const outIndex = argv.indexOf('--out');
 const out = path.resolve(outIndex >= 0 ? argv[outIndex + 1] : path.join(root, 'dist'));
-const ENGINE = 'engine.linux-x64-gnu.node';
+/** The engines dist/ carries; the first is this machine's. */
+const DIST_ENGINES = ENGINE_PLATFORMS.filter((entry) => entry.dist);
 
 function fail(message) {
   console.error(`package: ${message}`);
@@ -64,8 +69,11 @@ function packageFrom(rev) {
       fs.mkdirSync(cargoTarget, { recursive: true });
       run('cp', ['-a', path.join(root, 'target', 'release'), path.join(cargoTarget, 'release')]);
     }
-    run(process.execPath, [path.join(worktree, 'scripts', 'package.mjs')], { cwd: worktree, env: { ...process.env, CARGO_TARGET_DIR: cargoTarget } });
-    for (const file of ['index.js', 'post.js', 'pg-supervisor.js', ENGINE]) replaceFile(path.join(worktree, 'dist', file), path.join(out, file));
+    // Cross builds share this tree's target/cross: another compiler's cache, kept between runs.
+    const env = { ...process.env, CARGO_TARGET_DIR: cargoTarget, PG_RETEST_CROSS_TARGET_DIR: process.env.PG_RETEST_CROSS_TARGET_DIR || path.join(root, 'target', 'cross') };
+    run(process.execPath, [path.join(worktree, 'scripts', 'package.mjs')], { cwd: worktree, env });
+    const engines = DIST_ENGINES.map((entry) => engineFile(entry.id));
+    for (const file of ['index.js', 'post.js', 'pg-supervisor.js', ...engines]) replaceFile(path.join(worktree, 'dist', file), path.join(out, file));
     console.error(`package: dist/ built from ${rev} and copied to ${path.relative(process.cwd(), out) || '.'}`);
   } finally {
     fs.rmSync(worktree, { recursive: true, force: true });
@@ -92,15 +100,21 @@ await build({ ...common, entryPoints: { 'pg-supervisor': 'src/provision/pg-super
 console.error(`package: bundles in ${path.relative(process.cwd(), out) || '.'}`);
 
 if (!jsOnly) {
+  const host = enginePlatform(process.platform, process.arch, glibcVersion());
+  if (host?.id !== DIST_ENGINES[0]?.id) fail(`the engines are packaged on ${DIST_ENGINES[0]?.label}, which cross-builds the others; this is ${process.platform}-${process.arch}`);
   const expected = nativeSourceHash();
-  const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-native.mjs')], { cwd: root, stdio: 'inherit' });
-  if (built.status !== 0) fail('the native build failed');
-  const engine = path.join(root, 'build', ENGINE);
-  const carried = createRequire(import.meta.url)(engine).nativeSourceHash();
-  // Sources edited while cargo ran would give a binary that matches neither state.
-  if (carried !== expected || nativeSourceHash() !== expected) fail('the native sources changed during the build; run npm run package again');
-  replaceFile(engine, path.join(out, ENGINE));
-  console.error(`package: ${path.relative(process.cwd(), path.join(out, ENGINE))} (sources ${expected.slice(0, 12)})`);
+  for (const platform of DIST_ENGINES) {
+    const args = [path.join(root, 'scripts', 'build-native.mjs'), ...(platform.id === host.id ? [] : ['--target', platform.id])];
+    const built = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+    if (built.status !== 0) fail(`the native build for ${platform.id} failed`);
+    const engine = path.join(root, 'build', engineFile(platform.id));
+    // This machine's engine can be loaded and asked; the others are searched for the hash.
+    const carried = platform.id === host.id ? createRequire(import.meta.url)(engine).nativeSourceHash() === expected : carriesHash(engine, expected);
+    // Sources edited while cargo ran would give a binary that matches neither state.
+    if (!carried || nativeSourceHash() !== expected) fail(`the native sources changed during the ${platform.id} build; run npm run package again`);
+    replaceFile(engine, path.join(out, engineFile(platform.id)));
+    console.error(`package: ${path.relative(process.cwd(), path.join(out, engineFile(platform.id)))} (sources ${expected.slice(0, 12)})`);
+  }
 }
 
 /**

@@ -4,7 +4,9 @@
 #     compiled from C and its bindings are generated with bindgen;
 #   - PostgreSQL server binaries, for the throwaway servers of the test suite (other majors come
 #     from npm);
-#   - a `postgres` user, because PostgreSQL refuses to run as root.
+#   - a `postgres` user, because PostgreSQL refuses to run as root;
+#   - what running the arm64 and musl engines here needs (qemu-user-static, arm64 glibc, musl:
+#     scripts/prepare-cross.sh --emulate), for test/engine-platforms.test.ts.
 # Idempotent: on a prepared machine it checks and exits. Uses apt-get (Debian/Ubuntu, as root);
 # elsewhere it prints what to install and fails.
 set -euo pipefail
@@ -24,19 +26,16 @@ have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || 
 have_libclang || missing+=(libclang-dev clang)
 have_postgres || missing+=(postgresql)
 
-if [ "${#missing[@]}" -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-    echo "prepare-machine: missing ${missing[*]}; install them with your package manager (as root on Debian/Ubuntu: apt-get install -y ${missing[*]})" >&2
-    exit 1
-  fi
-  echo "prepare-machine: installing ${missing[*]}" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=lib/apt-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt-install.sh"
+apt_install prepare-machine "${missing[@]}"
 
 if [ "$(id -u)" -eq 0 ] && ! id -u postgres >/dev/null 2>&1; then
   useradd --system --user-group --no-create-home --shell /usr/sbin/nologin postgres
 fi
+
+# Not fatal: only test/engine-platforms.test.ts needs these, and it names them when they are missing.
+"$(dirname "${BASH_SOURCE[0]}")/prepare-cross.sh" --emulate || echo "prepare-machine: without those, test/engine-platforms.test.ts fails" >&2
 
 for tool in node npm cargo; do
   command -v "$tool" >/dev/null 2>&1 || {

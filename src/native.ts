@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type * as Binding from '../native/node/index.js';
+import { ENGINE_PLATFORMS, type EnginePlatform, engineFile, glibcVersion, platformId } from './engine-platforms.mjs';
 
 export type NativeBinding = typeof Binding;
 export type NativeWorkload = Binding.Workload;
@@ -17,30 +18,43 @@ export type NativeReplayProgress = Binding.ReplayProgress;
 export type NativeCaptureOptions = Binding.CaptureOptions;
 export type NativeCaptureProgress = Binding.CaptureProgress;
 
-/** The only build there is: Linux, x64, glibc (napi-rs target `linux-x64-gnu`). */
-const TARGET = 'linux-x64-gnu';
-const LIBRARY = `engine.${TARGET}.node`;
-
-/**
- * The npm package that carries the engine for this platform, for installs from the npm registry
- * (one package per platform, which npm installs only where its `os`, `cpu` and `libc` match).
- */
-export const PLATFORM_PACKAGE = `pg-retest-action-${TARGET}`;
-
 /** Code of the error thrown when the addon cannot be loaded. */
 export const UNAVAILABLE = 'E_ENGINE_UNAVAILABLE';
+
+/**
+ * The npm package that carries the engine for a platform, for installs from the npm registry
+ * (one package per platform, which npm installs only where its `os`, `cpu` and `libc` match).
+ * @param id the platform id (`linux-arm64-gnu`)
+ * @returns the package name
+ */
+export function platformPackage(id: string): string {
+  return `pg-retest-action-${id}`;
+}
+
+/** The platforms named as a list: `linux-x64-gnu, linux-arm64-gnu and darwin-arm64`. */
+function listed(platforms: readonly EnginePlatform[]): string {
+  const ids = platforms.map((entry) => entry.id);
+  return ids.length > 1 ? `${ids.slice(0, -1).join(', ')} and ${ids.at(-1)}` : (ids[0] ?? 'no platform');
+}
 
 /**
  * Why this machine cannot run the engine, or undefined when it can.
  * @param platform `process.platform`
  * @param arch `process.arch`
  * @param glibc the C library's version, undefined when it is not glibc (musl, Alpine)
- * @returns a one-line explanation, or undefined
+ * @param offered the platforms whose engines this installation has (the action's dist/ has the
+ *   Linux ones); every platform built by default
+ * @returns a one-line explanation that names the platforms there are, or undefined
  */
-export function platformProblem(platform: string, arch: string, glibc: string | undefined): string | undefined {
-  if (platform === 'linux' && arch === 'x64' && glibc) return undefined;
-  const here = platform === 'linux' && arch === 'x64' ? 'linux-x64 without glibc (musl?)' : `${platform}-${arch}`;
-  return `the pg-retest engine does not run on ${here}; it is built for ${TARGET} only (Linux, x64, glibc), e.g. GitHub's ubuntu-* runners`;
+export function platformProblem(
+  platform: string,
+  arch: string,
+  glibc: string | undefined,
+  offered: readonly EnginePlatform[] = ENGINE_PLATFORMS,
+): string | undefined {
+  const here = platformId(platform, arch, glibc);
+  if (offered.some((entry) => entry.id === here)) return undefined;
+  return `the pg-retest engine does not run on ${here}; it is built for ${listed(offered)}`;
 }
 
 /**
@@ -48,21 +62,18 @@ export function platformProblem(platform: string, arch: string, glibc: string | 
  * `dist/engine.*.node` beside it), then `build/` at the repository root (`npm run build:native`),
  * then the platform package of an npm install.
  * @param moduleUrl URL of the module doing the loading
+ * @param id the platform whose engine to look for; this machine's by default
  * @returns absolute paths
  */
-export function candidatePaths(moduleUrl: string = import.meta.url): string[] {
-  const paths = [new URL(`./${LIBRARY}`, moduleUrl), new URL(`../build/${LIBRARY}`, moduleUrl)].map((url) => fileURLToPath(url));
+export function candidatePaths(moduleUrl: string = import.meta.url, id: string = platformId(process.platform, process.arch, glibcVersion())): string[] {
+  const library = engineFile(id);
+  const paths = [new URL(`./${library}`, moduleUrl), new URL(`../build/${library}`, moduleUrl)].map((url) => fileURLToPath(url));
   try {
-    paths.push(createRequire(moduleUrl).resolve(`${PLATFORM_PACKAGE}/${LIBRARY}`));
+    paths.push(createRequire(moduleUrl).resolve(`${platformPackage(id)}/${library}`));
   } catch {
     // Not installed from npm, or the platform package is missing: the paths above are all.
   }
   return paths;
-}
-
-function glibcVersion(): string | undefined {
-  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
-  return report?.header?.glibcVersionRuntime;
 }
 
 function unavailable(message: string, cause?: unknown): Error {
@@ -77,14 +88,17 @@ let loaded: NativeBinding | undefined;
  */
 export function binding(): NativeBinding {
   if (loaded) return loaded;
-  const problem = platformProblem(process.platform, process.arch, glibcVersion());
+  // getReport() takes a few milliseconds: once.
+  const glibc = glibcVersion();
+  const problem = platformProblem(process.platform, process.arch, glibc);
   if (problem) throw unavailable(problem);
-  const candidates = candidatePaths();
+  const id = platformId(process.platform, process.arch, glibc);
+  const candidates = candidatePaths(import.meta.url, id);
   const file = candidates.find((candidate) => fs.existsSync(candidate));
   if (!file) {
     throw unavailable(
-      `the pg-retest engine is not there (looked for ${candidates.join(' and ')}); in a checkout run \`npm run build:native\`; ` +
-        `installed from npm, install ${PLATFORM_PACKAGE} too (npm adds it on ${TARGET} unless optional dependencies are turned off)`,
+      `the pg-retest engine for ${id} is not there (looked for ${candidates.join(' and ')}); in a checkout run \`npm run build:native\`; ` +
+        `installed from npm, install ${platformPackage(id)} too (npm adds it on ${id} unless optional dependencies are turned off)`,
     );
   }
   try {

@@ -9,8 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ENGINE_PLATFORMS, engineFile } from '../src/engine-platforms.mjs';
 // @ts-expect-error: a plain .mjs script without declarations
-import { nativeSourceHash } from '../scripts/package-hash.mjs';
+import { carriesHash, nativeSourceHash } from '../scripts/package-hash.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = path.join(root, 'dist');
@@ -35,14 +36,27 @@ describe('dist/', () => {
     expect(carried, 'dist/engine.linux-x64-gnu.node was built from other native sources: run npm run package and commit dist/').toBe(nativeSourceHash());
   });
 
-  it('holds a stripped release build', () => {
-    const file = spawnSync('file', [path.join(dist, 'engine.linux-x64-gnu.node')], { encoding: 'utf8' });
-    if (file.status === 0) expect(file.stdout).toMatch(/stripped/);
-    expect(file.stdout).not.toMatch(/not stripped|with debug_info/);
+  // Engines of other platforms cannot be loaded here to ask; their bytes hold the hash
+  // (test/engine-platforms.test.ts loads them under emulation and asks).
+  it.each(['linux-arm64-gnu', 'linux-x64-musl'])('holds the %s engine, built from the current native sources', (id) => {
+    const engine = path.join(dist, engineFile(id));
+    expect(fs.existsSync(engine), `dist/${engineFile(id)} is missing: run npm run package and commit dist/`).toBe(true);
+    expect(carriesHash(engine, nativeSourceHash()), `dist/${engineFile(id)} was built from other native sources: run npm run package and commit dist/`).toBe(true);
+  });
+
+  it('holds exactly the engines of the platforms the action supports, stripped release builds', () => {
+    const engines = ENGINE_PLATFORMS.filter((entry) => entry.dist).map((entry) => engineFile(entry.id));
+    expect(fs.readdirSync(dist).filter((name) => name.endsWith('.node')).sort()).toEqual([...engines].sort());
+    for (const engine of engines) {
+      const file = spawnSync('file', [path.join(dist, engine)], { encoding: 'utf8' });
+      if (file.status === 0) expect(file.stdout).toMatch(/stripped/);
+      expect(file.stdout).not.toMatch(/not stripped|with debug_info/);
+    }
   });
 
   it('is committed: only the CLI bundle is ignored', () => {
-    const ignored = spawnSync('git', ['check-ignore', 'dist/index.js', 'dist/post.js', 'dist/pg-supervisor.js', 'dist/engine.linux-x64-gnu.node'], { cwd: root, encoding: 'utf8' });
+    const engines = ENGINE_PLATFORMS.filter((entry) => entry.dist).map((entry) => `dist/${engineFile(entry.id)}`);
+    const ignored = spawnSync('git', ['check-ignore', 'dist/index.js', 'dist/post.js', 'dist/pg-supervisor.js', ...engines], { cwd: root, encoding: 'utf8' });
     expect(ignored.stdout.trim()).toBe('');
   });
 });

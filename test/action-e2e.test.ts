@@ -12,9 +12,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { alive } from '../src/action/cleanup.js';
+import { adminSql } from './support/admin-sql.js';
 import { type FakeGitHub, startFakeGitHub } from './support/github-api.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -45,15 +45,7 @@ function git(cwd: string, ...args: string[]): string {
   return run.stdout.trim();
 }
 
-async function sql(text: string): Promise<void> {
-  const client = new pg.Client(inject('pgUrl'));
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
+const sql = adminSql;
 
 beforeAll(async () => {
   for (const file of ['index.js', 'post.js', 'pg-supervisor.js', 'engine.linux-x64-gnu.node']) {
@@ -479,7 +471,7 @@ describe('an unsupported platform', () => {
     const run = await step({ inputs: gateInputs(), nodeArgs: ['--import', `data:text/javascript,${encodeURIComponent(pretend)}`] });
     expect(run.code, explain(run)).toBe(2);
     const errors = run.stdout.split('\n').filter((line) => line.startsWith('::error::'));
-    expect(errors).toEqual([expect.stringMatching(/^::error::the pg-retest engine does not run on darwin-arm64; it is built for linux-x64-gnu only .*ubuntu/)]);
+    expect(errors).toEqual([expect.stringMatching(/^::error::the pg-retest engine does not run on darwin-arm64; it is built for linux-x64-gnu, linux-arm64-gnu and linux-x64-musl in the action; use runs-on: ubuntu-24.04 or ubuntu-24.04-arm/)]);
     expect(run.state['run-dir']).toBeUndefined();
   });
 });

@@ -36,6 +36,7 @@ describe('workflows', () => {
         '.github/workflows/ci.yml',
         '.github/workflows/check-dist.yml',
         '.github/workflows/self-test.yml',
+        '.github/workflows/release.yml',
         'examples/workflows/basic.yml',
         'examples/workflows/services-postgres.yml',
         'examples/workflows/postgres-matrix.yml',

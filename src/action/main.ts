@@ -14,6 +14,7 @@ import type { GateConfig } from '../config/gate-options.js';
 import { CliError, ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
 import { runGate } from '../gate/run-gate.js';
 import type { GateReport } from '../gate/report-types.js';
+import { ENGINE_PLATFORMS, glibcVersion } from '../engine-platforms.mjs';
 import { platformProblem } from '../native.js';
 import { parseReport } from '../report/index.js';
 import { passwordOf } from '../provision/url.js';
@@ -99,10 +100,13 @@ async function gateMode(
   return verdict(report, exitCode, error, options);
 }
 
-/** Before anything is started: on a machine the engine cannot run on, say so in one line. */
+/**
+ * Before anything is started: on a machine whose engine dist/ does not carry, say so in one line
+ * (macOS has an engine, but as an npm package only).
+ */
 function checkPlatform(): void {
-  const problem = platformProblem(process.platform, process.arch, glibcVersion());
-  if (problem) throw new InputError(`${problem}; use runs-on: ubuntu-24.04 (or another ubuntu-* x64 runner)`);
+  const problem = platformProblem(process.platform, process.arch, glibcVersion(), ENGINE_PLATFORMS.filter((entry) => entry.dist));
+  if (problem) throw new InputError(`${problem} in the action; use runs-on: ubuntu-24.04 or ubuntu-24.04-arm (or an Alpine container job)`);
 }
 
 async function commentMode(options: ActionOptions, event: EventInfo, api: GitHubApi): Promise<ExitCode> {
@@ -193,9 +197,4 @@ function setOutputs(report: GateReport, paths: ReportPaths | undefined, commentU
 function verdict(report: GateReport, exitCode: ExitCode, error: CliError | undefined, options: ActionOptions): ExitCode {
   const kind = report.verdict === 'pass' || report.verdict === 'regression' ? report.verdict : 'failed';
   return endStep(kind, report.headline, exitCode, error, options['fail-on-regression']);
-}
-
-function glibcVersion(): string | undefined {
-  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
-  return header?.glibcVersionRuntime;
 }

