@@ -4,6 +4,7 @@
 #     compiled from C and its bindings are generated with bindgen;
 #   - PostgreSQL server binaries, for the throwaway servers of the test suite (other majors come
 #     from npm);
+#   - PgBouncer, the connection pooler the gate's pooler tests put in front of a server;
 #   - a `postgres` user, because PostgreSQL refuses to run as root.
 # Idempotent: on a prepared machine it checks and exits. Uses apt-get (Debian/Ubuntu, as root);
 # elsewhere it prints what to install and fails.
@@ -20,9 +21,11 @@ have_libclang() {
   fi
 }
 have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || command -v postgres >/dev/null 2>&1; }
+have_pgbouncer() { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }
 
 have_libclang || missing+=(libclang-dev clang)
 have_postgres || missing+=(postgresql)
+have_pgbouncer || missing+=(pgbouncer)
 
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
