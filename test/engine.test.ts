@@ -20,6 +20,7 @@ import {
   type WorkloadProfileJson,
 } from '../src/engine.js';
 import { candidatePaths, platformProblem } from '../src/native.js';
+import { profileOf } from './support/profile.js';
 import { randomPassword, startPostgres } from './support/postgres.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/wkl/${name}`, import.meta.url));
@@ -33,33 +34,7 @@ afterAll(() => {
 });
 
 /** Sessions of `[offset µs, sql]` as a profile in pg-retest's JSON shape. */
-function profile(sessions: [number, string][][]): WorkloadProfileJson {
-  const total = sessions.reduce((n, s) => n + s.length, 0);
-  return {
-    version: 2,
-    captured_at: '2026-01-01T00:00:00Z',
-    source_host: 'test',
-    pg_version: '16',
-    capture_method: 'synthetic',
-    sessions: sessions.map((queries, i) => ({
-      id: i + 1,
-      user: 'app',
-      database: 'app',
-      queries: queries.map(([start_offset_us, sql]) => ({
-        sql,
-        start_offset_us,
-        duration_us: 100,
-        kind: 'Other',
-        transaction_id: null,
-      })),
-    })),
-    metadata: {
-      total_queries: total,
-      total_sessions: sessions.length,
-      capture_duration_us: Math.max(0, ...sessions.flat().map(([offset]) => offset)),
-    },
-  };
-}
+const profile = (sessions: [number, string][][]): WorkloadProfileJson => profileOf(sessions);
 
 async function writeProfile(name: string, sessions: [number, string][][]): Promise<string> {
   const file = path.join(tmp, name);

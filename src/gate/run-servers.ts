@@ -97,7 +97,7 @@ export async function compareServers(
     sessions_lost_on_head: base.keeps_sessions === true && head.keeps_sessions === false,
   };
   logger.info(
-    `servers: base PostgreSQL ${base.version}, head PostgreSQL ${head.version}; ${plural(report.settings.length, 'setting')} differ` +
+    `servers: base PostgreSQL ${base.version}, head PostgreSQL ${head.version}; ${plural(report.settings.length, 'setting')} ${report.settings.length === 1 ? 'differs' : 'differ'}` +
       (head.keeps_sessions === false ? `; head's server does not keep a client on one server connection (${head.sessions_note})` : ''),
   );
   return report;

@@ -113,9 +113,15 @@ export function lostSessionFeatures(servers: ServersReport | null | undefined): 
  * @returns the feature, or undefined
  */
 export function likelyCause(error: Pick<ErrorDiff, 'fingerprint' | 'sqlstate'>, features: readonly SessionFeature[]): SessionFeature | undefined {
-  const own = features.find((f) => f.fingerprint === error.fingerprint);
-  if (own) return own;
-  return features.find((f) => TYPICAL_ERRORS[f.feature]?.includes(error.sqlstate));
+  const typical = features.filter((f) => TYPICAL_ERRORS[f.feature]?.includes(error.sqlstate));
+  // The statement that left the state (the PREPARE an EXECUTE needed) explains more than the
+  // one that failed for want of it.
+  return typical.find(createsState) ?? features.find((f) => f.fingerprint === error.fingerprint) ?? typical[0];
+}
+
+/** Whether a statement sets state up (PREPARE, SET, LISTEN, a lock, CREATE TEMP, DECLARE) rather than using or clearing it. */
+function createsState(feature: SessionFeature): boolean {
+  return !/^\s*(?:execute|deallocate|reset|unlisten|select\s+pg_advisory_unlock)/i.test(feature.normalized);
 }
 
 /** The text without `--` and `/* … *\/` comments (literals are `$n` in normalized text; quotes are kept as they are). */

@@ -115,7 +115,7 @@ interface SchemaSteps {
   scratchReason: string | null;
 }
 
-async function planSteps(inputs: TemplateInputs): Promise<SchemaSteps> {
+async function planSteps(inputs: TemplateInputs, forHead: boolean): Promise<SchemaSteps> {
   const { logger, source } = inputs;
   if (source.kind === 'files') {
     const explicitBase = source.base !== undefined;
@@ -123,7 +123,7 @@ async function planSteps(inputs: TemplateInputs): Promise<SchemaSteps> {
     const headFiles = await resolveMigrationFiles(source.head, inputs.headRoot, 'migrations', true);
     if (baseFiles.length === 0) logger.info('base: no migration files in the base commit; base starts from an empty database');
     const plan = planHead(baseFiles, headFiles, inputs.headFromScratch);
-    if (plan.mode === 'copy') logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(', ') || 'none'}`);
+    if (forHead && plan.mode === 'copy') logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(', ') || 'none'}`);
     return {
       base: fileSteps(baseFiles, inputs.signal),
       headFull: fileSteps(headFiles, inputs.signal),
@@ -162,7 +162,7 @@ async function buildBase(inputs: TemplateInputs, steps: Step[]): Promise<{ name:
  * @throws BaseSchemaError when base cannot be built; InputError for bad globs
  */
 export async function buildBaseTemplate(inputs: TemplateInputs): Promise<{ name: string; migrations: MigrationRun[] }> {
-  const built = await buildBase(inputs, (await planSteps(inputs)).base);
+  const built = await buildBase(inputs, (await planSteps(inputs, false)).base);
   return { name: built.name, migrations: built.runs };
 }
 
@@ -175,7 +175,7 @@ export async function buildBaseTemplate(inputs: TemplateInputs): Promise<{ name:
 export async function buildTemplates(inputs: TemplateInputs): Promise<Templates> {
   const { logger } = inputs;
   const headName = `${inputs.prefix}_head`;
-  const steps = await planSteps(inputs);
+  const steps = await planSteps(inputs, true);
   const base = await buildBase(inputs, steps.base);
 
   let headUrl: string;
