@@ -98,6 +98,17 @@ describe('servers of the two sides', () => {
     expect(servers('--head-database-url', pooler)).toEqual({ base: { kind: 'auto', major: undefined, settings: {} }, head: { kind: 'database-url', url: pooler } });
   });
 
+  it("gives base settings of its own (a settings file before the PR), so that one the PR removes is gone on head", () => {
+    expect(servers('--postgres-config', 'jit=off', '--base-postgres-config', 'work_mem=64MB', 'random_page_cost=1.1', '--head-postgres-config', 'random_page_cost=1.1')).toEqual({
+      base: { kind: 'auto', major: undefined, settings: { jit: 'off', work_mem: '64MB', random_page_cost: '1.1' } },
+      head: { kind: 'auto', major: undefined, settings: { jit: 'off', random_page_cost: '1.1' } },
+    });
+    expect(servers('--base-postgres-config', 'work_mem=64MB')).toEqual({
+      base: { kind: 'auto', major: undefined, settings: { work_mem: '64MB' } },
+      head: { kind: 'auto', major: undefined, settings: {} },
+    });
+  });
+
   it('refuses combinations that leave an option without effect, in one line naming it', () => {
     expect(parseError([...base, '--head-database-url', pooler, '--head-postgres-version', '17'])).toMatch(
       /^option --head-postgres-version: applies to a head server the gate starts; it cannot be combined with --head-database-url;/,
@@ -106,6 +117,7 @@ describe('servers of the two sides', () => {
       /^option --head-postgres-config: .*--database-url is head's server too; give base's server as --base-database-url instead;/,
     );
     expect(parseError([...base, '--database-url', url, '--base-database-url', url, '--head-database-url', pooler])).toMatch(/^option --database-url: is not used/);
+    expect(parseError([...base, '--base-database-url', url, '--base-postgres-config', 'work_mem=1MB'])).toMatch(/^option --base-postgres-config: applies to a base server the gate starts/);
     expect(parseError([...base, '--base-database-url', url, '--head-database-url', pooler, '--postgres-version', '16'])).toMatch(
       /^option --postgres-version: applies to a server the gate starts/,
     );

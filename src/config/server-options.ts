@@ -1,8 +1,10 @@
 /**
  * Where the gate's two sides run (docs/gate.md, "Gating server changes"). By default base and
  * head replay on one server; the `head-*` options give head a server of its own (another major,
- * other settings, or a server the user runs, such as a pooler in front of base's server), and
- * `base-database-url` names base's when head has the plain `database-url`.
+ * other settings, or a server the user runs, such as a pooler in front of base's server);
+ * `base-database-url` names base's when head has the plain `database-url`, and
+ * `base-postgres-config` gives base's started server settings head's does not have (a settings
+ * file as it was before the PR, so that a setting the PR removes is gone on head).
  *
  * The shared options (`database-url`, `provision`, `postgres-version`, `postgres-config`) stay
  * what they were for one server: they are base's, and head's unless a `head-*` option says
@@ -56,6 +58,12 @@ export const headServerOptions = {
     help: 'start a second server for head with these settings on top of --postgres-config, to gate a settings change, e.g. work_mem=1MB',
     schema: settingsValue,
   },
+  'base-postgres-config': {
+    shape: 'list',
+    placeholder: 'NAME=VALUE',
+    help: "settings of base's server only, on top of --postgres-config (head runs on a server of its own without them): base's settings file when the PR changes it",
+    schema: settingsValue,
+  },
 } as const satisfies OptionDefs;
 
 /** The raw values the plan is made from. */
@@ -68,6 +76,7 @@ export interface RawServerOptions {
   'postgres-config': Record<string, string>;
   'head-postgres-version'?: number;
   'head-postgres-config': Record<string, string>;
+  'base-postgres-config': Record<string, string>;
 }
 
 /**
@@ -82,6 +91,9 @@ export function serverOptionIssues(raw: RawServerOptions): [option: string, mess
     issues.push(['database-url', 'is not used when --base-database-url and --head-database-url are both given; drop it']);
   }
   const headUrl = raw['head-database-url'] ?? raw['database-url'];
+  if (Object.keys(raw['base-postgres-config']).length > 0 && (raw['base-database-url'] ?? raw['database-url']) !== undefined) {
+    issues.push(['base-postgres-config', "applies to a base server the gate starts; set these on base's server behind the URL yourself"]);
+  }
   if (startsHead && headUrl !== undefined) {
     const name = raw['head-postgres-version'] !== undefined ? 'head-postgres-version' : 'head-postgres-config';
     issues.push([
@@ -112,9 +124,10 @@ export function serverOptionIssues(raw: RawServerOptions): [option: string, mess
 export function planServers(raw: RawServerOptions): ServerPlan {
   const started = (major: number | undefined, settings: Record<string, string>): ServerSpec => ({ kind: raw.provision ?? 'auto', major, settings });
   const baseUrl = raw['base-database-url'] ?? raw['database-url'];
-  const base = baseUrl !== undefined ? { kind: 'database-url' as const, url: baseUrl } : started(raw['postgres-version'], raw['postgres-config']);
+  const base = baseUrl !== undefined ? { kind: 'database-url' as const, url: baseUrl } : started(raw['postgres-version'], { ...raw['postgres-config'], ...raw['base-postgres-config'] });
   const separate =
     raw['base-database-url'] !== undefined ||
+    Object.keys(raw['base-postgres-config']).length > 0 ||
     raw['head-database-url'] !== undefined ||
     raw['head-postgres-version'] !== undefined ||
     Object.keys(raw['head-postgres-config']).length > 0;
