@@ -218,6 +218,18 @@ describe.skipIf(pgbouncerBinary() === undefined).concurrent('head through PgBoun
   );
 
   it(
+    '--statement-timeout-ms, which travels as the options startup parameter, stops the run with the fix',
+    async () => {
+      const run = await gate(project.lookups, ['--base-database-url', direct(), '--head-database-url', pooler.url(), '--statement-timeout-ms', '60000']);
+      expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(3);
+      expect(run.report.error).toMatchObject({ stage: 'replay' });
+      // PgBouncer's message; the engine adds the fix (ALTER ROLE … SET statement_timeout), tested in native/core's replay::tests.
+      expect(run.report.error!.message).toMatch(/^cannot connect to PostgreSQL at 127\.0\.0\.1:\d+\/pgr_\w+_h_r1_head as postgres: unsupported startup parameter: options/);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
     'session SET, a prepared statement, LISTEN and an advisory lock fail as new errors, each named with what breaks it',
     async () => {
       const run = await gate(project.sessions, ['--base-database-url', direct(), '--head-database-url', pooler.url()]);
