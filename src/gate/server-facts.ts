@@ -62,20 +62,18 @@ export async function probeSessions(url: string): Promise<{ keeps: boolean; note
     for (let i = 0; i < PROBE_CLIENTS; i++) {
       const other = await connect(url);
       others.push(other);
+      let held: number;
       try {
         await other.query('BEGIN');
+        held = await backendPid(other);
       } catch (error) {
         // PgBouncer in statement mode refuses transaction blocks.
         const message = error instanceof Error ? error.message : String(error);
         if (/transaction blocks not allowed/i.test(message)) return { keeps: false, note: `refuses transaction blocks (statement pooling): ${message}` };
+        // Made to wait for a free server connection (a small pool in session mode): the first
+        // client is holding on to its own.
+        if (/timeout/i.test(message)) break;
         throw error;
-      }
-      let held: number;
-      try {
-        held = await backendPid(other);
-      } catch {
-        // Made to wait for a free server connection: the first client is holding its own.
-        break;
       }
       if (held === pid) return { keeps: false, note: `gave another client the server connection (process ${pid}) of a client between its transactions (transaction pooling)` };
     }
