@@ -4,6 +4,7 @@
 #     compiled from C and its bindings are generated with bindgen;
 #   - PostgreSQL server binaries, for the throwaway servers of the test suite (other majors come
 #     from npm);
+#   - PgBouncer, the connection pooler the gate's pooler tests put in front of a server;
 #   - a `postgres` user, because PostgreSQL refuses to run as root;
 #   - what running the arm64 and musl engines here needs (qemu-user-static, arm64 glibc, musl:
 #     scripts/prepare-cross.sh --emulate), for test/engine-platforms.test.ts.
@@ -22,9 +23,11 @@ have_libclang() {
   fi
 }
 have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || command -v postgres >/dev/null 2>&1; }
+have_pgbouncer() { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }
 
 have_libclang || missing+=(libclang-dev clang)
 have_postgres || missing+=(postgresql)
+have_pgbouncer || missing+=(pgbouncer)
 
 # shellcheck source=lib/apt-install.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/apt-install.sh"

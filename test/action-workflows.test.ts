@@ -44,6 +44,8 @@ describe('workflows', () => {
         'examples/workflows/fork-safe-comment.yml',
         'examples/workflows/monorepo.yml',
         'examples/workflows/capacity.yml',
+        'examples/workflows/postgres-upgrade.yml',
+        'examples/workflows/settings.yml',
       ]),
     );
   });

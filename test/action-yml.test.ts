@@ -50,11 +50,21 @@ describe('action.yml', () => {
 describe('inputs', () => {
   it('builds the gate config from input strings, lists one per line', () => {
     const config = readGateConfig(
-      reader({ workload: 'db/w.wkl', migrations: 'db/migrations/*.sql\n db/extra.sql \n', 'p95-threshold': '15%', 'postgres-config': 'work_mem=16MB\nshared_buffers=256MB' }),
+      reader({
+        workload: 'db/w.wkl',
+        migrations: 'db/migrations/*.sql\n db/extra.sql \n',
+        'p95-threshold': '15%',
+        'postgres-config': 'work_mem=16MB\nshared_buffers=256MB',
+        'head-postgres-version': '17',
+        'head-postgres-config': 'work_mem=1MB',
+      }),
     );
     expect(config.schema).toEqual({ kind: 'files', head: ['db/migrations/*.sql', 'db/extra.sql'], base: undefined });
     expect(config.thresholds.p95Threshold).toBeCloseTo(0.15);
-    expect(config.postgresConfig).toEqual({ work_mem: '16MB', shared_buffers: '256MB' });
+    expect(config.servers).toEqual({
+      base: { kind: 'auto', major: undefined, settings: { work_mem: '16MB', shared_buffers: '256MB' } },
+      head: { kind: 'auto', major: 17, settings: { work_mem: '1MB', shared_buffers: '256MB' } },
+    });
   });
 
   it.each([

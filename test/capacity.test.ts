@@ -2,7 +2,7 @@
 // server of its own with max_connections = 100, the limit the issue names. Sweeps are small
 // (the workload × 5, as fast as possible, a handful of steps), so the file stays within a few
 // minutes; assertions are on structure and counts, with generous margins for a noisy runner.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import type { CapacityReport } from '../src/capacity/report-types.js';
 import { writeWorkload } from '../src/engine.js';
 import { startPostgres } from './support/postgres.js';
 import { syntheticProfile } from './support/profile.js';
+import { runCli } from './support/shop-gate.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cliPath = path.join(root, 'dist', 'cli.js');
@@ -47,7 +48,7 @@ interface CapacityRun {
  * Runs `capacity` on the file's server with the shop's workload and seed, unless `args` name
  * another server or workload; `seed: false` leaves the seed out (an existing database as it is).
  */
-function capacity(name: string, args: string[], { seed = true } = {}): Promise<CapacityRun> {
+async function capacity(name: string, args: string[], { seed = true } = {}): Promise<CapacityRun> {
   const json = path.join(tmp, `${name}.json`);
   const svg = path.join(tmp, `${name}.svg`);
   const full = [
@@ -62,21 +63,10 @@ function capacity(name: string, args: string[], { seed = true } = {}): Promise<C
     '--svg',
     svg,
   ];
-  return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
-    for (const variable of ['PG_RETEST_DEBUG', 'GITHUB_EVENT_NAME', 'GITHUB_EVENT_PATH', 'GITHUB_ACTIONS']) delete env[variable];
-    const child = spawn(process.execPath, [cliPath, ...full], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      if (!fs.existsSync(json)) return reject(new Error(`no JSON report (exit ${code}):\n${stderr}`));
-      const report = JSON.parse(fs.readFileSync(json, 'utf8')) as CapacityReport;
-      resolve({ code, stdout, stderr, report, svg: fs.existsSync(svg) ? fs.readFileSync(svg, 'utf8') : '' });
-    });
-  });
+  const run = await runCli(full);
+  if (!fs.existsSync(json)) throw new Error(`no JSON report (exit ${run.code}):\n${run.stderr}`);
+  const report = JSON.parse(fs.readFileSync(json, 'utf8')) as CapacityReport;
+  return { ...run, report, svg: fs.existsSync(svg) ? fs.readFileSync(svg, 'utf8') : '' };
 }
 
 const base = ['--base-migrations', shop('migrations', '*.sql')];

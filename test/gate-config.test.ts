@@ -31,7 +31,7 @@ function parseError(argv: string[]): string {
 describe('gate options', () => {
   it('gives the documented defaults', () => {
     const config = parse(['--workload', 'w.wkl', '--migrations', 'db/*.sql', '--base-ref', 'origin/main']);
-    expect(config.target).toEqual({ kind: 'auto', major: undefined });
+    expect(config.servers).toEqual({ base: { kind: 'auto', major: undefined, settings: {} }, head: null });
     expect(config.rounds).toBe(3);
     expect(config.speed).toBe(1);
     expect(config.thresholds).toEqual({ p95Threshold: 0.2, minDeltaMs: 0.5, minCalls: 20, maxNewErrors: 0, confidence: 0.95, minCoverage: 0.95, p95MaxMs: null, p99MaxMs: null, errorRateMax: null });
@@ -48,8 +48,7 @@ describe('gate options', () => {
     expect(config.schema).toEqual({ kind: 'files', head: ['a/*.sql', 'b/*.sql'], base: undefined });
     expect(config.thresholds.p95Threshold).toBeCloseTo(0.15);
     expect(config.thresholds.minDeltaMs).toBe(2);
-    expect(config.postgresConfig).toEqual({ shared_buffers: '256MB', work_mem: '16 MB' });
-    expect(config.target).toEqual({ kind: 'embedded', major: 16 });
+    expect(config.servers).toEqual({ base: { kind: 'embedded', major: 16, settings: { shared_buffers: '256MB', work_mem: '16 MB' } }, head: null });
     expect(config.headFromScratch).toBe(true);
     expect(config.seed).toEqual({ kind: 'command', command: './seed.sh' });
     expect(parse(['--workload', 'w', '--migrate-command', 'make migrate', '--p95-threshold', '0.3']).thresholds.p95Threshold).toBeCloseTo(0.3);
@@ -72,6 +71,61 @@ describe('gate options', () => {
   });
 });
 
+describe('servers of the two sides', () => {
+  const base = ['--workload', 'w', '--migrations', 'x'];
+  const servers = (...argv: string[]) => parse([...base, ...argv]).servers;
+  const url = 'postgres://app:s3cretpw@db:5432/app';
+  const pooler = 'postgres://app:s3cretpw@pooler:6432/app';
+
+  it('starts a second server for head when a head option asks for one, with the shared settings under its own', () => {
+    expect(servers('--postgres-version', '15', '--head-postgres-version', '17')).toEqual({
+      base: { kind: 'auto', major: 15, settings: {} },
+      head: { kind: 'auto', major: 17, settings: {} },
+    });
+    expect(servers('--provision', 'local', '--postgres-config', 'work_mem=4MB', 'jit=off', '--head-postgres-config', 'work_mem=64kB')).toEqual({
+      base: { kind: 'local', major: undefined, settings: { work_mem: '4MB', jit: 'off' } },
+      head: { kind: 'local', major: undefined, settings: { work_mem: '64kB', jit: 'off' } },
+    });
+  });
+
+  it('takes URLs for either side; --database-url is both sides, or head when base has its own', () => {
+    expect(servers('--database-url', url, '--head-database-url', pooler)).toEqual({ base: { kind: 'database-url', url }, head: { kind: 'database-url', url: pooler } });
+    expect(servers('--base-database-url', url, '--database-url', pooler)).toEqual({ base: { kind: 'database-url', url }, head: { kind: 'database-url', url: pooler } });
+    expect(servers('--base-database-url', url, '--head-postgres-version', '17', '--postgres-config', 'work_mem=8MB')).toEqual({
+      base: { kind: 'database-url', url },
+      head: { kind: 'auto', major: 17, settings: { work_mem: '8MB' } },
+    });
+    expect(servers('--head-database-url', pooler)).toEqual({ base: { kind: 'auto', major: undefined, settings: {} }, head: { kind: 'database-url', url: pooler } });
+  });
+
+  it("gives base settings of its own (a settings file before the PR), so that one the PR removes is gone on head", () => {
+    expect(servers('--postgres-config', 'jit=off', '--base-postgres-config', 'work_mem=64MB', 'random_page_cost=1.1', '--head-postgres-config', 'random_page_cost=1.1')).toEqual({
+      base: { kind: 'auto', major: undefined, settings: { jit: 'off', work_mem: '64MB', random_page_cost: '1.1' } },
+      head: { kind: 'auto', major: undefined, settings: { jit: 'off', random_page_cost: '1.1' } },
+    });
+    expect(servers('--base-postgres-config', 'work_mem=64MB')).toEqual({
+      base: { kind: 'auto', major: undefined, settings: { work_mem: '64MB' } },
+      head: { kind: 'auto', major: undefined, settings: {} },
+    });
+  });
+
+  it('refuses combinations that leave an option without effect, in one line naming it', () => {
+    expect(parseError([...base, '--head-database-url', pooler, '--head-postgres-version', '17'])).toMatch(
+      /^option --head-postgres-version: applies to a head server the gate starts; it cannot be combined with --head-database-url;/,
+    );
+    expect(parseError([...base, '--database-url', url, '--head-postgres-config', 'work_mem=1MB'])).toMatch(
+      /^option --head-postgres-config: .*--database-url is head's server too; give base's server as --base-database-url instead;/,
+    );
+    expect(parseError([...base, '--database-url', url, '--base-database-url', url, '--head-database-url', pooler])).toMatch(/^option --database-url: is not used/);
+    expect(parseError([...base, '--base-database-url', url, '--base-postgres-config', 'work_mem=1MB'])).toMatch(/^option --base-postgres-config: applies to a base server the gate starts/);
+    expect(parseError([...base, '--base-database-url', url, '--head-database-url', pooler, '--postgres-version', '16'])).toMatch(
+      /^option --postgres-version: applies to a server the gate starts/,
+    );
+    expect(parseError([...base, '--head-database-url', 'http://app:s3cretpw@pooler/app'])).toMatch(/^option --head-database-url: expected a URL such as postgres:/);
+    expect(parseError([...base, '--head-database-url', 'http://app:s3cretpw@pooler/app'])).not.toMatch(/s3cretpw/);
+  });
+});
+
 describe('config file', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-config-'));
   const write = (name: string, text: string) => {
@@ -91,7 +145,7 @@ describe('config file', () => {
     expect(config.thresholds.p95Threshold).toBeCloseTo(0.25);
     expect(config.thresholds.minCalls).toBe(50);
     expect(config.headFromScratch).toBe(true);
-    expect(config.postgresConfig).toEqual({ shared_buffers: '128MB', work_mem: '8MB' });
+    expect(config.servers.base).toEqual({ kind: 'auto', major: undefined, settings: { shared_buffers: '128MB', work_mem: '8MB' } });
     expect(config.rounds).toBe(2);
   });
 

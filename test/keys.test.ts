@@ -6,7 +6,7 @@
 // Nothing here depends on timing: correlation either carries the ids or the line inserts fail
 // their foreign key (every one of them, on a database whose sequence stands far from capture
 // time), and the stock-trigger variant adds 50 ms to a statement whose server time is ~0.05 ms.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,9 +16,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { GateReport } from '../src/gate/report-types.js';
 import type { ReplayReport } from '../src/types.js';
+import { runCli } from './support/shop-gate.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const cli = path.join(root, 'dist', 'cli.js');
 const shop = (...parts: string[]): string => path.join(root, 'examples', 'shop', ...parts);
 const workload = shop('checkout.wkl');
 const TIMEOUT_MS = 240_000;
@@ -64,19 +64,7 @@ interface Run {
   stderr: string;
 }
 
-function run(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
-    for (const name of ['GITHUB_EVENT_NAME', 'GITHUB_EVENT_PATH', 'GITHUB_ACTIONS']) delete env[name];
-    const child = spawn(process.execPath, [cli, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[]): Promise<Run> => runCli(args);
 
 const explain = (r: Run): string => `exit ${r.code}\n--- stderr ---\n${r.stderr.slice(-3000)}\n--- stdout ---\n${r.stdout.slice(0, 3000)}`;
 

@@ -100,7 +100,7 @@ async function probeDatabases(baseDb: string, headDb: string): Promise<PlansRepo
   return probePlans({
     baseUrl: url(baseDb),
     headUrl: url(headDb),
-    major: server.major,
+    majors: { base: server.major, head: server.major },
     examples,
     fingerprints,
     counters: { unavailable: 'not used by this test' },

@@ -41,7 +41,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCod
     const read = (name: string) => core.getInput(name);
     // Secrets first: nothing below may print them, not even in an error about another input.
     addSecret(read(ActionInput.GithubToken));
-    addSecret(passwordOf(read('database-url')));
+    for (const url of ['database-url', 'base-database-url', 'head-database-url']) addSecret(passwordOf(read(url)));
     const options = readActionOptions(read);
     // The migrate and seed commands (the PR's code, on the head side) inherit this process's
     // environment: they get a database, not the token.

@@ -3,6 +3,7 @@
  * each side, and what regressed. Values the report does not have (no comparison) are empty.
  */
 import type { GateReport } from '../gate/report-types.js';
+import { lostSessionFeatures } from '../gate/session-features.js';
 import type { BaselineComparison } from './baseline.js';
 import { Output } from './names.js';
 
@@ -31,7 +32,7 @@ export function outputsOf(report: GateReport, paths: ReportPaths | undefined, co
     [Output.P95BaseMs]: comparison ? ms(comparison.overall.base.p95_us) : '',
     [Output.P95HeadMs]: comparison ? ms(comparison.overall.head.p95_us) : '',
     [Output.P95DeltaPct]: comparison ? String(Math.round((comparison.overall.ratio - 1) * 1000) / 10) : '',
-    [Output.NewErrors]: comparison ? String(comparison.new_errors.length) : '',
+    [Output.NewErrors]: comparison ? String(comparison.new_errors.length + lostSessionFeatures(report.servers).length) : '',
     [Output.RegressedFingerprints]: comparison ? comparison.fingerprints.filter((f) => f.regressed).map((f) => f.fingerprint).join(',') : '',
   };
 }

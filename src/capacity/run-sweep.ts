@@ -20,7 +20,7 @@ import type { Server } from '../provision/index.js';
 import { serverForRun } from '../provision/run-server.js';
 import { passwordOf, redact } from '../provision/url.js';
 import { type Checkout, checkoutBase } from '../schema/base-checkout.js';
-import { buildRunTemplates } from '../schema/templates.js';
+import { buildTemplates, runTemplateInputs } from '../schema/templates.js';
 import { findKnee } from './knee.js';
 import { combineRuns, type StepMetrics, type StepRun, stepRun } from './metrics.js';
 import type { CapacityConfig } from './options.js';
@@ -149,7 +149,7 @@ export async function runCapacity(config: CapacityConfig, context: GateContext):
       stage = 'building the schemas';
       created.push(`${prefix}_base`, `${prefix}_head`);
       const source = compare ? config.schema : { ...config.schema, ...(config.schema.kind === 'files' ? { base: config.schema.head } : {}) };
-      const templates = await buildRunTemplates({ serverUrl, prefix, source, baseRoot }, config, context);
+      const templates = await buildTemplates(runTemplateInputs({ serverUrl, prefix, source, baseRoot }, config, context));
       if (templates.head === null) {
         const failure = templates.failure!;
         throw new InfraError(`head's migration ${failure.name} fails${failure.line ? ` at line ${failure.line}` : ''}: ${failure.message}; fix it, then measure capacity`);

@@ -11,6 +11,11 @@ import { factorValue, PLAN_DEFAULTS } from '../plans/options.js';
 import type { PlanRules } from '../plans/types.js';
 import { keyHandlingFrom, keyOptions } from '../cli/key-options.js';
 import { booleanValue, durationValue, listValue, percentValue, settingsValue } from './values.js';
+import { headServerOptions, PROVISION_KINDS, type ProvisionKind, planServers, serverOptionIssues } from './server-options.js';
+
+export { PROVISION_KINDS, type ProvisionKind };
+import type { ServerPlan } from './server-options.js';
+export type { ServerPlan, ServerSpec } from './server-options.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');
 
@@ -26,10 +31,6 @@ export const GATE_DEFAULTS = {
   confidence: 0.95,
   minCoverage: 0.95,
 } as const;
-
-/** The ways of getting a server; `auto` takes the first that works. */
-export const PROVISION_KINDS = ['auto', 'local', 'embedded', 'docker'] as const;
-export type ProvisionKind = (typeof PROVISION_KINDS)[number];
 
 /** Options every way of running the gate has (the action reuses these). */
 export const gateOptions = {
@@ -99,6 +100,7 @@ export const gateOptions = {
     help: 'server settings for a server the gate starts, e.g. shared_buffers=256MB work_mem=16MB',
     schema: settingsValue,
   },
+  ...headServerOptions,
   rounds: {
     shape: 'value',
     placeholder: 'N',
@@ -287,7 +289,7 @@ export function seedSourceOf(raw: { seed?: string; 'seed-command'?: string }): {
   return undefined;
 }
 
-/** Where the gate's server comes from. */
+/** Where a run's one server comes from (the sweep's; the gate has a {@link ServerPlan}). */
 export type GateTarget = { kind: 'database-url'; url: string } | { kind: ProvisionKind; major: number | undefined };
 
 /** How the two schemas are built. */
@@ -315,24 +317,12 @@ const schema = z
     if (raw.seed !== undefined && raw['seed-command'] !== undefined) {
       issue('seed-command', 'cannot be combined with --seed; give a seed file or a command, not both');
     }
-    if (raw['database-url'] !== undefined) {
-      for (const name of ['provision', 'postgres-version'] as const) {
-        if (raw[name] !== undefined) issue(name, 'applies to a server the gate starts; it cannot be combined with --database-url');
-      }
-      if (Object.keys(raw['postgres-config']).length > 0) {
-        issue('postgres-config', 'applies to a server the gate starts; set these on the server behind --database-url yourself');
-      }
-    }
+    for (const [name, message] of serverOptionIssues(raw)) issue(name, message);
   })
   .transform((raw) => {
-    const target: GateTarget =
-      raw['database-url'] !== undefined
-        ? { kind: 'database-url', url: raw['database-url'] }
-        : { kind: raw.provision ?? 'auto', major: raw['postgres-version'] };
     return {
       workload: raw.workload,
-      target,
-      postgresConfig: raw['postgres-config'],
+      servers: planServers(raw),
       schema: schemaSourceOf(raw, 'files'),
       baseRef: raw['base-ref'],
       headFromScratch: raw['head-from-scratch'],
@@ -362,8 +352,9 @@ export type SeedSource = NonNullable<GateConfig['seed']>;
 export const gateCommand: CommandSpec<GateConfig> = {
   name: 'gate',
   summary:
-    "Replay a captured workload against the base schema and the PR's schema on one PostgreSQL server, in alternating " +
-    'rounds, and fail (exit 1) when the PR makes queries slower beyond the thresholds or makes queries fail. ' +
+    "Replay a captured workload against the base schema and the PR's schema on one PostgreSQL server (or head on a server " +
+    'of its own: another major, other settings, a pooler), in alternating rounds, and fail (exit 1) when the PR makes ' +
+    'queries slower beyond the thresholds or makes queries fail. ' +
     'Prints a markdown report; writes JSON and JUnit XML on request.',
   options,
   schema,

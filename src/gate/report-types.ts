@@ -266,6 +266,68 @@ export interface Environment {
   time_budget?: BudgetPlan | null;
 }
 
+/** What a server setting is on each side (`current_setting`, e.g. `4MB`). */
+export interface SettingDifference {
+  name: string;
+  base: string;
+  head: string;
+}
+
+/** One side's server, when head ran on a server of its own. */
+export interface ServerSide {
+  /** `major.minor`, as the server reports it. */
+  version: string;
+  /** `embedded`, `local`, `docker` or `database-url`. */
+  kind: string;
+  /** Where it is (never a password). */
+  description: string;
+  /** The URL it was given as, password masked; null for a server the gate started. */
+  url: string | null;
+  /** The settings the gate started it with (the user's; none for a URL). */
+  postgres_config: Record<string, string>;
+  /**
+   * Whether a client keeps one server connection for its whole session (true for a server;
+   * false behind a transaction- or statement-mode pooler); null when it could not be told.
+   */
+  keeps_sessions: boolean | null;
+  /** How that was found out, one line. */
+  sessions_note: string;
+}
+
+/** Kinds of session state (src/gate/session-features.ts). */
+export type SessionFeatureKind = 'session-set' | 'prepared-statement' | 'listen' | 'advisory-lock' | 'temporary-table' | 'cursor-with-hold';
+
+/** A fingerprint that leaves state on its connection beyond its transaction. */
+export interface SessionFeature {
+  fingerprint: string;
+  normalized: string;
+  feature: SessionFeatureKind;
+  /** `session SET`, `prepared statement by name`, … */
+  label: string;
+  /** What a transaction-mode pooler does to it. */
+  breaks: string;
+}
+
+/** Base's and head's servers when they differ (docs/gate.md, "Gating server changes"). */
+export interface ServersReport {
+  base: ServerSide;
+  head: ServerSide;
+  /** Settings both servers have, with different values (instance paths and ports left out). */
+  settings: SettingDifference[];
+  /** Settings only one server has (another major). */
+  only_base: string[];
+  only_head: string[];
+  /** Why the settings could not be compared, or null. */
+  settings_error: string | null;
+  /** The workload's statements that leave session state behind. */
+  session_features: SessionFeature[];
+  /**
+   * Base keeps a client's session on one server connection and head does not: every session
+   * feature is counted as a new error.
+   */
+  sessions_lost_on_head: boolean;
+}
+
 /** The whole report. */
 export interface GateReport {
   schema_version: typeof REPORT_SCHEMA_VERSION;
@@ -291,5 +353,7 @@ export interface GateReport {
   coverage?: Coverage | null;
   /** What key correlation and sequence alignment did (docs/keys.md); null when the workload has no generated keys. */
   keys?: KeysSummary | null;
+  /** Base's and head's servers, when head ran on a server of its own; absent or null otherwise. */
+  servers?: ServersReport | null;
   warnings: string[];
 }

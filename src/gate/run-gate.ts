@@ -15,14 +15,12 @@ import { replayOutcome } from '../cli/replay-outcome.js';
 import type { GateConfig } from '../config/gate-options.js';
 import { compareReplays, loadWorkload, type ReplayReport, type Workload } from '../engine.js';
 import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
-import { plural } from '../format/units.js';
+import { micros, plural } from '../format/units.js';
 import { checkpoint, createDatabase, dropDatabase } from '../provision/database.js';
 import type { Logger, Server } from '../provision/index.js';
-import { withStatStatements } from '../provision/preload.js';
-import { serverForRun } from '../provision/run-server.js';
-import { passwordOf, redact } from '../provision/url.js';
+import { passwordOf, redact, withDatabase } from '../provision/url.js';
 import { type Checkout, checkoutBase, currentCommit } from '../schema/base-checkout.js';
-import { BaseSchemaError, buildRunTemplates, type Templates } from '../schema/templates.js';
+import { BaseSchemaError, buildBaseTemplate, buildTemplates, runTemplateInputs, type TemplateInputs, type Templates } from '../schema/templates.js';
 import { sideAccounting } from './accounting.js';
 import { coverageOf, keysSummary } from './coverage.js';
 import { changeUnderTest } from './ci-change.js';
@@ -42,8 +40,10 @@ import { replayLine, replayRecord } from './replay-record.js';
 import { type BudgetPlan, planForBudget } from './time-budget.js';
 import { releaseRun, toCliError } from './run-resources.js';
 import { decideVerdict, exitCodeOfVerdict } from './verdict.js';
-import { probeTemplates, StatementCounterLog } from '../plans/gate-probe.js';
+import { majorOf, probeTemplates, sideCounters, StatementCounterLog } from '../plans/gate-probe.js';
 import type { PlansReport } from '../plans/types.js';
+import { compareServers, serverWarnings, startSideServer } from './run-servers.js';
+import type { ServersReport } from './report-types.js';
 
 export interface GateContext {
   logger: Logger;
@@ -63,6 +63,19 @@ export interface GateOutcome {
 
 /** Where a run is, for the error report. */
 type Stage = 'workload' | 'base-checkout' | 'provision' | 'schema' | 'replay' | 'compare';
+
+/**
+ * A server of the run and what the run keeps on it: base's, and head's when head replays on a
+ * server of its own (then its databases get a prefix of their own, since a pooler in front of
+ * base's server reaches the same databases).
+ */
+interface Place {
+  server: Server;
+  prefix: string;
+  /** Databases created on it and not dropped yet. */
+  created: string[];
+  counters?: StatementCounterLog;
+}
 
 /**
  * Runs the gate.
@@ -90,7 +103,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     server_version: null,
     server_kind: null,
     server: null,
-    postgres_config: config.postgresConfig,
+    postgres_config: config.servers.base.kind === 'database-url' ? {} : config.servers.base.settings,
     rounds: config.rounds,
     speed: config.speed,
     workload: { path: config.workload, sessions: 0, statements: 0 },
@@ -109,7 +122,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     replays: ReplayRun[];
     reports: { planned: PlannedReplay; report: ReplayReport }[];
     plans: PlansReport | null;
-  } = { stage: 'workload', migrationFailure: null, replays: [], reports: [], plans: null };
+    servers: ServersReport | null;
+  } = { stage: 'workload', migrationFailure: null, replays: [], reports: [], plans: null, servers: null };
   const of = (side: string) => state.reports.filter((r) => r.planned.side === side).map((r) => r.report);
   const finish = (fields: Pick<GateReport, 'verdict' | 'headline' | 'reasons' | 'error' | 'warnings' | 'comparison'>): GateReport => {
     environment.wall_time_ms = Date.now() - startedAt.getTime();
@@ -126,14 +140,15 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       coverage: state.reports.length > 0 ? coverageOf(of('base'), of('head'), config.thresholds.minCoverage) : null,
       keys: keysSummary(state.reports.map((r) => r.report)),
       plans: state.plans,
+      servers: state.servers,
     };
   };
 
-  let server: Server | undefined;
+  const places: { base?: Place; head?: Place } = {};
   let checkout: Checkout | undefined;
   const prefix = `pgr_${crypto.randomBytes(4).toString('hex')}`;
   environment.database_prefix = prefix;
-  const created: string[] = [];
+  const secrets = () => [places.base?.server.url, places.head?.server.url].map((url) => (url === undefined ? undefined : passwordOf(url)));
   try {
     const workload = await loadGateWorkload(config.workload);
     environment.workload = { path: config.workload, sessions: workload.sessions, statements: workload.statements };
@@ -164,17 +179,40 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     throwIfAborted(context.signal);
 
     state.stage = 'provision';
-    server = await getServer(config, workload, logger);
+    const sizing = { sessions: workload.sessions, maxConnections: config.maxConnections };
+    places.base = { server: await startSideServer(config.servers.base, sizing, logger, 'base'), prefix, created: [] };
+    const server = places.base.server;
     environment.server_version = server.version;
     environment.server_kind = server.kind;
     environment.server = server.description;
-    const serverUrl = server.url;
+    if (config.servers.head !== null) {
+      throwIfAborted(context.signal);
+      places.head = { server: await startSideServer(config.servers.head, sizing, logger, 'head'), prefix: `${prefix}_h`, created: [] };
+    }
+    const basePlace = places.base;
+    const headPlace = places.head ?? places.base;
+    const separate = places.head !== undefined;
+    if (config.servers.head !== null) {
+      state.servers = await compareServers({ base: config.servers.base, head: config.servers.head }, { base: basePlace.server, head: headPlace.server }, workload, logger);
+      warnings.push(...serverWarnings(state.servers));
+    }
     throwIfAborted(context.signal);
 
     state.stage = 'schema';
-    created.push(`${prefix}_base`, `${prefix}_head`);
+    const templateInputs = (place: Place): TemplateInputs => runTemplateInputs({ serverUrl: place.server.url, prefix: place.prefix, source: config.schema, baseRoot }, config, context);
     try {
-      state.templates = await buildRunTemplates({ serverUrl, prefix, source: config.schema, baseRoot }, config, context);
+      if (separate) {
+        // Base's server needs base's template only; head's builds both, as one server would.
+        basePlace.created.push(`${prefix}_base`);
+        const base = await buildBaseTemplate(templateInputs(basePlace));
+        headPlace.created.push(`${headPlace.prefix}_base`, `${headPlace.prefix}_head`);
+        logger.info("building base's and head's schemas again on head's server");
+        const head = await buildHeadServerTemplates(templateInputs(headPlace));
+        state.templates = { ...head, base: base.name, migrations: [...base.migrations, ...head.migrations.filter((m) => m.side === 'head')] };
+      } else {
+        basePlace.created.push(`${prefix}_base`, `${prefix}_head`);
+        state.templates = await buildTemplates(templateInputs(basePlace));
+      }
     } catch (error) {
       if (error instanceof BaseSchemaError) state.migrationFailure = error.failure;
       throw error;
@@ -182,31 +220,38 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     environment.head_from_scratch = state.templates.headFromScratch;
     if (state.templates.head === null) {
       state.migrationFailure = state.templates.failure;
-      const decided = decideVerdict({ comparison: null, migrationFailure: state.migrationFailure, thresholds });
+      const decided = decideVerdict({ comparison: null, migrationFailure: state.migrationFailure, thresholds, servers: state.servers });
       return { report: finish({ ...decided, error: null, warnings, comparison: null }), exitCode: ExitCode.Regression };
     }
 
-    // Buffers and server time per statement, from the server's own accounting when it has it.
-    const counters = new StatementCounterLog(server, `${prefix}_stats`, logger);
-    await counters.open();
-    if (counters.createdDatabase) created.push(counters.createdDatabase);
+    // Buffers and server time per statement, from each server's own accounting when it has it.
+    for (const place of separate ? [basePlace, headPlace] : [basePlace]) {
+      place.counters = new StatementCounterLog(place.server, `${place.prefix}_stats`, logger);
+      await place.counters.open();
+      if (place.counters.createdDatabase) place.created.push(place.counters.createdDatabase);
+    }
 
     state.stage = 'replay';
     const templates = { base: state.templates.base, head: state.templates.head };
     const replayAll = async (plan: PlannedReplay[], totalRounds: number): Promise<void> => {
       for (const [index, planned] of plan.entries()) {
         throwIfAborted(context.signal);
+        const place = planned.side === 'head' ? headPlace : basePlace;
         const template = planned.side === 'head' ? templates.head : templates.base;
-        const name = `${prefix}_r${planned.round}_${planned.side}`;
+        const name = `${place.prefix}_r${planned.round}_${planned.side}`;
         logger.info(`round ${planned.round}/${totalRounds}: replay ${index + 1} of ${plan.length} on ${planned.side === 'noise' ? 'base again (noise)' : planned.side}`);
-        created.push(name);
-        const url = await createDatabase(serverUrl, name, template);
-        await checkpoint(serverUrl);
-        const watch = planned.side === 'noise' ? undefined : await counters.watch(name);
+        place.created.push(name);
+        const url = await createDatabase(place.server.url, name, template);
+        await checkpoint(place.server.url);
+        // The other server sits idle through this replay: with its writes flushed now (and
+        // autovacuum off on servers the gate starts) it has nothing to do meanwhile
+        // (docs/gate.md, "Gating server changes").
+        if (separate) await checkpoint((place === headPlace ? basePlace : headPlace).server.url);
+        const watch = planned.side === 'noise' ? undefined : await place.counters!.watch(name);
         const report = await replayRound(config, shape.speed, workload, url, context);
-        if (watch && planned.side !== 'noise') await counters.collect(planned.side, watch);
-        await dropDatabase(serverUrl, name);
-        created.pop();
+        if (watch && planned.side !== 'noise') await place.counters!.collect(planned.side, watch);
+        await dropDatabase(place.server.url, name);
+        place.created.pop();
         state.reports.push({ planned, report });
         state.replays.push(replayRecord(planned, report));
         logger.info(replayLine(report));
@@ -265,9 +310,25 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
           : `${plural(suspected, 'latency regression')} after ${shape.rounds} rounds did not hold over ${shape.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`,
       );
     }
-    state.plans = await probeTemplates(workload, comparison, state.templates, server, counters, logger);
+    const built = state.templates;
+    const targets =
+      built.head === null
+        ? null
+        : {
+            base: { url: withDatabase(basePlace.server.url, built.base), major: majorOf(basePlace.server.version) },
+            head: { url: withDatabase(headPlace.server.url, built.head), major: majorOf(headPlace.server.version) },
+          };
+    state.plans = await probeTemplates(workload, comparison, targets, sideCounters(basePlace.counters!, headPlace.counters!), logger, secrets());
     const coverage = coverageOf(of('base'), of('head'), config.thresholds.minCoverage);
-    const decided = decideVerdict({ comparison, coverage, headAccounting: sideAccounting(of('head')), migrationFailure: null, thresholds, plans: state.plans });
+    const decided = decideVerdict({
+      comparison,
+      coverage,
+      headAccounting: sideAccounting(of('head')),
+      migrationFailure: null,
+      thresholds,
+      plans: state.plans,
+      servers: state.servers,
+    });
     const exitCode = exitCodeOfVerdict(decided.verdict);
     const error = decided.verdict === 'error' ? new InfraError(decided.reasons[0] ?? decided.headline) : undefined;
     return {
@@ -278,7 +339,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
   } catch (thrown) {
     const error = asCliError(thrown, state.stage);
     const stage = state.stage;
-    const message = server ? redact(error.message, passwordOf(server.url)) : error.message;
+    let message = error.message;
+    for (const secret of secrets()) message = redact(message, secret);
     return {
       report: finish({
         verdict: 'error',
@@ -292,7 +354,24 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       error,
     };
   } finally {
-    await releaseRun(server, created, checkout, logger);
+    if (places.head) await releaseRun(places.head.server, places.head.created, undefined, logger);
+    await releaseRun(places.base?.server, places.base?.created ?? [], checkout, logger);
+  }
+}
+
+/**
+ * Base's and head's templates on head's server. Base's migrations come first there too, and a
+ * failure among them is the change under test failing (an upgrade that breaks an old migration):
+ * a head failure, not a run that cannot start.
+ */
+async function buildHeadServerTemplates(inputs: TemplateInputs): Promise<Templates> {
+  try {
+    return await buildTemplates(inputs);
+  } catch (error) {
+    if (!(error instanceof BaseSchemaError)) throw error;
+    inputs.logger.info(`head: ${error.message}`);
+    const failure = { ...error.failure, side: 'head' as const, name: `${error.failure.name} (base's migration, on head's server)` };
+    return { base: `${inputs.prefix}_base`, head: null, migrations: [], failure, headFromScratch: null };
   }
 }
 
@@ -355,20 +434,6 @@ export function checkSeed(config: Pick<GateConfig, 'seed'>): void {
 
 function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw new InterruptedError('interrupted; the gate stopped before it could compare anything');
-}
-
-function getServer(config: GateConfig, workload: Workload, logger: Logger): Promise<Server> {
-  return serverForRun(config.target, {
-    sessions: workload.sessions,
-    maxConnections: config.maxConnections,
-    // Autovacuum off: on the fresh, vacuumed copies it has nothing useful to do within a
-    // replay, and a worker waking up during one replay and not the other is noise. The user's
-    // postgres-config wins.
-    // pg_stat_statements: buffers and server time per statement (docs/plans.md); a started
-    // cluster drops it when its binaries lack the library, and the probe falls back.
-    settings: { autovacuum: 'off', ...withStatStatements(config.postgresConfig) },
-    logger,
-  });
 }
 
 function replayRound(config: GateConfig, speed: number, workload: Workload, url: string, context: GateContext): Promise<ReplayReport> {

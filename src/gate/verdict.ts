@@ -12,7 +12,9 @@ import { evaluatePlanRules } from '../plans/rules.js';
 import type { PlansReport } from '../plans/types.js';
 import { inconclusiveHeadline, notComparedWarnings, sharePercent } from './coverage.js';
 import { checkAbsoluteLimits } from './absolute-limits.js';
-import type { Comparison, Coverage, LatencyComparison, MigrationFailure, SideAccounting, Thresholds, Verdict } from './report-types.js';
+import type { Comparison, Coverage, LatencyComparison, MigrationFailure, ServersReport, SideAccounting, Thresholds, Verdict } from './report-types.js';
+import { serverDifferenceLine } from './server-differences.js';
+import { likelyCause, lostSessionFeatures } from './session-features.js';
 
 export interface VerdictInputs {
   comparison: Comparison | null;
@@ -24,6 +26,8 @@ export interface VerdictInputs {
   thresholds: Thresholds;
   /** The plan probe's findings; absent or null when none ran. */
   plans?: PlansReport | null;
+  /** Base's and head's servers when head ran on its own; absent or null otherwise. */
+  servers?: ServersReport | null;
 }
 
 export interface VerdictResult {
@@ -44,11 +48,18 @@ function latencyLine(what: string, c: LatencyComparison, confidence: number): st
 }
 
 /**
- * Decides the verdict.
+ * Decides the verdict. When head ran on a server of its own, the headline ends with what
+ * differs between the servers, so that a verdict is never read as the schema's alone.
  * @param inputs the comparison (null when head's migrations failed) and the thresholds
  * @returns verdict, one-line headline, the rules that fired, warnings
  */
 export function decideVerdict(inputs: VerdictInputs): VerdictResult {
+  const result = decide(inputs);
+  if (inputs.servers) result.headline = `${result.headline} (head's server: ${serverDifferenceLine(inputs.servers)})`;
+  return result;
+}
+
+function decide(inputs: VerdictInputs): VerdictResult {
   const { comparison, migrationFailure, thresholds } = inputs;
   if (migrationFailure) {
     const where = migrationFailure.line === null ? '' : `, line ${migrationFailure.line}`;
@@ -64,12 +75,20 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
   const slower = comparison.fingerprints.filter((f) => f.regressed);
   for (const f of slower) reasons.push(latencyLine(`\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`, f, thresholds.confidence));
   if (comparison.overall.regressed) reasons.push(latencyLine('whole workload', comparison.overall, thresholds.confidence));
-  const newErrors = comparison.new_errors.length;
+  // Session state head's server does not keep: named, not left to which connection a statement lands on.
+  const lost = lostSessionFeatures(inputs.servers);
+  const newErrors = comparison.new_errors.length + lost.length;
   if (newErrors > thresholds.max_new_errors) {
-    const first = comparison.new_errors[0]!;
-    reasons.push(
-      `${plural(newErrors, 'new error')} (allowed: ${thresholds.max_new_errors}); first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}`,
-    );
+    const first = comparison.new_errors[0];
+    const cause = first ? likelyCause(first, lost) : undefined;
+    const firstLine = first
+      ? `; first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}${cause ? ` (likely the ${cause.label} \`${oneLine(cause.normalized, 60)}\`)` : ''}`
+      : '';
+    const ofWhich = lost.length > 0 ? `, ${plural(lost.length, 'statement group')} depending on session state that head's server does not keep` : '';
+    reasons.push(`${plural(newErrors, 'new error')} (allowed: ${thresholds.max_new_errors})${ofWhich}${firstLine}`);
+    for (const f of lost) {
+      reasons.push(`${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`);
+    }
   }
 
   const overLimits = checkAbsoluteLimits(comparison, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);

@@ -288,7 +288,7 @@ async function probeVariants(baseline: PreparedVariant, candidate: PreparedVaria
     return await probePlans({
       baseUrl: at(baseline),
       headUrl: at(candidate),
-      major: Number.parseInt(baseline.version, 10) || 0,
+      majors: { base: Number.parseInt(baseline.version, 10) || 0, head: Number.parseInt(candidate.version, 10) || 0 },
       examples: workload.examples(),
       fingerprints: comparison.fingerprints,
       // The variants may live on different servers: buffers come from EXPLAIN (ANALYZE, BUFFERS).

@@ -7,8 +7,7 @@
 import type { Comparison } from '../gate/report-types.js';
 import type { Workload } from '../engine.js';
 import type { Logger, Server } from '../provision/index.js';
-import { passwordOf, redact, withDatabase } from '../provision/url.js';
-import type { Templates } from '../schema/templates.js';
+import { passwordOf, redact } from '../provision/url.js';
 import { probePlans } from './probe.js';
 import { addCounters, type CountersByQuery, findStatStatements, readReplay, watchReplay, type Watch } from './stat-statements.js';
 import type { PlansReport } from './types.js';
@@ -99,44 +98,71 @@ export class StatementCounterLog {
   }
 }
 
+/** Both sides' counters for the prober: from one log, or from base's and head's servers' logs. */
+export type SideCounters = ReturnType<StatementCounterLog['result']>;
+
+/**
+ * The counters of each side, taken from the log of the server it replayed on.
+ * @param base the log of base's server (base's replays)
+ * @param head the log of head's server (head's replays); the same log when one server ran both
+ * @returns both sides' counters, or why they cannot be used (one side without them would make
+ *   the two sides' buffers incomparable)
+ */
+export function sideCounters(base: StatementCounterLog, head: StatementCounterLog): SideCounters {
+  const b = base.result();
+  if (base === head) return b;
+  const h = head.result();
+  if ('unavailable' in b) return { unavailable: `on base's server: ${b.unavailable}` };
+  if ('unavailable' in h) return { unavailable: `on head's server: ${h.unavailable}` };
+  return { base: b.base, head: h.head, version: b.version === h.version ? b.version : `${b.version} / ${h.version}`, evictions: b.evictions + h.evictions };
+}
+
+/** Where a side's template is. */
+export interface TemplateTarget {
+  /** The template database's URL. */
+  url: string;
+  /** The major of the server it is on. */
+  major: number;
+}
+
 /**
  * Probes the compared fingerprints' plans on the base and head templates.
  * @param workload for the captured example of each fingerprint
  * @param comparison which fingerprints ran on both sides, and how often
- * @param templates the template databases
- * @param server the run's server
- * @param counters the replays' pg_stat_statements counters
+ * @param targets the templates, or null when they are gone
+ * @param counters the replays' pg_stat_statements counters ({@link sideCounters})
  * @param logger progress lines
+ * @param secrets passwords to keep out of messages
  * @returns the plans report; a probe that failed as a whole has `error` set
  */
 export async function probeTemplates(
   workload: Workload,
   comparison: Comparison,
-  templates: Templates | undefined,
-  server: Server,
-  counters: StatementCounterLog,
+  targets: { base: TemplateTarget; head: TemplateTarget } | null,
+  counters: SideCounters,
   logger: Logger,
+  secrets: (string | undefined)[],
 ): Promise<PlansReport> {
-  const result = counters.result();
   try {
-    if (!templates || templates.head === null) throw new Error('the templates are gone');
+    if (targets === null) throw new Error('the templates are gone');
     return await probePlans({
-      baseUrl: withDatabase(server.url, templates.base),
-      headUrl: withDatabase(server.url, templates.head),
-      major: majorOf(server.version),
+      baseUrl: targets.base.url,
+      headUrl: targets.head.url,
+      majors: { base: targets.base.major, head: targets.head.major },
       examples: workload.examples(),
       fingerprints: comparison.fingerprints,
-      counters: result,
+      counters,
       logger,
     });
   } catch (error) {
-    const message = redact((error instanceof Error ? error.message : String(error)).split('\n')[0]!, passwordOf(server.url));
+    let message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+    for (const secret of secrets) message = redact(message, secret);
     logger.info(`warning: query plans could not be probed: ${message}`);
     return {
       stats: {
-        source: 'base' in result ? 'pg_stat_statements' : 'explain-analyze',
-        pg_stat_statements: 'version' in result ? result.version : null,
-        unavailable_reason: 'unavailable' in result ? result.unavailable : null,
+        source: 'base' in counters ? 'pg_stat_statements' : 'explain-analyze',
+        pg_stat_statements: 'version' in counters ? counters.version : null,
+        unavailable_reason: 'unavailable' in counters ? (counters.unavailable ?? null) : null,
         unjoined: 0,
       },
       not_explainable: 0,
@@ -147,7 +173,12 @@ export async function probeTemplates(
   }
 }
 
-function majorOf(version: string): number {
+/**
+ * The major of a server version (`17.6` → 17).
+ * @param version `major.minor`
+ * @returns the major, 0 when unknown
+ */
+export function majorOf(version: string): number {
   const major = Number.parseInt(version, 10);
   return Number.isFinite(major) ? major : 0;
 }

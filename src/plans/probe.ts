@@ -24,8 +24,8 @@ export const MIN_BUFFER_DELTA = 16;
 export interface ProbeInputs {
   baseUrl: string;
   headUrl: string;
-  /** The server's major version. */
-  major: number;
+  /** The major version of the server each template is on (base and head may run on different servers). */
+  majors: { base: number; head: number };
   examples: StatementExample[];
   /** The compared fingerprints (successful executions on both sides). */
   fingerprints: FingerprintComparison[];
@@ -78,7 +78,7 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
       const sides: Partial<Record<'base' | 'head', SidePlan>> = {};
       for (const side of ['base', 'head'] as const) {
         try {
-          const parsed = await explainStatement(clients[side], example.example, { analyze: false, major: inputs.major });
+          const parsed = await explainStatement(clients[side], example.example, { analyze: false, major: inputs.majors[side] });
           sides[side] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
         } catch (error) {
           fail(side, 'explain', error);
@@ -115,7 +115,7 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
         }
         if (stats === null) {
           try {
-            const analyzed = await explainStatement(clients[side], p.example.example, { analyze: true, major: inputs.major, setup: p.example.setup });
+            const analyzed = await explainStatement(clients[side], p.example.example, { analyze: true, major: inputs.majors[side], setup: p.example.setup });
             stats = statsOfAnalyze(analyzed.plan, analyzed.executionMs);
           } catch (error) {
             const message = (error as Error).message;
@@ -188,6 +188,7 @@ function joinCounters(counters: CountersByQuery, queryId: string | null, calls: 
       shared_hit: c.sharedHit,
       shared_read: c.sharedRead,
       buffers_per_call: (c.sharedHit + c.sharedRead) / c.calls,
+      temp_written_per_call: c.tempWritten / c.calls,
       total_ms: c.totalMs,
       mean_ms: c.totalMs / c.calls,
     },
@@ -206,6 +207,7 @@ function statsOfAnalyze(root: RawPlanNode, executionMs: number | null): Statemen
     shared_hit: hit,
     shared_read: read,
     buffers_per_call: hit + read,
+    temp_written_per_call: root['Temp Written Blocks'] ?? 0,
     total_ms: ms,
     mean_ms: ms,
   };

@@ -15,6 +15,7 @@ const stats = z.object({
   shared_hit: z.number().nonnegative(),
   shared_read: z.number().nonnegative(),
   buffers_per_call: z.number().nonnegative(),
+  temp_written_per_call: z.number().nonnegative().optional(),
   total_ms: z.number().nonnegative(),
   mean_ms: z.number().nonnegative(),
 });

@@ -24,6 +24,7 @@ export interface RawPlanNode {
   'Actual Loops'?: number;
   'Shared Hit Blocks'?: number;
   'Shared Read Blocks'?: number;
+  'Temp Written Blocks'?: number;
   Plans?: RawPlanNode[];
 }
 
@@ -45,6 +46,7 @@ const rawNode: z.ZodType<RawPlanNode> = z.lazy(() =>
       'Actual Loops': z.number().optional(),
       'Shared Hit Blocks': z.number().optional(),
       'Shared Read Blocks': z.number().optional(),
+      'Temp Written Blocks': z.number().optional(),
       Plans: z.array(rawNode).optional(),
     })
     .loose(),

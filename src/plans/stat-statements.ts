@@ -19,6 +19,8 @@ export interface StatementCounters {
   rows: number;
   sharedHit: number;
   sharedRead: number;
+  /** Blocks written to temporary files: sorts, hashes and materializations that did not fit in work_mem. */
+  tempWritten: number;
   totalMs: number;
 }
 
@@ -154,26 +156,38 @@ async function deallocations(client: pg.Client): Promise<number | null> {
 export function addCounters(total: CountersByQuery, replay: CountersByQuery): void {
   for (const [id, c] of replay) {
     const t = total.get(id);
-    total.set(id, t ? { calls: t.calls + c.calls, rows: t.rows + c.rows, sharedHit: t.sharedHit + c.sharedHit, sharedRead: t.sharedRead + c.sharedRead, totalMs: t.totalMs + c.totalMs } : { ...c });
+    total.set(
+      id,
+      t
+        ? { calls: t.calls + c.calls, rows: t.rows + c.rows, sharedHit: t.sharedHit + c.sharedHit, sharedRead: t.sharedRead + c.sharedRead, tempWritten: t.tempWritten + c.tempWritten, totalMs: t.totalMs + c.totalMs }
+        : { ...c },
+    );
   }
 }
 
 function subtract(a: StatementCounters, b: StatementCounters): StatementCounters {
-  return { calls: a.calls - b.calls, rows: a.rows - b.rows, sharedHit: a.sharedHit - b.sharedHit, sharedRead: a.sharedRead - b.sharedRead, totalMs: a.totalMs - b.totalMs };
+  return {
+    calls: a.calls - b.calls,
+    rows: a.rows - b.rows,
+    sharedHit: a.sharedHit - b.sharedHit,
+    sharedRead: a.sharedRead - b.sharedRead,
+    tempWritten: a.tempWritten - b.tempWritten,
+    totalMs: a.totalMs - b.totalMs,
+  };
 }
 
 async function counters(client: pg.Client, dbid: number): Promise<CountersByQuery> {
   // Top-level statements only: a function's inner statements are part of the caller's time.
-  const result = await client.query<{ queryid: string; calls: number; rows: number; hit: number; read: number; total_ms: number }>(
+  const result = await client.query<{ queryid: string; calls: number; rows: number; hit: number; read: number; temp: number; total_ms: number }>(
     `SELECT queryid::text AS queryid, sum(calls)::float8 AS calls, sum(rows)::float8 AS rows,
             sum(shared_blks_hit)::float8 AS hit, sum(shared_blks_read)::float8 AS read,
-            sum(total_exec_time)::float8 AS total_ms
+            sum(temp_blks_written)::float8 AS temp, sum(total_exec_time)::float8 AS total_ms
        FROM pg_stat_statements
       WHERE dbid = $1::oid AND toplevel AND queryid IS NOT NULL
       GROUP BY queryid`,
     [dbid],
   );
-  return new Map(result.rows.map((r) => [r.queryid, { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, totalMs: r.total_ms }]));
+  return new Map(result.rows.map((r) => [r.queryid, { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, tempWritten: r.temp, totalMs: r.total_ms }]));
 }
 
 async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {

@@ -17,6 +17,11 @@ export interface StatementStats {
   shared_read: number;
   /** (shared hit + shared read) / calls: pages touched per execution, cache-independent. */
   buffers_per_call: number;
+  /**
+   * Blocks written to temporary files per execution (a sort, hash or materialization larger
+   * than work_mem); absent in reports written before it was measured.
+   */
+  temp_written_per_call?: number;
   /** Server execution time, all calls. */
   total_ms: number;
   mean_ms: number;

@@ -53,9 +53,18 @@ function checkName(name: string): void {
  */
 export async function createDatabase(serverUrl: string, name: string, template?: string): Promise<string> {
   checkName(name);
-  if (template !== undefined) checkName(template);
-  const sql = template === undefined ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`;
-  await runStatements(serverUrl, `cannot create database ${name}`, [sql]);
+  if (template === undefined) {
+    await runStatements(serverUrl, `cannot create database ${name}`, [`CREATE DATABASE ${name}`]);
+    return withDatabase(serverUrl, name);
+  }
+  checkName(template);
+  await runStatements(serverUrl, `cannot create database ${name}`, [
+    // A connection pooler keeps idle server connections to the template it built (PgBouncer for
+    // ten minutes by default), and PostgreSQL copies no database that has connections. The
+    // template is the run's own; only the run's own user's connections are ended.
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`,
+    `CREATE DATABASE ${name} TEMPLATE ${template}`,
+  ]);
   return withDatabase(serverUrl, name);
 }
 

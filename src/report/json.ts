@@ -121,6 +121,35 @@ const keysSchema = z.object({
 });
 
 /** The schema of a {@link GateReport}. */
+const serverSide = z.object({
+  version: z.string(),
+  kind: z.string(),
+  description: z.string(),
+  url: z.string().nullable(),
+  postgres_config: z.record(z.string(), z.string()),
+  keeps_sessions: z.boolean().nullable(),
+  sessions_note: z.string(),
+});
+
+const serversSchema = z.object({
+  base: serverSide,
+  head: serverSide,
+  settings: z.array(z.object({ name: z.string(), base: z.string(), head: z.string() })),
+  only_base: z.array(z.string()),
+  only_head: z.array(z.string()),
+  settings_error: z.string().nullable(),
+  session_features: z.array(
+    z.object({
+      fingerprint: z.string(),
+      normalized: z.string(),
+      feature: z.enum(['session-set', 'prepared-statement', 'listen', 'advisory-lock', 'temporary-table', 'cursor-with-hold']),
+      label: z.string(),
+      breaks: z.string(),
+    }),
+  ),
+  sessions_lost_on_head: z.boolean(),
+});
+
 export const gateReportSchema = z.object({
   schema_version: z.literal(REPORT_SCHEMA_VERSION),
   tool: z.object({ name: z.literal('pg-retest-action'), version: z.string() }),
@@ -192,6 +221,7 @@ export const gateReportSchema = z.object({
   plans: plansReportSchema.nullable().optional(),
   coverage: coverageSchema.nullable().optional(),
   keys: keysSchema.nullable().optional(),
+  servers: serversSchema.nullable().optional(),
   warnings: z.array(z.string()),
 }) satisfies z.ZodType<GateReport>;
 

@@ -9,6 +9,7 @@
  */
 import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
 import { inconclusiveHeadline, sharePercent } from '../gate/coverage.js';
+import { lostSessionFeatures } from '../gate/session-features.js';
 import type { FingerprintComparison, GateReport, LatencyComparison } from '../gate/report-types.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import { oneLine } from '../format/table.js';
@@ -152,17 +153,20 @@ function thresholdSuite(report: GateReport, mask: boolean): TestSuite {
   if (c === null) {
     cases.push(threshold(`new errors ≤ ${count(t.max_new_errors)}`, notMeasured));
   } else {
-    const over = c.new_errors.length > t.max_new_errors;
-    const list = c.new_errors.map(
-      (e) =>
-        `${e.sqlstate} ${mask ? maskMessage(e.message, e.sqlstate) : e.message} (${plural(e.head_count, 'failed call')}): ${oneLine(e.normalized, 200)}`,
-    );
+    const lost = lostSessionFeatures(report.servers);
+    const total = c.new_errors.length + lost.length;
+    const over = total > t.max_new_errors;
+    const list = [
+      ...lost.map((f) => `${f.label}, which head's server does not keep (${f.breaks}): ${oneLine(f.normalized, 200)}`),
+      ...c.new_errors.map(
+        (e) =>
+          `${e.sqlstate} ${mask ? maskMessage(e.message, e.sqlstate) : e.message} (${plural(e.head_count, 'failed call')}): ${oneLine(e.normalized, 200)}`,
+      ),
+    ];
     cases.push(
       threshold(
         `new errors ≤ ${count(t.max_new_errors)}`,
-        over
-          ? { kind: 'failure', type: 'new-errors', message: `${plural(c.new_errors.length, 'new error')}`, body: list.join('\n') }
-          : { kind: 'passed' },
+        over ? { kind: 'failure', type: 'new-errors', message: `${plural(total, 'new error')}`, body: list.join('\n') } : { kind: 'passed' },
       ),
     );
   }

@@ -94,6 +94,7 @@ export function planChangesSection(ctx: Context): string[] {
       '',
     );
   }
+  lines.push(...spillLines(ctx, p, cap));
   if (p.failures.length > 0) {
     lines.push(`${plural(p.failures.length, 'probe')} failed; these fingerprints are not judged on what failed:`, '');
     const listed = p.failures.slice(0, cap);
@@ -106,6 +107,35 @@ export function planChangesSection(ctx: Context): string[] {
     lines.push('');
   }
   return lines;
+}
+
+/** Temporary blocks per call must grow by this factor (and by one block) to be listed. */
+const SPILL_GROWTH = 1.2;
+
+/**
+ * The statements that wrote more to temporary files on head: a sort, hash or materialization
+ * that no longer fits in work_mem (a smaller work_mem, another major's memory accounting). A
+ * count per call, so it does not depend on the runner's speed.
+ * @returns a table, or nothing when no statement spills more on head
+ */
+function spillLines(ctx: Context, p: PlansReport, cap: number): string[] {
+  const temp = (s: StatementStats | null) => s?.temp_written_per_call;
+  const spills = p.fingerprints.filter((f) => {
+    const b = temp(f.base.stats);
+    const h = temp(f.head.stats);
+    return b !== undefined && h !== undefined && h >= b * SPILL_GROWTH && h - b >= 1;
+  });
+  if (spills.length === 0) return [];
+  const shown = spills.slice(0, cap);
+  if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(spills.length, CAP) - shown.length;
+  const rows = shown.map((f) => [code(f.normalized, SQL_CHARS, true), `${pages(temp(f.base.stats)!)} → ${pages(temp(f.head.stats)!)}`, serverCell(f)]);
+  return [
+    `${plural(spills.length, 'statement')} wrote more to temporary files on head (a sort, hash or materialization larger than work_mem):`,
+    '',
+    ...mdTable(['statement', 'temp blocks written per call', 'server mean'], rows, ['left', 'right', 'right']),
+    ...(spills.length > shown.length ? ['', `_… ${plural(spills.length - shown.length, 'statement')} more in the JSON report._`] : []),
+    '',
+  ];
 }
 
 /**

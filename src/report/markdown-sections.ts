@@ -11,11 +11,14 @@ import type {
   FingerprintRef,
   GateReport,
   LatencyComparison,
+  ServersReport,
+  SessionFeature,
   SideAccounting,
 } from '../gate/report-types.js';
 import { count, micros, plural } from '../format/units.js';
 import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
 import { sharePercent } from '../gate/coverage.js';
+import { likelyCause, lostSessionFeatures } from '../gate/session-features.js';
 import type { Context } from './markdown-context.js';
 import { coverageLines, coverageRows, keysRows } from './markdown-coverage.js';
 import { maskMessage } from './mask.js';
@@ -83,7 +86,8 @@ export function verdictPhrase(report: GateReport): string {
     const slower = c.fingerprints.filter((f) => f.regressed).length;
     if (slower > 0) parts.push(`${count(slower)} ${slower === 1 ? 'query' : 'queries'} slower`);
     if (c.overall.regressed) parts.push(`workload p95 ${ratioChange(c.overall.ratio)}`);
-    if (c.new_errors.length > t.max_new_errors) parts.push(plural(c.new_errors.length, 'new error'));
+    const newErrors = c.new_errors.length + lostSessionFeatures(report.servers).length;
+    if (newErrors > t.max_new_errors) parts.push(plural(newErrors, 'new error'));
     const planned = t.plan_rules ? evaluatePlanRules(report.plans ?? null, t.plan_rules) : null;
     if (planned && planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
     if (planned && planned.bufferGrowth > 0) parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? 'query' : 'queries'} reading more buffers`);
@@ -264,34 +268,56 @@ export function chartSection(ctx: Context): string[] {
 /** (fingerprint, SQLSTATE) pairs failing on head only, against the allowance. */
 export function newErrorsSection(ctx: Context): string[] {
   const c = ctx.report.comparison;
-  if (c === null || c.new_errors.length === 0) return [];
+  const lost = lostSessionFeatures(ctx.report.servers);
+  const total = (c?.new_errors.length ?? 0) + lost.length;
+  if (c === null || total === 0) return [];
   const allowed = ctx.report.thresholds.max_new_errors;
-  const sorted = [...c.new_errors].sort((a, b) => b.head_count - a.head_count);
-  const { shown, more } = take(ctx, sorted, CAPS.newErrors);
   const verdict =
-    c.new_errors.length > allowed
-      ? `more than the ${count(allowed)} allowed (\`max-new-errors\`)`
-      : `within the ${count(allowed)} allowed (\`max-new-errors\`)`;
-  return [
-    `#### ${plural(c.new_errors.length, 'new error')}`,
-    '',
-    `Statements that fail on head and not on base, ${verdict}.`,
-    '',
-    ...errorTable(ctx, shown, false),
-    ...moreLine(more, 'new error', 'in the JSON report'),
-    '',
-  ];
+    total > allowed ? `more than the ${count(allowed)} allowed (\`max-new-errors\`)` : `within the ${count(allowed)} allowed (\`max-new-errors\`)`;
+  const lines = [`#### ${plural(total, 'new error')}`, ''];
+  if (lost.length > 0) {
+    const { shown, more } = take(ctx, lost, CAPS.newErrors);
+    lines.push(
+      `Head's server does not keep a client on one server connection (${text(ctx.report.servers!.head.sessions_note)}), so each statement ` +
+        `group below, which leaves state on its connection beyond its transaction, counts as a new error (${verdict}):`,
+      '',
+      ...mdTable(
+        ['session state', 'statement', 'what a transaction pooler does to it'],
+        shown.map((f) => [text(f.label), code(f.normalized, SQL_CHARS, true), text(f.breaks)]),
+        ['left', 'left', 'left'],
+      ),
+      ...moreLine(more, 'statement group', 'in the JSON report'),
+      '',
+    );
+  }
+  if (c.new_errors.length > 0) {
+    const sorted = [...c.new_errors].sort((a, b) => b.head_count - a.head_count);
+    const { shown, more } = take(ctx, sorted, CAPS.newErrors);
+    lines.push(
+      lost.length > 0 ? 'Statements that failed on head and not on base:' : `Statements that fail on head and not on base, ${verdict}.`,
+      '',
+      ...errorTable(ctx, shown, false, lost),
+      ...moreLine(more, 'new error', 'in the JSON report'),
+      '',
+    );
+  }
+  return lines;
 }
 
-function errorTable(ctx: Context, errors: ErrorDiff[], bothSides: boolean): string[] {
-  const rows = errors.map((e) => [
-    code(e.sqlstate, Infinity, true),
-    text(message(ctx, e.message, e.sqlstate)),
-    code(e.normalized, SQL_CHARS, true),
-    bothSides ? `${count(e.base_count)} / ${count(e.head_count)}` : count(e.head_count),
-  ]);
+function errorTable(ctx: Context, errors: ErrorDiff[], bothSides: boolean, lost: readonly SessionFeature[] = []): string[] {
+  const rows = errors.map((e) => {
+    const cause = lost.length > 0 ? likelyCause(e, lost) : undefined;
+    return [
+      code(e.sqlstate, Infinity, true),
+      text(message(ctx, e.message, e.sqlstate)),
+      code(e.normalized, SQL_CHARS, true),
+      bothSides ? `${count(e.base_count)} / ${count(e.head_count)}` : count(e.head_count),
+      ...(lost.length > 0 ? [cause ? `${text(cause.label)}: ${code(cause.normalized, 60, true)}` : '–'] : []),
+    ];
+  });
   const calls = bothSides ? 'failed calls base / head' : 'failed calls';
-  return mdTable(['SQLSTATE', 'message', 'statement', calls], rows, ['left', 'left', 'left', 'right']);
+  const causeHeader = lost.length > 0 ? ['likely cause'] : [];
+  return mdTable(['SQLSTATE', 'message', 'statement', calls, ...causeHeader], rows, ['left', 'left', 'left', 'right', ...causeHeader.map(() => 'left' as const)]);
 }
 
 /** A migration that failed: on head this is the regression, on base the run could not start. */
@@ -436,9 +462,13 @@ export function environmentSection(ctx: Context): string[] {
     .join(', ');
   const noise = r.comparison?.noise_floor;
   const pairs: [string, string][] = [
-    ['PostgreSQL', orNone(e.server_version)],
-    ['server', `${orNone(e.server_kind)}${e.server === null ? '' : `: ${text(e.server)}`}`],
-    ['settings', config === '' ? '–' : config],
+    ...(r.servers
+      ? serverRows(r.servers)
+      : ([
+          ['PostgreSQL', orNone(e.server_version)],
+          ['server', `${orNone(e.server_kind)}${e.server === null ? '' : `: ${text(e.server)}`}`],
+          ['settings', config === '' ? '–' : config],
+        ] as [string, string][])),
     ['workload', `${code(e.workload.path, Infinity, true)}: ${plural(e.workload.sessions, 'session')}, ${plural(e.workload.statements, 'statement')}`],
     ['rounds', `${count(e.rounds)}, order alternating`],
     ...(e.time_budget ? ([['time budget', text(e.time_budget.note)]] as [string, string][]) : []),
@@ -488,6 +518,44 @@ export function environmentSection(ctx: Context): string[] {
     );
   }
   return [...details('Environment', body), ''];
+}
+
+/** Settings named in the environment table before "and N more" (the JSON report has them all). */
+const SETTINGS_SHOWN = 30;
+
+/** The environment rows of a run whose head had a server of its own: each side's, and what differs. */
+function serverRows(s: ServersReport): [string, string][] {
+  const config = (c: Record<string, string>) => Object.entries(c).map(([k, v]) => code(`${k}=${v}`, Infinity, true)).join(', ') || '–';
+  const where = (side: ServersReport['base']) => `${text(side.kind)}: ${text(side.url ?? side.description)}`;
+  const sessions = (side: ServersReport['base']) =>
+    side.keeps_sessions === null ? `unknown (${text(side.sessions_note)})` : side.keeps_sessions ? 'kept' : `not kept: ${text(side.sessions_note)}`;
+  const differ = s.settings.slice(0, SETTINGS_SHOWN).map((d) => `${code(d.name, Infinity, true)} ${text(d.base)} → ${text(d.head)}`);
+  const hidden = s.settings.length - differ.length;
+  const only = (names: string[]) => (names.length === 0 ? '–' : names.slice(0, SETTINGS_SHOWN).map((n) => code(n, Infinity, true)).join(', ') + (names.length > SETTINGS_SHOWN ? ` and ${count(names.length - SETTINGS_SHOWN)} more` : ''));
+  return [
+    ['PostgreSQL', s.base.version === s.head.version ? `${text(s.base.version)} on both sides` : `base ${text(s.base.version)}, head ${text(s.head.version)}`],
+    ['base server', where(s.base)],
+    ['head server', where(s.head)],
+    ['settings given', `base ${config(s.base.postgres_config)}; head ${config(s.head.postgres_config)}`],
+    [
+      'settings that differ',
+      s.settings_error !== null
+        ? `not compared: ${text(s.settings_error)}`
+        : differ.length === 0
+          ? 'none'
+          : differ.join(', ') + (hidden > 0 ? ` and ${count(hidden)} more (JSON report)` : ''),
+    ],
+    ...(s.only_base.length + s.only_head.length > 0
+      ? ([
+          ['settings only on base', only(s.only_base)],
+          ['settings only on head', only(s.only_head)],
+        ] as [string, string][])
+      : []),
+    ['sessions', `base ${sessions(s.base)}; head ${sessions(s.head)}`],
+    ...(s.session_features.length > 0
+      ? ([['session state in the workload', plural(s.session_features.length, 'statement group')]] as [string, string][])
+      : []),
+  ];
 }
 
 function firstLine(value: string, max: number): string {

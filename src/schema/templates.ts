@@ -114,18 +114,78 @@ export interface TemplateContext {
 }
 
 /**
- * Builds both templates for a run (the gate's or a capacity sweep's).
+ * The inputs of a run's template build (the gate's or a capacity sweep's).
  * @param where the server, the names, the schemas and where base's files are
  * @param run the run's seed and whether head is built from scratch
  * @param context the run's working directory, log and interrupt
- * @returns as buildTemplates
+ * @returns the inputs
  */
-export function buildRunTemplates(
+export function runTemplateInputs(
   where: Pick<TemplateInputs, 'serverUrl' | 'prefix' | 'source' | 'baseRoot'>,
   run: Pick<TemplateInputs, 'seed' | 'headFromScratch'>,
   context: TemplateContext,
-): Promise<Templates> {
-  return buildTemplates({ ...where, headRoot: context.cwd, seed: run.seed, headFromScratch: run.headFromScratch, logger: context.logger, signal: context.signal });
+): TemplateInputs {
+  return { ...where, headRoot: context.cwd, seed: run.seed, headFromScratch: run.headFromScratch, logger: context.logger, signal: context.signal };
+}
+
+/** The steps of each schema, and whether head is built on a copy of base. */
+interface SchemaSteps {
+  base: Step[];
+  headFull: Step[];
+  /** What head adds to a copy of base; null when head is built from scratch. */
+  headDelta: Step[] | null;
+  scratchReason: string | null;
+}
+
+async function planSteps(inputs: TemplateInputs, forHead: boolean): Promise<SchemaSteps> {
+  const { logger, source } = inputs;
+  if (source.kind === 'files') {
+    const explicitBase = source.base !== undefined;
+    const baseFiles = await resolveMigrationFiles(source.base ?? source.head, inputs.baseRoot, explicitBase ? 'base-migrations' : 'migrations', explicitBase);
+    const headFiles = await resolveMigrationFiles(source.head, inputs.headRoot, 'migrations', true);
+    if (baseFiles.length === 0) logger.info('base: no migration files in the base commit; base starts from an empty database');
+    const plan = planHead(baseFiles, headFiles, inputs.headFromScratch);
+    if (forHead && plan.mode === 'copy') logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(', ') || 'none'}`);
+    return {
+      base: fileSteps(baseFiles, inputs.signal),
+      headFull: fileSteps(headFiles, inputs.signal),
+      headDelta: plan.mode === 'copy' ? fileSteps(plan.newFiles, inputs.signal) : null,
+      scratchReason: plan.mode === 'scratch' ? plan.reason : null,
+    };
+  }
+  const headFull = [commandStep(source.command, inputs.headRoot, 'head', inputs)];
+  return {
+    base: [commandStep(source.command, inputs.baseRoot, 'base', inputs)],
+    headFull,
+    headDelta: inputs.headFromScratch ? null : headFull,
+    scratchReason: inputs.headFromScratch ? 'head-from-scratch was requested' : null,
+  };
+}
+
+/** Base's migrations, the seed, VACUUM ANALYZE; a failing migration throws {@link BaseSchemaError}. */
+async function buildBase(inputs: TemplateInputs, steps: Step[]): Promise<{ name: string; runs: MigrationRun[] }> {
+  const name = `${inputs.prefix}_base`;
+  inputs.logger.info(`building the base schema (${name})`);
+  const url = await createDatabase(inputs.serverUrl, name);
+  const base = await runSteps('base', steps, url, inputs.logger);
+  if (base.failure) {
+    throw new BaseSchemaError(`the base schema cannot be built: ${base.error!.message}`, base.failure);
+  }
+  if (inputs.seed) await loadSeed(inputs.seed, url, inputs.headRoot, inputs.logger, inputs.signal);
+  await vacuumAnalyzeDatabase(url);
+  return { name, runs: base.runs };
+}
+
+/**
+ * Builds base's template alone: on base's server when head replays on a server of its own
+ * (which builds both, see {@link buildTemplates}).
+ * @param inputs where the schema comes from and where it goes
+ * @returns the template's name and its migrations' timings
+ * @throws BaseSchemaError when base cannot be built; InputError for bad globs
+ */
+export async function buildBaseTemplate(inputs: TemplateInputs): Promise<{ name: string; migrations: MigrationRun[] }> {
+  const built = await buildBase(inputs, (await planSteps(inputs, false)).base);
+  return { name: built.name, migrations: built.runs };
 }
 
 /**
@@ -135,57 +195,27 @@ export function buildRunTemplates(
  * @throws BaseSchemaError when base cannot be built; InputError for bad globs
  */
 export async function buildTemplates(inputs: TemplateInputs): Promise<Templates> {
-  const { logger, source } = inputs;
-  const baseName = `${inputs.prefix}_base`;
+  const { logger } = inputs;
   const headName = `${inputs.prefix}_head`;
-
-  let baseSteps: Step[];
-  let headFull: Step[];
-  let headDelta: Step[] | null;
-  let scratchReason: string | null = null;
-  if (source.kind === 'files') {
-    const explicitBase = source.base !== undefined;
-    const baseFiles = await resolveMigrationFiles(source.base ?? source.head, inputs.baseRoot, explicitBase ? 'base-migrations' : 'migrations', explicitBase);
-    const headFiles = await resolveMigrationFiles(source.head, inputs.headRoot, 'migrations', true);
-    if (baseFiles.length === 0) logger.info('base: no migration files in the base commit; base starts from an empty database');
-    const plan = planHead(baseFiles, headFiles, inputs.headFromScratch);
-    baseSteps = fileSteps(baseFiles, inputs.signal);
-    headFull = fileSteps(headFiles, inputs.signal);
-    headDelta = plan.mode === 'copy' ? fileSteps(plan.newFiles, inputs.signal) : null;
-    if (plan.mode === 'scratch') scratchReason = plan.reason;
-    else logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(', ') || 'none'}`);
-  } else {
-    baseSteps = [commandStep(source.command, inputs.baseRoot, 'base', inputs)];
-    headFull = [commandStep(source.command, inputs.headRoot, 'head', inputs)];
-    headDelta = inputs.headFromScratch ? null : headFull;
-    if (inputs.headFromScratch) scratchReason = 'head-from-scratch was requested';
-  }
-
-  logger.info(`building the base schema (${baseName})`);
-  const baseUrl = await createDatabase(inputs.serverUrl, baseName);
-  const base = await runSteps('base', baseSteps, baseUrl, logger);
-  if (base.failure) {
-    throw new BaseSchemaError(`the base schema cannot be built: ${base.error!.message}`, base.failure);
-  }
-  if (inputs.seed) await loadSeed(inputs.seed, baseUrl, inputs.headRoot, logger, inputs.signal);
-  await vacuumAnalyzeDatabase(baseUrl);
+  const steps = await planSteps(inputs, true);
+  const base = await buildBase(inputs, steps.base);
 
   let headUrl: string;
   let head: Awaited<ReturnType<typeof runSteps>>;
-  if (headDelta) {
+  if (steps.headDelta) {
     logger.info(`building the head schema (${headName}) from a copy of base`);
-    headUrl = await createDatabase(inputs.serverUrl, headName, baseName);
-    head = await runSteps('head', headDelta, headUrl, logger);
+    headUrl = await createDatabase(inputs.serverUrl, headName, base.name);
+    head = await runSteps('head', steps.headDelta, headUrl, logger);
   } else {
-    logger.info(`building the head schema (${headName}) from scratch: ${scratchReason}`);
+    logger.info(`building the head schema (${headName}) from scratch: ${steps.scratchReason}`);
     headUrl = await createDatabase(inputs.serverUrl, headName);
-    head = await runSteps('head', headFull, headUrl, logger);
+    head = await runSteps('head', steps.headFull, headUrl, logger);
     if (!head.failure && inputs.seed) await loadSeed(inputs.seed, headUrl, inputs.headRoot, logger, inputs.signal);
   }
   if (head.failure) {
     logger.info(`head: ${head.error!.message}`);
-    return { base: baseName, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: scratchReason };
+    return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason };
   }
   await vacuumAnalyzeDatabase(headUrl);
-  return { base: baseName, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: scratchReason };
+  return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason };
 }

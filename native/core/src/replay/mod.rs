@@ -261,6 +261,11 @@ fn hint_for(sqlstate: Option<&str>, message: &str) -> &'static str {
         Some("3D000") => "; create the database or point the connection string at an existing one",
         Some("53300") => "; the server has no free connection slots: raise max_connections or lower the replay's concurrency",
         Some("57P03") => "; the server is starting up or shutting down: wait for it and retry",
+        // PgBouncer refuses startup parameters it does not know; the replay sends `options`
+        // only to carry a statement timeout or read-only mode.
+        Some("08P01") if m.contains("unsupported startup parameter") => {
+            "; a connection pooler refuses the startup parameter `options`, which carries the statement timeout and read-only mode: set them on the database role instead (ALTER ROLE … SET statement_timeout = …) and leave them off here"
+        }
         _ if m.contains("refused") => "; is the server running and listening on that host and port?",
         _ if m.contains("timed out") => "; check the host, port and any firewall between here and the server",
         _ if m.contains("tls") || m.contains("certificate") || m.contains("ssl") => {
@@ -685,4 +690,17 @@ pub async fn replay(
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hint_for;
+
+    #[test]
+    fn a_pooler_refusing_the_options_parameter_gets_the_fix() {
+        let hint = hint_for(Some("08P01"), "unsupported startup parameter: options");
+        assert!(hint.contains("ALTER ROLE … SET statement_timeout"), "{hint}");
+        // Another protocol violation is not about the startup parameters.
+        assert_eq!(hint_for(Some("08P01"), "invalid message length"), "");
+    }
 }

@@ -10,9 +10,13 @@
 //! A sequence is never moved back below ids the database already holds: the seed may hold more
 //! rows than production did at capture time, and a sequence set under them would make every
 //! replayed INSERT a unique violation. Such a sequence is kept, and the report says why.
+//!
+//! Every query here is sent with `query_typed`: one round trip with the unnamed statement. A
+//! named statement (what `query` prepares first) does not survive a transaction-mode pooler
+//! such as PgBouncer, which may run the Bind on another server connection than the Parse.
 
 use serde::Serialize;
-use tokio_postgres::types::ToSql;
+use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::Client;
 
 use crate::keys::{KeyOrigin, SequenceHint};
@@ -59,9 +63,9 @@ fn error_line(e: &tokio_postgres::Error) -> String {
 async fn scalar_text(
     client: &Client,
     sql: &str,
-    params: &[&(dyn ToSql + Sync)],
+    params: &[(&(dyn ToSql + Sync), Type)],
 ) -> Result<Option<String>, tokio_postgres::Error> {
-    let row = client.query_opt(sql, params).await?;
+    let row = client.query_typed_opt(sql, params).await?;
     Ok(row.and_then(|r| r.get::<_, Option<String>>(0)))
 }
 
@@ -83,9 +87,9 @@ pub async fn restore_snapshot(client: &Client, snapshot: &[SequenceState]) -> Ve
         match guard(client, &name, next).await {
             Err(reason) => out.push(kept(name, next, "snapshot", reason)),
             Ok(()) => match client
-                .query(
+                .query_typed(
                     "SELECT setval($1::text::regclass, $2, $3)",
-                    &[&name, &value, &called],
+                    &[(&name, Type::TEXT), (&value, Type::INT8), (&called, Type::BOOL)],
                 )
                 .await
             {
@@ -121,7 +125,7 @@ pub async fn align_inferred(client: &Client, hints: &[SequenceHint]) -> Vec<Sequ
                 match scalar_text(
                     client,
                     "SELECT pg_get_serial_sequence($1, $2)",
-                    &[&table_ref, column],
+                    &[(&table_ref, Type::TEXT), (column, Type::TEXT)],
                 )
                 .await
                 {
@@ -154,9 +158,9 @@ pub async fn align_inferred(client: &Client, hints: &[SequenceHint]) -> Vec<Sequ
         match guard(client, &seq, Some(next)).await {
             Err(reason) => out.push(kept(seq, Some(next), "inferred", reason)),
             Ok(()) => match client
-                .query(
+                .query_typed(
                     "SELECT setval($1::text::regclass, $2, false)",
-                    &[&seq, &next],
+                    &[(&seq, Type::TEXT), (&next, Type::INT8)],
                 )
                 .await
             {
@@ -182,14 +186,14 @@ async fn guard(client: &Client, seq: &str, next: Option<i64>) -> Result<(), Stri
     };
     // The column that owns the sequence (serial: 'a', identity: 'i').
     let owner = client
-        .query_opt(
+        .query_typed_opt(
             "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), quote_ident(a.attname) \
              FROM pg_depend d \
              JOIN pg_class c ON c.oid = d.refobjid \
              JOIN pg_namespace n ON n.oid = c.relnamespace \
              JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid \
              WHERE d.classid = 'pg_class'::regclass AND d.objid = $1::text::regclass AND d.deptype IN ('a', 'i')",
-            &[&seq],
+            &[(&seq, Type::TEXT)],
         )
         .await
         .map_err(|e| error_line(&e))?;
