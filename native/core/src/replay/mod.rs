@@ -23,15 +23,18 @@
 
 mod connect;
 mod exec;
+mod handoff;
 mod keys;
 pub mod pg_retest_results;
 pub mod records;
 pub mod report;
+mod returned;
 pub mod sequences;
 mod session;
 mod tally;
 mod tls;
 mod txn;
+mod wire;
 mod workers;
 
 use std::collections::HashMap;
@@ -45,7 +48,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub use connect::RetryPolicy;
-use connect::{connect_with_retry, Tls};
+use connect::{connect_client_with_retry, Tls};
 pub use keys::CorrelationReport;
 pub use report::*;
 pub use sequences::SequenceOutcome;
@@ -82,6 +85,20 @@ pub struct ReplayOptions {
     pub correlate_keys: bool,
     /// Put the workload's sequences where they stood at capture time before replaying.
     pub align_sequences: bool,
+    /// How sessions send their statements once connected.
+    pub driver: Driver,
+}
+
+/// How a session talks to the server once tokio-postgres has connected and authenticated it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Driver {
+    /// The session's own simple-query loop on the authenticated socket (`wire.rs`): one task per
+    /// session, reused buffers, only command tags, errors and producers' rows parsed.
+    #[default]
+    Wire,
+    /// A tokio-postgres client per session (a connection task, a channel, messages parsed in
+    /// full): the earlier path, kept to compare the two.
+    TokioPostgres,
 }
 
 impl Default for ReplayOptions {
@@ -106,6 +123,7 @@ impl Default for ReplayOptions {
             progress_interval: Duration::from_millis(250),
             correlate_keys: true,
             align_sequences: true,
+            driver: Driver::default(),
         }
     }
 }
@@ -230,8 +248,8 @@ impl Shared {
         };
         // Not tied to `stop`: the final probe runs after the run has been stopped.
         let never = CancellationToken::new();
-        match connect_with_retry(&self.tls, &self.pg_config, policy, &never, 0).await {
-            Ok(c) => match c.client.simple_query("SELECT 1").await {
+        match connect_client_with_retry(&self.tls, &self.pg_config, policy, &never, 0).await {
+            Ok(c) => match c.conn.simple_query("SELECT 1").await {
                 Ok(_) => None,
                 Err(e) => Some(connect::error_chain(&e)),
             },
@@ -363,39 +381,40 @@ pub async fn replay(
         ..opts.connect
     };
     let mut sequences = None;
-    let server_version = match connect_with_retry(&tls, &pg_config, preflight_policy, &cancel, 1)
-        .await
-    {
-        Ok(c) => {
-            // Writes only: a read-only replay inserts nothing that a sequence could number.
-            if opts.align_sequences && !opts.read_only {
-                sequences = Some(align_sequences(&c.client, &workload).await)
-                    .filter(|s: &Vec<SequenceOutcome>| !s.is_empty());
+    let server_version =
+        match connect_client_with_retry(&tls, &pg_config, preflight_policy, &cancel, 1).await {
+            Ok(c) => {
+                // Writes only: a read-only replay inserts nothing that a sequence could number.
+                if opts.align_sequences && !opts.read_only {
+                    sequences = Some(align_sequences(&c.conn, &workload).await)
+                        .filter(|s: &Vec<SequenceOutcome>| !s.is_empty());
+                }
+                let v = c
+                    .conn
+                    .simple_query("SHOW server_version")
+                    .await
+                    .ok()
+                    .and_then(|msgs| {
+                        msgs.into_iter().find_map(|m| match m {
+                            tokio_postgres::SimpleQueryMessage::Row(r) => {
+                                r.get(0).map(str::to_string)
+                            }
+                            _ => None,
+                        })
+                    });
+                v.unwrap_or_else(|| "unknown".into())
             }
-            let v = c
-                .client
-                .simple_query("SHOW server_version")
-                .await
-                .ok()
-                .and_then(|msgs| {
-                    msgs.into_iter().find_map(|m| match m {
-                        tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
-                        _ => None,
-                    })
+            Err(r) if r.cancelled => return Err(ReplayError::Cancelled),
+            Err(r) => {
+                let hint = hint_for(r.failure.sqlstate.as_deref(), &r.failure.message);
+                return Err(ReplayError::Connect {
+                    target,
+                    message: r.failure.message,
+                    sqlstate: r.failure.sqlstate,
+                    hint,
                 });
-            v.unwrap_or_else(|| "unknown".into())
-        }
-        Err(r) if r.cancelled => return Err(ReplayError::Cancelled),
-        Err(r) => {
-            let hint = hint_for(r.failure.sqlstate.as_deref(), &r.failure.message);
-            return Err(ReplayError::Connect {
-                target,
-                message: r.failure.message,
-                sqlstate: r.failure.sqlstate,
-                hint,
-            });
-        }
-    };
+            }
+        };
 
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     // pg-retest's format is built from our per-statement records; without a results file of our
