@@ -67,17 +67,18 @@ pub enum ExecOutcome {
 /// the client sends a cancel request, and again before it gives the connection up.
 const GRACE: Duration = Duration::from_secs(2);
 
-/// Runs `sql` with the simple-query protocol. Rows are counted, and kept as text in `returned`
-/// only when it is given (a statement that returns generated keys).
+/// Runs `sql` with the simple-query protocol; its latency counts from `started` (read just
+/// before). Rows are counted, and kept as text in `returned` only when it is given (a statement
+/// that returns generated keys).
 pub async fn execute(
     conn: &mut Conn,
     tls: &Tls,
+    started: Instant,
     sql: &str,
     statement_timeout: Option<Duration>,
     stop: &CancellationToken,
     returned: Option<&mut Returned>,
 ) -> ExecOutcome {
-    let started = Instant::now();
     match conn {
         Conn::Wire(w) => {
             let (io, target) = w.parts();

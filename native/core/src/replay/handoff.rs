@@ -601,7 +601,7 @@ mod tests {
     fn the_reader_stops_exactly_after_ready_for_query() {
         let mut wire = Vec::new();
         wire.extend_from_slice(b"R\0\0\0\x08\0\0\0\0"); // AuthenticationOk
-        wire.extend_from_slice(b"S\0\0\0\x0ba\0bcdef\0"); // ParameterStatus
+        wire.extend_from_slice(b"S\0\0\0\x0ba\0bcde\0"); // ParameterStatus
         wire.extend_from_slice(b"Z\0\0\0\x05I"); // ReadyForQuery
         let startup = wire.len();
         wire.extend_from_slice(b"N\0\0\0\x04"); // anything the server sends later

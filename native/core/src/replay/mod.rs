@@ -25,6 +25,7 @@ mod connect;
 mod exec;
 mod handoff;
 mod keys;
+mod latency;
 pub mod pg_retest_results;
 pub mod records;
 pub mod report;
@@ -55,7 +56,7 @@ pub use sequences::SequenceOutcome;
 
 use crate::classify::classify_sessions;
 use crate::scale::{plan_sessions, ScaleError, ScaleOptions};
-use crate::stats::summarize;
+use crate::stats::{summarize, summarize_sorted_runs};
 use crate::workload::Workload;
 
 /// Everything a replay can be told.
@@ -451,6 +452,9 @@ pub async fn replay(
         .map(|p| workload.statements_of(p.source as usize).len() as u64)
         .sum();
     let sessions_planned = plan.sessions.len() as u64;
+    // Before the sessions start, so that their scratch memory is free again when they end.
+    let planned = latency::Planned::of(&workload, &plan.sessions);
+    let captured = planned.captured(&workload, &plan.sessions);
     let stop = CancellationToken::new();
     let shared = Arc::new(Shared {
         workload: Arc::clone(&workload),
@@ -532,7 +536,9 @@ pub async fn replay(
             Ok((rep, t)) => {
                 totals.merge(&t.counts);
                 for (fp, ft) in t.by_fingerprint {
-                    let m = merged.entry(fp).or_default();
+                    let m = merged.entry(fp).or_insert_with(|| {
+                        tally::FingerprintTally::with_capacity(planned.count(fp))
+                    });
                     m.counts.merge(&ft.counts);
                     m.samples.extend_from_slice(&ft.samples);
                     m.rows += ft.rows;
@@ -597,28 +603,12 @@ pub async fn replay(
         ),
     };
 
-    let mut all_samples: Vec<u32> = Vec::new();
     let mut fingerprints = Vec::with_capacity(merged.len());
-    let mut captured_by_fp: HashMap<u32, Vec<u32>> = HashMap::new();
-    for p in &plan.sessions {
-        for st in workload.statements_of(p.source as usize) {
-            captured_by_fp
-                .entry(workload.fingerprint_index(st.text))
-                .or_default()
-                .push(u32::try_from(st.duration_us).unwrap_or(u32::MAX));
-        }
-    }
     for (fp_idx, mut ft) in merged {
         let entry = &workload.fingerprints()[fp_idx as usize];
-        all_samples.extend_from_slice(&ft.samples);
-        let mut sorted = ft.samples.clone();
-        let latency = summarize(&mut sorted);
-        let captured_latency = summarize(
-            captured_by_fp
-                .get_mut(&fp_idx)
-                .map(|v| v.as_mut_slice())
-                .unwrap_or(&mut []),
-        );
+        // Sorted in place: the report's samples are ascending (see latency.rs).
+        let latency = summarize(&mut ft.samples);
+        let captured_latency = captured.get(&fp_idx).copied().unwrap_or_default();
         let mut errors: Vec<ErrorGroup> = ft
             .errors
             .drain()
@@ -647,8 +637,12 @@ pub async fn replay(
             .cmp(&a.counts.captured)
             .then(a.fingerprint.cmp(&b.fingerprint))
     });
-    let latency = summarize(&mut all_samples);
-    drop(all_samples);
+    let latency = summarize_sorted_runs(
+        &fingerprints
+            .iter()
+            .map(|f| f.samples.as_slice())
+            .collect::<Vec<_>>(),
+    );
 
     let sessions_completed = session_reports
         .iter()

@@ -92,16 +92,20 @@ impl Run<'_> {
         let _ = tx.send(Some(rec)).await;
     }
 
-    fn count_executed(&mut self, error: bool) {
+    /// Counts a statement that ended at `now`.
+    fn count_executed(&mut self, error: bool, now: Instant) {
         self.unflushed_executed += 1;
         self.unflushed_errors += u64::from(error);
-        if self.unflushed_executed >= COUNTER_BATCH || self.last_flush.elapsed() >= COUNTER_MAX_AGE
-        {
-            self.flush_counters();
+        if self.unflushed_executed >= COUNTER_BATCH || now - self.last_flush >= COUNTER_MAX_AGE {
+            self.flush_counters_at(now);
         }
     }
 
     fn flush_counters(&mut self) {
+        self.flush_counters_at(Instant::now());
+    }
+
+    fn flush_counters_at(&mut self, now: Instant) {
         let c = &self.shared.counters;
         c.executed.fetch_add(
             std::mem::take(&mut self.unflushed_executed),
@@ -111,7 +115,7 @@ impl Run<'_> {
             std::mem::take(&mut self.unflushed_errors),
             Ordering::Relaxed,
         );
-        self.last_flush = Instant::now();
+        self.last_flush = now;
     }
 
     async fn skip(&mut self, i: usize, reason: SkipReason) {
@@ -190,6 +194,11 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     if statements.is_empty() {
         return finish(run);
     }
+    run.tally.reserve(
+        statements
+            .iter()
+            .map(|st| workload.fingerprint_index(st.text)),
+    );
 
     // Arrive when the workload says this session arrives.
     if !sleep_until(shared.start + scheduled, &stop).await {
@@ -286,7 +295,10 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
             }
         }
 
-        let sent_at = shared.start.elapsed();
+        // One clock reading for the send and one for the answer (in `execute`): each statement's
+        // own bookkeeping is derived from those two.
+        let sent = Instant::now();
+        let sent_at = sent - shared.start;
         if run.report.actual_start_us.is_none() {
             run.report.actual_start_us = Some(sent_at.as_micros() as u64);
         }
@@ -310,6 +322,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         let outcome = execute(
             &mut conn,
             &shared.tls,
+            sent,
             sql,
             shared.opts.statement_timeout,
             &stop,
@@ -323,7 +336,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 }
                 let us = micros(latency);
                 run.tally.ok(fp_idx, us, rows);
-                run.count_executed(false);
+                run.count_executed(false, sent + latency);
                 run.record(
                     i,
                     "ok",
@@ -341,7 +354,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
             } => {
                 let us = micros(latency);
                 run.tally.error(fp_idx, &sqlstate, &message);
-                run.count_executed(true);
+                run.count_executed(true, sent + latency);
                 run.record(
                     i,
                     "error",
@@ -358,6 +371,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                     if let ExecOutcome::Lost { message, sqlstate } = execute(
                         &mut conn,
                         &shared.tls,
+                        Instant::now(),
                         "ROLLBACK",
                         shared.opts.statement_timeout,
                         &stop,

@@ -16,6 +16,16 @@ pub struct FingerprintTally {
     pub errors: HashMap<String, (String, u64)>,
 }
 
+impl FingerprintTally {
+    /// Room for `samples` latencies from the start (see `latency.rs`).
+    pub fn with_capacity(samples: usize) -> FingerprintTally {
+        FingerprintTally {
+            samples: Vec::with_capacity(samples),
+            ..Default::default()
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Tally {
     pub counts: Accounting,
@@ -25,6 +35,18 @@ pub struct Tally {
 impl Tally {
     fn fp(&mut self, fp: u32) -> &mut FingerprintTally {
         self.by_fingerprint.entry(fp).or_default()
+    }
+
+    /// Makes room for the latencies of the statements whose fingerprints `fps` yields, so that
+    /// no sample buffer grows (and is copied) during the run.
+    pub fn reserve(&mut self, fps: impl Iterator<Item = u32>) {
+        let mut counts: HashMap<u32, usize, FnvBuild> = HashMap::default();
+        for fp in fps {
+            *counts.entry(fp).or_default() += 1;
+        }
+        for (fp, n) in counts {
+            self.fp(fp).samples.reserve_exact(n);
+        }
     }
 
     pub fn ok(&mut self, fp: u32, latency_us: u32, rows: u64) {
@@ -39,11 +61,14 @@ impl Tally {
         bump_err(&mut self.counts);
         let f = self.fp(fp);
         bump_err(&mut f.counts);
-        let e = f
-            .errors
-            .entry(sqlstate.to_string())
-            .or_insert_with(|| (message.to_string(), 0));
-        e.1 += 1;
+        // The SQLSTATE's entry exists after its first error: no string is made for the others.
+        match f.errors.get_mut(sqlstate) {
+            Some(e) => e.1 += 1,
+            None => {
+                f.errors
+                    .insert(sqlstate.to_string(), (message.to_string(), 1));
+            }
+        }
     }
 
     pub fn skip(&mut self, fp: u32, reason: SkipReason) {

@@ -323,9 +323,13 @@ fn message_length(bytes: &[u8]) -> io::Result<usize> {
 fn rows_of(body: &[u8]) -> u64 {
     let tag = cstr(body).map(|(t, _)| t).unwrap_or(body);
     let last = tag.rsplit(|&b| b == b' ').next().unwrap_or(tag);
-    std::str::from_utf8(last)
-        .ok()
-        .and_then(|s| s.parse().ok())
+    if last.is_empty() || !last.iter().all(u8::is_ascii_digit) {
+        return 0;
+    }
+    last.iter()
+        .try_fold(0u64, |n, &d| {
+            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
         .unwrap_or(0)
 }
 
