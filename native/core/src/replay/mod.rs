@@ -55,6 +55,7 @@ pub use report::*;
 pub use sequences::SequenceOutcome;
 
 use crate::classify::classify_sessions;
+use crate::fnv::FnvBuild;
 use crate::scale::{plan_sessions, ScaleError, ScaleOptions};
 use crate::stats::{summarize, summarize_sorted_runs};
 use crate::workload::Workload;
@@ -211,6 +212,8 @@ pub(crate) struct Shared {
     probing: AtomicBool,
     /// Replayed key values, when the workload has links and correlation is on.
     pub keys: Option<keys::KeyState>,
+    /// Where the sessions write their latencies.
+    pub slots: latency::Slots,
 }
 
 impl Shared {
@@ -455,6 +458,8 @@ pub async fn replay(
     // Before the sessions start, so that their scratch memory is free again when they end.
     let planned = latency::Planned::of(&workload, &plan.sessions);
     let captured = planned.captured(&workload, &plan.sessions);
+    let slots = latency::Slots::new(&planned);
+    drop(planned);
     let stop = CancellationToken::new();
     let shared = Arc::new(Shared {
         workload: Arc::clone(&workload),
@@ -471,6 +476,7 @@ pub async fn replay(
         records: writer.as_ref().map(|w| w.sender.clone()),
         probing: AtomicBool::new(false),
         keys: (opts.correlate_keys && !workload.keys().is_empty()).then(keys::KeyState::default),
+        slots,
     });
 
     // The caller's cancellation and the deadline both stop the run through one token.
@@ -529,6 +535,7 @@ pub async fn replay(
     let mut outcomes = workers::start(&shared, &plan.sessions).map_err(ReplayError::Runtime)?;
     let mut session_reports = Vec::with_capacity(plan.sessions.len());
     let mut merged: HashMap<u32, tally::FingerprintTally> = HashMap::new();
+    let mut extents: HashMap<u32, Vec<(usize, usize)>, FnvBuild> = HashMap::default();
     let mut totals = Accounting::default();
     let mut warnings = Vec::new();
     while let Some(outcome) = outcomes.recv().await {
@@ -536,11 +543,11 @@ pub async fn replay(
             Ok((rep, t)) => {
                 totals.merge(&t.counts);
                 for (fp, ft) in t.by_fingerprint {
-                    let m = merged.entry(fp).or_insert_with(|| {
-                        tally::FingerprintTally::with_capacity(planned.count(fp))
-                    });
+                    let m = merged.entry(fp).or_default();
+                    if let Some(region) = &ft.samples {
+                        extents.entry(fp).or_default().push(region.extent());
+                    }
                     m.counts.merge(&ft.counts);
-                    m.samples.extend_from_slice(&ft.samples);
                     m.rows += ft.rows;
                     for (code, (msg, n)) in ft.errors {
                         m.errors.entry(code).or_insert_with(|| (msg, 0)).1 += n;
@@ -603,11 +610,14 @@ pub async fn replay(
         ),
     };
 
+    // Every session has ended, and with it its regions: the samples can be packed.
+    let mut samples = shared.slots.collect(extents);
     let mut fingerprints = Vec::with_capacity(merged.len());
     for (fp_idx, mut ft) in merged {
         let entry = &workload.fingerprints()[fp_idx as usize];
+        let mut samples = samples.remove(&fp_idx).unwrap_or_default();
         // Sorted in place: the report's samples are ascending (see latency.rs).
-        let latency = summarize(&mut ft.samples);
+        let latency = summarize(&mut samples);
         let captured_latency = captured.get(&fp_idx).copied().unwrap_or_default();
         let mut errors: Vec<ErrorGroup> = ft
             .errors
@@ -628,7 +638,7 @@ pub async fn replay(
             captured_latency,
             rows: ft.rows,
             errors,
-            samples: ft.samples,
+            samples,
         });
     }
     fingerprints.sort_by(|a, b| {

@@ -194,10 +194,11 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     if statements.is_empty() {
         return finish(run);
     }
-    run.tally.reserve(
+    run.tally.claim(
         statements
             .iter()
             .map(|st| workload.fingerprint_index(st.text)),
+        &shared.slots,
     );
 
     // Arrive when the workload says this session arrives.

@@ -1,29 +1,21 @@
 //! Per-session tallies, merged into the run's report when the session ends (no shared locks on
-//! the hot path).
+//! the hot path); latencies go straight to the session's claimed slots (`latency.rs`).
 
 use std::collections::HashMap;
 
 use crate::fnv::FnvBuild;
 
+use super::latency::{Region, Slots};
 use super::report::{Accounting, NotExecutedReason, SkipReason};
 
 #[derive(Default)]
 pub struct FingerprintTally {
     pub counts: Accounting,
-    pub samples: Vec<u32>,
+    /// Where this session's latencies of the fingerprint go (`None` in merged tallies).
+    pub samples: Option<Region>,
     pub rows: u64,
     /// SQLSTATE → (first message, count)
     pub errors: HashMap<String, (String, u64)>,
-}
-
-impl FingerprintTally {
-    /// Room for `samples` latencies from the start (see `latency.rs`).
-    pub fn with_capacity(samples: usize) -> FingerprintTally {
-        FingerprintTally {
-            samples: Vec::with_capacity(samples),
-            ..Default::default()
-        }
-    }
 }
 
 #[derive(Default)]
@@ -37,15 +29,14 @@ impl Tally {
         self.by_fingerprint.entry(fp).or_default()
     }
 
-    /// Makes room for the latencies of the statements whose fingerprints `fps` yields, so that
-    /// no sample buffer grows (and is copied) during the run.
-    pub fn reserve(&mut self, fps: impl Iterator<Item = u32>) {
+    /// Claims slots for the latencies of the statements whose fingerprints `fps` yields.
+    pub fn claim(&mut self, fps: impl Iterator<Item = u32>, slots: &Slots) {
         let mut counts: HashMap<u32, usize, FnvBuild> = HashMap::default();
         for fp in fps {
             *counts.entry(fp).or_default() += 1;
         }
         for (fp, n) in counts {
-            self.fp(fp).samples.reserve_exact(n);
+            self.fp(fp).samples = slots.claim(fp, n);
         }
     }
 
@@ -53,7 +44,9 @@ impl Tally {
         bump_ok(&mut self.counts);
         let f = self.fp(fp);
         bump_ok(&mut f.counts);
-        f.samples.push(latency_us);
+        if let Some(region) = f.samples.as_mut() {
+            region.push(latency_us);
+        }
         f.rows += rows;
     }
 
