@@ -3,6 +3,7 @@
 //! ```text
 //! bench_replay gen    --out FILE.wkl --statements N [--sessions 16] [--seed S]
 //! bench_replay replay --wkl FILE.wkl --conninfo CONNINFO [--expect N] [--driver wire|tokio-postgres]
+//!                     [--threads N]
 //! ```
 //!
 //! `gen` writes a real `.wkl` file of pgbench `-S`-shaped point selects
@@ -10,7 +11,8 @@
 //! sessions. `replay` loads it with `Workload::load`, replays it as fast as possible (speed 0, one
 //! connection per session) and prints one JSON line with the counts, timings, its own CPU time and
 //! peak RSS. `--driver tokio-postgres` replays on the earlier path (a tokio-postgres client per
-//! session) instead of the session's own protocol loop, to compare the two. A run that did not complete, had a statement error, or whose counts do not add up
+//! session) instead of the session's own protocol loop, to compare the two; `--threads N` runs the
+//! sessions on N threads instead of one per core. A run that did not complete, had a statement error, or whose counts do not add up
 //! exits non-zero: figures from a broken run are worthless.
 
 use std::path::PathBuf;
@@ -34,7 +36,7 @@ fn main() -> ExitCode {
         _ => Err(format!(
             "usage: bench_replay gen --out FILE --statements N [--sessions K] [--seed S]\n       \
              bench_replay replay --wkl FILE --conninfo CONNINFO [--expect N] \
-             [--driver wire|tokio-postgres]\n(got {args:?})"
+             [--driver wire|tokio-postgres] [--threads N]\n(got {args:?})"
         )),
     };
     match result {
@@ -214,7 +216,14 @@ fn usage() -> Usage {
 }
 
 fn run_replay(args: &[String]) -> Result<(), String> {
-    let opts = options(args, &["wkl", "conninfo", "expect", "driver"])?;
+    let opts = options(args, &["wkl", "conninfo", "expect", "driver", "threads"])?;
+    let worker_threads = match get(&opts, "threads") {
+        None => None,
+        Some(_) => Some(
+            std::num::NonZeroUsize::new(number(&opts, "threads", None)? as usize)
+                .ok_or("--threads must be at least 1")?,
+        ),
+    };
     let driver = match get(&opts, "driver") {
         None | Some("wire") => Driver::Wire,
         Some("tokio-postgres") => Driver::TokioPostgres,
@@ -259,6 +268,7 @@ fn run_replay(args: &[String]) -> Result<(), String> {
         speed: 0.0,
         application_name: "pg-retest-bench".into(),
         driver,
+        worker_threads,
         ..ReplayOptions::default()
     };
     let report = runtime

@@ -89,6 +89,9 @@ pub struct ReplayOptions {
     pub align_sequences: bool,
     /// How sessions send their statements once connected.
     pub driver: Driver,
+    /// Threads the sessions run on (each with its own single-threaded runtime); `None` = one per
+    /// core.
+    pub worker_threads: Option<std::num::NonZeroUsize>,
 }
 
 /// How a session talks to the server once tokio-postgres has connected and authenticated it.
@@ -126,6 +129,7 @@ impl Default for ReplayOptions {
             correlate_keys: true,
             align_sequences: true,
             driver: Driver::default(),
+            worker_threads: None,
         }
     }
 }
