@@ -272,10 +272,14 @@ async fn copy_fails_cleanly_for_lack_of_data_and_copy_out_is_counted() {
         None,
     );
     b.push_statement("SELECT 1", 20, 5, QueryKind::Select, None);
+    // `prefer` against a server without TLS: the session asks, hears no, and goes on in the clear
+    // (the stream lent to tokio-postgres passes on that one-byte answer). `read-write`: the
+    // session asks the server, on its own loop, whether it takes writes.
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let conninfo = format!("{url}{separator}target_session_attrs=read-write")
+        .replace("sslmode=disable", "sslmode=prefer");
     let o = ReplayOptions {
-        // `prefer` against a server without TLS: the session asks, hears no, and goes on in the
-        // clear (the stream lent to tokio-postgres passes on that one-byte answer).
-        conninfo: url.replace("sslmode=disable", "sslmode=prefer"),
+        conninfo,
         speed: 0.0,
         ..Default::default()
     };
