@@ -170,7 +170,7 @@ export interface FingerprintReport {
   captured_latency: LatencySummary;
   rows: number;
   errors: ErrorGroup[];
-  /** Successful latencies in µs, in completion order; only with `includeSamples`. */
+  /** Successful latencies in µs, ascending; only with `includeSamples`. */
   samples?: number[];
 }
 

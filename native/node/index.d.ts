@@ -217,7 +217,7 @@ export interface ReplayOptions {
   /** Milliseconds between progress snapshots. Default 250. */
   progressIntervalMs?: number
   /**
-   * Add each fingerprint's successful latencies (`samples`, µs, in completion order) to the
+   * Add each fingerprint's successful latencies (`samples`, µs, ascending) to the
    * report. Default false.
    */
   includeSamples?: boolean

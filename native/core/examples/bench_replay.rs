@@ -2,14 +2,17 @@
 //!
 //! ```text
 //! bench_replay gen    --out FILE.wkl --statements N [--sessions 16] [--seed S]
-//! bench_replay replay --wkl FILE.wkl --conninfo CONNINFO [--expect N]
+//! bench_replay replay --wkl FILE.wkl --conninfo CONNINFO [--expect N] [--driver wire|tokio-postgres]
+//!                     [--threads N]
 //! ```
 //!
 //! `gen` writes a real `.wkl` file of pgbench `-S`-shaped point selects
 //! (`SELECT abalance FROM pgbench_accounts WHERE aid = <1..1,000,000>;`), spread evenly over the
 //! sessions. `replay` loads it with `Workload::load`, replays it as fast as possible (speed 0, one
 //! connection per session) and prints one JSON line with the counts, timings, its own CPU time and
-//! peak RSS. A run that did not complete, had a statement error, or whose counts do not add up
+//! peak RSS. `--driver tokio-postgres` replays on the earlier path (a tokio-postgres client per
+//! session) instead of the session's own protocol loop, to compare the two; `--threads N` runs the
+//! sessions on N threads instead of one per core. A run that did not complete, had a statement error, or whose counts do not add up
 //! exits non-zero: figures from a broken run are worthless.
 
 use std::path::PathBuf;
@@ -17,7 +20,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use pg_retest_core::replay::{replay, ReplayOptions, RunStatus};
+use pg_retest_core::replay::{replay, Driver, ReplayOptions, RunStatus};
 use pg_retest_core::wkl::{write_workload, Metadata, Query, QueryKind, Session, WorkloadProfile};
 use pg_retest_core::workload::Workload;
 use tokio_util::sync::CancellationToken;
@@ -32,7 +35,8 @@ fn main() -> ExitCode {
         Some("replay") => run_replay(&args[1..]),
         _ => Err(format!(
             "usage: bench_replay gen --out FILE --statements N [--sessions K] [--seed S]\n       \
-             bench_replay replay --wkl FILE --conninfo CONNINFO [--expect N]\n(got {args:?})"
+             bench_replay replay --wkl FILE --conninfo CONNINFO [--expect N] \
+             [--driver wire|tokio-postgres] [--threads N]\n(got {args:?})"
         )),
     };
     match result {
@@ -212,7 +216,23 @@ fn usage() -> Usage {
 }
 
 fn run_replay(args: &[String]) -> Result<(), String> {
-    let opts = options(args, &["wkl", "conninfo", "expect"])?;
+    let opts = options(args, &["wkl", "conninfo", "expect", "driver", "threads"])?;
+    let worker_threads = match get(&opts, "threads") {
+        None => None,
+        Some(_) => Some(
+            std::num::NonZeroUsize::new(number(&opts, "threads", None)? as usize)
+                .ok_or("--threads must be at least 1")?,
+        ),
+    };
+    let driver = match get(&opts, "driver") {
+        None | Some("wire") => Driver::Wire,
+        Some("tokio-postgres") => Driver::TokioPostgres,
+        Some(other) => {
+            return Err(format!(
+                "--driver must be wire or tokio-postgres, got {other:?}"
+            ))
+        }
+    };
     let path = PathBuf::from(get(&opts, "wkl").ok_or("--wkl is required")?);
     let conninfo = get(&opts, "conninfo")
         .ok_or("--conninfo is required")?
@@ -247,6 +267,8 @@ fn run_replay(args: &[String]) -> Result<(), String> {
         conninfo,
         speed: 0.0,
         application_name: "pg-retest-bench".into(),
+        driver,
+        worker_threads,
         ..ReplayOptions::default()
     };
     let report = runtime
@@ -269,6 +291,7 @@ fn run_replay(args: &[String]) -> Result<(), String> {
     let line = serde_json::json!({
         "status": status,
         "message": report.message,
+        "driver": if driver == Driver::Wire { "wire" } else { "tokio-postgres" },
         "statements": statements,
         "sessions": sessions,
         "sessions_completed": report.sessions_completed,

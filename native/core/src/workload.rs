@@ -112,24 +112,39 @@ pub struct Workload {
 }
 
 /// Every distinct SQL text, back to back in one string; a text's id is its position.
+///
+/// Text `i` ends at `ends[i]` plus 4 GiB for each entry of `wraps` at or before `i` (the first
+/// text ending past each further 4 GiB): four bytes a text instead of eight, and arenas of any
+/// size.
 #[derive(Debug, Default)]
 struct TextArena {
     bytes: String,
-    /// End offset of each text; text `i` starts where text `i - 1` ends.
-    ends: Vec<u64>,
+    /// End offset of each text, modulo 2^32; text `i` starts where text `i - 1` ends.
+    ends: Vec<u32>,
+    wraps: Vec<u32>,
 }
 
 impl TextArena {
     fn push(&mut self, text: &str) -> u32 {
         self.bytes.push_str(text);
-        self.ends.push(self.bytes.len() as u64);
-        (self.ends.len() - 1) as u32
+        let end = self.bytes.len() as u64;
+        let id = self.ends.len() as u32;
+        while (end >> 32) > self.wraps.len() as u64 {
+            self.wraps.push(id);
+        }
+        self.ends.push(end as u32);
+        id
+    }
+
+    fn end(&self, i: usize) -> usize {
+        let high = self.wraps.partition_point(|&w| w as usize <= i) as u64;
+        ((high << 32) | u64::from(self.ends[i])) as usize
     }
 
     fn get(&self, id: u32) -> &str {
         let i = id as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.bytes[start..self.ends[i] as usize]
+        let start = if i == 0 { 0 } else { self.end(i - 1) };
+        &self.bytes[start..self.end(i)]
     }
 
     fn len(&self) -> usize {
@@ -142,7 +157,7 @@ impl TextArena {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.bytes.capacity() + self.ends.capacity() * 8
+        self.bytes.capacity() + self.ends.capacity() * 4 + self.wraps.capacity() * 4
     }
 }
 
@@ -466,6 +481,21 @@ impl Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_ends_past_4_gib_are_read_back_whole() {
+        let mut arena = TextArena::default();
+        assert_eq!((arena.push("ab"), arena.push("cde")), (0, 1));
+        assert_eq!((arena.get(0), arena.get(1)), ("ab", "cde"));
+        // Texts 2 and 3 end past 4 GiB (offsets as `push` would store them).
+        let arena = TextArena {
+            bytes: String::new(),
+            ends: vec![10, 20, 5, 7],
+            wraps: vec![2],
+        };
+        let ends: Vec<usize> = (0..4).map(|i| arena.end(i)).collect();
+        assert_eq!(ends, [10, 20, (1 << 32) + 5, (1 << 32) + 7]);
+    }
 
     fn info() -> WorkloadInfo {
         WorkloadInfo::default()

@@ -66,7 +66,7 @@ pub struct ReplayOptions {
     pub application_name: Option<String>,
     /// Milliseconds between progress snapshots. Default 250.
     pub progress_interval_ms: Option<f64>,
-    /// Add each fingerprint's successful latencies (`samples`, µs, in completion order) to the
+    /// Add each fingerprint's successful latencies (`samples`, µs, ascending) to the
     /// report. Default false.
     pub include_samples: Option<bool>,
     /// Send the ids this replay's INSERT … RETURNING (and sequence calls) get where the workload

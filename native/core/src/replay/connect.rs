@@ -82,7 +82,11 @@ impl ConnectFailure {
                     || *code == SqlState::ADMIN_SHUTDOWN,
             };
         }
-        let message = error_chain(e);
+        ConnectFailure::without_sqlstate(error_chain(e))
+    }
+
+    /// A failure the server did not describe (socket, TLS, configuration), judged by its text.
+    pub fn without_sqlstate(message: String) -> ConnectFailure {
         let lower = message.to_ascii_lowercase();
         // Refused/reset: the listener is gone or overloaded. Timeouts: maybe a blip. Anything else
         // (TLS, bad config) will not fix itself.
@@ -136,8 +140,8 @@ pub struct RetryPolicy {
     pub max_backoff: Duration,
 }
 
-pub struct Connected {
-    pub client: Client,
+pub struct Connected<C> {
+    pub conn: C,
     pub attempts: u32,
 }
 
@@ -147,15 +151,34 @@ pub struct Refused {
     pub cancelled: bool,
 }
 
-/// Connects, retrying transient failures with exponential backoff (plus jitter so refused
-/// sessions do not retry in lockstep) until the retry window closes or `cancel` fires.
-pub async fn connect_with_retry(
+/// Opens a tokio-postgres client, retrying as `connect_with_retry` does.
+pub async fn connect_client_with_retry(
     tls: &Tls,
     config: &Config,
     policy: RetryPolicy,
     cancel: &CancellationToken,
     seed: u64,
-) -> Result<Connected, Refused> {
+) -> Result<Connected<Client>, Refused> {
+    let open = || async {
+        tls.connect(config)
+            .await
+            .map_err(|e| ConnectFailure::from_error(&e))
+    };
+    connect_with_retry(open, policy, cancel, seed).await
+}
+
+/// Connects with `open`, retrying transient failures with exponential backoff (plus jitter so
+/// refused sessions do not retry in lockstep) until the retry window closes or `cancel` fires.
+pub async fn connect_with_retry<C, F, Fut>(
+    mut open: F,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    seed: u64,
+) -> Result<Connected<C>, Refused>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<C, ConnectFailure>>,
+{
     let started = Instant::now();
     let mut backoff = policy.initial_backoff;
     let mut attempts = 0u32;
@@ -163,7 +186,7 @@ pub async fn connect_with_retry(
     loop {
         attempts += 1;
         let attempt = tokio::select! {
-            r = tokio::time::timeout(policy.attempt_timeout, tls.connect(config)) => r,
+            r = tokio::time::timeout(policy.attempt_timeout, open()) => r,
             _ = cancel.cancelled() => {
                 return Err(Refused {
                     failure: ConnectFailure { message: "cancelled before connecting".into(), sqlstate: None, transient: false, server_gone: false },
@@ -173,8 +196,8 @@ pub async fn connect_with_retry(
             }
         };
         let failure = match attempt {
-            Ok(Ok(client)) => return Ok(Connected { client, attempts }),
-            Ok(Err(e)) => ConnectFailure::from_error(&e),
+            Ok(Ok(conn)) => return Ok(Connected { conn, attempts }),
+            Ok(Err(failure)) => failure,
             Err(_) => ConnectFailure::timed_out(policy.attempt_timeout),
         };
         if !failure.transient || started.elapsed() + backoff > policy.window {

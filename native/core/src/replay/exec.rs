@@ -1,5 +1,7 @@
-//! Sending one statement and timing its full round trip.
+//! Sending one statement and timing its full round trip, on either path: the direct protocol
+//! loop (`wire.rs`, the default) or a tokio-postgres client (`Driver::TokioPostgres`).
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -8,14 +10,42 @@ use tokio_postgres::{Client, SimpleQueryMessage};
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{error_chain, Tls};
+use super::returned::Returned;
+use super::wire::WireConn;
+
+/// A session's connection.
+pub enum Conn {
+    Wire(WireConn),
+    Client(Client),
+}
+
+impl Conn {
+    /// Ends the session (a Terminate on the direct path; tokio-postgres sends its own on drop).
+    pub fn close(self) {
+        if let Conn::Wire(w) = self {
+            w.terminate();
+        }
+    }
+}
+
+/// What the server answered to one statement, before timing and timeouts.
+pub enum Answer {
+    Done {
+        rows: u64,
+    },
+    Failed {
+        sqlstate: String,
+        message: String,
+    },
+    Lost {
+        message: String,
+        sqlstate: Option<String>,
+    },
+}
 
 pub enum ExecOutcome {
-    Ok {
-        latency: Duration,
-        rows: u64,
-        /// The rows themselves, when asked for (a statement that returns generated keys).
-        returned: Option<Returned>,
-    },
+    /// Ran; the rows, when asked for, are in the `Returned` given to `execute`.
+    Ok { latency: Duration, rows: u64 },
     /// The server answered with an error; the session can go on.
     Failed {
         latency: Duration,
@@ -33,77 +63,81 @@ pub enum ExecOutcome {
     Interrupted,
 }
 
-/// Rows a statement returned, as text; kept only for statements whose keys are tracked.
-#[derive(Debug, Default)]
-pub struct Returned {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Option<String>>>,
-}
-
-/// More rows than any RETURNING whose keys a later statement uses; the rest are counted only.
-const MAX_RETURNED_ROWS: usize = 10_000;
-
 /// Time allowed after the statement timeout for the server's own cancellation to arrive before
 /// the client sends a cancel request, and again before it gives the connection up.
 const GRACE: Duration = Duration::from_secs(2);
 
-/// Runs `sql` with the simple-query protocol, streaming the rows: counted, and kept as text only
-/// when `keep_rows` (a statement that returns generated keys).
+/// Runs `sql` with the simple-query protocol; its latency counts from `started` (read just
+/// before). Rows are counted, and kept as text in `returned` only when it is given (a statement
+/// that returns generated keys).
 pub async fn execute(
-    client: &Client,
+    conn: &mut Conn,
     tls: &Tls,
+    started: Instant,
     sql: &str,
     statement_timeout: Option<Duration>,
     stop: &CancellationToken,
-    keep_rows: bool,
+    returned: Option<&mut Returned>,
 ) -> ExecOutcome {
-    let started = Instant::now();
-    let run = async {
-        let mut rows = 0u64;
-        let mut returned = keep_rows.then(Returned::default);
-        let stream = client.simple_query_raw(sql).await?;
-        futures_util::pin_mut!(stream);
-        while let Some(msg) = stream.next().await {
-            match msg? {
-                SimpleQueryMessage::CommandComplete(n) => rows += n,
-                SimpleQueryMessage::Row(row) => {
-                    if let Some(r) = returned.as_mut() {
-                        if r.columns.is_empty() {
-                            r.columns =
-                                row.columns().iter().map(|c| c.name().to_string()).collect();
-                        }
-                        if r.rows.len() < MAX_RETURNED_ROWS {
-                            r.rows.push(
-                                (0..row.len())
-                                    .map(|i| row.get(i).map(str::to_string))
-                                    .collect(),
-                            );
-                        }
-                    }
-                }
-                _ => {}
-            }
+    match conn {
+        Conn::Wire(w) => {
+            let (io, target) = w.parts();
+            guarded(
+                io.query(sql, returned),
+                || target.cancel(),
+                started,
+                statement_timeout,
+                stop,
+            )
+            .await
         }
-        Ok::<(u64, Option<Returned>), tokio_postgres::Error>((rows, returned))
-    };
-    tokio::pin!(run);
+        Conn::Client(client) => {
+            let client = &*client;
+            guarded(
+                client_query(client, sql, returned),
+                || async move { tls.cancel(&client.cancel_token()).await },
+                started,
+                statement_timeout,
+                stop,
+            )
+            .await
+        }
+    }
+}
 
+/// Waits for `run`, within the statement timeout's guard and until the run is stopped; either
+/// sends a cancel request with `cancel`.
+async fn guarded<F, C, CF>(
+    run: F,
+    cancel: C,
+    started: Instant,
+    statement_timeout: Option<Duration>,
+    stop: &CancellationToken,
+) -> ExecOutcome
+where
+    F: Future<Output = Answer>,
+    C: Fn() -> CF,
+    CF: Future<Output = ()>,
+{
+    tokio::pin!(run);
     let guard = statement_timeout.map(|t| t + GRACE);
     let first = tokio::select! {
+        // The answer first: a statement that has completed is never reported as interrupted.
+        biased;
         r = &mut run => Some(r),
-        _ = sleep_opt(guard) => None,
         _ = stop.cancelled() => {
-            tls.cancel(&client.cancel_token()).await;
+            cancel().await;
             // Let the cancelled statement's error arrive so the connection is left clean.
             let _ = tokio::time::timeout(GRACE, &mut run).await;
             return ExecOutcome::Interrupted;
         }
+        _ = sleep_opt(guard) => None,
     };
-    let result = match first {
+    let answer = match first {
         Some(r) => r,
         None => {
             // The server should have cancelled it itself (statement_timeout); ask explicitly.
-            tls.cancel(&client.cancel_token()).await;
+            cancel().await;
             match tokio::time::timeout(GRACE, &mut run).await {
                 Ok(r) => r,
                 Err(_) => {
@@ -118,13 +152,14 @@ pub async fn execute(
         }
     };
     let latency = started.elapsed();
-    match result {
-        Ok((rows, returned)) => ExecOutcome::Ok {
+    match answer {
+        Answer::Done { rows } => ExecOutcome::Ok { latency, rows },
+        Answer::Failed { sqlstate, message } => ExecOutcome::Failed {
             latency,
-            rows,
-            returned,
+            sqlstate,
+            message,
         },
-        Err(e) => classify(&e, latency),
+        Answer::Lost { message, sqlstate } => ExecOutcome::Lost { message, sqlstate },
     }
 }
 
@@ -135,25 +170,54 @@ async fn sleep_opt(d: Option<Duration>) {
     }
 }
 
-fn classify(e: &tokio_postgres::Error, latency: Duration) -> ExecOutcome {
+/// One statement through tokio-postgres, streaming the rows.
+async fn client_query(client: &Client, sql: &str, mut returned: Option<&mut Returned>) -> Answer {
+    let run = async {
+        let mut rows = 0u64;
+        let stream = client.simple_query_raw(sql).await?;
+        futures_util::pin_mut!(stream);
+        while let Some(msg) = stream.next().await {
+            match msg? {
+                SimpleQueryMessage::CommandComplete(n) => rows += n,
+                SimpleQueryMessage::Row(row) => {
+                    if let Some(r) = returned.as_deref_mut() {
+                        if !r.has_columns() {
+                            for c in row.columns() {
+                                r.push_column(c.name());
+                            }
+                        }
+                        r.push_row((0..row.len()).map(|i| row.get(i)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok::<u64, tokio_postgres::Error>(rows)
+    };
+    match run.await {
+        Ok(rows) => Answer::Done { rows },
+        Err(e) => classify(&e),
+    }
+}
+
+fn classify(e: &tokio_postgres::Error) -> Answer {
     if let Some(db) = e.as_db_error() {
         let fatal = matches!(
             db.parsed_severity(),
             Some(Severity::Fatal) | Some(Severity::Panic)
         );
         if fatal {
-            return ExecOutcome::Lost {
+            return Answer::Lost {
                 message: db.message().to_string(),
                 sqlstate: Some(db.code().code().to_string()),
             };
         }
-        return ExecOutcome::Failed {
-            latency,
+        return Answer::Failed {
             sqlstate: db.code().code().to_string(),
             message: db.message().to_string(),
         };
     }
-    ExecOutcome::Lost {
+    Answer::Lost {
         message: error_chain(e),
         sqlstate: None,
     }

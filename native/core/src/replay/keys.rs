@@ -5,14 +5,13 @@
 //! this replay was given instead of the captured ones. Scaled copies of a session keep keys of
 //! their own: copy k's consumers see the values copy k's producers got.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use serde::Serialize;
 
-use super::exec::Returned;
+use super::returned::Returned;
 use crate::keys::{KeyLinks, KeySource};
 
 /// Replayed values by (copy, key id), shared by every session of one replay.
@@ -41,14 +40,23 @@ pub struct CorrelationReport {
 }
 
 impl KeyState {
-    /// `text` with every linked literal of statement `g` replaced by its replayed value.
-    pub fn rewrite<'a>(&self, links: &KeyLinks, g: u32, copy: u32, text: &'a str) -> Cow<'a, str> {
+    /// Writes statement `g`'s `text` to `out` with every linked literal replaced by its replayed
+    /// value; false (and `out` untouched) when the statement has no linked literal.
+    pub fn rewrite_into(
+        &self,
+        links: &KeyLinks,
+        g: u32,
+        copy: u32,
+        text: &str,
+        out: &mut String,
+    ) -> bool {
         let uses = links.uses_in(g);
         if uses.is_empty() {
-            return Cow::Borrowed(text);
+            return false;
         }
         let values = self.values.lock().expect("key map never poisoned");
-        let mut out = String::with_capacity(text.len() + 8 * uses.len());
+        out.clear();
+        out.reserve(text.len() + 8 * uses.len());
         let mut at = 0usize;
         let (mut hit, mut miss) = (0u64, 0u64);
         for u in uses {
@@ -56,7 +64,7 @@ impl KeyState {
             out.push_str(&text[at..start]);
             match values.get(&(copy, u.key)) {
                 Some(v) => {
-                    push_literal(&mut out, v, u.quoted);
+                    push_literal(out, v, u.quoted);
                     hit += 1;
                 }
                 None => {
@@ -69,7 +77,7 @@ impl KeyState {
         out.push_str(&text[at..]);
         self.substituted.fetch_add(hit, Ordering::Relaxed);
         self.unresolved.fetch_add(miss, Ordering::Relaxed);
-        Cow::Owned(out)
+        true
     }
 
     /// Remembers the keys statement `g` produced in this replay.
@@ -77,16 +85,11 @@ impl KeyState {
         let mut values = self.values.lock().expect("key map never poisoned");
         for &id in links.produced_by(g) {
             let key = &links.keys[id as usize];
-            let Some(row) = returned.rows.get(key.row as usize) else {
-                continue;
-            };
-            let index = returned
-                .columns
-                .iter()
-                .position(|c| *c == key.column)
+            let column = returned
+                .column_position(&key.column)
                 .unwrap_or(key.column_index as usize);
-            if let Some(Some(v)) = row.get(index) {
-                values.insert((copy, id), v.as_str().into());
+            if let Some(v) = returned.cell(key.row as usize, column) {
+                values.insert((copy, id), v.into());
             }
         }
     }
@@ -116,7 +119,12 @@ fn push_literal(out: &mut String, value: &str, quoted: bool) {
         out.push_str(value);
     } else {
         out.push('\'');
-        out.push_str(&value.replace('\'', "''"));
+        for (i, part) in value.split('\'').enumerate() {
+            if i > 0 {
+                out.push_str("''");
+            }
+            out.push_str(part);
+        }
         out.push('\'');
     }
 }

@@ -23,15 +23,19 @@
 
 mod connect;
 mod exec;
+mod handoff;
 mod keys;
+mod latency;
 pub mod pg_retest_results;
 pub mod records;
 pub mod report;
+mod returned;
 pub mod sequences;
 mod session;
 mod tally;
 mod tls;
 mod txn;
+mod wire;
 mod workers;
 
 use std::collections::HashMap;
@@ -45,14 +49,15 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub use connect::RetryPolicy;
-use connect::{connect_with_retry, Tls};
+use connect::{connect_client_with_retry, Tls};
 pub use keys::CorrelationReport;
 pub use report::*;
 pub use sequences::SequenceOutcome;
 
 use crate::classify::classify_sessions;
+use crate::fnv::FnvBuild;
 use crate::scale::{plan_sessions, ScaleError, ScaleOptions};
-use crate::stats::summarize;
+use crate::stats::{summarize, summarize_sorted_runs};
 use crate::workload::Workload;
 
 /// Everything a replay can be told.
@@ -82,6 +87,23 @@ pub struct ReplayOptions {
     pub correlate_keys: bool,
     /// Put the workload's sequences where they stood at capture time before replaying.
     pub align_sequences: bool,
+    /// How sessions send their statements once connected.
+    pub driver: Driver,
+    /// Threads the sessions run on (each with its own single-threaded runtime); `None` = one per
+    /// core.
+    pub worker_threads: Option<std::num::NonZeroUsize>,
+}
+
+/// How a session talks to the server once tokio-postgres has connected and authenticated it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Driver {
+    /// The session's own simple-query loop on the authenticated socket (`wire.rs`): one task per
+    /// session, reused buffers, only command tags, errors and producers' rows parsed.
+    #[default]
+    Wire,
+    /// A tokio-postgres client per session (a connection task, a channel, messages parsed in
+    /// full): the earlier path, kept to compare the two.
+    TokioPostgres,
 }
 
 impl Default for ReplayOptions {
@@ -106,6 +128,8 @@ impl Default for ReplayOptions {
             progress_interval: Duration::from_millis(250),
             correlate_keys: true,
             align_sequences: true,
+            driver: Driver::default(),
+            worker_threads: None,
         }
     }
 }
@@ -192,6 +216,8 @@ pub(crate) struct Shared {
     probing: AtomicBool,
     /// Replayed key values, when the workload has links and correlation is on.
     pub keys: Option<keys::KeyState>,
+    /// Where the sessions write their latencies.
+    pub slots: latency::Slots,
 }
 
 impl Shared {
@@ -230,8 +256,8 @@ impl Shared {
         };
         // Not tied to `stop`: the final probe runs after the run has been stopped.
         let never = CancellationToken::new();
-        match connect_with_retry(&self.tls, &self.pg_config, policy, &never, 0).await {
-            Ok(c) => match c.client.simple_query("SELECT 1").await {
+        match connect_client_with_retry(&self.tls, &self.pg_config, policy, &never, 0).await {
+            Ok(c) => match c.conn.simple_query("SELECT 1").await {
                 Ok(_) => None,
                 Err(e) => Some(connect::error_chain(&e)),
             },
@@ -368,39 +394,40 @@ pub async fn replay(
         ..opts.connect
     };
     let mut sequences = None;
-    let server_version = match connect_with_retry(&tls, &pg_config, preflight_policy, &cancel, 1)
-        .await
-    {
-        Ok(c) => {
-            // Writes only: a read-only replay inserts nothing that a sequence could number.
-            if opts.align_sequences && !opts.read_only {
-                sequences = Some(align_sequences(&c.client, &workload).await)
-                    .filter(|s: &Vec<SequenceOutcome>| !s.is_empty());
+    let server_version =
+        match connect_client_with_retry(&tls, &pg_config, preflight_policy, &cancel, 1).await {
+            Ok(c) => {
+                // Writes only: a read-only replay inserts nothing that a sequence could number.
+                if opts.align_sequences && !opts.read_only {
+                    sequences = Some(align_sequences(&c.conn, &workload).await)
+                        .filter(|s: &Vec<SequenceOutcome>| !s.is_empty());
+                }
+                let v = c
+                    .conn
+                    .simple_query("SHOW server_version")
+                    .await
+                    .ok()
+                    .and_then(|msgs| {
+                        msgs.into_iter().find_map(|m| match m {
+                            tokio_postgres::SimpleQueryMessage::Row(r) => {
+                                r.get(0).map(str::to_string)
+                            }
+                            _ => None,
+                        })
+                    });
+                v.unwrap_or_else(|| "unknown".into())
             }
-            let v = c
-                .client
-                .simple_query("SHOW server_version")
-                .await
-                .ok()
-                .and_then(|msgs| {
-                    msgs.into_iter().find_map(|m| match m {
-                        tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
-                        _ => None,
-                    })
+            Err(r) if r.cancelled => return Err(ReplayError::Cancelled),
+            Err(r) => {
+                let hint = hint_for(r.failure.sqlstate.as_deref(), &r.failure.message);
+                return Err(ReplayError::Connect {
+                    target,
+                    message: r.failure.message,
+                    sqlstate: r.failure.sqlstate,
+                    hint,
                 });
-            v.unwrap_or_else(|| "unknown".into())
-        }
-        Err(r) if r.cancelled => return Err(ReplayError::Cancelled),
-        Err(r) => {
-            let hint = hint_for(r.failure.sqlstate.as_deref(), &r.failure.message);
-            return Err(ReplayError::Connect {
-                target,
-                message: r.failure.message,
-                sqlstate: r.failure.sqlstate,
-                hint,
-            });
-        }
-    };
+            }
+        };
 
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     // pg-retest's format is built from our per-statement records; without a results file of our
@@ -437,6 +464,11 @@ pub async fn replay(
         .map(|p| workload.statements_of(p.source as usize).len() as u64)
         .sum();
     let sessions_planned = plan.sessions.len() as u64;
+    // Before the sessions start, so that their scratch memory is free again when they end.
+    let planned = latency::Planned::of(&workload, &plan.sessions);
+    let captured = planned.captured(&workload, &plan.sessions);
+    let slots = latency::Slots::new(&planned);
+    drop(planned);
     let stop = CancellationToken::new();
     let shared = Arc::new(Shared {
         workload: Arc::clone(&workload),
@@ -453,6 +485,7 @@ pub async fn replay(
         records: writer.as_ref().map(|w| w.sender.clone()),
         probing: AtomicBool::new(false),
         keys: (opts.correlate_keys && !workload.keys().is_empty()).then(keys::KeyState::default),
+        slots,
     });
 
     // The caller's cancellation and the deadline both stop the run through one token.
@@ -511,6 +544,7 @@ pub async fn replay(
     let mut outcomes = workers::start(&shared, &plan.sessions).map_err(ReplayError::Runtime)?;
     let mut session_reports = Vec::with_capacity(plan.sessions.len());
     let mut merged: HashMap<u32, tally::FingerprintTally> = HashMap::new();
+    let mut extents: HashMap<u32, Vec<(usize, usize)>, FnvBuild> = HashMap::default();
     let mut totals = Accounting::default();
     let mut warnings = Vec::new();
     while let Some(outcome) = outcomes.recv().await {
@@ -519,8 +553,10 @@ pub async fn replay(
                 totals.merge(&t.counts);
                 for (fp, ft) in t.by_fingerprint {
                     let m = merged.entry(fp).or_default();
+                    if let Some(region) = &ft.samples {
+                        extents.entry(fp).or_default().push(region.extent());
+                    }
                     m.counts.merge(&ft.counts);
-                    m.samples.extend_from_slice(&ft.samples);
                     m.rows += ft.rows;
                     for (code, (msg, n)) in ft.errors {
                         m.errors.entry(code).or_insert_with(|| (msg, 0)).1 += n;
@@ -583,28 +619,15 @@ pub async fn replay(
         ),
     };
 
-    let mut all_samples: Vec<u32> = Vec::new();
+    // Every session has ended, and with it its regions: the samples can be packed.
+    let mut samples = shared.slots.collect(extents);
     let mut fingerprints = Vec::with_capacity(merged.len());
-    let mut captured_by_fp: HashMap<u32, Vec<u32>> = HashMap::new();
-    for p in &plan.sessions {
-        for st in workload.statements_of(p.source as usize) {
-            captured_by_fp
-                .entry(workload.fingerprint_index(st.text))
-                .or_default()
-                .push(u32::try_from(st.duration_us).unwrap_or(u32::MAX));
-        }
-    }
     for (fp_idx, mut ft) in merged {
         let entry = &workload.fingerprints()[fp_idx as usize];
-        all_samples.extend_from_slice(&ft.samples);
-        let mut sorted = ft.samples.clone();
-        let latency = summarize(&mut sorted);
-        let captured_latency = summarize(
-            captured_by_fp
-                .get_mut(&fp_idx)
-                .map(|v| v.as_mut_slice())
-                .unwrap_or(&mut []),
-        );
+        let mut samples = samples.remove(&fp_idx).unwrap_or_default();
+        // Sorted in place: the report's samples are ascending (see latency.rs).
+        let latency = summarize(&mut samples);
+        let captured_latency = captured.get(&fp_idx).copied().unwrap_or_default();
         let mut errors: Vec<ErrorGroup> = ft
             .errors
             .drain()
@@ -624,7 +647,7 @@ pub async fn replay(
             captured_latency,
             rows: ft.rows,
             errors,
-            samples: ft.samples,
+            samples,
         });
     }
     fingerprints.sort_by(|a, b| {
@@ -633,8 +656,12 @@ pub async fn replay(
             .cmp(&a.counts.captured)
             .then(a.fingerprint.cmp(&b.fingerprint))
     });
-    let latency = summarize(&mut all_samples);
-    drop(all_samples);
+    let latency = summarize_sorted_runs(
+        &fingerprints
+            .iter()
+            .map(|f| f.samples.as_slice())
+            .collect::<Vec<_>>(),
+    );
 
     let sessions_completed = session_reports
         .iter()

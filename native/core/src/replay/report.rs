@@ -156,7 +156,8 @@ pub struct FingerprintReport {
     pub captured_latency: LatencySummary,
     pub rows: u64,
     pub errors: Vec<ErrorGroup>,
-    /// Successful latencies (µs), in completion order; kept for comparisons, omitted from JSON.
+    /// Successful latencies (µs), ascending (sorted for the summaries without a copy); kept for
+    /// comparisons, omitted from JSON.
     #[serde(skip)]
     pub samples: Vec<u32>,
 }

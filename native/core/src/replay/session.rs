@@ -7,13 +7,14 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::connect::connect_with_retry;
-use super::exec::{execute, ExecOutcome};
+use super::connect::{connect_client_with_retry, connect_with_retry, Connected, Refused};
+use super::exec::{execute, Conn, ExecOutcome};
 use super::records::StatementRecord;
 use super::report::{NotExecutedReason, SessionReport, SessionStatus, SkipReason};
+use super::returned::Returned;
 use super::tally::Tally;
 use super::txn::{Decision, TxnState};
-use super::{Shared, StopReason};
+use super::{handoff, Driver, Shared, StopReason};
 use crate::scale::SessionPlan;
 use crate::stats::micros;
 
@@ -91,16 +92,20 @@ impl Run<'_> {
         let _ = tx.send(Some(rec)).await;
     }
 
-    fn count_executed(&mut self, error: bool) {
+    /// Counts a statement that ended at `now`.
+    fn count_executed(&mut self, error: bool, now: Instant) {
         self.unflushed_executed += 1;
         self.unflushed_errors += u64::from(error);
-        if self.unflushed_executed >= COUNTER_BATCH || self.last_flush.elapsed() >= COUNTER_MAX_AGE
-        {
-            self.flush_counters();
+        if self.unflushed_executed >= COUNTER_BATCH || now - self.last_flush >= COUNTER_MAX_AGE {
+            self.flush_counters_at(now);
         }
     }
 
     fn flush_counters(&mut self) {
+        self.flush_counters_at(Instant::now());
+    }
+
+    fn flush_counters_at(&mut self, now: Instant) {
         let c = &self.shared.counters;
         c.executed.fetch_add(
             std::mem::take(&mut self.unflushed_executed),
@@ -110,7 +115,7 @@ impl Run<'_> {
             std::mem::take(&mut self.unflushed_errors),
             Ordering::Relaxed,
         );
-        self.last_flush = Instant::now();
+        self.last_flush = now;
     }
 
     async fn skip(&mut self, i: usize, reason: SkipReason) {
@@ -189,6 +194,12 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     if statements.is_empty() {
         return finish(run);
     }
+    run.tally.claim(
+        statements
+            .iter()
+            .map(|st| workload.fingerprint_index(st.text)),
+        &shared.slots,
+    );
 
     // Arrive when the workload says this session arrives.
     if !sleep_until(shared.start + scheduled, &stop).await {
@@ -217,22 +228,15 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         .counters
         .sessions_connecting
         .fetch_add(1, Ordering::Relaxed);
-    let connected = connect_with_retry(
-        &shared.tls,
-        &shared.pg_config,
-        shared.opts.connect,
-        &stop,
-        plan.id,
-    )
-    .await;
+    let connected = connect(&shared, &stop, plan.id).await;
     shared
         .counters
         .sessions_connecting
         .fetch_sub(1, Ordering::Relaxed);
-    let client = match connected {
+    let mut conn = match connected {
         Ok(c) => {
             run.report.connect_attempts = c.attempts;
-            c.client
+            c.conn
         }
         Err(refused) => {
             run.report.connect_attempts = refused.attempts;
@@ -259,6 +263,9 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     let mut txn = TxnState::default();
     let first = workload.sessions()[plan.source as usize].range().0;
     let links = workload.keys();
+    // Reused for every statement: the text with replayed keys, and a producer's rows.
+    let mut rewritten = String::new();
+    let mut returned = Returned::default();
     let mut i = 0usize;
     while i < statements.len() {
         let st = &statements[i];
@@ -289,7 +296,10 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
             }
         }
 
-        let sent_at = shared.start.elapsed();
+        // One clock reading for the send and one for the answer (in `execute`): each statement's
+        // own bookkeeping is derived from those two.
+        let sent = Instant::now();
+        let sent_at = sent - shared.start;
         if run.report.actual_start_us.is_none() {
             run.report.actual_start_us = Some(sent_at.as_micros() as u64);
         }
@@ -297,32 +307,37 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         let text = workload.text(st.text);
         let (sql, keep_rows) = match &shared.keys {
             Some(keys) => (
-                keys.rewrite(links, g, plan.copy, text),
+                if keys.rewrite_into(links, g, plan.copy, text, &mut rewritten) {
+                    rewritten.as_str()
+                } else {
+                    text
+                },
                 !links.produced_by(g).is_empty(),
             ),
-            None => (std::borrow::Cow::Borrowed(text), false),
+            None => (text, false),
         };
+        let rows_wanted = keep_rows.then(|| {
+            returned.clear();
+            &mut returned
+        });
         let outcome = execute(
-            &client,
+            &mut conn,
             &shared.tls,
-            &sql,
+            sent,
+            sql,
             shared.opts.statement_timeout,
             &stop,
-            keep_rows,
+            rows_wanted,
         )
         .await;
         match outcome {
-            ExecOutcome::Ok {
-                latency,
-                rows,
-                returned,
-            } => {
-                if let (Some(keys), Some(returned)) = (&shared.keys, &returned) {
-                    keys.register(links, g, plan.copy, returned);
+            ExecOutcome::Ok { latency, rows } => {
+                if let (Some(keys), true) = (&shared.keys, keep_rows) {
+                    keys.register(links, g, plan.copy, &returned);
                 }
                 let us = micros(latency);
                 run.tally.ok(fp_idx, us, rows);
-                run.count_executed(false);
+                run.count_executed(false, sent + latency);
                 run.record(
                     i,
                     "ok",
@@ -340,7 +355,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
             } => {
                 let us = micros(latency);
                 run.tally.error(fp_idx, &sqlstate, &message);
-                run.count_executed(true);
+                run.count_executed(true, sent + latency);
                 run.record(
                     i,
                     "error",
@@ -355,12 +370,13 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 if txn.failed(effect, upcoming) {
                     // Our own ROLLBACK: not a workload statement, so not recorded.
                     if let ExecOutcome::Lost { message, sqlstate } = execute(
-                        &client,
+                        &mut conn,
                         &shared.tls,
+                        Instant::now(),
                         "ROLLBACK",
                         shared.opts.statement_timeout,
                         &stop,
-                        false,
+                        None,
                     )
                     .await
                     {
@@ -398,11 +414,33 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         }
         i += 1;
     }
+    conn.close();
     shared
         .counters
         .sessions_active
         .fetch_sub(1, Ordering::Relaxed);
     finish(run)
+}
+
+/// Opens the session's connection on the path the options choose, with retries.
+async fn connect(
+    shared: &Shared,
+    stop: &CancellationToken,
+    seed: u64,
+) -> Result<Connected<Conn>, Refused> {
+    let (tls, config, policy) = (&shared.tls, &shared.pg_config, shared.opts.connect);
+    match shared.opts.driver {
+        Driver::Wire => {
+            let open = || async { handoff::open(tls, config, seed).await.map(Conn::Wire) };
+            connect_with_retry(open, policy, stop, seed).await
+        }
+        Driver::TokioPostgres => connect_client_with_retry(tls, config, policy, stop, seed)
+            .await
+            .map(|c| Connected {
+                conn: Conn::Client(c.conn),
+                attempts: c.attempts,
+            }),
+    }
 }
 
 fn finish(mut run: Run<'_>) -> (SessionReport, Tally) {

@@ -1,16 +1,18 @@
 //! Per-session tallies, merged into the run's report when the session ends (no shared locks on
-//! the hot path).
+//! the hot path); latencies go straight to the session's claimed slots (`latency.rs`).
 
 use std::collections::HashMap;
 
 use crate::fnv::FnvBuild;
 
+use super::latency::{Region, Slots};
 use super::report::{Accounting, NotExecutedReason, SkipReason};
 
 #[derive(Default)]
 pub struct FingerprintTally {
     pub counts: Accounting,
-    pub samples: Vec<u32>,
+    /// Where this session's latencies of the fingerprint go (`None` in merged tallies).
+    pub samples: Option<Region>,
     pub rows: u64,
     /// SQLSTATE → (first message, count)
     pub errors: HashMap<String, (String, u64)>,
@@ -27,11 +29,24 @@ impl Tally {
         self.by_fingerprint.entry(fp).or_default()
     }
 
+    /// Claims slots for the latencies of the statements whose fingerprints `fps` yields.
+    pub fn claim(&mut self, fps: impl Iterator<Item = u32>, slots: &Slots) {
+        let mut counts: HashMap<u32, usize, FnvBuild> = HashMap::default();
+        for fp in fps {
+            *counts.entry(fp).or_default() += 1;
+        }
+        for (fp, n) in counts {
+            self.fp(fp).samples = slots.claim(fp, n);
+        }
+    }
+
     pub fn ok(&mut self, fp: u32, latency_us: u32, rows: u64) {
         bump_ok(&mut self.counts);
         let f = self.fp(fp);
         bump_ok(&mut f.counts);
-        f.samples.push(latency_us);
+        if let Some(region) = f.samples.as_mut() {
+            region.push(latency_us);
+        }
         f.rows += rows;
     }
 
@@ -39,11 +54,14 @@ impl Tally {
         bump_err(&mut self.counts);
         let f = self.fp(fp);
         bump_err(&mut f.counts);
-        let e = f
-            .errors
-            .entry(sqlstate.to_string())
-            .or_insert_with(|| (message.to_string(), 0));
-        e.1 += 1;
+        // The SQLSTATE's entry exists after its first error: no string is made for the others.
+        match f.errors.get_mut(sqlstate) {
+            Some(e) => e.1 += 1,
+            None => {
+                f.errors
+                    .insert(sqlstate.to_string(), (message.to_string(), 1));
+            }
+        }
     }
 
     pub fn skip(&mut self, fp: u32, reason: SkipReason) {

@@ -26,10 +26,13 @@ pub fn start(
     shared: &Arc<Shared>,
     plans: &[SessionPlan],
 ) -> std::io::Result<mpsc::UnboundedReceiver<SessionOutcome>> {
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let threads = cores.min(plans.len()).max(1);
+    let threads = match shared.opts.worker_threads {
+        Some(n) => n.get(),
+        None => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+    };
+    let threads = threads.min(plans.len()).max(1);
     // Build every runtime first: if that fails nothing has started, so nothing is half-run.
     let runtimes = (0..threads)
         .map(|_| {

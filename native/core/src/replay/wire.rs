@@ -1,0 +1,477 @@
+//! The direct protocol path: one session's simple-query loop on a socket it owns.
+//!
+//! Each statement is one `Query` message built in a reused buffer and one read loop over a reused
+//! receive buffer, in the session's own task: no channel to a connection task, no per-statement
+//! allocation once the buffers have grown to the workload's sizes. Only what the replay records
+//! is parsed: command tags (row counts), error fields (severity, SQLSTATE, message), and, for a
+//! statement whose generated keys later statements use, its rows as text. Rows of every other
+//! statement, notices and parameter reports are skipped as they arrive, without being buffered
+//! whole, so a large result costs reads, not memory.
+//!
+//! Answers match the tokio-postgres path (`exec::client_query`): rows are the sum of the command
+//! tags' counts, the first ERROR is the statement's error, FATAL or PANIC (or a closed socket)
+//! means the connection is lost. Unlike that path, `COPY … FROM STDIN` fails cleanly (the workload
+//! has no data for it: the server gets CopyFail and reports 57014) and `COPY … TO STDOUT` is
+//! counted, where tokio-postgres's simple query gives up on the connection.
+
+use std::io;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::connect::ConnectFailure;
+use super::exec::Answer;
+use super::handoff::{CancelTarget, Stream};
+use super::returned::Returned;
+
+/// Receive buffer: enough for a point query's whole answer in one read.
+const RECEIVE_INITIAL: usize = 8 * 1024;
+/// Buffers grown past this for one large message or statement are shrunk back afterwards.
+const KEEP_AT_MOST: usize = 64 * 1024;
+const MESSAGE_HEADER: usize = 5;
+
+/// What the server is told when it asks for COPY data the workload does not have.
+const COPY_FAIL_MESSAGE: &str = "COPY FROM STDIN is not replayed: the workload has no data for it";
+
+pub struct WireConn {
+    io: WireIo,
+    cancel: CancelTarget,
+}
+
+impl WireConn {
+    pub fn new(stream: Stream, cancel: CancelTarget) -> WireConn {
+        WireConn {
+            io: WireIo {
+                stream,
+                out: Vec::with_capacity(256),
+                buf: vec![0; RECEIVE_INITIAL],
+                start: 0,
+                end: 0,
+                skip: 0,
+            },
+            cancel,
+        }
+    }
+
+    /// The query loop and the cancel target, borrowed apart: a statement in flight holds the
+    /// first while a stop sends the cancel request with the second.
+    pub fn parts(&mut self) -> (&mut WireIo, &CancelTarget) {
+        (&mut self.io, &self.cancel)
+    }
+
+    /// The first column of the first row `sql` returns (for checks made while connecting).
+    pub async fn query_value(&mut self, sql: &str) -> Result<Option<String>, ConnectFailure> {
+        let mut rows = Returned::default();
+        match self.io.query(sql, Some(&mut rows)).await {
+            Answer::Done { .. } => Ok(rows.cell(0, 0).map(str::to_string)),
+            Answer::Failed { sqlstate, message }
+            | Answer::Lost {
+                message,
+                sqlstate: Some(sqlstate),
+            } => Err(ConnectFailure {
+                message,
+                sqlstate: Some(sqlstate),
+                transient: false,
+                server_gone: false,
+            }),
+            Answer::Lost { message, .. } => Err(ConnectFailure::without_sqlstate(message)),
+        }
+    }
+
+    /// Ends the session with a Terminate, if the socket takes it right away (best effort; the
+    /// server ends the session on end-of-file as well).
+    pub fn terminate(mut self) {
+        use futures_util::FutureExt;
+        const TERMINATE: [u8; 5] = [b'X', 0, 0, 0, 4];
+        let stream = &mut self.io.stream;
+        let _ = async {
+            stream.write_all(&TERMINATE).await?;
+            stream.flush().await
+        }
+        .now_or_never();
+    }
+}
+
+pub struct WireIo {
+    stream: Stream,
+    /// The message being sent, built in place.
+    out: Vec<u8>,
+    /// Received and not yet parsed: `buf[start..end]`.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Bytes still to come of a message that is being skipped.
+    skip: usize,
+}
+
+impl WireIo {
+    /// Runs `sql` with the simple-query protocol; `returned`, when given, receives the rows.
+    pub async fn query(&mut self, sql: &str, returned: Option<&mut Returned>) -> Answer {
+        if sql.as_bytes().contains(&0) {
+            return lost(
+                "the statement's text contains a NUL byte, which a query message cannot carry",
+            );
+        }
+        let Ok(len) = i32::try_from(sql.len() + 5) else {
+            return lost("the statement's text is too long for one query message");
+        };
+        self.out.clear();
+        self.out.push(b'Q');
+        self.out.extend_from_slice(&len.to_be_bytes());
+        self.out.extend_from_slice(sql.as_bytes());
+        self.out.push(0);
+        if let Err(e) = self.send().await {
+            return lost_io(&e);
+        }
+        if self.out.capacity() > KEEP_AT_MOST {
+            self.out = Vec::with_capacity(256);
+        }
+        let answer = self.receive(returned).await;
+        if self.buf.len() > KEEP_AT_MOST && self.end - self.start <= RECEIVE_INITIAL {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            self.buf.truncate(RECEIVE_INITIAL);
+            self.buf.shrink_to_fit();
+        }
+        answer
+    }
+
+    async fn send(&mut self) -> io::Result<()> {
+        self.stream.write_all(&self.out).await?;
+        // A no-op on a plain socket; TLS may hold the record until flushed.
+        self.stream.flush().await
+    }
+
+    async fn receive(&mut self, mut returned: Option<&mut Returned>) -> Answer {
+        let mut rows = 0u64;
+        let mut failed: Option<(String, String)> = None;
+        loop {
+            loop {
+                let (tag, from, to) = match self.next_message(returned.is_some()) {
+                    Ok(Some(m)) => m,
+                    Ok(None) => break,
+                    Err(e) => return lost_io(&e),
+                };
+                let body = &self.buf[from..to];
+                match tag {
+                    b'C' => rows += rows_of(body),
+                    b'Z' => {
+                        return match failed {
+                            Some((sqlstate, message)) => Answer::Failed { sqlstate, message },
+                            None => Answer::Done { rows },
+                        }
+                    }
+                    b'E' => {
+                        let e = ServerError::parse(body);
+                        if e.fatal {
+                            return Answer::Lost {
+                                message: e.message,
+                                sqlstate: Some(e.sqlstate),
+                            };
+                        }
+                        failed.get_or_insert((e.sqlstate, e.message));
+                    }
+                    b'T' => {
+                        if let Some(r) = returned.as_deref_mut() {
+                            if !r.has_columns() && read_columns(body, r).is_none() {
+                                return lost("invalid row description from the server");
+                            }
+                        }
+                    }
+                    b'D' => {
+                        if let Some(r) = returned.as_deref_mut() {
+                            if read_row(body, r).is_none() {
+                                return lost("invalid data row from the server");
+                            }
+                        }
+                    }
+                    // Empty query; COPY TO STDOUT's start and end (its data is skipped, its
+                    // command tag counts the rows).
+                    b'I' | b'H' | b'c' => {}
+                    b'G' => {
+                        if let Err(e) = self.copy_fail().await {
+                            return lost_io(&e);
+                        }
+                    }
+                    other => {
+                        return lost(&format!(
+                            "unexpected message from the server (type {:?})",
+                            char::from(other)
+                        ))
+                    }
+                }
+            }
+            match self.fill().await {
+                Ok(true) => {}
+                Ok(false) => return lost("connection closed"),
+                Err(e) => return lost_io(&e),
+            }
+        }
+    }
+
+    /// The next buffered message this loop parses, as (tag, body range); skips the others.
+    /// `None` when more bytes are needed.
+    fn next_message(&mut self, keep_rows: bool) -> io::Result<Option<(u8, usize, usize)>> {
+        loop {
+            let available = self.end - self.start;
+            if available < MESSAGE_HEADER {
+                return Ok(None);
+            }
+            let tag = self.buf[self.start];
+            let total = 1 + message_length(&self.buf[self.start + 1..self.start + 5])?;
+            let skipped = match tag {
+                b'D' | b'T' => !keep_rows,
+                // Notice, parameter status, notification, COPY data.
+                b'N' | b'S' | b'A' | b'd' => true,
+                _ => false,
+            };
+            if skipped {
+                if available >= total {
+                    self.start += total;
+                    continue;
+                }
+                self.skip = total - available;
+                self.start = 0;
+                self.end = 0;
+                return Ok(None);
+            }
+            if available < total {
+                return Ok(None);
+            }
+            let from = self.start + MESSAGE_HEADER;
+            self.start += total;
+            return Ok(Some((tag, from, self.start)));
+        }
+    }
+
+    /// Reads more; false at end of file. Makes room for the whole of the message that is
+    /// buffered in part, and drops the bytes of a message being skipped.
+    async fn fill(&mut self) -> io::Result<bool> {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+        let needed = if self.end - self.start >= MESSAGE_HEADER {
+            1 + message_length(&self.buf[self.start + 1..self.start + 5])?
+        } else {
+            MESSAGE_HEADER
+        };
+        if self.start + needed > self.buf.len() || self.end == self.buf.len() {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if needed > self.buf.len() {
+                self.buf.resize(needed.next_power_of_two(), 0);
+            }
+        }
+        loop {
+            let n = self.stream.read(&mut self.buf[self.end..]).await?;
+            if n == 0 {
+                return Ok(false);
+            }
+            let dropped = self.skip.min(n);
+            self.skip -= dropped;
+            if dropped == n {
+                continue;
+            }
+            if dropped > 0 {
+                self.buf
+                    .copy_within(self.end + dropped..self.end + n, self.end);
+            }
+            self.end += n - dropped;
+            return Ok(true);
+        }
+    }
+
+    /// Answers a CopyInResponse: the server then reports the failure and is ready again.
+    async fn copy_fail(&mut self) -> io::Result<()> {
+        self.out.clear();
+        self.out.push(b'f');
+        self.out
+            .extend_from_slice(&((COPY_FAIL_MESSAGE.len() + 5) as i32).to_be_bytes());
+        self.out.extend_from_slice(COPY_FAIL_MESSAGE.as_bytes());
+        self.out.push(0);
+        self.send().await
+    }
+}
+
+fn lost(message: &str) -> Answer {
+    Answer::Lost {
+        message: message.to_string(),
+        sqlstate: None,
+    }
+}
+
+/// Worded as tokio-postgres words it, so both paths report a broken connection alike.
+fn lost_io(e: &io::Error) -> Answer {
+    lost(&format!("error communicating with the server: {e}"))
+}
+
+fn message_length(bytes: &[u8]) -> io::Result<usize> {
+    let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+    if len < 4 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "invalid message length from the server",
+        ));
+    }
+    Ok(len)
+}
+
+/// Rows a command tag reports: its last word when that is a number (`INSERT 0 5`, `SELECT 3`,
+/// `COPY 10`), else 0 — as tokio-postgres counts them.
+fn rows_of(body: &[u8]) -> u64 {
+    let tag = cstr(body).map(|(t, _)| t).unwrap_or(body);
+    let last = tag.rsplit(|&b| b == b' ').next().unwrap_or(tag);
+    if last.is_empty() || !last.iter().all(u8::is_ascii_digit) {
+        return 0;
+    }
+    last.iter()
+        .try_fold(0u64, |n, &d| {
+            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
+        .unwrap_or(0)
+}
+
+/// A NUL-terminated string and what follows it.
+fn cstr(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let nul = bytes.iter().position(|&b| b == 0)?;
+    Some((&bytes[..nul], &bytes[nul + 1..]))
+}
+
+struct ServerError {
+    fatal: bool,
+    sqlstate: String,
+    message: String,
+}
+
+impl ServerError {
+    fn parse(mut body: &[u8]) -> ServerError {
+        let (mut severity, mut localized, mut code, mut message) = (None, None, None, None);
+        while let Some((&field, rest)) = body.split_first() {
+            if field == 0 {
+                break;
+            }
+            let Some((value, rest)) = cstr(rest) else {
+                break;
+            };
+            match field {
+                b'V' => severity = Some(value),
+                b'S' => localized = Some(value),
+                b'C' => code = Some(value),
+                b'M' => message = Some(value),
+                _ => {}
+            }
+            body = rest;
+        }
+        // The non-localised severity (9.6+); the localised one reads the same in English.
+        let fatal = matches!(severity.or(localized), Some(b"FATAL") | Some(b"PANIC"));
+        let text = |v: Option<&[u8]>, default: &str| {
+            v.map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_else(|| default.to_string())
+        };
+        ServerError {
+            fatal,
+            sqlstate: text(code, "XX000"),
+            message: text(message, "(the server sent no message)"),
+        }
+    }
+}
+
+fn read_i16(bytes: &mut &[u8]) -> Option<i16> {
+    let (head, rest) = bytes.split_first_chunk::<2>()?;
+    *bytes = rest;
+    Some(i16::from_be_bytes(*head))
+}
+
+fn read_i32(bytes: &mut &[u8]) -> Option<i32> {
+    let (head, rest) = bytes.split_first_chunk::<4>()?;
+    *bytes = rest;
+    Some(i32::from_be_bytes(*head))
+}
+
+/// RowDescription: the column names (the rest of each field's description is not needed).
+fn read_columns(mut body: &[u8], into: &mut Returned) -> Option<()> {
+    let count = read_i16(&mut body)?;
+    for _ in 0..count {
+        let (name, rest) = cstr(body)?;
+        into.push_column(std::str::from_utf8(name).ok()?);
+        // table oid, column number, type oid, type size, type modifier, format
+        body = rest.get(18..)?;
+    }
+    Some(())
+}
+
+/// DataRow: the values as text (the simple-query protocol sends text); invalid UTF-8 reads as
+/// NULL, since no key correlation can use it.
+fn read_row(mut body: &[u8], into: &mut Returned) -> Option<()> {
+    let count = read_i16(&mut body)?;
+    let mut cells = body;
+    // Validate the framing first, so a malformed row is refused rather than half kept.
+    for _ in 0..count {
+        let len = read_i32(&mut cells)?;
+        if len > 0 {
+            cells = cells.get(len as usize..)?;
+        }
+    }
+    into.push_row((0..count).map(|_| {
+        let len = read_i32(&mut body).expect("validated above");
+        if len < 0 {
+            return None;
+        }
+        let (value, rest) = body.split_at(len as usize);
+        body = rest;
+        std::str::from_utf8(value).ok()
+    }));
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_tags_count_rows_as_tokio_postgres_does() {
+        assert_eq!(rows_of(b"SELECT 3\0"), 3);
+        assert_eq!(rows_of(b"INSERT 0 5\0"), 5);
+        assert_eq!(rows_of(b"CREATE TABLE\0"), 0);
+        assert_eq!(rows_of(b"BEGIN\0"), 0);
+    }
+
+    #[test]
+    fn error_fields_are_read_and_fatal_is_told_from_error() {
+        let e = ServerError::parse(b"SERROR\0VERROR\0C42P01\0Mrelation \"x\" does not exist\0\0");
+        assert_eq!(
+            (e.fatal, e.sqlstate.as_str(), e.message.as_str()),
+            (false, "42P01", "relation \"x\" does not exist")
+        );
+        let e = ServerError::parse(b"SFATAL\0VFATAL\0C57P01\0Mterminating connection\0\0");
+        assert!(e.fatal);
+        // A localised severity does not fool it when the non-localised one is there.
+        let e = ServerError::parse(b"SFATAL\0VERROR\0C22012\0Mdivision by zero\0\0");
+        assert!(!e.fatal);
+    }
+
+    #[test]
+    fn rows_are_read_as_text_with_nulls() {
+        let mut r = Returned::default();
+        let mut desc = vec![0, 2];
+        for name in [&b"id"[..], b"v"] {
+            desc.extend_from_slice(name);
+            desc.push(0);
+            desc.extend_from_slice(&[0; 18]);
+        }
+        read_columns(&desc, &mut r).unwrap();
+        let mut row = vec![0, 2];
+        row.extend_from_slice(&2i32.to_be_bytes());
+        row.extend_from_slice(b"42");
+        row.extend_from_slice(&(-1i32).to_be_bytes());
+        read_row(&row, &mut r).unwrap();
+        assert_eq!((r.cell(0, 0), r.cell(0, 1)), (Some("42"), None));
+        assert!(
+            read_row(&row[..5], &mut r).is_none(),
+            "truncated row refused"
+        );
+        assert_eq!(r.row_count(), 1);
+    }
+}
