@@ -9,6 +9,7 @@
 //! - [`stats`]: latency summaries.
 //! - [`compare`]: base vs head replays: latency with confidence intervals, noise floor, errors.
 //! - [`keys`]: generated keys (RETURNING, sequences) and the later literals that carry them.
+//! - [`spill`]: sorting and holding more than memory holds (capture, condense).
 //! - [`example_setup`]: what a fingerprint's example needs run before it (for the plan probe).
 //!
 //! Nothing here knows about Node; the `pg-retest-node` crate wraps it.
@@ -22,6 +23,8 @@ mod fnv;
 pub mod keys;
 pub mod replay;
 pub mod scale;
+pub mod seeded;
+pub mod spill;
 pub mod sql;
 pub mod stats;
 pub mod summary;

@@ -20,6 +20,7 @@ mod file;
 pub mod model;
 mod peek;
 mod results;
+mod stream_write;
 
 pub use check::WklWarning;
 pub use codec::{
@@ -35,3 +36,4 @@ pub use results::{
     decode_pg_retest_results, encode_pg_retest_results, read_pg_retest_results,
     write_pg_retest_results, QueryResult, ReplayResults,
 };
+pub use stream_write::{ProfileHeader, ProfileWriter};
