@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! bench_capture gen-log  --format csv|json --bytes N --out FILE [--seed S] [--open K]
+//!                        [--style min-duration|separate]
 //! bench_capture capture  --out W.wkl --log FILE...
 //! ```
 //!
@@ -31,7 +32,7 @@ fn main() -> ExitCode {
         Some("gen-log") => gen_log(&args[1..]),
         Some("capture") => capture(&args[1..]),
         _ => Err(format!(
-            "usage: bench_capture gen-log --format csv|json --bytes N --out FILE [--seed S] [--open K]\n       \
+            "usage: bench_capture gen-log --format csv|json --bytes N --out FILE [--seed S] [--open K] [--style min-duration|separate]\n       \
              bench_capture capture --out W.wkl --log FILE...\n(got {args:?})"
         )),
     };
@@ -198,6 +199,8 @@ struct Traffic {
     /// Orders created and not yet paid (the payment sessions use these ids).
     unpaid: std::collections::VecDeque<u64>,
     next_pid: u64,
+    /// `log_statement = 'all'` + `log_duration` instead of `log_min_duration_statement = 0`.
+    separate: bool,
 }
 
 impl Traffic {
@@ -251,11 +254,22 @@ impl Traffic {
         };
         if !named || !c.prepared[shape] {
             let d = self.tick(w, 15);
-            let m = format!("duration: {d} ms  parse {name}: {sql}");
+            let m = if self.separate {
+                format!("duration: {d} ms")
+            } else {
+                format!("duration: {d} ms  parse {name}: {sql}")
+            };
             w.write(c, line("PARSE", &m, "", ""))?;
             c.prepared[shape] = named;
         }
         let d = self.tick(w, 10);
+        if self.separate {
+            w.write(c, line("BIND", &format!("duration: {d} ms"), "", ""))?;
+            let m = format!("execute {name}: {sql}");
+            w.write(c, line(tag, &m, &detail, ""))?;
+            let d = self.tick(w, base_us);
+            return w.write(c, line(tag, &format!("duration: {d} ms"), "", ""));
+        }
         let m = format!("duration: {d} ms  bind {name}: {sql}");
         w.write(c, line("BIND", &m, &detail, ""))?;
         let d = self.tick(w, base_us);
@@ -271,6 +285,11 @@ impl Traffic {
         tag: &str,
         base_us: u64,
     ) -> Result<(), String> {
+        if self.separate {
+            w.write(c, line("idle", &format!("statement: {sql}"), "", ""))?;
+            let d = self.tick(w, base_us);
+            return w.write(c, line(tag, &format!("duration: {d} ms"), "", ""));
+        }
         let d = self.tick(w, base_us);
         let m = format!("duration: {d} ms  statement: {sql}");
         w.write(c, line(tag, &m, "", ""))
@@ -318,11 +337,14 @@ impl Traffic {
             96..=98 => {
                 let day = 1 + self.rng.below(28);
                 let sql = format!(
-                    "SELECT status, count(*), sum(total) FROM orders WHERE created_at >= '2026-11-{day:02}' GROUP BY status"
+                    "SELECT status, count(*), sum(total)\n  FROM orders -- the day's \"report\"\n WHERE created_at >= '2026-11-{day:02}' GROUP BY status"
                 );
                 self.simple(w, c, &sql, "SELECT", 8_000)
             }
             _ => {
+                if self.separate {
+                    w.write(c, line("idle", "statement: SELECT 1/0", "", ""))?;
+                }
                 self.tick(w, 50);
                 w.write(
                     c,
@@ -352,7 +374,16 @@ fn line<'a>(tag: &'a str, message: &'a str, detail: &'a str, query: &'a str) -> 
 }
 
 fn gen_log(args: &[String]) -> Result<(), String> {
-    let opts = options(args, &["format", "bytes", "out", "seed", "open"])?;
+    let opts = options(args, &["format", "bytes", "out", "seed", "open", "style"])?;
+    let separate = match get(&opts, "style") {
+        None | Some("min-duration") => false,
+        Some("separate") => true,
+        Some(other) => {
+            return Err(format!(
+                "--style must be min-duration or separate, got {other:?}"
+            ))
+        }
+    };
     let format = match get(&opts, "format") {
         Some("csv") => Format::Csv,
         Some("json") => Format::Json,
@@ -377,6 +408,7 @@ fn gen_log(args: &[String]) -> Result<(), String> {
         next_order: 120_000,
         unpaid: Default::default(),
         next_pid: 3_000,
+        separate,
     };
     let mut conns: Vec<Conn> = (0..open).map(|_| t.connect(&w)).collect();
     let mut sessions = open as u64;
@@ -419,16 +451,34 @@ fn capture(args: &[String]) -> Result<(), String> {
         .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
         .sum();
     let started = Instant::now();
+    // When each stage began, from the progress snapshots.
+    let stages = std::cell::RefCell::new(Vec::<(String, f64)>::new());
     let summary = capture(
         &CaptureOptions {
             logs,
             output: output.clone(),
             ..Default::default()
         },
-        &|_| {},
+        &|p| {
+            let name = serde_json::to_value(p.stage).unwrap_or_default();
+            let name = name.as_str().unwrap_or("?").to_string();
+            let mut s = stages.borrow_mut();
+            if s.last().map(|(n, _)| n != &name).unwrap_or(true) {
+                s.push((name, started.elapsed().as_secs_f64()));
+            }
+        },
     )
     .map_err(|e| e.to_string())?;
     let seconds = started.elapsed().as_secs_f64();
+    let stages = stages.into_inner();
+    let stage_seconds: serde_json::Map<String, serde_json::Value> = stages
+        .iter()
+        .enumerate()
+        .map(|(i, (name, at))| {
+            let until = stages.get(i + 1).map_or(seconds, |(_, t)| *t);
+            (name.clone(), serde_json::json!(until - at))
+        })
+        .collect();
     println!(
         "{}",
         serde_json::json!({
@@ -441,6 +491,7 @@ fn capture(args: &[String]) -> Result<(), String> {
             "wkl_bytes": std::fs::metadata(&output).map(|m| m.len()).unwrap_or(0),
             "seconds": seconds,
             "mb_per_s": bytes as f64 / 1e6 / seconds.max(1e-9),
+            "stage_seconds": stage_seconds,
             "peak_rss_kb": peak_rss_kb(),
         })
     );

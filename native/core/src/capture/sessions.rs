@@ -21,7 +21,7 @@ use crate::keys::stream::{KeyPlan, KeyScan, SessionOrder};
 use crate::spill::{Decoder, Encoder, Sorted, Sorter, Spill, SpillDir};
 
 /// Memory for the session index while it is built.
-const INDEX_BUDGET: usize = 16 << 20;
+const INDEX_BUDGET: usize = 8 << 20;
 /// Sessions between progress snapshots.
 const PROGRESS_EVERY: u64 = 2_000;
 
@@ -235,7 +235,7 @@ pub(super) fn build_sessions(
     let mut open: Option<Open> = None;
     let mut pairer = Pairer::new(zones);
     let mut logged = Vec::new();
-    for line in lines.drain().map_err(spill)? {
+    for line in lines.drain_ahead().map_err(spill)? {
         let line = line.map_err(spill)?;
         let view = line.view().map_err(spill)?;
         if open.as_ref().is_none_or(|o| *o.key != *line.session) {

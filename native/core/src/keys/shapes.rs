@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::hash::Hasher;
+use std::rc::Rc;
 
 use super::producer::{column_contexts, producer, ColumnContext, KeyOrigin, Producer};
 use crate::fnv::{Fnv, FnvBuild};
@@ -21,7 +22,7 @@ const MAX_SHAPES: usize = 20_000;
 
 #[derive(Default)]
 pub(crate) struct ShapeCache {
-    producers: HashMap<u64, Option<Producer>, FnvBuild>,
+    producers: HashMap<u64, Option<Rc<Producer>>, FnvBuild>,
     contexts: HashMap<u64, Vec<Option<ColumnContext>>, FnvBuild>,
 }
 
@@ -44,7 +45,7 @@ fn masked(text: &str, lits: &[Literal<'_>]) -> u64 {
 
 impl ShapeCache {
     /// What [`producer`] says about `text` (whose literals are `lits`).
-    pub fn producer(&mut self, text: &str, lits: &[Literal<'_>]) -> Option<Producer> {
+    pub fn producer(&mut self, text: &str, lits: &[Literal<'_>]) -> Option<Rc<Producer>> {
         let key = masked(text, lits);
         if self.producers.len() >= MAX_SHAPES {
             self.producers.clear();
@@ -52,7 +53,7 @@ impl ShapeCache {
         let cached = self
             .producers
             .entry(key)
-            .or_insert_with(|| producer(text))
+            .or_insert_with(|| producer(text).map(Rc::new))
             .clone();
         match cached {
             Some(p)
@@ -60,7 +61,7 @@ impl ShapeCache {
                     .iter()
                     .any(|o| matches!(o, KeyOrigin::Sequence(_))) =>
             {
-                producer(text)
+                producer(text).map(Rc::new)
             }
             other => other,
         }

@@ -34,9 +34,9 @@ use crate::sql::lex::literals;
 use crate::wkl::ResponseRow;
 
 /// Memory for the literal occurrences while they are collected.
-const OCCURRENCE_BUDGET: usize = 48 << 20;
+const OCCURRENCE_BUDGET: usize = 32 << 20;
 /// Memory for new values and for keys.
-const SMALL_BUDGET: usize = 16 << 20;
+const SMALL_BUDGET: usize = 8 << 20;
 
 /// The order sessions are numbered in: a capture's sessions by the start of their first
 /// statement, then by the server's session id (`index` is that id's rank); a workload file's

@@ -16,7 +16,7 @@ pub mod codec;
 mod sorter;
 
 pub use codec::{Decoder, Encoder};
-pub use sorter::{Sorted, SortedIter, Sorter};
+pub use sorter::{Ahead, Sorted, SortedIter, Sorter};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

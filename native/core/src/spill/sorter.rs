@@ -13,8 +13,13 @@ const MAX_FAN_IN: usize = 64;
 /// Read buffer per run while merging: the merge's memory is this times the runs.
 const READ_BUFFER: usize = 128 * 1024;
 const WRITE_BUFFER: usize = 256 * 1024;
+/// Records per hand-over from a merge thread.
+const AHEAD_BATCH: usize = 4096;
 
 /// Collects records, then hands them back in order ([`Ord`]; equal records in push order).
+///
+/// A full buffer is sorted and written by a background thread while the next one fills, so
+/// the sorter holds up to twice its budget.
 pub struct Sorter<T> {
     dir: SpillDir,
     what: &'static str,
@@ -22,11 +27,14 @@ pub struct Sorter<T> {
     buf: Vec<T>,
     used: usize,
     runs: Vec<PathBuf>,
+    /// The run being written in the background.
+    writing: Option<std::thread::JoinHandle<io::Result<()>>>,
     len: u64,
 }
 
-impl<T: Spill + Ord> Sorter<T> {
-    /// A sorter that keeps up to about `budget` bytes of records in memory.
+impl<T: Spill + Ord + Send + 'static> Sorter<T> {
+    /// A sorter that keeps up to about `budget` bytes of records in memory, twice that while a
+    /// run is written.
     pub fn new(dir: &SpillDir, what: &'static str, budget: usize) -> Self {
         Sorter {
             dir: dir.clone(),
@@ -35,15 +43,17 @@ impl<T: Spill + Ord> Sorter<T> {
             buf: Vec::new(),
             used: 0,
             runs: Vec::new(),
+            writing: None,
             len: 0,
         }
     }
 
     pub fn push(&mut self, item: T) -> io::Result<()> {
-        self.used += item.memory() + std::mem::size_of::<T>();
+        // The records' own memory, plus the buffer's (whose capacity runs ahead of its length).
+        self.used += item.memory();
         self.buf.push(item);
         self.len += 1;
-        if self.used >= self.budget {
+        if self.used + self.buf.capacity() * std::mem::size_of::<T>() >= self.budget {
             self.spill()?;
         }
         Ok(())
@@ -59,12 +69,27 @@ impl<T: Spill + Ord> Sorter<T> {
     }
 
     fn spill(&mut self) -> io::Result<()> {
-        self.buf.sort();
+        self.wait()?;
+        let mut full = std::mem::take(&mut self.buf);
         let path = self.dir.file(self.what);
-        write_run(&self.dir, &path, self.buf.drain(..))?;
-        self.runs.push(path);
+        let dir = self.dir.clone();
+        self.runs.push(path.clone());
+        self.writing = Some(std::thread::spawn(move || {
+            full.sort();
+            write_run(&dir, &path, full.into_iter())
+        }));
         self.used = 0;
         Ok(())
+    }
+
+    /// Waits for the run being written, if any.
+    fn wait(&mut self) -> io::Result<()> {
+        match self.writing.take() {
+            None => Ok(()),
+            Some(handle) => handle
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("a spill thread panicked"))),
+        }
     }
 
     /// Everything pushed, ready to be read in order.
@@ -80,17 +105,21 @@ impl<T: Spill + Ord> Sorter<T> {
         if !self.buf.is_empty() {
             self.spill()?;
         }
+        self.wait()?;
         self.buf = Vec::new();
         let mut runs = std::mem::take(&mut self.runs);
         while runs.len() > MAX_FAN_IN {
             let mut merged = Vec::new();
             for group in runs.chunks(MAX_FAN_IN) {
                 let path = self.dir.file(self.what);
-                write_run(
-                    &self.dir,
-                    &path,
-                    Merge::<T>::open(group)?.map_while(|r| r.ok()),
-                )?;
+                // A read error ends the merged run early; it is then returned, never lost.
+                let mut failed = None;
+                let items =
+                    Merge::<T>::open(group)?.map_while(|r| r.map_err(|e| failed = Some(e)).ok());
+                write_run(&self.dir, &path, items)?;
+                if let Some(e) = failed {
+                    return Err(e);
+                }
                 for old in group {
                     let _ = std::fs::remove_file(old);
                 }
@@ -135,13 +164,32 @@ pub struct Sorted<T> {
     len: u64,
 }
 
-impl<T: Spill + Ord> Sorted<T> {
+impl<T: Spill + Ord + Send + 'static> Sorted<T> {
     pub fn len(&self) -> u64 {
         self.len
     }
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Reads everything once, consuming the records, with the merge running on a thread of
+    /// its own ahead of the reader (a few batches of records, never more).
+    pub fn drain_ahead(self) -> io::Result<Ahead<T>> {
+        let mut it = self.drain()?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<io::Result<T>>>(2);
+        std::thread::spawn(move || loop {
+            let batch: Vec<io::Result<T>> = it.by_ref().take(AHEAD_BATCH).collect();
+            let last = batch.len() < AHEAD_BATCH;
+            // A receiver gone means the reader stopped early: nothing more to do.
+            if tx.send(batch).is_err() || last {
+                return;
+            }
+        });
+        Ok(Ahead {
+            rx,
+            batch: Vec::new().into_iter(),
+        })
     }
 
     /// Reads everything once, consuming the records.
@@ -154,7 +202,7 @@ impl<T: Spill + Ord> Sorted<T> {
     }
 }
 
-impl<T: Spill + Ord + Clone> Sorted<T> {
+impl<T: Spill + Ord + Clone + Send + 'static> Sorted<T> {
     /// Reads everything, leaving the records for another pass.
     pub fn iter(&self) -> io::Result<SortedIter<T>> {
         Ok(if self.runs.is_empty() {
@@ -162,6 +210,24 @@ impl<T: Spill + Ord + Clone> Sorted<T> {
         } else {
             SortedIter::Merge(Merge::open(&self.runs)?)
         })
+    }
+}
+
+/// Records handed over from a merge running on another thread.
+pub struct Ahead<T> {
+    rx: std::sync::mpsc::Receiver<Vec<io::Result<T>>>,
+    batch: std::vec::IntoIter<io::Result<T>>,
+}
+
+impl<T> Iterator for Ahead<T> {
+    type Item = io::Result<T>;
+    fn next(&mut self) -> Option<io::Result<T>> {
+        loop {
+            if let Some(item) = self.batch.next() {
+                return Some(item);
+            }
+            self.batch = self.rx.recv().ok()?.into_iter();
+        }
     }
 }
 
@@ -301,7 +367,7 @@ mod tests {
         }
         let done = s.finish().unwrap();
         let twice: Vec<Rec> = done.iter().unwrap().map(Result::unwrap).collect();
-        let once: Vec<Rec> = done.drain().unwrap().map(Result::unwrap).collect();
+        let once: Vec<Rec> = done.drain_ahead().unwrap().map(Result::unwrap).collect();
         assert_eq!(twice, once, "a second pass reads the same");
         (once, dir.written())
     }
