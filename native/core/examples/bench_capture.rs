@@ -5,6 +5,7 @@
 //! bench_capture gen-log  --format csv|json --bytes N --out FILE [--seed S] [--open K]
 //!                        [--style min-duration|separate]
 //! bench_capture capture  --out W.wkl --log FILE...
+//! bench_capture condense --wkl W.wkl --out C.wkl [--duration-ms MS] [--statements N] [--seed S]
 //! ```
 //!
 //! `gen-log` writes a PostgreSQL log (csvlog or jsonlog, `log_min_duration_statement = 0`) of an
@@ -31,9 +32,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("gen-log") => gen_log(&args[1..]),
         Some("capture") => capture(&args[1..]),
+        Some("condense") => condense(&args[1..]),
         _ => Err(format!(
             "usage: bench_capture gen-log --format csv|json --bytes N --out FILE [--seed S] [--open K] [--style min-duration|separate]\n       \
-             bench_capture capture --out W.wkl --log FILE...\n(got {args:?})"
+             bench_capture capture --out W.wkl --log FILE...\n       \
+             bench_capture condense --wkl W.wkl --out C.wkl [--duration-ms MS] [--statements N] [--seed S]\n(got {args:?})"
         )),
     };
     match result {
@@ -492,6 +495,54 @@ fn capture(args: &[String]) -> Result<(), String> {
             "seconds": seconds,
             "mb_per_s": bytes as f64 / 1e6 / seconds.max(1e-9),
             "stage_seconds": stage_seconds,
+            "peak_rss_kb": peak_rss_kb(),
+        })
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// condense
+
+fn condense(args: &[String]) -> Result<(), String> {
+    use pg_retest_core::condense::{condense, CondenseOptions};
+    let opts = options(args, &["wkl", "out", "duration-ms", "statements", "seed"])?;
+    let input = PathBuf::from(get(&opts, "wkl").ok_or("--wkl is required")?);
+    let output = PathBuf::from(get(&opts, "out").ok_or("--out is required")?);
+    let optional = |key| {
+        get(&opts, key)
+            .map(|_| number(&opts, key, None))
+            .transpose()
+    };
+    let started = Instant::now();
+    let summary = condense(
+        &CondenseOptions {
+            input: input.clone(),
+            output,
+            duration_us: optional("duration-ms")?.map(|ms| ms * 1000),
+            statements: optional("statements")?,
+            min_share: 0.01,
+            min_calls: 20,
+            seed: number(&opts, "seed", Some(1))?,
+        },
+        &|_| {},
+    )
+    .map_err(|e| e.to_string())?;
+    let c = &summary.comparison;
+    println!(
+        "{}",
+        serde_json::json!({
+            "wkl_bytes": std::fs::metadata(&input).map(|m| m.len()).unwrap_or(0),
+            "statements": c.original.statements,
+            "condensed_statements": c.condensed.statements,
+            "condensed_duration_s": c.condensed.duration_us as f64 / 1e6,
+            "windows": summary.windows.len(),
+            "pulled_in": summary.pulled_in.transactions,
+            "hot": c.fingerprints.iter().filter(|f| f.hot).count(),
+            "hot_not_gated": c.dropped.hot_not_gated,
+            "mix_distance": c.mix_distance,
+            "fits": summary.fits,
+            "seconds": started.elapsed().as_secs_f64(),
             "peak_rss_kb": peak_rss_kb(),
         })
     );

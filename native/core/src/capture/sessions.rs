@@ -17,7 +17,7 @@ use super::read::{spill_failed, SessionLine};
 use super::substitute::{has_placeholders, substitute};
 use super::time::{Micros, Zones};
 use super::{CaptureError, CaptureErrorKind};
-use crate::keys::stream::{KeyPlan, KeyScan, SessionOrder};
+use crate::keys::stream::{KeyPlan, KeyScan, SessionOrder, Tag};
 use crate::spill::{Decoder, Encoder, Sorted, Sorter, Spill, SpillDir};
 
 /// Memory for the session index while it is built.
@@ -350,7 +350,7 @@ impl Builder<'_> {
                 .append(&kept)
                 .map_err(|e| spill_failed(&self.dir, e))?;
             self.scan
-                .statement(o.count, o.at, &kept.sql, None)
+                .statement(o.count, o.at, &kept.sql, None, Tag::default())
                 .map_err(|e| spill_failed(&self.dir, e))?;
             o.count += 1;
             self.statements += 1;

@@ -14,7 +14,7 @@ use super::read::spill_failed;
 use super::sessions::Sessions;
 use super::time::Micros;
 use super::{CaptureError, CaptureErrorKind, CaptureOptions, FailedStatement};
-use crate::keys::stream::WINDOW;
+use crate::keys::stream::{Tag, WINDOW};
 use crate::keys::KeyStats;
 use crate::spill::SpillDir;
 use crate::wkl::{Metadata, ProfileHeader, ProfileWriter, Query, ResponseRow, WklError};
@@ -95,7 +95,10 @@ pub(super) fn write_workload(
                 });
             }
             at = at.max(k.start_us);
-            for key in keys.statement(pos, at, &k.sql, None).map_err(spill)? {
+            for key in keys
+                .statement(pos, at, &k.sql, None, Tag::default())
+                .map_err(spill)?
+            {
                 let (_, producer) = window
                     .iter_mut()
                     .find(|(p, _)| *p == key.producer_pos)

@@ -84,6 +84,27 @@ impl Rank {
     }
 }
 
+/// What a caller wants a link to carry about each of its statements (condense: the
+/// transaction it belongs to, by start time and position).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Tag {
+    pub at: u64,
+    pub pos: u32,
+}
+
+impl Tag {
+    fn encode(&self, out: &mut Encoder) {
+        out.u64(self.at);
+        out.u32(self.pos);
+    }
+    fn decode(input: &mut Decoder<'_>) -> io::Result<Tag> {
+        Ok(Tag {
+            at: input.u64()?,
+            pos: input.u32()?,
+        })
+    }
+}
+
 /// One key-like literal of one statement.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Occurrence {
@@ -94,6 +115,7 @@ struct Occurrence {
     first_in_statement: bool,
     /// A producer that may take a value is among the statement's window.
     may_infer: bool,
+    tag: Tag,
 }
 
 impl Spill for Occurrence {
@@ -102,6 +124,7 @@ impl Spill for Occurrence {
         self.rank.encode(out);
         out.u32(self.nth);
         out.u8(u8::from(self.first_in_statement) | (u8::from(self.may_infer) << 1));
+        self.tag.encode(out);
     }
     fn decode(input: &mut Decoder<'_>) -> io::Result<Self> {
         let value = input.u64()?;
@@ -114,6 +137,7 @@ impl Spill for Occurrence {
             nth,
             first_in_statement: flags & 1 != 0,
             may_infer: flags & 2 != 0,
+            tag: Tag::decode(input)?,
         })
     }
     fn memory(&self) -> usize {
@@ -154,6 +178,7 @@ struct KeyRec {
     producer: Rank,
     /// An INSERT or sequence call (not values read back by UPDATE/DELETE … RETURNING).
     generates: bool,
+    tag: Tag,
 }
 
 impl Spill for KeyRec {
@@ -161,12 +186,14 @@ impl Spill for KeyRec {
         out.u64(self.value);
         self.producer.encode(out);
         out.bool(self.generates);
+        self.tag.encode(out);
     }
     fn decode(input: &mut Decoder<'_>) -> io::Result<Self> {
         Ok(KeyRec {
             value: input.u64()?,
             producer: Rank::decode(input)?,
             generates: input.bool()?,
+            tag: Tag::decode(input)?,
         })
     }
     fn memory(&self) -> usize {
@@ -205,13 +232,15 @@ impl KeyScan {
         self.last_open = None;
     }
 
-    /// The session's next statement: position `pos`, timeline instant `at`, its recorded rows.
+    /// The session's next statement: position `pos`, timeline instant `at`, its recorded rows,
+    /// and what its links should carry about it.
     pub fn statement(
         &mut self,
         pos: u32,
         at: i64,
         text: &str,
         recorded: Option<&[ResponseRow]>,
+        tag: Tag,
     ) -> io::Result<()> {
         let lits = literals(text);
         let rank = Rank {
@@ -233,6 +262,7 @@ impl KeyScan {
                 nth: nth as u32,
                 first_in_statement,
                 may_infer,
+                tag,
             })?;
         }
         if let Some(p) = self.shapes.producer(text, &lits) {
@@ -326,6 +356,7 @@ impl KeyPlan {
 /// A producer of the current session that may still take a value.
 struct Waiting {
     rank: Rank,
+    tag: Tag,
     column: String,
     origin: KeyOrigin,
     own: HashSet<u64>,
@@ -343,7 +374,9 @@ pub struct Inferred {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Link {
     pub producer: Rank,
+    pub producer_tag: Tag,
     pub user: Rank,
+    pub user_tag: Tag,
 }
 
 /// The second pass; sessions and statements in the same order as the first.
@@ -396,6 +429,7 @@ impl Inferrer {
         at: i64,
         text: &str,
         recorded: Option<&[ResponseRow]>,
+        tag: Tag,
     ) -> io::Result<Vec<Inferred>> {
         let rank = Rank {
             at,
@@ -440,6 +474,7 @@ impl Inferrer {
                         value: pairs[li].1,
                         producer: w.rank,
                         generates: true,
+                        tag: w.tag,
                     })?;
                     found.push(Inferred {
                         producer_pos: w.rank.pos,
@@ -472,6 +507,7 @@ impl Inferrer {
                         value: v,
                         producer: rank,
                         generates: p.generates,
+                        tag,
                     })?;
                 }
             }
@@ -481,6 +517,7 @@ impl Inferrer {
             if let Some(i) = column {
                 self.window.push_back(Waiting {
                     rank,
+                    tag,
                     column: p.columns[i].clone(),
                     origin: p.origins[i].clone(),
                     own: lits.iter().filter_map(literal_key).collect(),
@@ -548,7 +585,9 @@ impl Inferrer {
             stats.links += 1;
             on_link(Link {
                 producer: k.producer,
+                producer_tag: k.tag,
                 user: o.rank,
+                user_tag: o.tag,
             });
         }
         Ok(stats)

@@ -20,6 +20,7 @@ mod file;
 pub mod model;
 mod peek;
 mod results;
+mod stream_read;
 mod stream_write;
 
 pub use check::WklWarning;
@@ -35,5 +36,8 @@ pub use peek::{sniff, FileShape};
 pub use results::{
     decode_pg_retest_results, encode_pg_retest_results, read_pg_retest_results,
     write_pg_retest_results, QueryResult, ReplayResults,
+};
+pub use stream_read::{
+    decode_with, stream_workload, QueryRef, StreamError, StreamVisitor, StreamedHeader,
 };
 pub use stream_write::{ProfileHeader, ProfileWriter};

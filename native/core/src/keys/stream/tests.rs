@@ -107,7 +107,8 @@ fn streamed(sessions: &[Vec<Stmt>]) -> Found {
             scan.begin_session(order);
             last = Some(order);
         }
-        scan.statement(pos, at, &st.0, st.2.as_deref()).unwrap();
+        scan.statement(pos, at, &st.0, st.2.as_deref(), Tag::default())
+            .unwrap();
     });
     let mut inf = scan.finish().unwrap().inferrer().unwrap();
     let mut inferred = Vec::new();
@@ -117,7 +118,10 @@ fn streamed(sessions: &[Vec<Stmt>]) -> Found {
             inf.begin_session(order);
             last = Some(order);
         }
-        for k in inf.statement(pos, at, &st.0, st.2.as_deref()).unwrap() {
+        for k in inf
+            .statement(pos, at, &st.0, st.2.as_deref(), Tag::default())
+            .unwrap()
+        {
             inferred.push((
                 first[order.index as usize] + k.producer_pos,
                 k.column,
