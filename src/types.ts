@@ -372,7 +372,7 @@ export interface CondenseSummary {
   fits: boolean;
   /** The windows of the capture kept: where they were, where they replay. */
   windows: { from_us: number; to_us: number; at_us: number; duration_us: number }[];
-  /** Transactions kept for the ids they created, replayed first. */
+  /** Transactions kept for the ids they created, replayed first (`duration_us`: how long that takes). */
   pulled_in: { transactions: number; statements: number; duration_us: number; unresolved_links: number };
   /** Settings replayed ahead of sessions cut after their start. */
   carried_settings: number;

@@ -74,7 +74,7 @@ export function renderCondenseSummary(s: CondenseSummary): string {
     [
       'pulled in',
       s.pulled_in.transactions > 0
-        ? `${plural(s.pulled_in.transactions, 'transaction')} (${plural(s.pulled_in.statements, 'statement')}) that created ids the windows use, replayed first (${span(s.pulled_in.duration_us)})`
+        ? `${plural(s.pulled_in.transactions, 'transaction')} (${plural(s.pulled_in.statements, 'statement')}) that created ids the windows use, replayed first, in the first ${span(s.pulled_in.duration_us)}`
         : 'none: the windows create the ids they use',
     ],
     ['settings', `${count(s.carried_settings)} carried into sessions cut after their start`],

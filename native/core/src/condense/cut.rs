@@ -36,6 +36,8 @@ pub struct Plan {
     /// Set by [`Plan::lay_out`]: the new start of each window and of each pulled unit.
     bases: Vec<u64>,
     pulled_at: HashMap<UnitId, u64>,
+    /// How long the pulled-in units take on the condensed timeline, before the windows.
+    pub pulled_span_us: u64,
 }
 
 /// Where a unit goes.
@@ -86,6 +88,7 @@ impl Plan {
             session_end.insert(id.0, end);
             t = t.max(end);
         }
+        self.pulled_span_us = t;
         self.bases.clear();
         for (i, w) in self.windows.iter().enumerate() {
             self.bases.push(t);
@@ -130,10 +133,6 @@ impl Measured {
         let end = self.window_end.get(i).copied().unwrap_or(0);
         let nominal = if w.1 == u64::MAX { 0 } else { w.1 - w.0 };
         end.saturating_sub(w.0).max(nominal)
-    }
-
-    pub fn pulled_duration(&self) -> u64 {
-        self.pulled_span.values().sum()
     }
 }
 

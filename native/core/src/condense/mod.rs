@@ -133,6 +133,8 @@ pub struct WindowOut {
 pub struct PulledOut {
     pub transactions: u64,
     pub statements: u64,
+    /// How long they take at the start of the condensed workload (they run side by side, as
+    /// many at once as the capture had sessions open on average).
     pub duration_us: u64,
     /// Links whose creating transaction could still not be placed (a chain too long).
     pub unresolved_links: u64,
@@ -335,7 +337,7 @@ pub fn condense(
     let pulled_in = PulledOut {
         transactions: plan.pulled.len() as u64,
         statements: measured.pulled_statements,
-        duration_us: measured.pulled_duration(),
+        duration_us: plan.pulled_span_us,
         unresolved_links: unresolved,
     };
     let warnings = warnings(options, &comparison, fits, length, &measured, unresolved);
