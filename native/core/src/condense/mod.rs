@@ -34,11 +34,11 @@ use crate::spill::SpillDir;
 use crate::wkl::StreamError;
 
 /// Fingerprints tracked per bucket beyond the hot ones, by calls and by time (for the mix).
-const TRACK_TOP: usize = 64;
-/// Tracked fingerprints at most (hot ones first).
-const MAX_TRACKED: usize = 256;
-/// Buckets of the timeline at most, and per budget window at least.
-const MAX_BUCKETS: u64 = 16_384;
+const TRACK_TOP: usize = 16;
+/// Buckets of the timeline at most: fewer the more fingerprints are tracked (each costs 12
+/// bytes a bucket: its calls and their prefix sums), and per budget window at least.
+const MAX_BUCKETS: u64 = 65_536;
+const BUCKET_CELLS: u64 = 1 << 22;
 const BUCKETS_PER_WINDOW: u64 = 16;
 /// Rounds of choosing windows again, with less room when what they pulled in overflowed, or
 /// more when it left much unused.
@@ -237,7 +237,7 @@ pub fn condense(
         .unwrap_or(0)
         .saturating_sub(first.t0)
         .max(1);
-    let width = bucket_width(span, options.duration_us);
+    let width = bucket_width(span, options.duration_us, tracked_count);
     let second = second_pass(
         &options.input,
         &dir,
@@ -411,11 +411,12 @@ fn choose(
         .iter()
         .map(|s| {
             let from = first.t0 + s.first as u64 * width;
-            // The last bucket takes everything after it (a statement at the very end).
-            let to = if s.end() == last_bucket {
-                u64::MAX
-            } else {
-                first.t0 + s.end() as u64 * width
+            let to = match selection.clip_us {
+                // Within one bucket: its first part, as much as the budget holds.
+                Some(clip) => from + clip,
+                // The last bucket takes everything after it (a statement at the very end).
+                None if s.end() == last_bucket => u64::MAX,
+                None => first.t0 + s.end() as u64 * width,
             };
             (from, to)
         })
@@ -463,7 +464,6 @@ fn hot_and_tracked(
             order.push(f.key);
         }
     }
-    order.truncate(MAX_TRACKED.max(hot));
     let mut tracked = vec![None; stats.len()];
     let mut needs = Vec::new();
     for (t, key) in order.iter().enumerate() {
@@ -480,13 +480,15 @@ fn hot_and_tracked(
     (needs, tracked, order.len())
 }
 
-/// Buckets narrow enough to place windows finely within the budget, few enough to stay small.
-fn bucket_width(span_us: u64, duration: Option<u64>) -> u64 {
+/// Buckets narrow enough to place windows finely within the budget, few enough to stay small
+/// (a budget shorter than one bucket gets a window cut within a bucket).
+fn bucket_width(span_us: u64, duration: Option<u64>, tracked: usize) -> u64 {
     let fine = match duration {
         Some(d) => d / BUCKETS_PER_WINDOW,
         None => span_us / 4_096,
     };
-    fine.max(span_us.div_ceil(MAX_BUCKETS)).max(1_000)
+    let most = (BUCKET_CELLS / tracked.max(1) as u64).clamp(4_096, MAX_BUCKETS);
+    fine.max(span_us.div_ceil(most)).max(1_000)
 }
 
 fn windows_out(plan: &Plan, m: &cut::Measured) -> Vec<WindowOut> {

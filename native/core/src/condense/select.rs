@@ -74,8 +74,11 @@ impl Segment {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
     pub segments: Vec<Segment>,
-    /// Calls each need gets (same order as the needs).
+    /// Calls each need gets (same order as the needs); estimated when clipped.
     pub calls: Vec<u64>,
+    /// When even one bucket is more than the budget: the only segment is one bucket, of which
+    /// only the first `clip_us` are kept.
+    pub clip_us: Option<u64>,
 }
 
 impl Selection {
@@ -234,6 +237,7 @@ pub fn select(
         return Selection {
             segments: Vec::new(),
             calls: vec![0; needs.len()],
+            clip_us: None,
         };
     }
     let target = Target::of(b, &sums);
@@ -260,6 +264,7 @@ pub fn select(
         let candidate = Selection {
             segments: merge_adjacent(chosen),
             calls,
+            clip_us: None,
         };
         let better = best.as_ref().is_none_or(|b| {
             candidate.covered(needs) > b.covered(needs)
@@ -276,10 +281,34 @@ pub fn select(
             break;
         }
     }
-    best.unwrap_or(Selection {
-        segments: Vec::new(),
-        calls: vec![0; needs.len()],
-    })
+    best.unwrap_or_else(|| clipped(b, &sums, &target, needs, &fit, seed))
+}
+
+/// When not one bucket fits: the best bucket, cut to the part of it the budget holds
+/// (assuming its statements spread evenly; measuring the cut says what it really holds).
+fn clipped(
+    b: &Buckets,
+    sums: &Sums,
+    target: &Target,
+    needs: &[Need],
+    fit: &Fit,
+    seed: u64,
+) -> Selection {
+    let bucket = (0..b.len())
+        .map(|first| Segment { first, len: 1 })
+        .max_by_key(|&s| score(b, sums, target, needs, s, seed))
+        .unwrap_or(Segment { first: 0, len: 1 });
+    let by_time = fit.duration_us as f64 / sums.duration(bucket).max(1) as f64;
+    let by_count = fit.statements as f64 / sums.statements(bucket).max(1) as f64;
+    let share = by_time.min(by_count).clamp(0.0, 1.0);
+    Selection {
+        segments: vec![bucket],
+        calls: needs
+            .iter()
+            .map(|n| (sums.calls(n.tracked, bucket) as f64 * share) as u64)
+            .collect(),
+        clip_us: Some(((b.width_us as f64 * share) as u64).max(1_000)),
+    }
 }
 
 /// `v × eighths / 8`, for a budget that may be unlimited.
@@ -314,9 +343,6 @@ fn primary(
     fit: &Fit,
     seed: u64,
 ) -> Option<Segment> {
-    // (covered, -deficit, -distance, statements, draw): a longer window wins over a shorter one
-    // that is as good (the end of the capture leaves only short ones).
-    type Score = (usize, i64, i64, u64, u64);
     let mut best: Option<(Segment, Score)> = None;
     let mut end = 0usize;
     for first in 0..b.len() {
@@ -339,24 +365,40 @@ fn primary(
             first,
             len: end - first,
         };
-        let covered = needs
-            .iter()
-            .filter(|n| sums.calls(n.tracked, s) >= n.calls)
-            .count();
-        let calls: Vec<u64> = needs.iter().map(|n| sums.calls(n.tracked, s)).collect();
-        let score = (
-            covered,
-            -((deficit(needs, &calls) * 100.0).round() as i64),
-            -((target.distance(b, sums, s) * 100.0).round() as i64),
-            sums.statements(s),
-            draw(seed, first),
-        );
+        let score = score(b, sums, target, needs, s, seed);
         if best.as_ref().is_none_or(|(_, b)| score > *b) {
             best = Some((s, score));
         }
-        // Later starts can only reach as far as this one did or further.
     }
     best.map(|(s, _)| s)
+}
+
+/// (covered, -deficit, -distance, statements, draw): a longer window wins over a shorter one
+/// that is as good (the end of the capture leaves only short ones).
+type Score = (usize, i64, i64, u64, u64);
+
+/// How good a segment is as the primary window.
+fn score(
+    b: &Buckets,
+    sums: &Sums,
+    target: &Target,
+    needs: &[Need],
+    s: Segment,
+    seed: u64,
+) -> Score {
+    let calls: Vec<u64> = needs.iter().map(|n| sums.calls(n.tracked, s)).collect();
+    let covered = needs
+        .iter()
+        .zip(&calls)
+        .filter(|(n, c)| **c >= n.calls)
+        .count();
+    (
+        covered,
+        -((deficit(needs, &calls) * 100.0).round() as i64),
+        -((target.distance(b, sums, s) * 100.0).round() as i64),
+        sums.statements(s),
+        draw(seed, s.first),
+    )
 }
 
 /// Adds the segments that bring the most missing calls per second of replay, while they fit.
@@ -509,6 +551,15 @@ mod tests {
         }
     }
 
+    impl Budget {
+        fn with_ms(self, ms: u64) -> Budget {
+            Budget {
+                duration_us: self.duration_us.map(|d| d + ms * 1_000),
+                ..self
+            }
+        }
+    }
+
     #[test]
     fn steady_traffic_gives_one_window_of_the_budget() {
         let b = steady(600, 10);
@@ -606,6 +657,15 @@ mod tests {
             assert_eq!(s.segments.len(), 1);
             assert!([90, 110].contains(&s.segments[0].first), "{s:?}");
         }
+    }
+
+    #[test]
+    fn a_budget_shorter_than_a_bucket_keeps_part_of_one() {
+        let b = steady(100, 10);
+        let s = select(&b, &[], seconds(0).with_ms(250), Budget::default(), 1);
+        assert_eq!(s.segments.len(), 1);
+        assert_eq!(s.segments[0].len, 1);
+        assert_eq!(s.clip_us, Some(250_000));
     }
 
     #[test]
