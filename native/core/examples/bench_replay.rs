@@ -18,7 +18,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use pg_retest_core::replay::{replay, ReplayOptions, RunStatus};
-use pg_retest_core::seeded::SplitMix64;
 use pg_retest_core::wkl::{write_workload, Metadata, Query, QueryKind, Session, WorkloadProfile};
 use pg_retest_core::workload::Workload;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 #[path = "support/args.rs"]
 mod args;
 use args::{get, number, options};
+use pg_retest_core::seeded::SplitMix64;
 
 /// Accounts created by `pgbench -i -s 10`.
 const ACCOUNTS: u64 = 1_000_000;

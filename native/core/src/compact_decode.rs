@@ -1,51 +1,154 @@
 //! Decoding a `.wkl` straight into the compact [`Workload`], without building the profile.
 //!
 //! A decoded [`crate::wkl::WorkloadProfile`] costs ~150 bytes per statement; for a million
-//! statements that is more than the engine's whole budget. Here the streaming decoder
-//! ([`crate::wkl::decode_with`]) hands each query over as soon as it is decoded, its SQL
-//! borrowed from the file's bytes when they are in memory, and it goes into a
-//! [`WorkloadBuilder`] at once, so the peak is the file plus the compact form.
+//! statements that is more than the engine's whole budget. Here each query is deserialized with
+//! its SQL borrowed from the file's bytes and pushed into a [`WorkloadBuilder`] at once, so the
+//! peak is the file plus the compact form.
+//!
+//! serde's derive drives the field order (array or map form, short v1 arrays, unknown map keys),
+//! exactly as for the full profile; only the two collections are replaced by sinks. The sinks
+//! reach the builder through a thread-local because `Deserialize` impls cannot carry state;
+//! decoding is synchronous, so the builder never leaves this thread.
 
-use serde::Deserializer;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::fmt;
 
-use crate::wkl::{decode_with, QueryRef, StreamVisitor, StreamedHeader};
+use chrono::{DateTime, Utc};
+use serde::de::{self, DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+
+use crate::wkl::{QueryKind, ResponseRow, SequenceState};
 use crate::workload::{Workload, WorkloadBuilder, WorkloadInfo};
 
 /// Files above this size are decoded from a buffered reader instead of from memory.
 const STREAM_ABOVE_BYTES: u64 = 8 * 1024 * 1024;
 
-/// Pushes every decoded query into the builder.
-struct Build(WorkloadBuilder);
+thread_local! {
+    static BUILDER: RefCell<Option<WorkloadBuilder>> = const { RefCell::new(None) };
+}
 
-impl StreamVisitor for Build {
-    fn query(&mut self, _: u32, q: QueryRef<'_>) -> Result<(), String> {
-        self.0.push_query(
-            q.sql,
-            q.start_offset_us,
-            q.duration_us,
-            q.kind,
-            q.transaction_id,
-            q.response_values,
-        );
-        Ok(())
+fn with_builder<R>(f: impl FnOnce(&mut WorkloadBuilder) -> R) -> R {
+    BUILDER.with(|b| f(b.borrow_mut().as_mut().expect("compact decode in progress")))
+}
+
+#[derive(Deserialize)]
+struct ProfileShell {
+    version: u8,
+    captured_at: DateTime<Utc>,
+    source_host: String,
+    pg_version: String,
+    capture_method: String,
+    #[allow(dead_code)]
+    sessions: SessionsSink,
+    metadata: MetadataShell,
+}
+
+#[derive(Deserialize)]
+struct MetadataShell {
+    #[allow(dead_code)]
+    total_queries: u64,
+    #[allow(dead_code)]
+    total_sessions: u64,
+    capture_duration_us: u64,
+    #[serde(default)]
+    sequence_snapshot: Option<Vec<SequenceState>>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    pk_map: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct SessionShell {
+    id: u64,
+    user: String,
+    database: String,
+    queries: QueriesSink,
+}
+
+#[derive(Deserialize)]
+struct QueryShell<'a> {
+    #[serde(borrow)]
+    sql: Cow<'a, str>,
+    start_offset_us: u64,
+    duration_us: u64,
+    kind: QueryKind,
+    #[serde(default)]
+    transaction_id: Option<u64>,
+    #[serde(default)]
+    response_values: Option<Vec<ResponseRow>>,
+}
+
+/// Stands for the sessions array; every element is handed to the builder as it is read.
+struct SessionsSink;
+
+impl<'de> Deserialize<'de> for SessionsSink {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SessionsSink;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of sessions")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<SessionsSink, A::Error> {
+                while let Some(s) = seq.next_element::<SessionShell>()? {
+                    with_builder(|b| b.end_session(s.id, s.user, s.database, s.queries.0));
+                }
+                Ok(SessionsSink)
+            }
+        }
+        d.deserialize_seq(V)
     }
+}
 
-    fn session(
-        &mut self,
-        _: u32,
-        id: u64,
-        user: String,
-        database: String,
-        queries: u32,
-    ) -> Result<(), String> {
-        self.0.end_session(id, user, database, queries);
+/// Stands for one session's queries; holds how many were pushed.
+struct QueriesSink(u32);
+
+impl<'de> Deserialize<'de> for QueriesSink {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = QueriesSink;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of queries")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<QueriesSink, A::Error> {
+                let mut n = 0u32;
+                while seq.next_element_seed(QuerySeed)?.is_some() {
+                    n = n
+                        .checked_add(1)
+                        .ok_or_else(|| de::Error::custom("too many queries in one session"))?;
+                }
+                Ok(QueriesSink(n))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+struct QuerySeed;
+
+impl<'de> DeserializeSeed<'de> for QuerySeed {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        let q = QueryShell::deserialize(d)?;
+        with_builder(|b| {
+            b.push_query(
+                &q.sql,
+                q.start_offset_us,
+                q.duration_us,
+                q.kind,
+                q.transaction_id,
+                q.response_values,
+            )
+        });
         Ok(())
     }
 }
 
 /// Decodes one already-validated workload value (see `wkl`) into the compact form.
 pub fn decode_compact(value: &[u8]) -> Result<Workload, rmp_serde::decode::Error> {
-    build(&mut rmp_serde::Deserializer::from_read_ref(value))
+    decode_with(|| rmp_serde::from_slice(value))
 }
 
 /// Decodes a workload from a reader, copying each SQL text only into the arena (for files too
@@ -53,30 +156,30 @@ pub fn decode_compact(value: &[u8]) -> Result<Workload, rmp_serde::decode::Error
 pub fn decode_compact_read<R: std::io::Read>(
     reader: R,
 ) -> Result<Workload, rmp_serde::decode::Error> {
-    build(&mut rmp_serde::Deserializer::new(reader))
+    decode_with(|| rmp_serde::from_read(reader))
 }
 
-fn build<'de, D>(d: D) -> Result<Workload, rmp_serde::decode::Error>
-where
-    D: Deserializer<'de, Error = rmp_serde::decode::Error>,
-{
-    // The header fields arrive after the sessions (in array form); the builder gets them last.
-    let mut b = Build(WorkloadBuilder::new(WorkloadInfo::default()));
-    let header: StreamedHeader = match decode_with(d, &mut b) {
-        Ok(decoded) => decoded?,
-        // `Build` never stops the decoder; should it, say so rather than panic.
-        Err(e) => return Err(serde::de::Error::custom(e.to_string())),
-    };
+fn decode_with(
+    decode: impl FnOnce() -> Result<ProfileShell, rmp_serde::decode::Error>,
+) -> Result<Workload, rmp_serde::decode::Error> {
+    // The header fields arrive with the shell; the builder gets them after the sessions.
+    let placeholder = WorkloadInfo::default();
+    BUILDER.with(|b| *b.borrow_mut() = Some(WorkloadBuilder::new(placeholder)));
+    let shell = decode();
+    let builder = BUILDER
+        .with(|b| b.borrow_mut().take())
+        .expect("builder present");
+    let shell = shell?;
     let info = WorkloadInfo::from_header(
-        header.version,
-        header.captured_at,
-        header.source_host,
-        header.pg_version,
-        header.capture_method,
-        header.metadata.capture_duration_us,
-        header.metadata.sequence_snapshot,
+        shell.version,
+        shell.captured_at,
+        shell.source_host,
+        shell.pg_version,
+        shell.capture_method,
+        shell.metadata.capture_duration_us,
+        shell.metadata.sequence_snapshot,
     );
-    Ok(b.0.with_info(info).finish())
+    Ok(builder.with_info(info).finish())
 }
 
 impl Workload {
