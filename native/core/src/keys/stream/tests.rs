@@ -67,7 +67,10 @@ fn whole(sessions: &[Vec<Stmt>]) -> Workload {
     for (i, s) in sessions.iter().enumerate() {
         b.begin_session(i as u64 + 1, "u".into(), "d".into());
         for (sql, at, rec) in s {
-            b.push_query(sql, *at, 1, QueryKind::Other, None, rec.clone());
+            b.push_statement(sql, *at, 1, QueryKind::Other, None);
+            if let Some(rows) = rec {
+                b.set_response_values(rows.clone());
+            }
         }
     }
     b.finish()
