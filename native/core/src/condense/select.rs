@@ -241,13 +241,20 @@ pub fn select(
         };
     }
     let target = Target::of(b, &sums);
+    let ctx = Scoring {
+        b,
+        sums: &sums,
+        target: &target,
+        needs,
+        seed,
+    };
     let mut best: Option<Selection> = None;
     for eighths in 0..8u64 {
         let shrunk = Fit {
             duration_us: scale(fit.duration_us, 8 - eighths),
             statements: scale(fit.statements, 8 - eighths),
         };
-        let Some(primary) = primary(b, &sums, &target, needs, &shrunk, seed) else {
+        let Some(primary) = ctx.primary(&shrunk) else {
             continue;
         };
         let mut chosen = vec![primary];
@@ -281,34 +288,7 @@ pub fn select(
             break;
         }
     }
-    best.unwrap_or_else(|| clipped(b, &sums, &target, needs, &fit, seed))
-}
-
-/// When not one bucket fits: the best bucket, cut to the part of it the budget holds
-/// (assuming its statements spread evenly; measuring the cut says what it really holds).
-fn clipped(
-    b: &Buckets,
-    sums: &Sums,
-    target: &Target,
-    needs: &[Need],
-    fit: &Fit,
-    seed: u64,
-) -> Selection {
-    let bucket = (0..b.len())
-        .map(|first| Segment { first, len: 1 })
-        .max_by_key(|&s| score(b, sums, target, needs, s, seed))
-        .unwrap_or(Segment { first: 0, len: 1 });
-    let by_time = fit.duration_us as f64 / sums.duration(bucket).max(1) as f64;
-    let by_count = fit.statements as f64 / sums.statements(bucket).max(1) as f64;
-    let share = by_time.min(by_count).clamp(0.0, 1.0);
-    Selection {
-        segments: vec![bucket],
-        calls: needs
-            .iter()
-            .map(|n| (sums.calls(n.tracked, bucket) as f64 * share) as u64)
-            .collect(),
-        clip_us: Some(((b.width_us as f64 * share) as u64).max(1_000)),
-    }
+    best.unwrap_or_else(|| ctx.clipped(&fit))
 }
 
 /// `v × eighths / 8`, for a budget that may be unlimited.
@@ -334,71 +314,94 @@ fn draw(seed: u64, first: usize) -> u64 {
     SplitMix64::new(seed ^ (first as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)).next_u64()
 }
 
-/// For each start, the longest segment that fits; the best of those.
-fn primary(
-    b: &Buckets,
-    sums: &Sums,
-    target: &Target,
-    needs: &[Need],
-    fit: &Fit,
+/// What a primary window is measured against, in one place.
+struct Scoring<'a> {
+    b: &'a Buckets,
+    sums: &'a Sums,
+    target: &'a Target,
+    needs: &'a [Need],
     seed: u64,
-) -> Option<Segment> {
-    let mut best: Option<(Segment, Score)> = None;
-    let mut end = 0usize;
-    for first in 0..b.len() {
-        end = end.max(first);
-        while end < b.len()
-            && fit.allows(
-                sums,
-                Segment {
-                    first,
-                    len: end + 1 - first,
-                },
-            )
-        {
-            end += 1;
-        }
-        if end == first {
-            continue; // not even one bucket fits from here
-        }
-        let s = Segment {
-            first,
-            len: end - first,
-        };
-        let score = score(b, sums, target, needs, s, seed);
-        if best.as_ref().is_none_or(|(_, b)| score > *b) {
-            best = Some((s, score));
-        }
-    }
-    best.map(|(s, _)| s)
 }
 
 /// (covered, -deficit, -distance, statements, draw): a longer window wins over a shorter one
 /// that is as good (the end of the capture leaves only short ones).
 type Score = (usize, i64, i64, u64, u64);
 
-/// How good a segment is as the primary window.
-fn score(
-    b: &Buckets,
-    sums: &Sums,
-    target: &Target,
-    needs: &[Need],
-    s: Segment,
-    seed: u64,
-) -> Score {
-    let calls: Vec<u64> = needs.iter().map(|n| sums.calls(n.tracked, s)).collect();
-    let covered = needs
-        .iter()
-        .zip(&calls)
-        .filter(|(n, c)| **c >= n.calls)
-        .count();
-    (
-        covered,
-        -((deficit(needs, &calls) * 100.0).round() as i64),
-        -((target.distance(b, sums, s) * 100.0).round() as i64),
-        sums.statements(s),
-        draw(seed, s.first),
-    )
+impl Scoring<'_> {
+    /// How good a segment is as the primary window.
+    fn score(&self, s: Segment) -> Score {
+        let calls: Vec<u64> = self
+            .needs
+            .iter()
+            .map(|n| self.sums.calls(n.tracked, s))
+            .collect();
+        let covered = self
+            .needs
+            .iter()
+            .zip(&calls)
+            .filter(|(n, c)| **c >= n.calls)
+            .count();
+        (
+            covered,
+            -((deficit(self.needs, &calls) * 100.0).round() as i64),
+            -((self.target.distance(self.b, self.sums, s) * 100.0).round() as i64),
+            self.sums.statements(s),
+            draw(self.seed, s.first),
+        )
+    }
+
+    /// For each start, the longest segment that fits; the best of those.
+    fn primary(&self, fit: &Fit) -> Option<Segment> {
+        let mut best: Option<(Segment, Score)> = None;
+        let mut end = 0usize;
+        for first in 0..self.b.len() {
+            end = end.max(first);
+            while end < self.b.len()
+                && fit.allows(
+                    self.sums,
+                    Segment {
+                        first,
+                        len: end + 1 - first,
+                    },
+                )
+            {
+                end += 1;
+            }
+            if end == first {
+                continue; // not even one bucket fits from here
+            }
+            let s = Segment {
+                first,
+                len: end - first,
+            };
+            let score = self.score(s);
+            if best.as_ref().is_none_or(|(_, b)| score > *b) {
+                best = Some((s, score));
+            }
+        }
+        best.map(|(s, _)| s)
+    }
+
+    /// When not one bucket fits: the best bucket, cut to the part of it the budget holds
+    /// (assuming its statements spread evenly; measuring the cut says what it really holds).
+    fn clipped(&self, fit: &Fit) -> Selection {
+        let bucket = (0..self.b.len())
+            .map(|first| Segment { first, len: 1 })
+            .max_by_key(|&s| self.score(s))
+            .unwrap_or(Segment { first: 0, len: 1 });
+        let by_time = fit.duration_us as f64 / self.sums.duration(bucket).max(1) as f64;
+        let by_count = fit.statements as f64 / self.sums.statements(bucket).max(1) as f64;
+        let share = by_time.min(by_count).clamp(0.0, 1.0);
+        Selection {
+            segments: vec![bucket],
+            calls: self
+                .needs
+                .iter()
+                .map(|n| (self.sums.calls(n.tracked, bucket) as f64 * share) as u64)
+                .collect(),
+            clip_us: Some(((self.b.width_us as f64 * share) as u64).max(1_000)),
+        }
+    }
 }
 
 /// Adds the segments that bring the most missing calls per second of replay, while they fit.

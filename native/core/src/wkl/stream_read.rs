@@ -15,7 +15,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::Deserializer;
 
 use super::error::{WklError, WklErrorKind};
 use super::model::{Metadata, Query, QueryKind, ResponseRow};
@@ -181,19 +181,6 @@ impl Context<'_> {
             E::custom("stopped by the reader")
         })
     }
-}
-
-#[derive(Deserialize)]
-struct QueryShell<'a> {
-    #[serde(borrow)]
-    sql: Cow<'a, str>,
-    start_offset_us: u64,
-    duration_us: u64,
-    kind: QueryKind,
-    #[serde(default)]
-    transaction_id: Option<u64>,
-    #[serde(default)]
-    response_values: Option<Vec<ResponseRow>>,
 }
 
 struct ProfileSeed<'c, 'v> {
@@ -393,7 +380,9 @@ impl<'de> Visitor<'de> for QueriesSeed<'_, '_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<u32, A::Error> {
         let mut n = 0u32;
-        while let Some(q) = seq.next_element::<QueryShell>()? {
+        // The text is copied (the reader's bytes are gone once decoded) and dropped after the
+        // visitor has seen it.
+        while let Some(q) = seq.next_element::<Query>()? {
             let query = QueryRef {
                 sql: &q.sql,
                 start_offset_us: q.start_offset_us,
