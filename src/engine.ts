@@ -7,6 +7,9 @@ import * as native from './native.js';
 import type {
   CaptureProgress,
   CaptureSummary,
+  CondenseProgress,
+  CondenseSummary,
+  WorkloadComparison,
   ReplayProgress,
   ReplayReport,
   WorkloadInspection,
@@ -216,6 +219,33 @@ export type CaptureOptions = native.NativeCaptureOptions;
  */
 export function captureWorkload(options: CaptureOptions, onProgress?: (progress: CaptureProgress) => void): Promise<CaptureSummary> {
   return engineCall(() => native.captureWorkload(options, onProgress) as Promise<CaptureSummary>);
+}
+
+/** What to condense and to what budget; see native/node/index.d.ts. */
+export type CondenseOptions = native.NativeCondenseOptions;
+
+/**
+ * Condenses a workload to a budget (and writes its `.condense.json` sidecar), off the main
+ * thread.
+ * @param options input, output, budget, hot share, min calls, seed
+ * @param onProgress called with snapshots (and once with `done: true`)
+ * @returns the summary; rejects with `E_WORKLOAD` when the input cannot be read or the output
+ *   written, `E_OPTIONS` for malformed options
+ */
+export function condenseWorkload(options: CondenseOptions, onProgress?: (progress: CondenseProgress) => void): Promise<CondenseSummary> {
+  return engineCall(() => native.condenseWorkload(options, onProgress) as Promise<CondenseSummary>);
+}
+
+/**
+ * Compares a condensed workload with its original (both read streamed).
+ * @param condensed the condensed `.wkl`
+ * @param original the workload it was condensed from
+ * @param minShare the hot share (0–1)
+ * @param minCalls calls a hot fingerprint needs to be gated
+ * @returns the comparison; rejects with `E_WORKLOAD` when a file is not a workload
+ */
+export function compareWorkloads(condensed: string, original: string, minShare: number, minCalls: number): Promise<WorkloadComparison> {
+  return engineCall(() => native.compareWorkloads(condensed, original, minShare, minCalls) as Promise<WorkloadComparison>);
 }
 
 /** How to replay; see native/node/index.d.ts for every option and its default. */

@@ -17,6 +17,8 @@ export type NativeReplayOptions = Binding.ReplayOptions;
 export type NativeReplayProgress = Binding.ReplayProgress;
 export type NativeCaptureOptions = Binding.CaptureOptions;
 export type NativeCaptureProgress = Binding.CaptureProgress;
+export type NativeCondenseOptions = Binding.CondenseOptions;
+export type NativeCondenseProgress = Binding.CondenseProgress;
 
 /** Code of the error thrown when the addon cannot be loaded. */
 export const UNAVAILABLE = 'E_ENGINE_UNAVAILABLE';
@@ -171,4 +173,26 @@ export function startReplay(
  */
 export function captureWorkload(options: NativeCaptureOptions, onProgress?: (progress: NativeCaptureProgress) => void): Promise<object> {
   return binding().captureWorkload(options, onProgress);
+}
+
+/**
+ * Condenses a workload to a budget and writes it with its `.condense.json` sidecar.
+ * @param options input, output, budget and what to keep
+ * @param onProgress called with snapshots; never keeps the process alive
+ * @returns the condense summary (the sidecar's content)
+ */
+export function condenseWorkload(options: NativeCondenseOptions, onProgress?: (progress: NativeCondenseProgress) => void): Promise<object> {
+  return binding().condenseWorkload(options, onProgress);
+}
+
+/**
+ * Compares a condensed workload with its original, both read streamed.
+ * @param condensed the condensed `.wkl`
+ * @param original the original `.wkl`
+ * @param minShare the hot share (0–1)
+ * @param minCalls calls a hot fingerprint needs to be gated
+ * @returns the comparison
+ */
+export function compareWorkloads(condensed: string, original: string, minShare: number, minCalls: number): Promise<object> {
+  return binding().compareWorkloads(condensed, original, minShare, minCalls);
 }

@@ -275,14 +275,110 @@ export interface WorkloadProfileJson {
   };
 }
 
-/** Progress of `captureWorkload()` while it reads the logs. */
+/** Progress of `captureWorkload()`. */
 export interface CaptureProgress {
+  /** `reading` the logs, `sorting` (each session's lines together), `writing` the workload. */
+  stage: string;
   /** Bytes of the log files read so far (compressed bytes for `.gz`). */
   bytes_read: number;
   bytes_total: number;
   /** Log entries read so far. */
   records: number;
+  /** Statements kept (`sorting`) or written (`writing`) so far, of `statements_total`. */
+  statements: number;
+  statements_total: number;
   done: boolean;
+}
+
+/** Progress of `condenseWorkload()`. */
+export interface CondenseProgress {
+  /** `reading`, `analysing`, `selecting` or `writing`. */
+  stage: string;
+  statements: number;
+  /** 0 while not known (the first pass). */
+  statements_total: number;
+  done: boolean;
+}
+
+/** Sessions open at once over a workload's span, time-weighted. */
+export interface Concurrency {
+  mean: number;
+  p50: number;
+  p95: number;
+  max: number;
+}
+
+/** One fingerprint's totals in a workload. */
+export interface FingerprintTotals {
+  fingerprint: string;
+  normalized: string;
+  calls: number;
+  time_us: number;
+}
+
+/** The totals of one side of a {@link WorkloadComparison}. */
+export interface WorkloadTotals {
+  sessions: number;
+  statements: number;
+  duration_us: number;
+  server_time_us: number;
+  fingerprints: number;
+  concurrency: Concurrency;
+}
+
+/** A condensed workload against its original (docs/cli.md, `condense`). */
+export interface WorkloadComparison {
+  /** The hot share (0–1) and the calls a hot fingerprint needs to be gated. */
+  min_share: number;
+  min_calls: number;
+  original: WorkloadTotals;
+  condensed: WorkloadTotals;
+  /** Total variation distance between the fingerprint mixes (share of calls), 0–1. */
+  mix_distance: number;
+  /** Hot fingerprints and the ten most frequent others, most calls first. */
+  fingerprints: {
+    fingerprint: string;
+    normalized: string;
+    hot: boolean;
+    original_calls: number;
+    original_time_us: number;
+    condensed_calls: number;
+    condensed_time_us: number;
+    original_share: number;
+    condensed_share: number;
+    gated: boolean;
+  }[];
+  dropped: {
+    statements: number;
+    sessions: number;
+    fingerprints: number;
+    fingerprints_calls_share: number;
+    fingerprints_time_share: number;
+    fingerprints_top: FingerprintTotals[];
+    hot_not_gated: number;
+  };
+}
+
+/** What condense did: the content of the sidecar `<workload>.condense.json`. */
+export interface CondenseSummary {
+  format: 'pg-retest-action condense';
+  version: 1;
+  workload: string;
+  source: string;
+  sidecar: string;
+  budget: { duration_us: number | null; statements: number | null };
+  seed: number;
+  /** True when the condensed workload is within the budget. */
+  fits: boolean;
+  /** The windows of the capture kept: where they were, where they replay. */
+  windows: { from_us: number; to_us: number; at_us: number; duration_us: number }[];
+  /** Transactions kept for the ids they created, replayed first (`duration_us`: how long that takes). */
+  pulled_in: { transactions: number; statements: number; duration_us: number; unresolved_links: number };
+  /** Settings replayed ahead of sessions cut after their start. */
+  carried_settings: number;
+  comparison: WorkloadComparison;
+  keys: KeyStats;
+  warnings: string[];
 }
 
 /** What a capture did: the content of the sidecar `<workload>.capture.json` (docs/capture.md). */

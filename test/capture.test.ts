@@ -10,8 +10,8 @@ import zlib from 'node:zlib';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeCapture } from '../src/cli/capture.js';
-import { run } from '../src/cli/main.js';
 import type { CaptureSummary, ReplayReport } from '../src/types.js';
+import { runCli as cli } from './support/cli.js';
 import { wklSessions } from './support/msgpack.js';
 import { localMajors, startPostgres, type TestServer } from './support/postgres.js';
 
@@ -44,23 +44,6 @@ const PSQL_SCRIPT = `SELECT count(*)
    AND name <> 'it''s -- not a comment';
 SELECT 1/0;
 `;
-
-interface Cli {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[]): Promise<Cli> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(args, {
-    stdout: { write: (t: string) => (stdout += t) },
-    stderr: { write: (t: string) => (stderr += t) },
-    env: { ...process.env, CI: 'true' },
-  });
-  return { code, stdout, stderr };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -372,8 +355,9 @@ describe.skipIf(major === undefined)(title, () => {
 
 describe('capture progress line', () => {
   it('says how much of the logs has been read', () => {
-    expect(describeCapture({ bytes_read: 50 * 1024 * 1024, bytes_total: 200 * 1024 * 1024, records: 1234, done: false })).toBe(
-      'capturing: 50.0 MB of 200.0 MB read (25%), 1,234 log entries',
-    );
+    const p = { stage: 'reading', bytes_read: 50 * 1024 * 1024, bytes_total: 200 * 1024 * 1024, records: 1234, statements: 0, statements_total: 0, done: false };
+    expect(describeCapture(p)).toBe('capturing: 50.0 MB of 200.0 MB read (25%), 1,234 log entries');
+    expect(describeCapture({ ...p, stage: 'sorting', statements: 1500 })).toBe("capturing: putting each session's lines together, 1,500 statements so far");
+    expect(describeCapture({ ...p, stage: 'writing', statements: 500, statements_total: 2000 })).toBe('capturing: writing the workload, 500 of 2,000 statements (25%)');
   });
 });

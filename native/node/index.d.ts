@@ -60,11 +60,18 @@ export interface CaptureOptions {
   pgVersion?: string
 }
 
-/** A progress snapshot while logs are read. */
+/**
+ * A progress snapshot: `stage` is `reading` (the logs: `bytes_read` of `bytes_total`),
+ * `sorting` (putting each session together: `statements` kept so far) or `writing` (the
+ * workload: `statements` of `statements_total`).
+ */
 export interface CaptureProgress {
+  stage: string
   bytes_read: number
   bytes_total: number
   records: number
+  statements: number
+  statements_total: number
   done: boolean
 }
 
@@ -144,6 +151,48 @@ export declare function compareReplays(input: CompareInput): Promise<object>
 export interface CompareRun {
   fingerprints: Array<CompareFingerprint>
 }
+
+/**
+ * Reads both workloads (streamed) and compares `condensed` with `original`: fingerprint mix,
+ * calls per fingerprint, concurrency, duration, what is missing. `minShare` (0–1) and
+ * `minCalls` decide which fingerprints are hot and gated.
+ */
+export declare function compareWorkloads(condensed: string, original: string, minShare: number, minCalls: number): Promise<object>
+
+/** What to condense, and the budget. */
+export interface CondenseOptions {
+  /** The workload to condense. */
+  input: string
+  /** The `.wkl` to write; the sidecar goes next to it (`<output>.condense.json`). */
+  output: string
+  /** The condensed workload's span at captured speed, at most (milliseconds). */
+  durationMs?: number
+  /** Its statements, at most. */
+  statements?: number
+  /** A fingerprint with at least this share (0–1) of calls or of server time is hot. */
+  minShare: number
+  /** Calls each hot fingerprint keeps, or all it has when fewer. */
+  minCalls: number
+  seed: number
+}
+
+/**
+ * A progress snapshot: `stage` is `reading`, `analysing`, `selecting` or `writing`;
+ * `statements` of `statements_total` (0 while not known).
+ */
+export interface CondenseProgress {
+  stage: string
+  statements: number
+  statements_total: number
+  done: boolean
+}
+
+/**
+ * Condenses a workload to the budget and writes it with its sidecar. Resolves with the
+ * summary (the sidecar's content). Rejects with `E_WORKLOAD` when the input cannot be read or
+ * the output written, `E_OPTIONS` for malformed options or no budget.
+ */
+export declare function condenseWorkload(options: CondenseOptions, onProgress?: (progress: CondenseProgress) => void): Promise<object>
 
 /** `loadWorkload(path)` followed by `summary(top)`, plus the decoder's `warnings`. */
 export declare function inspectWorkload(path: string, top?: number | undefined | null): Promise<object>

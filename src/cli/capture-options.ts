@@ -1,7 +1,8 @@
 /** `capture`'s options: declared once here, validated by one schema into one {@link CaptureConfig}. */
 import { z } from 'zod';
 import type { CommandSpec } from './argv.js';
-import { filePath, flag } from './option-types.js';
+import { budgetDuration, keepFrom, keepOptions, statementsValue } from './condense-options.js';
+import { filePath, flag, schemasOf } from './option-types.js';
 
 /** `2026-05-01T12:00:00Z` (any RFC 3339 / ISO 8601 form with a zone) → epoch milliseconds. */
 const instant = z.string().transform((raw, ctx) => {
@@ -48,19 +49,32 @@ const options = {
   },
   'source-host': { shape: 'value', placeholder: 'NAME', help: 'recorded in the workload as its source (informational; default unknown)', schema: z.string().min(1).optional() },
   'pg-version': { shape: 'value', placeholder: 'VERSION', help: 'recorded in the workload (informational; default unknown)', schema: z.string().min(1).optional() },
-  json: { shape: 'flag', help: 'print the capture summary as JSON instead of text', schema: flag },
+  budget: {
+    shape: 'value',
+    placeholder: 'DURATION',
+    help: 'then condense it (see `condense`) to replay within this (e.g. 60s): --output gets the condensed workload, --full-output the whole capture',
+    schema: budgetDuration,
+  },
+  'budget-statements': { shape: 'value', placeholder: 'N', help: 'then condense it to at most N statements (with or without --budget)', schema: statementsValue },
+  'full-output': {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'with a budget: where the whole capture goes (default: the output with .full.wkl in place of .wkl)',
+    schema: z.string().min(1).optional(),
+  },
+  ...keepOptions,
+  json: { shape: 'flag', help: 'print the capture summary as JSON instead of text (with a budget: { capture, condense })', schema: flag },
 } as const;
 
-type Options = typeof options;
-type Shape = { [K in keyof Options]: Options[K]['schema'] };
-
-const shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema])) as unknown as Shape;
-
 const schema = z
-  .object(shape)
+  .object(schemasOf(options))
   .superRefine((raw, ctx) => {
     if (raw.since !== undefined && raw.until !== undefined && raw.until <= raw.since) {
       ctx.addIssue({ code: 'custom', path: ['until'], message: 'must be later than --since' });
+    }
+    const budgeted = raw.budget !== undefined || raw['budget-statements'] !== undefined;
+    if (!budgeted && raw['full-output'] !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['full-output'], message: 'only goes with --budget or --budget-statements (the capture is --output otherwise)' });
     }
   })
   .transform((raw) => ({
@@ -75,8 +89,17 @@ const schema = z
     zoneOffsets: Object.fromEntries(raw['zone-offset'] ?? []) as Record<string, number>,
     sourceHost: raw['source-host'],
     pgVersion: raw['pg-version'],
+    budget:
+      raw.budget !== undefined || raw['budget-statements'] !== undefined
+        ? { durationMs: raw.budget, statements: raw['budget-statements'], fullOutput: raw['full-output'] ?? fullOutputFor(raw.output), ...keepFrom(raw) }
+        : undefined,
     json: raw.json,
   }));
+
+/** `ci.wkl` → `ci.full.wkl`: where the whole capture goes when --output gets the condensed one. */
+export function fullOutputFor(output: string): string {
+  return output.endsWith('.wkl') ? `${output.slice(0, -'.wkl'.length)}.full.wkl` : `${output}.full.wkl`;
+}
 
 export type CaptureConfig = z.output<typeof schema>;
 

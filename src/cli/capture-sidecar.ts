@@ -5,9 +5,9 @@
  */
 import fs from 'node:fs';
 import { z } from 'zod';
-import { InputError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
 import type { CaptureSummary } from '../types.js';
+import { readSidecar } from './sidecar.js';
 
 const sidecarSchema = z
   .object({
@@ -31,18 +31,7 @@ const sidecarSchema = z
  * @throws InputError when the file exists but is not a capture sidecar
  */
 export function readCaptureSidecar(workload: string): CaptureSummary | undefined {
-  const sidecar = `${workload}.capture.json`;
-  if (!fs.existsSync(sidecar)) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(fs.readFileSync(sidecar, 'utf8'));
-  } catch (error) {
-    throw new InputError(`${sidecar} is not valid JSON (${(error as Error).message}); delete it or capture again`);
-  }
-  if (!sidecarSchema.safeParse(parsed).success) {
-    throw new InputError(`${sidecar} is not a capture sidecar (format "pg-retest-action capture", version 1); delete it or capture again`);
-  }
-  return parsed as CaptureSummary;
+  return readSidecar<CaptureSummary>(`${workload}.capture.json`, sidecarSchema, 'pg-retest-action capture', 'capture again');
 }
 
 /** A replay's errors, against the statements that failed when captured. */

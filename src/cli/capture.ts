@@ -5,11 +5,13 @@ import { captureWorkload, type CaptureProgress, type CaptureSummary } from '../e
 import { ExitCode, InputError } from '../exit-codes.js';
 import { describeKeys } from '../format/keys.js';
 import { fields } from '../format/table.js';
+import { renderCondenseSummary } from '../format/workload-comparison.js';
 import { count, percent, plural, span } from '../format/units.js';
 import type { CaptureConfig } from './capture-options.js';
+import { condense } from './condense.js';
 import { fromEngineError } from './engine-errors.js';
-import { type Io, isCi } from './io.js';
-import { createProgressDisplay } from './progress.js';
+import type { Io } from './io.js';
+import { withProgress } from './progress.js';
 
 /**
  * Runs `capture`.
@@ -24,39 +26,45 @@ export async function runCapture(config: CaptureConfig, io: Io): Promise<ExitCod
   }
   const outDir = path.dirname(path.resolve(config.output));
   if (!fs.existsSync(outDir)) throw new InputError(`option --output: the directory ${outDir} does not exist; create it first`);
+  const budget = config.budget;
+  if (budget && path.resolve(budget.fullOutput) === path.resolve(config.output)) {
+    throw new InputError('option --full-output: it names --output; the whole capture and the condensed workload need two files');
+  }
+  const captured = budget ? budget.fullOutput : config.output;
 
-  const live = io.stderr.isTTY === true && !isCi(io.env);
-  const progress = createProgressDisplay<CaptureProgress>(io.stderr, live, Date.now, describeCapture);
   let summary: CaptureSummary;
   try {
-    summary = await captureWorkload(
-      {
-        logs: config.logs,
-        output: config.output,
-        databases: config.databases,
-        users: config.users,
-        applicationNames: config.applicationNames,
-        sinceMs: config.sinceMs,
-        untilMs: config.untilMs,
-        includeNoise: config.includeNoise,
-        zoneOffsets: config.zoneOffsets,
-        sourceHost: config.sourceHost,
-        pgVersion: config.pgVersion,
-      },
-      (p) => {
-        try {
-          progress.update(p);
-        } catch {
-          // A broken progress display must not fail the capture.
-        }
-      },
+    summary = await withProgress<CaptureProgress, CaptureSummary>(io, describeCapture, (onProgress) =>
+      captureWorkload(
+        {
+          logs: config.logs,
+          output: captured,
+          databases: config.databases,
+          users: config.users,
+          applicationNames: config.applicationNames,
+          sinceMs: config.sinceMs,
+          untilMs: config.untilMs,
+          includeNoise: config.includeNoise,
+          zoneOffsets: config.zoneOffsets,
+          sourceHost: config.sourceHost,
+          pgVersion: config.pgVersion,
+        },
+        onProgress,
+      ),
     );
   } catch (error) {
     throw fromEngineError(error);
-  } finally {
-    progress.finish();
   }
-  io.stdout.write(config.json ? `${JSON.stringify(summary, null, 2)}\n` : renderCaptureSummary(summary));
+  if (!budget) {
+    io.stdout.write(config.json ? `${JSON.stringify(summary, null, 2)}\n` : renderCaptureSummary(summary));
+    return ExitCode.Ok;
+  }
+  const condensed = await condense({ ...budget, workload: captured, output: config.output }, io);
+  io.stdout.write(
+    config.json
+      ? `${JSON.stringify({ capture: summary, condense: condensed }, null, 2)}\n`
+      : `${renderCaptureSummary(summary)}\n${renderCondenseSummary(condensed)}`,
+  );
   return ExitCode.Ok;
 }
 
@@ -66,6 +74,10 @@ export async function runCapture(config: CaptureConfig, io: Io): Promise<ExitCod
  * @returns e.g. `capturing: 1.2 GB of 4.0 GB read (30%), 2,345,678 log entries`
  */
 export function describeCapture(p: CaptureProgress): string {
+  if (p.stage === 'sorting') return `capturing: putting each session's lines together, ${plural(p.statements, 'statement')} so far`;
+  if (p.stage === 'writing') {
+    return `capturing: writing the workload, ${count(p.statements)} of ${plural(p.statements_total, 'statement')} (${percent(p.statements, p.statements_total)})`;
+  }
   return `capturing: ${bytes(p.bytes_read)} of ${bytes(p.bytes_total)} read (${percent(p.bytes_read, p.bytes_total)}), ${plural(p.records, 'log entry', 'log entries')}`;
 }
 

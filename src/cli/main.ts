@@ -10,6 +10,8 @@ import { capacityCommand } from '../capacity/options.js';
 import { readConfigFile, mergeValues } from '../config/config-file.js';
 import { captureCommand } from './capture-options.js';
 import { runCapture } from './capture.js';
+import { condenseCommand } from './condense-options.js';
+import { runCondense } from './condense.js';
 import { gateCommand } from '../config/gate-options.js';
 import { compareCommand } from './compare-options.js';
 import { runCapacityCommand } from './capacity.js';
@@ -46,6 +48,7 @@ const commands: Record<string, Command> = {
   capture: command(captureCommand, runCapture),
   capacity: command(capacityCommand, runCapacityCommand),
   compare: command(compareCommand, runCompare),
+  condense: command(condenseCommand, runCondense),
   inspect: command(inspectCommand, runInspect),
   replay: command(replayCommand, runReplay),
   run: command(runCommand, runPipelineCommand),

@@ -68,3 +68,12 @@ export const postgresUrl = z.string().transform((raw, ctx) => {
   }
   return raw;
 });
+
+/**
+ * The zod shape of an options object: each option's schema under the option's name.
+ * @param options option definitions
+ * @returns the shape for `z.object`
+ */
+export function schemasOf<O extends Record<string, { schema: z.ZodType }>>(options: O): { [K in keyof O]: O[K]['schema'] } {
+  return Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema])) as { [K in keyof O]: O[K]['schema'] };
+}

@@ -4,7 +4,7 @@
  */
 import type { ReplayProgress } from '../types.js';
 import { count, percent, plural } from '../format/units.js';
-import type { Output } from './io.js';
+import { type Io, isCi, type Output } from './io.js';
 
 /** Plain-line mode: seconds between lines. */
 const LOG_EVERY_MS = 5_000;
@@ -72,4 +72,32 @@ export function describe(p: ReplayProgress): string {
   if (p.not_executed > 0) parts.push(`${count(p.not_executed)} not executed`);
   parts.push(`${(p.elapsed_ms / 1000).toFixed(1)} s`);
   return parts.join(', ');
+}
+
+/**
+ * Runs `work` with a progress display on stderr (live in a terminal, plain lines in CI), cleared
+ * when it ends.
+ * @param io where progress goes, and whether this is CI
+ * @param describeSnapshot one line about a snapshot
+ * @param work the work, given the callback for its snapshots
+ * @returns what the work returns
+ */
+export async function withProgress<P extends { done: boolean }, T>(
+  io: Io,
+  describeSnapshot: (p: P) => string,
+  work: (onProgress: (p: P) => void) => Promise<T>,
+): Promise<T> {
+  const live = io.stderr.isTTY === true && !isCi(io.env);
+  const progress = createProgressDisplay<P>(io.stderr, live, Date.now, describeSnapshot);
+  try {
+    return await work((p) => {
+      try {
+        progress.update(p);
+      } catch {
+        // A broken progress display must not fail the run.
+      }
+    });
+  } finally {
+    progress.finish();
+  }
 }

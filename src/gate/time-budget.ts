@@ -6,7 +6,7 @@
  * (concurrency is what production had only at speed 1); then it doubles the speed, up to 8×
  * what was asked; a single round without confirmation is the last resort, at 8×. A workload that
  * cannot be replayed once per side even then is refused before anything starts (exit 2), with the
- * estimate. Every replay is counted with a fixed allowance for copying the template and
+ * estimate and the `condense --duration` that would fit. Every replay is counted with a fixed allowance for copying the template and
  * connecting, and a tenth of the budget is kept for the plan probe and the report.
  */
 import { InputError } from '../exit-codes.js';
@@ -94,8 +94,14 @@ export function planForBudget(
     }
   }
   const once = estimate(durationUs, asked.speed * MAX_SPEEDUP, replaysOf(1, 0));
+  // The span a condensed workload may have for every replay asked for to run at captured speed.
+  const perReplayMs = left / replaysOf(asked.rounds, asked.confirmRounds) - REPLAY_OVERHEAD_MS;
+  const condense =
+    perReplayMs >= 1_000
+      ? `condense the workload to fit (pg-retest-action condense --workload W.wkl --output W-ci.wkl --duration ${Math.floor((perReplayMs * asked.speed) / 1000)}s, docs/cli.md)`
+      : 'condense the workload (pg-retest-action condense, docs/cli.md)';
   throw new InputError(
     `option --time-budget: ${wallTime(budgetMs)} cannot hold even one round per side: the workload's ${wallTime(durationUs / 1000)} replayed ` +
-      `3 times at ${asked.speed * MAX_SPEEDUP}× needs about ${wallTime(once + spentMs)}; give a larger budget or a shorter workload (capture a time window with --since/--until)`,
+      `3 times at ${asked.speed * MAX_SPEEDUP}× needs about ${wallTime(once + spentMs)}; give a larger budget or ${condense}`,
   );
 }

@@ -78,6 +78,8 @@ export interface WklQuery {
   duration_us: number;
   kind: string;
   transaction_id: number | null;
+  /** Rows the capture saw returned: `[[[column, value], …]]` per row (recorded or inferred keys). */
+  response_values: [string, string][][] | null;
 }
 
 /**
@@ -93,7 +95,15 @@ export function wklSessions(bytes: Uint8Array): { id: number; user: string; data
     if (s.length !== 4) throw new Error('a session is not a 4-element array');
     const queries = (s[3] as MsgValue[][]).map((q) => {
       if (q.length > 6) throw new Error('a query has more than 6 elements: pg-retest would refuse it');
-      return { sql: q[0] as string, start_offset_us: q[1] as number, duration_us: q[2] as number, kind: q[3] as string, transaction_id: (q[4] ?? null) as number | null };
+      const rows = (q[5] ?? null) as MsgValue[][] | null;
+      return {
+        sql: q[0] as string,
+        start_offset_us: q[1] as number,
+        duration_us: q[2] as number,
+        kind: q[3] as string,
+        transaction_id: (q[4] ?? null) as number | null,
+        response_values: rows && rows.map((row) => (row[0] as MsgValue[][]).map((c) => [c[0] as string, c[1] as string] as [string, string])),
+      };
     });
     return { id: s[0] as number, user: s[1] as string, database: s[2] as string, queries };
   });

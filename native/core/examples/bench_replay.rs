@@ -25,6 +25,11 @@ use pg_retest_core::wkl::{write_workload, Metadata, Query, QueryKind, Session, W
 use pg_retest_core::workload::Workload;
 use tokio_util::sync::CancellationToken;
 
+#[path = "support/args.rs"]
+mod args;
+use args::{get, number, options};
+use pg_retest_core::seeded::SplitMix64;
+
 /// Accounts created by `pgbench -i -s 10`.
 const ACCOUNTS: u64 = 1_000_000;
 
@@ -48,49 +53,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// `--name value` pairs; every name must be known.
-fn options(args: &[String], known: &[&str]) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    let mut it = args.iter();
-    while let Some(name) = it.next() {
-        let key = name
-            .strip_prefix("--")
-            .filter(|k| known.contains(k))
-            .ok_or_else(|| format!("unknown argument {name:?} (expected one of {known:?})"))?;
-        let value = it.next().ok_or_else(|| format!("--{key} needs a value"))?;
-        out.push((key.to_string(), value.clone()));
-    }
-    Ok(out)
-}
-
-fn get<'a>(opts: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    opts.iter()
-        .rev()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
-fn number(opts: &[(String, String)], key: &str, default: Option<u64>) -> Result<u64, String> {
-    match get(opts, key) {
-        Some(v) => v
-            .parse()
-            .map_err(|_| format!("--{key} must be a non-negative integer, got {v:?}")),
-        None => default.ok_or_else(|| format!("--{key} is required")),
-    }
-}
-
-/// splitmix64: a small, fast, well-mixed generator; good enough to pick account ids.
-struct SplitMix(u64);
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
 fn gen(args: &[String]) -> Result<(), String> {
     let opts = options(args, &["out", "statements", "sessions", "seed"])?;
     let out = PathBuf::from(get(&opts, "out").ok_or("--out is required")?);
@@ -103,14 +65,14 @@ fn gen(args: &[String]) -> Result<(), String> {
         ));
     }
     let started = Instant::now();
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut list = Vec::with_capacity(sessions as usize);
     for s in 0..sessions {
         // The first `statements % sessions` sessions take one extra statement.
         let n = statements / sessions + u64::from(s < statements % sessions);
         let mut queries = Vec::with_capacity(n as usize);
         for i in 0..n {
-            let aid = rng.next() % ACCOUNTS + 1;
+            let aid = rng.next_u64() % ACCOUNTS + 1;
             queries.push(Query {
                 sql: format!("SELECT abalance FROM pgbench_accounts WHERE aid = {aid};"),
                 // A plausible timeline (one statement every 100 µs per session); speed 0 ignores it.

@@ -8,7 +8,9 @@
 //! - [`replay`]: the replay engine and its accountable report.
 //! - [`stats`]: latency summaries.
 //! - [`compare`]: base vs head replays: latency with confidence intervals, noise floor, errors.
+//! - [`condense`]: a large workload cut down to a CI budget, keeping what the gate needs.
 //! - [`keys`]: generated keys (RETURNING, sequences) and the later literals that carry them.
+//! - [`spill`]: sorting and holding more than memory holds (capture, condense).
 //! - [`example_setup`]: what a fingerprint's example needs run before it (for the plan probe).
 //!
 //! Nothing here knows about Node; the `pg-retest-node` crate wraps it.
@@ -17,11 +19,14 @@ pub mod capture;
 pub mod classify;
 pub mod compact_decode;
 pub mod compare;
+pub mod condense;
 pub mod example_setup;
 mod fnv;
 pub mod keys;
 pub mod replay;
 pub mod scale;
+pub mod seeded;
+pub mod spill;
 pub mod sql;
 pub mod stats;
 pub mod summary;

@@ -38,15 +38,21 @@ pub struct CaptureOptions {
     pub pg_version: Option<String>,
 }
 
-/// A progress snapshot while logs are read.
+/// A progress snapshot: `stage` is `reading` (the logs: `bytes_read` of `bytes_total`),
+/// `sorting` (putting each session together: `statements` kept so far) or `writing` (the
+/// workload: `statements` of `statements_total`).
 #[napi(object, object_from_js = false)]
 #[derive(Debug, Clone)]
 pub struct CaptureProgress {
+    pub stage: String,
     #[napi(js_name = "bytes_read")]
     pub bytes_read: f64,
     #[napi(js_name = "bytes_total")]
     pub bytes_total: f64,
     pub records: f64,
+    pub statements: f64,
+    #[napi(js_name = "statements_total")]
+    pub statements_total: f64,
     pub done: bool,
 }
 
@@ -104,9 +110,12 @@ pub async fn capture_workload(
                 // Non-blocking: a busy JavaScript thread loses a snapshot, never stalls the read.
                 let _ = callback.call(
                     CaptureProgress {
+                        stage: crate::json::enum_name(&p.stage),
                         bytes_read: p.bytes_read as f64,
                         bytes_total: p.bytes_total as f64,
                         records: p.records as f64,
+                        statements: p.statements as f64,
+                        statements_total: p.statements_total as f64,
                         done: p.done,
                     },
                     ThreadsafeFunctionCallMode::NonBlocking,

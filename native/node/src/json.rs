@@ -15,6 +15,14 @@ use serde_json::Value;
 
 use crate::error::BindingError;
 
+/// The serialized name of a unit enum variant (`Stage::Writing` → `writing`).
+pub fn enum_name<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
 /// Our values are a few levels deep; this only turns a runaway recursion into an error.
 const MAX_DEPTH: u32 = 64;
 

@@ -8,6 +8,7 @@
 //! - [`workload`]: `loadWorkload`, `inspectWorkload`, `writeWorkload` and the `Workload` class.
 //! - [`replay`]: `startReplay`, its `ReplayOptions` and the `ReplayHandle` class.
 //! - [`capture`]: `captureWorkload`, PostgreSQL logs into a `.wkl` file.
+//! - [`condense`]: `condenseWorkload` (a workload cut to a CI budget) and `compareWorkloads`.
 //! - [`compare`]: `compareReplays`, the comparison of base and head replay reports.
 //! - [`progress`]: progress snapshots to a weak JavaScript callback.
 //! - [`error`]: one-line errors with a `code`.
@@ -16,6 +17,7 @@
 
 pub mod capture;
 pub mod compare;
+pub mod condense;
 pub mod error;
 pub mod examples;
 pub mod json;

@@ -1,5 +1,10 @@
-//! The capture itself: read the logs, pair each session's lines, complete the SQL, filter, and
-//! assemble a pg-retest profile with offsets on one global timeline, plus the sidecar.
+//! The capture itself, in three steps over data that need not fit in memory:
+//!
+//! 1. [`super::read`]: read the logs once, keeping the lines that matter, sorted by session;
+//! 2. [`super::sessions`]: pair, complete and filter each session; kept statements go to a
+//!    temporary store, literals to the key scan;
+//! 3. [`super::write`]: number the sessions, write the workload statement by statement with the
+//!    keys inferred on the way, then count the keys' links.
 //!
 //! Offsets: `start_offset_us` = statement start − start of the earliest captured statement, for
 //! every session. pg-retest calls the field session-relative, but its replay sleeps every session
@@ -8,25 +13,18 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::kind::{pg_retest_kind, TransactionCounter};
-use super::pairing::{pair_session, LoggedStatement, Style};
-use super::record::LogRecord;
-use super::source::read_log_file;
-use super::substitute::{has_placeholders, substitute};
-use super::time::{Micros, Zones};
+use super::read::read_logs;
+use super::sessions::build_sessions;
+use super::time::Zones;
+use super::write::write_workload;
 use super::{
-    CaptureError, CaptureErrorKind, CaptureOptions, CaptureProgress, CaptureSummary,
-    FailedStatement,
+    CaptureError, CaptureErrorKind, CaptureOptions, CaptureProgress, CaptureSummary, Stage,
 };
-use crate::wkl::{self, Metadata, Query, Session, WorkloadProfile};
+use crate::spill::SpillDir;
 
-/// Records between progress snapshots.
-const PROGRESS_EVERY: u64 = 20_000;
 /// The style heuristics need this many statements before they say anything.
 const MIN_STATEMENTS_FOR_HINTS: usize = 20;
 
@@ -47,35 +45,17 @@ fn input_error(message: String) -> CaptureError {
     }
 }
 
-/// A statement that made it into the workload, before numbering.
-struct Kept {
-    start_us: Micros,
-    duration_us: u64,
-    sql: String,
-    failed: Option<super::pairing::Failure>,
-}
-
-struct SessionOut {
-    key: String,
-    user: String,
-    database: String,
-    statements: Vec<Kept>,
-}
-
-/// Only these lines matter; the rest of a busy log is dropped as it is read.
-fn relevant(r: &LogRecord) -> bool {
-    if r.session_id.is_empty() {
-        return false;
-    }
-    match r.severity.as_str() {
-        "LOG" => {
-            r.message.starts_with("duration: ")
-                || r.message.starts_with("statement: ")
-                || r.message.starts_with("execute ")
-        }
-        "ERROR" => !r.query.is_empty(),
-        _ => false,
-    }
+/// The directory temporary files go to: the output's (a disk the user chose, with room for
+/// the workload), created fresh and removed at the end.
+fn spill_dir(output: &Path) -> Result<SpillDir, CaptureError> {
+    let parent = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    SpillDir::new_in(&parent).map_err(|e| CaptureError {
+        kind: CaptureErrorKind::Output,
+        message: format!("cannot create temporary files in {}: {e}", parent.display()),
+    })
 }
 
 /// Runs a capture; `progress` gets a snapshot now and then and a last one with `done`.
@@ -95,224 +75,62 @@ pub fn capture(
             .map_err(|e| input_error(format!("cannot read log file {}: {e}", path.display())))?;
         bytes_total += meta.len();
     }
+    let dir = spill_dir(&options.output)?;
 
-    // Read: keep the relevant lines, grouped by session, in a stable order.
-    let read = Arc::new(AtomicU64::new(0));
-    let mut records_seen = 0u64;
-    let mut by_session: BTreeMap<String, Vec<(u64, u64, LogRecord)>> = BTreeMap::new();
-    let mut inputs = Vec::new();
-    let mut sequence = 0u64;
-    progress(CaptureProgress {
-        bytes_read: 0,
-        bytes_total,
-        records: 0,
-        done: false,
-    });
-    for path in &options.logs {
-        let summary = read_log_file(path, Arc::clone(&read), |r| {
-            records_seen += 1;
-            if records_seen.is_multiple_of(PROGRESS_EVERY) {
-                progress(CaptureProgress {
-                    bytes_read: read.load(Ordering::Relaxed),
-                    bytes_total,
-                    records: records_seen,
-                    done: false,
-                });
-            }
-            if relevant(&r) {
-                sequence += 1;
-                by_session.entry(r.session_id.clone()).or_default().push((
-                    r.session_line,
-                    sequence,
-                    r,
-                ));
-            }
-            Ok(())
+    let reading = read_logs(options, &dir, bytes_total, progress)?;
+    let read_done = CaptureProgress::reading(reading.bytes_read, bytes_total, reading.records);
+    let records_seen = reading.records;
+    let inputs = reading.inputs;
+    let mut sessions = build_sessions(reading.lines, &zones, &options.filters, &dir, &|n| {
+        progress(CaptureProgress {
+            stage: Stage::Sorting,
+            statements: n,
+            ..read_done
         })
-        .map_err(input_error)?;
-        inputs.push(summary);
-    }
-
-    // Pair and complete.
-    let (mut combined, mut start_lines) = (0u64, 0u64);
-    let mut excluded: BTreeMap<String, u64> = BTreeMap::new();
-    let mut missing_durations = 0u64;
-    let mut sessions: Vec<SessionOut> = Vec::new();
-    let mut shortest_duration: Option<u64> = None;
-    let mut timed = 0usize;
-    for (key, mut records) in by_session {
-        records.sort_by_key(|(line, seq, _)| (*line, *seq));
-        let records: Vec<LogRecord> = records.into_iter().map(|(_, _, r)| r).collect();
-        let first = &records[0];
-        let (user, database, application) = (
-            first.user.clone(),
-            first.database.clone(),
-            first.application_name.clone(),
-        );
-        let logged = pair_session(&records, &zones)
-            .map_err(|e| input_error(format!("session {key}: {e}")))?;
-        let mut kept = Vec::new();
-        for s in logged {
-            let sql = match complete_sql(&s) {
-                Ok(sql) => sql,
-                Err(reason) => {
-                    *excluded.entry(reason.into()).or_default() += 1;
-                    continue;
-                }
-            };
-            if let Some(reason) =
-                options
-                    .filters
-                    .exclude(&database, &user, &application, s.start_us, &sql)
-            {
-                *excluded.entry(reason.as_str().into()).or_default() += 1;
-                continue;
-            }
-            match s.style {
-                Style::Combined => combined += 1,
-                Style::StartLine => start_lines += 1,
-                Style::ErrorOnly => {}
-            }
-            if s.duration_missing {
-                missing_durations += 1;
-            } else if s.failed.is_none() {
-                timed += 1;
-                shortest_duration =
-                    Some(shortest_duration.map_or(s.duration_us, |d| d.min(s.duration_us)));
-            }
-            kept.push(Kept {
-                start_us: s.start_us,
-                duration_us: s.duration_us,
-                sql,
-                failed: s.failed,
-            });
-        }
-        if !kept.is_empty() {
-            sessions.push(SessionOut {
-                key,
-                user,
-                database,
-                statements: kept,
-            });
-        }
-    }
-
-    // Number sessions by start (then by the server's session id): deterministic.
-    sessions.sort_by(|a, b| {
-        (a.statements[0].start_us, &a.key).cmp(&(b.statements[0].start_us, &b.key))
-    });
-    let t0 = sessions
-        .iter()
-        .flat_map(|s| s.statements.iter().map(|q| q.start_us))
-        .min();
-    let end = sessions
-        .iter()
-        .flat_map(|s| {
-            s.statements
-                .iter()
-                .map(|q| q.start_us + q.duration_us as i64)
-        })
-        .max();
-    let mut txns = TransactionCounter::default();
-    let mut failed = Vec::new();
-    let mut out_sessions = Vec::with_capacity(sessions.len());
-    for (index, s) in sessions.into_iter().enumerate() {
-        let id = index as u64 + 1;
-        let kinds: Vec<_> = s
-            .statements
-            .iter()
-            .map(|q| pg_retest_kind(&q.sql))
-            .collect();
-        let txn_ids = txns.assign(&kinds);
-        let mut queries = Vec::with_capacity(s.statements.len());
-        for (i, q) in s.statements.into_iter().enumerate() {
-            if let Some(f) = q.failed {
-                failed.push(FailedStatement {
-                    session_id: id,
-                    statement_index: i,
-                    sqlstate: f.sqlstate,
-                    message: f.message,
-                });
-            }
-            queries.push(Query {
-                sql: q.sql,
-                start_offset_us: u64::try_from(q.start_us - t0.unwrap_or(0)).unwrap_or(0),
-                duration_us: q.duration_us,
-                kind: kinds[i],
-                transaction_id: txn_ids[i],
-                response_values: None,
-            });
-        }
-        out_sessions.push(Session {
-            id,
-            user: s.user,
-            database: s.database,
-            queries,
-        });
-    }
-
-    let first_at = t0.and_then(DateTime::<Utc>::from_timestamp_micros);
-    let duration_us = match (t0, end) {
-        (Some(a), Some(b)) => u64::try_from(b - a).unwrap_or(0),
-        _ => 0,
-    };
-    let statements: u64 = out_sessions.iter().map(|s| s.queries.len() as u64).sum();
-    let mut profile = WorkloadProfile {
-        version: 2,
-        captured_at: first_at.unwrap_or(DateTime::<Utc>::UNIX_EPOCH),
-        source_host: options
-            .source_host
-            .clone()
-            .unwrap_or_else(|| "unknown".into()),
-        pg_version: options
-            .pg_version
-            .clone()
-            .unwrap_or_else(|| "unknown".into()),
-        capture_method: "csv_log".into(),
-        metadata: Metadata {
-            total_queries: statements,
-            total_sessions: out_sessions.len() as u64,
-            capture_duration_us: duration_us,
-            sequence_snapshot: None,
-            pk_map: None,
-        },
-        sessions: out_sessions,
-    };
-
-    // Keys are inferred over the whole capture (a session's ids may be used by another) and
-    // written on their producers, so the file carries its links.
-    let keys = crate::keys::record_inferred(&mut profile);
-
-    let log_style = match (combined > 0, start_lines > 0) {
+    })?;
+    let statements = sessions.statements;
+    let counts = std::mem::take(&mut sessions.counts);
+    let log_style = match (counts.combined > 0, counts.start_lines > 0) {
         (true, false) => "min_duration",
         (false, true) => "statement_duration",
         (true, true) => "mixed",
         (false, false) => "none",
     };
-    let warnings = warnings(
-        &excluded,
-        missing_durations,
-        log_style,
-        shortest_duration,
-        timed,
-        statements,
-    );
-    let incomplete = excluded.contains_key("truncated_parameters")
-        || excluded.contains_key("missing_parameters")
-        || missing_durations > 0
-        || warnings
-            .iter()
-            .any(|w| w.contains("log_min_duration_statement"));
-    if statements == 0 {
+    let (Some(t0), Some(end)) = (sessions.t0, sessions.end) else {
         return Err(input_error(format!(
             "no statement to capture in {} ({} lines read, {} left out by filters or as unreplayable); \
              log with log_min_duration_statement = 0, or log_statement = 'all' and log_duration = on, in English (lc_messages = 'C')",
             options.logs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
             records_seen,
-            excluded.values().sum::<u64>()
+            counts.excluded.values().sum::<u64>()
         )));
-    }
+    };
+    let duration_us = u64::try_from(end - t0).unwrap_or(0);
+    let first_at = DateTime::<Utc>::from_timestamp_micros(t0);
 
+    let writing = |n| {
+        progress(CaptureProgress {
+            stage: Stage::Writing,
+            statements: n,
+            statements_total: statements,
+            ..read_done
+        })
+    };
+    let written = write_workload(sessions, options, t0, duration_us, &dir, &writing)?;
+
+    let warnings = warnings(
+        &counts.excluded,
+        counts.missing_durations,
+        log_style,
+        counts.shortest_duration,
+        counts.timed,
+    );
+    let incomplete = counts.excluded.contains_key("truncated_parameters")
+        || counts.excluded.contains_key("missing_parameters")
+        || counts.missing_durations > 0
+        || warnings
+            .iter()
+            .any(|w| w.contains("log_min_duration_statement"));
     let sidecar = sidecar_path(&options.output);
     let summary = CaptureSummary {
         format: "pg-retest-action capture",
@@ -321,31 +139,30 @@ pub fn capture(
         sidecar: sidecar.display().to_string(),
         inputs,
         log_style,
-        sessions: profile.sessions.len() as u64,
+        sessions: written.sessions,
         statements,
         first_statement_at: first_at
             .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
         duration_us,
-        failed_statements: failed.len() as u64,
-        excluded,
-        missing_durations,
+        failed_statements: written.failed.len() as u64,
+        excluded: counts.excluded,
+        missing_durations: counts.missing_durations,
         incomplete,
         warnings,
-        failed,
-        keys,
+        failed: written.failed,
+        keys: written.keys,
     };
-    wkl::write_workload(&options.output, &profile).map_err(|e| CaptureError {
-        kind: CaptureErrorKind::Output,
-        message: e.to_string(),
-    })?;
     let json = serde_json::to_vec_pretty(&summary).expect("the summary serializes");
     write_file(&sidecar, &json)?;
     progress(CaptureProgress {
-        bytes_read: read.load(Ordering::Relaxed),
-        bytes_total,
-        records: records_seen,
+        stage: Stage::Writing,
+        statements,
+        statements_total: statements,
         done: true,
+        ..read_done
     });
+    // The temporary files go with `dir`, here or on any early return.
+    drop(dir);
     Ok(summary)
 }
 
@@ -359,32 +176,12 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CaptureError> {
         })
 }
 
-/// The SQL to replay, or why there is none that would be faithful.
-fn complete_sql(s: &LoggedStatement) -> Result<String, &'static str> {
-    if let Some(p) = &s.params {
-        if !p.truncated.is_empty() && (s.extended || has_placeholders(&s.sql)) {
-            return Err("truncated_parameters");
-        }
-    }
-    // `statement:` text is what the client sent; `$n` there belongs to the SQL itself (PREPARE).
-    if !s.extended && s.params.is_none() {
-        return Ok(s.sql.clone());
-    }
-    if !has_placeholders(&s.sql) {
-        return Ok(s.sql.clone());
-    }
-    let empty = BTreeMap::new();
-    let values = s.params.as_ref().map_or(&empty, |p| &p.values);
-    substitute(&s.sql, values).map_err(|_| "missing_parameters")
-}
-
 fn warnings(
     excluded: &BTreeMap<String, u64>,
     missing_durations: u64,
     log_style: &str,
     shortest: Option<u64>,
     timed: usize,
-    statements: u64,
 ) -> Vec<String> {
     let mut w = Vec::new();
     if let Some(n) = excluded.get("truncated_parameters") {
@@ -410,14 +207,16 @@ fn warnings(
             ));
         }
     }
-    let _ = statements;
     w
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capture::pairing::{LoggedStatement, Style};
     use crate::capture::params::parse_params;
+    use crate::capture::sessions::complete_sql;
+    use crate::wkl;
 
     fn logged(sql: &str, extended: bool, detail: &str) -> LoggedStatement {
         LoggedStatement {
@@ -481,9 +280,9 @@ mod tests {
 
     #[test]
     fn hints_at_a_duration_threshold() {
-        let w = warnings(&BTreeMap::new(), 0, "min_duration", Some(250_000), 50, 50);
+        let w = warnings(&BTreeMap::new(), 0, "min_duration", Some(250_000), 50);
         assert!(w[0].contains("log_min_duration_statement"), "{w:?}");
-        assert!(warnings(&BTreeMap::new(), 0, "min_duration", Some(20), 50, 50).is_empty());
+        assert!(warnings(&BTreeMap::new(), 0, "min_duration", Some(20), 50).is_empty());
     }
 
     fn write_log(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -7,12 +7,12 @@
 
 use std::io::Read;
 
-use super::record::LogRecord;
+use super::record::LogLine;
 
 /// Reads every row of `input`, handing each to `f`. A malformed row is an error naming its line.
 pub fn read_csvlog(
     input: impl Read,
-    mut f: impl FnMut(LogRecord) -> Result<(), String>,
+    mut f: impl FnMut(&LogLine<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -37,8 +37,8 @@ pub fn read_csvlog(
                 row.len()
             ));
         }
-        let col = |i: usize| row.get(i).unwrap_or("").to_string();
-        f(LogRecord {
+        let col = |i: usize| row.get(i).unwrap_or("");
+        f(&LogLine {
             log_time: col(0),
             user: col(1),
             database: col(2),
@@ -65,7 +65,7 @@ mod tests {
         let text = "2026-11-22 11:15:21.828 EST,\"app\",\"shop\",3522,\"[local]\",6b031519.dc2,12,\"SELECT\",2026-11-22 11:15:21 EST,3/6,0,LOG,00000,\"duration: 0.003 ms  execute <unnamed>: SELECT\n  $1 AS x\",\"parameters: $1 = '81'\",,,,,,,,\"pgbench\",\"client backend\",,0\n";
         let mut rows = vec![];
         read_csvlog(text.as_bytes(), |r| {
-            rows.push(r);
+            rows.push(r.to_record());
             Ok(())
         })
         .unwrap();

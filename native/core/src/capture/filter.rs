@@ -86,28 +86,28 @@ const NOISE_SETTINGS: &[&str] = &[
 
 /// `SET` of a driver setting, `SHOW`, or a query that reads only system catalogs.
 pub fn is_noise(sql: &str) -> bool {
-    let words: Vec<String> = sql
+    let mut words = sql
         .split(|c: char| c.is_whitespace() || c == '=' || c == ';')
-        .filter(|w| !w.is_empty())
-        .take(3)
-        .map(|w| w.to_ascii_lowercase())
-        .collect();
-    match words.first().map(String::as_str) {
-        Some("show") => return true,
-        Some("set") => {
-            let mut name = words.get(1).map(String::as_str).unwrap_or("");
-            if name == "session" {
-                name = words.get(2).map(String::as_str).unwrap_or("");
-            }
-            return NOISE_SETTINGS.contains(&name.trim_matches('"'));
+        .filter(|w| !w.is_empty());
+    let first = words.next().unwrap_or("");
+    let is = |w: &str, what: &str| w.eq_ignore_ascii_case(what);
+    if is(first, "show") {
+        return true;
+    }
+    if is(first, "set") {
+        let mut name = words.next().unwrap_or("");
+        if is(name, "session") {
+            name = words.next().unwrap_or("");
         }
-        Some("select") | Some("with") => {}
-        _ => return false,
+        let name = name.trim_matches('"');
+        return NOISE_SETTINGS.iter().any(|s| is(name, s));
+    }
+    if !is(first, "select") && !is(first, "with") {
+        return false;
     }
     // A catalog-only query names a catalog; the parser (costly, and run for every statement of
     // a big log) is needed only for the few that do.
-    let lower = sql.to_ascii_lowercase();
-    if !lower.contains("pg_") && !lower.contains("information_schema") {
+    if !contains_ignore_case(sql, b"pg_") && !contains_ignore_case(sql, b"information_schema") {
         return false;
     }
     let Ok(parsed) = pg_query::parse(sql, 0) else {
@@ -121,6 +121,12 @@ pub fn is_noise(sql: &str) -> bool {
                 || t.starts_with("pg_catalog.")
                 || t.starts_with("information_schema.")
         })
+}
+
+fn contains_ignore_case(text: &str, needle: &[u8]) -> bool {
+    text.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@ use crate::wkl::QueryKind;
 
 /// pg-retest's `QueryKind::from_sql`: first word(s) after leading whitespace, in this order.
 pub fn pg_retest_kind(sql: &str) -> QueryKind {
-    let upper = sql.trim_start().to_ascii_uppercase();
+    // Only the start matters: upper-case the first bytes, not a statement of any length.
+    let head = sql.trim_start();
+    let upper = head[..floor_char_boundary(head, 24)].to_ascii_uppercase();
     let starts = |p: &str| upper.starts_with(p);
     if starts("SELECT") || starts("WITH") {
         QueryKind::Select
@@ -30,29 +32,47 @@ pub fn pg_retest_kind(sql: &str) -> QueryKind {
     }
 }
 
+/// The largest index ≤ `at` that is a char boundary of `s`.
+fn floor_char_boundary(s: &str, at: usize) -> usize {
+    let mut i = at.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
 /// Transaction ids as pg-retest numbers them: one counter over the whole file, from 1; BEGIN
 /// opens a transaction, COMMIT/ROLLBACK close it, everything in between carries its id.
 #[derive(Debug, Default)]
 pub struct TransactionCounter {
     last: u64,
+    /// The current session's open transaction.
+    open: Option<u64>,
 }
 
 impl TransactionCounter {
     /// Assigns ids to one session's statements, in order.
     pub fn assign(&mut self, kinds: &[QueryKind]) -> Vec<Option<u64>> {
-        let mut open: Option<u64> = None;
-        kinds
-            .iter()
-            .map(|kind| match kind {
-                QueryKind::Begin => {
-                    self.last += 1;
-                    open = Some(self.last);
-                    open
-                }
-                QueryKind::Commit | QueryKind::Rollback => open.take(),
-                _ => open,
-            })
-            .collect()
+        self.begin_session();
+        kinds.iter().map(|kind| self.next(*kind)).collect()
+    }
+
+    /// Starts the next session: no transaction is open.
+    pub fn begin_session(&mut self) {
+        self.open = None;
+    }
+
+    /// The id of the session's next statement.
+    pub fn next(&mut self, kind: QueryKind) -> Option<u64> {
+        match kind {
+            QueryKind::Begin => {
+                self.last += 1;
+                self.open = Some(self.last);
+                self.open
+            }
+            QueryKind::Commit | QueryKind::Rollback => self.open.take(),
+            _ => self.open,
+        }
     }
 }
 

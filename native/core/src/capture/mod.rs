@@ -7,7 +7,8 @@
 //! - [`params`], [`substitute`]: extended-protocol parameters back into the SQL;
 //! - [`filter`]: the caller's filters and the capture's noise;
 //! - [`kind`]: pg-retest's statement kinds and transaction ids;
-//! - [`assemble`]: sessions, global offsets, the profile and the sidecar.
+//! - [`read`], [`sessions`], [`write`] and [`assemble`]: the capture's steps, in memory bounded
+//!   whatever the logs' size (temporary files hold what does not fit), and the sidecar.
 //!
 //! The output depends only on the logs and the options: the same logs give a byte-identical
 //! file (sessions ordered by start, `captured_at` = the first statement's start).
@@ -19,10 +20,13 @@ mod jsonlog;
 pub mod kind;
 pub mod pairing;
 pub mod params;
+mod read;
 pub mod record;
+mod sessions;
 pub mod source;
 pub mod substitute;
 pub mod time;
+mod write;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -47,13 +51,43 @@ pub struct CaptureOptions {
     pub pg_version: Option<String>,
 }
 
-/// A progress snapshot while logs are read.
+/// What a capture is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Reading the log files (`bytes_read` of `bytes_total`).
+    Reading,
+    /// Putting each session's lines together and completing its statements (`statements` so
+    /// far).
+    Sorting,
+    /// Writing the workload (`statements` of `statements_total`).
+    Writing,
+}
+
+/// A progress snapshot.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct CaptureProgress {
+    pub stage: Stage,
     pub bytes_read: u64,
     pub bytes_total: u64,
     pub records: u64,
+    pub statements: u64,
+    pub statements_total: u64,
     pub done: bool,
+}
+
+impl CaptureProgress {
+    pub(crate) fn reading(bytes_read: u64, bytes_total: u64, records: u64) -> Self {
+        CaptureProgress {
+            stage: Stage::Reading,
+            bytes_read,
+            bytes_total,
+            records,
+            statements: 0,
+            statements_total: 0,
+            done: false,
+        }
+    }
 }
 
 /// Why a capture failed: the input (exit 2) or writing the output.

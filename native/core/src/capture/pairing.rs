@@ -12,7 +12,7 @@
 //! protocol are not executions and are skipped.
 
 use super::params::{parse_params, Params};
-use super::record::LogRecord;
+use super::record::{LogLine, LogRecord};
 use super::time::{Micros, Zones};
 
 /// How a statement ended, when it failed.
@@ -132,16 +132,41 @@ impl Pending {
 /// Pairs one session's records (already in session order) into statements.
 pub fn pair_session(records: &[LogRecord], zones: &Zones) -> Result<Vec<LoggedStatement>, String> {
     let mut out = Vec::new();
-    let mut pending: Option<Pending> = None;
+    let mut pairer = Pairer::new(zones);
     for r in records {
-        let time = || zones.parse(&r.log_time);
+        pairer.push(&r.as_line(), &mut out)?;
+    }
+    pairer.finish(&mut out);
+    Ok(out)
+}
+
+/// Pairs a session's records as they come (in session order): a statement logged at its start
+/// waits here for its duration or its error.
+pub struct Pairer<'z> {
+    zones: &'z Zones,
+    pending: Option<Pending>,
+}
+
+impl<'z> Pairer<'z> {
+    pub fn new(zones: &'z Zones) -> Self {
+        Pairer {
+            zones,
+            pending: None,
+        }
+    }
+
+    /// Takes the session's next record; the statements it completes go to `out`.
+    pub fn push(&mut self, r: &LogLine<'_>, out: &mut Vec<LoggedStatement>) -> Result<(), String> {
+        let zones = self.zones;
+        let time = || zones.parse(r.log_time);
+        let pending = &mut self.pending;
         if r.severity == "ERROR" {
             if r.query.is_empty() {
-                continue; // not about a client statement
+                return Ok(()); // not about a client statement
             }
             let failure = Failure {
-                sqlstate: r.sqlstate.clone(),
-                message: r.message.clone(),
+                sqlstate: r.sqlstate.to_string(),
+                message: r.message.to_string(),
             };
             let t = time()?;
             match pending.take() {
@@ -149,35 +174,35 @@ pub fn pair_session(records: &[LogRecord], zones: &Zones) -> Result<Vec<LoggedSt
                 None => out.push(LoggedStatement {
                     start_us: t,
                     duration_us: 0,
-                    sql: r.query.clone(),
+                    sql: r.query.to_string(),
                     extended: false,
-                    params: parse_params(&r.context),
+                    params: parse_params(r.context),
                     failed: Some(failure),
                     duration_missing: false,
                     style: Style::ErrorOnly,
                 }),
             }
-            continue;
+            return Ok(());
         }
         if r.severity != "LOG" {
-            continue;
+            return Ok(());
         }
-        match classify(&r.message) {
+        match classify(r.message) {
             Line::Start(sql, extended) => {
                 let t = time()?;
                 if let Some(p) = pending.take() {
                     out.push(p.into_statement(None, None, t));
                 }
-                pending = Some(Pending {
+                *pending = Some(Pending {
                     time_us: t,
                     sql: sql.to_string(),
                     extended,
-                    params: parse_params(&r.detail),
+                    params: parse_params(r.detail),
                 });
             }
             Line::Duration(us) => {
-                if matches!(r.command_tag.as_str(), "PARSE" | "BIND") {
-                    continue;
+                if matches!(r.command_tag, "PARSE" | "BIND") {
+                    return Ok(());
                 }
                 if let Some(p) = pending.take() {
                     let end = time()?;
@@ -199,7 +224,7 @@ pub fn pair_session(records: &[LogRecord], zones: &Zones) -> Result<Vec<LoggedSt
                     duration_us: us,
                     sql: sql.to_string(),
                     extended,
-                    params: parse_params(&r.detail),
+                    params: parse_params(r.detail),
                     failed: None,
                     duration_missing: false,
                     style: Style::Combined,
@@ -207,12 +232,30 @@ pub fn pair_session(records: &[LogRecord], zones: &Zones) -> Result<Vec<LoggedSt
             }
             Line::Other => {}
         }
+        Ok(())
     }
-    if let Some(p) = pending.take() {
-        let t = p.time_us;
-        out.push(p.into_statement(None, None, t));
+
+    /// The end of the session: a statement still waiting is kept without a duration.
+    pub fn finish(&mut self, out: &mut Vec<LoggedStatement>) {
+        if let Some(p) = self.pending.take() {
+            let t = p.time_us;
+            out.push(p.into_statement(None, None, t));
+        }
     }
-    Ok(out)
+}
+
+/// True when pairing can use the line: a statement or duration line (not of a parse or bind),
+/// or an ERROR that names its statement. The rest of a busy log is dropped as it is read.
+pub fn matters(severity: &str, message: &str, command_tag: &str, query: &str) -> bool {
+    match severity {
+        "LOG" => match classify(message) {
+            Line::Duration(_) => !matches!(command_tag, "PARSE" | "BIND"),
+            Line::Other => false,
+            Line::Start(..) | Line::Combined(..) => true,
+        },
+        "ERROR" => !query.is_empty(),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -22,8 +22,12 @@ pub struct Params {
 
 /// Finds and parses the parameter list in a DETAIL or CONTEXT text; `None` if there is none.
 pub fn parse_params(text: &str) -> Option<Params> {
-    let lower = text.to_ascii_lowercase();
-    let at = lower.find("parameters: ")?;
+    // Either case of the first letter (`parameters:` up to 17, `Parameters:` in 18), and the
+    // rest in any case, without copying the text.
+    let at = text
+        .as_bytes()
+        .windows(12)
+        .position(|w| w.eq_ignore_ascii_case(b"parameters: "))?;
     let list = &text[at + "parameters: ".len()..];
     let mut params = Params::default();
     let b = list.as_bytes();

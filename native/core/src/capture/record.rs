@@ -23,3 +23,62 @@ pub struct LogRecord {
     pub query: String,
     pub application_name: String,
 }
+
+/// A log entry as a reader sees it, borrowing from the reader's buffer: most of a busy log is
+/// dropped without a single allocation (parse and bind lines, checkpoints, connections).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogLine<'a> {
+    pub log_time: &'a str,
+    pub user: &'a str,
+    pub database: &'a str,
+    pub session_id: &'a str,
+    pub session_line: u64,
+    pub command_tag: &'a str,
+    pub severity: &'a str,
+    pub sqlstate: &'a str,
+    pub message: &'a str,
+    pub detail: &'a str,
+    pub context: &'a str,
+    pub query: &'a str,
+    pub application_name: &'a str,
+}
+
+impl LogRecord {
+    pub fn as_line(&self) -> LogLine<'_> {
+        LogLine {
+            log_time: &self.log_time,
+            user: &self.user,
+            database: &self.database,
+            session_id: &self.session_id,
+            session_line: self.session_line,
+            command_tag: &self.command_tag,
+            severity: &self.severity,
+            sqlstate: &self.sqlstate,
+            message: &self.message,
+            detail: &self.detail,
+            context: &self.context,
+            query: &self.query,
+            application_name: &self.application_name,
+        }
+    }
+}
+
+impl LogLine<'_> {
+    pub fn to_record(&self) -> LogRecord {
+        LogRecord {
+            log_time: self.log_time.into(),
+            user: self.user.into(),
+            database: self.database.into(),
+            session_id: self.session_id.into(),
+            session_line: self.session_line,
+            command_tag: self.command_tag.into(),
+            severity: self.severity.into(),
+            sqlstate: self.sqlstate.into(),
+            message: self.message.into(),
+            detail: self.detail.into(),
+            context: self.context.into(),
+            query: self.query.into(),
+            application_name: self.application_name.into(),
+        }
+    }
+}

@@ -11,7 +11,7 @@ use flate2::read::MultiGzDecoder;
 
 use super::csvlog::read_csvlog;
 use super::jsonlog::read_jsonlog;
-use super::record::LogRecord;
+use super::record::LogLine;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -48,7 +48,7 @@ impl<R: Read> Read for Counting<R> {
 pub fn read_log_file(
     path: &Path,
     read: Arc<AtomicU64>,
-    mut f: impl FnMut(LogRecord) -> Result<(), String>,
+    mut f: impl FnMut(&LogLine<'_>) -> Result<(), String>,
 ) -> Result<InputSummary, String> {
     let file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -74,7 +74,7 @@ pub fn read_log_file(
         LogFormat::Csv
     };
     let mut records = 0u64;
-    let mut count = |r: LogRecord| {
+    let mut count = |r: &LogLine<'_>| {
         records += 1;
         f(r)
     };

@@ -22,7 +22,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::producer::{column_contexts, ColumnContext, KeyOrigin};
 use super::{literal_key, Key, KeyLinks, Timeline};
-use crate::sql::lex::{literals, LiteralKind};
+use crate::sql::lex::{literals, Literal, LiteralKind};
 use crate::workload::Workload;
 
 /// How many statements back from a new literal its producer may be.
@@ -74,39 +74,24 @@ pub(super) fn infer(w: &Workload, t: &Timeline, links: &mut KeyLinks) -> u64 {
             continue;
         }
         let contexts = column_contexts(text);
-        // (score, nearness, literal index, producer)
-        let mut pairs = Vec::new();
-        for (li, (l, k)) in fresh.iter().enumerate() {
-            for (near, &p) in candidates.iter().enumerate() {
-                if own[&p].contains(k) {
-                    continue;
-                }
-                let score = score(&open[&p].1, contexts.get(&l.start));
-                if score > 0 {
-                    pairs.push((score, near, li, p));
-                }
-            }
-        }
-        pairs.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        let mut used = HashSet::new();
-        for (_, _, li, p) in pairs {
-            if used.contains(&li) || !open.contains_key(&p) {
-                continue;
-            }
-            let (column_index, origin) = open.remove(&p).expect("checked above");
-            used.insert(li);
+        let waiting: Vec<Candidate> = candidates
+            .iter()
+            .map(|p| Candidate {
+                origin: &open[p].1,
+                own: &own[p],
+            })
+            .collect();
+        let taken = choose(&fresh, &waiting, |li| contexts.get(&fresh[li].0.start));
+        for (li, near) in taken {
+            let p = candidates[near];
+            let (column_index, origin) = open.remove(&p).expect("each producer is taken once");
             let producer = &links.producers[&p];
-            let value = fresh[li].0.value.to_string();
             links.add_key(Key {
                 producer: p,
                 row: 0,
                 column: producer.columns[column_index].clone(),
                 column_index: column_index as u32,
-                captured: if fresh[li].0.kind == LiteralKind::String {
-                    value.to_ascii_lowercase()
-                } else {
-                    value
-                },
+                captured: captured_value(fresh[li].0),
                 inferred: true,
                 origin,
             });
@@ -116,9 +101,64 @@ pub(super) fn infer(w: &Workload, t: &Timeline, links: &mut KeyLinks) -> u64 {
     inferred
 }
 
+/// A producer still waiting for its key, as one statement sees it.
+pub(super) struct Candidate<'a> {
+    pub origin: &'a KeyOrigin,
+    /// Values the producer's own text holds (a literal it sent is not one it got back).
+    pub own: &'a HashSet<u64>,
+}
+
+/// Rule 4 for one statement: which of its new literals (`fresh`, in text order, with their
+/// value keys) go to which waiting producers (`candidates`, nearest first), given each
+/// literal's column context. Returns (literal index, candidate index) pairs in the order they
+/// are taken; each literal and each producer appears at most once.
+pub(super) fn choose<'c>(
+    fresh: &[(&Literal<'_>, u64)],
+    candidates: &[Candidate<'_>],
+    context: impl Fn(usize) -> Option<&'c ColumnContext>,
+) -> Vec<(usize, usize)> {
+    // (score, nearness, literal index)
+    let mut pairs = Vec::new();
+    for (li, (_, k)) in fresh.iter().enumerate() {
+        for (near, c) in candidates.iter().enumerate() {
+            if c.own.contains(k) {
+                continue;
+            }
+            let score = score(c.origin, context(li));
+            if score > 0 {
+                pairs.push((score, near, li));
+            }
+        }
+    }
+    pairs.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut used_literals = HashSet::new();
+    let mut used_producers = HashSet::new();
+    let mut taken = Vec::new();
+    for (_, near, li) in pairs {
+        if used_literals.contains(&li) || used_producers.contains(&near) {
+            continue;
+        }
+        used_literals.insert(li);
+        used_producers.insert(near);
+        taken.push((li, near));
+    }
+    taken
+}
+
+/// The captured value of a literal taken as a key: uuids in lower case, as [`literal_key`]
+/// hashes them.
+pub(super) fn captured_value(l: &Literal<'_>) -> String {
+    let value = l.value.to_string();
+    if l.kind == LiteralKind::String {
+        value.to_ascii_lowercase()
+    } else {
+        value
+    }
+}
+
 /// The returned column that carries the key: `id` if there is one, else the first column whose
 /// origin is known.
-fn key_column(columns: &[String], origins: &[KeyOrigin]) -> Option<usize> {
+pub(super) fn key_column(columns: &[String], origins: &[KeyOrigin]) -> Option<usize> {
     columns
         .iter()
         .position(|c| c == "id")

@@ -17,6 +17,8 @@ mod infer;
 mod link;
 pub mod producer;
 mod record;
+mod shapes;
+pub mod stream;
 
 use std::collections::HashMap;
 

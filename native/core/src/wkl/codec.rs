@@ -177,6 +177,21 @@ pub(crate) fn single_value(bytes: &[u8], schema: Schema) -> Result<&[u8], WklErr
     Ok(&bytes[..len])
 }
 
+/// Why the file starting with `prefix` is not a workload profile (its shape says so already).
+pub(crate) fn not_a_profile(prefix: &[u8]) -> WklError {
+    if prefix.is_empty() {
+        return WklErrorKind::Empty.into();
+    }
+    let look = peek::look(prefix);
+    match look.shape {
+        FileShape::ReplayResults => WklErrorKind::ReplayResults {
+            sessions: look.top_len,
+        }
+        .into(),
+        _ => Schema::Workload.refuse(look.what.to_string()),
+    }
+}
+
 /// Finds the element of a value that fails to decode: its location and the element's own error.
 pub(crate) type Locator = fn(&[u8]) -> Option<(String, rmp_serde::decode::Error)>;
 

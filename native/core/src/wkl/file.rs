@@ -51,7 +51,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WklError
     })
 }
 
-fn temp_path(path: &Path) -> PathBuf {
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -20,6 +20,8 @@ mod file;
 pub mod model;
 mod peek;
 mod results;
+mod stream_read;
+mod stream_write;
 
 pub use check::WklWarning;
 pub use codec::{
@@ -35,3 +37,7 @@ pub use results::{
     decode_pg_retest_results, encode_pg_retest_results, read_pg_retest_results,
     write_pg_retest_results, QueryResult, ReplayResults,
 };
+pub use stream_read::{
+    decode_with, stream_workload, QueryRef, StreamError, StreamVisitor, StreamedHeader,
+};
+pub use stream_write::{ProfileHeader, ProfileWriter};
