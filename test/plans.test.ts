@@ -1,4 +1,4 @@
-// Query plans, buffers and server time per fingerprint (issue 6, docs/plans.md), on the example
+// Query plans, buffers and server time per fingerprint (docs/plans.md), on the example
 // app against a server of this file's own that preloads pg_stat_statements. The shared test
 // server does not preload it, so the gate runs in test/gate.test.ts cover the fallback
 // (EXPLAIN (ANALYZE, BUFFERS)); these cover the exact join by queryid.
