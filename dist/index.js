@@ -26809,6 +26809,7 @@ var package_default = {
     "pack:npm": "node scripts/pack-npm.mjs",
     test: "node scripts/test.mjs",
     bench: "node scripts/bench.mjs",
+    "bench:capture": "node scripts/bench/capture-scale.mjs",
     calibrate: "node scripts/calibrate.mjs",
     demo: "npm run build && node scripts/demo.mjs"
   },
@@ -48924,8 +48925,10 @@ function planForBudget(budgetMs, spentMs, durationUs, asked) {
     }
   }
   const once = estimate(durationUs, asked.speed * MAX_SPEEDUP, replaysOf(1, 0));
+  const perReplayMs = left / replaysOf(asked.rounds, asked.confirmRounds) - REPLAY_OVERHEAD_MS;
+  const condense = perReplayMs >= 1e3 ? `condense the workload to fit (pg-retest-action condense --workload W.wkl --output W-ci.wkl --duration ${Math.floor(perReplayMs * asked.speed / 1e3)}s, docs/cli.md)` : "condense the workload (pg-retest-action condense, docs/cli.md)";
   throw new InputError(
-    `option --time-budget: ${wallTime(budgetMs)} cannot hold even one round per side: the workload's ${wallTime(durationUs / 1e3)} replayed 3 times at ${asked.speed * MAX_SPEEDUP}\xD7 needs about ${wallTime(once + spentMs)}; give a larger budget or a shorter workload (capture a time window with --since/--until)`
+    `option --time-budget: ${wallTime(budgetMs)} cannot hold even one round per side: the workload's ${wallTime(durationUs / 1e3)} replayed 3 times at ${asked.speed * MAX_SPEEDUP}\xD7 needs about ${wallTime(once + spentMs)}; give a larger budget or ${condense}`
   );
 }
 

@@ -227,24 +227,63 @@ async function main() {
     await server.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(`\n${tableBlock(rows, true).join('\n')}`);
-  writeTable(rows, true);
+  console.log(`\n${writeTable(rows, true).join('\n')}`);
 }
 
 /** The slowdown cases, smallest first: what "the minimum slowdown detected" is read from. */
 const SLOWDOWNS = ['read+20%', 'trigger-0.5ms', 'read+50%', 'trigger-2ms', 'drop-index'];
 
+const BEGIN = '<!-- calibrate:begin -->';
+const END = '<!-- calibrate:end -->';
+const TABLE_HEAD = '| workload | condition | case | runs | failed | errors | median wall time | median load | measured |';
+const revision = spawnSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout.trim();
+const today = new Date().toISOString().slice(0, 10);
+
+/** One row as a table line; `line` keeps a row read back from the document as it was. */
+const rowLine = (r) =>
+  r.line ??
+  `| ${r.workload} | ${r.condition} | ${r.case} | ${r.runs} | ${r.failed} (${Math.round((100 * r.failed) / r.runs)} %) | ${r.errors} | ${r.medianSeconds.toFixed(0)} s | ${r.load.toFixed(1)} | ${today}, ${revision} |`;
+
 /**
- * The markdown block for the rows measured so far.
- * @param rows finished rows
- * @param complete whether every planned row is in
+ * The rows already in docs/gate-statistics.md. A calibration of some cases (`--cases`,
+ * `--workloads`) replaces only its own rows, so that a long table can be measured in parts
+ * and each part redone; every row says when and at which revision it was measured.
  */
-function tableBlock(rows, complete) {
-  const table = [
-    '| workload | condition | case | runs | failed | errors | median wall time | median load |',
-    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.workload} | ${r.condition} | ${r.case} | ${r.runs} | ${r.failed} (${Math.round((100 * r.failed) / r.runs)} %) | ${r.errors} | ${r.medianSeconds.toFixed(0)} s | ${r.load.toFixed(1)} |`),
-  ];
+function previousRows(text) {
+  const inner = text.split(BEGIN)[1]?.split(END)[0] ?? '';
+  const lines = inner.split('\n');
+  const head = lines.indexOf(TABLE_HEAD);
+  if (head < 0) return [];
+  const rows = [];
+  for (const line of lines.slice(head + 2)) {
+    if (!line.startsWith('|')) break;
+    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    rows.push({ workload: cells[0], condition: cells[1], case: cells[2], runs: Number(cells[3]), failed: Number.parseInt(cells[4], 10), line });
+  }
+  return rows;
+}
+
+/** Old rows with this run's rows in their place, in workload, condition, case order. */
+function mergeRows(old, fresh) {
+  const key = (r) => `${r.workload}/${r.condition}/${r.case}`;
+  const freshKeys = new Set(fresh.map(key));
+  const order = (list, value) => (list.indexOf(value) < 0 ? list.length : list.indexOf(value));
+  const workloads = Object.keys(WORKLOADS);
+  const cases = ['a-a', ...SLOWDOWNS];
+  return [...old.filter((r) => !freshKeys.has(key(r))), ...fresh].sort(
+    (a, b) =>
+      order(workloads, a.workload) - order(workloads, b.workload) ||
+      order(['quiet', 'bursts'], a.condition) - order(['quiet', 'bursts'], b.condition) ||
+      order(cases, a.case) - order(cases, b.case),
+  );
+}
+
+/**
+ * The markdown block for the table.
+ * @param rows every row to show (earlier runs' and this run's)
+ * @param pending rows this run planned and has not finished
+ */
+function tableBlock(rows, pending) {
   const minimum = [];
   for (const w of [...new Set(rows.map((r) => r.workload))]) {
     for (const c of [...new Set(rows.map((r) => r.condition))]) {
@@ -255,37 +294,37 @@ function tableBlock(rows, complete) {
       minimum.push(`- ${w}, ${c}: ${caught ?? 'none of the measured slowdowns'} caught in ≥ 95 % of runs`);
     }
   }
-  const revision = spawnSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout.trim();
-  const date = new Date().toISOString().slice(0, 10);
-  const planned = workloadNames.length * conditions.length * caseNames.length;
-  const partial = complete ? '' : ` **Partial: ${rows.length} of ${planned} rows; the run was still going or was stopped.**`;
+  const partial = pending > 0 ? ` **A calibration is running or was stopped: ${pending} of its rows are not in yet.**` : '';
   return [
-    `Measured on ${date} at revision ${revision}, ${os.cpus().length} CPUs, ${runs} gate runs per row (default rounds and confirmation rounds), by \`npm run calibrate -- --runs ${runs}\`:${partial}`,
+    `Measured by \`npm run calibrate\` on ${os.cpus().length} CPUs, default rounds and confirmation rounds; each row says when and at which revision.${partial}`,
     '',
-    ...table,
+    TABLE_HEAD,
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
+    ...rows.map(rowLine),
     '',
-    '"median load" is the 1-minute load average as each run ended (2 CPUs: above 2, processes were waiting for a CPU). Smallest slowdown caught (slowdowns in increasing order: read +20 %, 0.5 ms trigger, read +50 %, 2 ms trigger, drop-index):',
+    '"median load" is the 1-minute load average as each run ended (2 CPUs: above 2, processes were waiting for a CPU). Smallest slowdown caught (slowdowns in increasing order: read +20 %, 0.5 ms trigger, read +50 %, 2 ms trigger, drop-index; a missing row counts as not caught):',
     '',
     ...minimum,
   ];
 }
 
 /**
- * Puts the block between the calibration markers of docs/gate-statistics.md (unless --no-write).
- * @param rows finished rows
+ * Puts the table between the calibration markers of docs/gate-statistics.md (unless --no-write),
+ * keeping the rows of earlier calibrations this one did not measure.
+ * @param rows rows this run finished
  * @param complete whether every planned row is in
  */
 function writeTable(rows, complete) {
-  if (!write) return;
-  const block = tableBlock(rows, complete);
   const doc = path.join(root, 'docs', 'gate-statistics.md');
   const text = fs.readFileSync(doc, 'utf8');
-  const begin = '<!-- calibrate:begin -->';
-  const end = '<!-- calibrate:end -->';
-  const inner = `${begin}\n${block.join('\n')}\n${end}`;
-  const next = text.includes(begin) ? text.replace(new RegExp(`${begin}[\\s\\S]*?${end}`), inner) : `${text.trimEnd()}\n\n## Calibration\n\n${inner}\n`;
+  const planned = workloadNames.length * conditions.length * caseNames.length;
+  const block = tableBlock(mergeRows(previousRows(text), rows), complete ? 0 : planned - rows.length);
+  if (!write) return block;
+  const inner = `${BEGIN}\n${block.join('\n')}\n${END}`;
+  const next = text.includes(BEGIN) ? text.replace(new RegExp(`${BEGIN}[\\s\\S]*?${END}`), inner) : `${text.trimEnd()}\n\n## Calibration\n\n${inner}\n`;
   fs.writeFileSync(doc, next);
   if (complete) console.log(`\nwritten to ${path.relative(root, doc)}`);
+  return block;
 }
 
 main().catch((error) => {
