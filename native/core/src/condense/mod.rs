@@ -42,7 +42,7 @@ const BUCKET_CELLS: u64 = 1 << 22;
 const BUCKETS_PER_WINDOW: u64 = 16;
 /// Rounds of choosing windows again, with less room when what they pulled in overflowed, or
 /// more when it left much unused.
-const MAX_ROUNDS: usize = 4;
+const MAX_ROUNDS: usize = 8;
 
 /// What to condense, to what.
 #[derive(Debug, Clone)]
@@ -260,6 +260,9 @@ pub fn condense(
     let mut reserved = Budget::default();
     let mut best: Option<Chosen> = None;
     let mut last: Option<Chosen> = None;
+    // Consecutive rounds that overflowed: each takes twice the room of the one before, so that
+    // the rounds cannot all choose the same windows again (see `grow`).
+    let mut misses = 0u32;
     for round in 1..=MAX_ROUNDS {
         report(Stage::Selecting, 0, total);
         let chosen = choose(
@@ -282,16 +285,17 @@ pub fn condense(
                 .statements
                 .map_or(0, |n| n.saturating_sub(chosen.measured.statements)),
         );
-        let step = |r: Option<u64>, over: u64, slack: u64| {
+        misses = if fits { 0 } else { misses + 1 };
+        let step = |r: Option<u64>, over: u64, slack: u64, floor: u64| {
             Some(if over > 0 {
-                r.unwrap_or(0) + over
+                r.unwrap_or(0) + grow(over, floor, misses)
             } else {
                 r.unwrap_or(0).saturating_sub(slack / 2)
             })
         };
         reserved = Budget {
-            duration_us: step(reserved.duration_us, over_d, slack_d),
-            statements: step(reserved.statements, over_n, slack_n),
+            duration_us: step(reserved.duration_us, over_d, slack_d, width),
+            statements: step(reserved.statements, over_n, slack_n, 1),
         };
         let near_full = options.duration_us.is_none_or(|d| slack_d * 20 < d)
             && options.statements.is_none_or(|n| slack_n * 20 < n);
@@ -482,6 +486,15 @@ fn hot_and_tracked(
 
 /// Buckets narrow enough to place windows finely within the budget, few enough to stay small
 /// (a budget shorter than one bucket gets a window cut within a bucket).
+/// How much more room an overflowing round reserves for what windows pull in. Windows are
+/// chosen in whole buckets, so a reserve smaller than a bucket can leave the choice as it was
+/// and overflow again by the same amount: the duration reserve grows by at least a bucket
+/// (`floor`), and by twice as much with every further round in a row that overflowed.
+fn grow(over: u64, floor: u64, misses: u32) -> u64 {
+    over.max(floor)
+        .saturating_mul(1 << misses.saturating_sub(1).min(16))
+}
+
 fn bucket_width(span_us: u64, duration: Option<u64>, tracked: usize) -> u64 {
     let fine = match duration {
         Some(d) => d / BUCKETS_PER_WINDOW,

@@ -726,7 +726,10 @@ mod tests {
     #[test]
     fn a_pooler_refusing_the_options_parameter_gets_the_fix() {
         let hint = hint_for(Some("08P01"), "unsupported startup parameter: options");
-        assert!(hint.contains("ALTER ROLE … SET statement_timeout"), "{hint}");
+        assert!(
+            hint.contains("ALTER ROLE … SET statement_timeout"),
+            "{hint}"
+        );
         // Another protocol violation is not about the startup parameters.
         assert_eq!(hint_for(Some("08P01"), "invalid message length"), "");
     }

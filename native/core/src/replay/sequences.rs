@@ -89,7 +89,11 @@ pub async fn restore_snapshot(client: &Client, snapshot: &[SequenceState]) -> Ve
             Ok(()) => match client
                 .query_typed(
                     "SELECT setval($1::text::regclass, $2, $3)",
-                    &[(&name, Type::TEXT), (&value, Type::INT8), (&called, Type::BOOL)],
+                    &[
+                        (&name, Type::TEXT),
+                        (&value, Type::INT8),
+                        (&called, Type::BOOL),
+                    ],
                 )
                 .await
             {
