@@ -3,7 +3,10 @@
 // rate (identical schemas) and the smallest slowdown it catches can be read off this machine.
 //
 //   npm run build && npm run calibrate -- [--runs N] [--workloads shop,checkout]
-//       [--cases a-a,drop-index,...] [--conditions quiet,bursts] [--no-write]
+//       [--cases a-a,drop-index,...] [--conditions quiet,bursts] [--no-write] [--keep DIR]
+//
+// `--keep DIR` keeps every run's JSON report (DIR/<workload>-<condition>-<case>-<n>.json), so
+// that a false alarm or a missed slowdown can be read afterwards: which rule held it back.
 //
 // Workloads: `shop` (examples/shop/workload.wkl: reads and checkouts, currval-style) and
 // `checkout` (examples/shop/checkout.wkl: captured write traffic, ids from RETURNING).
@@ -45,6 +48,8 @@ const workloadNames = opt('--workloads', 'shop,checkout').split(',');
 const caseNames = opt('--cases', 'a-a,drop-index,trigger-0.5ms,trigger-2ms,read+20%,read+50%').split(',');
 const conditions = opt('--conditions', 'quiet,bursts').split(',');
 const write = !args.includes('--no-write');
+const keep = opt('--keep', null);
+if (keep) fs.mkdirSync(keep, { recursive: true });
 
 /** The workloads and the statements their cases slow down. */
 const WORKLOADS = {
@@ -209,6 +214,7 @@ async function main() {
               fs.rmSync(json, { force: true });
               const r = gate(server.url, c.workload, c.base, c.head, json);
               outcomes.push(r);
+              if (keep && fs.existsSync(json)) fs.copyFileSync(json, path.join(keep, `${name}-${condition}-${caseName}-${i + 1}.json`));
               process.stdout.write(`${name} ${condition} ${caseName} ${i + 1}/${runs}: exit ${r.code}, ${r.seconds.toFixed(0)} s\n`);
             }
           } finally {
