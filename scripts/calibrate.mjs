@@ -293,6 +293,7 @@ function tableBlock(rows, pending) {
   const minimum = [];
   for (const w of [...new Set(rows.map((r) => r.workload))]) {
     for (const c of [...new Set(rows.map((r) => r.condition))]) {
+      if (!rows.some((r) => r.workload === w && r.condition === c)) continue;
       const caught = SLOWDOWNS.find((s) => {
         const r = rows.find((x) => x.workload === w && x.condition === c && x.case === s);
         return r && r.failed / r.runs >= 0.95;
@@ -308,7 +309,7 @@ function tableBlock(rows, pending) {
     '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
     ...rows.map(rowLine),
     '',
-    '"median load" is the 1-minute load average as each run ended (2 CPUs: above 2, processes were waiting for a CPU). Smallest slowdown caught (slowdowns in increasing order: read +20 %, 0.5 ms trigger, read +50 %, 2 ms trigger, drop-index; a missing row counts as not caught):',
+    '"median load" is the 1-minute load average as each run ended (2 CPUs: above 2, processes were waiting for a CPU). Smallest slowdown caught (slowdowns in increasing order: read +20 %, 0.5 ms trigger, read +50 %, 2 ms trigger, drop-index; a slowdown without a row counts as not caught):',
     '',
     ...minimum,
   ];

@@ -484,8 +484,6 @@ fn hot_and_tracked(
     (needs, tracked, order.len())
 }
 
-/// Buckets narrow enough to place windows finely within the budget, few enough to stay small
-/// (a budget shorter than one bucket gets a window cut within a bucket).
 /// How much more room an overflowing round reserves for what windows pull in. Windows are
 /// chosen in whole buckets, so a reserve smaller than a bucket can leave the choice as it was
 /// and overflow again by the same amount: the duration reserve grows by at least a bucket
@@ -495,6 +493,8 @@ fn grow(over: u64, floor: u64, misses: u32) -> u64 {
         .saturating_mul(1 << misses.saturating_sub(1).min(16))
 }
 
+/// Buckets narrow enough to place windows finely within the budget, few enough to stay small
+/// (a budget shorter than one bucket gets a window cut within a bucket).
 fn bucket_width(span_us: u64, duration: Option<u64>, tracked: usize) -> u64 {
     let fine = match duration {
         Some(d) => d / BUCKETS_PER_WINDOW,
