@@ -49,6 +49,10 @@ const caseNames = opt('--cases', 'a-a,drop-index,trigger-0.5ms,trigger-2ms,read+
 const conditions = opt('--conditions', 'quiet,bursts').split(',');
 const write = !args.includes('--no-write');
 const keep = opt('--keep', null);
+if (args.includes('--keep') && (!keep || keep.startsWith('--'))) {
+  console.error('calibrate: --keep needs a directory to keep the runs\' JSON reports in (e.g. --keep /tmp/calibrate-runs)');
+  process.exit(2);
+}
 if (keep) fs.mkdirSync(keep, { recursive: true });
 
 /** The workloads and the statements their cases slow down. */
