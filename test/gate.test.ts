@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { describe, expect, inject, it } from 'vitest';
 import { localMajors, startPostgres } from './support/postgres.js';
 import { GATE_TIMEOUT_MS, exampleArgs, explain, gate, git, leftoverDatabases, prGate, repoWithPr, shop, tmpDir, useGateFixtures, variant } from './support/gate-run.js';
+import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 
 useGateFixtures();
 
@@ -18,10 +19,9 @@ describe('gate on identical schemas (A/A)', () => {
     async () => {
       // One run, asserting on what cannot flip under load: errors, plans, accounting, coverage.
       // The verdict's latency rule is a statistic; its false-alarm rate is measured by
-      // `npm run calibrate` (docs/gate-statistics.md), not here. A 50 % threshold keeps this
-      // run's pass out of reach of a loaded runner (docs/testing.md, "Timing").
+      // `npm run calibrate` (docs/gate-statistics.md), not here, so it is put out of reach.
       const migrations = shop('migrations', '*.sql');
-      const run = await gate([...exampleArgs(shop()), '--base-migrations', migrations, '--migrations', migrations, '--p95-threshold', '50%']);
+      const run = await gate([...exampleArgs(shop()), '--base-migrations', migrations, '--migrations', migrations, ...LATENCY_RULE_OUT_OF_REACH]);
       const report = run.report;
       expect(report, explain(run)).toBeDefined();
       expect(run.code, explain(run)).toBe(0);
@@ -89,9 +89,9 @@ describe('gate on the PR variants (base from git)', () => {
       // The shared server does not load pg_stat_statements: buffers come from the fallback, one
       // EXPLAIN (ANALYZE, BUFFERS) per fingerprint, and every fingerprint must give them, or the
       // buffers rule could not be evaluated and the verdict would be an error.
-      // A 50 % threshold: this test is about plans; a latency false alarm on a loaded runner is
-      // the calibration bench's business (docs/testing.md, "Timing").
-      const run = await prGate(repoWithPr(variant('add-index')), ['--fail-on-plan-change', 'seq-scan', '--max-buffers-growth', '10x', '--p95-threshold', '50%']);
+      // This test is about plans; a latency false alarm on a loaded runner is the calibration
+      // bench's business (docs/testing.md, "Timing"), so the latency rule is out of reach.
+      const run = await prGate(repoWithPr(variant('add-index')), ['--fail-on-plan-change', 'seq-scan', '--max-buffers-growth', '10x', ...LATENCY_RULE_OUT_OF_REACH]);
       expect(run.code, explain(run)).toBe(0);
       expect(run.report!.verdict).toBe('pass');
       expect(run.report!.plans!.stats.source).toBe('explain-analyze');

@@ -14,6 +14,7 @@ import type { FingerprintComparison, GateReport } from '../src/gate/report-types
 import { probePlans } from '../src/plans/probe.js';
 import type { PlansReport } from '../src/plans/types.js';
 import { silentLogger } from '../src/provision/types.js';
+import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { startPostgres } from './support/postgres.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -129,20 +130,24 @@ describe('plans with pg_stat_statements', () => {
    * The factor the seed implies for the order history (examples/shop/seed.sql): a customer's
    * 10 orders are 12,000 ids apart, so they lie on 10 different heap pages. With the index,
    * a call reads those 10 pages and the index from root to leaf; without it, every heap page
-   * of orders. Stated tolerances: head within 1 % (+2 pages) of the orders table's size (the
-   * replays add a few orders); base from the 10 + levels pages up to 1.5 times that (a
-   * customer's entries may straddle two leaves, and the bitmap heap scan touches a page or
-   * two of its own); the factor therefore lies between expected / 1.5 and expected.
+   * of orders. Stated tolerances: head from the orders table's size up to that plus 512 pages:
+   * the replays add a few dozen orders, about one page on a quiet machine (1,229.5 pages per
+   * call against 1,228), but when sessions wait on the table's extension lock PostgreSQL
+   * extends it by 20 pages per waiter, up to 512 at once (a loaded run measured 1,255.2).
+   * Base from the 10 + levels pages up to 1.5 times that (a customer's entries may straddle
+   * two leaves, and the bitmap heap scan touches a page or two of its own); the factor
+   * therefore lies between expected / 1.5 and expected × (1 + 512 / the table's pages).
    */
   function expectSeedFactor(base: number, head: number): void {
     const expectedBase = 10 + seedPages.indexLevels;
+    const grown = (seedPages.ordersPages + 512) / seedPages.ordersPages;
     expect(head).toBeGreaterThanOrEqual(seedPages.ordersPages);
-    expect(head).toBeLessThanOrEqual(seedPages.ordersPages * 1.01 + 2);
+    expect(head).toBeLessThanOrEqual(seedPages.ordersPages * grown);
     expect(base).toBeGreaterThanOrEqual(expectedBase);
     expect(base).toBeLessThanOrEqual(expectedBase * 1.5);
     const expected = seedPages.ordersPages / expectedBase;
-    expect(head / base).toBeGreaterThanOrEqual(expected / 1.5 / 1.01);
-    expect(head / base).toBeLessThanOrEqual(expected * 1.01 + 1);
+    expect(head / base).toBeGreaterThanOrEqual(expected / 1.5);
+    expect(head / base).toBeLessThanOrEqual(expected * grown);
   }
 
   it(
@@ -180,8 +185,10 @@ describe('plans with pg_stat_statements', () => {
       expectSeedFactor(history.base.stats!.buffers_per_call, history.head.stats!.buffers_per_call);
       // Server time follows the buffers: the sequential scan costs more per call.
       expect(history.head.stats!.mean_ms).toBeGreaterThan(history.base.stats!.mean_ms * 5);
-      // Unchanged plans keep their buffers, within what concurrent writes move.
-      for (const f of plans.fingerprints.filter((x) => !x.changed)) expect(f.buffers_ratio!, f.normalized).toBeLessThan(1.5);
+      // Unchanged plans of reads keep their buffers, within what concurrent writes move. Not the
+      // writes': a write that extends a table under contention may touch the pages it adds,
+      // which depends on how many sessions wait on the extension lock at that moment.
+      for (const f of plans.fingerprints.filter((x) => !x.changed && x.kind === 'select')) expect(f.buffers_ratio!, f.normalized).toBeLessThan(1.5);
 
       expect(run.code).toBe(1);
       expect(run.report.verdict).toBe('regression');
@@ -255,7 +262,8 @@ describe('plans with pg_stat_statements', () => {
       const index = path.join(tmp, '101_orders_customer_index.sql');
       fs.writeFileSync(index, 'CREATE INDEX orders_customer_created_idx ON orders (customer_id, created_at DESC);\n');
       const base = [shop('migrations', '*.sql'), shop('variants', 'drop-index', '*.sql')];
-      const run = await gate(shopArgs(base, [...base, index], ['--fail-on-plan-change', 'seq-scan']));
+      // About plans: the latency rule is out of reach (docs/testing.md, "Timing").
+      const run = await gate(shopArgs(base, [...base, index], ['--fail-on-plan-change', 'seq-scan', ...LATENCY_RULE_OUT_OF_REACH]));
       expect(run.code, run.stderr).toBe(0);
       expect(run.report.verdict).toBe('pass');
       const changed = run.report.plans!.fingerprints.filter((f) => f.changed);
