@@ -46,3 +46,11 @@ for tool in node npm cargo; do
     exit 1
   }
 done
+
+# `npm test` checks formatting with rustfmt, part of rustup's default profile but not of its minimal one.
+if ! cargo fmt --version >/dev/null 2>&1; then
+  rustup component add rustfmt || {
+    echo "prepare-machine: rustfmt missing and could not be added; run: rustup component add rustfmt" >&2
+    exit 1
+  }
+fi

@@ -233,6 +233,8 @@ async function vitestTests(env) {
 
 async function main() {
   if (!flags.has('--skip-build')) {
+    // Formatting first: a second, and the Rust sources stay as rustfmt writes them.
+    await step('cargo fmt --check', 'cargo', ['fmt', '--all', '--', '--check']);
     // The ci profile: optimised like the shipped engine, without its LTO (minutes on 2 cores).
     await step('build:native (profile ci)', process.execPath, [path.join(root, 'scripts', 'build-native.mjs'), '--profile', 'ci']);
     await step('build:ts (typecheck)', 'npm', ['run', '--silent', 'build:ts']);
