@@ -263,10 +263,16 @@ async function main() {
     if (env.PG_RETEST_TEST_URL) {
       // Both suites spend most of their time waiting on PostgreSQL (replays keep the captured
       // timing), so they run side by side against the same server, each in databases of its own.
-      await Promise.all([
-        flags.has('--skip-cargo') ? undefined : cargoTests(env),
-        flags.has('--skip-vitest') ? undefined : vitestTests(env),
-      ]);
+      // ...except the capacity sweeps, which compare throughput between runs: they wait for
+      // this file, written once cargo has ended (test/capacity.test.ts).
+      const cargoDone = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-cargo-')), 'done');
+      env.PG_RETEST_CARGO_DONE = cargoDone;
+      const cargo = (flags.has('--skip-cargo') ? Promise.resolve() : cargoTests(env)).finally(() => fs.writeFileSync(cargoDone, ''));
+      try {
+        await Promise.all([cargo, flags.has('--skip-vitest') ? undefined : vitestTests(env)]);
+      } finally {
+        fs.rmSync(path.dirname(cargoDone), { recursive: true, force: true });
+      }
     }
   } finally {
     if (server) await server.stop();

@@ -427,6 +427,13 @@ describe('the action on a push, against a baseline report', () => {
       const first = JSON.parse(fs.readFileSync(firstReport, 'utf8'));
       const c = first.comparison;
       for (const f of [c.overall, ...c.fingerprints]) [f.head, f.calls_head] = [f.base, f.calls_base];
+      // The order history's baseline p95 is set to 100 µs: what a lookup through the index
+      // costs on a quiet runner. Its replayed value could come from a burst of load during the
+      // first run (3.7 → 45 ms was seen here), and a baseline that slow would hide the sequential
+      // scan this run makes; against 100 µs, the scan of 120,000 rows is over the threshold
+      // however loaded this run is, and over the noise floor, which is capped at 100 %.
+      const history = c.fingerprints.find((f: { fingerprint: string }) => f.fingerprint === 'd426d21d3c8ce61a');
+      history.head = { ...history.head, min_us: 100, p50_us: 100, p95_us: 100, p99_us: 100, max_us: 100, mean_us: 100 };
       first.environment.head.sha = baseSha;
       const baselineFile = path.join(tmp, 'baseline.json');
       fs.writeFileSync(baselineFile, JSON.stringify(first));
@@ -436,15 +443,10 @@ describe('the action on a push, against a baseline report', () => {
         inputs: gateInputs({ rounds: '1', ...QUICK, 'baseline-report': baselineFile }),
         event: { name: 'push', payload: { ref: 'refs/heads/main', before: baseSha, after: headSha, repository: { full_name: REPOSITORY } } },
       });
-      expect(run.code, explain(run)).toBe(run.outputs.result === 'regression' ? 1 : 0);
-      // The query that lost its index is 5-10x slower than in the baseline, which this run
-      // finds unless its own noise floor (the least threshold) is above that.
-      const noise = JSON.parse(fs.readFileSync(run.outputs['json-report-path']!, 'utf8')).comparison.noise_floor.value;
-      if (noise < 1) {
-        expect(run.outputs.result, explain(run)).toBe('regression');
-        expect(run.outputs['regressed-fingerprints']!.split(',')).toContain('d426d21d3c8ce61a');
-        expect(run.summary).toContain('regression against the baseline report');
-      }
+      expect(run.code, explain(run)).toBe(1);
+      expect(run.outputs.result, explain(run)).toBe('regression');
+      expect(run.outputs['regressed-fingerprints']!.split(',')).toContain('d426d21d3c8ce61a');
+      expect(run.summary).toContain('regression against the baseline report');
       expect(Number(run.outputs['p95-base-ms'])).toBeCloseTo(c.overall.base.p95_us / 1000, 3);
       expect(run.summary).toContain('#### Against the baseline report');
       expect(run.summary).toMatch(/no latency samples, so there is no confidence interval/);

@@ -24,12 +24,24 @@ const SWEEP_TIMEOUT_MS = 300_000;
 let tmp: string;
 let server: Awaited<ReturnType<typeof startPostgres>>;
 
+/**
+ * Waits for the file `npm test` writes once the Rust tests have ended (PG_RETEST_CARGO_DONE):
+ * the sweeps compare throughput between runs, which must not share the two cores with cargo.
+ */
+async function cargoFinished(): Promise<void> {
+  const marker = process.env.PG_RETEST_CARGO_DONE;
+  if (!marker) return;
+  while (!fs.existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 1000));
+}
+
 beforeAll(async () => {
+  await cargoFinished();
   const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-capacity-'));
   server = await startPostgres({ settings: { max_connections: '100' } });
-});
+  // Cargo may still be running when this file starts; npm test stops a hung step on its own.
+}, 30 * 60_000);
 
 afterAll(async () => {
   await server?.stop();
@@ -84,11 +96,13 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
       const [sweep] = report.sides;
       const at = (c: number) => sweep!.steps.find((s) => s.connections === c)!;
       expect(sweep!.steps.map((s) => s.connections)).toEqual([1, 2, 4, 8, 16, 32, 64]);
-      // Flattens: on 2 cores, 64 connections cannot do twice what 4 do. Where exactly the knee
-      // falls moves with the runner's load (docs/capacity.md has the measured spread), so the test
-      // asserts that the report's knee is the rule's answer for the steps it measured; the rule
-      // itself is tested on fixed curves in capacity-rules.test.ts.
-      expect(at(64).throughput).toBeLessThan(at(4).throughput * 2);
+      // Flattens: on 2 cores, 64 connections cannot do twice what 4 to 32 do (the best of those
+      // four steps, so that one step measured in a burst of other load cannot decide it). Where
+      // exactly the knee falls moves with the runner's load (docs/capacity.md has the measured
+      // spread), so the test asserts that the report's knee is the rule's answer for the steps it
+      // measured; the rule itself is tested on fixed curves in capacity-rules.test.ts.
+      const middle = Math.max(...[4, 8, 16, 32].map((c) => at(c).throughput));
+      expect(at(64).throughput).toBeLessThan(middle * 2);
       expect(sweep!.knee).toEqual(findKnee(sweep!.steps));
       expect(sweep!.knee.recommended_connections).not.toBeNull();
       for (const c of [1, 2, 4, 8, 16, 32, 64]) {

@@ -8,11 +8,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { GATE_TIMEOUT_MS, exampleDatabase, explain, gate, git, leftoverDatabases, prGate, repoWithPr, root, shop, tmpDir, useGateFixtures, variant } from './support/gate-run.js';
+import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 
 useGateFixtures();
 
 /** One round per side, no confirmation, and no latency verdict: what these tests assert is not timing. */
-const NO_TIMING = ['--rounds', '1', '--confirm-rounds', '0', '--p95-threshold', '1000%'];
+const NO_TIMING = ['--rounds', '1', '--confirm-rounds', '0', ...LATENCY_RULE_OUT_OF_REACH];
 
 describe('gate on the PR variants (base from git)', () => {
   it(

@@ -158,8 +158,10 @@ describe.concurrent('head on a server the gate starts', () => {
       expect(r.servers!.head.postgres_config).toEqual({ work_mem: '64kB' });
       const notIn = r.comparison!.fingerprints.find((f) => f.normalized.includes('NOT IN'))!;
       expect(notIn.regressed, JSON.stringify(notIn)).toBe(true);
-      expect(r.reasons[0]).toMatch(/^`SELECT count\(\*\) FROM customers WHERE id % \$1 = \$2 AND id NOT IN/);
-      expect(r.headline).toMatch(/^regression: 1 query slower.* \(head's server: work_mem 4MB → 64kB\)$/);
+      // Named among the reasons; the lookups beside it share two cores with the rescanning NOT IN
+      // on head, and may be slower too on a loaded runner.
+      expect(r.reasons).toContainEqual(expect.stringMatching(/^`SELECT count\(\*\) FROM customers WHERE id % \$1 = \$2 AND id NOT IN/));
+      expect(r.headline).toMatch(/^regression: \d+ quer(y|ies) slower.* \(head's server: work_mem 4MB → 64kB\)$/);
       // Deterministic: the materialized list spills on head and not on base.
       const plan = r.plans!.fingerprints.find((f) => f.fingerprint === notIn.fingerprint)!;
       expect(plan.base.stats!.temp_written_per_call).toBe(0);

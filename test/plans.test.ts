@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkload } from '../src/engine.js';
 import type { FingerprintComparison, GateReport } from '../src/gate/report-types.js';
-import { probePlans } from '../src/plans/probe.js';
+import { MIN_BUFFER_DELTA, probePlans } from '../src/plans/probe.js';
 import type { PlansReport } from '../src/plans/types.js';
 import { silentLogger } from '../src/provision/types.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
@@ -188,7 +188,13 @@ describe('plans with pg_stat_statements', () => {
       // Unchanged plans of reads keep their buffers, within what concurrent writes move. Not the
       // writes': a write that extends a table under contention may touch the pages it adds,
       // which depends on how many sessions wait on the extension lock at that moment.
-      for (const f of plans.fingerprints.filter((x) => !x.changed && x.kind === 'select')) expect(f.buffers_ratio!, f.normalized).toBeLessThan(1.5);
+      // Small reads may also fetch a heap page per dead index entry not yet killed, which depends
+      // on when the scans' snapshots end: within 1.5× or MIN_BUFFER_DELTA pages, which the
+      // gate's buffers rule does not count either.
+      for (const f of plans.fingerprints.filter((x) => !x.changed && x.kind === 'select')) {
+        const grown = f.head.stats!.buffers_per_call - f.base.stats!.buffers_per_call;
+        expect(f.buffers_ratio! < 1.5 || grown < MIN_BUFFER_DELTA, `${f.normalized}: ${f.base.stats!.buffers_per_call} → ${f.head.stats!.buffers_per_call}`).toBe(true);
+      }
 
       expect(run.code).toBe(1);
       expect(run.report.verdict).toBe('regression');

@@ -18,6 +18,8 @@ const SESSIONS: u64 = 6;
 const ORDERS_PER_SESSION: u64 = 5;
 /// The first id the capture's orders got (the production sequence stood at 100).
 const FIRST_ID: u64 = 101;
+/// How long after the checkout sessions' last statement the back-office session uses their ids.
+const BACK_OFFICE_SLACK_US: u64 = 2_000_000;
 
 const SCHEMA: &str = "
     CREATE TABLE products (id int PRIMARY KEY, stock int NOT NULL);
@@ -34,6 +36,14 @@ const SCHEMA: &str = "
 /// Six checkout sessions interleaved on one timeline (so the capture's ids alternate between
 /// sessions), and a back-office session that later reads two of their orders.
 /// With `recorded`, each RETURNING carries its captured row as a pg-retest proxy writes it.
+///
+/// The back-office statements are the only uses of a key outside its producer's session (each
+/// checkout session uses only its own orders, one statement after another). The replay never
+/// waits for a key another session has yet to return (`KeyState::rewrite_into`): a use sent
+/// before its producer's response goes out unresolved. So they come [`BACK_OFFICE_SLACK_US`]
+/// after the last checkout statement, and at least that long after their producers (orders 104
+/// at 6 ms and 118 at 34 ms): at speed 1 a checkout session would have to lag the timeline by
+/// about 2 s, not tens of ms, for the counts below to change.
 fn checkout_workload(recorded: bool) -> Arc<Workload> {
     let mut b = WorkloadBuilder::new(WorkloadInfo::default());
     let mut txn = 0u64;
@@ -91,6 +101,7 @@ fn checkout_workload(recorded: bool) -> Arc<Workload> {
         }
     }
     b.begin_session(SESSIONS + 1, "backoffice".into(), "shop".into());
+    // The checkout timeline ends before this (its last statement is at `last` − 1,500 µs).
     let last = SESSIONS * ORDERS_PER_SESSION * 2_000;
     for n in [3u64, 17] {
         b.push_statement(
@@ -98,7 +109,7 @@ fn checkout_workload(recorded: bool) -> Arc<Workload> {
                 "UPDATE orders SET total = total + 1 WHERE id = {}",
                 FIRST_ID + n
             ),
-            last + 20_000 + n,
+            last + BACK_OFFICE_SLACK_US + n,
             10,
             QueryKind::Update,
             None,
@@ -183,6 +194,8 @@ async fn inferred_keys_carry_the_replayed_ids_to_every_use() {
     assert_eq!(r.totals.errors, 0);
     let c = r.correlation.as_ref().expect("correlation report");
     assert_eq!(c.source, KeySource::Inferred);
+    // Including the back-office session's two, which its 2 s lead over the producers makes
+    // independent of how the sessions interleave (see `checkout_workload`).
     assert_eq!(c.substituted, SESSIONS * ORDERS_PER_SESSION * 2 + 2);
     assert_eq!(c.unresolved, 0);
     // The replayed orders are the sequence's, and each has its line and its total.
