@@ -3,6 +3,7 @@
 // — in both logging styles and a non-UTC log_timezone; the CLI captures it, and the workload is
 // replayed on a fresh copy of the database.
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,6 +48,15 @@ SELECT 1/0;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Polls `check` every 50 ms until it holds; fails after 30 s (a generous bound, not a timing). */
+async function until(what: string, check: () => boolean): Promise<void> {
+  const end = Date.now() + 30_000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`waited 30 s for ${what}`);
+    await sleep(50);
+  }
+}
+
 const title = major === undefined ? "capture (skipped: needs the machine's own PostgreSQL 15+ with pgbench and psql)" : `capture from PostgreSQL ${major} logs`;
 
 describe.skipIf(major === undefined)(title, () => {
@@ -69,21 +79,38 @@ describe.skipIf(major === undefined)(title, () => {
 
   const logFiles = () => new Set(fs.readdirSync(logDir).map((f) => path.join(logDir, f)));
 
-  /** Applies logging settings and starts new log files; returns a function giving this phase's files. */
-  async function phase(settings: Record<string, string>): Promise<() => { csv: string; json: string }> {
+  /** Applies logging settings and starts new log files; returns this phase's files. */
+  async function phase(settings: Record<string, string>): Promise<{ csv: string; json: string }> {
     for (const [key, value] of Object.entries(settings)) await admin.query(`ALTER SYSTEM SET ${key} = '${value}'`);
     await admin.query('SELECT pg_reload_conf()');
-    await sleep(1_100); // a new file name (log_filename has seconds)
+    // A new file name (log_filename has seconds): a lower bound on the clock, not a wait for
+    // anything to happen; load only makes it longer.
+    await sleep(1_100);
     const before = logFiles();
     await admin.query('SELECT pg_rotate_logfile()');
-    await sleep(300);
-    return () => {
+    // The logging collector rotates when it sees the signal: the new files, once both exist,
+    // get every statement sent after (it opens the csvlog file, then the jsonlog one, before
+    // reading anything more from its pipe).
+    let files: { csv?: string; json?: string } = {};
+    await until('new csvlog and jsonlog files', () => {
       const fresh = [...logFiles()].filter((f) => !before.has(f));
-      const csv = fresh.find((f) => f.endsWith('.csv'));
-      const json = fresh.find((f) => f.endsWith('.json'));
-      if (!csv || !json) throw new Error(`no new csvlog/jsonlog files in ${logDir}: ${fresh.join(', ')}`);
-      return { csv, json };
-    };
+      files = { csv: fresh.find((f) => f.endsWith('.csv')), json: fresh.find((f) => f.endsWith('.json')) };
+      return files.csv !== undefined && files.json !== undefined;
+    });
+    return { csv: files.csv!, json: files.json! };
+  }
+
+  /**
+   * Waits until the logging collector has written everything logged so far to `files`: sends a
+   * statement of its own last and polls until both files hold it, on a whole line (the
+   * collector reads one pipe in order and the files are line-buffered). It is sent on the
+   * `postgres` database, which no capture here reads.
+   */
+  async function logged(files: { csv: string; json: string }): Promise<void> {
+    const sentinel = `capture-sentinel-${randomBytes(8).toString('hex')}`;
+    await admin.query(`SELECT '${sentinel}' AS sentinel`);
+    const written = new RegExp(`${sentinel}[^\\n]*\\n`);
+    await until(`${sentinel} in ${files.csv} and ${files.json}`, () => written.test(fs.readFileSync(files.csv, 'utf8')) && written.test(fs.readFileSync(files.json, 'utf8')));
   }
 
   /** The same traffic every time, against `db`. */
@@ -109,7 +136,6 @@ describe.skipIf(major === undefined)(title, () => {
     } finally {
       await client.end();
     }
-    await sleep(500); // let the logging collector write everything
   }
 
   let minDuration: { csv: string; json: string };
@@ -143,12 +169,12 @@ describe.skipIf(major === undefined)(title, () => {
     await t.end();
     for (const db of ['app', 'app2', 'app3', 'replay1']) await admin.query(`CREATE DATABASE ${db} TEMPLATE app_template`);
 
-    const done1 = await phase({ log_min_duration_statement: '0', log_statement: 'none', log_duration: 'off' });
+    minDuration = await phase({ log_min_duration_statement: '0', log_statement: 'none', log_duration: 'off' });
     await drive('app');
-    minDuration = done1();
-    const done2 = await phase({ log_min_duration_statement: '-1', log_statement: 'all', log_duration: 'on' });
+    await logged(minDuration);
+    separateLines = await phase({ log_min_duration_statement: '-1', log_statement: 'all', log_duration: 'on' });
     await drive('app2');
-    separateLines = done2();
+    await logged(separateLines);
   }, 180_000);
 
   afterAll(async () => {
@@ -304,9 +330,9 @@ describe.skipIf(major === undefined)(title, () => {
     await client.query('SELECT $1::text AS short', ['abc']);
     await client.query('SELECT $1::text AS long', ['a value longer than eight bytes']);
     await client.end();
-    await sleep(500);
+    await logged(files);
     const out = path.join(tmp, 'truncated.wkl');
-    const r = await cli(['capture', '--log', files().csv, '--output', out, '--database', 'app3']);
+    const r = await cli(['capture', '--log', files.csv, '--output', out, '--database', 'app3']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/truncated parameters 1/);
     expect(r.stdout).toMatch(/the capture is incomplete/);

@@ -5,6 +5,7 @@
 // budget. Checked on the way: every hot fingerprint keeps enough calls to be gated,
 // transactions stay whole, and payments keep the checkouts that created the orders they pay.
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,10 +33,30 @@ UPDATE orders SET total = :qty * 9.99 WHERE id = :order_id;
 COMMIT;
 `;
 
-/** A payment, in another session: the oldest order still pending, created by some checkout. */
-const PAYMENT = `SELECT id AS pay_id FROM orders WHERE status = 'pending' AND id > 120000 ORDER BY id LIMIT 1 \\gset
+/**
+ * A payment, in another session: the oldest order still pending among those created (by some
+ * checkout) at least 2.5 s earlier on the server's clock, so that every payment comes more than
+ * 2.5 s after the checkout that created its order, longer than the 1.5 s the workload is
+ * condensed to, whatever the relative speed of the two pgbench processes. When no order is old
+ * enough, the SELECT gives 0 and the payment ends there (a session of one SELECT).
+ */
+const PAYMENT = `SELECT coalesce((SELECT id FROM orders WHERE status = 'pending' AND id > 120000 AND created_at < now() - interval '2.5 s' ORDER BY id LIMIT 1), 0) AS pay_id \\gset
+\\if :pay_id > 0
 UPDATE orders SET status = 'paid' WHERE id = :pay_id;
+\\endif
 `;
+
+/** Orders old enough to be paid: the payments start when this many exist. */
+const PAYABLE = 100;
+
+/** Polls `check` every 100 ms until it holds; fails after `deadlineMs` (a generous bound, not a timing). */
+async function until(what: string, check: () => Promise<boolean>, deadlineMs = 120_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`waited ${deadlineMs / 1000} s for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 /** The statement the PR slows down, as the gate names it (pgbench sends the semicolon). */
 const STOCK_UPDATE = 'UPDATE products SET stock = stock - $1 WHERE id = $2;';
@@ -83,20 +104,52 @@ describe.skipIf(major === undefined)(title, () => {
     }
     fs.writeFileSync(path.join(tmp, 'checkout.sql'), CHECKOUT);
     fs.writeFileSync(path.join(tmp, 'payment.sql'), PAYMENT);
-    const pgbench = (script: string, clients: number, transactions: number) =>
+    // A fixed --random-seed: the same customers, products and quantities every run.
+    const pgbench = (script: string, clients: number, transactions: number, seed: number) =>
       new Promise<void>((resolve, reject) => {
-        const p = spawn(tool('pgbench'), ['-n', '-C', '-M', 'extended', '-c', String(clients), '-j', String(clients), '-t', String(transactions), '-f', script, url.toString()], { cwd: tmp });
+        const args = ['-n', '-C', '-M', 'extended', `--random-seed=${seed}`, '-c', String(clients), '-j', String(clients), '-t', String(transactions), '-f', script, url.toString()];
+        const p = spawn(tool('pgbench'), args, { cwd: tmp });
         let err = '';
         p.stderr.on('data', (d: Buffer) => (err += d.toString()));
         p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`pgbench ${script}: ${err}`))));
       });
-    // Payments start 2.5 s into the checkouts and pay the oldest pending order, half as fast as
-    // the checkouts create orders: an order is paid more than 2.5 s after it was created, longer
-    // than the 1.5 s the workload is condensed to, so a kept payment's checkout is pulled in.
-    const checkouts = pgbench('checkout.sql', 8, 150);
-    await new Promise((r) => setTimeout(r, 2_500));
-    await Promise.all([checkouts, pgbench('payment.sql', 4, 200)]);
-    await new Promise((r) => setTimeout(r, 500)); // let the logging collector write everything
+    const db = new pg.Client(url.toString());
+    await db.connect();
+    try {
+      // Checkouts in rounds of 200 (8 clients × 25), at least 6 of them, and on until the payments
+      // are done: the two kinds of traffic overlap however fast either goes.
+      let paymentsDone = false;
+      let checkoutsDone = false;
+      const checkouts = async () => {
+        try {
+          for (let round = 0; round < 6 || !paymentsDone; round++) await pgbench('checkout.sql', 8, 25, 1_000 + round);
+        } finally {
+          checkoutsDone = true;
+        }
+      };
+      // Payments start once PAYABLE orders are 2.5 s old on the server's clock (counted, not slept).
+      const payments = async () => {
+        try {
+          await until(`${PAYABLE} orders created 2.5 s ago`, async () => {
+            if (checkoutsDone) throw new Error('the checkouts stopped');
+            const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id > 120000 AND created_at < now() - interval '2.5 s'");
+            return rows[0]!.n >= PAYABLE;
+          });
+          await pgbench('payment.sql', 4, 200, 2_000);
+        } finally {
+          paymentsDone = true;
+        }
+      };
+      await Promise.all([checkouts(), payments()]);
+      // The last statement logged: once the logging collector has written it, it has written
+      // every statement before it (one pipe, read in order; the file is line-buffered).
+      const sentinel = `condense-sentinel-${randomBytes(8).toString('hex')}`;
+      await db.query(`SELECT '${sentinel}' AS sentinel`);
+      const csv = path.join(server.dataDir, 'log', 'pg.csv');
+      await until(`${sentinel} in ${csv}`, async () => new RegExp(`${sentinel}[^\\n]*\\n`).test(fs.readFileSync(csv, 'utf8')), 30_000);
+    } finally {
+      await db.end();
+    }
     log = path.join(server.dataDir, 'log', 'pg.csv');
   }, 180_000);
 
@@ -169,8 +222,10 @@ describe.skipIf(major === undefined)(title, () => {
       '2',
       '--confirm-rounds',
       '0',
+      // Far more than the 5 replays of ≤ 1.5 s (+ 2 s each) and the schemas built before them
+      // can take inside this test's own 240 s timeout: the plan cannot change with load.
       '--time-budget',
-      '3m',
+      '10m',
       '--json',
       report,
     ]);
@@ -182,6 +237,6 @@ describe.skipIf(major === undefined)(title, () => {
     expect(g.accounting!.base.errors).toBe(0);
     expect(g.accounting!.base.executed).toBe(g.accounting!.base.captured);
     expect(g.environment.time_budget).toMatchObject({ rounds: 2, confirm_rounds: 0, speed: 1 });
-    expect(gate.stderr).toMatch(/time budget: 5 replays estimated at .* of the 3 min 00 s budget; everything asked for fits/);
+    expect(gate.stderr).toMatch(/time budget: 5 replays estimated at .* of the 10 min 00 s budget; everything asked for fits/);
   }, 240_000);
 });

@@ -183,8 +183,9 @@ describe('plans with pg_stat_statements', () => {
         expect(f.base.query_id).toMatch(/^-?\d+$/);
       }
       expectSeedFactor(history.base.stats!.buffers_per_call, history.head.stats!.buffers_per_call);
-      // Server time follows the buffers: the sequential scan costs more per call.
-      expect(history.head.stats!.mean_ms).toBeGreaterThan(history.base.stats!.mean_ms * 5);
+      // Server time follows the buffers: the sequential scan costs more per call (about 8× the
+      // index lookup's mean here; 2× leaves room for a burst of load on the head rounds alone).
+      expect(history.head.stats!.mean_ms).toBeGreaterThan(history.base.stats!.mean_ms * 2);
       // Unchanged plans of reads keep their buffers, within what concurrent writes move. Not the
       // writes': a write that extends a table under contention may touch the pages it adds,
       // which depends on how many sessions wait on the extension lock at that moment.
