@@ -170,20 +170,18 @@ function slowestTests(json, n) {
 }
 
 /**
- * The Rust tests build with the ci profile, so they reuse the dependencies the engine's build
- * compiled a moment before (a debug build compiles all of them again: over 5 minutes on 2 cores
- * beside vitest, against about 1.5). Our own crates keep what a debug build checks: debug
- * assertions and arithmetic overflow checks.
+ * The Rust tests build with the ci profile, so they reuse the optimised dependencies the
+ * engine's build compiled a moment before: a debug build compiles all of them again (over 5
+ * minutes on 2 cores beside vitest). Our own crates build as a debug build would: unoptimised
+ * (seconds, where optimising them took minutes beside vitest), with debug assertions and
+ * arithmetic overflow checks.
  */
 const CARGO_TEST_PROFILE = [
   '--profile',
   'ci',
-  ...['pg-retest-core', 'pg-retest-node'].flatMap((crate) => [
-    '--config',
-    `profile.ci.package.${crate}.debug-assertions=true`,
-    '--config',
-    `profile.ci.package.${crate}.overflow-checks=true`,
-  ]),
+  ...['pg-retest-core', 'pg-retest-node'].flatMap((crate) =>
+    ['opt-level=0', 'codegen-units=256', 'debug-assertions=true', 'overflow-checks=true'].flatMap((setting) => ['--config', `profile.ci.package.${crate}.${setting}`]),
+  ),
 ];
 
 async function cargoTests(env) {
