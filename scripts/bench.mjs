@@ -1,11 +1,11 @@
 // The replay benchmark (`npm run bench`): figures, not a pass/fail test.
 //
 //   node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path]
-//                          [--out FILE]
+//                          [--fixed-work] [--out FILE]
 //
 // Starts one throwaway PostgreSQL server (initdb in a temporary directory, a free port on
 // 127.0.0.1), loads it with `pgbench -i -s 10`, then alternates
-//   A = pgbench -S -M simple -c 16 -j 2 -T S -n
+//   A = pgbench -S -M simple -c 16 -j 2 -T S -n (with --fixed-work: -t, the statements B replays)
 //   B = our replay, speed 0, of a .wkl workload of the same point selects over 16 sessions,
 //       sized (by a short calibration replay) to last about S seconds
 // N times each (with --old-path, also C = the same replay on the earlier tokio-postgres path), and
@@ -35,6 +35,7 @@ const settings = {
   build: true,
   memory: true,
   oldPath: false,
+  fixedWork: false,
   out: path.join(root, 'target', 'bench', 'bench-results.json'),
 };
 {
@@ -50,6 +51,7 @@ const settings = {
     else if (arg === '--skip-build') settings.build = false;
     else if (arg === '--no-memory') settings.memory = false;
     else if (arg === '--old-path') settings.oldPath = true;
+    else if (arg === '--fixed-work') settings.fixedWork = true;
     else if (arg === '--out') settings.out = path.resolve(value());
     else if (arg === '-h' || arg === '--help') usage();
     else usage(`unknown option ${arg}`);
@@ -59,7 +61,7 @@ const settings = {
 function usage(problem) {
   if (problem) console.error(`bench: ${problem}`);
   console.error(
-    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--out FILE]',
+    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--fixed-work] [--out FILE]',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -467,11 +469,17 @@ function cpuFigures({ server: cpu_s, machine, usage }, statements, wall_s) {
 let pythonPath;
 const python = () => pythonPath;
 
-async function runPgbench(ctx, label) {
+/**
+ * One pgbench run: for S seconds (`-T`, all clients stopped at once), or with --fixed-work the
+ * same number of statements per client as the replay's sessions hold (`-t`), so that both end
+ * unevenly, as a replay of a fixed workload does.
+ */
+async function runPgbench(ctx, label, replayed) {
   const load = loadavg();
+  const length = settings.fixedWork ? ['-t', String(Math.round(replayed / SESSIONS))] : ['-T', String(settings.seconds)];
   const args = [
     '-h', '127.0.0.1', '-p', String(ctx.port), '-U', 'postgres',
-    '-S', '-M', 'simple', '-c', String(SESSIONS), '-j', '2', '-T', String(settings.seconds), '-n', 'bench',
+    '-S', '-M', 'simple', '-c', String(SESSIONS), '-j', '2', ...length, '-n', 'bench',
   ];
   const m = await measured(`pgbench (${label})`, ctx.work, ctx.tools.exe('pgbench'), args);
   const { stdout, usage } = m;
@@ -619,12 +627,12 @@ async function main() {
   const file = await generate(srv.work, statements);
 
   console.log(
-    `\n--- A/B runs: A = pgbench -S -M simple -c ${SESSIONS} -j 2 -T ${settings.seconds} -n, B = our replay (speed 0, ${SESSIONS} connections)` +
+    `\n--- A/B runs: A = pgbench -S -M simple -c ${SESSIONS} -j 2 ${settings.fixedWork ? `-t ${Math.round(statements / SESSIONS)}` : `-T ${settings.seconds}`} -n, B = our replay (speed 0, ${SESSIONS} connections)` +
       `${settings.oldPath ? ', C = the same replay on the tokio-postgres path' : ''} ---`,
   );
   const pairs = [];
   for (let i = 1; i <= settings.pairs; i++) {
-    const a = await runPgbench(ctx, `A${i}`);
+    const a = await runPgbench(ctx, `A${i}`, statements);
     const b = await runOurs(ctx, `B${i}`, file, statements);
     const c = settings.oldPath ? await runOurs(ctx, `C${i}`, file, statements, 'tokio-postgres') : undefined;
     const pair = {
