@@ -18,6 +18,8 @@
 //   read+20%       the hot read's server time grows by 20 % of its measured median latency: the
 //   read+50%       read calls calib_burn(), a function that returns at once on base and spins
 //                  on head (the PR), so the statement text and its fingerprint stay the same
+//   read+0.6ms     the same function, spinning a fixed 0.6 ms and 1 ms per call: slowdowns of
+//   read+1ms       the hot read just above and well above the default min-delta-ms (0.5 ms)
 // Conditions: `quiet` (the machine as it is) and `bursts` (two busy processes switched on for
 // 1–4 s every 2–9 s, as a shared CI runner's neighbours do).
 //
@@ -45,7 +47,7 @@ const opt = (name, fallback) => {
 };
 const runs = Number(opt('--runs', '20'));
 const workloadNames = opt('--workloads', 'shop,checkout').split(',');
-const caseNames = opt('--cases', 'a-a,drop-index,trigger-0.5ms,trigger-2ms,read+20%,read+50%').split(',');
+const caseNames = opt('--cases', 'a-a,drop-index,trigger-0.5ms,trigger-2ms,read+20%,read+50%,read+0.6ms,read+1ms').split(',');
 const conditions = opt('--conditions', 'quiet,bursts').split(',');
 const write = !args.includes('--no-write');
 const keep = opt('--keep', null);
@@ -206,6 +208,14 @@ async function main() {
           head: migrations(`${name}-burn-${pct}`, { '900_calib_burn.sql': burnFunction(0), '901_calib_burn.sql': burnFunction(micros) }),
         };
       }
+      for (const [label, micros] of [['0.6ms', 600], ['1ms', 1000]]) {
+        if (!needsBurn) break;
+        cases[`read+${label}`] = {
+          workload: burnWorkload,
+          base: burnBase,
+          head: migrations(`${name}-burn-${label}`, { '900_calib_burn.sql': burnFunction(0), '901_calib_burn.sql': burnFunction(micros) }),
+        };
+      }
       for (const condition of conditions) {
         for (const caseName of caseNames) {
           const c = cases[caseName];
@@ -241,7 +251,7 @@ async function main() {
 }
 
 /** The slowdown cases, smallest first: what "the minimum slowdown detected" is read from. */
-const SLOWDOWNS = ['read+20%', 'trigger-0.5ms', 'read+50%', 'trigger-2ms', 'drop-index'];
+const SLOWDOWNS = ['read+20%', 'trigger-0.5ms', 'read+50%', 'read+0.6ms', 'read+1ms', 'trigger-2ms', 'drop-index'];
 
 const BEGIN = '<!-- calibrate:begin -->';
 const END = '<!-- calibrate:end -->';
@@ -313,7 +323,7 @@ function tableBlock(rows, pending) {
     '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
     ...rows.map(rowLine),
     '',
-    '"median load" is the 1-minute load average as each run ended (2 CPUs: above 2, processes were waiting for a CPU). Smallest slowdown caught (slowdowns in increasing order: read +20 %, 0.5 ms trigger, read +50 %, 2 ms trigger, drop-index; a slowdown without a row counts as not caught):',
+    '"median load" is the 1-minute load average as each run ended (2 CPUs: above 2, processes were waiting for a CPU). Smallest slowdown caught (slowdowns in increasing order: read +20 %, 0.5 ms trigger, read +50 %, read +0.6 ms, read +1 ms, 2 ms trigger, drop-index; a slowdown without a row counts as not caught):',
     '',
     ...minimum,
   ];
