@@ -259,9 +259,10 @@ async fn cancellation_stops_in_flight_statements() {
     assert_adds_up(&r);
     assert_eq!(r.totals.not_executed_by_reason.get("cancelled"), Some(&2));
     assert_eq!(
+        // This test's database only: the Rust and the TypeScript tests share the server.
         scalar(
-            &support::shared_url(),
-            "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)' AND state = 'active'"
+            &url,
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(60)' AND state = 'active'"
         )
         .await,
         "0"
@@ -587,7 +588,7 @@ async fn a_connection_killed_mid_session_is_reported_and_the_run_goes_on() {
     let w = workload(&[
         vec![(0, "SELECT pg_sleep(1) /* victim */"), (1, "SELECT 1"), (2, "SELECT 2")],
         vec![
-            (300_000, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%victim%' AND pid <> pg_backend_pid()"),
+            (300_000, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%victim%' AND pid <> pg_backend_pid()"),
             (400_000, "SELECT 3"),
         ],
     ]);
