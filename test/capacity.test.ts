@@ -165,11 +165,15 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
         // The loss must hold, not be measured five times: two more runs keep the file short.
         '--confirm-runs',
         '2',
+        // 10 %, not the 15 % default: the sequential scans cost 29–41 % of the throughput in the
+        // runs measured (docs/capacity.md), three times this threshold rather than twice.
+        '--capacity-threshold',
+        '10%',
       ]);
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
       expect(run.report.verdict).toBe('fail');
       expect(run.report.sides.map((s) => s.side)).toEqual(['base', 'head']);
-      expect(run.report.comparison!.throughput_change!).toBeLessThan(-0.15);
+      expect(run.report.comparison!.throughput_change!).toBeLessThan(-0.1);
       expect(run.report.reasons.join('\n')).toMatch(/throughput at .* fell by/);
       expect(run.report.comparison!.compared_steps.length).toBeGreaterThan(0);
       expect(run.stdout).toMatch(/❌ pg-retest capacity: fail/);
