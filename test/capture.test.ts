@@ -3,7 +3,6 @@
 // — in both logging styles and a non-UTC log_timezone; the CLI captures it, and the workload is
 // replayed on a fresh copy of the database.
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeCapture } from '../src/cli/capture.js';
 import type { CaptureSummary, ReplayReport } from '../src/types.js';
 import { runCli as cli } from './support/cli.js';
+import { eventually, logged } from './support/eventually.js';
 import { wklSessions } from './support/msgpack.js';
 import { localMajors, startPostgres, type TestServer } from './support/postgres.js';
 
@@ -47,15 +47,6 @@ SELECT 1/0;
 `;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` every 50 ms until it holds; fails after 30 s (a generous bound, not a timing). */
-async function until(what: string, check: () => boolean): Promise<void> {
-  const end = Date.now() + 30_000;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`waited 30 s for ${what}`);
-    await sleep(50);
-  }
-}
 
 const title = major === undefined ? "capture (skipped: needs the machine's own PostgreSQL 15+ with pgbench and psql)" : `capture from PostgreSQL ${major} logs`;
 
@@ -92,26 +83,21 @@ describe.skipIf(major === undefined)(title, () => {
     // get every statement sent after (it opens the csvlog file, then the jsonlog one, before
     // reading anything more from its pipe).
     let files: { csv?: string; json?: string } = {};
-    await until('new csvlog and jsonlog files', () => {
-      const fresh = [...logFiles()].filter((f) => !before.has(f));
-      files = { csv: fresh.find((f) => f.endsWith('.csv')), json: fresh.find((f) => f.endsWith('.json')) };
-      return files.csv !== undefined && files.json !== undefined;
-    });
+    await eventually(
+      () => {
+        const fresh = [...logFiles()].filter((f) => !before.has(f));
+        files = { csv: fresh.find((f) => f.endsWith('.csv')), json: fresh.find((f) => f.endsWith('.json')) };
+        return files.csv !== undefined && files.json !== undefined;
+      },
+      'new csvlog and jsonlog files',
+      30_000,
+      50,
+    );
     return { csv: files.csv!, json: files.json! };
   }
 
-  /**
-   * Waits until the logging collector has written everything logged so far to `files`: sends a
-   * statement of its own last and polls until both files hold it, on a whole line (the
-   * collector reads one pipe in order and the files are line-buffered). It is sent on the
-   * `postgres` database, which no capture here reads.
-   */
-  async function logged(files: { csv: string; json: string }): Promise<void> {
-    const sentinel = `capture-sentinel-${randomBytes(8).toString('hex')}`;
-    await admin.query(`SELECT '${sentinel}' AS sentinel`);
-    const written = new RegExp(`${sentinel}[^\\n]*\\n`);
-    await until(`${sentinel} in ${files.csv} and ${files.json}`, () => written.test(fs.readFileSync(files.csv, 'utf8')) && written.test(fs.readFileSync(files.json, 'utf8')));
-  }
+  /** Everything logged so far is in this phase's files (the sentinel goes through `postgres`, which no capture here reads). */
+  const phaseLogged = (files: { csv: string; json: string }) => logged(admin, [files.csv, files.json]);
 
   /** The same traffic every time, against `db`. */
   async function drive(db: string): Promise<void> {
@@ -171,10 +157,10 @@ describe.skipIf(major === undefined)(title, () => {
 
     minDuration = await phase({ log_min_duration_statement: '0', log_statement: 'none', log_duration: 'off' });
     await drive('app');
-    await logged(minDuration);
+    await phaseLogged(minDuration);
     separateLines = await phase({ log_min_duration_statement: '-1', log_statement: 'all', log_duration: 'on' });
     await drive('app2');
-    await logged(separateLines);
+    await phaseLogged(separateLines);
   }, 180_000);
 
   afterAll(async () => {
@@ -330,7 +316,7 @@ describe.skipIf(major === undefined)(title, () => {
     await client.query('SELECT $1::text AS short', ['abc']);
     await client.query('SELECT $1::text AS long', ['a value longer than eight bytes']);
     await client.end();
-    await logged(files);
+    await phaseLogged(files);
     const out = path.join(tmp, 'truncated.wkl');
     const r = await cli(['capture', '--log', files.csv, '--output', out, '--database', 'app3']);
     expect(r.code).toBe(0);

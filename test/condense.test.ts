@@ -5,7 +5,6 @@
 // budget. Checked on the way: every hot fingerprint keeps enough calls to be gated,
 // transactions stay whole, and payments keep the checkouts that created the orders they pay.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { GateReport } from '../src/gate/report-types.js';
 import type { CaptureSummary, CondenseSummary } from '../src/types.js';
 import { runCli as cli } from './support/cli.js';
+import { eventually, logged } from './support/eventually.js';
 import { wklSessions } from './support/msgpack.js';
 import { splitSql } from '../src/provision/sql-script.js';
 import { localMajors, startPostgres, type TestServer } from './support/postgres.js';
@@ -48,15 +48,6 @@ UPDATE orders SET status = 'paid' WHERE id = :pay_id;
 
 /** Orders old enough to be paid: the payments start when this many exist. */
 const PAYABLE = 100;
-
-/** Polls `check` every 100 ms until it holds; fails after `deadlineMs` (a generous bound, not a timing). */
-async function until(what: string, check: () => Promise<boolean>, deadlineMs = 120_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`waited ${deadlineMs / 1000} s for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The statement the PR slows down, as the gate names it (pgbench sends the semicolon). */
 const STOCK_UPDATE = 'UPDATE products SET stock = stock - $1 WHERE id = $2;';
@@ -130,27 +121,27 @@ describe.skipIf(major === undefined)(title, () => {
       // Payments start once PAYABLE orders are 2.5 s old on the server's clock (counted, not slept).
       const payments = async () => {
         try {
-          await until(`${PAYABLE} orders created 2.5 s ago`, async () => {
-            if (checkoutsDone) throw new Error('the checkouts stopped');
-            const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id > 120000 AND created_at < now() - interval '2.5 s'");
-            return rows[0]!.n >= PAYABLE;
-          });
+          await eventually(
+            async () => {
+              if (checkoutsDone) throw new Error('the checkouts stopped');
+              const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id > 120000 AND created_at < now() - interval '2.5 s'");
+              return rows[0]!.n >= PAYABLE;
+            },
+            `${PAYABLE} orders created 2.5 s ago`,
+            120_000,
+            100,
+          );
           await pgbench('payment.sql', 4, 200, 2_000);
         } finally {
           paymentsDone = true;
         }
       };
       await Promise.all([checkouts(), payments()]);
-      // The last statement logged: once the logging collector has written it, it has written
-      // every statement before it (one pipe, read in order; the file is line-buffered).
-      const sentinel = `condense-sentinel-${randomBytes(8).toString('hex')}`;
-      await db.query(`SELECT '${sentinel}' AS sentinel`);
-      const csv = path.join(server.dataDir, 'log', 'pg.csv');
-      await until(`${sentinel} in ${csv}`, async () => new RegExp(`${sentinel}[^\\n]*\\n`).test(fs.readFileSync(csv, 'utf8')), 30_000);
+      log = path.join(server.dataDir, 'log', 'pg.csv');
+      await logged(db, [log]);
     } finally {
       await db.end();
     }
-    log = path.join(server.dataDir, 'log', 'pg.csv');
   }, 180_000);
 
   afterAll(async () => {

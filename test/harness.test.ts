@@ -6,6 +6,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
+import { eventually } from './support/eventually.js';
 import { localMajors, randomPassword, startPostgres, type TestServer } from './support/postgres.js';
 
 async function query(url: string, sql: string): Promise<Record<string, unknown>[]> {
@@ -27,15 +28,6 @@ function portAccepts(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** Polls until `check` holds; for effects of another process that has no completion event. */
-async function eventually(check: () => Promise<boolean> | boolean, what: string, limitMs = 60_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`still not true after ${limitMs / 1000}s: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 async function withServer<T>(server: TestServer, body: (server: TestServer) => Promise<T>): Promise<T> {
