@@ -199,21 +199,13 @@ async function main() {
         'trigger-0.5ms': { workload: w.file, base, head: migrations(`${name}-t05`, { '900_calib.sql': sleepTrigger(w.hotWrite.table, 0.0005) }) },
         'trigger-2ms': { workload: w.file, base, head: migrations(`${name}-t2`, { '900_calib.sql': sleepTrigger(w.hotWrite.table, 0.002) }) },
       };
-      for (const pct of [20, 50]) {
-        if (!needsBurn) break;
-        const micros = Math.max(1, Math.round((readMedian * pct) / 100));
-        cases[`read+${pct}%`] = {
-          workload: burnWorkload,
-          base: burnBase,
-          head: migrations(`${name}-burn-${pct}`, { '900_calib_burn.sql': burnFunction(0), '901_calib_burn.sql': burnFunction(micros) }),
-        };
-      }
-      for (const [label, micros] of [['0.6ms', 600], ['1ms', 1000]]) {
-        if (!needsBurn) break;
+      // Shares of the measured median, and fixed amounts.
+      const burns = needsBurn ? [['20%', (readMedian * 20) / 100], ['50%', (readMedian * 50) / 100], ['0.6ms', 600], ['1ms', 1000]] : [];
+      for (const [label, micros] of burns) {
         cases[`read+${label}`] = {
           workload: burnWorkload,
           base: burnBase,
-          head: migrations(`${name}-burn-${label}`, { '900_calib_burn.sql': burnFunction(0), '901_calib_burn.sql': burnFunction(micros) }),
+          head: migrations(`${name}-burn-${label}`, { '900_calib_burn.sql': burnFunction(0), '901_calib_burn.sql': burnFunction(Math.max(1, Math.round(micros))) }),
         };
       }
       for (const condition of conditions) {
