@@ -1,14 +1,15 @@
 // The replay benchmark (`npm run bench`): figures, not a pass/fail test.
 //
 //   node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path]
-//                          [--fixed-work] [--out FILE]
+//                          [--fixed-work] [--floor] [--out FILE]
 //
 // Starts one throwaway PostgreSQL server (initdb in a temporary directory, a free port on
 // 127.0.0.1), loads it with `pgbench -i -s 10`, then alternates
 //   A = pgbench -S -M simple -c 16 -j 2 -T S -n (with --fixed-work: -t, the statements B replays)
 //   B = our replay, speed 0, of a .wkl workload of the same point selects over 16 sessions,
 //       sized (by a short calibration replay) to last about S seconds
-// N times each (with --old-path, also C = the same replay on the earlier tokio-postgres path), and
+// N times each (with --old-path, also C = the same replay on the earlier tokio-postgres path; with
+// --floor, also D and E = the floor client, bench_floor, on epoll and on io_uring), and
 // reports q/s, the ratio ours/pgbench, client CPU per 100k statements, the server's CPU during each
 // run and peak RSS. Then it measures the peak RSS of loading and replaying 320k and 1M statements.
 // The server is always stopped and the directory removed, also on error or Ctrl-C.
@@ -25,6 +26,9 @@ import * as cpuAccounting from './bench/cpu-accounting.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const rusageWrapper = path.join(root, 'scripts', 'bench', 'rusage.py');
 const exampleBin = path.join(root, 'target', 'release', 'examples', 'bench_replay');
+const floorBin = path.join(root, 'target', 'release', 'examples', 'bench_floor');
+/** bench_floor's exit status when io_uring cannot be used on this machine. */
+const FLOOR_UNAVAILABLE = 3;
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -36,6 +40,7 @@ const settings = {
   memory: true,
   oldPath: false,
   fixedWork: false,
+  floor: false,
   out: path.join(root, 'target', 'bench', 'bench-results.json'),
 };
 {
@@ -52,6 +57,7 @@ const settings = {
     else if (arg === '--no-memory') settings.memory = false;
     else if (arg === '--old-path') settings.oldPath = true;
     else if (arg === '--fixed-work') settings.fixedWork = true;
+    else if (arg === '--floor') settings.floor = true;
     else if (arg === '--out') settings.out = path.resolve(value());
     else if (arg === '-h' || arg === '--help') usage();
     else usage(`unknown option ${arg}`);
@@ -61,7 +67,7 @@ const settings = {
 function usage(problem) {
   if (problem) console.error(`bench: ${problem}`);
   console.error(
-    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--fixed-work] [--out FILE]',
+    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--fixed-work] [--floor] [--out FILE]',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -400,7 +406,7 @@ function lastJson(stdout, what) {
   }
 }
 
-async function measured(what, work, command, args) {
+async function measured(what, work, command, args, { tolerate = [] } = {}) {
   const usageFile = path.join(work, `rusage-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
   const before = serverSample();
   const machineBefore = cpuAccounting.machine();
@@ -414,6 +420,7 @@ async function measured(what, work, command, args) {
   } catch {
     usage = undefined;
   }
+  if (tolerate.includes(r.code)) return { code: r.code, stderr: r.stderr };
   if (r.code !== 0 || !usage) {
     const detail = [r.stdout, r.stderr].filter(Boolean).join('\n').trim().split('\n').slice(-15);
     throw new BenchError(`${what} failed (${r.signal ? `signal ${r.signal}` : `exit code ${r.code}`}):\n  ${detail.join('\n  ')}`);
@@ -549,6 +556,44 @@ async function runOurs(ctx, label, file, statements, driver = 'wire') {
   return result;
 }
 
+/**
+ * The floor client (`bench_floor`, `--floor`): pgbench's statements for S seconds and nothing
+ * else, on epoll or io_uring. Undefined when io_uring is not available here.
+ */
+async function runFloor(ctx, label, io) {
+  const load = loadavg();
+  const m = await measured(
+    `the floor client (${label})`,
+    ctx.work,
+    floorBin,
+    ['--port', String(ctx.port), '--dbname', 'bench', '--sessions', String(SESSIONS), '--threads', '2', '--seconds', String(settings.seconds), '--io', io],
+    { tolerate: [FLOOR_UNAVAILABLE] },
+  );
+  if (m.code === FLOOR_UNAVAILABLE) {
+    console.log(`  ${label.padEnd(12)} ${io} is not available here: ${m.stderr.trim()}`);
+    return undefined;
+  }
+  const { stdout, usage } = m;
+  const j = lastJson(stdout, 'bench_floor');
+  const result = {
+    label,
+    tool: `floor (${io})`,
+    io,
+    statements: j.statements,
+    qps: j.qps,
+    cpu_s: usage.cpu_s,
+    cpu_user_s: usage.user_s,
+    cpu_sys_s: usage.sys_s,
+    cpu_per_100k_s: (usage.cpu_s / j.statements) * 1e5,
+    peak_rss_mb: (usage.max_rss_kb * 1024) / 1e6,
+    wall_s: usage.wall_s,
+    ...cpuFigures(m, j.statements, j.wall_s),
+    loadavg_before: load,
+  };
+  printRun(result);
+  return result;
+}
+
 function printRun(r) {
   const parts = [
     `  ${r.label.padEnd(12)} ${r.tool.padEnd(26)}`,
@@ -598,10 +643,11 @@ async function main() {
 
   if (settings.build) {
     console.log('\n--- building the release example ---');
-    await mustRun('cargo build', 'cargo', ['build', '--release', '-p', 'pg-retest-core', '--example', 'bench_replay']);
+    const examples = ['bench_replay', ...(settings.floor ? ['bench_floor'] : [])].flatMap((e) => ['--example', e]);
+    await mustRun('cargo build', 'cargo', ['build', '--release', '-p', 'pg-retest-core', ...examples]);
   }
-  if (!fs.existsSync(exampleBin)) {
-    throw new BenchError(`${exampleBin} is missing; run without --skip-build`);
+  for (const bin of [exampleBin, ...(settings.floor ? [floorBin] : [])]) {
+    if (!fs.existsSync(bin)) throw new BenchError(`${bin} is missing; run without --skip-build`);
   }
 
   console.log('\n--- starting a throwaway PostgreSQL server ---');
@@ -628,13 +674,18 @@ async function main() {
 
   console.log(
     `\n--- A/B runs: A = pgbench -S -M simple -c ${SESSIONS} -j 2 ${settings.fixedWork ? `-t ${Math.round(statements / SESSIONS)}` : `-T ${settings.seconds}`} -n, B = our replay (speed 0, ${SESSIONS} connections)` +
-      `${settings.oldPath ? ', C = the same replay on the tokio-postgres path' : ''} ---`,
+      `${settings.oldPath ? ', C = the same replay on the tokio-postgres path' : ''}` +
+      `${settings.floor ? `, D/E = the floor client on epoll/io_uring for ${settings.seconds} s` : ''} ---`,
   );
   const pairs = [];
+  let uringAvailable = true;
   for (let i = 1; i <= settings.pairs; i++) {
     const a = await runPgbench(ctx, `A${i}`, statements);
     const b = await runOurs(ctx, `B${i}`, file, statements);
     const c = settings.oldPath ? await runOurs(ctx, `C${i}`, file, statements, 'tokio-postgres') : undefined;
+    const d = settings.floor ? await runFloor(ctx, `D${i}`, 'epoll') : undefined;
+    const e = settings.floor && uringAvailable ? await runFloor(ctx, `E${i}`, 'io_uring') : undefined;
+    if (settings.floor && !e) uringAvailable = false;
     const pair = {
       pair: i,
       pgbench: a,
@@ -642,10 +693,14 @@ async function main() {
       ratio: b.qps / a.qps,
       ratio_including_load: b.qps_including_load / a.qps,
       ...(c && { old_path: c, old_path_ratio: c.qps / a.qps }),
+      ...(d && { floor_epoll: d, floor_epoll_ratio: d.qps / a.qps }),
+      ...(e && { floor_io_uring: e, floor_io_uring_ratio: e.qps / a.qps }),
     };
     console.log(
       `  pair ${i}: ours/pgbench = ${fmt(pair.ratio, 3)} (${fmt(pair.ratio_including_load, 3)} counting the load time)` +
-        (c ? `; tokio-postgres path/pgbench = ${fmt(pair.old_path_ratio, 3)}` : ''),
+        (c ? `; tokio-postgres path/pgbench = ${fmt(pair.old_path_ratio, 3)}` : '') +
+        (d ? `; floor epoll/pgbench = ${fmt(pair.floor_epoll_ratio, 3)}` : '') +
+        (e ? `; floor io_uring/pgbench = ${fmt(pair.floor_io_uring_ratio, 3)}` : ''),
     );
     pairs.push(pair);
   }
@@ -669,6 +724,8 @@ async function main() {
   const meanOf = (runs, key) => (runs.every((r) => r[key] !== undefined) ? mean(runs.map((r) => r[key])) : undefined);
   const roles = { pgbench: pairs.map((p) => p.pgbench), ours: pairs.map((p) => p.ours) };
   if (settings.oldPath) roles.old_path = pairs.map((p) => p.old_path);
+  if (settings.floor) roles.floor_epoll = pairs.map((p) => p.floor_epoll);
+  if (settings.floor && uringAvailable) roles.floor_io_uring = pairs.map((p) => p.floor_io_uring);
   // Where the client's CPU goes: user space (ours without loading the .wkl) and the kernel.
   const per100k = (runs, f) => mean(runs.map((r) => (f(r) / r.statements) * 1e5));
   const split = Object.fromEntries(
@@ -716,6 +773,24 @@ async function main() {
       old_path_cpu_replay_only_per_100k_s: mean(roles.old_path.map((r) => r.cpu_replay_per_100k_s)),
     });
   }
+  if (settings.floor) {
+    // Each client's q/s and CPU against pgbench's in the same pairs.
+    summary.floor = Object.fromEntries(
+      ['floor_epoll', 'floor_io_uring']
+        .filter((role) => roles[role])
+        .map((role) => [
+          role,
+          {
+            qps_mean: mean(roles[role].map((r) => r.qps)),
+            ratio_mean: mean(pairs.map((p) => p[role].qps / p.pgbench.qps)),
+            cpu_per_100k_s: mean(roles[role].map((r) => r.cpu_per_100k_s)),
+            cpu_vs_pgbench: mean(roles[role].map((r) => r.cpu_per_100k_s)) / pgCpu,
+          },
+        ]),
+    );
+    summary.ours_cpu_vs_pgbench = ourCpu / pgCpu;
+    summary.ours_cpu_replay_only_vs_pgbench = ourReplayCpu / pgCpu;
+  }
   const mem320 = memory.find((m) => m.statements === 320_000);
   const mem1m = memory.find((m) => m.statements === 1_000_000);
   if (mem320) summary.peak_rss_mb_320k = mem320.peak_rss_mb;
@@ -740,7 +815,12 @@ async function main() {
 
   console.log('\n=== summary ===');
   const rows = [['run', 'tool', 'statements', 'q/s', 'CPU s', 'CPU s/100k', 'peak RSS MB', 'loadavg']];
-  const runs = [warmup, cal, ...pairs.flatMap((p) => [p.pgbench, p.ours, ...(p.old_path ? [p.old_path] : [])]), ...memory];
+  const runs = [
+    warmup,
+    cal,
+    ...pairs.flatMap((p) => [p.pgbench, p.ours, p.old_path, p.floor_epoll, p.floor_io_uring].filter(Boolean)),
+    ...memory,
+  ];
   for (const r of runs) {
     rows.push([r.label, r.tool, String(r.statements), fmt(r.qps, 0), fmt(r.cpu_s, 2), fmt(r.cpu_per_100k_s, 3), fmt(r.peak_rss_mb, 1), String(r.loadavg_before)]);
   }
@@ -753,6 +833,15 @@ async function main() {
     console.log(
       `tokio-postgres path: ratio ${summary.old_path_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.old_path_ratio_mean, 3)}, ` +
         `client CPU ${fmt(summary.old_path_cpu_per_100k_s, 3)} s/100k (replay alone ${fmt(summary.old_path_cpu_replay_only_per_100k_s, 3)} s)`,
+    );
+  }
+  if (summary.floor) {
+    const floors = Object.entries(summary.floor).map(
+      ([role, f]) => `${role.replace('floor_', '')} ${fmt(f.cpu_per_100k_s, 3)} s/100k (${fmt(f.cpu_vs_pgbench, 2)} x pgbench), q/s ratio ${fmt(f.ratio_mean, 3)}`,
+    );
+    console.log(
+      `floor client: ${floors.join('; ')}${uringAvailable ? '' : '; io_uring not available here'}; ` +
+        `ours ${fmt(summary.ours_cpu_vs_pgbench, 2)} x pgbench (${fmt(summary.ours_cpu_replay_only_vs_pgbench, 2)} x replay alone)`,
     );
   }
   console.log(
