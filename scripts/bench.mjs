@@ -9,7 +9,8 @@
 //   B = our replay, speed 0, of a .wkl workload of the same point selects over 16 sessions,
 //       sized (by a short calibration replay) to last about S seconds
 // N times each (with --old-path, also C = the same replay on the earlier tokio-postgres path; with
-// --floor, also D and E = the floor client, bench_floor, on epoll and on io_uring), and
+// --floor, also D, E and F = the floor client, bench_floor, on epoll, on io_uring and as tasks on
+// a Tokio runtime), and
 // reports q/s, the ratio ours/pgbench, client CPU per 100k statements, the server's CPU during each
 // run and peak RSS. Then it measures the peak RSS of loading and replaying 320k and 1M statements.
 // The server is always stopped and the directory removed, also on error or Ctrl-C.
@@ -558,7 +559,7 @@ async function runOurs(ctx, label, file, statements, driver = 'wire') {
 
 /**
  * The floor client (`bench_floor`, `--floor`): pgbench's statements for S seconds and nothing
- * else, on epoll or io_uring. Undefined when io_uring is not available here.
+ * else, on epoll, io_uring or Tokio. Undefined when io_uring is not available here.
  */
 async function runFloor(ctx, label, io) {
   const load = loadavg();
@@ -675,7 +676,7 @@ async function main() {
   console.log(
     `\n--- A/B runs: A = pgbench -S -M simple -c ${SESSIONS} -j 2 ${settings.fixedWork ? `-t ${Math.round(statements / SESSIONS)}` : `-T ${settings.seconds}`} -n, B = our replay (speed 0, ${SESSIONS} connections)` +
       `${settings.oldPath ? ', C = the same replay on the tokio-postgres path' : ''}` +
-      `${settings.floor ? `, D/E = the floor client on epoll/io_uring for ${settings.seconds} s` : ''} ---`,
+      `${settings.floor ? `, D/E/F = the floor client on epoll/io_uring/Tokio for ${settings.seconds} s` : ''} ---`,
   );
   const pairs = [];
   let uringAvailable = true;
@@ -686,6 +687,7 @@ async function main() {
     const d = settings.floor ? await runFloor(ctx, `D${i}`, 'epoll') : undefined;
     const e = settings.floor && uringAvailable ? await runFloor(ctx, `E${i}`, 'io_uring') : undefined;
     if (settings.floor && !e) uringAvailable = false;
+    const f = settings.floor ? await runFloor(ctx, `F${i}`, 'tokio') : undefined;
     const pair = {
       pair: i,
       pgbench: a,
@@ -695,12 +697,14 @@ async function main() {
       ...(c && { old_path: c, old_path_ratio: c.qps / a.qps }),
       ...(d && { floor_epoll: d, floor_epoll_ratio: d.qps / a.qps }),
       ...(e && { floor_io_uring: e, floor_io_uring_ratio: e.qps / a.qps }),
+      ...(f && { floor_tokio: f, floor_tokio_ratio: f.qps / a.qps }),
     };
     console.log(
       `  pair ${i}: ours/pgbench = ${fmt(pair.ratio, 3)} (${fmt(pair.ratio_including_load, 3)} counting the load time)` +
         (c ? `; tokio-postgres path/pgbench = ${fmt(pair.old_path_ratio, 3)}` : '') +
         (d ? `; floor epoll/pgbench = ${fmt(pair.floor_epoll_ratio, 3)}` : '') +
-        (e ? `; floor io_uring/pgbench = ${fmt(pair.floor_io_uring_ratio, 3)}` : ''),
+        (e ? `; floor io_uring/pgbench = ${fmt(pair.floor_io_uring_ratio, 3)}` : '') +
+        (f ? `; floor Tokio/pgbench = ${fmt(pair.floor_tokio_ratio, 3)}` : ''),
     );
     pairs.push(pair);
   }
@@ -726,6 +730,7 @@ async function main() {
   if (settings.oldPath) roles.old_path = pairs.map((p) => p.old_path);
   if (settings.floor) roles.floor_epoll = pairs.map((p) => p.floor_epoll);
   if (settings.floor && uringAvailable) roles.floor_io_uring = pairs.map((p) => p.floor_io_uring);
+  if (settings.floor) roles.floor_tokio = pairs.map((p) => p.floor_tokio);
   // Where the client's CPU goes: user space (ours without loading the .wkl) and the kernel.
   const per100k = (runs, f) => mean(runs.map((r) => (f(r) / r.statements) * 1e5));
   const split = Object.fromEntries(
@@ -776,7 +781,7 @@ async function main() {
   if (settings.floor) {
     // Each client's q/s and CPU against pgbench's in the same pairs.
     summary.floor = Object.fromEntries(
-      ['floor_epoll', 'floor_io_uring']
+      ['floor_epoll', 'floor_io_uring', 'floor_tokio']
         .filter((role) => roles[role])
         .map((role) => [
           role,
@@ -818,7 +823,7 @@ async function main() {
   const runs = [
     warmup,
     cal,
-    ...pairs.flatMap((p) => [p.pgbench, p.ours, p.old_path, p.floor_epoll, p.floor_io_uring].filter(Boolean)),
+    ...pairs.flatMap((p) => [p.pgbench, p.ours, p.old_path, p.floor_epoll, p.floor_io_uring, p.floor_tokio].filter(Boolean)),
     ...memory,
   ];
   for (const r of runs) {

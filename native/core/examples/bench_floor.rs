@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! bench_floor --port P [--host 127.0.0.1] [--user postgres] [--dbname bench]
-//!             [--sessions 16] [--threads 2] [--seconds 15] [--io epoll|io_uring] [--seed S]
+//!             [--sessions 16] [--threads 2] [--seconds 15] [--io epoll|io_uring|tokio] [--seed S]
 //! ```
 //!
 //! It runs pgbench's `-S` statements (`SELECT abalance FROM pgbench_accounts WHERE aid = <random>;`,
@@ -12,9 +12,11 @@
 //! no per-statement records, no timing, no async runtime. Its sessions share `--threads` threads,
 //! each an event loop over its sockets: `epoll` (a send, a receive and a shared wait per statement,
 //! what any readiness-based client does) or `io_uring` (sends and receives queued and reaped in
-//! batches, one system call per loop turn). The figures say how far below pgbench a client's CPU
-//! can go at all, and what io_uring alone changes, so that the replay engine's own cost can be
-//! read against them. Not part of the product.
+//! batches, one system call per loop turn); or, with `tokio`, each session is a task on a
+//! current-thread Tokio runtime per thread, as the replay engine's sessions are. The figures say
+//! how far below pgbench a client's CPU can go at all, what io_uring alone changes, and what the
+//! async runtime costs, so that the replay engine's own cost can be read against them. Not part
+//! of the product.
 //!
 //! It speaks only to a server with `trust` authentication (the bench's throwaway server) and
 //! exits non-zero on any error; with exit status 3 when io_uring is not available here (kernel,
@@ -341,6 +343,56 @@ mod floor {
         Ok(())
     }
 
+    /// Every session a task on this thread's current-thread runtime, over tokio's TcpStream.
+    pub fn run_tokio(sessions: Vec<Session>, until: Instant) -> Result<u64, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start a runtime: {e}"))?;
+        runtime.block_on(async move {
+            let mut set = tokio::task::JoinSet::new();
+            for s in sessions {
+                set.spawn(session_task(s, until));
+            }
+            let mut done = 0;
+            while let Some(joined) = set.join_next().await {
+                done += joined.map_err(|e| e.to_string())??;
+            }
+            Ok(done)
+        })
+    }
+
+    async fn session_task(mut s: Session, until: Instant) -> Result<u64, String> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let std_sock = s.sock.try_clone().map_err(|e| e.to_string())?;
+        std_sock.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let mut sock = tokio::net::TcpStream::from_std(std_sock).map_err(|e| e.to_string())?;
+        loop {
+            s.next_query();
+            sock.write_all(&s.out)
+                .await
+                .map_err(|e| format!("send: {e}"))?;
+            loop {
+                let n = sock
+                    .read(&mut s.input[s.filled..])
+                    .await
+                    .map_err(|e| format!("receive: {e}"))?;
+                if n == 0 {
+                    return Err("the server closed a connection".into());
+                }
+                s.filled += n;
+                if s.take_messages(false)? {
+                    break;
+                }
+                s.grow();
+            }
+            s.done += 1;
+            if Instant::now() >= until {
+                return Ok(s.done);
+            }
+        }
+    }
+
     pub fn deadline(seconds: u64) -> (Instant, Instant) {
         let start = Instant::now();
         (start, start + Duration::from_secs(seconds))
@@ -372,8 +424,10 @@ fn run(argv: &[String]) -> Result<(), (u8, String)> {
     let seconds = number(&opts, "seconds", Some(15)).map_err(bad)?;
     let seed = number(&opts, "seed", Some(1)).map_err(bad)?;
     let io = get(&opts, "io").unwrap_or("epoll").to_string();
-    if io != "epoll" && io != "io_uring" {
-        return Err(bad(format!("--io must be epoll or io_uring, got {io:?}")));
+    if !["epoll", "io_uring", "tokio"].contains(&io.as_str()) {
+        return Err(bad(format!(
+            "--io must be epoll, io_uring or tokio, got {io:?}"
+        )));
     }
     if sessions == 0 || threads == 0 || threads > sessions {
         return Err(bad(format!(
@@ -392,6 +446,9 @@ fn run(argv: &[String]) -> Result<(), (u8, String)> {
         .map(|mut group| {
             let io = io.clone();
             std::thread::spawn(move || {
+                if io == "tokio" {
+                    return floor::run_tokio(group, until).map_err(|m| (1, m));
+                }
                 let outcome = if io == "epoll" {
                     floor::run_epoll(&mut group, until).map_err(|m| (1, m))
                 } else {
