@@ -11,7 +11,7 @@ use pg_retest_core::replay::{
 use pg_retest_core::scale::{ClassFactors, ScaleOptions};
 use pg_retest_core::wkl::QueryKind;
 use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
-use support::{fresh_database, replay_to_end, scalar, sql, TestServer};
+use support::{fresh_database, replay_to_end, scalar, sql, SilencingProxy, TestServer};
 use tokio_util::sync::CancellationToken;
 
 fn info() -> WorkloadInfo {
@@ -216,6 +216,54 @@ async fn a_statement_over_the_timeout_fails_with_57014_and_the_session_goes_on()
     assert!(
         r.wall_time_us < 20_000_000,
         "the timeout cut the 30 s sleep short"
+    );
+}
+
+/// A statement the server never answers (a hung server, a dead network path) is given up
+/// `statement_timeout` + 2 s + 2 s after it was sent, never sooner, and the session's rest is
+/// counted as not executed. The silent statement comes after statements spread over more than
+/// the guard's period, so the guard has fired idle and been moved on before it matters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_never_answered_is_given_up_after_the_timeout_and_two_graces() {
+    let url = fresh_database("silent").await;
+    let proxy = SilencingProxy::start(&url, "silence here").await;
+    let w = workload(&[vec![
+        (0, "SELECT 1"),
+        (1_500_000, "SELECT 2"),
+        (3_000_000, "SELECT 3 /* silence here */"),
+        (3_000_001, "SELECT 4"),
+    ]]);
+    let mut o = opts(&proxy.url);
+    o.speed = 1.0;
+    o.statement_timeout = Some(Duration::from_millis(100));
+    let r = run(w, o).await;
+    assert_adds_up(&r);
+    assert_eq!(r.status, RunStatus::Completed, "{:?}", r.message);
+    assert_eq!(r.totals.ok, 2);
+    assert_eq!(
+        r.totals.not_executed_by_reason.get("unresponsive"),
+        Some(&2)
+    );
+    let s = &r.sessions[0];
+    assert_eq!(s.status, SessionStatus::ConnectionLost);
+    assert!(
+        s.message
+            .as_deref()
+            .unwrap()
+            .contains("no answer 4000 ms after"),
+        "{:?}",
+        s.message
+    );
+    // Sent at 3 s, given up no sooner than 3 + 0.1 + 2 + 2 s (timers never fire early).
+    assert!(
+        r.wall_time_us >= 7_100_000,
+        "given up too early: {} µs",
+        r.wall_time_us
+    );
+    assert!(
+        r.wall_time_us < 30_000_000,
+        "given up too late: {} µs",
+        r.wall_time_us
     );
 }
 

@@ -2,12 +2,15 @@
 //! loop (`wire.rs`, the default) or a tokio-postgres client (`Driver::TokioPostgres`).
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use tokio::time::Sleep;
 use tokio_postgres::error::Severity;
 use tokio_postgres::{Client, SimpleQueryMessage};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use super::connect::{error_chain, Tls};
 use super::returned::Returned;
@@ -67,6 +70,68 @@ pub enum ExecOutcome {
 /// the client sends a cancel request, and again before it gives the connection up.
 const GRACE: Duration = Duration::from_secs(2);
 
+/// What a session watches while one of its statements is in flight: the run being stopped, and
+/// the guard that gives up on a statement the server has not answered within its timeout.
+///
+/// Both are set up once per session and reused by every statement. Registering with the stop
+/// token and the timer wheel afresh for each statement (and unregistering when it answered) cost
+/// a session more than parsing the answer did; kept registered, a statement only polls them.
+pub struct Watch {
+    stop: Pin<Box<WaitForCancellationFutureOwned>>,
+    guard: Option<Guard>,
+}
+
+struct Guard {
+    /// How long a statement may go unanswered: the statement timeout and the grace after it.
+    after: Duration,
+    /// Armed for the guard's deadline of some statement at or before the current one.
+    timer: Pin<Box<Sleep>>,
+}
+
+impl Watch {
+    /// Must be made inside the session's runtime (the guard's timer belongs to it).
+    pub fn new(stop: &CancellationToken, statement_timeout: Option<Duration>) -> Watch {
+        Watch {
+            stop: Box::pin(stop.clone().cancelled_owned()),
+            guard: statement_timeout.map(|t| {
+                let after = t + GRACE;
+                Guard {
+                    after,
+                    // Now is no later than the first statement's start, so this fires no later
+                    // than that statement's deadline.
+                    timer: Box::pin(tokio::time::sleep(after)),
+                }
+            }),
+        }
+    }
+
+    fn poll_stopped(&mut self, cx: &mut Context<'_>) -> bool {
+        self.stop.as_mut().poll(cx).is_ready()
+    }
+
+    /// Whether the statement that started at `started` has gone unanswered past its guard.
+    ///
+    /// A session's statements start one after another, so their deadlines only move later: a
+    /// timer armed for an earlier statement's deadline can only fire early, never late. When it
+    /// does, it is moved to the current statement's deadline, which arms the timer about once per
+    /// guard period instead of once per statement.
+    fn poll_expired(&mut self, cx: &mut Context<'_>, started: Instant) -> bool {
+        let Some(guard) = &mut self.guard else {
+            return false;
+        };
+        let deadline = tokio::time::Instant::from_std(started + guard.after);
+        loop {
+            if guard.timer.as_mut().poll(cx).is_pending() {
+                return false;
+            }
+            if guard.timer.deadline() >= deadline {
+                return true;
+            }
+            guard.timer.as_mut().reset(deadline);
+        }
+    }
+}
+
 /// Runs `sql` with the simple-query protocol; its latency counts from `started` (read just
 /// before). Rows are counted, and kept as text in `returned` only when it is given (a statement
 /// that returns generated keys).
@@ -75,21 +140,13 @@ pub async fn execute(
     tls: &Tls,
     started: Instant,
     sql: &str,
-    statement_timeout: Option<Duration>,
-    stop: &CancellationToken,
+    watch: &mut Watch,
     returned: Option<&mut Returned>,
 ) -> ExecOutcome {
     match conn {
         Conn::Wire(w) => {
             let (io, target) = w.parts();
-            guarded(
-                io.query(sql, returned),
-                || target.cancel(),
-                started,
-                statement_timeout,
-                stop,
-            )
-            .await
+            guarded(io.query(sql, returned), || target.cancel(), started, watch).await
         }
         Conn::Client(client) => {
             let client = &*client;
@@ -97,57 +154,62 @@ pub async fn execute(
                 client_query(client, sql, returned),
                 || async move { tls.cancel(&client.cancel_token()).await },
                 started,
-                statement_timeout,
-                stop,
+                watch,
             )
             .await
         }
     }
 }
 
+/// What ended the wait for an answer.
+enum Waited {
+    Answer(Answer),
+    Stopped,
+    Expired,
+}
+
 /// Waits for `run`, within the statement timeout's guard and until the run is stopped; either
 /// sends a cancel request with `cancel`.
-async fn guarded<F, C, CF>(
-    run: F,
-    cancel: C,
-    started: Instant,
-    statement_timeout: Option<Duration>,
-    stop: &CancellationToken,
-) -> ExecOutcome
+async fn guarded<F, C, CF>(run: F, cancel: C, started: Instant, watch: &mut Watch) -> ExecOutcome
 where
     F: Future<Output = Answer>,
     C: Fn() -> CF,
     CF: Future<Output = ()>,
 {
     tokio::pin!(run);
-    let guard = statement_timeout.map(|t| t + GRACE);
-    let first = tokio::select! {
+    let waited = std::future::poll_fn(|cx| {
         // The answer first: a statement that has completed is never reported as interrupted.
-        biased;
-        r = &mut run => Some(r),
-        _ = stop.cancelled() => {
+        if let Poll::Ready(answer) = run.as_mut().poll(cx) {
+            return Poll::Ready(Waited::Answer(answer));
+        }
+        if watch.poll_stopped(cx) {
+            return Poll::Ready(Waited::Stopped);
+        }
+        if watch.poll_expired(cx, started) {
+            return Poll::Ready(Waited::Expired);
+        }
+        Poll::Pending
+    })
+    .await;
+    let answer = match waited {
+        Waited::Answer(answer) => answer,
+        Waited::Stopped => {
             cancel().await;
             // Let the cancelled statement's error arrive so the connection is left clean.
             let _ = tokio::time::timeout(GRACE, &mut run).await;
             return ExecOutcome::Interrupted;
         }
-        _ = sleep_opt(guard) => None,
-    };
-    let answer = match first {
-        Some(r) => r,
-        None => {
+        Waited::Expired => {
             // The server should have cancelled it itself (statement_timeout); ask explicitly.
             cancel().await;
             match tokio::time::timeout(GRACE, &mut run).await {
-                Ok(r) => r,
-                Err(_) => {
-                    return ExecOutcome::Unresponsive {
-                        message: format!(
+                Ok(answer) => answer,
+                Err(_) => return ExecOutcome::Unresponsive {
+                    message: format!(
                         "no answer {} ms after the statement timeout, even after a cancel request",
                         (2 * GRACE).as_millis()
                     ),
-                    }
-                }
+                },
             }
         }
     };
@@ -160,13 +222,6 @@ where
             message,
         },
         Answer::Lost { message, sqlstate } => ExecOutcome::Lost { message, sqlstate },
-    }
-}
-
-async fn sleep_opt(d: Option<Duration>) {
-    match d {
-        Some(d) => tokio::time::sleep(d).await,
-        None => std::future::pending().await,
     }
 }
 

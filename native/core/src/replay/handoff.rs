@@ -572,6 +572,23 @@ macro_rules! delegate_io {
     };
 }
 
+impl Stream {
+    /// Writes what the socket takes at once, without waiting: `Ok(0)` when it takes nothing now
+    /// or the stream is encrypted (TLS needs its records built and flushed by the async path).
+    pub fn try_write_now(&self, buf: &[u8]) -> io::Result<usize> {
+        let written = match self {
+            Stream::Plain(Plain::Tcp(s)) => s.try_write(buf),
+            #[cfg(unix)]
+            Stream::Plain(Plain::Unix(s)) => s.try_write(buf),
+            Stream::Tls(_) => return Ok(0),
+        };
+        match written {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+            other => other,
+        }
+    }
+}
+
 #[cfg(unix)]
 delegate_io!(Plain { Plain::Tcp, Plain::Unix });
 #[cfg(not(unix))]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{connect_client_with_retry, connect_with_retry, Connected, Refused};
-use super::exec::{execute, Conn, ExecOutcome};
+use super::exec::{execute, Conn, ExecOutcome, Watch};
 use super::records::StatementRecord;
 use super::report::{NotExecutedReason, SessionReport, SessionStatus, SkipReason};
 use super::returned::Returned;
@@ -61,6 +61,12 @@ impl Run<'_> {
             .workload
             .statements_of(self.plan.source as usize)[i];
         self.shared.workload.fingerprint_index(st.text)
+    }
+
+    /// Whether statements are written to a results file (most replays write none: the
+    /// statement loop then skips building records altogether).
+    fn recording(&self) -> bool {
+        self.shared.records.is_some()
     }
 
     async fn record(
@@ -260,6 +266,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         .sessions_active
         .fetch_add(1, Ordering::Relaxed);
 
+    let mut watch = Watch::new(&stop, shared.opts.statement_timeout);
     let mut txn = TxnState::default();
     let first = workload.sessions()[plan.source as usize].range().0;
     let links = workload.keys();
@@ -299,9 +306,9 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         // One clock reading for the send and one for the answer (in `execute`): each statement's
         // own bookkeeping is derived from those two.
         let sent = Instant::now();
-        let sent_at = sent - shared.start;
+        let sent_at_us = || (sent - shared.start).as_micros() as u64;
         if run.report.actual_start_us.is_none() {
-            run.report.actual_start_us = Some(sent_at.as_micros() as u64);
+            run.report.actual_start_us = Some(sent_at_us());
         }
         let g = first + i as u32;
         let text = workload.text(st.text);
@@ -320,16 +327,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
             returned.clear();
             &mut returned
         });
-        let outcome = execute(
-            &mut conn,
-            &shared.tls,
-            sent,
-            sql,
-            shared.opts.statement_timeout,
-            &stop,
-            rows_wanted,
-        )
-        .await;
+        let outcome = execute(&mut conn, &shared.tls, sent, sql, &mut watch, rows_wanted).await;
         match outcome {
             ExecOutcome::Ok { latency, rows } => {
                 if let (Some(keys), true) = (&shared.keys, keep_rows) {
@@ -338,14 +336,10 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 let us = micros(latency);
                 run.tally.ok(fp_idx, us, rows);
                 run.count_executed(false, sent + latency);
-                run.record(
-                    i,
-                    "ok",
-                    None,
-                    Some((sent_at.as_micros() as u64, us, rows)),
-                    None,
-                )
-                .await;
+                if run.recording() {
+                    run.record(i, "ok", None, Some((sent_at_us(), us, rows)), None)
+                        .await;
+                }
                 txn.succeeded(effect);
             }
             ExecOutcome::Failed {
@@ -356,14 +350,16 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 let us = micros(latency);
                 run.tally.error(fp_idx, &sqlstate, &message);
                 run.count_executed(true, sent + latency);
-                run.record(
-                    i,
-                    "error",
-                    None,
-                    Some((sent_at.as_micros() as u64, us, 0)),
-                    Some((&sqlstate, &message)),
-                )
-                .await;
+                if run.recording() {
+                    run.record(
+                        i,
+                        "error",
+                        None,
+                        Some((sent_at_us(), us, 0)),
+                        Some((&sqlstate, &message)),
+                    )
+                    .await;
+                }
                 let upcoming = statements[i + 1..]
                     .iter()
                     .map(|s| workload.txn_effect(s.text));
@@ -374,8 +370,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                         &shared.tls,
                         Instant::now(),
                         "ROLLBACK",
-                        shared.opts.statement_timeout,
-                        &stop,
+                        &mut watch,
                         None,
                     )
                     .await

@@ -106,7 +106,7 @@ pub struct WireIo {
 impl WireIo {
     /// Runs `sql` with the simple-query protocol; `returned`, when given, receives the rows.
     pub async fn query(&mut self, sql: &str, returned: Option<&mut Returned>) -> Answer {
-        if sql.as_bytes().contains(&0) {
+        if memchr::memchr(0, sql.as_bytes()).is_some() {
             return lost(
                 "the statement's text contains a NUL byte, which a query message cannot carry",
             );
@@ -137,7 +137,14 @@ impl WireIo {
     }
 
     async fn send(&mut self) -> io::Result<()> {
-        self.stream.write_all(&self.out).await?;
+        // A message is far smaller than the socket's send buffer, which is empty while the
+        // session waits for each answer: on a plain socket it goes out whole in one non-blocking
+        // write, without an async write's future. What is left (TLS, a long text) takes that path.
+        let written = self.stream.try_write_now(&self.out)?;
+        if written == self.out.len() {
+            return Ok(());
+        }
+        self.stream.write_all(&self.out[written..]).await?;
         // A no-op on a plain socket; TLS may hold the record until flushed.
         self.stream.flush().await
     }

@@ -313,3 +313,82 @@ pub async fn replay_to_end(
     .expect("replay hung")
     .expect("replay failed to start")
 }
+
+/// A TCP relay in front of the server at `url` that goes silent on a connection once that
+/// connection's client has sent `marker`: from then on nothing is passed either way, as a server
+/// that has hung (or a network path that has died without a reset) looks from the client. Other
+/// connections, the cancel requests among them, are relayed as usual.
+pub struct SilencingProxy {
+    pub url: String,
+}
+
+impl SilencingProxy {
+    pub async fn start(url: &str, marker: &'static str) -> SilencingProxy {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let config: tokio_postgres::Config = url.parse().unwrap();
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let upstream = match config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(h)) => format!("{h}:{port}"),
+            other => panic!("the proxy relays TCP only, not {other:?}"),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let local = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                tokio::spawn(async move {
+                    let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+                    let silent = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                    let (mut cr, mut cw) = client.into_split();
+                    let (mut sr, mut sw) = server.into_split();
+                    let up_silent = silent.clone();
+                    let up = async move {
+                        let mut buf = vec![0u8; 16 * 1024];
+                        while let Ok(n) = cr.read(&mut buf).await {
+                            if n == 0 {
+                                break;
+                            }
+                            let seen = &buf[..n];
+                            if seen.windows(marker.len()).any(|w| w == marker.as_bytes()) {
+                                up_silent.store(true, std::sync::atomic::Ordering::SeqCst);
+                            }
+                            if up_silent.load(std::sync::atomic::Ordering::SeqCst) {
+                                continue;
+                            }
+                            if sw.write_all(seen).await.is_err() {
+                                break;
+                            }
+                        }
+                        // Held open: a silent path does not close either.
+                        std::future::pending::<()>().await;
+                    };
+                    let down = async move {
+                        let mut buf = vec![0u8; 16 * 1024];
+                        while let Ok(n) = sr.read(&mut buf).await {
+                            if n == 0 {
+                                break;
+                            }
+                            if silent.load(std::sync::atomic::Ordering::SeqCst) {
+                                continue;
+                            }
+                            if cw.write_all(&buf[..n]).await.is_err() {
+                                break;
+                            }
+                        }
+                        std::future::pending::<()>().await;
+                    };
+                    tokio::join!(up, down);
+                });
+            }
+        });
+        let mut conninfo = format!(
+            "host=127.0.0.1 port={local} user={} dbname={}",
+            config.get_user().unwrap_or("postgres"),
+            config.get_dbname().unwrap_or("postgres")
+        );
+        if let Some(p) = config.get_password() {
+            conninfo.push_str(&format!(" password={}", String::from_utf8_lossy(p)));
+        }
+        SilencingProxy { url: conninfo }
+    }
+}
