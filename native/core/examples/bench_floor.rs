@@ -4,6 +4,7 @@
 //! ```text
 //! bench_floor --port P [--host 127.0.0.1] [--user postgres] [--dbname bench]
 //!             [--sessions 16] [--threads 2] [--seconds 15] [--io epoll|io_uring|tokio] [--seed S]
+//!             [--pin on|off]
 //! ```
 //!
 //! It runs pgbench's `-S` statements (`SELECT abalance FROM pgbench_accounts WHERE aid = <random>;`,
@@ -16,7 +17,8 @@
 //! current-thread Tokio runtime per thread, as the replay engine's sessions are. The figures say
 //! how far below pgbench a client's CPU can go at all, what io_uring alone changes, and what the
 //! async runtime costs, so that the replay engine's own cost can be read against them. Not part
-//! of the product.
+//! of the product. Its threads are kept on one CPU each, as the engine's are (`--pin off` leaves
+//! them to the scheduler).
 //!
 //! It speaks only to a server with `trust` authentication (the bench's throwaway server) and
 //! exits non-zero on any error; with exit status 3 when io_uring is not available here (kernel,
@@ -393,6 +395,29 @@ mod floor {
         }
     }
 
+    /// The CPUs this thread may run on (as the engine's workers pin themselves).
+    pub fn allowed_cpus() -> Vec<usize> {
+        // SAFETY: a plain bit set the call fills in.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) }
+            != 0
+        {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+            .collect()
+    }
+
+    pub fn pin_current_thread(cpu: usize) {
+        // SAFETY: as above; `cpu` came from the affinity mask, so it is below CPU_SETSIZE.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+
     pub fn deadline(seconds: u64) -> (Instant, Instant) {
         let start = Instant::now();
         (start, start + Duration::from_secs(seconds))
@@ -408,7 +433,7 @@ fn run(argv: &[String]) -> Result<(), (u8, String)> {
     let opts = options(
         argv,
         &[
-            "host", "port", "user", "dbname", "sessions", "threads", "seconds", "io", "seed",
+            "host", "port", "user", "dbname", "sessions", "threads", "seconds", "io", "seed", "pin",
         ],
     )
     .map_err(bad)?;
@@ -424,6 +449,11 @@ fn run(argv: &[String]) -> Result<(), (u8, String)> {
     let seconds = number(&opts, "seconds", Some(15)).map_err(bad)?;
     let seed = number(&opts, "seed", Some(1)).map_err(bad)?;
     let io = get(&opts, "io").unwrap_or("epoll").to_string();
+    let pin = match get(&opts, "pin") {
+        None | Some("on") => true,
+        Some("off") => false,
+        Some(other) => return Err(bad(format!("--pin must be on or off, got {other:?}"))),
+    };
     if !["epoll", "io_uring", "tokio"].contains(&io.as_str()) {
         return Err(bad(format!(
             "--io must be epoll, io_uring or tokio, got {io:?}"
@@ -441,11 +471,21 @@ fn run(argv: &[String]) -> Result<(), (u8, String)> {
             .push(floor::connect(&target, seed.wrapping_add(k as u64)).map_err(bad)?);
     }
     let (start, until) = floor::deadline(seconds);
+    let cpus = if pin {
+        floor::allowed_cpus()
+    } else {
+        Vec::new()
+    };
     let handles: Vec<_> = groups
         .into_iter()
-        .map(|mut group| {
+        .enumerate()
+        .map(|(k, mut group)| {
             let io = io.clone();
+            let cpu = (!cpus.is_empty()).then(|| cpus[k % cpus.len()]);
             std::thread::spawn(move || {
+                if let Some(cpu) = cpu {
+                    floor::pin_current_thread(cpu);
+                }
                 if io == "tokio" {
                     return floor::run_tokio(group, until).map_err(|m| (1, m));
                 }

@@ -3,7 +3,7 @@
 //! ```text
 //! bench_replay gen    --out FILE.wkl --statements N [--sessions 16] [--seed S]
 //! bench_replay replay --wkl FILE.wkl --conninfo CONNINFO [--expect N] [--driver wire|tokio-postgres]
-//!                     [--threads N]
+//!                     [--threads N] [--pin on|off]
 //! ```
 //!
 //! `gen` writes a real `.wkl` file of pgbench `-S`-shaped point selects
@@ -12,7 +12,8 @@
 //! connection per session) and prints one JSON line with the counts, timings, its own CPU time and
 //! peak RSS. `--driver tokio-postgres` replays on the earlier path (a tokio-postgres client per
 //! session) instead of the session's own protocol loop, to compare the two; `--threads N` runs the
-//! sessions on N threads instead of one per core. A run that did not complete, had a statement error, or whose counts do not add up
+//! sessions on N threads instead of one per core; `--pin off` leaves those threads unpinned
+//! (the engine keeps each on one CPU by default). A run that did not complete, had a statement error, or whose counts do not add up
 //! exits non-zero: figures from a broken run are worthless.
 
 use std::path::PathBuf;
@@ -41,7 +42,7 @@ fn main() -> ExitCode {
         _ => Err(format!(
             "usage: bench_replay gen --out FILE --statements N [--sessions K] [--seed S]\n       \
              bench_replay replay --wkl FILE --conninfo CONNINFO [--expect N] \
-             [--driver wire|tokio-postgres] [--threads N]\n(got {args:?})"
+             [--driver wire|tokio-postgres] [--threads N] [--pin on|off]\n(got {args:?})"
         )),
     };
     match result {
@@ -178,7 +179,15 @@ fn usage() -> Usage {
 }
 
 fn run_replay(args: &[String]) -> Result<(), String> {
-    let opts = options(args, &["wkl", "conninfo", "expect", "driver", "threads"])?;
+    let opts = options(
+        args,
+        &["wkl", "conninfo", "expect", "driver", "threads", "pin"],
+    )?;
+    let pin_threads = match get(&opts, "pin") {
+        None | Some("on") => true,
+        Some("off") => false,
+        Some(other) => return Err(format!("--pin must be on or off, got {other:?}")),
+    };
     let worker_threads = match get(&opts, "threads") {
         None => None,
         Some(_) => Some(
@@ -231,6 +240,7 @@ fn run_replay(args: &[String]) -> Result<(), String> {
         application_name: "pg-retest-bench".into(),
         driver,
         worker_threads,
+        pin_threads,
         ..ReplayOptions::default()
     };
     let report = runtime

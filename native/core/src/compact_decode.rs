@@ -5,7 +5,8 @@
 //! pushed into a [`WorkloadBuilder`] at once, so the peak is the file plus the compact form.
 //!
 //! serde's derive drives the field order (array or map form, short v1 arrays, unknown map keys),
-//! exactly as for the full profile; only the two collections are replaced by sinks. The sinks
+//! exactly as for the full profile; only the two collections and each statement's text are
+//! replaced by sinks. The sinks
 //! reach the builder through a thread-local because `Deserialize` impls cannot carry state;
 //! decoding is synchronous, so the builder never leaves this thread.
 
@@ -16,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::wkl::{Query, SequenceState};
+use crate::wkl::{QueryKind, ResponseRow, SequenceState};
 use crate::workload::{Workload, WorkloadBuilder, WorkloadInfo};
 
 /// Files above this size are decoded from a buffered reader instead of from memory.
@@ -116,10 +117,64 @@ struct QuerySeed;
 impl<'de> DeserializeSeed<'de> for QuerySeed {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        // The text is copied and dropped at once: the builder keeps its own compact copy.
-        let q = Query::deserialize(d)?;
-        with_builder(|b| b.push_query(q));
+        let q = QueryShell::deserialize(d)?;
+        with_builder(|b| {
+            b.push_text(
+                q.sql.0,
+                q.start_offset_us,
+                q.duration_us,
+                q.kind,
+                q.transaction_id,
+            );
+            if let Some(rows) = q.response_values {
+                b.set_response_values(rows);
+            }
+        });
         Ok(())
+    }
+}
+
+/// A [`Query`] whose text goes straight into the builder's arena as the decoder reads it. The
+/// fields, their order and their defaults are `Query`'s, so both forms (array, map) decode alike.
+#[derive(Deserialize)]
+struct QueryShell {
+    sql: TextSink,
+    start_offset_us: u64,
+    duration_us: u64,
+    kind: QueryKind,
+    #[serde(default)]
+    transaction_id: Option<u64>,
+    #[serde(default)]
+    response_values: Option<Vec<ResponseRow>>,
+}
+
+/// A statement's text, interned where it is read: the decoder lends the text out of its own
+/// buffer, so no `String` is made (and dropped) per statement.
+struct TextSink(u32);
+
+impl<'de> Deserialize<'de> for TextSink {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TextSink;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("the statement's text")
+            }
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<TextSink, E> {
+                Ok(TextSink(with_builder(|b| b.intern(text))))
+            }
+            fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<TextSink, E> {
+                // What a `String` field accepts: text, and bytes only when they are UTF-8.
+                match std::str::from_utf8(bytes) {
+                    Ok(text) => self.visit_str(text),
+                    Err(_) => Err(de::Error::invalid_value(
+                        de::Unexpected::Bytes(bytes),
+                        &self,
+                    )),
+                }
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 

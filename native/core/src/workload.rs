@@ -192,7 +192,8 @@ impl WorkloadBuilder {
         }
     }
 
-    fn intern(&mut self, sql: &str) -> u32 {
+    /// The id of `sql` in the arena, stored there if it is not among the recent texts.
+    pub(crate) fn intern(&mut self, sql: &str) -> u32 {
         let key = fnv::hash(sql.as_bytes());
         let slot = (key as usize) & (INTERN_SLOTS - 1);
         let (seen_key, seen_id) = self.intern[slot];
@@ -226,6 +227,24 @@ impl WorkloadBuilder {
         transaction_id: Option<u64>,
     ) {
         let text = self.intern(sql);
+        self.push_text(
+            text,
+            start_offset_us,
+            duration_us,
+            captured_kind,
+            transaction_id,
+        );
+    }
+
+    /// Pushes a statement whose text is already interned (see [`intern`](Self::intern)).
+    pub(crate) fn push_text(
+        &mut self,
+        text: u32,
+        start_offset_us: u64,
+        duration_us: u64,
+        captured_kind: QueryKind,
+        transaction_id: Option<u64>,
+    ) {
         self.statements.push(Statement {
             text,
             start_offset_us,

@@ -76,6 +76,10 @@ pub struct ReplayOptions {
     /// time (snapshot, else the smallest captured key), never below ids the tables hold.
     /// Default true.
     pub align_sequences: Option<bool>,
+    /// Keep each of the replay's worker threads on one CPU of those the process may use
+    /// (Linux). Default true: fewer context switches and a shorter latency tail on small
+    /// machines (docs/engine.md).
+    pub pin_threads: Option<bool>,
 }
 
 /// Checks `opts` and turns them into the engine's options. Every option error is reported from
@@ -135,6 +139,7 @@ fn core_options(opts: ReplayOptions) -> Result<CoreOptions, BindingError> {
             .unwrap_or(defaults.progress_interval),
         correlate_keys: opts.correlate_keys.unwrap_or(defaults.correlate_keys),
         align_sequences: opts.align_sequences.unwrap_or(defaults.align_sequences),
+        pin_threads: opts.pin_threads.unwrap_or(defaults.pin_threads),
         ..defaults
     })
 }

@@ -10,10 +10,10 @@ use futures_util::StreamExt;
 use tokio::time::Sleep;
 use tokio_postgres::error::Severity;
 use tokio_postgres::{Client, SimpleQueryMessage};
-use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use super::connect::{error_chain, Tls};
 use super::returned::Returned;
+use super::stop::{Stop, StopWatcher};
 use super::wire::WireConn;
 
 /// A session's connection.
@@ -73,11 +73,11 @@ const GRACE: Duration = Duration::from_secs(2);
 /// What a session watches while one of its statements is in flight: the run being stopped, and
 /// the guard that gives up on a statement the server has not answered within its timeout.
 ///
-/// Both are set up once per session and reused by every statement. Registering with the stop
+/// Both are set up once per session and reused by every statement. Registering with a stop
 /// token and the timer wheel afresh for each statement (and unregistering when it answered) cost
-/// a session more than parsing the answer did; kept registered, a statement only polls them.
-pub struct Watch {
-    stop: Pin<Box<WaitForCancellationFutureOwned>>,
+/// a session more than parsing the answer did; set up once, a statement only looks at them.
+pub struct Watch<'a> {
+    stop: StopWatcher<'a>,
     guard: Option<Guard>,
 }
 
@@ -88,11 +88,11 @@ struct Guard {
     timer: Pin<Box<Sleep>>,
 }
 
-impl Watch {
+impl Watch<'_> {
     /// Must be made inside the session's runtime (the guard's timer belongs to it).
-    pub fn new(stop: &CancellationToken, statement_timeout: Option<Duration>) -> Watch {
+    pub fn new(stop: &Stop, statement_timeout: Option<Duration>) -> Watch<'_> {
         Watch {
-            stop: Box::pin(stop.clone().cancelled_owned()),
+            stop: stop.watcher(),
             guard: statement_timeout.map(|t| {
                 let after = t + GRACE;
                 Guard {
@@ -106,7 +106,7 @@ impl Watch {
     }
 
     fn poll_stopped(&mut self, cx: &mut Context<'_>) -> bool {
-        self.stop.as_mut().poll(cx).is_ready()
+        self.stop.poll_stopped(cx)
     }
 
     /// Whether the statement that started at `started` has gone unanswered past its guard.
@@ -140,7 +140,7 @@ pub async fn execute(
     tls: &Tls,
     started: Instant,
     sql: &str,
-    watch: &mut Watch,
+    watch: &mut Watch<'_>,
     returned: Option<&mut Returned>,
 ) -> ExecOutcome {
     match conn {
@@ -170,7 +170,12 @@ enum Waited {
 
 /// Waits for `run`, within the statement timeout's guard and until the run is stopped; either
 /// sends a cancel request with `cancel`.
-async fn guarded<F, C, CF>(run: F, cancel: C, started: Instant, watch: &mut Watch) -> ExecOutcome
+async fn guarded<F, C, CF>(
+    run: F,
+    cancel: C,
+    started: Instant,
+    watch: &mut Watch<'_>,
+) -> ExecOutcome
 where
     F: Future<Output = Answer>,
     C: Fn() -> CF,
@@ -204,12 +209,14 @@ where
             cancel().await;
             match tokio::time::timeout(GRACE, &mut run).await {
                 Ok(answer) => answer,
-                Err(_) => return ExecOutcome::Unresponsive {
-                    message: format!(
+                Err(_) => {
+                    return ExecOutcome::Unresponsive {
+                        message: format!(
                         "no answer {} ms after the statement timeout, even after a cancel request",
                         (2 * GRACE).as_millis()
                     ),
-                },
+                    }
+                }
             }
         }
     };

@@ -32,6 +32,7 @@ pub mod report;
 mod returned;
 pub mod sequences;
 mod session;
+mod stop;
 mod tally;
 mod tls;
 mod txn;
@@ -41,7 +42,7 @@ mod workers;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
@@ -92,6 +93,8 @@ pub struct ReplayOptions {
     /// Threads the sessions run on (each with its own single-threaded runtime); `None` = one per
     /// core.
     pub worker_threads: Option<std::num::NonZeroUsize>,
+    /// Keep each of those threads on one CPU of the process's affinity mask (Linux).
+    pub pin_threads: bool,
 }
 
 /// How a session talks to the server once tokio-postgres has connected and authenticated it.
@@ -130,6 +133,7 @@ impl Default for ReplayOptions {
             align_sequences: true,
             driver: Driver::default(),
             worker_threads: None,
+            pin_threads: true,
         }
     }
 }
@@ -208,8 +212,7 @@ pub(crate) struct Shared {
     pub pg_config: tokio_postgres::Config,
     pub tls: Tls,
     pub start: Instant,
-    pub stop: CancellationToken,
-    stop_reason: OnceLock<StopReason>,
+    pub stop: stop::Stop,
     pub counters: Counters,
     pub limit: Option<Arc<Semaphore>>,
     pub records: Option<tokio::sync::mpsc::Sender<Option<records::StatementRecord>>>,
@@ -222,18 +225,17 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub fn stop_reason(&self) -> Option<&StopReason> {
-        self.stop_reason.get()
+        self.stop.reason()
     }
 
     fn stop_with(&self, reason: StopReason) {
-        let _ = self.stop_reason.set(reason);
-        self.stop.cancel();
+        self.stop.stop(reason);
     }
 
     /// A connection broke or was refused: find out, in the background, whether the server itself
     /// is gone; if so, stop the run. One probe at a time.
     pub fn suspect_server(self: &Arc<Self>) {
-        if self.stop.is_cancelled() || self.probing.swap(true, Ordering::AcqRel) {
+        if self.stop.is_stopped() || self.probing.swap(true, Ordering::AcqRel) {
             return;
         }
         let me = Arc::clone(self);
@@ -469,7 +471,6 @@ pub async fn replay(
     let captured = planned.captured(&workload, &plan.sessions);
     let slots = latency::Slots::new(&planned);
     drop(planned);
-    let stop = CancellationToken::new();
     let shared = Arc::new(Shared {
         workload: Arc::clone(&workload),
         limit: opts
@@ -479,8 +480,7 @@ pub async fn replay(
         pg_config,
         tls,
         start: Instant::now(),
-        stop: stop.clone(),
-        stop_reason: OnceLock::new(),
+        stop: stop::Stop::default(),
         counters: Counters::default(),
         records: writer.as_ref().map(|w| w.sender.clone()),
         probing: AtomicBool::new(false),
@@ -502,7 +502,7 @@ pub async fn replay(
             tokio::select! {
                 _ = cancel.cancelled() => shared.stop_with(StopReason::Cancelled),
                 _ = deadline_sleep => shared.stop_with(StopReason::Deadline),
-                _ = shared.stop.cancelled() => {}
+                _ = shared.stop.token().cancelled() => {}
             }
         })
     };

@@ -12,6 +12,7 @@ use super::exec::{execute, Conn, ExecOutcome, Watch};
 use super::records::StatementRecord;
 use super::report::{NotExecutedReason, SessionReport, SessionStatus, SkipReason};
 use super::returned::Returned;
+use super::stop::Stop;
 use super::tally::Tally;
 use super::txn::{Decision, TxnState};
 use super::{handoff, Driver, Shared, StopReason};
@@ -28,13 +29,13 @@ fn due(offset_us: u64, speed: f64) -> Option<Duration> {
 }
 
 /// Sleeps until `at`; false when the run was stopped first.
-async fn sleep_until(at: Instant, stop: &CancellationToken) -> bool {
+async fn sleep_until(at: Instant, stop: &Stop, token: &CancellationToken) -> bool {
     if Instant::now() >= at {
-        return !stop.is_cancelled();
+        return !stop.is_stopped();
     }
     tokio::select! {
         _ = tokio::time::sleep_until(at.into()) => true,
-        _ = stop.cancelled() => false,
+        _ = token.cancelled() => false,
     }
 }
 
@@ -51,7 +52,8 @@ struct Run<'a> {
     report: SessionReport,
     unflushed_executed: u64,
     unflushed_errors: u64,
-    last_flush: Instant,
+    /// When the batch is flushed however small it is.
+    flush_by: Instant,
 }
 
 impl Run<'_> {
@@ -98,12 +100,12 @@ impl Run<'_> {
         let _ = tx.send(Some(rec)).await;
     }
 
-    /// Counts a statement that ended at `now`.
-    fn count_executed(&mut self, error: bool, now: Instant) {
+    /// Counts a statement sent at `sent` (near enough to when it ended for a batch's age).
+    fn count_executed(&mut self, error: bool, sent: Instant) {
         self.unflushed_executed += 1;
         self.unflushed_errors += u64::from(error);
-        if self.unflushed_executed >= COUNTER_BATCH || now - self.last_flush >= COUNTER_MAX_AGE {
-            self.flush_counters_at(now);
+        if self.unflushed_executed >= COUNTER_BATCH || sent >= self.flush_by {
+            self.flush_counters_at(sent);
         }
     }
 
@@ -121,7 +123,7 @@ impl Run<'_> {
             std::mem::take(&mut self.unflushed_errors),
             Ordering::Relaxed,
         );
-        self.last_flush = now;
+        self.flush_by = now + COUNTER_MAX_AGE;
     }
 
     async fn skip(&mut self, i: usize, reason: SkipReason) {
@@ -172,7 +174,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     let speed = shared.opts.speed;
     // A child token per session: waiting on it registers with this session's token only, not
     // with one list shared (and locked) by every in-flight statement of the run.
-    let stop = shared.stop.child_token();
+    let stop = shared.stop.token().child_token();
     let scheduled = statements
         .first()
         .and_then(|s| due(plan.shift_us + s.start_offset_us, speed))
@@ -183,7 +185,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         tally: Tally::default(),
         unflushed_executed: 0,
         unflushed_errors: 0,
-        last_flush: Instant::now(),
+        flush_by: Instant::now() + COUNTER_MAX_AGE,
         report: SessionReport {
             id: plan.id,
             source_id: workload.sessions()[plan.source as usize].id,
@@ -208,7 +210,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     );
 
     // Arrive when the workload says this session arrives.
-    if !sleep_until(shared.start + scheduled, &stop).await {
+    if !sleep_until(shared.start + scheduled, &shared.stop, &stop).await {
         run.end_stopped(0).await;
         return finish(run);
     }
@@ -266,7 +268,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         .sessions_active
         .fetch_add(1, Ordering::Relaxed);
 
-    let mut watch = Watch::new(&stop, shared.opts.statement_timeout);
+    let mut watch = Watch::new(&shared.stop, shared.opts.statement_timeout);
     let mut txn = TxnState::default();
     let first = workload.sessions()[plan.source as usize].range().0;
     let links = workload.keys();
@@ -277,11 +279,11 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     while i < statements.len() {
         let st = &statements[i];
         if let Some(d) = due(plan.shift_us + st.start_offset_us, speed) {
-            if !sleep_until(base + d, &stop).await {
+            if !sleep_until(base + d, &shared.stop, &stop).await {
                 run.end_stopped(i).await;
                 break;
             }
-        } else if stop.is_cancelled() {
+        } else if shared.stop.is_stopped() {
             run.end_stopped(i).await;
             break;
         }
@@ -335,7 +337,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 }
                 let us = micros(latency);
                 run.tally.ok(fp_idx, us, rows);
-                run.count_executed(false, sent + latency);
+                run.count_executed(false, sent);
                 if run.recording() {
                     run.record(i, "ok", None, Some((sent_at_us(), us, rows)), None)
                         .await;
@@ -349,7 +351,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
             } => {
                 let us = micros(latency);
                 run.tally.error(fp_idx, &sqlstate, &message);
-                run.count_executed(true, sent + latency);
+                run.count_executed(true, sent);
                 if run.recording() {
                     run.record(
                         i,

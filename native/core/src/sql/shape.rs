@@ -80,16 +80,18 @@ pub fn shape_key(sql: &str) -> Option<u64> {
                 // `$` inside identifiers is legal but rare; not worth reasoning about.
                 return None;
             }
-            let lower: Vec<u8> = word.iter().map(|c| c.to_ascii_lowercase()).collect();
             if first_word {
-                if !PLAIN_KEYWORDS.contains(&lower.as_slice()) {
+                if !PLAIN_KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(word)) {
                     return None;
                 }
                 first_word = false;
             }
             // E'…' (escape string), B'…', X'…', U&'…' prefixes: the prefix stays in the key,
-            // the string becomes a placeholder below.
-            h.write(&lower);
+            // the string becomes a placeholder below. Folded byte by byte, which hashes as the
+            // lowered word would, without a copy of it per word.
+            for &c in word {
+                h.write_u8(c.to_ascii_lowercase());
+            }
             continue;
         }
         if first_word && b != b'(' {
