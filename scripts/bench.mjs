@@ -1,7 +1,7 @@
 // The replay benchmark (`npm run bench`): figures, not a pass/fail test.
 //
 //   node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path]
-//                          [--fixed-work] [--floor] [--out FILE]
+//                          [--unpinned] [--fixed-work] [--floor] [--out FILE]
 //
 // Starts one throwaway PostgreSQL server (initdb in a temporary directory, a free port on
 // 127.0.0.1), loads it with `pgbench -i -s 10`, then alternates
@@ -9,6 +9,7 @@
 //   B = our replay, speed 0, of a .wkl workload of the same point selects over 16 sessions,
 //       sized (by a short calibration replay) to last about S seconds
 // N times each (with --old-path, also C = the same replay on the earlier tokio-postgres path; with
+// --unpinned, also U = the same replay with its worker threads left unpinned; with
 // --floor, also D, E and F = the floor client, bench_floor, on epoll, on io_uring and as tasks on
 // a Tokio runtime), and
 // reports q/s, the ratio ours/pgbench, client CPU per 100k statements, the server's CPU during each
@@ -40,6 +41,7 @@ const settings = {
   build: true,
   memory: true,
   oldPath: false,
+  unpinned: false,
   fixedWork: false,
   floor: false,
   out: path.join(root, 'target', 'bench', 'bench-results.json'),
@@ -57,6 +59,7 @@ const settings = {
     else if (arg === '--skip-build') settings.build = false;
     else if (arg === '--no-memory') settings.memory = false;
     else if (arg === '--old-path') settings.oldPath = true;
+    else if (arg === '--unpinned') settings.unpinned = true;
     else if (arg === '--fixed-work') settings.fixedWork = true;
     else if (arg === '--floor') settings.floor = true;
     else if (arg === '--out') settings.out = path.resolve(value());
@@ -68,7 +71,7 @@ const settings = {
 function usage(problem) {
   if (problem) console.error(`bench: ${problem}`);
   console.error(
-    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--fixed-work] [--floor] [--out FILE]',
+    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--unpinned] [--fixed-work] [--floor] [--out FILE]',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -515,12 +518,15 @@ async function runPgbench(ctx, label, replayed) {
   return result;
 }
 
-/** Our replay; `driver` 'tokio-postgres' runs it on the earlier path (`--old-path`). */
-async function runOurs(ctx, label, file, statements, driver = 'wire') {
+/**
+ * Our replay; `driver` 'tokio-postgres' runs it on the earlier path (`--old-path`), `pin` false
+ * with its worker threads unpinned (`--unpinned`).
+ */
+async function runOurs(ctx, label, file, statements, driver = 'wire', pin = true) {
   const load = loadavg();
   const conninfo = `host=127.0.0.1 port=${ctx.port} user=postgres dbname=bench sslmode=disable`;
   const m = await measured(`our replay (${label})`, ctx.work, exampleBin, [
-    'replay', '--wkl', file, '--conninfo', conninfo, '--expect', String(statements), '--driver', driver,
+    'replay', '--wkl', file, '--conninfo', conninfo, '--expect', String(statements), '--driver', driver, '--pin', pin ? 'on' : 'off',
   ]);
   const { stdout, usage } = m;
   const j = lastJson(stdout, 'bench_replay replay');
@@ -529,8 +535,9 @@ async function runOurs(ctx, label, file, statements, driver = 'wire') {
   }
   const result = {
     label,
-    tool: driver === 'wire' ? 'pg-retest' : 'pg-retest (tokio-postgres)',
+    tool: `pg-retest${driver === 'wire' ? '' : ' (tokio-postgres)'}${pin ? '' : ' (unpinned)'}`,
     driver,
+    pinned: pin,
     statements: j.ok,
     qps: j.qps,
     qps_including_load: j.qps_including_load,
@@ -676,6 +683,7 @@ async function main() {
   console.log(
     `\n--- A/B runs: A = pgbench -S -M simple -c ${SESSIONS} -j 2 ${settings.fixedWork ? `-t ${Math.round(statements / SESSIONS)}` : `-T ${settings.seconds}`} -n, B = our replay (speed 0, ${SESSIONS} connections)` +
       `${settings.oldPath ? ', C = the same replay on the tokio-postgres path' : ''}` +
+      `${settings.unpinned ? ', U = the same replay with unpinned threads' : ''}` +
       `${settings.floor ? `, D/E/F = the floor client on epoll/io_uring/Tokio for ${settings.seconds} s` : ''} ---`,
   );
   const pairs = [];
@@ -684,6 +692,7 @@ async function main() {
     const a = await runPgbench(ctx, `A${i}`, statements);
     const b = await runOurs(ctx, `B${i}`, file, statements);
     const c = settings.oldPath ? await runOurs(ctx, `C${i}`, file, statements, 'tokio-postgres') : undefined;
+    const u = settings.unpinned ? await runOurs(ctx, `U${i}`, file, statements, 'wire', false) : undefined;
     const d = settings.floor ? await runFloor(ctx, `D${i}`, 'epoll') : undefined;
     const e = settings.floor && uringAvailable ? await runFloor(ctx, `E${i}`, 'io_uring') : undefined;
     if (settings.floor && !e) uringAvailable = false;
@@ -695,6 +704,7 @@ async function main() {
       ratio: b.qps / a.qps,
       ratio_including_load: b.qps_including_load / a.qps,
       ...(c && { old_path: c, old_path_ratio: c.qps / a.qps }),
+      ...(u && { unpinned: u, unpinned_ratio: u.qps / a.qps }),
       ...(d && { floor_epoll: d, floor_epoll_ratio: d.qps / a.qps }),
       ...(e && { floor_io_uring: e, floor_io_uring_ratio: e.qps / a.qps }),
       ...(f && { floor_tokio: f, floor_tokio_ratio: f.qps / a.qps }),
@@ -702,6 +712,7 @@ async function main() {
     console.log(
       `  pair ${i}: ours/pgbench = ${fmt(pair.ratio, 3)} (${fmt(pair.ratio_including_load, 3)} counting the load time)` +
         (c ? `; tokio-postgres path/pgbench = ${fmt(pair.old_path_ratio, 3)}` : '') +
+        (u ? `; unpinned/pgbench = ${fmt(pair.unpinned_ratio, 3)}` : '') +
         (d ? `; floor epoll/pgbench = ${fmt(pair.floor_epoll_ratio, 3)}` : '') +
         (e ? `; floor io_uring/pgbench = ${fmt(pair.floor_io_uring_ratio, 3)}` : '') +
         (f ? `; floor Tokio/pgbench = ${fmt(pair.floor_tokio_ratio, 3)}` : ''),
@@ -728,6 +739,7 @@ async function main() {
   const meanOf = (runs, key) => (runs.every((r) => r[key] !== undefined) ? mean(runs.map((r) => r[key])) : undefined);
   const roles = { pgbench: pairs.map((p) => p.pgbench), ours: pairs.map((p) => p.ours) };
   if (settings.oldPath) roles.old_path = pairs.map((p) => p.old_path);
+  if (settings.unpinned) roles.unpinned = pairs.map((p) => p.unpinned);
   if (settings.floor) roles.floor_epoll = pairs.map((p) => p.floor_epoll);
   if (settings.floor && uringAvailable) roles.floor_io_uring = pairs.map((p) => p.floor_io_uring);
   if (settings.floor) roles.floor_tokio = pairs.map((p) => p.floor_tokio);
@@ -778,6 +790,16 @@ async function main() {
       old_path_cpu_replay_only_per_100k_s: mean(roles.old_path.map((r) => r.cpu_replay_per_100k_s)),
     });
   }
+  if (settings.unpinned) {
+    const unpinned = pairs.map((p) => p.unpinned_ratio);
+    Object.assign(summary, {
+      unpinned_qps_mean: mean(roles.unpinned.map((r) => r.qps)),
+      unpinned_ratio_per_pair: unpinned,
+      unpinned_ratio_mean: mean(unpinned),
+      unpinned_cpu_per_100k_s: mean(roles.unpinned.map((r) => r.cpu_per_100k_s)),
+      unpinned_cpu_replay_only_per_100k_s: mean(roles.unpinned.map((r) => r.cpu_replay_per_100k_s)),
+    });
+  }
   if (settings.floor) {
     // Each client's q/s and CPU against pgbench's in the same pairs.
     summary.floor = Object.fromEntries(
@@ -823,7 +845,7 @@ async function main() {
   const runs = [
     warmup,
     cal,
-    ...pairs.flatMap((p) => [p.pgbench, p.ours, p.old_path, p.floor_epoll, p.floor_io_uring, p.floor_tokio].filter(Boolean)),
+    ...pairs.flatMap((p) => [p.pgbench, p.ours, p.old_path, p.unpinned, p.floor_epoll, p.floor_io_uring, p.floor_tokio].filter(Boolean)),
     ...memory,
   ];
   for (const r of runs) {
@@ -838,6 +860,12 @@ async function main() {
     console.log(
       `tokio-postgres path: ratio ${summary.old_path_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.old_path_ratio_mean, 3)}, ` +
         `client CPU ${fmt(summary.old_path_cpu_per_100k_s, 3)} s/100k (replay alone ${fmt(summary.old_path_cpu_replay_only_per_100k_s, 3)} s)`,
+    );
+  }
+  if (settings.unpinned) {
+    console.log(
+      `unpinned threads: ratio ${summary.unpinned_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.unpinned_ratio_mean, 3)}, ` +
+        `client CPU ${fmt(summary.unpinned_cpu_per_100k_s, 3)} s/100k (replay alone ${fmt(summary.unpinned_cpu_replay_only_per_100k_s, 3)} s)`,
     );
   }
   if (summary.floor) {

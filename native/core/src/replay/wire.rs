@@ -14,9 +14,12 @@
 //! has no data for it: the server gets CopyFail and reports 57014) and `COPY … TO STDOUT` is
 //! counted, where tokio-postgres's simple query gives up on the connection.
 
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 
 use super::connect::ConnectFailure;
 use super::exec::Answer;
@@ -105,115 +108,72 @@ pub struct WireIo {
 
 impl WireIo {
     /// Runs `sql` with the simple-query protocol; `returned`, when given, receives the rows.
-    pub async fn query(&mut self, sql: &str, returned: Option<&mut Returned>) -> Answer {
+    ///
+    /// The query is sent at once where the socket takes it whole (a plain socket always does:
+    /// its send buffer is empty while the session waits for each answer); the future then only
+    /// reads and parses the answer. It is written out by hand rather than as nested `async fn`s,
+    /// whose state machines were moved and re-entered level by level on every statement.
+    pub fn query<'a>(&'a mut self, sql: &str, returned: Option<&'a mut Returned>) -> Query<'a> {
+        let state = match self.start_query(sql) {
+            Err(answer) => State::Ended(Some(answer)),
+            Ok(()) => match self.stream.try_write_now(&self.out) {
+                Ok(n) if n == self.out.len() => State::Receiving,
+                Ok(n) => State::Sending { sent: n },
+                Err(e) => State::Ended(Some(lost_io(&e))),
+            },
+        };
+        Query {
+            io: self,
+            returned,
+            rows: 0,
+            failed: None,
+            state,
+        }
+    }
+
+    /// The `Query` message for `sql`, in `out`.
+    fn start_query(&mut self, sql: &str) -> Result<(), Answer> {
         if memchr::memchr(0, sql.as_bytes()).is_some() {
-            return lost(
+            return Err(lost(
                 "the statement's text contains a NUL byte, which a query message cannot carry",
-            );
+            ));
         }
         let Ok(len) = i32::try_from(sql.len() + 5) else {
-            return lost("the statement's text is too long for one query message");
+            return Err(lost(
+                "the statement's text is too long for one query message",
+            ));
         };
+        if self.out.capacity() > KEEP_AT_MOST {
+            self.out = Vec::with_capacity(256);
+        }
         self.out.clear();
         self.out.push(b'Q');
         self.out.extend_from_slice(&len.to_be_bytes());
         self.out.extend_from_slice(sql.as_bytes());
         self.out.push(0);
-        if let Err(e) = self.send().await {
-            return lost_io(&e);
-        }
-        if self.out.capacity() > KEEP_AT_MOST {
-            self.out = Vec::with_capacity(256);
-        }
-        let answer = self.receive(returned).await;
-        if self.buf.len() > KEEP_AT_MOST && self.end - self.start <= RECEIVE_INITIAL {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-            self.buf.truncate(RECEIVE_INITIAL);
-            self.buf.shrink_to_fit();
-        }
-        answer
+        Ok(())
     }
 
-    async fn send(&mut self) -> io::Result<()> {
-        // A message is far smaller than the socket's send buffer, which is empty while the
-        // session waits for each answer: on a plain socket it goes out whole in one non-blocking
-        // write, without an async write's future. What is left (TLS, a long text) takes that path.
-        let written = self.stream.try_write_now(&self.out)?;
-        if written == self.out.len() {
-            return Ok(());
-        }
-        self.stream.write_all(&self.out[written..]).await?;
-        // A no-op on a plain socket; TLS may hold the record until flushed.
-        self.stream.flush().await
+    /// The CopyFail that answers a CopyInResponse, in `out`.
+    fn start_copy_fail(&mut self) {
+        self.out.clear();
+        self.out.push(b'f');
+        self.out
+            .extend_from_slice(&((COPY_FAIL_MESSAGE.len() + 5) as i32).to_be_bytes());
+        self.out.extend_from_slice(COPY_FAIL_MESSAGE.as_bytes());
+        self.out.push(0);
     }
 
-    async fn receive(&mut self, mut returned: Option<&mut Returned>) -> Answer {
-        let mut rows = 0u64;
-        let mut failed: Option<(String, String)> = None;
-        loop {
-            loop {
-                let (tag, from, to) = match self.next_message(returned.is_some()) {
-                    Ok(Some(m)) => m,
-                    Ok(None) => break,
-                    Err(e) => return lost_io(&e),
-                };
-                let body = &self.buf[from..to];
-                match tag {
-                    b'C' => rows += rows_of(body),
-                    b'Z' => {
-                        return match failed {
-                            Some((sqlstate, message)) => Answer::Failed { sqlstate, message },
-                            None => Answer::Done { rows },
-                        }
-                    }
-                    b'E' => {
-                        let e = ServerError::parse(body);
-                        if e.fatal {
-                            return Answer::Lost {
-                                message: e.message,
-                                sqlstate: Some(e.sqlstate),
-                            };
-                        }
-                        failed.get_or_insert((e.sqlstate, e.message));
-                    }
-                    b'T' => {
-                        if let Some(r) = returned.as_deref_mut() {
-                            if !r.has_columns() && read_columns(body, r).is_none() {
-                                return lost("invalid row description from the server");
-                            }
-                        }
-                    }
-                    b'D' => {
-                        if let Some(r) = returned.as_deref_mut() {
-                            if read_row(body, r).is_none() {
-                                return lost("invalid data row from the server");
-                            }
-                        }
-                    }
-                    // Empty query; COPY TO STDOUT's start and end (its data is skipped, its
-                    // command tag counts the rows).
-                    b'I' | b'H' | b'c' => {}
-                    b'G' => {
-                        if let Err(e) = self.copy_fail().await {
-                            return lost_io(&e);
-                        }
-                    }
-                    other => {
-                        return lost(&format!(
-                            "unexpected message from the server (type {:?})",
-                            char::from(other)
-                        ))
-                    }
-                }
+    /// Writes `out[*sent..]`, then flushes (TLS may hold the record until flushed).
+    fn poll_send(&mut self, cx: &mut Context<'_>, sent: &mut usize) -> Poll<io::Result<()>> {
+        while *sent < self.out.len() {
+            let n = ready!(Pin::new(&mut self.stream).poll_write(cx, &self.out[*sent..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
-            match self.fill().await {
-                Ok(true) => {}
-                Ok(false) => return lost("connection closed"),
-                Err(e) => return lost_io(&e),
-            }
+            *sent += n;
         }
+        Pin::new(&mut self.stream).poll_flush(cx)
     }
 
     /// The next buffered message this loop parses, as (tag, body range); skips the others.
@@ -253,7 +213,7 @@ impl WireIo {
 
     /// Reads more; false at end of file. Makes room for the whole of the message that is
     /// buffered in part, and drops the bytes of a message being skipped.
-    async fn fill(&mut self) -> io::Result<bool> {
+    fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<bool>> {
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
@@ -272,9 +232,11 @@ impl WireIo {
             }
         }
         loop {
-            let n = self.stream.read(&mut self.buf[self.end..]).await?;
+            let mut free = ReadBuf::new(&mut self.buf[self.end..]);
+            ready!(Pin::new(&mut self.stream).poll_read(cx, &mut free))?;
+            let n = free.filled().len();
             if n == 0 {
-                return Ok(false);
+                return Poll::Ready(Ok(false));
             }
             let dropped = self.skip.min(n);
             self.skip -= dropped;
@@ -286,19 +248,148 @@ impl WireIo {
                     .copy_within(self.end + dropped..self.end + n, self.end);
             }
             self.end += n - dropped;
-            return Ok(true);
+            return Poll::Ready(Ok(true));
         }
     }
 
-    /// Answers a CopyInResponse: the server then reports the failure and is ready again.
-    async fn copy_fail(&mut self) -> io::Result<()> {
-        self.out.clear();
-        self.out.push(b'f');
-        self.out
-            .extend_from_slice(&((COPY_FAIL_MESSAGE.len() + 5) as i32).to_be_bytes());
-        self.out.extend_from_slice(COPY_FAIL_MESSAGE.as_bytes());
-        self.out.push(0);
-        self.send().await
+    /// After an answer: buffers grown for one large message or result go back to their usual
+    /// size.
+    fn shrink(&mut self) {
+        if self.buf.len() > KEEP_AT_MOST && self.end - self.start <= RECEIVE_INITIAL {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            self.buf.truncate(RECEIVE_INITIAL);
+            self.buf.shrink_to_fit();
+        }
+    }
+}
+
+/// One statement's exchange: what is left to send, and the answer so far.
+pub struct Query<'a> {
+    io: &'a mut WireIo,
+    returned: Option<&'a mut Returned>,
+    rows: u64,
+    /// The first ERROR of the answer (a multi-statement text stops at it).
+    failed: Option<(String, String)>,
+    state: State,
+}
+
+enum State {
+    /// `out[sent..]` (the query, or a CopyFail) is still to go; then the answer is read.
+    Sending {
+        sent: usize,
+    },
+    Receiving,
+    /// The answer, until it is taken.
+    Ended(Option<Answer>),
+}
+
+impl Future for Query<'_> {
+    type Output = Answer;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Answer> {
+        let q = self.get_mut();
+        loop {
+            match &mut q.state {
+                State::Ended(answer) => {
+                    return Poll::Ready(answer.take().expect("a query's answer is taken once"))
+                }
+                State::Sending { sent } => {
+                    if let Err(e) = ready!(q.io.poll_send(cx, sent)) {
+                        q.state = State::Ended(Some(lost_io(&e)));
+                        continue;
+                    }
+                    q.state = State::Receiving;
+                }
+                State::Receiving => {
+                    let answer = match q.receive_buffered() {
+                        Ok(Some(answer)) => answer,
+                        Ok(None) => match ready!(q.io.poll_fill(cx)) {
+                            Ok(true) => continue,
+                            Ok(false) => lost("connection closed"),
+                            Err(e) => lost_io(&e),
+                        },
+                        Err(Interrupt::CopyIn) => {
+                            q.io.start_copy_fail();
+                            q.state = State::Sending { sent: 0 };
+                            continue;
+                        }
+                        Err(Interrupt::Lost(answer)) => answer,
+                    };
+                    q.io.shrink();
+                    q.state = State::Ended(Some(answer));
+                }
+            }
+        }
+    }
+}
+
+/// Why reading an answer stopped before its end.
+enum Interrupt {
+    /// The server asks for COPY data (CopyInResponse): it gets a CopyFail.
+    CopyIn,
+    Lost(Answer),
+}
+
+impl Query<'_> {
+    /// Parses the buffered messages: the answer once ReadyForQuery ends it, `None` when more
+    /// bytes are needed.
+    fn receive_buffered(&mut self) -> Result<Option<Answer>, Interrupt> {
+        let keep_rows = self.returned.is_some();
+        loop {
+            let (tag, from, to) = match self.io.next_message(keep_rows) {
+                Ok(Some(m)) => m,
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(Interrupt::Lost(lost_io(&e))),
+            };
+            let body = &self.io.buf[from..to];
+            match tag {
+                b'C' => self.rows += rows_of(body),
+                b'Z' => {
+                    return Ok(Some(match self.failed.take() {
+                        Some((sqlstate, message)) => Answer::Failed { sqlstate, message },
+                        None => Answer::Done { rows: self.rows },
+                    }))
+                }
+                b'E' => {
+                    let e = ServerError::parse(body);
+                    if e.fatal {
+                        return Err(Interrupt::Lost(Answer::Lost {
+                            message: e.message,
+                            sqlstate: Some(e.sqlstate),
+                        }));
+                    }
+                    self.failed.get_or_insert((e.sqlstate, e.message));
+                }
+                b'T' => {
+                    if let Some(r) = self.returned.as_deref_mut() {
+                        if !r.has_columns() && read_columns(body, r).is_none() {
+                            return Err(Interrupt::Lost(lost(
+                                "invalid row description from the server",
+                            )));
+                        }
+                    }
+                }
+                b'D' => {
+                    if let Some(r) = self.returned.as_deref_mut() {
+                        if read_row(body, r).is_none() {
+                            return Err(Interrupt::Lost(lost("invalid data row from the server")));
+                        }
+                    }
+                }
+                // Empty query; COPY TO STDOUT's start and end (its data is skipped, its
+                // command tag counts the rows).
+                b'I' | b'H' | b'c' => {}
+                b'G' => return Err(Interrupt::CopyIn),
+                other => {
+                    return Err(Interrupt::Lost(lost(&format!(
+                        "unexpected message from the server (type {:?})",
+                        char::from(other)
+                    ))))
+                }
+            }
+        }
     }
 }
 
