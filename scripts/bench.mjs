@@ -780,24 +780,15 @@ async function main() {
       ]),
     ),
   };
-  if (settings.oldPath) {
-    const old = pairs.map((p) => p.old_path_ratio);
+  // Our replay's variants (`--old-path`, `--unpinned`), each against pgbench in the same pairs.
+  for (const role of ['old_path', 'unpinned'].filter((r) => roles[r])) {
+    const ratios = pairs.map((p) => p[`${role}_ratio`]);
     Object.assign(summary, {
-      old_path_qps_mean: mean(roles.old_path.map((r) => r.qps)),
-      old_path_ratio_per_pair: old,
-      old_path_ratio_mean: mean(old),
-      old_path_cpu_per_100k_s: mean(roles.old_path.map((r) => r.cpu_per_100k_s)),
-      old_path_cpu_replay_only_per_100k_s: mean(roles.old_path.map((r) => r.cpu_replay_per_100k_s)),
-    });
-  }
-  if (settings.unpinned) {
-    const unpinned = pairs.map((p) => p.unpinned_ratio);
-    Object.assign(summary, {
-      unpinned_qps_mean: mean(roles.unpinned.map((r) => r.qps)),
-      unpinned_ratio_per_pair: unpinned,
-      unpinned_ratio_mean: mean(unpinned),
-      unpinned_cpu_per_100k_s: mean(roles.unpinned.map((r) => r.cpu_per_100k_s)),
-      unpinned_cpu_replay_only_per_100k_s: mean(roles.unpinned.map((r) => r.cpu_replay_per_100k_s)),
+      [`${role}_qps_mean`]: mean(roles[role].map((r) => r.qps)),
+      [`${role}_ratio_per_pair`]: ratios,
+      [`${role}_ratio_mean`]: mean(ratios),
+      [`${role}_cpu_per_100k_s`]: mean(roles[role].map((r) => r.cpu_per_100k_s)),
+      [`${role}_cpu_replay_only_per_100k_s`]: mean(roles[role].map((r) => r.cpu_replay_per_100k_s)),
     });
   }
   if (settings.floor) {
