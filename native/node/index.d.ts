@@ -281,6 +281,12 @@ export interface ReplayOptions {
    * Default true.
    */
   alignSequences?: boolean
+  /**
+   * Keep each of the replay's worker threads on one CPU of those the process may use
+   * (Linux). Default true: fewer context switches and a shorter latency tail on small
+   * machines (docs/engine.md).
+   */
+  pinThreads?: boolean
 }
 
 /** A progress snapshot of a running replay. Field names match the report's (`totals`). */
