@@ -323,7 +323,10 @@ mod tests {
         assert_eq!(o.progress_interval, d.progress_interval);
         assert_eq!(o.connect.window, d.connect.window);
         assert!(o.scale.per_class.is_empty());
-        assert!(o.pin_threads && d.pin_threads, "threads are pinned unless asked not to");
+        assert!(
+            o.pin_threads && d.pin_threads,
+            "threads are pinned unless asked not to"
+        );
         let unpinned = core_options(ReplayOptions {
             pin_threads: Some(false),
             ..with_conninfo()
