@@ -325,6 +325,9 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
             ),
             None => (text, false),
         };
+        if let Some(next) = statements.get(i + 1) {
+            workload.prefetch_next(text, next.text);
+        }
         let rows_wanted = keep_rows.then(|| {
             returned.clear();
             &mut returned
