@@ -29,6 +29,10 @@ use std::process::ExitCode;
 #[path = "support/args.rs"]
 mod args;
 
+#[path = "../src/replay/affinity.rs"]
+#[allow(dead_code)]
+mod affinity;
+
 #[cfg(target_os = "linux")]
 mod floor {
     use std::io::{self, Read, Write};
@@ -395,29 +399,6 @@ mod floor {
         }
     }
 
-    /// The CPUs this thread may run on (as the engine's workers pin themselves).
-    pub fn allowed_cpus() -> Vec<usize> {
-        // SAFETY: a plain bit set the call fills in.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) }
-            != 0
-        {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-            .collect()
-    }
-
-    pub fn pin_current_thread(cpu: usize) {
-        // SAFETY: as above; `cpu` came from the affinity mask, so it is below CPU_SETSIZE.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
-    }
-
     pub fn deadline(seconds: u64) -> (Instant, Instant) {
         let start = Instant::now();
         (start, start + Duration::from_secs(seconds))
@@ -426,7 +407,7 @@ mod floor {
 
 #[cfg(target_os = "linux")]
 fn run(argv: &[String]) -> Result<(), (u8, String)> {
-    use args::{get, number, options};
+    use args::{get, number, on_off, options};
     use floor::UringError;
 
     let bad = |m: String| (1, m);
@@ -449,11 +430,7 @@ fn run(argv: &[String]) -> Result<(), (u8, String)> {
     let seconds = number(&opts, "seconds", Some(15)).map_err(bad)?;
     let seed = number(&opts, "seed", Some(1)).map_err(bad)?;
     let io = get(&opts, "io").unwrap_or("epoll").to_string();
-    let pin = match get(&opts, "pin") {
-        None | Some("on") => true,
-        Some("off") => false,
-        Some(other) => return Err(bad(format!("--pin must be on or off, got {other:?}"))),
-    };
+    let pin = on_off(&opts, "pin", true).map_err(bad)?;
     if !["epoll", "io_uring", "tokio"].contains(&io.as_str()) {
         return Err(bad(format!(
             "--io must be epoll, io_uring or tokio, got {io:?}"
@@ -472,7 +449,7 @@ fn run(argv: &[String]) -> Result<(), (u8, String)> {
     }
     let (start, until) = floor::deadline(seconds);
     let cpus = if pin {
-        floor::allowed_cpus()
+        affinity::allowed_cpus()
     } else {
         Vec::new()
     };
@@ -484,7 +461,7 @@ fn run(argv: &[String]) -> Result<(), (u8, String)> {
             let cpu = (!cpus.is_empty()).then(|| cpus[k % cpus.len()]);
             std::thread::spawn(move || {
                 if let Some(cpu) = cpu {
-                    floor::pin_current_thread(cpu);
+                    affinity::pin_current_thread(cpu);
                 }
                 if io == "tokio" {
                     return floor::run_tokio(group, until).map_err(|m| (1, m));

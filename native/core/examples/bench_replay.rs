@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 #[path = "support/args.rs"]
 mod args;
-use args::{get, number, options};
+use args::{get, number, on_off, options};
 use pg_retest_core::seeded::SplitMix64;
 
 /// Accounts created by `pgbench -i -s 10`.
@@ -183,11 +183,7 @@ fn run_replay(args: &[String]) -> Result<(), String> {
         args,
         &["wkl", "conninfo", "expect", "driver", "threads", "pin"],
     )?;
-    let pin_threads = match get(&opts, "pin") {
-        None | Some("on") => true,
-        Some("off") => false,
-        Some(other) => return Err(format!("--pin must be on or off, got {other:?}")),
-    };
+    let pin_threads = on_off(&opts, "pin", true)?;
     let worker_threads = match get(&opts, "threads") {
         None => None,
         Some(_) => Some(

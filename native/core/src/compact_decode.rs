@@ -6,9 +6,8 @@
 //!
 //! serde's derive drives the field order (array or map form, short v1 arrays, unknown map keys),
 //! exactly as for the full profile; only the two collections and each statement's text are
-//! replaced by sinks. The sinks
-//! reach the builder through a thread-local because `Deserialize` impls cannot carry state;
-//! decoding is synchronous, so the builder never leaves this thread.
+//! replaced by sinks. The sinks reach the builder through a thread-local because `Deserialize`
+//! impls cannot carry state; decoding is synchronous, so the builder never leaves this thread.
 
 use std::cell::RefCell;
 use std::fmt;

@@ -1,4 +1,5 @@
-//! `--name value` arguments of the benchmark drivers (`bench_replay`, `bench_capture`).
+//! `--name value` arguments of the benchmark drivers (`bench_replay`, `bench_capture`,
+//! `bench_floor`).
 
 /// `--name value` pairs (a name may repeat); every name must be known.
 pub fn options(args: &[String], known: &[&str]) -> Result<Vec<(String, String)>, String> {
@@ -39,5 +40,16 @@ pub fn number(opts: &[(String, String)], key: &str, default: Option<u64>) -> Res
             .parse()
             .map_err(|_| format!("--{key} must be a non-negative integer, got {v:?}")),
         None => default.ok_or_else(|| format!("--{key} is required")),
+    }
+}
+
+/// `--key on|off`, or `default` when absent.
+#[allow(dead_code)]
+pub fn on_off(opts: &[(String, String)], key: &str, default: bool) -> Result<bool, String> {
+    match get(opts, key) {
+        None => Ok(default),
+        Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(other) => Err(format!("--{key} must be on or off, got {other:?}")),
     }
 }

@@ -21,6 +21,7 @@
 //! message. A broken connection triggers a probe of the server; if the server is gone the run ends
 //! at once with status `server_unavailable`.
 
+mod affinity;
 mod connect;
 mod exec;
 mod handoff;
