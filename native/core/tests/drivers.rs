@@ -176,9 +176,15 @@ fn outcome(r: &ReplayReport) -> Vec<String> {
 
 async fn replay_on(driver: Driver) -> (ReplayReport, String) {
     let url = fresh_database("drivers").await;
-    sql(&url, SCHEMA).await;
+    let report = replay_at(driver, &url, url.clone()).await;
+    (report, url)
+}
+
+/// Loads the schema through `url` and replays over `conninfo`, which names the same database.
+async fn replay_at(driver: Driver, url: &str, conninfo: String) -> ReplayReport {
+    sql(url, SCHEMA).await;
     let o = ReplayOptions {
-        conninfo: url.clone(),
+        conninfo,
         speed: 0.0,
         driver,
         // The captured ids (101, 9) are not where the sequences stand: only correlation finds
@@ -186,7 +192,7 @@ async fn replay_on(driver: Driver) -> (ReplayReport, String) {
         align_sequences: false,
         ..Default::default()
     };
-    (replay_to_end(workload(), o).await, url)
+    replay_to_end(workload(), o).await
 }
 
 async fn state(url: &str) -> String {
@@ -255,6 +261,36 @@ async fn both_paths_replay_a_workload_to_the_same_report_and_data() {
         state(&wire_url).await,
         "5001:second | 701:5001:small | 2 | 1:11,2:21,3:31"
     );
+}
+
+/// A socket directory as the host, with the default sslmode (`prefer`) and with `require`: libpq
+/// ignores sslmode on a Unix-domain socket (the server offers no TLS there), and so do both paths.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_paths_replay_over_a_unix_socket_whatever_the_sslmode() {
+    let (reference, _) = replay_on(Driver::Wire).await;
+    let server = support::TestServer::start(&[]);
+    let cases = [
+        (Driver::Wire, ""),
+        (Driver::TokioPostgres, ""),
+        (Driver::Wire, " sslmode=require"),
+        (Driver::TokioPostgres, " sslmode=require"),
+    ];
+    for (i, (driver, sslmode)) in cases.into_iter().enumerate() {
+        let name = format!("over_socket_{i}");
+        sql(&server.url(), &format!("CREATE DATABASE {name}")).await;
+        let conninfo = format!(
+            "host={} port={} user=postgres dbname={name}{sslmode}",
+            server.dir.display(),
+            server.port
+        );
+        let url = support::with_dbname(&server.url(), &name);
+        let report = replay_at(driver, &url, conninfo).await;
+        assert_eq!(
+            outcome(&report),
+            outcome(&reference),
+            "{driver:?} over the socket{sslmode}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

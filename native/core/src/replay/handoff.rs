@@ -30,7 +30,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 #[cfg(unix)]
 use tokio::net::UnixStream;
-use tokio_postgres::config::{Host, LoadBalanceHosts, TargetSessionAttrs};
+use tokio_postgres::config::{Host, LoadBalanceHosts, SslMode, TargetSessionAttrs};
 use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect, TlsStream};
 use tokio_postgres::{CancelToken, Config, NoTls};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -187,6 +187,23 @@ async fn open_at(
     .await
     .map_err(|e| socket_failure(&e))?;
     let tap = Tap::lend(Stream::Plain(plain));
+    // A socket directory among TCP hosts: no TLS on that one, as libpq (see `parse_config`).
+    let tls = match peer {
+        #[cfg(unix)]
+        Peer::Unix(_) => &Tls::Plain,
+        Peer::Tcp(_) => tls,
+    };
+    let unix_config;
+    let config = if matches!(tls, Tls::Plain) && config.get_ssl_mode() != SslMode::Disable {
+        unix_config = {
+            let mut c = config.clone();
+            c.ssl_mode(SslMode::Disable);
+            c
+        };
+        &unix_config
+    } else {
+        config
+    };
     let token = match tls {
         Tls::Plain => authenticate(config, &tap, NoTls).await?,
         Tls::Rustls(make) => {

@@ -329,7 +329,22 @@ fn parse_config(
     if !options.trim().is_empty() {
         cfg.options(options.trim());
     }
+    if only_unix_sockets(&cfg) {
+        // libpq ignores sslmode on a Unix-domain socket (the server offers no TLS there);
+        // without this, the default `prefer` would try a handshake against a path.
+        cfg.ssl_mode(tokio_postgres::config::SslMode::Disable);
+    }
     Ok((cfg, tls_options))
+}
+
+/// Every host is a socket directory (`host=/var/run/postgresql`) and no `hostaddr` overrides one.
+fn only_unix_sockets(cfg: &tokio_postgres::Config) -> bool {
+    let hosts = cfg.get_hosts();
+    !hosts.is_empty()
+        && cfg.get_hostaddrs().is_empty()
+        && hosts
+            .iter()
+            .all(|h| !matches!(h, tokio_postgres::config::Host::Tcp(_)))
 }
 
 fn validate(opts: &ReplayOptions) -> Result<(), ReplayError> {
