@@ -1,10 +1,11 @@
 // The replay benchmark (`npm run bench`): figures, not a pass/fail test.
 //
 //   node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path]
-//                          [--unpinned] [--fixed-work] [--floor] [--out FILE]
+//                          [--unpinned] [--fixed-work] [--floor] [--tcp] [--out FILE]
 //
 // Starts one throwaway PostgreSQL server (initdb in a temporary directory, a free port on
-// 127.0.0.1), loads it with `pgbench -i -s 10`, then alternates
+// 127.0.0.1 and a Unix-domain socket in that directory), loads it with `pgbench -i -s 10`, then
+// alternates
 //   A = pgbench -S -M simple -c 16 -j 2 -T S -n (with --fixed-work: -t, the statements B replays)
 //   B = our replay, speed 0, of a .wkl workload of the same point selects over 16 sessions,
 //       sized (by a short calibration replay) to last about S seconds
@@ -12,7 +13,9 @@
 // --unpinned, also U = the same replay with its worker threads left unpinned; with
 // --floor, also D, E and F = the floor client, bench_floor, on epoll, on io_uring and as tasks on
 // a Tokio runtime), and
-// reports q/s, the ratio ours/pgbench, client CPU per 100k statements, the server's CPU during each
+// Every client connects over the Unix-domain socket, as the replay does on the servers the gate
+// starts; with --tcp, every client connects to 127.0.0.1 instead (as to a server given by URL).
+// It reports q/s, the ratio ours/pgbench, client CPU per 100k statements, the server's CPU during each
 // run and peak RSS. Then it measures the peak RSS of loading and replaying 320k and 1M statements.
 // The server is always stopped and the directory removed, also on error or Ctrl-C.
 // Results go to stdout and to target/bench/bench-results.json. See docs/benchmark.md.
@@ -44,6 +47,8 @@ const settings = {
   unpinned: false,
   fixedWork: false,
   floor: false,
+  /** How every client connects: 'socket' (the server's Unix-domain socket) or 'tcp' (127.0.0.1). */
+  transport: 'socket',
   out: path.join(root, 'target', 'bench', 'bench-results.json'),
 };
 {
@@ -62,6 +67,7 @@ const settings = {
     else if (arg === '--unpinned') settings.unpinned = true;
     else if (arg === '--fixed-work') settings.fixedWork = true;
     else if (arg === '--floor') settings.floor = true;
+    else if (arg === '--tcp') settings.transport = 'tcp';
     else if (arg === '--out') settings.out = path.resolve(value());
     else if (arg === '-h' || arg === '--help') usage();
     else usage(`unknown option ${arg}`);
@@ -71,7 +77,7 @@ const settings = {
 function usage(problem) {
   if (problem) console.error(`bench: ${problem}`);
   console.error(
-    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--unpinned] [--fixed-work] [--floor] [--out FILE]',
+    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--unpinned] [--fixed-work] [--floor] [--tcp] [--out FILE]',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -489,7 +495,7 @@ async function runPgbench(ctx, label, replayed) {
   const load = loadavg();
   const length = settings.fixedWork ? ['-t', String(Math.round(replayed / SESSIONS))] : ['-T', String(settings.seconds)];
   const args = [
-    '-h', '127.0.0.1', '-p', String(ctx.port), '-U', 'postgres',
+    '-h', ctx.host, '-p', String(ctx.port), '-U', 'postgres',
     '-S', '-M', 'simple', '-c', String(SESSIONS), '-j', '2', ...length, '-n', 'bench',
   ];
   const m = await measured(`pgbench (${label})`, ctx.work, ctx.tools.exe('pgbench'), args);
@@ -524,7 +530,7 @@ async function runPgbench(ctx, label, replayed) {
  */
 async function runOurs(ctx, label, file, statements, driver = 'wire', pin = true) {
   const load = loadavg();
-  const conninfo = `host=127.0.0.1 port=${ctx.port} user=postgres dbname=bench sslmode=disable`;
+  const conninfo = `host='${ctx.host}' port=${ctx.port} user=postgres dbname=bench sslmode=disable`;
   const m = await measured(`our replay (${label})`, ctx.work, exampleBin, [
     'replay', '--wkl', file, '--conninfo', conninfo, '--expect', String(statements), '--driver', driver, '--pin', pin ? 'on' : 'off',
   ]);
@@ -574,7 +580,7 @@ async function runFloor(ctx, label, io) {
     `the floor client (${label})`,
     ctx.work,
     floorBin,
-    ['--port', String(ctx.port), '--dbname', 'bench', '--sessions', String(SESSIONS), '--threads', '2', '--seconds', String(settings.seconds), '--io', io],
+    ['--host', ctx.host, '--port', String(ctx.port), '--dbname', 'bench', '--sessions', String(SESSIONS), '--threads', '2', '--seconds', String(settings.seconds), '--io', io],
     { tolerate: [FLOOR_UNAVAILABLE] },
   );
   if (m.code === FLOOR_UNAVAILABLE) {
@@ -660,8 +666,10 @@ async function main() {
 
   console.log('\n--- starting a throwaway PostgreSQL server ---');
   const srv = await startServer(tools);
-  const ctx = { ...srv, tools };
+  // The socket is the server's own directory (-k), as on the servers the gate starts.
+  const ctx = { ...srv, tools, host: settings.transport === 'socket' ? srv.dir : '127.0.0.1' };
   console.log(`  port ${srv.port}, data in ${srv.dir}, settings: ${SERVER_SETTINGS.join(' ')}`);
+  console.log(`  every client connects to ${settings.transport === 'socket' ? `the Unix-domain socket in ${srv.dir}` : `127.0.0.1:${srv.port} (TCP)`}`);
   const pgUser = ['-h', '127.0.0.1', '-p', String(srv.port), '-U', 'postgres'];
   await mustRun('createdb', tools.exe('createdb'), [...pgUser, 'bench']);
   console.log('  pgbench -i -s 10 ...');

@@ -427,6 +427,8 @@ describe('replay on a server the CLI starts', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^server\s+PostgreSQL 18\.\d+ \(embedded, /m);
     expect(run.stdout).toMatch(/^sessions\s+40\/40 completed$/m);
+    // Over the server's own Unix-domain socket, not TCP: a socket directory names the target.
+    expect(run.stderr).toMatch(/^replaying against \/\S*pg-retest-server-\w+:\d+\/\w+ as postgres$/m);
     expect(run.stderr).toContain('stopping the server and removing its data directory');
     expect(await portAccepts(startedPort(run.stderr))).toBe(false);
     // The server's password is random and must not be shown either.

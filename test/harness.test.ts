@@ -3,9 +3,11 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
+import { describeTarget, replayUrl } from '../src/provision/url.js';
 import { eventually } from './support/eventually.js';
 import { localMajors, randomPassword, startPostgres, type TestServer } from './support/postgres.js';
 
@@ -83,6 +85,25 @@ describe('startPostgres', () => {
       await expect(wrong.connect()).rejects.toMatchObject({ code: '28P01' });
       const [method] = await query(server.url, "select auth_method from pg_hba_file_rules where type = 'host' limit 1");
       expect(method?.auth_method).toBe('scram-sha-256');
+    });
+  });
+
+  it('also listens on a socket in its own directory, which only its owner can enter, behind the same password', async () => {
+    const password = randomPassword();
+    await withServer(await startPostgres({ password }), async (server) => {
+      expect(server.socketDir).toBe(path.dirname(server.dataDir));
+      expect(fs.statSync(server.socketDir!).mode & 0o777).toBe(0o700);
+      expect(fs.existsSync(path.join(server.socketDir!, `.s.PGSQL.${server.port}`))).toBe(true);
+
+      const overSocket = replayUrl({ socketDir: server.socketDir }, server.url);
+      expect(overSocket).toBe(`postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(server.socketDir!)}:${server.port}/postgres`);
+      expect(describeTarget(overSocket)).toBe(`${server.socketDir}:${server.port}/postgres as postgres`);
+      const [row] = await query(overSocket, "select coalesce(inet_client_addr()::text, 'socket') as via");
+      expect(row?.via).toBe('socket');
+      const wrong = new pg.Client({ host: server.socketDir, port: server.port, user: 'postgres', password: 'not-it' });
+      await expect(wrong.connect()).rejects.toMatchObject({ code: '28P01' });
+      // A server without a socket keeps the URL it was given.
+      expect(replayUrl({}, server.url)).toBe(server.url);
     });
   });
 

@@ -18,7 +18,7 @@ import { releaseRun, toCliError } from '../gate/run-resources.js';
 import { createDatabase, dropDatabase, runStatements } from '../provision/database.js';
 import type { Server } from '../provision/index.js';
 import { serverForRun } from '../provision/run-server.js';
-import { passwordOf, redact } from '../provision/url.js';
+import { passwordOf, redact, replayUrl } from '../provision/url.js';
 import { type Checkout, checkoutBase } from '../schema/base-checkout.js';
 import { buildTemplates, runTemplateInputs } from '../schema/templates.js';
 import { findKnee } from './knee.js';
@@ -131,6 +131,7 @@ export async function runCapacity(config: CapacityConfig, context: GateContext):
       logger,
     });
     const serverUrl = server.url;
+    const started = server;
     report.environment.server = server.description;
     report.environment.server_version = server.version;
     const shown = await runStatements(serverUrl, 'cannot read max_connections', ['SHOW max_connections']);
@@ -178,7 +179,7 @@ export async function runCapacity(config: CapacityConfig, context: GateContext):
         url = source.url;
       }
       logger.info(`${side}: ${connections} connections (replay ${replayCount})`);
-      const result = stepRun(await replayStep(config, workload, url, connections, context));
+      const result = stepRun(await replayStep(config, workload, replayUrl(started, url), connections, context));
       if (source.kind === 'template') {
         await dropDatabase(serverUrl, name);
         created.pop();

@@ -14,7 +14,7 @@ import { applySqlFiles, type SqlFile } from '../provision/apply-sql.js';
 import { createDatabase } from '../provision/database.js';
 import type { Logger, Server } from '../provision/index.js';
 import { serverForRun } from '../provision/run-server.js';
-import { describeTarget, passwordOf, redact } from '../provision/url.js';
+import { describeTarget, passwordOf, redact, replayUrl } from '../provision/url.js';
 import type { ReplayReport } from '../types.js';
 import { describeErrorsAgainstCapture, errorsAgainstCapture, readCaptureSidecar } from './capture-sidecar.js';
 import { largestFactor } from './class-scale-options.js';
@@ -65,7 +65,7 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
     await applySqlFiles(url, files, { logger, signal: interrupt.signal });
     throwIfAborted(interrupt.signal);
 
-    const report = await runEngine(run, workload, url, io, interrupt.signal);
+    const report = await runEngine(run, workload, replayUrl(server, url), io, interrupt.signal);
     io.stdout.write(renderReplaySummary(report, { server: server.description }));
     if (capture && run.resultsFile && fs.existsSync(run.resultsFile)) {
       io.stdout.write(describeErrorsAgainstCapture(errorsAgainstCapture(capture, run.resultsFile)));

@@ -18,7 +18,7 @@ import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '..
 import { micros, plural } from '../format/units.js';
 import { checkpoint, createDatabase, dropDatabase } from '../provision/database.js';
 import type { Logger, Server } from '../provision/index.js';
-import { passwordOf, redact, withDatabase } from '../provision/url.js';
+import { passwordOf, redact, replayUrl, withDatabase } from '../provision/url.js';
 import { type Checkout, checkoutBase, currentCommit } from '../schema/base-checkout.js';
 import { BaseSchemaError, buildBaseTemplate, buildTemplates, runTemplateInputs, type TemplateInputs, type Templates } from '../schema/templates.js';
 import { sideAccounting } from './accounting.js';
@@ -248,7 +248,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
         // (docs/gate.md, "Gating server changes").
         if (separate) await checkpoint((place === headPlace ? basePlace : headPlace).server.url);
         const watch = planned.side === 'noise' ? undefined : await place.counters!.watch(name);
-        const report = await replayRound(config, shape.speed, workload, url, context);
+        const report = await replayRound(config, shape.speed, workload, replayUrl(place.server, url), context);
         if (watch && planned.side !== 'noise') await place.counters!.collect(planned.side, watch);
         await dropDatabase(place.server.url, name);
         place.created.pop();

@@ -9,6 +9,7 @@
  * binaries or from npm. The report says which.
  */
 import { createDatabase } from '../provision/database.js';
+import { replayUrl } from '../provision/url.js';
 import { dockerUnavailable } from '../provision/docker.js';
 import type { Logger, Server } from '../provision/index.js';
 import { useDatabaseUrl } from '../provision/index.js';
@@ -78,7 +79,7 @@ export async function replaySingleTarget(
     }
     const report = await replayOnce(
       workload,
-      { conninfo: url, speed: replay.speed, readOnly: replay.readOnly, scale: replay.scale, staggerMs: replay.staggerMs, ...replay.classScale },
+      { conninfo: replayUrl(server, url), speed: replay.speed, readOnly: replay.readOnly, scale: replay.scale, staggerMs: replay.staggerMs, ...replay.classScale },
       context,
     );
     return { target: { kind: server.kind, description: server.description, version: server.version, restore }, report };

@@ -4,8 +4,9 @@
  * supervisor process (pg-supervisor.mjs) that stops the server and removes the directory when
  * asked, or when this process ends in any way.
  *
- * The server listens on TCP only and requires a password (random, per server): a throwaway
- * server on a shared machine must not be open to every local user.
+ * The server listens on 127.0.0.1 and on a Unix-domain socket in its own directory (mode 0700),
+ * and requires a password (random, per server): a throwaway server on a shared machine must not
+ * be open to every local user.
  */
 import crypto from 'node:crypto';
 import { InfraError } from '../exit-codes.js';
@@ -41,6 +42,7 @@ export async function startCluster(bins: Binaries, kind: 'local' | 'embedded', o
   return {
     kind,
     url: server.url,
+    socketDir: server.socketDir,
     version: bins.version,
     description: `PostgreSQL ${bins.version} (${kind}, ${bins.bindir}) on 127.0.0.1:${server.port}`,
     logFile: server.logFile,

@@ -29,6 +29,11 @@ export interface ThrowawayServer {
   /** `postgres://postgres[:password]@127.0.0.1:<port>/postgres` */
   url: string;
   port: number;
+  /**
+   * The directory of the server's Unix-domain socket (the server's own, mode 0700), or undefined
+   * when its path would be too long; the server listens on 127.0.0.1 either way.
+   */
+  socketDir: string | undefined;
   /** The superuser: `postgres`. */
   user: string;
   /** The cluster's data directory; removed by stop(). */

@@ -25,6 +25,11 @@ export interface Server {
    * (`maskUrl` in url.ts).
    */
   url: string;
+  /**
+   * For a server we started on this machine: the directory of its Unix-domain socket, which the
+   * replay connects to instead of `url`'s TCP port (`replayUrl` in url.ts). Undefined otherwise.
+   */
+  socketDir?: string;
   /** `major.minor`, e.g. `17.6`, as reported by the server or its binaries. */
   version: string;
   /** Where it came from, for logs: a bindir or the masked URL. */

@@ -35,6 +35,8 @@ export interface TestServer {
   bindir: string;
   /** The cluster's data directory; removed by stop(). */
   dataDir: string;
+  /** The directory of the server's Unix-domain socket (its own), if the path fits. */
+  socketDir: string | undefined;
   /** The server's log (stderr); removed by stop(). */
   logFile: string;
   /** Fast shutdown, then removes the directory. Safe to call more than once. */

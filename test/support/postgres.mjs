@@ -57,6 +57,7 @@ export async function startPostgres(opts = {}) {
     source: bins.source,
     bindir: bins.bindir,
     dataDir: server.dataDir,
+    socketDir: server.socketDir,
     logFile: server.logFile,
     stop: () => server.stop(),
     kill: (signal = 'SIGKILL') => server.kill(signal),

@@ -2,7 +2,7 @@
 //! machine (used by `npm run bench -- --floor`, see docs/benchmark.md).
 //!
 //! ```text
-//! bench_floor --port P [--host 127.0.0.1] [--user postgres] [--dbname bench]
+//! bench_floor --port P [--host 127.0.0.1|/socket/dir] [--user postgres] [--dbname bench]
 //!             [--sessions 16] [--threads 2] [--seconds 15] [--io epoll|io_uring|tokio] [--seed S]
 //!             [--pin on|off]
 //! ```
@@ -37,7 +37,8 @@ mod affinity;
 mod floor {
     use std::io::{self, Read, Write};
     use std::net::TcpStream;
-    use std::os::fd::AsRawFd;
+    use std::os::fd::{AsRawFd, RawFd};
+    use std::os::unix::net::UnixStream;
     use std::time::{Duration, Instant};
 
     use pg_retest_core::seeded::SplitMix64;
@@ -52,9 +53,72 @@ mod floor {
         pub dbname: String,
     }
 
+    /// A connection over TCP, or over the Unix-domain socket in the directory `--host` names.
+    enum Sock {
+        Tcp(TcpStream),
+        Unix(UnixStream),
+    }
+
+    impl Sock {
+        fn open(t: &Target) -> io::Result<Sock> {
+            if t.host.starts_with('/') {
+                let path = format!("{}/.s.PGSQL.{}", t.host.trim_end_matches('/'), t.port);
+                return UnixStream::connect(path).map(Sock::Unix);
+            }
+            let sock = TcpStream::connect((t.host.as_str(), t.port))?;
+            sock.set_nodelay(true)?;
+            Ok(Sock::Tcp(sock))
+        }
+
+        fn try_clone(&self) -> io::Result<Sock> {
+            match self {
+                Sock::Tcp(s) => s.try_clone().map(Sock::Tcp),
+                Sock::Unix(s) => s.try_clone().map(Sock::Unix),
+            }
+        }
+
+        fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+            match self {
+                Sock::Tcp(s) => s.set_nonblocking(on),
+                Sock::Unix(s) => s.set_nonblocking(on),
+            }
+        }
+    }
+
+    impl AsRawFd for Sock {
+        fn as_raw_fd(&self) -> RawFd {
+            match self {
+                Sock::Tcp(s) => s.as_raw_fd(),
+                Sock::Unix(s) => s.as_raw_fd(),
+            }
+        }
+    }
+
+    impl Read for Sock {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self {
+                Sock::Tcp(s) => s.read(buf),
+                Sock::Unix(s) => s.read(buf),
+            }
+        }
+    }
+
+    impl Write for Sock {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            match self {
+                Sock::Tcp(s) => s.write(buf),
+                Sock::Unix(s) => s.write(buf),
+            }
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
     /// One connection: the query being sent and what has arrived of its answer.
     pub struct Session {
-        sock: TcpStream,
+        sock: Sock,
         rng: SplitMix64,
         out: Vec<u8>,
         sent: usize,
@@ -64,9 +128,8 @@ mod floor {
     }
 
     pub fn connect(t: &Target, seed: u64) -> Result<Session, String> {
-        let mut sock = TcpStream::connect((t.host.as_str(), t.port))
-            .map_err(|e| format!("cannot connect to {}:{}: {e}", t.host, t.port))?;
-        sock.set_nodelay(true).map_err(|e| e.to_string())?;
+        let mut sock =
+            Sock::open(t).map_err(|e| format!("cannot connect to {}:{}: {e}", t.host, t.port))?;
         let mut startup = vec![0, 0, 0, 0, 0, 3, 0, 0];
         for (k, v) in [("user", &t.user), ("database", &t.dbname)] {
             startup.extend_from_slice(k.as_bytes());
@@ -349,7 +412,8 @@ mod floor {
         Ok(())
     }
 
-    /// Every session a task on this thread's current-thread runtime, over tokio's TcpStream.
+    /// Every session a task on this thread's current-thread runtime, over tokio's TcpStream or
+    /// UnixStream.
     pub fn run_tokio(sessions: Vec<Session>, until: Instant) -> Result<u64, String> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -368,11 +432,26 @@ mod floor {
         })
     }
 
-    async fn session_task(mut s: Session, until: Instant) -> Result<u64, String> {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    async fn session_task(s: Session, until: Instant) -> Result<u64, String> {
         let std_sock = s.sock.try_clone().map_err(|e| e.to_string())?;
         std_sock.set_nonblocking(true).map_err(|e| e.to_string())?;
-        let mut sock = tokio::net::TcpStream::from_std(std_sock).map_err(|e| e.to_string())?;
+        match std_sock {
+            Sock::Tcp(t) => {
+                let sock = tokio::net::TcpStream::from_std(t).map_err(|e| e.to_string())?;
+                session_loop(s, sock, until).await
+            }
+            Sock::Unix(u) => {
+                let sock = tokio::net::UnixStream::from_std(u).map_err(|e| e.to_string())?;
+                session_loop(s, sock, until).await
+            }
+        }
+    }
+
+    async fn session_loop<S>(mut s: Session, mut sock: S, until: Instant) -> Result<u64, String>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
         loop {
             s.next_query();
             sock.write_all(&s.out)
