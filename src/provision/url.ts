@@ -71,9 +71,9 @@ export function withDatabase(url: string, database: string): string {
 
 /**
  * The URL the replay engine connects to: `url` (a database on `server`) over the server's
- * Unix-domain socket when it has one. The socket is the cheaper transport (a third less CPU per
- * round trip on both sides than TCP on loopback, docs/benchmark.md), so the CPU the replay client
- * takes from the server under test, and the noise it adds, shrink.
+ * Unix-domain socket when it has one. The socket is the cheaper transport (per round trip, about a
+ * quarter less CPU for the client and 6 % less for the server than TCP on loopback,
+ * docs/benchmark.md), so the CPU the replay client takes from the server under test shrinks.
  * @param server the server `url` points at
  * @param url a postgres:// URL of a database on it
  * @returns the URL with the socket directory as its (percent-encoded) host, or `url`
