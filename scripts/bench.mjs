@@ -631,6 +631,26 @@ function printRun(r) {
 const fmt = (n, digits) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
+/** Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom. */
+const T95 = [
+  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131,
+  2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
+
+/**
+ * The 95 % confidence interval of the mean of per-pair values (Student's t): whether a target is
+ * told apart from the pair-to-pair noise of this machine, or lies inside it. Undefined for one pair.
+ */
+function interval95(xs) {
+  if (xs.length < 2) return undefined;
+  const m = mean(xs);
+  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
+  const half = (T95[Math.min(xs.length - 1, T95.length) - 1] ?? 1.96) * (sd / Math.sqrt(xs.length));
+  return [m - half, m + half];
+}
+
+const fmtInterval = (ci) => (ci ? `95 % interval ${fmt(ci[0], 3)}–${fmt(ci[1], 3)}` : 'one pair: no interval');
+
 // ---------------------------------------------------------------------------------------------
 // Main
 
@@ -767,12 +787,14 @@ async function main() {
     ours_qps_mean: mean(pairs.map((p) => p.ours.qps)),
     ratio_per_pair: ratios,
     ratio_mean: mean(ratios),
+    ratio_ci95: interval95(ratios),
     ratio_min: Math.min(...ratios),
     ratio_max: Math.max(...ratios),
     ratio_including_load_mean: mean(pairs.map((p) => p.ratio_including_load)),
     pgbench_cpu_per_100k_s: pgCpu,
     ours_cpu_per_100k_s: ourCpu,
     ours_cpu_replay_only_per_100k_s: ourReplayCpu,
+    cpu_ratio_per_pair: pairs.map((p) => p.ours.cpu_per_100k_s / p.pgbench.cpu_per_100k_s),
     ours_peak_rss_mb_ab_runs: Math.max(...pairs.map((p) => p.ours.peak_rss_mb)),
     ab_statements: statements,
     client_cpu_split: split,
@@ -788,6 +810,7 @@ async function main() {
       ]),
     ),
   };
+  summary.cpu_ratio_ci95 = interval95(summary.cpu_ratio_per_pair);
   // Our replay's variants (`--old-path`, `--unpinned`), each against pgbench in the same pairs.
   for (const role of ['old_path', 'unpinned'].filter((r) => roles[r])) {
     const ratios = pairs.map((p) => p[`${role}_ratio`]);
@@ -853,8 +876,9 @@ async function main() {
   printTable(rows);
   console.log('');
   console.log(`q/s mean: pgbench ${fmt(summary.pgbench_qps_mean, 0)}, ours ${fmt(summary.ours_qps_mean, 0)}`);
-  console.log(`ratio ours/pgbench: ${ratios.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.ratio_mean, 3)} (${fmt(summary.ratio_including_load_mean, 3)} counting our load time)`);
+  console.log(`ratio ours/pgbench: ${ratios.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.ratio_mean, 3)}, ${fmtInterval(summary.ratio_ci95)} (${fmt(summary.ratio_including_load_mean, 3)} counting our load time)`);
   console.log(`client CPU per 100k statements: pgbench ${fmt(pgCpu, 3)} s, ours ${fmt(ourCpu, 3)} s (replay alone ${fmt(ourReplayCpu, 3)} s, the rest is loading the .wkl)`);
+  console.log(`client CPU ours/pgbench per pair: ${summary.cpu_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → ${fmtInterval(summary.cpu_ratio_ci95)}`);
   if (settings.oldPath) {
     console.log(
       `tokio-postgres path: ratio ${summary.old_path_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.old_path_ratio_mean, 3)}, ` +
