@@ -417,6 +417,30 @@ async fn an_unreachable_server_or_wrong_password_is_one_clear_error_without_secr
     assert!(!msg.contains("s3cret"), "{msg}");
 }
 
+/// A socket directory where no server listens (none started, or it stopped and removed its
+/// socket): retried like a refused TCP port, then one error saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_directory_without_a_server_is_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = workload(&[vec![(0, "SELECT 1")]]);
+    let mut o = opts(&format!(
+        "host={} port=5999 user=app dbname=db",
+        dir.path().display()
+    ));
+    o.connect.window = Duration::from_millis(300);
+    let err = replay(w, o, None, CancellationToken::new())
+        .await
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ReplayError::Connect { .. }), "{msg}");
+    assert!(
+        msg.contains(&format!("{}:5999/db as app", dir.path().display())),
+        "{msg}"
+    );
+    assert!(msg.contains("no server socket there"), "{msg}");
+    assert!(!msg.contains("TLS"), "{msg}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_with_five_slots_and_twenty_uncapped_sessions_loses_nothing() {
     let server = TestServer::start(&[

@@ -88,10 +88,13 @@ impl ConnectFailure {
     /// A failure the server did not describe (socket, TLS, configuration), judged by its text.
     pub fn without_sqlstate(message: String) -> ConnectFailure {
         let lower = message.to_ascii_lowercase();
-        // Refused/reset: the listener is gone or overloaded. Timeouts: maybe a blip. Anything else
-        // (TLS, bad config) will not fix itself.
-        let server_gone =
-            lower.contains("refused") || lower.contains("reset") || lower.contains("closed");
+        // Refused/reset: the listener is gone or overloaded; a Unix-domain socket that does not
+        // exist is the same (a server removes its socket when it stops). Timeouts: maybe a blip.
+        // Anything else (TLS, bad config) will not fix itself.
+        let server_gone = lower.contains("refused")
+            || lower.contains("reset")
+            || lower.contains("closed")
+            || lower.contains("no such file or directory");
         let transient = server_gone || lower.contains("timed out") || lower.contains("timeout");
         ConnectFailure {
             message,
@@ -220,5 +223,25 @@ where
             }
         }
         backoff = (backoff * 2).min(policy.max_backoff);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ConnectFailure;
+
+    #[test]
+    fn a_missing_socket_is_judged_like_a_refused_port() {
+        for message in [
+            "error connecting to server: Connection refused (os error 111)",
+            "error connecting to server: No such file or directory (os error 2)",
+        ] {
+            let f = ConnectFailure::without_sqlstate(message.into());
+            assert!(f.server_gone && f.transient, "{message}");
+        }
+        let f = ConnectFailure::without_sqlstate(
+            "error performing TLS handshake: invalid dns name".into(),
+        );
+        assert!(!f.server_gone && !f.transient);
     }
 }

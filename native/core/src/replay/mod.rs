@@ -296,6 +296,9 @@ fn hint_for(sqlstate: Option<&str>, message: &str) -> &'static str {
             "; a connection pooler refuses the startup parameter `options`, which carries the statement timeout and read-only mode: set them on the database role instead (ALTER ROLE … SET statement_timeout = …) and leave them off here"
         }
         _ if m.contains("refused") => "; is the server running and listening on that host and port?",
+        _ if m.contains("no such file or directory") => {
+            "; no server socket there: is the server running, and are the socket directory and port right?"
+        }
         _ if m.contains("timed out") => "; check the host, port and any firewall between here and the server",
         _ if m.contains("tls") || m.contains("certificate") || m.contains("ssl") => {
             "; check sslmode and the server's certificate (or use sslmode=disable for a local server)"
