@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use crate::fnv::{self, FnvBuild};
+use crate::fnv::FnvBuild;
 use crate::keys::KeyLinks;
 use crate::sql::{self, StatementKind, TxnEffect};
 use crate::wkl::{Query, QueryKind, ResponseRow, SequenceState, WorkloadProfile};
@@ -164,6 +164,24 @@ impl TextArena {
 const INTERN_SLOTS: usize = 1 << 16;
 const NO_TEXT: u32 = u32::MAX;
 
+/// The interning hash: eight bytes per multiply where FNV takes one per byte (statement texts
+/// are long and nearly all distinct, so hashing each is most of interning's own work). The low
+/// bits pick the slot and the high bits are kept to tell texts apart, so both must mix well: the
+/// multiply carries every input bit upwards and the final fold brings the high half down.
+fn text_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let word = u64::from_le_bytes(c.try_into().expect("chunks of 8"));
+        h = (h ^ word).wrapping_mul(K).rotate_left(29);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h ^ (h >> 32)
+}
+
 /// Builds a [`Workload`] statement by statement, interning texts as they arrive.
 pub struct WorkloadBuilder {
     info: WorkloadInfo,
@@ -172,8 +190,11 @@ pub struct WorkloadBuilder {
     texts: TextArena,
     /// Direct-mapped cache of recently seen texts (hash, id): repeated statements (BEGIN,
     /// COMMIT, the same query with the same values) are stored once, while a workload of unique
-    /// texts costs a fixed 1 MiB here instead of a map that grows with every statement.
-    intern: Vec<(u64, u32)>,
+    /// texts costs a fixed 512 KiB here instead of a map that grows with every statement. Half a
+    /// core's L2 cache on the machines measured: at 1 MiB, the slot's load was a cache miss
+    /// that took a fifth of the load time. 32 bits of hash suffice, since a hit is confirmed by
+    /// comparing the texts.
+    intern: Vec<(u32, u32)>,
     /// True between `begin_session` and the next session: pushes extend the last session.
     open_session: bool,
     response_values: HashMap<u32, Vec<ResponseRow>>,
@@ -194,8 +215,9 @@ impl WorkloadBuilder {
 
     /// The id of `sql` in the arena, stored there if it is not among the recent texts.
     pub(crate) fn intern(&mut self, sql: &str) -> u32 {
-        let key = fnv::hash(sql.as_bytes());
+        let key = text_hash(sql.as_bytes());
         let slot = (key as usize) & (INTERN_SLOTS - 1);
+        let key = (key >> 32) as u32;
         let (seen_key, seen_id) = self.intern[slot];
         if seen_id != NO_TEXT && seen_key == key && self.texts.get(seen_id) == sql {
             return seen_id;
@@ -549,6 +571,27 @@ mod tests {
 
     fn info() -> WorkloadInfo {
         WorkloadInfo::default()
+    }
+
+    #[test]
+    fn the_interning_hash_spreads_texts_that_differ_in_one_literal() {
+        // Most captured statements differ from their neighbours in a literal only: they must
+        // not crowd a few slots of the interning cache.
+        let mut used = std::collections::HashSet::new();
+        for aid in 0..20_000u32 {
+            let text = format!("SELECT abalance FROM pgbench_accounts WHERE aid = {aid};");
+            used.insert(text_hash(text.as_bytes()) as usize & (INTERN_SLOTS - 1));
+        }
+        // 20,000 texts in 65,536 slots fill about 17,250 of them when spread uniformly.
+        assert!(used.len() > 16_500, "{} slots used", used.len());
+        // Every byte counts, in the eight-byte words and in the tail; so does the length.
+        let text = b"INSERT INTO t VALUES (1, 'abcdefgh')".to_vec();
+        for i in 0..text.len() {
+            let mut other = text.clone();
+            other[i] ^= 1;
+            assert_ne!(text_hash(&other), text_hash(&text), "byte {i}");
+        }
+        assert_ne!(text_hash(b"ab"), text_hash(b"ab\0"));
     }
 
     #[test]
