@@ -169,6 +169,14 @@ function startBursts(seed) {
   };
 }
 
+/** The server's URL with its socket directory as the host (percent-encoded, as libpq reads it). */
+function overSocket(server) {
+  if (!server.socketDir) return server.url;
+  const url = new URL(server.url);
+  url.hostname = encodeURIComponent(server.socketDir);
+  return url.toString();
+}
+
 function median(values) {
   const s = [...values].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -176,6 +184,10 @@ function median(values) {
 
 async function main() {
   const server = await startPostgres({ settings: { autovacuum: 'off', max_connections: '200' } });
+  // Over the server's Unix-domain socket, as the gate replays on the servers it starts itself
+  // (docs/cli.md, "Servers the CLI starts"): the transport changes what a statement costs.
+  const url = overSocket(server);
+  console.log(`gate target: ${server.socketDir ? `the Unix-domain socket in ${server.socketDir}` : `127.0.0.1:${server.port}`}`);
   const rows = [];
   try {
     for (const name of workloadNames) {
@@ -188,7 +200,7 @@ async function main() {
       let readMedian = null;
       if (needsBurn) {
         const json = path.join(tmp, `${name}-measure.json`);
-        const r = gate(server.url, burnWorkload, burnBase, burnBase, json);
+        const r = gate(url, burnWorkload, burnBase, burnBase, json);
         if (!fs.existsSync(json)) fail(`measuring the hot read failed (exit ${r.code}): ${r.stderr.slice(-500)}`);
         readMedian = hotReadMedian(JSON.parse(fs.readFileSync(json, 'utf8')), w.hotRead);
         console.log(`${name}: the hot read's base median is ${readMedian} µs`);
@@ -218,7 +230,7 @@ async function main() {
             for (let i = 0; i < runs; i += 1) {
               const json = path.join(tmp, `run.json`);
               fs.rmSync(json, { force: true });
-              const r = gate(server.url, c.workload, c.base, c.head, json);
+              const r = gate(url, c.workload, c.base, c.head, json);
               outcomes.push(r);
               if (keep && fs.existsSync(json)) fs.copyFileSync(json, path.join(keep, `${name}-${condition}-${caseName}-${i + 1}.json`));
               process.stdout.write(`${name} ${condition} ${caseName} ${i + 1}/${runs}: exit ${r.code}, ${r.seconds.toFixed(0)} s\n`);
