@@ -394,6 +394,24 @@ async fn scaling_multiplies_sessions_and_per_class_zero_excludes_them() {
     );
 }
 
+/// The message of a replay of one statement against `conninfo`, which must fail to start with a
+/// connection error (after a short retry window).
+async fn refused(conninfo: &str) -> String {
+    let mut o = opts(conninfo);
+    o.connect.window = Duration::from_millis(300);
+    let err = replay(
+        workload(&[vec![(0, "SELECT 1")]]),
+        o,
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ReplayError::Connect { .. }), "{msg}");
+    msg
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_server_or_wrong_password_is_one_clear_error_without_secrets() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -401,14 +419,7 @@ async fn an_unreachable_server_or_wrong_password_is_one_clear_error_without_secr
         .local_addr()
         .unwrap()
         .port();
-    let w = workload(&[vec![(0, "SELECT 1")]]);
-    let mut o = opts(&format!("postgresql://app:s3cret-pw@127.0.0.1:{port}/db"));
-    o.connect.window = Duration::from_millis(300);
-    let err = replay(w, o, None, CancellationToken::new())
-        .await
-        .unwrap_err();
-    let msg = err.to_string();
-    assert!(matches!(err, ReplayError::Connect { .. }), "{msg}");
+    let msg = refused(&format!("postgresql://app:s3cret-pw@127.0.0.1:{port}/db")).await;
     assert!(
         msg.contains(&format!("127.0.0.1:{port}/db as app")),
         "{msg}"
@@ -422,17 +433,11 @@ async fn an_unreachable_server_or_wrong_password_is_one_clear_error_without_secr
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_socket_directory_without_a_server_is_one_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let w = workload(&[vec![(0, "SELECT 1")]]);
-    let mut o = opts(&format!(
+    let msg = refused(&format!(
         "host={} port=5999 user=app dbname=db",
         dir.path().display()
-    ));
-    o.connect.window = Duration::from_millis(300);
-    let err = replay(w, o, None, CancellationToken::new())
-        .await
-        .unwrap_err();
-    let msg = err.to_string();
-    assert!(matches!(err, ReplayError::Connect { .. }), "{msg}");
+    ))
+    .await;
     assert!(
         msg.contains(&format!("{}:5999/db as app", dir.path().display())),
         "{msg}"
