@@ -27090,6 +27090,14 @@ async function compareReplays(input2) {
   );
 }
 
+// src/provision/socket-url.mjs
+function urlOverSocket(url2, socketDir) {
+  if (!socketDir) return url2;
+  const parsed = new URL(url2);
+  parsed.hostname = encodeURIComponent(socketDir);
+  return parsed.toString();
+}
+
 // src/provision/url.ts
 var MASK = "****";
 function maskUrl(url2) {
@@ -27128,10 +27136,7 @@ function withDatabase(url2, database) {
   return parsed.toString();
 }
 function replayUrl(server, url2) {
-  if (!server.socketDir) return url2;
-  const parsed = new URL(url2);
-  parsed.hostname = encodeURIComponent(server.socketDir);
-  return parsed.toString();
+  return urlOverSocket(url2, server.socketDir);
 }
 function describeTarget(url2) {
   try {

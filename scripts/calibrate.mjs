@@ -34,6 +34,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { prng } from './lib/prng.mjs';
+import { urlOverSocket } from '../src/provision/socket-url.mjs';
 import { startPostgres } from '../test/support/postgres.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -169,14 +170,6 @@ function startBursts(seed) {
   };
 }
 
-/** The server's URL with its socket directory as the host (percent-encoded, as libpq reads it). */
-function overSocket(server) {
-  if (!server.socketDir) return server.url;
-  const url = new URL(server.url);
-  url.hostname = encodeURIComponent(server.socketDir);
-  return url.toString();
-}
-
 function median(values) {
   const s = [...values].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -186,7 +179,7 @@ async function main() {
   const server = await startPostgres({ settings: { autovacuum: 'off', max_connections: '200' } });
   // Over the server's Unix-domain socket, as the gate replays on the servers it starts itself
   // (docs/cli.md, "Servers the CLI starts"): the transport changes what a statement costs.
-  const url = overSocket(server);
+  const url = urlOverSocket(server.url, server.socketDir);
   console.log(`gate target: ${server.socketDir ? `the Unix-domain socket in ${server.socketDir}` : `127.0.0.1:${server.port}`}`);
   const rows = [];
   try {

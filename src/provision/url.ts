@@ -3,6 +3,8 @@
  * swapped in more than one place.
  */
 
+import { urlOverSocket } from './socket-url.mjs';
+
 const MASK = '****';
 
 /**
@@ -79,10 +81,7 @@ export function withDatabase(url: string, database: string): string {
  * @returns the URL with the socket directory as its (percent-encoded) host, or `url`
  */
 export function replayUrl(server: { socketDir?: string }, url: string): string {
-  if (!server.socketDir) return url;
-  const parsed = new URL(url);
-  parsed.hostname = encodeURIComponent(server.socketDir);
-  return parsed.toString();
+  return urlOverSocket(url, server.socketDir);
 }
 
 /**
