@@ -27294,6 +27294,7 @@ function connectError(url2, error63) {
   if (code2 === "28P01" || code2 === "28000") fix = "check the user name and password in the URL";
   else if (code2 === "3D000") fix = "create the database first, or name an existing one in the URL";
   else if (code2 === "ECONNREFUSED") fix = "nothing is listening there: check the host and port, and that the server is running";
+  else if (code2 === "ENOENT") fix = "no server socket there: check the socket directory and port, and that the server is running";
   else if (code2 === "ENOTFOUND" || code2 === "EAI_AGAIN") fix = "the host name does not resolve: check the host in the URL";
   else if (/timeout/i.test(message2)) fix = "the server did not answer in time: check the host, port and any firewall";
   return new InfraError(redact(`cannot connect to ${describeTarget(url2)}: ${message2}; ${fix}`, passwordOf(url2)));

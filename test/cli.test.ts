@@ -374,6 +374,21 @@ describe('replay against the shared server', () => {
     expect(run.stdout + run.stderr).not.toContain(password);
   });
 
+  it('fails with exit 3 on a socket directory where no server listens', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'no-server-'));
+    try {
+      const url = `postgres://app:s3cret-pw@${encodeURIComponent(dir)}:5999/shop`;
+      const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', url]);
+      expect(run.code).toBe(ExitCode.Infrastructure);
+      expect(run.stderr.trim().split('\n').at(-1)).toMatch(
+        new RegExp(`^error: cannot connect to ${dir}:5999/shop as app: .*; no server socket there`),
+      );
+      expect(run.stdout + run.stderr).not.toContain('s3cret-pw');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('never prints a password given in a malformed --database-url', async () => {
     const password = `Sekr1t-${randomBytes(8).toString('hex')}`;
     const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', `postgres://app:${password}@`]);

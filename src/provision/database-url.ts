@@ -57,6 +57,8 @@ export function connectError(url: string, error: unknown): InfraError {
   if (code === '28P01' || code === '28000') fix = 'check the user name and password in the URL';
   else if (code === '3D000') fix = 'create the database first, or name an existing one in the URL';
   else if (code === 'ECONNREFUSED') fix = 'nothing is listening there: check the host and port, and that the server is running';
+  // A socket directory as host: no socket file means no server (it removes its socket when it stops).
+  else if (code === 'ENOENT') fix = 'no server socket there: check the socket directory and port, and that the server is running';
   else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') fix = 'the host name does not resolve: check the host in the URL';
   else if (/timeout/i.test(message)) fix = 'the server did not answer in time: check the host, port and any firewall';
   return new InfraError(redact(`cannot connect to ${describeTarget(url)}: ${message}; ${fix}`, passwordOf(url)));
