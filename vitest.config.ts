@@ -1,10 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files that measure throughput against concurrency (capacity sweeps): their steps compare
- * replays with each other, so they run on their own, after the rest, never beside other files.
+ * Files whose assertions compare timings between replays: capacity sweeps (throughput against
+ * concurrency), and the latency regressions of a dropped index (a ratio of p95s, which the
+ * suite's own load on two cores compressed until a fresh-clone run passed the PR). They run on
+ * their own, after the rest and after cargo, never beside other files (docs/testing.md, "Timing").
  */
-const ALONE = ['test/capacity.test.ts'];
+const ALONE = ['test/capacity.test.ts', 'test/gate-regression.test.ts', 'test/pipeline-run.test.ts'];
 
 const shared = {
   globalSetup: ['test/support/global-setup.ts'],

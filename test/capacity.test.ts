@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findKnee } from '../src/capacity/knee.js';
 import type { CapacityReport } from '../src/capacity/report-types.js';
 import { writeWorkload } from '../src/engine.js';
+import { cargoFinished } from './support/cargo-finished.js';
 import { startPostgres } from './support/postgres.js';
 import { syntheticProfile } from './support/profile.js';
 import { runCli } from './support/shop-gate.js';
@@ -23,16 +24,6 @@ const SWEEP_TIMEOUT_MS = 300_000;
 
 let tmp: string;
 let server: Awaited<ReturnType<typeof startPostgres>>;
-
-/**
- * Waits for the file `npm test` writes once the Rust tests have ended (PG_RETEST_CARGO_DONE):
- * the sweeps compare throughput between runs, which must not share the two cores with cargo.
- */
-async function cargoFinished(): Promise<void> {
-  const marker = process.env.PG_RETEST_CARGO_DONE;
-  if (!marker) return;
-  while (!fs.existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 1000));
-}
 
 beforeAll(async () => {
   await cargoFinished();

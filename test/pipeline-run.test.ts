@@ -3,6 +3,7 @@
 // what any replay measures), in A/B mode against a copy of the database that lost its index (a
 // sequential scan of 120,000 rows per call against an index lookup) and against an identical copy,
 // and from a captured csvlog into a server started for the run with restore_from loaded by psql.
+// The lost index's regression is a ratio of latencies: this file runs alone (vitest.config.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import { writeWorkload } from '../src/engine.js';
 import type { RunReport } from '../src/pipeline/report-types.js';
 import { dockerUnavailable } from '../src/provision/docker.js';
 import { VARIANTS_LATENCY_OUT_OF_REACH } from './support/latency-rule.js';
+import { cargoFinished } from './support/cargo-finished.js';
 import { syntheticProfile } from './support/profile.js';
 import { findClientProgram } from '../src/schema/seed.js';
 
@@ -60,6 +62,7 @@ const dockerHere = (await dockerUnavailable()) === undefined;
 const readReport = (file: string): RunReport => JSON.parse(fs.readFileSync(file, 'utf8')) as RunReport;
 
 beforeAll(async () => {
+  await cargoFinished();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-run-test-'));
   await admin([`CREATE DATABASE ${databases.a}`]);
   await admin(
@@ -78,7 +81,7 @@ beforeAll(async () => {
   const session = (id: number): [number, string][] =>
     Array.from({ length: 30 }, (_, i) => [i * 2000, i % 2 === 0 ? `SELECT id, payload FROM items WHERE k = ${id * 100 + i}` : `SELECT payload FROM items WHERE id = ${id * 1000 + i}`]);
   await writeWorkload(path.join(dir, 'lookups.wkl'), syntheticProfile([session(1), session(2)]));
-});
+}, 30 * 60_000);
 
 afterAll(async () => {
   for (const name of Object.values(databases)) await admin([`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]).catch(() => {});
