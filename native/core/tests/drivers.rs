@@ -293,6 +293,32 @@ async fn both_paths_replay_over_a_unix_socket_whatever_the_sslmode() {
     }
 }
 
+/// A host list that mixes the server's socket directory with its TCP address, under
+/// `sslmode=require`, against a server without TLS: libpq connects over the socket in the clear
+/// (sslmode does not apply there) and so must the run. Its own connection (the preflight, which
+/// also aligns sequences) used to go through tokio-postgres's `connect`, which applies one
+/// sslmode to every host: it was refused TLS on both and the replay never started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mixed_host_list_with_sslmode_require_replays_over_its_socket() {
+    let (reference, _) = replay_on(Driver::Wire).await;
+    let server = support::TestServer::start(&[]);
+    let dir = server.dir.display().to_string();
+    for (i, hosts) in [format!("{dir},127.0.0.1"), format!("127.0.0.1,{dir}")]
+        .into_iter()
+        .enumerate()
+    {
+        let name = format!("mixed_hosts_{i}");
+        sql(&server.url(), &format!("CREATE DATABASE {name}")).await;
+        let conninfo = format!(
+            "host={hosts} port={port},{port} user=postgres dbname={name} sslmode=require",
+            port = server.port
+        );
+        let url = support::with_dbname(&server.url(), &name);
+        let report = replay_at(Driver::Wire, &url, conninfo).await;
+        assert_eq!(outcome(&report), outcome(&reference), "hosts {hosts}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copy_fails_cleanly_for_lack_of_data_and_copy_out_is_counted() {
     let url = fresh_database("copy").await;

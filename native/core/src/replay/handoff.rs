@@ -13,7 +13,10 @@
 //!
 //! The socket itself is opened here, as tokio-postgres's own `connect` would: every host and
 //! `hostaddr` in turn, each resolved address, Unix sockets, `connect_timeout`, TCP_NODELAY,
-//! keepalives, `tcp_user_timeout`, `load_balance_hosts` and `target_session_attrs`.
+//! keepalives, `tcp_user_timeout`, `load_balance_hosts` and `target_session_attrs` — except that
+//! TLS is decided per host, as libpq does (none on a socket directory). The run's own connection
+//! (`open_client`) is opened the same way and kept by tokio-postgres, so that it reaches the
+//! server the sessions reach.
 
 use std::future::Future;
 use std::io;
@@ -32,7 +35,7 @@ use tokio::net::TcpStream;
 use tokio::net::UnixStream;
 use tokio_postgres::config::{Host, LoadBalanceHosts, SslMode, TargetSessionAttrs};
 use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect, TlsStream};
-use tokio_postgres::{CancelToken, Config, NoTls};
+use tokio_postgres::{CancelToken, Client, Config, NoTls};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::connect::{ConnectFailure, Tls};
@@ -101,6 +104,36 @@ fn socket_failure(e: &io::Error) -> ConnectFailure {
 
 /// Opens and authenticates one session on the first host that accepts it.
 pub async fn open(tls: &Tls, config: &Config, seed: u64) -> Result<WireConn, ConnectFailure> {
+    first_accepting(config, seed, |peer, port, hostname| {
+        open_at(tls, config, peer, port, hostname)
+    })
+    .await
+}
+
+/// A tokio-postgres client on the first host that accepts it, reached exactly as the sessions
+/// reach theirs: the run's own connection (preflight, sequences, liveness probes), so that it
+/// checks the host, socket and TLS the sessions will use. (tokio-postgres's own `connect` applies
+/// one sslmode to every host, so with `sslmode=require` it would refuse the socket directory of
+/// a mixed host list that the sessions use in the clear.) Its cancel token cannot reach the
+/// server (the client was not told where its socket goes); nothing cancels on this connection.
+pub async fn open_client(tls: &Tls, config: &Config, seed: u64) -> Result<Client, ConnectFailure> {
+    first_accepting(config, seed, |peer, port, hostname| {
+        client_at(tls, config, peer, port, hostname)
+    })
+    .await
+}
+
+/// Tries `at` on every host and `hostaddr` in turn (shuffled for `load_balance_hosts=random`),
+/// each resolved address of a host name, until one accepts; else the last failure.
+async fn first_accepting<T, F, Fut>(
+    config: &Config,
+    seed: u64,
+    mut at: F,
+) -> Result<T, ConnectFailure>
+where
+    F: FnMut(Peer, u16, Option<String>) -> Fut,
+    Fut: Future<Output = Result<T, ConnectFailure>>,
+{
     let hosts = config.get_hosts();
     let hostaddrs = config.get_hostaddrs();
     if hosts.is_empty() && hostaddrs.is_empty() {
@@ -162,7 +195,7 @@ pub async fn open(tls: &Tls, config: &Config, seed: u64) -> Result<WireConn, Con
             )));
         }
         for peer in peers {
-            match open_at(tls, config, peer, port, hostname.clone()).await {
+            match at(peer, port, hostname.clone()).await {
                 Ok(conn) => return Ok(conn),
                 Err(failure) => last = Some(failure),
             }
@@ -187,23 +220,8 @@ async fn open_at(
     .await
     .map_err(|e| socket_failure(&e))?;
     let tap = Tap::lend(Stream::Plain(plain));
-    // A socket directory among TCP hosts: no TLS on that one, as libpq (see `parse_config`).
-    let tls = match peer {
-        #[cfg(unix)]
-        Peer::Unix(_) => &Tls::Plain,
-        Peer::Tcp(_) => tls,
-    };
-    let unix_config;
-    let config = if matches!(tls, Tls::Plain) && config.get_ssl_mode() != SslMode::Disable {
-        unix_config = {
-            let mut c = config.clone();
-            c.ssl_mode(SslMode::Disable);
-            c
-        };
-        &unix_config
-    } else {
-        config
-    };
+    let (tls, in_clear) = tls_for(tls, config, &peer);
+    let config = in_clear.as_ref().unwrap_or(config);
     let token = match tls {
         Tls::Plain => authenticate(config, &tap, NoTls).await?,
         Tls::Rustls(make) => {
@@ -231,6 +249,80 @@ async fn open_at(
     Ok(conn)
 }
 
+/// The TLS for `peer`, and the config to authenticate with when it differs from `config`: a
+/// socket directory among TCP hosts gets no TLS, as with libpq (see `parse_config`).
+fn tls_for<'a>(tls: &'a Tls, config: &Config, peer: &Peer) -> (&'a Tls, Option<Config>) {
+    static PLAIN: Tls = Tls::Plain;
+    let tls = match peer {
+        #[cfg(unix)]
+        Peer::Unix(_) => &PLAIN,
+        Peer::Tcp(_) => tls,
+    };
+    let in_clear =
+        (matches!(tls, Tls::Plain) && config.get_ssl_mode() != SslMode::Disable).then(|| {
+            let mut c = config.clone();
+            c.ssl_mode(SslMode::Disable);
+            c
+        });
+    (tls, in_clear)
+}
+
+/// `open_client` on one peer: tokio-postgres connects over the socket opened here and keeps it.
+async fn client_at(
+    tls: &Tls,
+    config: &Config,
+    peer: Peer,
+    port: u16,
+    hostname: Option<String>,
+) -> Result<Client, ConnectFailure> {
+    let plain = open_socket(
+        &peer,
+        port,
+        config.get_connect_timeout().copied(),
+        Some(config),
+    )
+    .await
+    .map_err(|e| socket_failure(&e))?;
+    let (tls, in_clear) = tls_for(tls, config, &peer);
+    let config = in_clear.as_ref().unwrap_or(config);
+    let client = match tls {
+        Tls::Plain => {
+            let (client, connection) = config
+                .connect_raw(plain, NoTls)
+                .await
+                .map_err(|e| ConnectFailure::from_error(&e))?;
+            tokio::spawn(connection);
+            client
+        }
+        Tls::Rustls(make) => {
+            let mut make = make.clone();
+            let host = hostname.as_deref().unwrap_or("");
+            let connector = MakeTlsConnect::<Plain>::make_tls_connect(&mut make, host)
+                .map_err(|e| ConnectFailure::without_sqlstate(format!("TLS: {e}")))?;
+            let (client, connection) = config
+                .connect_raw(plain, connector)
+                .await
+                .map_err(|e| ConnectFailure::from_error(&e))?;
+            tokio::spawn(connection);
+            client
+        }
+    };
+    if let Some(refuse) = refused_read_only(config.get_target_session_attrs()) {
+        let shown = client
+            .simple_query("SHOW transaction_read_only")
+            .await
+            .map_err(|e| ConnectFailure::from_error(&e))?;
+        let read_only = shown.iter().find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0),
+            _ => None,
+        });
+        if read_only == Some(refuse) {
+            return Err(wrong_session_kind(config.get_target_session_attrs()));
+        }
+    }
+    Ok(client)
+}
+
 /// Lets tokio-postgres open the session on `tap`; its client and connection are dropped unpolled.
 async fn authenticate<T: TlsConnect<Tap>>(
     config: &Config,
@@ -251,22 +343,33 @@ async fn check_session_attrs(
     conn: &mut WireConn,
     wanted: TargetSessionAttrs,
 ) -> Result<(), ConnectFailure> {
-    let refuse = match wanted {
-        TargetSessionAttrs::ReadWrite => "on",
-        TargetSessionAttrs::ReadOnly => "off",
-        _ => return Ok(()),
+    let Some(refuse) = refused_read_only(wanted) else {
+        return Ok(());
     };
     let read_only = conn.query_value("SHOW transaction_read_only").await?;
     if read_only.as_deref() == Some(refuse) {
-        return Err(ConnectFailure::without_sqlstate(
-            if wanted == TargetSessionAttrs::ReadWrite {
-                "error connecting to server: database does not allow writes".into()
-            } else {
-                "error connecting to server: database is not read only".into()
-            },
-        ));
+        return Err(wrong_session_kind(wanted));
     }
     Ok(())
+}
+
+/// The `transaction_read_only` that `wanted` refuses; `None` when it accepts any session.
+fn refused_read_only(wanted: TargetSessionAttrs) -> Option<&'static str> {
+    match wanted {
+        TargetSessionAttrs::ReadWrite => Some("on"),
+        TargetSessionAttrs::ReadOnly => Some("off"),
+        _ => None,
+    }
+}
+
+/// The refusal of a session that is not what `target_session_attrs` asks for (tokio-postgres's
+/// words).
+fn wrong_session_kind(wanted: TargetSessionAttrs) -> ConnectFailure {
+    ConnectFailure::without_sqlstate(if wanted == TargetSessionAttrs::ReadWrite {
+        "error connecting to server: database does not allow writes".into()
+    } else {
+        "error connecting to server: database is not read only".into()
+    })
 }
 
 /// Connects a socket as tokio-postgres does; `config` adds its TCP options (not for cancel

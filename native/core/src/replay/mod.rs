@@ -51,7 +51,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub use connect::RetryPolicy;
-use connect::{connect_client_with_retry, Tls};
+use connect::{connect_client_with_retry, connect_with_retry, Connected, Refused, Tls};
 pub use keys::CorrelationReport;
 pub use report::*;
 pub use sequences::SequenceOutcome;
@@ -259,7 +259,16 @@ impl Shared {
         };
         // Not tied to `stop`: the final probe runs after the run has been stopped.
         let never = CancellationToken::new();
-        match connect_client_with_retry(&self.tls, &self.pg_config, policy, &never, 0).await {
+        match connect_own_client(
+            &self.tls,
+            &self.pg_config,
+            self.opts.driver,
+            policy,
+            &never,
+            0,
+        )
+        .await
+        {
             Ok(c) => match c.conn.simple_query("SELECT 1").await {
                 Ok(_) => None,
                 Err(e) => Some(connect::error_chain(&e)),
@@ -267,6 +276,26 @@ impl Shared {
             Err(r) if r.failure.sqlstate.is_some() && !r.failure.server_gone => None,
             Err(r) => Some(r.failure.message),
         }
+    }
+}
+
+/// The run's own connection (preflight, sequence alignment, liveness probes), with retries. On
+/// the direct path it reaches the server as the sessions do (`handoff::open_client`: host by
+/// host, TLS decided per peer); on the tokio-postgres path, as that path's sessions do.
+async fn connect_own_client(
+    tls: &Tls,
+    config: &tokio_postgres::Config,
+    driver: Driver,
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    seed: u64,
+) -> Result<Connected<tokio_postgres::Client>, Refused> {
+    match driver {
+        Driver::Wire => {
+            let open = || handoff::open_client(tls, config, seed);
+            connect_with_retry(open, policy, cancel, seed).await
+        }
+        Driver::TokioPostgres => connect_client_with_retry(tls, config, policy, cancel, seed).await,
     }
 }
 
@@ -416,7 +445,8 @@ pub async fn replay(
     };
     let mut sequences = None;
     let server_version =
-        match connect_client_with_retry(&tls, &pg_config, preflight_policy, &cancel, 1).await {
+        match connect_own_client(&tls, &pg_config, opts.driver, preflight_policy, &cancel, 1).await
+        {
             Ok(c) => {
                 // Writes only: a read-only replay inserts nothing that a sequence could number.
                 if opts.align_sequences && !opts.read_only {
