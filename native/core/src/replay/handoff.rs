@@ -211,17 +211,9 @@ async fn open_at(
     port: u16,
     hostname: Option<String>,
 ) -> Result<WireConn, ConnectFailure> {
-    let plain = open_socket(
-        &peer,
-        port,
-        config.get_connect_timeout().copied(),
-        Some(config),
-    )
-    .await
-    .map_err(|e| socket_failure(&e))?;
-    let tap = Tap::lend(Stream::Plain(plain));
-    let (tls, in_clear) = tls_for(tls, config, &peer);
+    let (plain, tls, in_clear) = reach(tls, config, &peer, port).await?;
     let config = in_clear.as_ref().unwrap_or(config);
+    let tap = Tap::lend(Stream::Plain(plain));
     let token = match tls {
         Tls::Plain => authenticate(config, &tap, NoTls).await?,
         Tls::Rustls(make) => {
@@ -249,10 +241,24 @@ async fn open_at(
     Ok(conn)
 }
 
-/// The TLS for `peer`, and the config to authenticate with when it differs from `config`: a
-/// socket directory among TCP hosts gets no TLS, as with libpq (see `parse_config`).
-fn tls_for<'a>(tls: &'a Tls, config: &Config, peer: &Peer) -> (&'a Tls, Option<Config>) {
+/// A socket connected to `peer`, the TLS to use on it, and the config to authenticate with when
+/// it differs from `config`: a socket directory among TCP hosts gets no TLS, as with libpq (see
+/// `parse_config`).
+async fn reach<'a>(
+    tls: &'a Tls,
+    config: &Config,
+    peer: &Peer,
+    port: u16,
+) -> Result<(Plain, &'a Tls, Option<Config>), ConnectFailure> {
     static PLAIN: Tls = Tls::Plain;
+    let plain = open_socket(
+        peer,
+        port,
+        config.get_connect_timeout().copied(),
+        Some(config),
+    )
+    .await
+    .map_err(|e| socket_failure(&e))?;
     let tls = match peer {
         #[cfg(unix)]
         Peer::Unix(_) => &PLAIN,
@@ -264,7 +270,7 @@ fn tls_for<'a>(tls: &'a Tls, config: &Config, peer: &Peer) -> (&'a Tls, Option<C
             c.ssl_mode(SslMode::Disable);
             c
         });
-    (tls, in_clear)
+    Ok((plain, tls, in_clear))
 }
 
 /// `open_client` on one peer: tokio-postgres connects over the socket opened here and keeps it.
@@ -275,15 +281,7 @@ async fn client_at(
     port: u16,
     hostname: Option<String>,
 ) -> Result<Client, ConnectFailure> {
-    let plain = open_socket(
-        &peer,
-        port,
-        config.get_connect_timeout().copied(),
-        Some(config),
-    )
-    .await
-    .map_err(|e| socket_failure(&e))?;
-    let (tls, in_clear) = tls_for(tls, config, &peer);
+    let (plain, tls, in_clear) = reach(tls, config, &peer, port).await?;
     let config = in_clear.as_ref().unwrap_or(config);
     let client = match tls {
         Tls::Plain => {
