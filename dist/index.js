@@ -27656,6 +27656,88 @@ function messageOf(error63) {
   return message2.replace(/\s+/g, " ").trim();
 }
 
+// src/schema/head-statistics.ts
+var SESSIONS_END_WITHIN_MS = 1e4;
+var TABLES = `
+SELECT c.oid::text AS oid,
+       quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name,
+       c.relfilenode::text AS relfilenode,
+       c.reltuples >= 0 AS analyzed,
+       coalesce((SELECT string_agg(a.attnum || ':' || a.atttypid || ':' ||
+                   EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname),
+                   ',' ORDER BY a.attnum)
+                 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') AS columns,
+       EXISTS (SELECT 1 FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+                 WHERE i.indrelid = c.oid AND i.indexprs IS NOT NULL
+                 AND NOT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = ic.relname))
+       OR EXISTS (SELECT 1 FROM pg_statistic_ext e JOIN pg_namespace en ON en.oid = e.stxnamespace
+                 WHERE e.stxrelid = c.oid
+                 AND NOT EXISTS (SELECT 1 FROM pg_stats_ext x WHERE x.statistics_schemaname = en.nspname AND x.statistics_name = e.stxname)) AS missing,
+       coalesce(t.n_tup_ins + t.n_tup_upd + t.n_tup_del, 0)::float8 AS written
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_stat_user_tables t ON t.relid = c.oid
+WHERE c.relkind IN ('r', 'm', 'p')
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%'
+ORDER BY c.oid`;
+async function tablesOf(url2) {
+  const result = await runStatements(url2, "cannot read the tables of a template", [TABLES]);
+  return new Map(result.rows.map((r) => [r.oid, { ...r, written: Number(r.written) }]));
+}
+function staleBecause(head, base) {
+  if (!base) return "new";
+  if (head.relfilenode !== base.relfilenode) return "rewritten";
+  if (head.written > 0) return "rows written";
+  if (head.columns !== base.columns) return "columns changed";
+  if (head.missing && !base.missing) return "new expression index or extended statistics";
+  if (!head.analyzed && base.analyzed) return "statistics reset";
+  return null;
+}
+async function othersEnded(url2, withinMs) {
+  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
+  client.on("error", () => {
+  });
+  try {
+    await client.connect();
+  } catch (error63) {
+    throw connectError(url2, error63);
+  }
+  try {
+    const until = Date.now() + withinMs;
+    for (; ; ) {
+      const others = await client.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+      );
+      if (others.rows[0].n === 0) return true;
+      if (Date.now() >= until) return false;
+      await new Promise((resolve3) => setTimeout(resolve3, 100));
+    }
+  } catch (error63) {
+    throw new InfraError(redact(`cannot list the sessions on head's template: ${error63 instanceof Error ? error63.message : String(error63)}`, passwordOf(url2)));
+  } finally {
+    await client.end().catch(() => {
+    });
+  }
+}
+async function refreshHeadStatistics(baseUrl, headUrl, logger, sessionsEndWithinMs = SESSIONS_END_WITHIN_MS) {
+  let stale;
+  if (await othersEnded(headUrl, sessionsEndWithinMs)) {
+    const [base, head] = await Promise.all([tablesOf(baseUrl), tablesOf(headUrl)]);
+    stale = [...head].flatMap(([oid, table]) => {
+      const reason = staleBecause(table, base.get(oid));
+      return reason ? [{ table: table.name, reason }] : [];
+    });
+  } else {
+    logger.info(`head: a session of the migrations is still connected after ${sessionsEndWithinMs / 1e3} s; analyzing every table`);
+    stale = [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason: "migrations still connected" }));
+  }
+  await runStatements(headUrl, "VACUUM failed", ["VACUUM", ...stale.map((s) => `ANALYZE ${s.table}`)]);
+  logger.info(
+    stale.length === 0 ? "head: every table keeps base's statistics (none changed)" : `head: analyzed ${stale.map((s) => `${s.table} (${s.reason})`).join(", ")}; the other tables keep base's statistics`
+  );
+  return stale;
+}
+
 // src/schema/migration-plan.ts
 function planHead(base, head, fromScratch) {
   if (fromScratch) return { mode: "scratch", reason: "head-from-scratch was requested" };
@@ -28855,7 +28937,8 @@ async function buildTemplates(inputs) {
     logger.info(`head: ${head.error.message}`);
     return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason };
   }
-  await vacuumAnalyzeDatabase(headUrl);
+  if (steps.headDelta) await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger);
+  else await vacuumAnalyzeDatabase(headUrl);
   return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason };
 }
 

@@ -3,9 +3,10 @@
  *
  * - `base`: the base commit's migrations, then the seed, then VACUUM ANALYZE.
  * - `head`: a copy of base, data included, plus what the PR adds (its new migration files, or
- *   its migrate command, which applies only what is pending), then ANALYZE — the way production
- *   will get the change (then VACUUM ANALYZE too). Built from scratch instead when that would not give head's schema
- *   (see migration-plan.ts) or when asked.
+ *   its migrate command, which applies only what is pending), then VACUUM, and ANALYZE of the
+ *   tables the PR changed (head-statistics.ts): the way production gets the change, keeping the
+ *   statistics of every table it leaves alone. Built from scratch instead (then VACUUM ANALYZE)
+ *   when that would not give head's schema (see migration-plan.ts) or when asked.
  *
  * Each PR migration's wall time on the populated copy is recorded: a migration that rewrites a
  * big table under lock shows up here before it shows up in production.
@@ -16,6 +17,8 @@ import type { MigrationFailure, MigrationRun } from '../gate/report-types.js';
 import { applySqlFile, SqlFileError } from '../provision/apply-sql.js';
 import { createDatabase, vacuumAnalyzeDatabase } from '../provision/database.js';
 import type { Logger } from '../provision/types.js';
+import { withDatabase } from '../provision/url.js';
+import { refreshHeadStatistics } from './head-statistics.js';
 import { planHead } from './migration-plan.js';
 import { loadSeed } from './seed.js';
 import { CommandError, runCommand } from './shell-command.js';
@@ -216,6 +219,9 @@ export async function buildTemplates(inputs: TemplateInputs): Promise<Templates>
     logger.info(`head: ${head.error!.message}`);
     return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason };
   }
-  await vacuumAnalyzeDatabase(headUrl);
+  // A copy of base keeps base's statistics where the PR left a table alone (head-statistics.ts);
+  // a head built from scratch has none to keep.
+  if (steps.headDelta) await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger);
+  else await vacuumAnalyzeDatabase(headUrl);
   return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason };
 }

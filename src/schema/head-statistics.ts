@@ -1,0 +1,144 @@
+/**
+ * Head's planner statistics, when head is a copy of base plus the PR's migrations.
+ *
+ * The copy carries base's statistics (`CREATE DATABASE … TEMPLATE` copies `pg_statistic`). A fresh
+ * `ANALYZE` of every table would sample every large table anew, and two samples of one table can
+ * tip a plan between two nearly equal choices: on the example shop, ten re-analyzed copies of an
+ * unchanged base planned the order history differently once (a bitmap heap scan and a sort against
+ * an index scan), a plan change that the PR did not make. Production keeps its statistics across a
+ * migration too, until a table changes enough for autovacuum to analyze it.
+ *
+ * So a table keeps base's statistics unless the migrations made them stale or incomplete: it is
+ * new, it was rewritten (a new relfilenode: TRUNCATE, a column type change, VACUUM FULL), rows were
+ * written, one of its columns is new or lost its statistics, or it has an expression index or
+ * extended statistics that have none yet. Those tables are analyzed; the whole database is
+ * vacuumed, as before.
+ */
+import pg from 'pg';
+import { InfraError } from '../exit-codes.js';
+import { connectError } from '../provision/database-url.js';
+import { runStatements } from '../provision/database.js';
+import type { Logger } from '../provision/types.js';
+import { passwordOf, redact } from '../provision/url.js';
+
+/** How long the migrations' own sessions get to end, so that the rows they wrote are counted. */
+const SESSIONS_END_WITHIN_MS = 10_000;
+
+/** One table as the statistics see it. */
+export interface TableState {
+  /** Schema-qualified, quoted: usable in `ANALYZE`. */
+  name: string;
+  relfilenode: string;
+  analyzed: boolean;
+  /** `attnum:atttypid:has statistics` for every live column. */
+  columns: string;
+  /** An expression index or extended statistics object without statistics. */
+  missing: boolean;
+  /** Rows inserted, updated or deleted since the database was created (head only). */
+  written: number;
+}
+
+// pg_stats and pg_stats_ext rather than the catalogs behind them, which only superusers may read.
+const TABLES = `
+SELECT c.oid::text AS oid,
+       quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name,
+       c.relfilenode::text AS relfilenode,
+       c.reltuples >= 0 AS analyzed,
+       coalesce((SELECT string_agg(a.attnum || ':' || a.atttypid || ':' ||
+                   EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname),
+                   ',' ORDER BY a.attnum)
+                 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') AS columns,
+       EXISTS (SELECT 1 FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+                 WHERE i.indrelid = c.oid AND i.indexprs IS NOT NULL
+                 AND NOT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = ic.relname))
+       OR EXISTS (SELECT 1 FROM pg_statistic_ext e JOIN pg_namespace en ON en.oid = e.stxnamespace
+                 WHERE e.stxrelid = c.oid
+                 AND NOT EXISTS (SELECT 1 FROM pg_stats_ext x WHERE x.statistics_schemaname = en.nspname AND x.statistics_name = e.stxname)) AS missing,
+       coalesce(t.n_tup_ins + t.n_tup_upd + t.n_tup_del, 0)::float8 AS written
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_stat_user_tables t ON t.relid = c.oid
+WHERE c.relkind IN ('r', 'm', 'p')
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%'
+ORDER BY c.oid`;
+
+async function tablesOf(url: string): Promise<Map<string, TableState>> {
+  const result = await runStatements(url, 'cannot read the tables of a template', [TABLES]);
+  return new Map(result.rows.map((r: TableState & { oid: string }) => [r.oid, { ...r, written: Number(r.written) }]));
+}
+
+/**
+ * Why `head`'s statistics cannot be base's, or null when they can.
+ * @param head the table on head
+ * @param base the table with the same oid on base, if any
+ */
+export function staleBecause(head: TableState, base: TableState | undefined): string | null {
+  if (!base) return 'new';
+  if (head.relfilenode !== base.relfilenode) return 'rewritten';
+  if (head.written > 0) return 'rows written';
+  if (head.columns !== base.columns) return 'columns changed';
+  // Empty tables have none on either side: only what base had and head lacks counts.
+  if (head.missing && !base.missing) return 'new expression index or extended statistics';
+  if (!head.analyzed && base.analyzed) return 'statistics reset';
+  return null;
+}
+
+/**
+ * Waits until no client session but ours is connected to the database: a session's row counts
+ * reach the statistics views when it ends (autovacuum's workers are not waited for).
+ * @returns whether they all ended in time
+ */
+async function othersEnded(url: string, withinMs: number): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    throw connectError(url, error);
+  }
+  try {
+    const until = Date.now() + withinMs;
+    for (;;) {
+      const others = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+      );
+      if (others.rows[0]!.n === 0) return true;
+      if (Date.now() >= until) return false;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } catch (error) {
+    throw new InfraError(redact(`cannot list the sessions on head's template: ${error instanceof Error ? error.message : String(error)}`, passwordOf(url)));
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * Vacuums head and analyzes the tables whose statistics base's cannot stand for.
+ * @param baseUrl base's template
+ * @param headUrl head's template: a copy of base with the PR's migrations applied
+ * @param logger says which tables were analyzed and why
+ * @param sessionsEndWithinMs how long the migrations' sessions get to end
+ * @returns the analyzed tables with the reason, in the order of their oids
+ */
+export async function refreshHeadStatistics(baseUrl: string, headUrl: string, logger: Logger, sessionsEndWithinMs = SESSIONS_END_WITHIN_MS): Promise<{ table: string; reason: string }[]> {
+  let stale: { table: string; reason: string }[];
+  if (await othersEnded(headUrl, sessionsEndWithinMs)) {
+    const [base, head] = await Promise.all([tablesOf(baseUrl), tablesOf(headUrl)]);
+    stale = [...head].flatMap(([oid, table]) => {
+      const reason = staleBecause(table, base.get(oid));
+      return reason ? [{ table: table.name, reason }] : [];
+    });
+  } else {
+    // A session of the migrate command is still there: what it wrote may not be counted yet.
+    logger.info(`head: a session of the migrations is still connected after ${sessionsEndWithinMs / 1000} s; analyzing every table`);
+    stale = [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason: 'migrations still connected' }));
+  }
+  await runStatements(headUrl, 'VACUUM failed', ['VACUUM', ...stale.map((s) => `ANALYZE ${s.table}`)]);
+  logger.info(
+    stale.length === 0
+      ? "head: every table keeps base's statistics (none changed)"
+      : `head: analyzed ${stale.map((s) => `${s.table} (${s.reason})`).join(', ')}; the other tables keep base's statistics`,
+  );
+  return stale;
+}

@@ -1,0 +1,103 @@
+// Head's statistics on a copy of base (src/schema/head-statistics.ts): tables the PR's migrations
+// leave alone keep base's statistics exactly; those they change are analyzed, each for its reason.
+// Everything here is decided by the catalogs and the row counts, not by ANALYZE's random sample.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { withDatabase } from '../src/provision/url.js';
+import { refreshHeadStatistics } from '../src/schema/head-statistics.js';
+import { silentLogger } from '../src/provision/types.js';
+import { adminSql } from './support/admin-sql.js';
+
+const tag = `t_hstat_${Math.random().toString(36).slice(2, 8)}`;
+const base = `${tag}_base`;
+const url = (database: string): string => withDatabase(inject('pgUrl'), database);
+
+async function run(database: string, ...statements: string[]): Promise<pg.QueryResultRow[]> {
+  const client = new pg.Client(url(database));
+  await client.connect();
+  try {
+    let rows: pg.QueryResultRow[] = [];
+    for (const sql of statements) rows = (await client.query(sql)).rows;
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Every statistic of `table` that pg_stats shows, as text. */
+async function statsOf(database: string, table: string): Promise<string> {
+  const rows = await run(database, `SELECT attname, null_frac, n_distinct, most_common_vals::text, histogram_bounds::text, correlation FROM pg_stats WHERE tablename = '${table}' ORDER BY attname`);
+  return JSON.stringify(rows);
+}
+
+/** A copy of base with `migration` applied on a connection of its own, closed before returning. */
+async function head(name: string, migration: string): Promise<string> {
+  const database = `${tag}_${name}`;
+  await adminSql(`CREATE DATABASE ${database} TEMPLATE ${base}`);
+  await run(database, migration);
+  return database;
+}
+
+beforeAll(async () => {
+  await adminSql(`CREATE DATABASE ${base}`);
+  // Random values, so that two samples of a table differ: a fresh ANALYZE would show it.
+  const table = (name: string) =>
+    `CREATE TABLE ${name} (id int PRIMARY KEY, k int NOT NULL, v text NOT NULL);
+     INSERT INTO ${name} SELECT g, (random() * 5000)::int, md5(random()::text) FROM generate_series(1, 60000) g;`;
+  await run(base, ['kept', 'written', 'widened', 'indexed', 'expr', 'truncated', 'renamed'].map(table).join('\n'), 'VACUUM ANALYZE');
+});
+
+afterAll(async () => {
+  const rows = await run('postgres', `SELECT datname FROM pg_database WHERE starts_with(datname, '${tag}')`);
+  for (const { datname } of rows) await adminSql(`DROP DATABASE IF EXISTS ${datname as string} WITH (FORCE)`);
+});
+
+describe("head's statistics on a copy of base", () => {
+  it('an unchanged copy keeps every statistic of base: nothing is analyzed', async () => {
+    const copy = await head('same', 'SELECT 1');
+    expect(await refreshHeadStatistics(url(base), url(copy), silentLogger)).toEqual([]);
+    for (const table of ['kept', 'written', 'expr']) expect(await statsOf(copy, table)).toBe(await statsOf(base, table));
+  });
+
+  it('tables the migrations changed are analyzed, each with its reason; the others keep base’s statistics', async () => {
+    const changed = await head(
+      'pr',
+      [
+        'UPDATE written SET k = k + 1 WHERE id <= 10',
+        'ALTER TABLE widened ADD COLUMN note text',
+        'CREATE INDEX indexed_k ON indexed (k)',
+        'CREATE INDEX expr_lower_v ON expr (lower(v))',
+        'TRUNCATE truncated',
+        'ALTER TABLE renamed RENAME COLUMN v TO value',
+        'CREATE TABLE added (id int)',
+      ].join(';\n'),
+    );
+    const analyzed = await refreshHeadStatistics(url(base), url(changed), silentLogger);
+    expect(analyzed).toEqual([
+      { table: 'public.written', reason: 'rows written' },
+      { table: 'public.widened', reason: 'columns changed' },
+      { table: 'public.expr', reason: 'new expression index or extended statistics' },
+      { table: 'public.truncated', reason: 'rewritten' },
+      { table: 'public.added', reason: 'new' },
+    ]);
+    // A plain index needs no statistics of its own, and a renamed column keeps its own.
+    for (const table of ['kept', 'indexed']) expect(await statsOf(changed, table)).toBe(await statsOf(base, table));
+    expect(await statsOf(changed, 'renamed')).toBe((await statsOf(base, 'renamed')).replace('"attname":"v"', '"attname":"value"'));
+    // The analyzed tables have fresh statistics: the expression index's, the new column's.
+    expect(await run(changed, "SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'expr_lower_v'")).toEqual([{ n: 1 }]);
+    expect(await run(changed, "SELECT null_frac FROM pg_stats WHERE tablename = 'widened' AND attname = 'note'")).toEqual([{ null_frac: 1 }]);
+  });
+
+  it('while a session of the migrations is still connected, every table is analyzed (what it wrote may not be counted yet)', async () => {
+    const copy = await head('open', 'SELECT 1');
+    const lingering = new pg.Client(url(copy));
+    await lingering.connect();
+    try {
+      const analyzed = await refreshHeadStatistics(url(base), url(copy), silentLogger, 200);
+      expect(analyzed.map((a) => a.table)).toEqual(['public.kept', 'public.written', 'public.widened', 'public.indexed', 'public.expr', 'public.truncated', 'public.renamed']);
+      expect(new Set(analyzed.map((a) => a.reason))).toEqual(new Set(['migrations still connected']));
+    } finally {
+      await lingering.end();
+    }
+  });
+});
