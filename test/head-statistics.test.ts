@@ -3,6 +3,7 @@
 // Everything here is decided by the catalogs and the row counts, not by ANALYZE's random sample.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { settleCopyStatistics } from '../src/pipeline/copy-statistics.js';
 import { withDatabase } from '../src/provision/url.js';
 import { refreshHeadStatistics } from '../src/schema/head-statistics.js';
 import { silentLogger } from '../src/provision/types.js';
@@ -99,5 +100,24 @@ describe("head's statistics on a copy of base", () => {
     } finally {
       await lingering.end();
     }
+  });
+});
+
+describe("a variant's copy (run with [[variants]])", () => {
+  it("keeps its database's statistics; only a table that has none is analyzed", async () => {
+    const source = `${tag}_variant`;
+    await adminSql(`CREATE DATABASE ${source}`);
+    await run(
+      source,
+      "CREATE TABLE kept (id int PRIMARY KEY, v text); INSERT INTO kept SELECT g, md5(random()::text) FROM generate_series(1, 60000) g; ANALYZE kept",
+      // Not analyzed, as after a restore; autovacuum is kept away so that it stays so.
+      "CREATE TABLE fresh (id int PRIMARY KEY, v text) WITH (autovacuum_enabled = false); INSERT INTO fresh SELECT g, md5(random()::text) FROM generate_series(1, 1000) g",
+      'CREATE TABLE empty (id int)',
+    );
+    const copy = `${tag}_variant_copy`;
+    await adminSql(`CREATE DATABASE ${copy} TEMPLATE ${source}`);
+    expect(await settleCopyStatistics(url(copy))).toEqual(['public.fresh']);
+    expect(await statsOf(copy, 'kept')).toBe(await statsOf(source, 'kept'));
+    expect(await run(copy, "SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'fresh'")).toEqual([{ n: 2 }]);
   });
 });

@@ -39,8 +39,9 @@ import { PLAN_DEFAULTS } from '../plans/options.js';
 import { probePlans } from '../plans/probe.js';
 import type { PlansReport } from '../plans/types.js';
 import { serverVersion } from '../provision/database-url.js';
-import { checkpoint, dropDatabase, runStatements, vacuumAnalyzeDatabase } from '../provision/database.js';
+import { checkpoint, dropDatabase, runStatements } from '../provision/database.js';
 import { describeTarget, passwordOf, redact, withDatabase } from '../provision/url.js';
+import { settleCopyStatistics } from './copy-statistics.js';
 import type { ReplaySettings } from './plan.js';
 
 /** One variant, ready to replay. */
@@ -128,9 +129,13 @@ async function prepareVariant(
     }
     created.push({ serverUrl: maintenanceUrl, name: copyName });
     const copyUrl = withDatabase(v.url, copyName);
-    // Statistics and visibility settled, as the gate's templates are, so both variants start alike.
-    await vacuumAnalyzeDatabase(copyUrl);
-    context.logger.info(`variant '${v.label}': copied to ${copyName} (every replay runs on a fresh copy of it)`);
+    // Visibility settled as on the gate's templates; statistics are the database's own (a fresh
+    // sample per copy could plan two identical variants differently), except where it has none.
+    const analyzed = await settleCopyStatistics(copyUrl);
+    context.logger.info(
+      `variant '${v.label}': copied to ${copyName} (every replay runs on a fresh copy of it)` +
+        (analyzed.length > 0 ? `; analyzed ${analyzed.join(', ')}, which had no statistics` : ''),
+    );
     return { label: v.label, url: v.url, version, maintenanceUrl, copy: copyName, inPlace: null };
   }
   context.logger.info(`warning: variant '${v.label}': replays run in the database itself: ${lastError}`);
