@@ -27705,6 +27705,9 @@ async function othersEnded(url2, withinMs) {
   try {
     const until = Date.now() + withinMs;
     for (; ; ) {
+      await client.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND usename = current_user AND state = 'idle' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+      );
       const others = await client.query(
         "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
       );

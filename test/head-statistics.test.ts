@@ -89,16 +89,33 @@ describe("head's statistics on a copy of base", () => {
     expect(await run(changed, "SELECT null_frac FROM pg_stats WHERE tablename = 'widened' AND attname = 'note'")).toEqual([{ null_frac: 1 }]);
   });
 
-  it('while a session of the migrations is still connected, every table is analyzed (what it wrote may not be counted yet)', async () => {
-    const copy = await head('open', 'SELECT 1');
+  it("an idle session of the run's user left on head (a pooler's server connection) is ended, and the statistics are read as usual", async () => {
+    const copy = await head('idle', 'SELECT 1');
     const lingering = new pg.Client(url(copy));
+    lingering.on('error', () => {});
     await lingering.connect();
     try {
+      expect(await refreshHeadStatistics(url(base), url(copy), silentLogger, 5_000)).toEqual([]);
+      await expect(lingering.query('SELECT 1')).rejects.toThrow();
+    } finally {
+      await lingering.end().catch(() => {});
+    }
+  });
+
+  it('while a session on head is still busy, every table is analyzed (what it wrote may not be counted yet)', async () => {
+    const copy = await head('busy', 'SELECT 1');
+    const busy = new pg.Client(url(copy));
+    busy.on('error', () => {});
+    await busy.connect();
+    const sleeping = busy.query('SELECT pg_sleep(3)').catch(() => {});
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
       const analyzed = await refreshHeadStatistics(url(base), url(copy), silentLogger, 200);
       expect(analyzed.map((a) => a.table)).toEqual(['public.kept', 'public.written', 'public.widened', 'public.indexed', 'public.expr', 'public.truncated', 'public.renamed']);
       expect(new Set(analyzed.map((a) => a.reason))).toEqual(new Set(['migrations still connected']));
     } finally {
-      await lingering.end();
+      await sleeping;
+      await busy.end().catch(() => {});
     }
   });
 });

@@ -85,7 +85,10 @@ export function staleBecause(head: TableState, base: TableState | undefined): st
 
 /**
  * Waits until no client session but ours is connected to the database: a session's row counts
- * reach the statistics views when it ends (autovacuum's workers are not waited for).
+ * reach the statistics views when it ends (autovacuum's workers are not waited for). Idle
+ * sessions of the run's own user are ended: the migrations are over, and what is left is a
+ * pooler's server connection or a tool's forgotten one, which the template's copy for the first
+ * replay would end anyway (see `createDatabase`).
  * @returns whether they all ended in time
  */
 async function othersEnded(url: string, withinMs: number): Promise<boolean> {
@@ -99,6 +102,9 @@ async function othersEnded(url: string, withinMs: number): Promise<boolean> {
   try {
     const until = Date.now() + withinMs;
     for (;;) {
+      await client.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND usename = current_user AND state = 'idle' AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+      );
       const others = await client.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
       );
