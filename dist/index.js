@@ -28938,11 +28938,12 @@ async function buildTemplates(inputs) {
   }
   if (head.failure) {
     logger.info(`head: ${head.error.message}`);
-    return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason };
+    return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason, headStatistics: null };
   }
-  if (steps.headDelta) await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger);
+  let headStatistics = null;
+  if (steps.headDelta) headStatistics = { analyzed: await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger) };
   else await vacuumAnalyzeDatabase(headUrl);
-  return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason };
+  return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason, headStatistics };
 }
 
 // src/gate/accounting.ts
@@ -50874,6 +50875,7 @@ async function runGate(config2, context) {
       throw error64;
     }
     environment.head_from_scratch = state.templates.headFromScratch;
+    environment.head_statistics = state.templates.headStatistics;
     if (state.templates.head === null) {
       state.migrationFailure = state.templates.failure;
       const decided2 = decideVerdict({ comparison: null, migrationFailure: state.migrationFailure, thresholds, servers: state.servers });
@@ -51006,7 +51008,7 @@ async function buildHeadServerTemplates(inputs) {
     if (!(error63 instanceof BaseSchemaError)) throw error63;
     inputs.logger.info(`head: ${error63.message}`);
     const failure2 = { ...error63.failure, side: "head", name: `${error63.failure.name} (base's migration, on head's server)` };
-    return { base: `${inputs.prefix}_base`, head: null, migrations: [], failure: failure2, headFromScratch: null };
+    return { base: `${inputs.prefix}_base`, head: null, migrations: [], failure: failure2, headFromScratch: null, headStatistics: null };
   }
 }
 function budgetPlan(config2, workload, spentMs) {
@@ -51635,6 +51637,12 @@ function allFingerprintsSection(ctx) {
   ];
   return [...details(`All ${plural(c.fingerprints.length, "compared fingerprint")}`, body), ""];
 }
+function headStatisticsRows(stats2) {
+  if (!stats2) return [];
+  if (stats2.analyzed.length === 0) return [["head statistics", "base's, for every table (the migrations changed none)"]];
+  const tables = stats2.analyzed.map((a) => `${code(a.table, Infinity, true)} (${text(a.reason)})`).join(", ");
+  return [["head statistics", `base's, except the tables analyzed after the migrations: ${tables}`]];
+}
 function environmentSection(ctx) {
   const r = ctx.report;
   const e = r.environment;
@@ -51658,6 +51666,7 @@ function environmentSection(ctx) {
     ["base", commit([e.base.ref === null ? null : code(e.base.ref, Infinity, true), sha(e.base.sha)], e.base.source)],
     ["head", commit([sha(e.head.sha)], e.head.source)],
     ["head built from scratch", orNone(e.head_from_scratch)],
+    ...headStatisticsRows(e.head_statistics),
     ["runner", text(e.runner)],
     ["started", text(e.started_at)],
     ["wall time", wallTime(e.wall_time_ms)],
@@ -52012,6 +52021,7 @@ var gateReportSchema = external_exports.object({
     base: external_exports.object({ ref: external_exports.string().nullable(), sha: external_exports.string().nullable(), source: external_exports.string() }),
     head: external_exports.object({ sha: external_exports.string().nullable(), source: external_exports.string() }),
     head_from_scratch: external_exports.string().nullable(),
+    head_statistics: external_exports.object({ analyzed: external_exports.array(external_exports.object({ table: external_exports.string(), reason: external_exports.string() })) }).nullable().optional(),
     runner: external_exports.string(),
     started_at: external_exports.string(),
     wall_time_ms: external_exports.number().nonnegative(),

@@ -36,6 +36,9 @@ describe('gate on a PR that drops an index (base from git)', () => {
       expect(changed[0]!.buffers_ratio).toBeGreaterThan(10);
       expect(report.environment.base.sha).toMatch(/^[0-9a-f]{40}$/);
       expect(report.migrations.filter((m) => m.side === 'head').map((m) => m.name)).toHaveLength(1);
+      // Dropping an index leaves every table's statistics valid: the plan change is the PR's alone.
+      expect(report.environment.head_statistics).toEqual({ analyzed: [] });
+      expect(run.stdout).toContain("| head statistics | base's, for every table (the migrations changed none) |");
       expect(run.stdout).toContain(first.fingerprint);
       expect(await leftoverDatabases(run)).toEqual([]);
     },

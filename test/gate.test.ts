@@ -51,6 +51,8 @@ describe('gate on identical schemas (A/A)', () => {
         expect(report!.coverage![side].skipped_by_reason).toEqual({ transaction_aborted: 2 * a.replays });
       }
       expect(report!.coverage!.sufficient).toBe(true);
+      // No migration on head: it plans with base's statistics, table for table.
+      expect(report!.environment.head_statistics).toEqual({ analyzed: [] });
       expect(await leftoverDatabases(run)).toEqual([]);
     },
     GATE_TIMEOUT_MS,
@@ -78,6 +80,8 @@ describe('gate on the PR variants (base from git)', () => {
         ['orders: Index Scan using orders_created_idx → Index Only Scan using orders_paid_created_idx', 'improvement'],
       ]);
       expect(changed[0]!.normalized).toMatch(/^SELECT date_trunc\(/);
+      // A new index needs no fresh sample of its table (only an expression index would).
+      expect(run.report!.environment.head_statistics).toEqual({ analyzed: [] });
       expect(run.stdout).toContain('✅ improvement');
     },
     GATE_TIMEOUT_MS,

@@ -293,6 +293,20 @@ describe('renderMarkdown', () => {
     expect(md).toContain('#### Migrations applied to head (from scratch)');
   });
 
+  it("says which planner statistics head used: base's, except the tables its migrations changed", () => {
+    const row = (md: string) => md.split('\n').find((line) => line.startsWith('| head statistics |'));
+    const report = clone(fixture('pass'));
+    expect(row(renderMarkdown(report))).toBeUndefined(); // older reports say nothing about it
+    report.environment.head_statistics = { analyzed: [] };
+    expect(row(renderMarkdown(report))).toBe("| head statistics | base's, for every table (the migrations changed none) |");
+    report.environment.head_statistics = { analyzed: [{ table: 'public.orders', reason: 'rows written' }, { table: 'public.added', reason: 'new' }] };
+    expect(row(renderMarkdown(report))).toBe("| head statistics | base's, except the tables analyzed after the migrations: `public.orders` (rows written), `public.added` (new) |");
+    const back = parseReport(toJson(report), 'round trip');
+    expect(back.environment.head_statistics).toEqual(report.environment.head_statistics);
+    report.environment.head_statistics = null;
+    expect(row(renderMarkdown(report))).toBeUndefined();
+  });
+
   it('shows code quoted in reasons as code and escapes the rest', () => {
     const report = clone(fixture('regression'));
     report.reasons = ['1 new error (allowed: 0); first: SQLSTATE 42703 in `SELECT a | b FROM t WHERE x = $1`: column "a" does not exist, costs $5'];

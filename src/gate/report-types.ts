@@ -253,6 +253,12 @@ export interface Environment {
   head: { sha: string | null; source: string };
   /** Why head was built from scratch instead of from a copy of base; null when it was not. */
   head_from_scratch: string | null;
+  /**
+   * Head built from a copy of base: the tables analyzed after its migrations and why; every other
+   * table keeps base's planner statistics. Null when head was built from scratch (every table
+   * analyzed) or not at all; absent in older reports and in reports of replays run elsewhere.
+   */
+  head_statistics?: { analyzed: { table: string; reason: string }[] } | null;
   /** GitHub's runner name/OS, or the host. */
   runner: string;
   started_at: string;

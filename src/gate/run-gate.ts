@@ -218,6 +218,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       throw error;
     }
     environment.head_from_scratch = state.templates.headFromScratch;
+    environment.head_statistics = state.templates.headStatistics;
     if (state.templates.head === null) {
       state.migrationFailure = state.templates.failure;
       const decided = decideVerdict({ comparison: null, migrationFailure: state.migrationFailure, thresholds, servers: state.servers });
@@ -371,7 +372,7 @@ async function buildHeadServerTemplates(inputs: TemplateInputs): Promise<Templat
     if (!(error instanceof BaseSchemaError)) throw error;
     inputs.logger.info(`head: ${error.message}`);
     const failure = { ...error.failure, side: 'head' as const, name: `${error.failure.name} (base's migration, on head's server)` };
-    return { base: `${inputs.prefix}_base`, head: null, migrations: [], failure, headFromScratch: null };
+    return { base: `${inputs.prefix}_base`, head: null, migrations: [], failure, headFromScratch: null, headStatistics: null };
   }
 }
 

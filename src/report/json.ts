@@ -181,6 +181,10 @@ export const gateReportSchema = z.object({
     base: z.object({ ref: z.string().nullable(), sha: z.string().nullable(), source: z.string() }),
     head: z.object({ sha: z.string().nullable(), source: z.string() }),
     head_from_scratch: z.string().nullable(),
+    head_statistics: z
+      .object({ analyzed: z.array(z.object({ table: z.string(), reason: z.string() })) })
+      .nullable()
+      .optional(),
     runner: z.string(),
     started_at: z.string(),
     wall_time_ms: z.number().nonnegative(),

@@ -447,6 +447,17 @@ export function allFingerprintsSection(ctx: Context): string[] {
   return [...details(`All ${plural(c.fingerprints.length, 'compared fingerprint')}`, body), ''];
 }
 
+/**
+ * Which planner statistics head used: base's, except the tables its migrations changed. No row
+ * when head was built from scratch (its own statistics, said by the row above) or not at all.
+ */
+function headStatisticsRows(stats: GateReport['environment']['head_statistics']): [string, string][] {
+  if (!stats) return [];
+  if (stats.analyzed.length === 0) return [['head statistics', "base's, for every table (the migrations changed none)"]];
+  const tables = stats.analyzed.map((a) => `${code(a.table, Infinity, true)} (${text(a.reason)})`).join(', ');
+  return [['head statistics', `base's, except the tables analyzed after the migrations: ${tables}`]];
+}
+
 /** Where and how the run happened: enough to reproduce it or to see why two runs differ. */
 export function environmentSection(ctx: Context): string[] {
   const r = ctx.report;
@@ -477,6 +488,7 @@ export function environmentSection(ctx: Context): string[] {
     ['base', commit([e.base.ref === null ? null : code(e.base.ref, Infinity, true), sha(e.base.sha)], e.base.source)],
     ['head', commit([sha(e.head.sha)], e.head.source)],
     ['head built from scratch', orNone(e.head_from_scratch)],
+    ...headStatisticsRows(e.head_statistics),
     ['runner', text(e.runner)],
     ['started', text(e.started_at)],
     ['wall time', wallTime(e.wall_time_ms)],

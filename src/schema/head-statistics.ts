@@ -21,6 +21,11 @@ import { runStatements } from '../provision/database.js';
 import type { Logger } from '../provision/types.js';
 import { passwordOf, redact } from '../provision/url.js';
 
+/** Which of head's tables were analyzed after its migrations, and why (the others keep base's statistics). */
+export interface HeadStatistics {
+  analyzed: { table: string; reason: string }[];
+}
+
 /** How long the migrations' own sessions get to end, so that the rows they wrote are counted. */
 const SESSIONS_END_WITHIN_MS = 10_000;
 

@@ -18,7 +18,7 @@ import { applySqlFile, SqlFileError } from '../provision/apply-sql.js';
 import { createDatabase, vacuumAnalyzeDatabase } from '../provision/database.js';
 import type { Logger } from '../provision/types.js';
 import { withDatabase } from '../provision/url.js';
-import { refreshHeadStatistics } from './head-statistics.js';
+import { type HeadStatistics, refreshHeadStatistics } from './head-statistics.js';
 import { planHead } from './migration-plan.js';
 import { loadSeed } from './seed.js';
 import { CommandError, runCommand } from './shell-command.js';
@@ -49,6 +49,11 @@ export interface Templates {
   failure: MigrationFailure | null;
   /** Why head was built from scratch, or null. */
   headFromScratch: string | null;
+  /**
+   * The tables of head (a copy of base) analyzed after its migrations, and why; the others keep
+   * base's statistics. Null when head was built from scratch (all analyzed) or not built.
+   */
+  headStatistics: HeadStatistics | null;
 }
 
 /** The base schema could not be built: the run cannot measure anything (exit 3). */
@@ -217,11 +222,12 @@ export async function buildTemplates(inputs: TemplateInputs): Promise<Templates>
   }
   if (head.failure) {
     logger.info(`head: ${head.error!.message}`);
-    return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason };
+    return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason, headStatistics: null };
   }
   // A copy of base keeps base's statistics where the PR left a table alone (head-statistics.ts);
   // a head built from scratch has none to keep.
-  if (steps.headDelta) await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger);
+  let headStatistics: HeadStatistics | null = null;
+  if (steps.headDelta) headStatistics = { analyzed: await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger) };
   else await vacuumAnalyzeDatabase(headUrl);
-  return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason };
+  return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason, headStatistics };
 }
