@@ -41,6 +41,8 @@ export interface TableState {
   missing: boolean;
   /** Rows inserted, updated or deleted since the database was created (head only). */
   written: number;
+  /** Oids of the tables it inherits from or is a partition of. */
+  parents: string[];
 }
 
 // pg_stats and pg_stats_ext rather than the catalogs behind them, which only superusers may read.
@@ -59,7 +61,8 @@ SELECT c.oid::text AS oid,
        OR EXISTS (SELECT 1 FROM pg_statistic_ext e JOIN pg_namespace en ON en.oid = e.stxnamespace
                  WHERE e.stxrelid = c.oid
                  AND NOT EXISTS (SELECT 1 FROM pg_stats_ext x WHERE x.statistics_schemaname = en.nspname AND x.statistics_name = e.stxname)) AS missing,
-       coalesce(t.n_tup_ins + t.n_tup_upd + t.n_tup_del, 0)::float8 AS written
+       coalesce(t.n_tup_ins + t.n_tup_upd + t.n_tup_del, 0)::float8 AS written,
+       coalesce((SELECT array_agg(h.inhparent::text ORDER BY h.inhparent) FROM pg_inherits h WHERE h.inhrelid = c.oid), '{}') AS parents
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_stat_user_tables t ON t.relid = c.oid
@@ -136,10 +139,23 @@ export async function refreshHeadStatistics(baseUrl: string, headUrl: string, lo
   let stale: { table: string; reason: string }[];
   if (await othersEnded(headUrl, sessionsEndWithinMs)) {
     const [base, head] = await Promise.all([tablesOf(baseUrl), tablesOf(headUrl)]);
-    stale = [...head].flatMap(([oid, table]) => {
+    const reasons = new Map<string, string>();
+    for (const [oid, table] of head) {
       const reason = staleBecause(table, base.get(oid));
-      return reason ? [{ table: table.name, reason }] : [];
-    });
+      if (reason) reasons.set(oid, reason);
+    }
+    // A parent's statistics sample its children (partitions, inheritance): a changed child
+    // changes them, up the whole tree.
+    const changedChild = (oid: string, seen: Set<string>): void => {
+      for (const parent of head.get(oid)?.parents ?? []) {
+        if (seen.has(parent)) continue;
+        seen.add(parent);
+        if (!reasons.has(parent)) reasons.set(parent, 'a partition or child table changed');
+        changedChild(parent, seen);
+      }
+    };
+    for (const oid of [...reasons.keys()]) changedChild(oid, new Set());
+    stale = [...head].flatMap(([oid, table]) => (reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid)! }] : []));
   } else {
     // A session of the migrate command is still there: what it wrote may not be counted yet.
     logger.info(`head: a session of the migrations is still connected after ${sessionsEndWithinMs / 1000} s; analyzing every table`);
