@@ -27673,7 +27673,8 @@ SELECT c.oid::text AS oid,
        OR EXISTS (SELECT 1 FROM pg_statistic_ext e JOIN pg_namespace en ON en.oid = e.stxnamespace
                  WHERE e.stxrelid = c.oid
                  AND NOT EXISTS (SELECT 1 FROM pg_stats_ext x WHERE x.statistics_schemaname = en.nspname AND x.statistics_name = e.stxname)) AS missing,
-       coalesce(t.n_tup_ins + t.n_tup_upd + t.n_tup_del, 0)::float8 AS written
+       coalesce(t.n_tup_ins + t.n_tup_upd + t.n_tup_del, 0)::float8 AS written,
+       coalesce((SELECT array_agg(h.inhparent::text ORDER BY h.inhparent) FROM pg_inherits h WHERE h.inhrelid = c.oid), '{}') AS parents
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_stat_user_tables t ON t.relid = c.oid
@@ -27726,10 +27727,21 @@ async function refreshHeadStatistics(baseUrl, headUrl, logger, sessionsEndWithin
   let stale;
   if (await othersEnded(headUrl, sessionsEndWithinMs)) {
     const [base, head] = await Promise.all([tablesOf(baseUrl), tablesOf(headUrl)]);
-    stale = [...head].flatMap(([oid, table]) => {
+    const reasons = /* @__PURE__ */ new Map();
+    for (const [oid, table] of head) {
       const reason = staleBecause(table, base.get(oid));
-      return reason ? [{ table: table.name, reason }] : [];
-    });
+      if (reason) reasons.set(oid, reason);
+    }
+    const changedChild = (oid, seen) => {
+      for (const parent of head.get(oid)?.parents ?? []) {
+        if (seen.has(parent)) continue;
+        seen.add(parent);
+        if (!reasons.has(parent)) reasons.set(parent, "a partition or child table changed");
+        changedChild(parent, seen);
+      }
+    };
+    for (const oid of [...reasons.keys()]) changedChild(oid, /* @__PURE__ */ new Set());
+    stale = [...head].flatMap(([oid, table]) => reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid) }] : []);
   } else {
     logger.info(`head: a session of the migrations is still connected after ${sessionsEndWithinMs / 1e3} s; analyzing every table`);
     stale = [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason: "migrations still connected" }));
