@@ -27302,7 +27302,7 @@ function connectError(url2, error63) {
 
 // src/provision/database.ts
 var NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-async function runStatements(url2, what, statements) {
+async function withConnection(url2, what, body) {
   const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
   client.on("error", () => {
   });
@@ -27314,19 +27314,24 @@ async function runStatements(url2, what, statements) {
     } catch (error63) {
       throw connectError(url2, error63);
     }
-    let result;
     try {
-      for (const sql of statements) result = await client.query(sql);
+      return await body(client);
     } catch (error63) {
       const code2 = error63.code;
       const hint = code2 === "42501" ? "; the user needs the CREATEDB privilege (or use a server the run starts)" : "";
       throw new InfraError(redact(`${what}: ${error63 instanceof Error ? error63.message : String(error63)}${hint}`, passwordOf(url2)));
     }
-    return result;
   } finally {
     await client.end().catch(() => {
     });
   }
+}
+async function runStatements(url2, what, statements) {
+  return withConnection(url2, what, async (client) => {
+    let result;
+    for (const sql of statements) result = await client.query(sql);
+    return result;
+  });
 }
 function checkName(name) {
   if (!NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
@@ -27695,15 +27700,7 @@ function staleBecause(head, base) {
   return null;
 }
 async function othersEnded(url2, withinMs) {
-  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
-  client.on("error", () => {
-  });
-  try {
-    await client.connect();
-  } catch (error63) {
-    throw connectError(url2, error63);
-  }
-  try {
+  return withConnection(url2, "cannot list the sessions on head's template", async (client) => {
     const until = Date.now() + withinMs;
     for (; ; ) {
       await client.query(
@@ -27716,12 +27713,7 @@ async function othersEnded(url2, withinMs) {
       if (Date.now() >= until) return false;
       await new Promise((resolve3) => setTimeout(resolve3, 100));
     }
-  } catch (error63) {
-    throw new InfraError(redact(`cannot list the sessions on head's template: ${error63 instanceof Error ? error63.message : String(error63)}`, passwordOf(url2)));
-  } finally {
-    await client.end().catch(() => {
-    });
-  }
+  });
 }
 async function refreshHeadStatistics(baseUrl, headUrl, logger, sessionsEndWithinMs = SESSIONS_END_WITHIN_MS) {
   let stale;

@@ -10,13 +10,13 @@ import { passwordOf, redact, withDatabase } from './url.js';
 const NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
- * Runs statements on one connection to `url`, mapping failures to one-line InfraErrors.
+ * Runs `body` on one connection to `url`, mapping failures to one-line InfraErrors.
  * @param url where
  * @param what the action, for messages ("cannot create database x")
- * @param statements run in order
- * @returns the last statement's result
+ * @param body what to do on the connection
+ * @returns what `body` returns
  */
-export async function runStatements(url: string, what: string, statements: string[]): Promise<pg.QueryResult> {
+export async function withConnection<T>(url: string, what: string, body: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   client.on('error', () => {});
   client.on('notice', () => {});
@@ -26,18 +26,31 @@ export async function runStatements(url: string, what: string, statements: strin
     } catch (error) {
       throw connectError(url, error);
     }
-    let result: pg.QueryResult | undefined;
     try {
-      for (const sql of statements) result = await client.query(sql);
+      return await body(client);
     } catch (error) {
       const code = (error as { code?: string }).code;
       const hint = code === '42501' ? '; the user needs the CREATEDB privilege (or use a server the run starts)' : '';
       throw new InfraError(redact(`${what}: ${error instanceof Error ? error.message : String(error)}${hint}`, passwordOf(url)));
     }
-    return result!;
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/**
+ * Runs statements on one connection to `url`, mapping failures to one-line InfraErrors.
+ * @param url where
+ * @param what the action, for messages ("cannot create database x")
+ * @param statements run in order
+ * @returns the last statement's result
+ */
+export async function runStatements(url: string, what: string, statements: string[]): Promise<pg.QueryResult> {
+  return withConnection(url, what, async (client) => {
+    let result: pg.QueryResult | undefined;
+    for (const sql of statements) result = await client.query(sql);
+    return result!;
+  });
 }
 
 function checkName(name: string): void {

@@ -14,12 +14,8 @@
  * extended statistics that have none yet. Those tables are analyzed; the whole database is
  * vacuumed, as before.
  */
-import pg from 'pg';
-import { InfraError } from '../exit-codes.js';
-import { connectError } from '../provision/database-url.js';
-import { runStatements } from '../provision/database.js';
+import { runStatements, withConnection } from '../provision/database.js';
 import type { Logger } from '../provision/types.js';
-import { passwordOf, redact } from '../provision/url.js';
 
 /** Which of head's tables were analyzed after its migrations, and why (the others keep base's statistics). */
 export interface HeadStatistics {
@@ -100,14 +96,7 @@ export function staleBecause(head: TableState, base: TableState | undefined): st
  * @returns whether they all ended in time
  */
 async function othersEnded(url: string, withinMs: number): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-  } catch (error) {
-    throw connectError(url, error);
-  }
-  try {
+  return withConnection(url, "cannot list the sessions on head's template", async (client) => {
     const until = Date.now() + withinMs;
     for (;;) {
       await client.query(
@@ -120,11 +109,7 @@ async function othersEnded(url: string, withinMs: number): Promise<boolean> {
       if (Date.now() >= until) return false;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-  } catch (error) {
-    throw new InfraError(redact(`cannot list the sessions on head's template: ${error instanceof Error ? error.message : String(error)}`, passwordOf(url)));
-  } finally {
-    await client.end().catch(() => {});
-  }
+  });
 }
 
 /**

@@ -18,6 +18,7 @@
 //! (`open_client`) is opened the same way and kept by tokio-postgres, so that it reaches the
 //! server the sessions reach.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::io;
 use std::net::IpAddr;
@@ -211,8 +212,8 @@ async fn open_at(
     port: u16,
     hostname: Option<String>,
 ) -> Result<WireConn, ConnectFailure> {
-    let (plain, tls, in_clear) = reach(tls, config, &peer, port).await?;
-    let config = in_clear.as_ref().unwrap_or(config);
+    let (plain, tls, config) = reach(tls, config, &peer, port).await?;
+    let config = config.as_ref();
     let tap = Tap::lend(Stream::Plain(plain));
     let token = match tls {
         Tls::Plain => authenticate(config, &tap, NoTls).await?,
@@ -241,15 +242,14 @@ async fn open_at(
     Ok(conn)
 }
 
-/// A socket connected to `peer`, the TLS to use on it, and the config to authenticate with when
-/// it differs from `config`: a socket directory among TCP hosts gets no TLS, as with libpq (see
-/// `parse_config`).
-async fn reach<'a>(
+/// A socket connected to `peer`, the TLS to use on it, and the config to authenticate with: a
+/// socket directory among TCP hosts gets no TLS, as with libpq (see `parse_config`).
+async fn reach<'a, 'c>(
     tls: &'a Tls,
-    config: &Config,
+    config: &'c Config,
     peer: &Peer,
     port: u16,
-) -> Result<(Plain, &'a Tls, Option<Config>), ConnectFailure> {
+) -> Result<(Plain, &'a Tls, Cow<'c, Config>), ConnectFailure> {
     static PLAIN: Tls = Tls::Plain;
     let plain = open_socket(
         peer,
@@ -264,13 +264,14 @@ async fn reach<'a>(
         Peer::Unix(_) => &PLAIN,
         Peer::Tcp(_) => tls,
     };
-    let in_clear =
-        (matches!(tls, Tls::Plain) && config.get_ssl_mode() != SslMode::Disable).then(|| {
-            let mut c = config.clone();
-            c.ssl_mode(SslMode::Disable);
-            c
-        });
-    Ok((plain, tls, in_clear))
+    let config = if matches!(tls, Tls::Plain) && config.get_ssl_mode() != SslMode::Disable {
+        let mut c = config.clone();
+        c.ssl_mode(SslMode::Disable);
+        Cow::Owned(c)
+    } else {
+        Cow::Borrowed(config)
+    };
+    Ok((plain, tls, config))
 }
 
 /// `open_client` on one peer: tokio-postgres connects over the socket opened here and keeps it.
@@ -281,28 +282,16 @@ async fn client_at(
     port: u16,
     hostname: Option<String>,
 ) -> Result<Client, ConnectFailure> {
-    let (plain, tls, in_clear) = reach(tls, config, &peer, port).await?;
-    let config = in_clear.as_ref().unwrap_or(config);
+    let (plain, tls, config) = reach(tls, config, &peer, port).await?;
+    let config = config.as_ref();
     let client = match tls {
-        Tls::Plain => {
-            let (client, connection) = config
-                .connect_raw(plain, NoTls)
-                .await
-                .map_err(|e| ConnectFailure::from_error(&e))?;
-            tokio::spawn(connection);
-            client
-        }
+        Tls::Plain => keep(config, plain, NoTls).await?,
         Tls::Rustls(make) => {
             let mut make = make.clone();
             let host = hostname.as_deref().unwrap_or("");
             let connector = MakeTlsConnect::<Plain>::make_tls_connect(&mut make, host)
                 .map_err(|e| ConnectFailure::without_sqlstate(format!("TLS: {e}")))?;
-            let (client, connection) = config
-                .connect_raw(plain, connector)
-                .await
-                .map_err(|e| ConnectFailure::from_error(&e))?;
-            tokio::spawn(connection);
-            client
+            keep(config, plain, connector).await?
         }
     };
     if let Some(refuse) = refused_read_only(config.get_target_session_attrs()) {
@@ -318,6 +307,21 @@ async fn client_at(
             return Err(wrong_session_kind(config.get_target_session_attrs()));
         }
     }
+    Ok(client)
+}
+
+/// Lets tokio-postgres open a session on `plain` and keep it: its connection half runs on its own
+/// task until the client is dropped.
+async fn keep<T>(config: &Config, plain: Plain, tls: T) -> Result<Client, ConnectFailure>
+where
+    T: TlsConnect<Plain>,
+    T::Stream: Send + 'static,
+{
+    let (client, connection) = config
+        .connect_raw(plain, tls)
+        .await
+        .map_err(|e| ConnectFailure::from_error(&e))?;
+    tokio::spawn(connection);
     Ok(client)
 }
 
