@@ -120,15 +120,21 @@ describe("head's statistics on a copy of base", () => {
     const busy = new pg.Client(url(copy));
     busy.on('error', () => {});
     await busy.connect();
-    const sleeping = busy.query('SELECT pg_sleep(3)').catch(() => {});
+    // Busy for as long as the test needs (it is ended below), and seen busy before the refresh
+    // starts: no fixed pause that a loaded machine could outlast.
+    const [{ pid }] = (await busy.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+    const sleeping = busy.query('SELECT pg_sleep(600)').catch(() => {});
     try {
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      while ((await run(copy, `SELECT 1 FROM pg_stat_activity WHERE pid = ${pid} AND state = 'active'`)).length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       const analyzed = await refreshHeadStatistics(url(base), url(copy), silentLogger, 200);
       expect(analyzed.map((a) => a.table)).toEqual([
         ...['kept', 'written', 'widened', 'indexed', 'expr', 'truncated', 'renamed', 'events', 'events_low', 'events_high'].map((t) => `public.${t}`),
       ]);
       expect(new Set(analyzed.map((a) => a.reason))).toEqual(new Set(['migrations still connected']));
     } finally {
+      await run(copy, `SELECT pg_terminate_backend(${pid})`);
       await sleeping;
       await busy.end().catch(() => {});
     }
