@@ -818,6 +818,7 @@ async function main() {
       [`${role}_qps_mean`]: mean(roles[role].map((r) => r.qps)),
       [`${role}_ratio_per_pair`]: ratios,
       [`${role}_ratio_mean`]: mean(ratios),
+      [`${role}_ratio_ci95`]: interval95(ratios),
       [`${role}_cpu_per_100k_s`]: mean(roles[role].map((r) => r.cpu_per_100k_s)),
       [`${role}_cpu_replay_only_per_100k_s`]: mean(roles[role].map((r) => r.cpu_replay_per_100k_s)),
     });
@@ -832,6 +833,7 @@ async function main() {
           {
             qps_mean: mean(roles[role].map((r) => r.qps)),
             ratio_mean: mean(pairs.map((p) => p[role].qps / p.pgbench.qps)),
+            ratio_ci95: interval95(pairs.map((p) => p[role].qps / p.pgbench.qps)),
             cpu_per_100k_s: mean(roles[role].map((r) => r.cpu_per_100k_s)),
             cpu_vs_pgbench: mean(roles[role].map((r) => r.cpu_per_100k_s)) / pgCpu,
           },
@@ -881,19 +883,19 @@ async function main() {
   console.log(`client CPU ours/pgbench per pair: ${summary.cpu_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → ${fmtInterval(summary.cpu_ratio_ci95)}`);
   if (settings.oldPath) {
     console.log(
-      `tokio-postgres path: ratio ${summary.old_path_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.old_path_ratio_mean, 3)}, ` +
+      `tokio-postgres path: ratio ${summary.old_path_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.old_path_ratio_mean, 3)} (${fmtInterval(summary.old_path_ratio_ci95)}), ` +
         `client CPU ${fmt(summary.old_path_cpu_per_100k_s, 3)} s/100k (replay alone ${fmt(summary.old_path_cpu_replay_only_per_100k_s, 3)} s)`,
     );
   }
   if (settings.unpinned) {
     console.log(
-      `unpinned threads: ratio ${summary.unpinned_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.unpinned_ratio_mean, 3)}, ` +
+      `unpinned threads: ratio ${summary.unpinned_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.unpinned_ratio_mean, 3)} (${fmtInterval(summary.unpinned_ratio_ci95)}), ` +
         `client CPU ${fmt(summary.unpinned_cpu_per_100k_s, 3)} s/100k (replay alone ${fmt(summary.unpinned_cpu_replay_only_per_100k_s, 3)} s)`,
     );
   }
   if (summary.floor) {
     const floors = Object.entries(summary.floor).map(
-      ([role, f]) => `${role.replace('floor_', '')} ${fmt(f.cpu_per_100k_s, 3)} s/100k (${fmt(f.cpu_vs_pgbench, 2)} x pgbench), q/s ratio ${fmt(f.ratio_mean, 3)}`,
+      ([role, f]) => `${role.replace('floor_', '')} ${fmt(f.cpu_per_100k_s, 3)} s/100k (${fmt(f.cpu_vs_pgbench, 2)} x pgbench), q/s ratio ${fmt(f.ratio_mean, 3)} (${fmtInterval(f.ratio_ci95)})`,
     );
     console.log(
       `floor client: ${floors.join('; ')}${uringAvailable ? '' : '; io_uring not available here'}; ` +
