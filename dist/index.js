@@ -27684,7 +27684,7 @@ FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_stat_user_tables t ON t.relid = c.oid
 WHERE c.relkind IN ('r', 'm', 'p')
-  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%'
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
 ORDER BY c.oid`;
 async function tablesOf(url2) {
   const result = await runStatements(url2, "cannot read the tables of a template", [TABLES]);

@@ -4,13 +4,13 @@
 import { runStatements } from '../provision/database.js';
 
 // Tables with rows and no statistics at all: never analyzed (as after a restore, before
-// PostgreSQL 18 restores statistics too).
+// PostgreSQL 18 restores statistics too). TOAST tables (relkind 't') are not among the kinds.
 const UNANALYZED = `
 SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'm')
-  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\\\_toast%'
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
   AND (c.reltuples < 0 OR NOT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname))
   AND pg_relation_size(c.oid) > 0
 ORDER BY c.oid`;

@@ -42,6 +42,7 @@ export interface TableState {
 }
 
 // pg_stats and pg_stats_ext rather than the catalogs behind them, which only superusers may read.
+// TOAST tables (relkind 't') are not among the kinds listed: only the catalogs' schemas are left out.
 const TABLES = `
 SELECT c.oid::text AS oid,
        quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name,
@@ -63,7 +64,7 @@ FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_stat_user_tables t ON t.relid = c.oid
 WHERE c.relkind IN ('r', 'm', 'p')
-  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%'
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
 ORDER BY c.oid`;
 
 async function tablesOf(url: string): Promise<Map<string, TableState>> {
