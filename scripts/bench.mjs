@@ -16,7 +16,8 @@
 // Every client connects over the Unix-domain socket, as the replay does on the servers the gate
 // starts; with --tcp, every client connects to 127.0.0.1 instead (as to a server given by URL).
 // It reports q/s, the ratio ours/pgbench, client CPU per 100k statements, the server's CPU during each
-// run and peak RSS. Then it measures the peak RSS of loading and replaying 320k and 1M statements.
+// run and peak RSS. Then it measures the peak RSS of loading and replaying 320k and 1M statements,
+// and of loading them through the shipped engine's Node addon, as the action and the CLI do.
 // The server is always stopped and the directory removed, also on error or Ctrl-C.
 // Results go to stdout and to target/bench/bench-results.json. See docs/benchmark.md.
 import { spawn, spawnSync } from 'node:child_process';
@@ -528,6 +529,38 @@ async function runPgbench(ctx, label, replayed) {
  * Our replay; `driver` 'tokio-postgres' runs it on the earlier path (`--old-path`), `pin` false
  * with its worker threads unpinned (`--unpinned`).
  */
+/** The engine the action ships for this machine (dist/), if there is one. */
+function shippedEngine() {
+  const file = path.join(root, 'dist', `engine.${process.platform}-${process.arch}-gnu.node`);
+  return fs.existsSync(file) ? file : undefined;
+}
+
+/**
+ * Loads `file` through the shipped engine's Node addon in a fresh Node process, the way the
+ * action and the CLI load a workload: the bench_replay figures are the engine's alone, these are
+ * what a user's runner holds (Node's own RSS included, printed beside).
+ */
+function loadThroughAddon(engine, file, statements) {
+  const r = spawnSync(process.execPath, [path.join(root, 'scripts/bench/addon-load.mjs'), engine, file], { encoding: 'utf8' });
+  if (r.status !== 0) throw new BenchError(`loading ${path.basename(file)} through the addon failed: ${(r.stderr || '').trim()}`);
+  const j = lastJson(r.stdout, 'addon-load');
+  if (j.statements !== statements) {
+    throw new BenchError(`the addon loaded ${j.statements} statements from ${path.basename(file)}, expected ${statements}`);
+  }
+  const result = {
+    statements,
+    peak_rss_mb: (j.peak_rss_kb * 1024) / 1e6,
+    rss_before_load_mb: (j.rss_before_load_kb * 1024) / 1e6,
+    cpu_s: j.cpu_ms / 1000,
+    wall_s: j.wall_ms / 1000,
+  };
+  console.log(
+    `  addon load of ${statements} statements (a Node process): peak RSS ${fmt(result.peak_rss_mb, 1)} MB ` +
+      `(${fmt(result.rss_before_load_mb, 1)} MB before loading), CPU ${fmt(result.cpu_s, 3)} s`,
+  );
+  return result;
+}
+
 async function runOurs(ctx, label, file, statements, driver = 'wire', pin = true) {
   const load = loadavg();
   const conninfo = `host='${ctx.host}' port=${ctx.port} user=postgres dbname=bench sslmode=disable`;
@@ -749,14 +782,18 @@ async function main() {
   }
 
   const memory = [];
+  const addonLoads = [];
   if (settings.memory) {
     console.log(`\n--- memory: load + replay (speed 0, ${SESSIONS} sessions) ---`);
+    const engine = shippedEngine();
     for (const n of MEMORY_SIZES) {
       const f = await generate(srv.work, n);
       const r = await runOurs(ctx, `mem-${n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`}`, f, n);
       memory.push(r);
+      if (engine) addonLoads.push(loadThroughAddon(engine, f, n));
       fs.rmSync(f, { force: true });
     }
+    if (!engine) console.log('  (no engine in dist/ for this machine: the load through the addon is not measured)');
   }
 
   // Summary
@@ -918,6 +955,9 @@ async function main() {
   for (const m of memory) {
     console.log(`peak RSS, load + replay of ${m.statements} statements: ${fmt(m.peak_rss_mb, 1)} MB (${fmt(m.peak_rss_after_load_mb, 1)} MB by the end of loading; compact workload ${fmt(m.workload_heap_mb, 1)} MB)`);
   }
+  for (const a of addonLoads) {
+    console.log(`through the addon (a Node process), load of ${a.statements} statements: peak RSS ${fmt(a.peak_rss_mb, 1)} MB, of which ${fmt(a.rss_before_load_mb, 1)} MB before loading; CPU ${fmt(a.cpu_s, 3)} s`);
+  }
   console.log('targets:');
   for (const [name, t] of Object.entries(targets)) {
     console.log(`  ${name.padEnd(36)} ${t.target.padEnd(20)} ${fmt(t.value, 3).padStart(9)}  ${t.met ? 'met' : 'NOT met'}`);
@@ -939,6 +979,7 @@ async function main() {
     calibration: cal,
     pairs,
     memory,
+    addon_loads: addonLoads,
     summary,
     targets,
   };

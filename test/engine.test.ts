@@ -138,6 +138,38 @@ describe('loading workloads', () => {
     expect(inspection).toEqual({ ...summary, warnings: [] });
   });
 
+  it('warns, naming the file, about what it decoded but did not use', async () => {
+    // A map-form profile (as pg-retest's Python generator writes) with a key the format does not
+    // have on its query, and stale totals. MessagePack by hand: fixmap 0x80|n, fixarray 0x90|n,
+    // fixstr 0xa0|len (all strings here are under 32 bytes), positive fixint.
+    const enc = (v: unknown): number[] => {
+      if (typeof v === 'number') return [v];
+      if (typeof v === 'string') return [0xa0 | v.length, ...Buffer.from(v)];
+      if (Array.isArray(v)) return [0x90 | v.length, ...v.flatMap(enc)];
+      const entries = Object.entries(v as Record<string, unknown>);
+      return [0x80 | entries.length, ...entries.flatMap(([k, x]) => [...enc(k), ...enc(x)])];
+    };
+    const query = { sql: 'SELECT 1', start_offset_us: 0, duration_us: 1, kind: 'Select', app_name: 'web' };
+    const profile = {
+      version: 2,
+      captured_at: '2026-03-19T15:27:48Z',
+      source_host: 'h',
+      pg_version: '16',
+      capture_method: 'proxy',
+      sessions: [{ id: 1, user: 'u', database: 'd', queries: [query] }],
+      metadata: { total_queries: 5, total_sessions: 1, capture_duration_us: 0 },
+    };
+    const file = path.join(tmp, 'extra-key.wkl');
+    fs.writeFileSync(file, Buffer.from(enc(profile)));
+    const workload = await loadWorkload(file);
+    expect(workload.statements).toBe(1);
+    expect(workload.warnings).toEqual([
+      `${file}: ignored unknown field(s) app_name (written by a newer or different tool)`,
+      `${file}: metadata.total_queries says 5 but the file holds 1; using 1`,
+    ]);
+    expect((await inspectWorkload(file)).warnings).toEqual(workload.warnings);
+  });
+
   it('rejects a corrupt file with one line naming it', async () => {
     const bytes = fs.readFileSync(fixture('workload.wkl'));
     const file = path.join(tmp, 'cut-short.wkl');

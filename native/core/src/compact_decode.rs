@@ -16,7 +16,11 @@ use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::wkl::{QueryKind, ResponseRow, SequenceState};
+use std::path::Path;
+
+use crate::wkl::check;
+use crate::wkl::key_scan::{self, KeyScan};
+use crate::wkl::{QueryKind, ResponseRow, SequenceState, WklError, WklWarning, MAX_WORKLOAD_BYTES};
 use crate::workload::{Workload, WorkloadBuilder, WorkloadInfo};
 
 /// Files above this size are decoded from a buffered reader instead of from memory.
@@ -44,9 +48,7 @@ struct ProfileShell {
 
 #[derive(Deserialize)]
 struct MetadataShell {
-    #[allow(dead_code)]
     total_queries: u64,
-    #[allow(dead_code)]
     total_sessions: u64,
     capture_duration_us: u64,
     #[serde(default)]
@@ -177,9 +179,17 @@ impl<'de> Deserialize<'de> for TextSink {
     }
 }
 
+/// A workload decoded into the compact form, with what the decoder noticed on the way (the
+/// same warnings, in the same order, as [`crate::wkl::inspect_workload`] gives).
+#[derive(Debug)]
+pub struct LoadedWorkload {
+    pub workload: Workload,
+    pub warnings: Vec<WklWarning>,
+}
+
 /// Decodes one already-validated workload value (see `wkl`) into the compact form.
 pub fn decode_compact(value: &[u8]) -> Result<Workload, rmp_serde::decode::Error> {
-    decode_with(|| rmp_serde::from_slice(value))
+    decode_with(|| rmp_serde::from_slice(value)).map(|(w, _)| w)
 }
 
 /// Decodes a workload from a reader, copying each SQL text only into the arena (for files too
@@ -187,12 +197,19 @@ pub fn decode_compact(value: &[u8]) -> Result<Workload, rmp_serde::decode::Error
 pub fn decode_compact_read<R: std::io::Read>(
     reader: R,
 ) -> Result<Workload, rmp_serde::decode::Error> {
-    decode_with(|| rmp_serde::from_read(reader))
+    decode_with(|| rmp_serde::from_read(reader)).map(|(w, _)| w)
+}
+
+/// What the profile claims about itself, kept to check against what it holds.
+struct Claims {
+    version: u8,
+    total_sessions: u64,
+    total_queries: u64,
 }
 
 fn decode_with(
     decode: impl FnOnce() -> Result<ProfileShell, rmp_serde::decode::Error>,
-) -> Result<Workload, rmp_serde::decode::Error> {
+) -> Result<(Workload, Claims), rmp_serde::decode::Error> {
     // The header fields arrive with the shell; the builder gets them after the sessions.
     let placeholder = WorkloadInfo::default();
     BUILDER.with(|b| *b.borrow_mut() = Some(WorkloadBuilder::new(placeholder)));
@@ -201,6 +218,11 @@ fn decode_with(
         .with(|b| b.borrow_mut().take())
         .expect("builder present");
     let shell = shell?;
+    let claims = Claims {
+        version: shell.version,
+        total_sessions: shell.metadata.total_sessions,
+        total_queries: shell.metadata.total_queries,
+    };
     let info = WorkloadInfo::from_header(
         shell.version,
         shell.captured_at,
@@ -210,29 +232,66 @@ fn decode_with(
         shell.metadata.capture_duration_us,
         shell.metadata.sequence_snapshot,
     );
-    Ok(builder.with_info(info).finish())
+    Ok((builder.with_info(info).finish(), claims))
+}
+
+fn checked(workload: Workload, claims: Claims, unknown_keys: Vec<String>) -> LoadedWorkload {
+    let warnings = check::warnings_from(check::Facts {
+        version: claims.version,
+        recorded_sessions: claims.total_sessions,
+        recorded_queries: claims.total_queries,
+        session_ids: &mut workload.sessions().iter().map(|s| s.id),
+        statements: workload.statement_count(),
+        unknown_keys,
+    });
+    LoadedWorkload { workload, warnings }
+}
+
+/// Passes every buffer the decoder reads through the key scan on its way, so a streamed file
+/// is checked for unknown keys without being read twice.
+struct Scanned<R> {
+    inner: R,
+    scan: KeyScan,
+}
+
+impl<R: std::io::Read> std::io::Read for Scanned<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.scan.feed(&buf[..n]);
+        Ok(n)
+    }
 }
 
 impl Workload {
-    /// Reads, validates and analyses a `.wkl` file.
+    /// Reads, validates and analyses a `.wkl` file of at most [`MAX_WORKLOAD_BYTES`] bytes.
+    pub fn load(path: &Path) -> Result<Workload, WklError> {
+        Self::load_checked(path, MAX_WORKLOAD_BYTES).map(|l| l.workload)
+    }
+
+    /// Reads, validates and analyses a `.wkl` file of at most `max_bytes` bytes, with the
+    /// decoder's warnings (unknown fields, stale totals, …).
     ///
     /// The file is checked by the codec's header walk (results file, truncation, trailing bytes,
-    /// size limit), then decoded straight into the compact form. Should that decode fail, the
-    /// full decoder runs to produce its precise, located error.
-    pub fn load(path: &std::path::Path) -> Result<Workload, crate::wkl::WklError> {
+    /// size limit), then decoded straight into the compact form: a large file from a buffered
+    /// reader, never held whole. Should that decode fail, the full decoder runs to produce its
+    /// precise, located error.
+    pub fn load_checked(path: &Path, max_bytes: u64) -> Result<LoadedWorkload, WklError> {
         let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        if size > STREAM_ABOVE_BYTES && size <= crate::wkl::MAX_WORKLOAD_BYTES {
-            if let Some(w) = Self::load_streaming(path) {
-                return Ok(w);
+        if size > STREAM_ABOVE_BYTES && size <= max_bytes {
+            if let Some(loaded) = Self::load_streaming(path) {
+                return Ok(loaded);
             }
         }
-        let bytes = crate::wkl::read_workload_bytes(path, crate::wkl::MAX_WORKLOAD_BYTES)?;
-        match decode_compact(&bytes) {
-            Ok(w) => Ok(w),
-            Err(_) => match crate::wkl::decode_workload(&bytes) {
+        let bytes = crate::wkl::read_workload_bytes(path, max_bytes)?;
+        match decode_with(|| rmp_serde::from_slice(&bytes)) {
+            Ok((w, claims)) => Ok(checked(w, claims, key_scan::unknown_keys(&bytes))),
+            Err(_) => match crate::wkl::inspect_workload(&bytes) {
                 Err(e) => Err(e.in_file(path)),
                 // Both decoders follow the same serde layout; if only ours fails, use the profile.
-                Ok(profile) => Ok(Workload::from_profile(profile)),
+                Ok(decoded) => Ok(LoadedWorkload {
+                    workload: Workload::from_profile(decoded.profile),
+                    warnings: decoded.warnings,
+                }),
             },
         }
     }
@@ -240,7 +299,7 @@ impl Workload {
     /// Decodes a large file without holding its bytes. `None` on any doubt (not clearly a
     /// profile, a decode error, bytes after the value): the caller then takes the validating
     /// path, which produces the precise error.
-    fn load_streaming(path: &std::path::Path) -> Option<Workload> {
+    fn load_streaming(path: &Path) -> Option<LoadedWorkload> {
         use std::io::{BufRead, Read, Seek};
         let mut file = std::fs::File::open(path).ok()?;
         let mut prefix = vec![0u8; 64 * 1024];
@@ -249,9 +308,17 @@ impl Workload {
             return None;
         }
         file.rewind().ok()?;
-        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-        let w = decode_compact_read(&mut reader).ok()?;
+        let scanned = Scanned {
+            inner: file,
+            scan: KeyScan::new(),
+        };
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, scanned);
+        let (w, claims) = decode_with(|| rmp_serde::from_read(&mut reader)).ok()?;
         // A .wkl holds exactly one value.
-        reader.fill_buf().ok()?.is_empty().then_some(w)
+        if !reader.fill_buf().ok()?.is_empty() {
+            return None;
+        }
+        let unknown = reader.into_inner().scan.finish();
+        Some(checked(w, claims, unknown))
     }
 }

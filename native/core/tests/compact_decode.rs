@@ -183,3 +183,135 @@ fn large_files_stream_and_still_refuse_trailing_bytes() {
         "{err}"
     );
 }
+
+/// A map-form profile as a different writer might make it: a field the format does not have on
+/// the profile, on every session and on every query, stale totals and a repeated session id.
+fn profile_with_extras(statements_per_session: u64) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct Q {
+        sql: String,
+        start_offset_us: u64,
+        duration_us: u64,
+        kind: &'static str,
+        app: &'static str,
+        transaction_id: Option<u64>,
+    }
+    #[derive(serde::Serialize)]
+    struct S {
+        id: u64,
+        user: &'static str,
+        queries: Vec<Q>,
+        shard: u8,
+        database: &'static str,
+    }
+    #[derive(serde::Serialize)]
+    struct M {
+        total_queries: u64,
+        total_sessions: u64,
+        capture_duration_us: u64,
+    }
+    #[derive(serde::Serialize)]
+    struct P {
+        version: u8,
+        captured_at: &'static str,
+        comment: &'static str,
+        source_host: &'static str,
+        pg_version: &'static str,
+        capture_method: &'static str,
+        sessions: Vec<S>,
+        metadata: M,
+    }
+    let session = |id: u64| S {
+        id,
+        user: "u",
+        queries: (0..statements_per_session)
+            .map(|i| Q {
+                sql: format!(
+                    "SELECT abalance FROM pgbench_accounts WHERE aid = {}",
+                    i * 3 + id
+                ),
+                start_offset_us: i * 10,
+                duration_us: 40,
+                kind: "Select",
+                app: "web",
+                transaction_id: None,
+            })
+            .collect(),
+        shard: 1,
+        database: "d",
+    };
+    let profile = P {
+        version: 3,
+        captured_at: "2026-03-19T15:27:48Z",
+        comment: "made by hand",
+        source_host: "h",
+        pg_version: "16",
+        capture_method: "proxy",
+        sessions: vec![session(7), session(8), session(7)],
+        metadata: M {
+            total_queries: 1,
+            total_sessions: 3,
+            capture_duration_us: 0,
+        },
+    };
+    rmp_serde::to_vec_named(&profile).unwrap()
+}
+
+#[test]
+fn loading_warns_exactly_as_the_full_decoder_does() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test/fixtures/wkl");
+    let tmp = tempfile::tempdir().unwrap();
+    let small = tmp.path().join("small.wkl");
+    std::fs::write(&small, profile_with_extras(5)).unwrap();
+    let big = tmp.path().join("big.wkl");
+    std::fs::write(&big, profile_with_extras(70_000)).unwrap();
+    assert!(
+        std::fs::metadata(&big).unwrap().len() > 8 * 1024 * 1024,
+        "big enough to take the streaming path"
+    );
+    let mut paths: Vec<PathBuf> = [
+        "workload.wkl",
+        "sample-ecommerce.wkl",
+        "synthetic-ecommerce.wkl",
+    ]
+    .iter()
+    .map(|n| dir.join(n))
+    .collect();
+    paths.extend([small.clone(), big.clone()]);
+    for path in &paths {
+        let full = pg_retest_core::wkl::load_workload(path, u64::MAX).unwrap();
+        let loaded = Workload::load_checked(path, u64::MAX).unwrap();
+        assert_eq!(loaded.warnings, full.warnings, "{}", path.display());
+        assert_eq!(
+            loaded.workload.statement_count(),
+            full.profile.statement_count(),
+            "{}",
+            path.display()
+        );
+    }
+    // The hand-made files do warn, about every one of their oddities.
+    let text: Vec<String> = Workload::load_checked(&big, u64::MAX)
+        .unwrap()
+        .warnings
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        text,
+        vec![
+            "ignored unknown field(s) comment, app, shard (written by a newer or different tool)",
+            "format version 3 is unusual (pg-retest writes 1 or 2)",
+            "metadata.total_queries says 1 but the file holds 210000; using 210000",
+            "session id(s) 7 occur more than once, so their results cannot be told apart",
+        ]
+    );
+}
+
+#[test]
+fn loading_refuses_a_file_over_the_size_limit() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test/fixtures/wkl");
+    let err = Workload::load_checked(&dir.join("workload.wkl"), 100)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("workload.wkl"), "{err}");
+}

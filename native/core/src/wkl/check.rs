@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use super::key_scan;
 use super::model::WorkloadProfile;
-use super::peek::{self, Kind};
 
 /// Something worth reporting about a workload that still decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,67 +67,50 @@ impl fmt::Display for WklWarning {
     }
 }
 
-/// Field names of every struct in the format besides `WorkloadProfile` (whose names are
-/// `peek::PROFILE_FIELDS`). A key is reported when it is in none of them; a known name in the
-/// wrong struct slips through, which is the price of not tracking which struct each map is.
-const OTHER_FIELDS: &[&str] = &[
-    // Session
-    "id",
-    "user",
-    "database",
-    "queries",
-    // Query
-    "sql",
-    "start_offset_us",
-    "duration_us",
-    "kind",
-    "transaction_id",
-    "response_values",
-    // ResponseRow, TablePk
-    "columns",
-    // Metadata
-    "total_queries",
-    "total_sessions",
-    "capture_duration_us",
-    "sequence_snapshot",
-    "pk_map",
-    // SequenceState
-    "schema",
-    "name",
-    "last_value",
-    "increment_by",
-    "start_value",
-    "min_value",
-    "max_value",
-    "cycle",
-    "is_called",
-    // TablePk
-    "table",
-];
+/// What the warnings are judged on: the profile's own claims and what it actually holds.
+pub(crate) struct Facts<'a> {
+    pub version: u8,
+    pub recorded_sessions: u64,
+    pub recorded_queries: u64,
+    pub session_ids: &'a mut dyn Iterator<Item = u64>,
+    pub statements: u64,
+    /// Map keys that name no field (see `key_scan`).
+    pub unknown_keys: Vec<String>,
+}
 
 /// Warnings for a profile that decoded from `value`.
 pub(crate) fn warnings(profile: &WorkloadProfile, value: &[u8]) -> Vec<WklWarning> {
+    warnings_from(Facts {
+        version: profile.version,
+        recorded_sessions: profile.metadata.total_sessions,
+        recorded_queries: profile.metadata.total_queries,
+        session_ids: &mut profile.sessions.iter().map(|s| s.id),
+        statements: profile.statement_count(),
+        unknown_keys: key_scan::unknown_keys(value),
+    })
+}
+
+/// Warnings from what a decoder gathered, in the same order whichever decoder it was.
+pub(crate) fn warnings_from(facts: Facts<'_>) -> Vec<WklWarning> {
     let mut out = Vec::new();
-    let unknown = unknown_keys(value);
-    if !unknown.is_empty() {
-        out.push(WklWarning::UnknownFields { names: unknown });
-    }
-    if !matches!(profile.version, 1 | 2) {
-        out.push(WklWarning::UnusualVersion {
-            version: profile.version,
+    if !facts.unknown_keys.is_empty() {
+        out.push(WklWarning::UnknownFields {
+            names: facts.unknown_keys,
         });
     }
+    if !matches!(facts.version, 1 | 2) {
+        out.push(WklWarning::UnusualVersion {
+            version: facts.version,
+        });
+    }
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    for id in facts.session_ids {
+        *seen.entry(id).or_default() += 1;
+    }
+    let sessions: usize = seen.values().sum();
     let counts = [
-        (
-            "total_sessions",
-            profile.metadata.total_sessions,
-            profile.sessions.len() as u64,
-        ),
-        (
-            "total_queries",
-            profile.metadata.total_queries,
-            profile.statement_count(),
-        ),
+        ("total_sessions", facts.recorded_sessions, sessions as u64),
+        ("total_queries", facts.recorded_queries, facts.statements),
     ];
     for (field, recorded, actual) in counts {
         if recorded != actual {
@@ -138,10 +121,6 @@ pub(crate) fn warnings(profile: &WorkloadProfile, value: &[u8]) -> Vec<WklWarnin
             });
         }
     }
-    let mut seen: HashMap<u64, usize> = HashMap::new();
-    for session in &profile.sessions {
-        *seen.entry(session.id).or_default() += 1;
-    }
     let mut duplicates: Vec<u64> = seen
         .into_iter()
         .filter(|(_, n)| *n > 1)
@@ -151,93 +130,8 @@ pub(crate) fn warnings(profile: &WorkloadProfile, value: &[u8]) -> Vec<WklWarnin
         duplicates.sort_unstable();
         out.push(WklWarning::DuplicateSessionIds { ids: duplicates });
     }
-    if profile.statement_count() == 0 {
+    if facts.statements == 0 {
         out.push(WklWarning::NoStatements);
     }
     out
-}
-
-/// String map keys anywhere in `value` that are not field names, each listed once.
-///
-/// The value of an unknown key is skipped whole (its own keys are not ours to judge), so the
-/// walk only descends through known structure and its stack stays as shallow as the schema.
-fn unknown_keys(value: &[u8]) -> Vec<String> {
-    struct Frame {
-        left: u64,
-        map: bool,
-    }
-    let mut names: Vec<String> = Vec::new();
-    let mut stack = vec![Frame {
-        left: 1,
-        map: false,
-    }];
-    let mut pos = 0usize;
-    while let Some(top) = stack.last_mut() {
-        if top.left == 0 {
-            stack.pop();
-            continue;
-        }
-        // In a map of n entries, 2n values alternate key, value; keys sit at even counts left.
-        let is_key = top.map && top.left % 2 == 0;
-        top.left -= 1;
-        let Ok(header) = peek::read_header(value, pos) else {
-            break;
-        };
-        if is_key {
-            if let Some(key) = peek::str_bytes(&value[pos..]) {
-                let known = peek::PROFILE_FIELDS
-                    .iter()
-                    .chain(OTHER_FIELDS)
-                    .any(|f| f.as_bytes() == key);
-                if !known {
-                    let name = String::from_utf8_lossy(key).into_owned();
-                    if !names.contains(&name) {
-                        names.push(name);
-                    }
-                    pos += header.head_len + key.len();
-                    let Ok(skip) = peek::value_len(&value[pos..]) else {
-                        break;
-                    };
-                    pos += skip;
-                    if let Some(top) = stack.last_mut() {
-                        top.left -= 1;
-                    }
-                    continue;
-                }
-            }
-        }
-        match header.kind {
-            Kind::Array | Kind::Map if header.len > 0 => {
-                pos += header.head_len;
-                let entries = u64::from(header.len);
-                stack.push(Frame {
-                    left: if header.kind == Kind::Map {
-                        2 * entries
-                    } else {
-                        entries
-                    },
-                    map: header.kind == Kind::Map,
-                });
-            }
-            _ => pos += header.head_len + header.payload_len(),
-        }
-    }
-    names
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_keys_skip_their_values() {
-        // {"sql": "x", "extra": {"deep": 1}, "kind": "Select"}
-        let bytes = b"\x83\xa3sql\xa1x\xa5extra\x81\xa4deep\x01\xa4kind\xa6Select";
-        assert_eq!(unknown_keys(bytes), vec!["extra".to_string()]);
-    }
-
-    #[test]
-    fn array_form_has_no_keys() {
-        assert!(unknown_keys(&[0x93, 0x01, 0x81, 0xa3, b's', b'q', b'l', 0x02, 0xc0]).is_empty());
-    }
 }

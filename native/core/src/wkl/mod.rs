@@ -13,10 +13,11 @@
 //! Reading never panics and never allocates from a length claimed inside the file; see
 //! `docs/wkl.md` for what is accepted and refused, and `native/fuzz` for the fuzz target.
 
-mod check;
+pub(crate) mod check;
 mod codec;
 mod error;
 mod file;
+pub(crate) mod key_scan;
 pub mod model;
 mod peek;
 mod results;

@@ -74,7 +74,7 @@ impl Header {
     }
 
     /// How many values are nested directly inside this one.
-    fn children(&self) -> u64 {
+    pub(crate) fn children(&self) -> u64 {
         match self.kind {
             Kind::Array => u64::from(self.len),
             Kind::Map => 2 * u64::from(self.len),
@@ -98,6 +98,8 @@ fn be(bytes: &[u8], at: usize, width: usize) -> Result<u64, ScanError> {
 }
 
 /// Reads the header at `pos`. Fails only on truncation or the reserved marker.
+// Inlined: the key scan reads a header per value of every file it loads.
+#[inline(always)]
 pub(crate) fn read_header(bytes: &[u8], pos: usize) -> Result<Header, ScanError> {
     let marker = *bytes.get(pos).ok_or(ScanError::Truncated)?;
     let h = |kind, head_len, len| Header {
