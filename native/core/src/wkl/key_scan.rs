@@ -146,12 +146,13 @@ impl KeyScan {
             } else {
                 // Completed a byte at a time: the first length at which it reads is its own.
                 let mut read = None;
-                while read.is_none() && !piece.is_empty() && self.head.len() < MAX_HEAD {
+                while read.is_none() && !piece.is_empty() && !self.done {
                     self.head.push(piece[0]);
                     piece = &piece[1..];
                     match peek::read_header(&self.head, 0) {
                         Ok(h) => read = Some(h),
-                        Err(ScanError::Truncated) => {}
+                        // Every header reads from MAX_HEAD bytes; more would be a walk gone wrong.
+                        Err(ScanError::Truncated) => self.done = self.head.len() >= MAX_HEAD,
                         Err(ScanError::Reserved { .. }) => self.done = true,
                     }
                 }
@@ -269,6 +270,20 @@ mod tests {
                 scan.feed(piece);
             }
             assert_eq!(scan.finish(), whole, "pieces of {size}");
+        }
+    }
+
+    #[test]
+    fn a_byte_no_header_starts_with_ends_the_walk_in_any_piece() {
+        // {"x": 1, then 0xc1 (never used by MessagePack) where the next key should be.
+        let bytes = [0x82, 0xa1, b'x', 0x01, 0xc1, 0xa1, b'y', 0x02];
+        for size in 1..=bytes.len() {
+            let mut scan = KeyScan::new();
+            for piece in bytes.chunks(size) {
+                scan.feed(piece);
+            }
+            assert!(scan.done, "pieces of {size}");
+            assert_eq!(scan.finish(), vec!["x"], "pieces of {size}");
         }
     }
 
