@@ -27724,15 +27724,14 @@ async function refreshHeadStatistics(baseUrl, headUrl, logger, sessionsEndWithin
       const reason = staleBecause(table, base.get(oid));
       if (reason) reasons.set(oid, reason);
     }
-    const changedChild = (oid, seen) => {
+    const queue = [...reasons.keys()];
+    for (let oid = queue.pop(); oid !== void 0; oid = queue.pop()) {
       for (const parent of head.get(oid)?.parents ?? []) {
-        if (seen.has(parent)) continue;
-        seen.add(parent);
-        if (!reasons.has(parent)) reasons.set(parent, "a partition or child table changed");
-        changedChild(parent, seen);
+        if (reasons.has(parent)) continue;
+        reasons.set(parent, "a partition or child table changed");
+        queue.push(parent);
       }
-    };
-    for (const oid of [...reasons.keys()]) changedChild(oid, /* @__PURE__ */ new Set());
+    }
     stale = [...head].flatMap(([oid, table]) => reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid) }] : []);
   } else {
     logger.info(`head: a session of the migrations is still connected after ${sessionsEndWithinMs / 1e3} s; analyzing every table`);

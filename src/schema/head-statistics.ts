@@ -131,16 +131,15 @@ export async function refreshHeadStatistics(baseUrl: string, headUrl: string, lo
       if (reason) reasons.set(oid, reason);
     }
     // A parent's statistics sample its children (partitions, inheritance): a changed child
-    // changes them, up the whole tree.
-    const changedChild = (oid: string, seen: Set<string>): void => {
+    // changes them, up the whole tree. Each table is queued once, when it gets its reason.
+    const queue = [...reasons.keys()];
+    for (let oid = queue.pop(); oid !== undefined; oid = queue.pop()) {
       for (const parent of head.get(oid)?.parents ?? []) {
-        if (seen.has(parent)) continue;
-        seen.add(parent);
-        if (!reasons.has(parent)) reasons.set(parent, 'a partition or child table changed');
-        changedChild(parent, seen);
+        if (reasons.has(parent)) continue;
+        reasons.set(parent, 'a partition or child table changed');
+        queue.push(parent);
       }
-    };
-    for (const oid of [...reasons.keys()]) changedChild(oid, new Set());
+    }
     stale = [...head].flatMap(([oid, table]) => (reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid)! }] : []));
   } else {
     // A session of the migrate command is still there: what it wrote may not be counted yet.

@@ -2,7 +2,8 @@
 //!
 //! A decoded [`crate::wkl::WorkloadProfile`] costs ~150 bytes per statement; for a million
 //! statements that is more than the engine's whole budget. Here each query is deserialized and
-//! pushed into a [`WorkloadBuilder`] at once, so the peak is the file plus the compact form.
+//! pushed into a [`WorkloadBuilder`] at once, so the peak is the compact form plus the file (up to
+//! 8 MiB) or a 1 MiB read buffer (larger files).
 //!
 //! serde's derive drives the field order (array or map form, short v1 arrays, unknown map keys),
 //! exactly as for the full profile; only the two collections and each statement's text are
@@ -11,12 +12,11 @@
 
 use std::cell::RefCell;
 use std::fmt;
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
-
-use std::path::Path;
 
 use crate::wkl::check;
 use crate::wkl::key_scan::{self, KeyScan};
@@ -192,14 +192,6 @@ pub fn decode_compact(value: &[u8]) -> Result<Workload, rmp_serde::decode::Error
     decode_with(|| rmp_serde::from_slice(value)).map(|(w, _)| w)
 }
 
-/// Decodes a workload from a reader, copying each SQL text only into the arena (for files too
-/// big to hold in memory next to the compact form). The caller checks for trailing bytes.
-pub fn decode_compact_read<R: std::io::Read>(
-    reader: R,
-) -> Result<Workload, rmp_serde::decode::Error> {
-    decode_with(|| rmp_serde::from_read(reader)).map(|(w, _)| w)
-}
-
 /// What the profile claims about itself, kept to check against what it holds.
 struct Claims {
     version: u8,
@@ -240,7 +232,7 @@ fn checked(workload: Workload, claims: Claims, unknown_keys: Vec<String>) -> Loa
         version: claims.version,
         recorded_sessions: claims.total_sessions,
         recorded_queries: claims.total_queries,
-        session_ids: &mut workload.sessions().iter().map(|s| s.id),
+        session_ids: workload.sessions().iter().map(|s| s.id),
         statements: workload.statement_count(),
         unknown_keys,
     });

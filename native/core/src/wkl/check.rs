@@ -68,11 +68,11 @@ impl fmt::Display for WklWarning {
 }
 
 /// What the warnings are judged on: the profile's own claims and what it actually holds.
-pub(crate) struct Facts<'a> {
+pub(crate) struct Facts<I> {
     pub version: u8,
     pub recorded_sessions: u64,
     pub recorded_queries: u64,
-    pub session_ids: &'a mut dyn Iterator<Item = u64>,
+    pub session_ids: I,
     pub statements: u64,
     /// Map keys that name no field (see `key_scan`).
     pub unknown_keys: Vec<String>,
@@ -84,14 +84,14 @@ pub(crate) fn warnings(profile: &WorkloadProfile, value: &[u8]) -> Vec<WklWarnin
         version: profile.version,
         recorded_sessions: profile.metadata.total_sessions,
         recorded_queries: profile.metadata.total_queries,
-        session_ids: &mut profile.sessions.iter().map(|s| s.id),
+        session_ids: profile.sessions.iter().map(|s| s.id),
         statements: profile.statement_count(),
         unknown_keys: key_scan::unknown_keys(value),
     })
 }
 
 /// Warnings from what a decoder gathered, in the same order whichever decoder it was.
-pub(crate) fn warnings_from(facts: Facts<'_>) -> Vec<WklWarning> {
+pub(crate) fn warnings_from(facts: Facts<impl Iterator<Item = u64>>) -> Vec<WklWarning> {
     let mut out = Vec::new();
     if !facts.unknown_keys.is_empty() {
         out.push(WklWarning::UnknownFields {
