@@ -15,12 +15,14 @@ use std::fmt;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use serde::de::{self, DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use crate::wkl::check;
 use crate::wkl::key_scan::{self, KeyScan};
-use crate::wkl::{QueryKind, ResponseRow, SequenceState, WklError, WklWarning, MAX_WORKLOAD_BYTES};
+use crate::wkl::{
+    QueryKind, ResponseRow, SequenceState, TablePk, WklError, WklWarning, MAX_WORKLOAD_BYTES,
+};
 use crate::workload::{Workload, WorkloadBuilder, WorkloadInfo};
 
 /// Files above this size are decoded from a buffered reader instead of from memory.
@@ -53,9 +55,11 @@ struct MetadataShell {
     capture_duration_us: u64,
     #[serde(default)]
     sequence_snapshot: Option<Vec<SequenceState>>,
+    /// Not used by the replay, but decoded to its type: the full decoder refuses a malformed
+    /// one, and both loaders must refuse the same files.
     #[serde(default)]
     #[allow(dead_code)]
-    pk_map: Option<IgnoredAny>,
+    pk_map: Option<Vec<TablePk>>,
 }
 
 #[derive(Deserialize)]
@@ -268,11 +272,8 @@ impl Workload {
     /// reader, never held whole. Should that decode fail, the full decoder runs to produce its
     /// precise, located error.
     pub fn load_checked(path: &Path, max_bytes: u64) -> Result<LoadedWorkload, WklError> {
-        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        if size > STREAM_ABOVE_BYTES && size <= max_bytes {
-            if let Some(loaded) = Self::load_streaming(path) {
-                return Ok(loaded);
-            }
+        if let Some(loaded) = Self::load_streaming(path, max_bytes) {
+            return Ok(loaded);
         }
         let bytes = crate::wkl::read_workload_bytes(path, max_bytes)?;
         match decode_with(|| rmp_serde::from_slice(&bytes)) {
@@ -288,18 +289,27 @@ impl Workload {
         }
     }
 
-    /// Decodes a large file without holding its bytes. `None` on any doubt (not clearly a
-    /// profile, a decode error, bytes after the value): the caller then takes the validating
-    /// path, which produces the precise error.
-    fn load_streaming(path: &Path) -> Option<LoadedWorkload> {
+    /// Decodes a large file without holding its bytes. `None` on any doubt (small, over the
+    /// limit, not clearly a profile, a decode error, bytes after the value): the caller then
+    /// takes the validating path, which produces the precise error.
+    fn load_streaming(path: &Path, max_bytes: u64) -> Option<LoadedWorkload> {
         use std::io::{BufRead, Read, Seek};
-        let mut file = std::fs::File::open(path).ok()?;
+        let file = std::fs::File::open(path).ok()?;
+        // The size of the file opened, not of the path, which may be replaced in between. One
+        // byte is read past the limit, so a file that grows past it while it is read fails the
+        // checks below and the validating path refuses it.
+        let size = file.metadata().ok()?.len();
+        if size <= STREAM_ABOVE_BYTES || size > max_bytes {
+            return None;
+        }
+        let mut file = file.take(max_bytes.saturating_add(1));
         let mut prefix = vec![0u8; 64 * 1024];
         let n = file.read(&mut prefix).ok()?;
         if crate::wkl::sniff(&prefix[..n]) != crate::wkl::FileShape::Profile {
             return None;
         }
-        file.rewind().ok()?;
+        file.get_mut().rewind().ok()?;
+        file.set_limit(max_bytes.saturating_add(1));
         let scanned = Scanned {
             inner: file,
             scan: KeyScan::new(),

@@ -212,9 +212,11 @@ fn profile_with_extras(statements_per_session: u64) -> Vec<u8> {
     }
     #[derive(serde::Serialize)]
     struct P {
+        // First: serde skips an unknown key wherever it is, so the file must be taken for a
+        // profile by the keys after it.
+        comment: &'static str,
         version: u8,
         captured_at: &'static str,
-        comment: &'static str,
         source_host: &'static str,
         pg_version: &'static str,
         capture_method: &'static str,
@@ -314,4 +316,88 @@ fn loading_refuses_a_file_over_the_size_limit() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("workload.wkl"), "{err}");
+}
+
+/// A map-form profile of one session and one statement whose query map is `query` (its entry
+/// count included), with `lead` (`lead_entries` entries) before the profile's own keys.
+fn map_profile(lead: &[u8], lead_entries: u8, query: &[u8]) -> Vec<u8> {
+    let mut b = vec![0x80 | (7 + lead_entries)];
+    b.extend_from_slice(lead);
+    b.extend_from_slice(b"\xa7version\x02");
+    b.extend_from_slice(b"\xabcaptured_at\xb42026-03-19T15:27:48Z");
+    b.extend_from_slice(b"\xabsource_host\xa1h\xaapg_version\xa216");
+    b.extend_from_slice(b"\xaecapture_method\xa5proxy");
+    b.extend_from_slice(b"\xa8sessions\x91\x84\xa2id\x01\xa4user\xa1u\xa8database\xa1d");
+    b.extend_from_slice(b"\xa7queries\x91");
+    b.extend_from_slice(query);
+    b.extend_from_slice(b"\xa8metadata\x83\xadtotal_queries\x01\xaetotal_sessions\x01");
+    b.extend_from_slice(b"\xb3capture_duration_us\x00");
+    b
+}
+
+/// The first three entries of a query map: `SELECT 1` at offset 0, 5 µs.
+const QUERY_START: &[u8] = b"\xa3sql\xa8SELECT 1\xafstart_offset_us\x00\xabduration_us\x05";
+
+/// Both loaders' warnings on `bytes`, which must agree; as text.
+fn warnings_of_both(bytes: &[u8]) -> Vec<String> {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("w.wkl");
+    std::fs::write(&path, bytes).unwrap();
+    let full = pg_retest_core::wkl::load_workload(&path, u64::MAX).unwrap();
+    let loaded = Workload::load_checked(&path, u64::MAX).unwrap();
+    assert_eq!(loaded.warnings, full.warnings);
+    assert_eq!(loaded.workload.statement_count(), 1);
+    loaded.warnings.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn keys_serde_skips_are_reported_whatever_their_type() {
+    // After the known fields: kind as a one-entry map (serde reads an enum so; nothing is
+    // skipped), then the integer key 99 (serde takes integers as field indices and skips one
+    // past the fields) and the binary key "app" (matched by its bytes), each with a value.
+    let mut q = vec![0x86];
+    q.extend_from_slice(QUERY_START);
+    q.extend_from_slice(b"\xa4kind\x81\xa6Select\xc0");
+    q.extend_from_slice(b"\x63\xa7dropped");
+    q.extend_from_slice(b"\xc4\x03app\xa3web");
+    assert_eq!(
+        warnings_of_both(&map_profile(&[], 0, &q)),
+        vec!["ignored unknown field(s) #99, app (written by a newer or different tool)"]
+    );
+}
+
+#[test]
+fn a_map_form_profile_may_start_with_a_key_of_another_writer() {
+    let mut q = vec![0x84];
+    q.extend_from_slice(QUERY_START);
+    q.extend_from_slice(b"\xa4kind\xa6Select");
+    let bytes = map_profile(b"\xa7comment\x92\x01\xa1x", 1, &q);
+    assert_eq!(
+        warnings_of_both(&bytes),
+        vec!["ignored unknown field(s) comment (written by a newer or different tool)"]
+    );
+}
+
+#[test]
+fn a_malformed_pk_map_is_refused_by_both_loaders() {
+    // Array form: [2, "2026-03-19T15:27:48Z", "h", "16", "proxy",
+    //   [[1, "u", "d", [["SELECT 1", 0, 5, "Select"]]]], [1, 1, 0, nil, 5]]: pk_map is 5, not
+    // a list of [schema, table, columns].
+    let mut b = vec![0x97, 0x02, 0xb4];
+    b.extend_from_slice(b"2026-03-19T15:27:48Z");
+    b.extend_from_slice(b"\xa1h\xa216\xa5proxy");
+    b.extend_from_slice(b"\x91\x94\x01\xa1u\xa1d\x91\x94\xa8SELECT 1\x00\x05\xa6Select");
+    b.extend_from_slice(&[0x95, 0x01, 0x01, 0x00, 0xc0, 0x05]);
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("pk.wkl");
+    std::fs::write(&path, &b).unwrap();
+    let full = pg_retest_core::wkl::load_workload(&path, u64::MAX)
+        .unwrap_err()
+        .to_string();
+    let loaded = Workload::load_checked(&path, u64::MAX)
+        .err()
+        .expect("a malformed pk_map is refused")
+        .to_string();
+    assert_eq!(loaded, full);
+    assert!(full.contains("metadata"), "{full}");
 }

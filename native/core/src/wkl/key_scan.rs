@@ -45,7 +45,23 @@ const OTHER_FIELDS: &[&str] = &[
     "is_called",
     // TablePk
     "table",
+    // QueryKind's variants: serde also reads an enum from a one-entry map, `{"Select": nil}`.
+    "Select",
+    "Insert",
+    "Update",
+    "Delete",
+    "Ddl",
+    "Begin",
+    "Commit",
+    "Rollback",
+    "Other",
 ];
+
+/// The most fields of any struct in the format (`SequenceState`). serde also takes an integer
+/// map key as a field's index and skips one past the struct's fields: a key at or above this is
+/// no field anywhere. Like a known name in the wrong struct, an index in range for some other
+/// struct slips through.
+const MOST_FIELDS: u64 = 9;
 
 /// Longer than any field name: a key this long is unknown by its length alone, and its name is
 /// reported cut to this many bytes.
@@ -186,7 +202,8 @@ impl KeyScan {
         // In a map of n entries, 2n values alternate key, value; keys sit at even counts left.
         let is_key = top.map && top.left.is_multiple_of(2);
         top.left -= 1;
-        if is_key && h.kind == Kind::Str {
+        // serde matches a binary key by its bytes, as it does a string's.
+        if is_key && matches!(h.kind, Kind::Str | Kind::Bin) {
             self.key = Some(PendingKey {
                 kept: Vec::new(),
                 left: u64::from(h.len),
@@ -194,6 +211,12 @@ impl KeyScan {
             });
             if h.len == 0 {
                 self.end_key();
+            }
+            return;
+        }
+        if let (true, Kind::Int(Some(index))) = (is_key, h.kind) {
+            if index >= MOST_FIELDS {
+                self.unknown(format!("#{index}"));
             }
             return;
         }
@@ -221,10 +244,14 @@ impl KeyScan {
         if key.len as usize > LONGEST_NAME {
             name.push('…');
         }
+        self.unknown(name);
+    }
+
+    /// Records the unknown key just read and skips its value whole (the map's next entry).
+    fn unknown(&mut self, name: String) {
         if !self.names.contains(&name) {
             self.names.push(name);
         }
-        // Its value is skipped whole; it is the map's next entry.
         if let Some(top) = self.stack.last_mut() {
             top.left -= 1;
         }

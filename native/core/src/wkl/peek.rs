@@ -10,8 +10,8 @@ use std::fmt;
 /// What a file looks like from its first few MessagePack headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileShape {
-    /// A workload profile: a 7-element array starting with the version number, or a map whose
-    /// first key is one of the profile's field names. Also returned for a plausible start that
+    /// A workload profile: a 7-element array starting with the version number, or a map with
+    /// string keys of which one is a profile's field name. Also returned for a plausible start that
     /// is cut short, so that a truncated profile is reported as truncated.
     Profile,
     /// A pg-retest replay results file: an array whose elements are `[session_id, [results…]]`.
@@ -289,37 +289,55 @@ fn map_shape(bytes: &[u8], top: Header) -> FileShape {
     if top.len == 0 {
         return FileShape::Unknown;
     }
-    let Some(rest) = bytes.get(top.head_len..) else {
-        return FileShape::Unknown;
-    };
-    if rest.is_empty() {
-        // Cut right after the map header; a profile map has at most 7 keys.
+    let mut at = top.head_len;
+    if at >= bytes.len() {
+        // Cut right after the map header; a profile map has 7 keys (more only from another writer).
         return if top.len <= 7 {
             FileShape::Profile
         } else {
             FileShape::Unknown
         };
     }
-    match read_header(rest, 0) {
-        Ok(h) if h.kind == Kind::Str => {
-            let key = rest.get(h.head_len..h.head_len + h.len as usize);
-            match key {
-                Some(key) if PROFILE_FIELDS.iter().any(|f| f.as_bytes() == key) => {
-                    FileShape::Profile
-                }
-                // The key itself is cut short; its start decides.
-                None if PROFILE_FIELDS
+    // The entries in order until a key names a profile field: serde skips keys it does not
+    // know, so one from another writer may come first.
+    for _ in 0..top.len {
+        let Some(rest) = bytes.get(at..).filter(|r| !r.is_empty()) else {
+            // Only unknown string keys so far, and the bytes end: as plausible as the start of
+            // a profile cut short, which the decoder then reports as such.
+            return FileShape::Profile;
+        };
+        let key = match read_header(rest, 0) {
+            Ok(h) if h.kind == Kind::Str => h,
+            Err(ScanError::Truncated) => return FileShape::Profile,
+            _ => return FileShape::Unknown,
+        };
+        let name = &rest[key.head_len..];
+        match name.get(..key.len as usize) {
+            Some(name) if PROFILE_FIELDS.iter().any(|f| f.as_bytes() == name) => {
+                return FileShape::Profile
+            }
+            Some(_) => {}
+            // The key itself is cut short; its start decides.
+            None => {
+                return if PROFILE_FIELDS
                     .iter()
-                    .any(|f| f.as_bytes().starts_with(&rest[h.head_len..])) =>
+                    .any(|f| f.as_bytes().starts_with(name))
                 {
                     FileShape::Profile
+                } else {
+                    FileShape::Unknown
                 }
-                _ => FileShape::Unknown,
             }
         }
-        Err(ScanError::Truncated) => FileShape::Profile,
-        _ => FileShape::Unknown,
+        at += key.head_len + key.len as usize;
+        match bytes.get(at..).map(value_len) {
+            Some(Ok(n)) => at += n,
+            Some(Err(ScanError::Truncated)) | None => return FileShape::Profile,
+            Some(Err(ScanError::Reserved { .. })) => return FileShape::Unknown,
+        }
     }
+    // A map of keys that name nothing of a profile.
+    FileShape::Unknown
 }
 
 /// The first bytes of a file, displayed as a guess at what the file is.
@@ -456,6 +474,13 @@ mod tests {
         assert_eq!(sniff(&[0x90]), FileShape::ReplayResults);
         assert_eq!(sniff(&[0x91, 0x92, 0xa1, b'x', 0x90]), FileShape::Unknown);
         assert_eq!(sniff(b"\x81\xa3foo\x02"), FileShape::Unknown);
+        // A key of another writer before the profile's own, whole or cut short.
+        assert_eq!(
+            sniff(b"\x88\xa3foo\x91\x02\xa7version\x02"),
+            FileShape::Profile
+        );
+        assert_eq!(sniff(b"\x88\xa3foo\x92\x02"), FileShape::Profile);
+        assert_eq!(sniff(b"\x82\xa3foo\x02\x07\x02"), FileShape::Unknown);
         assert_eq!(sniff(b"{\"version\": 2}"), FileShape::Unknown);
         assert_eq!(sniff(&[]), FileShape::Unknown);
     }
