@@ -8,13 +8,18 @@ import { withDatabase } from '../src/provision/url.js';
 import { refreshHeadStatistics } from '../src/schema/head-statistics.js';
 import { silentLogger } from '../src/provision/types.js';
 import { adminSql } from './support/admin-sql.js';
+import { startPostgres } from './support/postgres.js';
 
 const tag = `t_hstat_${Math.random().toString(36).slice(2, 8)}`;
 const base = `${tag}_base`;
 const url = (database: string): string => withDatabase(inject('pgUrl'), database);
 
 async function run(database: string, ...statements: string[]): Promise<pg.QueryResultRow[]> {
-  const client = new pg.Client(url(database));
+  return runAt(url(database), ...statements);
+}
+
+async function runAt(databaseUrl: string, ...statements: string[]): Promise<pg.QueryResultRow[]> {
+  const client = new pg.Client(databaseUrl);
   await client.connect();
   try {
     let rows: pg.QueryResultRow[] = [];
@@ -51,7 +56,14 @@ beforeAll(async () => {
     `CREATE TABLE events (id int, k int) PARTITION BY RANGE (id);
      CREATE TABLE events_low PARTITION OF events FOR VALUES FROM (0) TO (50000);
      CREATE TABLE events_high PARTITION OF events FOR VALUES FROM (50000) TO (100000);
-     INSERT INTO events SELECT g, (random() * 100)::int FROM generate_series(0, 99999) g;`,
+     INSERT INTO events SELECT g, (random() * 100)::int FROM generate_series(0, 99999) g;
+     CREATE TABLE spare (id int, k int);
+     INSERT INTO spare SELECT g, 1000 + (random() * 100)::int FROM generate_series(100000, 129999) g;
+     CREATE TABLE par (id int, k int);
+     CREATE TABLE kid () INHERITS (par);
+     INSERT INTO kid SELECT g, (random() * 100)::int FROM generate_series(1, 20000) g;
+     -- An expression index that never gets statistics: its predicate matches no sampled row.
+     CREATE INDEX expr_none ON expr (lower(v)) WHERE k < 0;`,
     'VACUUM ANALYZE',
   );
 });
@@ -102,6 +114,31 @@ describe("head's statistics on a copy of base", () => {
     expect(await run(changed, "SELECT null_frac FROM pg_stats WHERE tablename = 'widened' AND attname = 'note'")).toEqual([{ null_frac: 1 }]);
   });
 
+  it('a parent that gained or lost a partition or child is analyzed, though no row moved', async () => {
+    const cases: [string, string, string][] = [
+      ['attach', 'ALTER TABLE events ATTACH PARTITION spare FOR VALUES FROM (100000) TO (130000)', 'public.events'],
+      ['detach', 'ALTER TABLE events DETACH PARTITION events_high', 'public.events'],
+      ['dropped', 'DROP TABLE events_high', 'public.events'],
+      ['inherit', 'ALTER TABLE spare INHERIT par', 'public.par'],
+      ['noinherit', 'ALTER TABLE kid NO INHERIT par', 'public.par'],
+    ];
+    for (const [name, migration, parent] of cases) {
+      const copy = await head(name, migration);
+      expect(await refreshHeadStatistics(url(base), url(copy), silentLogger), name).toEqual([{ table: parent, reason: 'a partition or child table changed' }]);
+    }
+  });
+
+  it('a new expression index or statistics object is analyzed even where base lacked statistics for another', async () => {
+    // expr_none has no statistics on base, which used to hide any new one on the same table.
+    for (const [name, migration] of [
+      ['exprindex', 'CREATE INDEX expr_lower_v ON expr (lower(v))'],
+      ['extstats', 'CREATE STATISTICS expr_kv (ndistinct) ON k, v FROM expr'],
+    ]) {
+      const copy = await head(name!, migration!);
+      expect(await refreshHeadStatistics(url(base), url(copy), silentLogger), name).toEqual([{ table: 'public.expr', reason: 'new expression index or extended statistics' }]);
+    }
+  });
+
   it("an idle session of the run's user left on head (a pooler's server connection) is ended, and the statistics are read as usual", async () => {
     const copy = await head('idle', 'SELECT 1');
     const lingering = new pg.Client(url(copy));
@@ -130,7 +167,9 @@ describe("head's statistics on a copy of base", () => {
       }
       const analyzed = await refreshHeadStatistics(url(base), url(copy), silentLogger, 200);
       expect(analyzed.map((a) => a.table)).toEqual([
-        ...['kept', 'written', 'widened', 'indexed', 'expr', 'truncated', 'renamed', 'events', 'events_low', 'events_high'].map((t) => `public.${t}`),
+        ...['kept', 'written', 'widened', 'indexed', 'expr', 'truncated', 'renamed', 'events', 'events_low', 'events_high', 'spare', 'par', 'kid'].map(
+          (t) => `public.${t}`,
+        ),
       ]);
       expect(new Set(analyzed.map((a) => a.reason))).toEqual(new Set(['migrations still connected']));
     } finally {
@@ -157,5 +196,25 @@ describe("a variant's copy (run with [[variants]])", () => {
     expect(await settleCopyStatistics(url(copy))).toEqual(['public.fresh']);
     expect(await statsOf(copy, 'kept')).toBe(await statsOf(source, 'kept'));
     expect(await run(copy, "SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'fresh'")).toEqual([{ n: 2 }]);
+  });
+});
+
+describe('before PostgreSQL 15', () => {
+  // Rows a session wrote reach the statistics views through the statistics collector, late or
+  // not at all: a data migration's UPDATE read as no rows written kept base's stale statistics.
+  it('every table is analyzed, whatever the migrations did', async () => {
+    const server = await startPostgres({ major: 14 });
+    try {
+      const on = (database: string): string => withDatabase(server.url, database);
+      await runAt(on('postgres'), 'CREATE DATABASE b');
+      await runAt(on('b'), "CREATE TABLE orders (id int PRIMARY KEY, status text); INSERT INTO orders SELECT g, 'pending' FROM generate_series(1, 1000) g; CREATE TABLE kept (id int)", 'VACUUM ANALYZE');
+      await runAt(on('postgres'), 'CREATE DATABASE h TEMPLATE b');
+      await runAt(on('h'), "UPDATE orders SET status = 'archived' WHERE id > 50");
+      expect(await refreshHeadStatistics(on('b'), on('h'), silentLogger)).toEqual(
+        ['public.orders', 'public.kept'].map((table) => ({ table, reason: 'rows written not countable before PostgreSQL 15' })),
+      );
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -10,9 +10,11 @@
  *
  * So a table keeps base's statistics unless the migrations made them stale or incomplete: it is
  * new, it was rewritten (a new relfilenode: TRUNCATE, a column type change, VACUUM FULL), rows were
- * written, one of its columns is new or lost its statistics, or it has an expression index or
- * extended statistics that have none yet. Those tables are analyzed; the whole database is
- * vacuumed, as before.
+ * written, one of its columns is new or lost its statistics, it has an expression index or
+ * extended statistics base's copy lacks, or its partitions or children changed (also by ATTACH,
+ * DETACH, INHERIT or a dropped child). Those tables are analyzed; the whole database is vacuumed,
+ * as before. Before PostgreSQL 15 the rows a session wrote reach the statistics views late, or
+ * not at all when the statistics collector drops a message, so there every table is analyzed.
  */
 import { runStatements, withConnection } from '../provision/database.js';
 import type { Logger } from '../provision/types.js';
@@ -33,15 +35,18 @@ export interface TableState {
   analyzed: boolean;
   /** `attnum:atttypid:has statistics` for every live column. */
   columns: string;
-  /** An expression index or extended statistics object without statistics. */
-  missing: boolean;
+  /** Its expression indexes and extended statistics objects, by oid: each has statistics of its own. */
+  derived: string[];
   /** Rows inserted, updated or deleted since the database was created (head only). */
   written: number;
   /** Oids of the tables it inherits from or is a partition of. */
   parents: string[];
 }
 
-// pg_stats and pg_stats_ext rather than the catalogs behind them, which only superusers may read.
+// pg_stats rather than pg_statistic, which only superusers may read. Expression indexes and
+// extended statistics are compared by oid (the copy keeps base's oids), not by whether their
+// statistics are visible: before PostgreSQL 15 a new statistics object shows in pg_stats_ext at
+// once, empty, and one that base already lacked statistics for would hide any new one.
 // TOAST tables (relkind 't') are not among the kinds listed: only the catalogs' schemas are left out.
 const TABLES = `
 SELECT c.oid::text AS oid,
@@ -52,12 +57,9 @@ SELECT c.oid::text AS oid,
                    EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname),
                    ',' ORDER BY a.attnum)
                  FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') AS columns,
-       EXISTS (SELECT 1 FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-                 WHERE i.indrelid = c.oid AND i.indexprs IS NOT NULL
-                 AND NOT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = ic.relname))
-       OR EXISTS (SELECT 1 FROM pg_statistic_ext e JOIN pg_namespace en ON en.oid = e.stxnamespace
-                 WHERE e.stxrelid = c.oid
-                 AND NOT EXISTS (SELECT 1 FROM pg_stats_ext x WHERE x.statistics_schemaname = en.nspname AND x.statistics_name = e.stxname)) AS missing,
+       coalesce((SELECT array_agg(d.oid ORDER BY d.oid) FROM (
+                   SELECT 'index ' || i.indexrelid AS oid FROM pg_index i WHERE i.indrelid = c.oid AND i.indexprs IS NOT NULL
+                   UNION ALL SELECT 'statistics ' || e.oid FROM pg_statistic_ext e WHERE e.stxrelid = c.oid) d), '{}') AS derived,
        coalesce(t.n_tup_ins + t.n_tup_upd + t.n_tup_del, 0)::float8 AS written,
        coalesce((SELECT array_agg(h.inhparent::text ORDER BY h.inhparent) FROM pg_inherits h WHERE h.inhrelid = c.oid), '{}') AS parents
 FROM pg_class c
@@ -82,10 +84,51 @@ export function staleBecause(head: TableState, base: TableState | undefined): st
   if (head.relfilenode !== base.relfilenode) return 'rewritten';
   if (head.written > 0) return 'rows written';
   if (head.columns !== base.columns) return 'columns changed';
-  // Empty tables have none on either side: only what base had and head lacks counts.
-  if (head.missing && !base.missing) return 'new expression index or extended statistics';
+  if (head.derived.some((oid) => !base.derived.includes(oid))) return 'new expression index or extended statistics';
   if (!head.analyzed && base.analyzed) return 'statistics reset';
   return null;
+}
+
+const PARENT_REASON = 'a partition or child table changed';
+
+/**
+ * The tables of `head` whose statistics base's cannot stand for, with the reason.
+ * @param base base's tables by oid
+ * @param head head's tables by oid (the copy keeps base's oids)
+ * @returns in the order of their oids
+ */
+export function staleTables(base: Map<string, TableState>, head: Map<string, TableState>): { table: string; reason: string }[] {
+  const reasons = new Map<string, string>();
+  for (const [oid, table] of head) {
+    const reason = staleBecause(table, base.get(oid));
+    if (reason) reasons.set(oid, reason);
+  }
+  // A parent's statistics sample its children (partitions, inheritance): a table that gained or
+  // lost a child (ATTACH, DETACH, INHERIT, NO INHERIT, a child dropped or created) changed, and a
+  // changed child changes them, up the whole tree. Each table is queued once, when it gets its reason.
+  const queue = [...reasons.keys()];
+  const flag = (parent: string): void => {
+    if (reasons.has(parent) || !head.has(parent)) return;
+    reasons.set(parent, PARENT_REASON);
+    queue.push(parent);
+  };
+  for (const [oid, table] of base) {
+    const now = head.get(oid)?.parents ?? [];
+    for (const parent of table.parents) if (!now.includes(parent)) flag(parent);
+  }
+  for (const [oid, table] of head) {
+    const was = base.get(oid)?.parents ?? [];
+    for (const parent of table.parents) if (!was.includes(parent)) flag(parent);
+  }
+  for (let oid = queue.pop(); oid !== undefined; oid = queue.pop()) {
+    for (const parent of head.get(oid)?.parents ?? []) flag(parent);
+  }
+  return [...head].flatMap(([oid, table]) => (reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid)! }] : []));
+}
+
+async function serverVersionNum(url: string): Promise<number> {
+  const result = await runStatements(url, "cannot read head's server version", ["SELECT current_setting('server_version_num')::int AS v"]);
+  return Number(result.rows[0].v);
 }
 
 /**
@@ -123,28 +166,17 @@ async function othersEnded(url: string, withinMs: number): Promise<boolean> {
  */
 export async function refreshHeadStatistics(baseUrl: string, headUrl: string, logger: Logger, sessionsEndWithinMs = SESSIONS_END_WITHIN_MS): Promise<{ table: string; reason: string }[]> {
   let stale: { table: string; reason: string }[];
-  if (await othersEnded(headUrl, sessionsEndWithinMs)) {
+  const analyzeAll = async (reason: string) => [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason }));
+  if ((await serverVersionNum(headUrl)) < 150_000) {
+    logger.info('head: before PostgreSQL 15 the rows the migrations wrote cannot be counted reliably; analyzing every table');
+    stale = await analyzeAll('rows written not countable before PostgreSQL 15');
+  } else if (await othersEnded(headUrl, sessionsEndWithinMs)) {
     const [base, head] = await Promise.all([tablesOf(baseUrl), tablesOf(headUrl)]);
-    const reasons = new Map<string, string>();
-    for (const [oid, table] of head) {
-      const reason = staleBecause(table, base.get(oid));
-      if (reason) reasons.set(oid, reason);
-    }
-    // A parent's statistics sample its children (partitions, inheritance): a changed child
-    // changes them, up the whole tree. Each table is queued once, when it gets its reason.
-    const queue = [...reasons.keys()];
-    for (let oid = queue.pop(); oid !== undefined; oid = queue.pop()) {
-      for (const parent of head.get(oid)?.parents ?? []) {
-        if (reasons.has(parent)) continue;
-        reasons.set(parent, 'a partition or child table changed');
-        queue.push(parent);
-      }
-    }
-    stale = [...head].flatMap(([oid, table]) => (reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid)! }] : []));
+    stale = staleTables(base, head);
   } else {
     // A session of the migrate command is still there: what it wrote may not be counted yet.
     logger.info(`head: a session of the migrations is still connected after ${sessionsEndWithinMs / 1000} s; analyzing every table`);
-    stale = [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason: 'migrations still connected' }));
+    stale = await analyzeAll('migrations still connected');
   }
   await runStatements(headUrl, 'VACUUM failed', ['VACUUM', ...stale.map((s) => `ANALYZE ${s.table}`)]);
   logger.info(
