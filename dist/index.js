@@ -27672,12 +27672,9 @@ SELECT c.oid::text AS oid,
                    EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname),
                    ',' ORDER BY a.attnum)
                  FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') AS columns,
-       EXISTS (SELECT 1 FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-                 WHERE i.indrelid = c.oid AND i.indexprs IS NOT NULL
-                 AND NOT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = ic.relname))
-       OR EXISTS (SELECT 1 FROM pg_statistic_ext e JOIN pg_namespace en ON en.oid = e.stxnamespace
-                 WHERE e.stxrelid = c.oid
-                 AND NOT EXISTS (SELECT 1 FROM pg_stats_ext x WHERE x.statistics_schemaname = en.nspname AND x.statistics_name = e.stxname)) AS missing,
+       coalesce((SELECT array_agg(d.oid ORDER BY d.oid) FROM (
+                   SELECT 'index ' || i.indexrelid AS oid FROM pg_index i WHERE i.indrelid = c.oid AND i.indexprs IS NOT NULL
+                   UNION ALL SELECT 'statistics ' || e.oid FROM pg_statistic_ext e WHERE e.stxrelid = c.oid) d), '{}') AS derived,
        coalesce(t.n_tup_ins + t.n_tup_upd + t.n_tup_del, 0)::float8 AS written,
        coalesce((SELECT array_agg(h.inhparent::text ORDER BY h.inhparent) FROM pg_inherits h WHERE h.inhrelid = c.oid), '{}') AS parents
 FROM pg_class c
@@ -27695,9 +27692,39 @@ function staleBecause(head, base) {
   if (head.relfilenode !== base.relfilenode) return "rewritten";
   if (head.written > 0) return "rows written";
   if (head.columns !== base.columns) return "columns changed";
-  if (head.missing && !base.missing) return "new expression index or extended statistics";
+  if (head.derived.some((oid) => !base.derived.includes(oid))) return "new expression index or extended statistics";
   if (!head.analyzed && base.analyzed) return "statistics reset";
   return null;
+}
+var PARENT_REASON = "a partition or child table changed";
+function staleTables(base, head) {
+  const reasons = /* @__PURE__ */ new Map();
+  for (const [oid, table] of head) {
+    const reason = staleBecause(table, base.get(oid));
+    if (reason) reasons.set(oid, reason);
+  }
+  const queue = [...reasons.keys()];
+  const flag2 = (parent) => {
+    if (reasons.has(parent) || !head.has(parent)) return;
+    reasons.set(parent, PARENT_REASON);
+    queue.push(parent);
+  };
+  for (const [oid, table] of base) {
+    const now = head.get(oid)?.parents ?? [];
+    for (const parent of table.parents) if (!now.includes(parent)) flag2(parent);
+  }
+  for (const [oid, table] of head) {
+    const was = base.get(oid)?.parents ?? [];
+    for (const parent of table.parents) if (!was.includes(parent)) flag2(parent);
+  }
+  for (let oid = queue.pop(); oid !== void 0; oid = queue.pop()) {
+    for (const parent of head.get(oid)?.parents ?? []) flag2(parent);
+  }
+  return [...head].flatMap(([oid, table]) => reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid) }] : []);
+}
+async function serverVersionNum(url2) {
+  const result = await runStatements(url2, "cannot read head's server version", ["SELECT current_setting('server_version_num')::int AS v"]);
+  return Number(result.rows[0].v);
 }
 async function othersEnded(url2, withinMs) {
   return withConnection(url2, "cannot list the sessions on head's template", async (client) => {
@@ -27717,25 +27744,16 @@ async function othersEnded(url2, withinMs) {
 }
 async function refreshHeadStatistics(baseUrl, headUrl, logger, sessionsEndWithinMs = SESSIONS_END_WITHIN_MS) {
   let stale;
-  if (await othersEnded(headUrl, sessionsEndWithinMs)) {
+  const analyzeAll = async (reason) => [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason }));
+  if (await serverVersionNum(headUrl) < 15e4) {
+    logger.info("head: before PostgreSQL 15 the rows the migrations wrote cannot be counted reliably; analyzing every table");
+    stale = await analyzeAll("rows written not countable before PostgreSQL 15");
+  } else if (await othersEnded(headUrl, sessionsEndWithinMs)) {
     const [base, head] = await Promise.all([tablesOf(baseUrl), tablesOf(headUrl)]);
-    const reasons = /* @__PURE__ */ new Map();
-    for (const [oid, table] of head) {
-      const reason = staleBecause(table, base.get(oid));
-      if (reason) reasons.set(oid, reason);
-    }
-    const queue = [...reasons.keys()];
-    for (let oid = queue.pop(); oid !== void 0; oid = queue.pop()) {
-      for (const parent of head.get(oid)?.parents ?? []) {
-        if (reasons.has(parent)) continue;
-        reasons.set(parent, "a partition or child table changed");
-        queue.push(parent);
-      }
-    }
-    stale = [...head].flatMap(([oid, table]) => reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid) }] : []);
+    stale = staleTables(base, head);
   } else {
     logger.info(`head: a session of the migrations is still connected after ${sessionsEndWithinMs / 1e3} s; analyzing every table`);
-    stale = [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason: "migrations still connected" }));
+    stale = await analyzeAll("migrations still connected");
   }
   await runStatements(headUrl, "VACUUM failed", ["VACUUM", ...stale.map((s) => `ANALYZE ${s.table}`)]);
   logger.info(
