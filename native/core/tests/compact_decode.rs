@@ -394,10 +394,10 @@ fn a_malformed_pk_map_is_refused_by_both_loaders() {
     let full = pg_retest_core::wkl::load_workload(&path, u64::MAX)
         .unwrap_err()
         .to_string();
-    let loaded = Workload::load_checked(&path, u64::MAX)
-        .err()
-        .expect("a malformed pk_map is refused")
-        .to_string();
+    let Err(loaded) = Workload::load_checked(&path, u64::MAX) else {
+        panic!("a malformed pk_map is refused");
+    };
+    let loaded = loaded.to_string();
     assert_eq!(loaded, full);
     assert!(full.contains("metadata"), "{full}");
 }

@@ -11,7 +11,7 @@ use pg_retest_core::replay::{
 use pg_retest_core::scale::{ClassFactors, ScaleOptions};
 use pg_retest_core::wkl::QueryKind;
 use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
-use support::{fresh_database, replay_to_end, scalar, sql, SilencingProxy, TestServer};
+use support::{fresh_database, replay_to_end, scalar, sql, Silence, SilencingProxy, TestServer};
 use tokio_util::sync::CancellationToken;
 
 fn info() -> WorkloadInfo {
@@ -265,6 +265,173 @@ async fn a_statement_never_answered_is_given_up_after_the_timeout_and_two_graces
         "given up too late: {} µs",
         r.wall_time_us
     );
+}
+
+/// A server that hangs entirely, cancel connections included: tokio-postgres's cancel request
+/// waits for the answer to its SSLRequest (sslmode prefer, the default) without a limit, and it
+/// used to hold the session, and so the run, past the statement's guard and past the deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wholly_hung_server_holds_no_session_past_its_guard_or_the_deadline() {
+    let url = fresh_database("hung").await;
+    let w = || {
+        workload(&[vec![
+            (0, "SELECT 1"),
+            (1, "SELECT 2 /* hang here */"),
+            (2, "SELECT 3"),
+        ]])
+    };
+    // The statement's guard: the timeout, a grace, a cancel request and a grace.
+    let proxy = SilencingProxy::start_with(&url, "hang here", Silence::Hung).await;
+    let mut o = opts(&proxy.url);
+    o.statement_timeout = Some(Duration::from_millis(100));
+    let r = run(w(), o).await;
+    assert_adds_up(&r);
+    assert_eq!(r.sessions[0].status, SessionStatus::ConnectionLost);
+    assert_eq!(
+        r.totals.not_executed_by_reason.get("unresponsive"),
+        Some(&2)
+    );
+    assert!(
+        r.wall_time_us < 30_000_000,
+        "given up too late: {} µs",
+        r.wall_time_us
+    );
+    // The deadline: the run stops, its cancel request hangs, the session still ends.
+    let proxy = SilencingProxy::start_with(&url, "hang here", Silence::Hung).await;
+    let mut o = opts(&proxy.url);
+    o.deadline = Some(Duration::from_secs(2));
+    let r = run(w(), o).await;
+    assert_adds_up(&r);
+    assert_eq!((r.totals.ok, r.totals.not_executed), (1, 2));
+    assert!(
+        r.wall_time_us < 30_000_000,
+        "stopped too late: {} µs",
+        r.wall_time_us
+    );
+}
+
+/// The engine's own ROLLBACK after a failure in a block, answered only after the statement's
+/// guard: the session used to go on, and every later statement was given the answer still due
+/// to the one before it (`SELECT 5` the ROLLBACK's, the series `SELECT 5`'s single row).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_rollback_ends_the_session_instead_of_shifting_answers() {
+    let url = fresh_database("late_rollback").await;
+    let proxy =
+        SilencingProxy::start_with(&url, "ROLLBACK", Silence::Held(Duration::from_secs(6))).await;
+    let w = workload(&[vec![
+        (0, "BEGIN"),
+        (1, "SELECT 1/0"),
+        (2, "COMMIT"),
+        (3, "SELECT 5 AS five"),
+        (4, "SELECT generate_series(1, 3)"),
+    ]]);
+    let mut o = opts(&proxy.url);
+    o.statement_timeout = Some(Duration::from_millis(100));
+    let r = run(w, o).await;
+    assert_adds_up(&r);
+    let s = &r.sessions[0];
+    assert_eq!(s.status, SessionStatus::ConnectionLost, "{:?}", s.message);
+    // BEGIN ran, the division failed; the rest, the block's COMMIT included, was never sent.
+    assert_eq!((s.counts.ok, s.counts.errors, s.counts.skipped), (1, 1, 0));
+    assert_eq!(
+        r.totals.not_executed_by_reason.get("unresponsive"),
+        Some(&3)
+    );
+}
+
+/// A text of several statements that opens a block and fails inside it: its one effect (BEGIN)
+/// does not say the block failed, the server's ReadyForQuery does. The engine rolls back and
+/// skips to the block's end, where it used to run on into a cascade of 25P02.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_opened_and_failed_inside_one_text_is_rolled_back_and_skipped() {
+    let url = fresh_database("multi_text_block").await;
+    sql(&url, "CREATE TABLE t (id int primary key)").await;
+    let w = workload(&[vec![
+        (
+            0,
+            "BEGIN; INSERT INTO t VALUES (1); INSERT INTO t VALUES (1)",
+        ),
+        (1, "INSERT INTO t VALUES (2)"),
+        (2, "SELECT count(*) FROM t"),
+        (3, "COMMIT"),
+        (4, "INSERT INTO t VALUES (3)"),
+    ]]);
+    let r = run(w, opts(&url)).await;
+    assert_adds_up(&r);
+    let errors: Vec<&str> = r
+        .fingerprints
+        .iter()
+        .flat_map(|f| f.errors.iter().map(|e| e.sqlstate.as_str()))
+        .collect();
+    assert_eq!(errors, vec!["23505"]);
+    assert_eq!((r.totals.ok, r.totals.skipped), (1, 3));
+    assert_eq!(
+        scalar(&url, "SELECT string_agg(id::text, ',') FROM t").await,
+        "3"
+    );
+}
+
+/// A NUL byte cannot go into a query message; the server would have refused the message with an
+/// ERROR and carried on, and so does the session (it used to be ended as a lost connection).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nul_byte_in_a_text_fails_that_statement_only() {
+    let url = fresh_database("nul_text").await;
+    let w = workload(&[vec![
+        (0, "SELECT 1"),
+        (1, "SELECT 'a\u{0}b'"),
+        (2, "SELECT 2"),
+    ]]);
+    let r = run(w, opts(&url)).await;
+    assert_adds_up(&r);
+    assert_eq!(r.sessions[0].status, SessionStatus::Completed);
+    assert_eq!((r.totals.ok, r.totals.errors), (2, 1));
+    let failed = r
+        .fingerprints
+        .iter()
+        .find(|f| !f.errors.is_empty())
+        .unwrap();
+    assert_eq!(failed.errors[0].sqlstate, "08P01");
+}
+
+/// A session terminated while idle, over TCP and over the server's Unix-domain socket: the
+/// server's FATAL (57P01) is its reason on both. Over the socket the next send fails at once
+/// (EPIPE), and the unread FATAL used to be lost for "Broken pipe".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_terminated_while_idle_keeps_the_servers_reason_on_every_transport() {
+    let server = TestServer::start(&[]);
+    sql(&server.url(), "CREATE DATABASE idle_kill").await;
+    let socket = format!(
+        "host={} port={} user=postgres dbname=idle_kill",
+        server.dir.display(),
+        server.port
+    );
+    for conninfo in [support::with_dbname(&server.url(), "idle_kill"), socket] {
+        let w = workload(&[
+            vec![
+                (0, "SELECT 1 AS victim"),
+                (1_500_000, "SELECT 2"),
+                (1_500_001, "SELECT 3"),
+            ],
+            vec![(
+                500_000,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND query LIKE '%AS victim%' \
+                 AND pid <> pg_backend_pid()",
+            )],
+        ]);
+        let mut o = opts(&conninfo);
+        o.speed = 1.0;
+        let r = run(w, o).await;
+        assert_adds_up(&r);
+        let victim = &r.sessions[0];
+        assert_eq!(victim.status, SessionStatus::ConnectionLost, "{conninfo}");
+        assert_eq!(
+            victim.sqlstate.as_deref(),
+            Some("57P01"),
+            "{conninfo}: {:?}",
+            victim.message
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -39,6 +39,10 @@ pub enum Answer {
     Failed {
         sqlstate: String,
         message: String,
+        /// The server's own account of the transaction after the error, from its ReadyForQuery:
+        /// `Some(true)` for a failed block, `Some(false)` for no block; `None` where the client
+        /// does not say (tokio-postgres).
+        failed_block: Option<bool>,
     },
     Lost {
         message: String,
@@ -54,6 +58,7 @@ pub enum ExecOutcome {
         latency: Duration,
         sqlstate: String,
         message: String,
+        failed_block: Option<bool>,
     },
     /// The connection broke (FATAL from the server, reset, closed).
     Lost {
@@ -196,18 +201,20 @@ where
         Poll::Pending
     })
     .await;
+    // The cancel request goes out while the answer is still awaited, both within the grace: a
+    // server that accepts the cancel connection and never answers on it (tokio-postgres waits
+    // for the reply to its SSLRequest without a limit) must not hold the session, and with it
+    // the run, past its deadline or a stop.
     let answer = match waited {
         Waited::Answer(answer) => answer,
         Waited::Stopped => {
-            cancel().await;
             // Let the cancelled statement's error arrive so the connection is left clean.
-            let _ = tokio::time::timeout(GRACE, &mut run).await;
+            let _ = tokio::time::timeout(GRACE, answer_while(cancel(), run.as_mut())).await;
             return ExecOutcome::Interrupted;
         }
         Waited::Expired => {
             // The server should have cancelled it itself (statement_timeout); ask explicitly.
-            cancel().await;
-            match tokio::time::timeout(GRACE, &mut run).await {
+            match tokio::time::timeout(GRACE, answer_while(cancel(), run.as_mut())).await {
                 Ok(answer) => answer,
                 Err(_) => {
                     return ExecOutcome::Unresponsive {
@@ -223,17 +230,44 @@ where
     let latency = started.elapsed();
     match answer {
         Answer::Done { rows } => ExecOutcome::Ok { latency, rows },
-        Answer::Failed { sqlstate, message } => ExecOutcome::Failed {
+        Answer::Failed {
+            sqlstate,
+            message,
+            failed_block,
+        } => ExecOutcome::Failed {
             latency,
             sqlstate,
             message,
+            failed_block,
         },
         Answer::Lost { message, sqlstate } => ExecOutcome::Lost { message, sqlstate },
     }
 }
 
+/// `run`'s answer, with `side` driven alongside until it completes (it is dropped with the
+/// returned future).
+async fn answer_while<S, F>(side: S, run: Pin<&mut F>) -> Answer
+where
+    S: Future<Output = ()>,
+    F: Future<Output = Answer>,
+{
+    let mut side = std::pin::pin!(side);
+    let mut side_done = false;
+    let mut run = run;
+    std::future::poll_fn(move |cx| {
+        if !side_done {
+            side_done = side.as_mut().poll(cx).is_ready();
+        }
+        run.as_mut().poll(cx)
+    })
+    .await
+}
+
 /// One statement through tokio-postgres, streaming the rows.
 async fn client_query(client: &Client, sql: &str, mut returned: Option<&mut Returned>) -> Answer {
+    if memchr::memchr(0, sql.as_bytes()).is_some() {
+        return nul_in_text();
+    }
     let run = async {
         let mut rows = 0u64;
         let stream = client.simple_query_raw(sql).await?;
@@ -277,10 +311,24 @@ fn classify(e: &tokio_postgres::Error) -> Answer {
         return Answer::Failed {
             sqlstate: db.code().code().to_string(),
             message: db.message().to_string(),
+            failed_block: None,
         };
     }
     Answer::Lost {
         message: error_chain(e),
         sqlstate: None,
+    }
+}
+
+/// A text with a NUL byte cannot go into a query message. The server would have refused the
+/// message with an ERROR (the string ends before the message does) and carried on, so the
+/// statement fails and the session goes on; nothing is sent.
+pub fn nul_in_text() -> Answer {
+    Answer::Failed {
+        sqlstate: "08P01".to_string(),
+        message: "the statement's text contains a NUL byte, which a query message cannot carry \
+                  (the server refuses it as an invalid message)"
+            .to_string(),
+        failed_block: None,
     }
 }

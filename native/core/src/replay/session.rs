@@ -166,6 +166,32 @@ impl Run<'_> {
         self.report.status = status;
         self.not_executed_from(from, reason).await;
     }
+
+    /// Ends the session on an outcome that leaves its connection unusable (lost, unresponsive,
+    /// stopped), counting the statements from `from` on as not executed. False for an answer:
+    /// the session goes on.
+    async fn ended_by(&mut self, outcome: ExecOutcome, from: usize) -> bool {
+        let reason = match outcome {
+            ExecOutcome::Ok { .. } | ExecOutcome::Failed { .. } => return false,
+            ExecOutcome::Interrupted => {
+                self.end_stopped(from).await;
+                return true;
+            }
+            ExecOutcome::Lost { message, sqlstate } => {
+                self.report.message = Some(message);
+                self.report.sqlstate = sqlstate;
+                NotExecutedReason::ConnectionLost
+            }
+            ExecOutcome::Unresponsive { message } => {
+                self.report.message = Some(message);
+                NotExecutedReason::Unresponsive
+            }
+        };
+        self.shared.suspect_server();
+        self.report.status = SessionStatus::ConnectionLost;
+        self.not_executed_from(from, reason).await;
+        true
+    }
 }
 
 pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionReport, Tally) {
@@ -351,6 +377,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 latency,
                 sqlstate,
                 message,
+                failed_block,
             } => {
                 let us = micros(latency);
                 run.tally.error(fp_idx, &sqlstate, &message);
@@ -368,9 +395,12 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 let upcoming = statements[i + 1..]
                     .iter()
                     .map(|s| workload.txn_effect(s.text));
+                txn.server_says(failed_block);
                 if txn.failed(effect, upcoming) {
-                    // Our own ROLLBACK: not a workload statement, so not recorded.
-                    if let ExecOutcome::Lost { message, sqlstate } = execute(
+                    // Our own ROLLBACK: not a workload statement, so not recorded. Unless it is
+                    // answered, the session cannot go on: an answer still due would be read as
+                    // the next statement's.
+                    let rolled_back = execute(
                         &mut conn,
                         &shared.tls,
                         Instant::now(),
@@ -378,37 +408,14 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                         &mut watch,
                         None,
                     )
-                    .await
-                    {
-                        run.report.status = SessionStatus::ConnectionLost;
-                        run.report.message = Some(message);
-                        run.report.sqlstate = sqlstate;
-                        shared.suspect_server();
-                        run.not_executed_from(i + 1, NotExecutedReason::ConnectionLost)
-                            .await;
+                    .await;
+                    if run.ended_by(rolled_back, i + 1).await {
                         break;
                     }
                 }
             }
-            ExecOutcome::Lost { message, sqlstate } => {
-                shared.suspect_server();
-                run.report.status = SessionStatus::ConnectionLost;
-                run.report.message = Some(message);
-                run.report.sqlstate = sqlstate;
-                run.not_executed_from(i, NotExecutedReason::ConnectionLost)
-                    .await;
-                break;
-            }
-            ExecOutcome::Unresponsive { message } => {
-                shared.suspect_server();
-                run.report.status = SessionStatus::ConnectionLost;
-                run.report.message = Some(message);
-                run.not_executed_from(i, NotExecutedReason::Unresponsive)
-                    .await;
-                break;
-            }
-            ExecOutcome::Interrupted => {
-                run.end_stopped(i).await;
+            unusable => {
+                run.ended_by(unusable, i).await;
                 break;
             }
         }

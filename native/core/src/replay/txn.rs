@@ -86,6 +86,22 @@ impl TxnState {
         }
     }
 
+    /// Takes the server's account of the transaction after a failed statement, where the client
+    /// has one (see `exec::Answer::Failed`): `Some(true)`, a failed block is open; `Some(false)`,
+    /// none is. A text of several statements (`BEGIN; INSERT …; INSERT …`) can open or end a
+    /// block that its one effect does not tell: without this, a block opened and failed inside
+    /// such a text went unnoticed and every statement after it failed with 25P02.
+    pub fn server_says(&mut self, failed_block: Option<bool>) {
+        match failed_block {
+            Some(true) if !self.in_block => {
+                self.in_block = true;
+                self.savepoints.clear();
+            }
+            Some(false) if self.in_block => self.reset(),
+            _ => {}
+        }
+    }
+
     /// Record that a statement with `effect` failed. `upcoming` yields the effects of the
     /// session's following statements. Returns true when the caller must send ROLLBACK now.
     pub fn failed<'a>(
@@ -163,6 +179,27 @@ mod tests {
         t.succeeded(&E::Begin);
         let upcoming = [E::RollbackTo("later".into()), E::End];
         assert!(t.failed(&E::None, upcoming.iter()));
+    }
+
+    #[test]
+    fn the_servers_account_after_a_failure_wins() {
+        // `BEGIN; INSERT …; INSERT …` failed in its last part: the server is in a failed block.
+        let mut t = TxnState::default();
+        t.server_says(Some(true));
+        assert!(t.failed(&E::Begin, [E::None, E::End, E::None].iter()));
+        assert_eq!(t.decide(&E::None), Decision::Skip);
+        assert_eq!(t.decide(&E::End), Decision::SkipAndEndBlock);
+        assert_eq!(t.decide(&E::None), Decision::Execute);
+        // `…; COMMIT; <failing>`: the block ended within the text, nothing is left to skip.
+        let mut t = TxnState::default();
+        t.succeeded(&E::Begin);
+        t.server_says(Some(false));
+        assert!(!t.failed(&E::None, [E::None, E::End].iter()));
+        assert_eq!(t.decide(&E::None), Decision::Execute);
+        // No account (tokio-postgres): the tracker's own view stands.
+        let mut t = TxnState::default();
+        t.server_says(None);
+        assert!(!t.failed(&E::Begin, [E::End].iter()));
     }
 
     #[test]

@@ -66,7 +66,9 @@ impl WireConn {
         let mut rows = Returned::default();
         match self.io.query(sql, Some(&mut rows)).await {
             Answer::Done { .. } => Ok(rows.cell(0, 0).map(str::to_string)),
-            Answer::Failed { sqlstate, message }
+            Answer::Failed {
+                sqlstate, message, ..
+            }
             | Answer::Lost {
                 message,
                 sqlstate: Some(sqlstate),
@@ -114,12 +116,13 @@ impl WireIo {
     /// reads and parses the answer. It is written out by hand rather than as nested `async fn`s,
     /// whose state machines were moved and re-entered level by level on every statement.
     pub fn query<'a>(&'a mut self, sql: &str, returned: Option<&'a mut Returned>) -> Query<'a> {
+        let mut unsent = None;
         let state = match self.start_query(sql) {
             Err(answer) => State::Ended(Some(answer)),
             Ok(()) => match self.stream.try_write_now(&self.out) {
                 Ok(n) if n == self.out.len() => State::Receiving,
                 Ok(n) => State::Sending { sent: n },
-                Err(e) => State::Ended(Some(lost_io(&e))),
+                Err(e) => after_send_error(e, &mut unsent),
             },
         };
         Query {
@@ -127,6 +130,7 @@ impl WireIo {
             returned,
             rows: 0,
             failed: None,
+            unsent,
             state,
         }
     }
@@ -134,9 +138,7 @@ impl WireIo {
     /// The `Query` message for `sql`, in `out`.
     fn start_query(&mut self, sql: &str) -> Result<(), Answer> {
         if memchr::memchr(0, sql.as_bytes()).is_some() {
-            return Err(lost(
-                "the statement's text contains a NUL byte, which a query message cannot carry",
-            ));
+            return Err(super::exec::nul_in_text());
         }
         let Ok(len) = i32::try_from(sql.len() + 5) else {
             return Err(lost(
@@ -272,6 +274,8 @@ pub struct Query<'a> {
     rows: u64,
     /// The first ERROR of the answer (a multi-statement text stops at it).
     failed: Option<(String, String)>,
+    /// Why the message could not be sent, while what the server sent before it closed is read.
+    unsent: Option<io::Error>,
     state: State,
 }
 
@@ -296,19 +300,24 @@ impl Future for Query<'_> {
                     return Poll::Ready(answer.take().expect("a query's answer is taken once"))
                 }
                 State::Sending { sent } => {
-                    if let Err(e) = ready!(q.io.poll_send(cx, sent)) {
-                        q.state = State::Ended(Some(lost_io(&e)));
-                        continue;
-                    }
-                    q.state = State::Receiving;
+                    q.state = match ready!(q.io.poll_send(cx, sent)) {
+                        Ok(()) => State::Receiving,
+                        Err(e) => after_send_error(e, &mut q.unsent),
+                    };
                 }
                 State::Receiving => {
                     let answer = match q.receive_buffered() {
+                        // Nothing was sent: only the server's FATAL can be an answer.
+                        Ok(Some(_)) if q.unsent.is_some() => lost_io(&q.unsent.take().unwrap()),
                         Ok(Some(answer)) => answer,
-                        Ok(None) => match ready!(q.io.poll_fill(cx)) {
-                            Ok(true) => continue,
-                            Ok(false) => lost("connection closed"),
-                            Err(e) => lost_io(&e),
+                        Ok(None) => match (ready!(q.io.poll_fill(cx)), q.unsent.take()) {
+                            (Ok(true), unsent) => {
+                                q.unsent = unsent;
+                                continue;
+                            }
+                            (_, Some(unsent)) => lost_io(&unsent),
+                            (Ok(false), None) => lost("connection closed"),
+                            (Err(e), None) => lost_io(&e),
                         },
                         Err(Interrupt::CopyIn) => {
                             q.io.start_copy_fail();
@@ -348,9 +357,14 @@ impl Query<'_> {
                 b'C' => self.rows += rows_of(body),
                 b'Z' => {
                     return Ok(Some(match self.failed.take() {
-                        Some((sqlstate, message)) => Answer::Failed { sqlstate, message },
+                        Some((sqlstate, message)) => Answer::Failed {
+                            sqlstate,
+                            message,
+                            // The transaction status: idle, in a block, or in a failed block.
+                            failed_block: Some(body.first() == Some(&b'E')),
+                        },
                         None => Answer::Done { rows: self.rows },
-                    }))
+                    }));
                 }
                 b'E' => {
                     let e = ServerError::parse(body);
@@ -390,6 +404,22 @@ impl Query<'_> {
                 }
             }
         }
+    }
+}
+
+/// Where a failed send leaves a statement. A server that ended the session while it was idle
+/// (terminated, shut down, an idle timeout) sent its FATAL first and closed; over a Unix-domain
+/// socket the send then fails at once, so the FATAL, still unread, is read for its reason, as
+/// libpq does. The peer has closed, so that read ends. Other send errors end the statement.
+fn after_send_error(e: io::Error, unsent: &mut Option<io::Error>) -> State {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+    ) {
+        *unsent = Some(e);
+        State::Receiving
+    } else {
+        State::Ended(Some(lost_io(&e)))
     }
 }
 

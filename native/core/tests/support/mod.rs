@@ -317,13 +317,32 @@ pub async fn replay_to_end(
 /// A TCP relay in front of the server at `url` that goes silent on a connection once that
 /// connection's client has sent `marker`: from then on nothing is passed either way, as a server
 /// that has hung (or a network path that has died without a reset) looks from the client. Other
-/// connections, the cancel requests among them, are relayed as usual.
+/// connections, the cancel requests among them, are relayed as usual (see [`Silence`] for the
+/// other ways to go silent).
 pub struct SilencingProxy {
     pub url: String,
 }
 
+/// How a [`SilencingProxy`] connection goes silent after its marker.
+#[derive(Clone, Copy)]
+pub enum Silence {
+    /// Nothing more is passed either way on that connection.
+    Dropped,
+    /// The server's bytes are held back this long, then passed on (a slow answer).
+    Held(Duration),
+    /// As `Dropped`, and every connection accepted after the marker is left unanswered: a
+    /// server that has hung entirely, its cancel requests included.
+    Hung,
+}
+
 impl SilencingProxy {
     pub async fn start(url: &str, marker: &'static str) -> SilencingProxy {
+        Self::start_with(url, marker, Silence::Dropped).await
+    }
+
+    pub async fn start_with(url: &str, marker: &'static str, how: Silence) -> SilencingProxy {
+        use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+        use std::sync::Arc;
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let config: tokio_postgres::Config = url.parse().unwrap();
         let port = config.get_ports().first().copied().unwrap_or(5432);
@@ -333,12 +352,19 @@ impl SilencingProxy {
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let local = listener.local_addr().unwrap().port();
+        let hung = Arc::new(AtomicBool::new(false));
         tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
+            while let Ok((mut client, _)) = listener.accept().await {
                 let upstream = upstream.clone();
+                let hung = hung.clone();
                 tokio::spawn(async move {
+                    if hung.load(SeqCst) {
+                        let mut buf = [0u8; 1024];
+                        while matches!(client.read(&mut buf).await, Ok(n) if n > 0) {}
+                        std::future::pending::<()>().await;
+                    }
                     let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
-                    let silent = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                    let silent = Arc::new(AtomicBool::new(false));
                     let (mut cr, mut cw) = client.into_split();
                     let (mut sr, mut sw) = server.into_split();
                     let up_silent = silent.clone();
@@ -350,12 +376,13 @@ impl SilencingProxy {
                             }
                             let seen = &buf[..n];
                             if seen.windows(marker.len()).any(|w| w == marker.as_bytes()) {
-                                up_silent.store(true, std::sync::atomic::Ordering::SeqCst);
+                                up_silent.store(true, SeqCst);
+                                if let Silence::Hung = how {
+                                    hung.store(true, SeqCst);
+                                }
                             }
-                            if up_silent.load(std::sync::atomic::Ordering::SeqCst) {
-                                continue;
-                            }
-                            if sw.write_all(seen).await.is_err() {
+                            let passed = matches!(how, Silence::Held(_)) || !up_silent.load(SeqCst);
+                            if passed && sw.write_all(seen).await.is_err() {
                                 break;
                             }
                         }
@@ -364,12 +391,20 @@ impl SilencingProxy {
                     };
                     let down = async move {
                         let mut buf = vec![0u8; 16 * 1024];
+                        let mut held = false;
                         while let Ok(n) = sr.read(&mut buf).await {
                             if n == 0 {
                                 break;
                             }
-                            if silent.load(std::sync::atomic::Ordering::SeqCst) {
-                                continue;
+                            if silent.load(SeqCst) {
+                                match how {
+                                    Silence::Held(d) if !held => {
+                                        held = true;
+                                        tokio::time::sleep(d).await;
+                                    }
+                                    Silence::Held(_) => {}
+                                    Silence::Dropped | Silence::Hung => continue,
+                                }
                             }
                             if cw.write_all(&buf[..n]).await.is_err() {
                                 break;
