@@ -310,6 +310,33 @@ async fn a_wholly_hung_server_holds_no_session_past_its_guard_or_the_deadline() 
     );
 }
 
+/// A server that still authenticates but answers no query: after a session's statement goes
+/// unanswered, the liveness probe connects and its `SELECT 1` goes unanswered too. It used to
+/// wait for ever, and the run with it; it gives up after 5 s and the server counts as gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_answers_no_query_is_judged_gone_by_a_bounded_probe() {
+    let url = fresh_database("mute").await;
+    // The marker is the probe's own query, which the session's statement also holds.
+    let proxy = SilencingProxy::start(&url, "SELECT 1").await;
+    let w = workload(&[vec![
+        (0, "SELECT 2"),
+        (1, "SELECT 1 AS mute"),
+        (2, "SELECT 3"),
+    ]]);
+    let mut o = opts(&proxy.url);
+    o.statement_timeout = Some(Duration::from_millis(100));
+    let r = run(w, o).await;
+    assert_eq!(r.status, RunStatus::ServerUnavailable, "{:?}", r.message);
+    assert!(
+        r.message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("did not answer SELECT 1 within 5 s"),
+        "{:?}",
+        r.message
+    );
+}
+
 /// The engine's own ROLLBACK after a failure in a block, answered only after the statement's
 /// guard: the session used to go on, and every later statement was given the answer still due
 /// to the one before it (`SELECT 5` the ROLLBACK's, the series `SELECT 5`'s single row).

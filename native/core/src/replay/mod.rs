@@ -62,6 +62,9 @@ use crate::scale::{plan_sessions, ScaleError, ScaleOptions};
 use crate::stats::{summarize, summarize_sorted_runs};
 use crate::workload::Workload;
 
+/// How long a liveness probe waits for the answer to its `SELECT 1`, once connected.
+const PROBE_ANSWER: Duration = Duration::from_secs(5);
+
 /// Everything a replay can be told.
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
@@ -269,10 +272,18 @@ impl Shared {
         )
         .await
         {
-            Ok(c) => match c.conn.simple_query("SELECT 1").await {
-                Ok(_) => None,
-                Err(e) => Some(connect::error_chain(&e)),
-            },
+            // Bounded like the connection: the final probe is awaited before the run ends, and
+            // a server that authenticates but answers nothing must not hold it.
+            Ok(c) => {
+                match tokio::time::timeout(PROBE_ANSWER, c.conn.simple_query("SELECT 1")).await {
+                    Ok(Ok(_)) => None,
+                    Ok(Err(e)) => Some(connect::error_chain(&e)),
+                    Err(_) => Some(format!(
+                        "the server accepted a connection but did not answer SELECT 1 within {} s",
+                        PROBE_ANSWER.as_secs()
+                    )),
+                }
+            }
             Err(r) if r.failure.sqlstate.is_some() && !r.failure.server_gone => None,
             Err(r) => Some(r.failure.message),
         }
