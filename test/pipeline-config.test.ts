@@ -187,18 +187,19 @@ describe('regression_max_count in A/B mode', () => {
   it('lets that many slower queries pass when they are the only finding, and says so', () => {
     const comparison = structuredClone(stored.comparison!);
     comparison.overall.regressed = false;
-    const decided = decideVerdict({ comparison, migrationFailure: null, thresholds: stored.thresholds });
+    const inputs = { comparison, migrationFailure: null, thresholds: stored.thresholds };
+    const decided = decideVerdict(inputs);
     expect(decided.verdict).toBe('regression');
-    expect(allowRegressions(decided, comparison, undefined)).toBe(decided);
-    expect(allowRegressions(decided, comparison, 0)).toBe(decided);
-    const allowed = allowRegressions(decided, comparison, 1);
+    expect(allowRegressions(inputs, decided, undefined)).toBe(decided);
+    expect(allowRegressions(inputs, decided, 0)).toBe(decided);
+    const allowed = allowRegressions(inputs, decided, 1);
     expect(allowed.verdict).toBe('pass');
     expect(allowed.headline).toBe('pass: 1 query slower, within regression_max_count 1, no new errors');
     expect(allowed.warnings[0]).toMatch(/^allowed by regression_max_count: `SELECT o\.id/);
   });
 
   it('a whole-workload regression is another finding: not allowed by the count', () => {
-    const decided = decideVerdict({ comparison: stored.comparison!, migrationFailure: null, thresholds: stored.thresholds });
-    expect(allowRegressions(decided, stored.comparison!, 5).verdict).toBe('regression');
+    const inputs = { comparison: stored.comparison!, migrationFailure: null, thresholds: stored.thresholds };
+    expect(allowRegressions(inputs, decideVerdict(inputs), 5).verdict).toBe('regression');
   });
 });

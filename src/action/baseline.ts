@@ -11,8 +11,9 @@
  * noise *between* the two runs (another day, another machine) is not measured; the report says
  * all of this where the verdict is.
  */
+import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
 import type { ErrorDiff, GateReport } from '../gate/report-types.js';
-import { micros } from '../format/units.js';
+import { micros, plural } from '../format/units.js';
 import { code, text } from '../report/markdown-text.js';
 
 /** One query (or the whole workload) compared with the baseline. */
@@ -112,7 +113,7 @@ export function compareWithBaseline(now: GateReport, baseline: GateReport, sourc
  * @returns the report to publish
  */
 export function baselineReport(now: GateReport, result: BaselineComparison, baseline: GateReport, source: string): GateReport {
-  return {
+  const report: GateReport = {
     ...now,
     verdict: result.verdict,
     headline: result.headline,
@@ -120,6 +121,19 @@ export function baselineReport(now: GateReport, result: BaselineComparison, base
     warnings: [result.note, ...now.warnings],
     environment: { ...now.environment, base: { ref: 'baseline-report', sha: baseline.environment.head.sha, source: `baseline-report: ${source}` } },
   };
+  // What this run found on its own, which the baseline cannot speak for, stands: absolute limits
+  // it exceeded, and too little of the workload run to call anything a pass.
+  const limits = now.comparison ? checkAbsoluteLimits(now.comparison, now.accounting?.head ?? null, now.thresholds).filter((c) => c.exceeded) : [];
+  if (limits.length > 0) {
+    report.verdict = 'regression';
+    report.reasons = [...result.reasons, ...limits.map((c) => c.line)];
+    if (result.verdict !== 'regression') report.headline = `regression: ${plural(limits.length, 'absolute limit')} exceeded`;
+  } else if (result.verdict !== 'regression' && now.verdict === 'inconclusive') {
+    report.verdict = 'inconclusive';
+    report.headline = now.headline;
+    report.reasons = now.reasons;
+  }
+  return report;
 }
 
 /**

@@ -13,6 +13,7 @@ import * as core from '@actions/core';
 import type { GateConfig } from '../config/gate-options.js';
 import { CliError, ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
 import { runGate } from '../gate/run-gate.js';
+import { exitCodeOfVerdict } from '../gate/verdict.js';
 import type { GateReport } from '../gate/report-types.js';
 import { ENGINE_PLATFORMS, glibcVersion } from '../engine-platforms.mjs';
 import { platformProblem } from '../native.js';
@@ -87,7 +88,7 @@ async function gateMode(
   if (baseline !== undefined && baselineFile !== undefined && report.comparison !== null && report.verdict !== 'error') {
     const result = compareWithBaseline(report, baseline, baselineFile);
     report = baselineReport(report, result, baseline, baselineFile);
-    exitCode = result.verdict === 'regression' ? ExitCode.Regression : ExitCode.Ok;
+    exitCode = exitCodeOfVerdict(report.verdict);
     error = undefined;
     section = baselineSection(result);
     overrides = baselineOutputs(result);

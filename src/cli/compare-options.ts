@@ -18,6 +18,7 @@ const options = {
   'min-delta-ms': gateOptions['min-delta-ms'],
   'min-calls': gateOptions['min-calls'],
   'max-new-errors': gateOptions['max-new-errors'],
+  'min-coverage': gateOptions['min-coverage'],
   markdown: { shape: 'value', placeholder: 'FILE', help: 'also write the markdown report to FILE (it is always printed)', schema: filePath('the markdown report').optional() },
   json: { shape: 'value', placeholder: 'FILE', help: 'write the JSON report to FILE', schema: filePath('the JSON report').optional() },
   junit: { shape: 'value', placeholder: 'FILE', help: 'write JUnit XML to FILE', schema: filePath('the JUnit XML report').optional() },
@@ -47,7 +48,7 @@ export const compareCommand: CommandSpec<CompareConfig> = {
   name: 'compare',
   summary:
     'Compare replay reports (written by `replay --json`) of the base and the head schema with the gate\'s rules, print the ' +
-    'markdown report and exit 0 pass or 1 regression. For people who run the replays themselves.',
+    'markdown report and exit 0 pass, 1 regression or 4 inconclusive. For people who run the replays themselves.',
   options,
   schema,
 };

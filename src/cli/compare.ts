@@ -7,11 +7,13 @@ import os from 'node:os';
 import { z } from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
 import { compareReplays, type ReplayReport } from '../engine.js';
-import { type ExitCode, InputError } from '../exit-codes.js';
+import { ExitCode, InputError } from '../exit-codes.js';
 import { runnerDescription } from '../gate/github-event.js';
 import { type GateReport, REPORT_SCHEMA_VERSION } from '../gate/report-types.js';
 import { decideVerdict, exitCodeOfVerdict } from '../gate/verdict.js';
 import { sideAccounting } from '../gate/accounting.js';
+import { coverageOf } from '../gate/coverage.js';
+import { replayOutcome } from './replay-outcome.js';
 import type { CompareConfig } from './compare-options.js';
 import { fromEngineError } from './engine-errors.js';
 import type { Io } from './io.js';
@@ -22,7 +24,8 @@ import { checkOutputDirs, writeReports } from './report-files.js';
 const replayReportShape = z.object({
   status: z.string(),
   server_version: z.string(),
-  totals: z.object({ executed: z.number() }).passthrough(),
+  sessions_failed: z.number(),
+  totals: z.object({ captured: z.number(), executed: z.number(), ok: z.number(), errors: z.number(), skipped: z.number(), not_executed: z.number() }).passthrough(),
   fingerprints: z.array(z.object({ fingerprint: z.string(), samples: z.array(z.number()).optional() }).passthrough()),
 }).passthrough();
 
@@ -37,6 +40,11 @@ function readReport(file: string, option: string): ReplayReport {
   if (!parsed.success) throw new InputError(`option --${option}: ${file} is not a replay report (write one with pg-retest-action replay --json)`);
   if (parsed.data.status !== 'completed') {
     throw new InputError(`option --${option}: the replay in ${file} did not complete (status ${parsed.data.status}); its latencies cannot be compared`);
+  }
+  // A replay that left sessions or statements out did not measure what the other side did.
+  const outcome = replayOutcome(data as ReplayReport);
+  if (outcome.exitCode !== ExitCode.Ok) {
+    throw new InputError(`option --${option}: the replay in ${file} did not run in full: ${outcome.problem ?? 'see its report'}; compare only complete replays`);
   }
   if (parsed.data.fingerprints.some((f) => f.samples === undefined)) {
     throw new InputError(`option --${option}: ${file} has no latency samples; write it with this version's replay --json`);
@@ -64,8 +72,9 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
   }).catch((error: unknown) => {
     throw fromEngineError(error);
   });
-  const thresholds = { p95_threshold: t.p95Threshold, min_delta_ms: t.minDeltaMs, min_calls: t.minCalls, max_new_errors: t.maxNewErrors, confidence: t.confidence };
-  const decided = decideVerdict({ comparison, migrationFailure: null, thresholds });
+  const thresholds = { p95_threshold: t.p95Threshold, min_delta_ms: t.minDeltaMs, min_calls: t.minCalls, max_new_errors: t.maxNewErrors, confidence: t.confidence, min_coverage: t.minCoverage };
+  const coverage = coverageOf(base, head, t.minCoverage);
+  const decided = decideVerdict({ comparison, coverage, migrationFailure: null, thresholds });
   const report: GateReport = {
     schema_version: REPORT_SCHEMA_VERSION,
     tool: { name: 'pg-retest-action', version: packageJson.version },
@@ -92,6 +101,7 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
     migration_failure: null,
     replays: [],
     accounting: { base: sideAccounting(base), head: sideAccounting(head) },
+    coverage,
     comparison,
   };
   writeReports(report, config.outputs, io);

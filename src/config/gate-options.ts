@@ -165,7 +165,7 @@ export const gateOptions = {
     shape: 'value',
     placeholder: 'PCT',
     help: "fail when more than this share of head's executed statements fail, whole workload (default: no limit)",
-    schema: percentValue('a percentage from 0% to 100% (or a fraction such as 0.01)', (f) => f >= 0 && f <= 1).optional(),
+    schema: percentValue('a percentage from 0% to 100% (or a fraction such as 0.01)', (f) => f >= 0 && f <= 1, true).optional(),
   },
   'min-coverage': {
     shape: 'value',

@@ -51,13 +51,19 @@ export function listValue(what: string) {
  * A fraction written as a percentage (`20%`, `20 %`) or a plain fraction (`0.2`).
  * @param expected what is allowed, for the message
  * @param accept range check on the fraction
+ * @param bareBelowOne refuse a plain number of 1 or more: for an option whose name says
+ *   percent, `1` read as a fraction (100 %) is surely not what was meant
  * @returns a schema giving the fraction
  */
-export function percentValue(expected: string, accept: (fraction: number) => boolean) {
+export function percentValue(expected: string, accept: (fraction: number) => boolean, bareBelowOne = false) {
   return z.string().transform((raw, ctx) => {
     const text = raw.trim();
     const match = /^([0-9]*\.?[0-9]+)\s*(%?)$/.exec(text);
     const fraction = match ? Number(match[1]) / (match[2] ? 100 : 1) : Number.NaN;
+    if (bareBelowOne && match && !match[2] && fraction >= 1) {
+      ctx.addIssue({ code: 'custom', message: `a plain number is a fraction here: write '${match[1]}%' for that many percent, or '100%' to allow every one; got '${raw}'` });
+      return z.NEVER;
+    }
     if (!Number.isFinite(fraction) || !accept(fraction)) {
       ctx.addIssue({ code: 'custom', message: `expected ${expected}, got '${raw}'` });
       return z.NEVER;

@@ -1,8 +1,10 @@
 /**
  * The verdict from what was measured (design §4): a regression when the PR's migrations fail,
  * when a fingerprint's or the whole workload's p95 regressed (the engine evaluates the latency
- * rule, see docs/gate-statistics.md), or when more (fingerprint, SQLSTATE) pairs fail on head
- * than allowed. Everything else that looks odd becomes a warning, never a silent pass.
+ * rule, see docs/gate-statistics.md), when more (fingerprint, SQLSTATE) pairs fail on head
+ * than allowed (new ones, and ones base saw that head fails far more often), or when head ran
+ * clearly less of the workload than base. Everything else that looks odd becomes a warning,
+ * never a silent pass.
  */
 import { ExitCode } from '../exit-codes.js';
 import { oneLine } from '../format/table.js';
@@ -12,7 +14,7 @@ import { evaluatePlanRules } from '../plans/rules.js';
 import type { PlansReport } from '../plans/types.js';
 import { inconclusiveHeadline, notComparedWarnings, sharePercent } from './coverage.js';
 import { checkAbsoluteLimits } from './absolute-limits.js';
-import type { Comparison, Coverage, LatencyComparison, MigrationFailure, ServersReport, SideAccounting, Thresholds, Verdict } from './report-types.js';
+import type { Comparison, Coverage, ErrorDiff, LatencyComparison, MigrationFailure, ServersReport, SideAccounting, Thresholds, Verdict } from './report-types.js';
 import { serverDifferenceLine } from './server-differences.js';
 import { likelyCause, lostSessionFeatures } from './session-features.js';
 
@@ -35,6 +37,33 @@ export interface VerdictResult {
   headline: string;
   reasons: string[];
   warnings: string[];
+}
+
+/**
+ * A (fingerprint, SQLSTATE) that fails on both sides counts as new errors when head fails it at
+ * least this many times as often as base, all replays pooled and scaled to the statements each
+ * side was given...
+ */
+const MORE_OFTEN_FACTOR = 2;
+/** ...and at least this many more times: base's own rare failures (a duplicate the capture
+ * retried, a deadlock) that head repeats a few times more stay a fidelity warning. */
+const MORE_OFTEN_AT_LEAST = 5;
+/** Head ran less of the workload than base by more than this share (statements skipped in
+ * transactions its failures aborted): what the PR keeps from running is a regression. */
+const HEAD_COVERAGE_DROP = 0.05;
+
+/**
+ * The errors base also had that head has far more often (see MORE_OFTEN_FACTOR).
+ * @param shared the (fingerprint, SQLSTATE) pairs failing on both sides
+ * @param coverage both sides' statement counts, to scale base's count to head's replays
+ * @returns those that count as new errors
+ */
+export function moreOftenOnHead(shared: ErrorDiff[], coverage: Coverage | null): ErrorDiff[] {
+  const scale = coverage && coverage.base.captured > 0 ? coverage.head.captured / coverage.base.captured : 1;
+  return shared.filter((e) => {
+    const expected = e.base_count * scale;
+    return e.head_count >= MORE_OFTEN_FACTOR * expected && e.head_count - expected >= MORE_OFTEN_AT_LEAST;
+  });
 }
 
 /** `+312 %` */
@@ -77,7 +106,8 @@ function decide(inputs: VerdictInputs): VerdictResult {
   if (comparison.overall.regressed) reasons.push(latencyLine('whole workload', comparison.overall, thresholds.confidence));
   // Session state head's server does not keep: named, not left to which connection a statement lands on.
   const lost = lostSessionFeatures(inputs.servers);
-  const newErrors = comparison.new_errors.length + lost.length;
+  const moreOften = moreOftenOnHead(comparison.shared_errors, coverage);
+  const newErrors = comparison.new_errors.length + moreOften.length + lost.length;
   if (newErrors > thresholds.max_new_errors) {
     const first = comparison.new_errors[0];
     const cause = first ? likelyCause(first, lost) : undefined;
@@ -86,9 +116,22 @@ function decide(inputs: VerdictInputs): VerdictResult {
       : '';
     const ofWhich = lost.length > 0 ? `, ${plural(lost.length, 'statement group')} depending on session state that head's server does not keep` : '';
     reasons.push(`${plural(newErrors, 'new error')} (allowed: ${thresholds.max_new_errors})${ofWhich}${firstLine}`);
+    for (const e of moreOften) {
+      reasons.push(
+        `SQLSTATE ${e.sqlstate} in \`${oneLine(e.normalized, 80)}\` (${e.fingerprint}) on head ${e.head_count} times, on base ${e.base_count} (all replays): ` +
+          `it failed on base too, but head fails it far more often: ${maskMessage(e.message, e.sqlstate)}`,
+      );
+    }
     for (const f of lost) {
       reasons.push(`${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`);
     }
+  }
+  const headRanLess = coverage !== null && coverage.head.executed_share < coverage.base.executed_share - HEAD_COVERAGE_DROP;
+  if (headRanLess) {
+    reasons.push(
+      `head executed ${sharePercent(coverage.head.executed_share)} of the captured statements, base ${sharePercent(coverage.base.executed_share)}: ` +
+        'the PR keeps statements from running (skipped in transactions that its failures aborted)',
+    );
   }
 
   const overLimits = checkAbsoluteLimits(comparison, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
@@ -114,8 +157,9 @@ function decide(inputs: VerdictInputs): VerdictResult {
         'this runner is too noisy to see smaller regressions; use a quieter runner, more rounds, or a higher threshold',
     );
   }
-  if (comparison.shared_errors.length > 0) {
-    warnings.push(`${plural(comparison.shared_errors.length, 'statement group')} fail on both sides (workload fidelity, not gated)`);
+  const sharedOnly = comparison.shared_errors.length - moreOften.length;
+  if (sharedOnly > 0) {
+    warnings.push(`${plural(sharedOnly, 'statement group')} fail on both sides about as often (workload fidelity, not gated)`);
   }
   if (comparison.only_base.length + comparison.only_head.length > 0) {
     warnings.push(`${comparison.only_base.length} fingerprint(s) ran only on base and ${comparison.only_head.length} only on head`);
@@ -128,6 +172,7 @@ function decide(inputs: VerdictInputs): VerdictResult {
     if (slower.length > 0) parts.push(`${plural(slower.length, 'query', 'queries')} slower`);
     if (comparison.overall.regressed) parts.push('the whole workload slower');
     if (newErrors > thresholds.max_new_errors) parts.push(plural(newErrors, 'new error'));
+    if (headRanLess) parts.push('less of the workload ran on head');
     if (planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
     if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, 'query', 'queries')} reading more buffers`);
     if (overLimits.length > 0) parts.push(plural(overLimits.length, 'absolute limit') + ' exceeded');
@@ -145,11 +190,24 @@ function decide(inputs: VerdictInputs): VerdictResult {
       warnings,
     };
   }
-  if (comparison.fingerprints.length === 0 && newErrors === 0) {
+  // Allowed new errors do not make up for nothing compared.
+  if (comparison.fingerprints.length === 0) {
     return {
       verdict: 'error',
       headline: 'error: no statement succeeded on both sides, so nothing could be compared',
       reasons: ['no fingerprint had successful executions on both base and head; check the workload against the schema'],
+      warnings,
+    };
+  }
+  // Nothing had min-calls successful calls on both sides: no latency was judged at all.
+  if (comparison.fingerprints.every((f) => !f.checks.enough_calls) && !comparison.overall.checks.enough_calls) {
+    return {
+      verdict: 'inconclusive',
+      headline: `inconclusive: no query had ${thresholds.min_calls} successful calls on both sides, so no latency was judged`,
+      reasons: [
+        `neither the whole workload nor any fingerprint had min-calls (${thresholds.min_calls}) successful calls on each side: ` +
+          'replay more rounds, a larger workload, or lower min-calls',
+      ],
       warnings,
     };
   }

@@ -34,7 +34,7 @@ import { replayLine, replayRecord } from '../gate/replay-record.js';
 import { type Comparison, type Coverage, type GateReport, REPORT_SCHEMA_VERSION, type ReplayRun, type Thresholds } from '../gate/report-types.js';
 import { planConfirmation, planReplays, type PlannedReplay } from '../gate/round-plan.js';
 import type { GateContext } from '../gate/run-gate.js';
-import { decideVerdict, type VerdictResult } from '../gate/verdict.js';
+import { decideVerdict, type VerdictInputs, type VerdictResult } from '../gate/verdict.js';
 import { PLAN_DEFAULTS } from '../plans/options.js';
 import { probePlans } from '../plans/probe.js';
 import type { PlansReport } from '../plans/types.js';
@@ -214,8 +214,8 @@ async function gateOne(
 
   const plans = await probeVariants(baseline, candidate, inputs.workload, comparison, logger);
   const coverage = readOnlyAware(coverageOf(of('base'), of('head'), thresholds.min_coverage!), inputs.replay.readOnly);
-  let decided = decideVerdict({ comparison, coverage, headAccounting: sideAccounting(of('head')), migrationFailure: null, thresholds, plans });
-  decided = allowRegressions(decided, comparison, inputs.regressionMaxCount);
+  const verdictInputs = { comparison, coverage, headAccounting: sideAccounting(of('head')), migrationFailure: null, thresholds, plans };
+  const decided = allowRegressions(verdictInputs, decideVerdict(verdictInputs), inputs.regressionMaxCount);
 
   const describe = (v: PreparedVariant) => `[[variants]] '${v.label}': PostgreSQL ${v.version} at ${describeTarget(v.url)}${v.copy ? ', replayed on fresh copies' : ', replayed in place'}`;
   const report: GateReport = {
@@ -326,22 +326,27 @@ function readOnlyAware(coverage: Coverage, readOnly: boolean): Coverage {
 
 /**
  * regression_max_count above 0: a candidate whose only finding is that many slower queries, or
- * fewer, passes, and says so.
+ * fewer, is decided again without them, and says so: it passes unless the run falls short
+ * otherwise (too little coverage, nothing judged), which a regression used to outrank.
+ * @param inputs what the verdict was decided on
  * @param decided the gate's verdict
- * @param comparison what it was decided on
  * @param max regression_max_count, undefined when not set
- * @returns the verdict, a pass when the slower queries are within the count and nothing else was found
+ * @returns the verdict, decided without the slower queries when they are within the count and nothing else was found
  */
-export function allowRegressions(decided: VerdictResult, comparison: Comparison, max: number | undefined): VerdictResult {
-  if (decided.verdict !== 'regression' || max === undefined || max === 0) return decided;
+export function allowRegressions(inputs: VerdictInputs, decided: VerdictResult, max: number | undefined): VerdictResult {
+  const comparison = inputs.comparison;
+  if (decided.verdict !== 'regression' || max === undefined || max === 0 || comparison === null) return decided;
   const slower = comparison.fingerprints.filter((f) => f.regressed).length;
   // decideVerdict lists the slower queries' reasons first; anything after them is another finding.
   if (slower > max || decided.reasons.length > slower) return decided;
+  const allowed = decided.reasons.map((r) => `allowed by regression_max_count: ${r}`);
+  const without = decideVerdict({ ...inputs, comparison: { ...comparison, fingerprints: comparison.fingerprints.map((f) => ({ ...f, regressed: false })) } });
+  if (without.verdict !== 'pass') return { ...without, warnings: [...allowed, ...without.warnings] };
   return {
     verdict: 'pass',
     headline: `pass: ${plural(slower, 'query', 'queries')} slower, within regression_max_count ${max}, no new errors`,
     reasons: [],
-    warnings: [...decided.reasons.map((r) => `allowed by regression_max_count: ${r}`), ...decided.warnings],
+    warnings: [...allowed, ...decided.warnings],
   };
 }
 
