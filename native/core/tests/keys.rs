@@ -6,7 +6,7 @@ mod support;
 
 use std::sync::Arc;
 
-use pg_retest_core::keys::KeySource;
+use pg_retest_core::keys::{KeyOrigin, KeySource, SequenceHint};
 use pg_retest_core::replay::{ReplayOptions, ReplayReport};
 use pg_retest_core::wkl::{
     self, Metadata, Query, QueryKind, ResponseRow, SequenceState, Session, WorkloadProfile,
@@ -350,4 +350,353 @@ async fn a_pg_retest_proxy_file_replays_with_its_response_values_and_sequence_sn
     );
     let min = scalar(&url, "SELECT min(id) FROM orders WHERE id > 100").await;
     assert_eq!(min, FIRST_ID.to_string());
+}
+
+// ------------------------------------------------------------------ sequence alignment: what it
+// may take from the workload, and what it must not do to the database.
+
+/// One session of (offset, sql, recorded id).
+fn one_session(statements: &[(u64, &str, Option<&str>)]) -> Arc<Workload> {
+    let mut b = WorkloadBuilder::new(WorkloadInfo::default());
+    b.begin_session(1, "app".into(), "shop".into());
+    for (at, text, id) in statements {
+        b.push_statement(text, *at, 10, QueryKind::Insert, None);
+        if let Some(id) = id {
+            b.set_response_values(vec![ResponseRow {
+                columns: vec![("id".into(), id.to_string())],
+            }]);
+        }
+    }
+    Arc::new(b.finish())
+}
+
+async fn run_fast(url: &str, w: Arc<Workload>, align: bool) -> ReplayReport {
+    replay_to_end(
+        w,
+        ReplayOptions {
+            conninfo: url.to_string(),
+            speed: 0.0,
+            correlate_keys: true,
+            align_sequences: align,
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+fn all_errors(r: &ReplayReport) -> Vec<String> {
+    r.fingerprints
+        .iter()
+        .flat_map(|f| f.errors.iter())
+        .map(|e| format!("{} {}", e.sqlstate, e.message))
+        .collect()
+}
+
+#[test]
+fn sequence_hints_ignore_explicit_ids_and_upserts() {
+    let w = one_session(&[
+        (0, "INSERT INTO orders (customer_id) VALUES (7) RETURNING id", Some("120001")),
+        // An explicit id, and an upsert that may have found its row: neither drew from the
+        // sequence.
+        (10, "INSERT INTO orders (id, customer_id) VALUES (5, 7) RETURNING id", Some("5")),
+        (20, "INSERT INTO customers (email) VALUES ('a@b.c') ON CONFLICT (email) DO UPDATE SET email = excluded.email RETURNING id", Some("42")),
+        // A literal of another column that happens to equal the key is no explicit id.
+        (30, "INSERT INTO orders (customer_id) VALUES (120002) RETURNING id", Some("120002")),
+    ]);
+    assert_eq!(
+        w.keys().sequence_hints(),
+        vec![SequenceHint {
+            origin: KeyOrigin::Column {
+                table: "orders".into(),
+                column: "id".into()
+            },
+            min_value: 120001
+        }]
+    );
+}
+
+#[test]
+fn a_descending_sequences_hint_is_its_first_and_largest_key() {
+    let w = one_session(&[
+        (
+            0,
+            "INSERT INTO refunds (amount) VALUES (1) RETURNING id",
+            Some("-1"),
+        ),
+        (
+            10,
+            "INSERT INTO refunds (amount) VALUES (2) RETURNING id",
+            Some("-2"),
+        ),
+        (
+            20,
+            "INSERT INTO refunds (amount) VALUES (3) RETURNING id",
+            Some("-3"),
+        ),
+    ]);
+    assert_eq!(w.keys().sequence_hints()[0].min_value, -1);
+    // Counting down from a positive start: the session's order tells.
+    let w = one_session(&[
+        (
+            0,
+            "INSERT INTO refunds (amount) VALUES (1) RETURNING id",
+            Some("900"),
+        ),
+        (
+            10,
+            "INSERT INTO refunds (amount) VALUES (2) RETURNING id",
+            Some("899"),
+        ),
+    ]);
+    assert_eq!(w.keys().sequence_hints()[0].min_value, 900);
+}
+
+#[test]
+fn a_text_of_several_row_returning_statements_produces_no_key() {
+    // At replay both statements' rows are read into one table of rows: the key's row would be
+    // the audit row's id.
+    let mut b = WorkloadBuilder::new(WorkloadInfo::default());
+    b.begin_session(1, "app".into(), "shop".into());
+    b.push_statement(
+        "INSERT INTO audit (what) VALUES ('checkout') RETURNING id; INSERT INTO orders (customer) VALUES (1) RETURNING id",
+        0, 10, QueryKind::Insert, None,
+    );
+    b.push_statement(
+        "UPDATE orders SET total = 7 WHERE id = 101",
+        1000,
+        10,
+        QueryKind::Update,
+        None,
+    );
+    let w = b.finish();
+    assert!(w.keys().keys.is_empty(), "{:?}", w.keys().keys);
+    assert!(!w.keys().is_producer(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multi_statement_text_never_gives_another_statements_id_to_a_use() {
+    let mut b = WorkloadBuilder::new(WorkloadInfo::default());
+    b.begin_session(1, "app".into(), "shop".into());
+    b.push_statement(
+        "INSERT INTO audit (what) VALUES ('checkout') RETURNING id; INSERT INTO orders (customer) VALUES (1) RETURNING id",
+        0, 10, QueryKind::Insert, None,
+    );
+    b.push_statement(
+        "UPDATE orders SET total = 7 WHERE id = 101",
+        1000,
+        10,
+        QueryKind::Update,
+        None,
+    );
+    let w = Arc::new(b.finish());
+    let url = fresh_database("keys_multi").await;
+    // The audit row's id (11) is an existing order's.
+    sql(&url, "CREATE TABLE audit (id bigserial PRIMARY KEY, what text);
+               SELECT setval('audit_id_seq', 10);
+               CREATE TABLE orders (id bigserial PRIMARY KEY, customer int NOT NULL, total int NOT NULL DEFAULT 0);
+               INSERT INTO orders (customer) SELECT g FROM generate_series(1, 50) g;
+               SELECT setval('orders_id_seq', 5000);").await;
+    let r = run_fast(&url, w, false).await;
+    assert!(all_errors(&r).is_empty(), "{:?}", all_errors(&r));
+    let touched = scalar(
+        &url,
+        "SELECT count(*) FROM orders WHERE total = 7 AND id <> 5001",
+    )
+    .await;
+    assert_eq!(touched, "0", "correlation: {:?}", r.correlation);
+}
+
+/// An INSERT … RETURNING id with an explicit id: its key is not a value the sequence handed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_explicit_id_does_not_pull_the_sequence_back() {
+    let w = one_session(&[
+        (
+            0,
+            "INSERT INTO orders (customer) VALUES (1) RETURNING id",
+            Some("101"),
+        ),
+        (
+            10,
+            "INSERT INTO orders (id, customer) VALUES (5, 2) RETURNING id",
+            Some("5"),
+        ),
+    ]);
+    let url = fresh_database("keys_explicit").await;
+    sql(
+        &url,
+        "CREATE TABLE orders (id bigserial PRIMARY KEY, customer int NOT NULL)",
+    )
+    .await;
+    let r = run_fast(&url, w, true).await;
+    assert!(
+        all_errors(&r).is_empty(),
+        "{:?} {:?}",
+        all_errors(&r),
+        r.sequences
+    );
+    assert_eq!(
+        scalar(
+            &url,
+            "SELECT string_agg(id::text, ',' ORDER BY id) FROM orders"
+        )
+        .await,
+        "5,101"
+    );
+}
+
+/// `INSERT INTO orders … RETURNING id` and `nextval('orders_id_seq')` draw from one sequence: it
+/// is set once, to the smallest captured value, whatever name each gives it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_sequence_named_two_ways_is_set_once_to_the_smallest_value() {
+    let w = one_session(&[
+        (
+            0,
+            "INSERT INTO orders (customer) VALUES (1) RETURNING id",
+            Some("101"),
+        ),
+        (10, "SELECT nextval('orders_id_seq') AS id", Some("102")),
+    ]);
+    let url = fresh_database("keys_seqnames").await;
+    sql(
+        &url,
+        "CREATE TABLE orders (id bigserial PRIMARY KEY, customer int NOT NULL)",
+    )
+    .await;
+    let r = run_fast(&url, w, true).await;
+    assert!(all_errors(&r).is_empty(), "{:?}", all_errors(&r));
+    let seqs = r.sequences.as_ref().unwrap();
+    assert_eq!(seqs.len(), 1, "{seqs:?}");
+    assert_eq!(
+        scalar(&url, "SELECT min(id) FROM orders").await,
+        "101",
+        "{seqs:?}"
+    );
+}
+
+/// A descending sequence hands out -1, -2, -3: its first value is the largest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_descending_sequence_is_aligned_to_its_first_value() {
+    let w = one_session(&[
+        (
+            0,
+            "INSERT INTO refunds (amount) VALUES (1) RETURNING id",
+            Some("-1"),
+        ),
+        (
+            10,
+            "INSERT INTO refunds (amount) VALUES (2) RETURNING id",
+            Some("-2"),
+        ),
+        (
+            20,
+            "INSERT INTO refunds (amount) VALUES (3) RETURNING id",
+            Some("-3"),
+        ),
+        (30, "UPDATE refunds SET amount = 10 WHERE id = -1", None),
+    ]);
+    let url = fresh_database("keys_desc").await;
+    sql(
+        &url,
+        "CREATE SEQUENCE refunds_id_seq INCREMENT -1 MAXVALUE -1 START -1;
+         CREATE TABLE refunds (id bigint PRIMARY KEY DEFAULT nextval('refunds_id_seq'), amount numeric NOT NULL);
+         ALTER SEQUENCE refunds_id_seq OWNED BY refunds.id;",
+    )
+    .await;
+    let r = run_fast(&url, w, true).await;
+    assert!(all_errors(&r).is_empty(), "{:?}", all_errors(&r));
+    let ids = scalar(
+        &url,
+        "SELECT string_agg(id::text, ',' ORDER BY id DESC) FROM refunds",
+    )
+    .await;
+    assert_eq!(ids, "-1,-2,-3", "sequences: {:?}", r.sequences);
+
+    // Rows down to -2 already there: setting the sequence back to -1 would collide.
+    let url = fresh_database("keys_desc_kept").await;
+    sql(
+        &url,
+        "CREATE SEQUENCE refunds_id_seq INCREMENT -1 MAXVALUE -1 START -1;
+         CREATE TABLE refunds (id bigint PRIMARY KEY DEFAULT nextval('refunds_id_seq'), amount numeric NOT NULL);
+         ALTER SEQUENCE refunds_id_seq OWNED BY refunds.id;
+         INSERT INTO refunds (amount) VALUES (0), (0);",
+    )
+    .await;
+    let r = run_fast(&url, w_desc_again(), true).await;
+    let seq = &r.sequences.as_ref().unwrap()[0];
+    assert_eq!(seq.action, "kept", "{seq:?}");
+    assert!(all_errors(&r).is_empty(), "{:?}", all_errors(&r));
+}
+
+fn w_desc_again() -> Arc<Workload> {
+    one_session(&[
+        (
+            0,
+            "INSERT INTO refunds (amount) VALUES (1) RETURNING id",
+            Some("-1"),
+        ),
+        (
+            10,
+            "INSERT INTO refunds (amount) VALUES (2) RETURNING id",
+            Some("-2"),
+        ),
+    ])
+}
+
+/// A sequence used as a column default without OWNED BY (hand-written schemas): the column
+/// whose default calls it is what the guard checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unowned_sequence_is_not_set_back_under_its_columns_ids() {
+    let w = one_session(&[
+        (0, "SELECT nextval('order_seq') AS id", Some("101")),
+        (
+            10,
+            "INSERT INTO orders (id, customer) VALUES (101, 1)",
+            None,
+        ),
+    ]);
+    let url = fresh_database("keys_unowned").await;
+    sql(&url, "CREATE SEQUENCE order_seq;
+               CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT nextval('order_seq'), customer int NOT NULL);
+               INSERT INTO orders (customer) SELECT g FROM generate_series(1, 150) g;").await;
+    let r = run_fast(&url, w, true).await;
+    assert!(
+        all_errors(&r).is_empty(),
+        "{:?} {:?}",
+        all_errors(&r),
+        r.sequences
+    );
+    let seq = &r.sequences.as_ref().unwrap()[0];
+    assert_eq!(seq.action, "kept", "{seq:?}");
+    assert!(
+        seq.reason.as_deref().unwrap().contains("up to 150"),
+        "{seq:?}"
+    );
+}
+
+/// A sequence no column uses: nothing to check its ids against, so it only moves forward.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sequence_no_column_uses_is_never_moved_back() {
+    let w = one_session(&[(0, "SELECT nextval('ticket_seq') AS id", Some("101"))]);
+    let url = fresh_database("keys_nocolumn").await;
+    sql(
+        &url,
+        "CREATE SEQUENCE ticket_seq; SELECT setval('ticket_seq', 500);",
+    )
+    .await;
+    let r = run_fast(&url, w, true).await;
+    let seq = &r.sequences.as_ref().unwrap()[0];
+    assert_eq!(seq.action, "kept", "{seq:?}");
+    assert_eq!(scalar(&url, "SELECT nextval('ticket_seq')").await, "502");
+
+    // Forward is fine.
+    let w = one_session(&[(0, "SELECT nextval('ticket_seq') AS id", Some("900"))]);
+    let url = fresh_database("keys_nocolumn_fwd").await;
+    sql(
+        &url,
+        "CREATE SEQUENCE ticket_seq; SELECT setval('ticket_seq', 500);",
+    )
+    .await;
+    let r = run_fast(&url, w, true).await;
+    let seq = &r.sequences.as_ref().unwrap()[0];
+    assert_eq!((seq.action, seq.value), ("set", Some(900)), "{seq:?}");
 }

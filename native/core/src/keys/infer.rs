@@ -12,7 +12,8 @@
 //! 3. the literal's column context decides: stored into or compared with a column named after
 //!    the producer's table and key (`order_id` for `orders.id`, or `id` of `orders` itself) scores
 //!    3; another id-like column (`id`, `…_id`) or no known column scores 1; any other column
-//!    (`quantity`, `price`) rules it out;
+//!    (`quantity`, `price`), a `LIMIT`/`OFFSET`, an operand of arithmetic (`stock - 3`) or a
+//!    function's argument rules it out;
 //! 4. within a statement, the best-scoring (literal, producer) pairs are taken first; ties go to
 //!    the nearest producer. A producer takes one value, a value goes to one producer.
 //!
@@ -20,8 +21,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::producer::{column_contexts, ColumnContext, KeyOrigin};
-use super::{literal_key, Key, KeyLinks, Timeline};
+use pg_query::protobuf::AExprKind;
+use pg_query::{Node, NodeEnum, NodeRef};
+
+use super::producer::{const_location, ColumnContext, KeyOrigin};
+use super::shapes::{masked, ShapeCache};
+use super::{literal_key, uuid_like, Key, KeyLinks, Timeline};
+use crate::fnv::FnvBuild;
 use crate::sql::lex::{literals, Literal, LiteralKind};
 use crate::workload::Workload;
 
@@ -53,14 +59,17 @@ pub(super) fn infer(w: &Workload, t: &Timeline, links: &mut KeyLinks) -> u64 {
 
     let mut seen: HashSet<u64> = HashSet::new();
     let mut inferred = 0u64;
+    let mut places = PlaceCache::default();
     for &g in &t.order {
         let text = w.text(all[g as usize].text);
         let lits = literals(text);
         let mut fresh = Vec::new();
-        for l in &lits {
+        let mut at = Vec::new();
+        for (i, l) in lits.iter().enumerate() {
             if let Some(k) = literal_key(l) {
                 if seen.insert(k) {
                     fresh.push((l, k));
+                    at.push(i);
                 }
             }
         }
@@ -73,7 +82,7 @@ pub(super) fn infer(w: &Workload, t: &Timeline, links: &mut KeyLinks) -> u64 {
         if candidates.is_empty() {
             continue;
         }
-        let contexts = column_contexts(text);
+        let places = places.get(text, &lits);
         let waiting: Vec<Candidate> = candidates
             .iter()
             .map(|p| Candidate {
@@ -81,7 +90,7 @@ pub(super) fn infer(w: &Workload, t: &Timeline, links: &mut KeyLinks) -> u64 {
                 own: &own[p],
             })
             .collect();
-        let taken = choose(&fresh, &waiting, |li| contexts.get(&fresh[li].0.start));
+        let taken = choose(&fresh, &waiting, |li| &places[at[li]]);
         for (li, near) in taken {
             let p = candidates[near];
             let (column_index, origin) = open.remove(&p).expect("each producer is taken once");
@@ -110,12 +119,12 @@ pub(super) struct Candidate<'a> {
 
 /// Rule 4 for one statement: which of its new literals (`fresh`, in text order, with their
 /// value keys) go to which waiting producers (`candidates`, nearest first), given each
-/// literal's column context. Returns (literal index, candidate index) pairs in the order they
-/// are taken; each literal and each producer appears at most once.
+/// literal's place. Returns (literal index, candidate index) pairs in the order they are taken;
+/// each literal and each producer appears at most once.
 pub(super) fn choose<'c>(
     fresh: &[(&Literal<'_>, u64)],
     candidates: &[Candidate<'_>],
-    context: impl Fn(usize) -> Option<&'c ColumnContext>,
+    place: impl Fn(usize) -> &'c Place,
 ) -> Vec<(usize, usize)> {
     // (score, nearness, literal index)
     let mut pairs = Vec::new();
@@ -124,7 +133,7 @@ pub(super) fn choose<'c>(
             if c.own.contains(k) {
                 continue;
             }
-            let score = score(c.origin, context(li));
+            let score = place_score(c.origin, place(li));
             if score > 0 {
                 pairs.push((score, near, li));
             }
@@ -206,6 +215,15 @@ fn singular(table: &str) -> String {
     }
 }
 
+/// How well a literal at `place` fits a producer's key (0 rules the pair out).
+fn place_score(origin: &KeyOrigin, place: &Place) -> u8 {
+    match place {
+        Place::Column(ctx) => score(origin, Some(ctx)),
+        Place::Unknown => score(origin, None),
+        Place::NotKey | Place::Argument => 0,
+    }
+}
+
 /// How well a literal's column context fits a producer's key (0 rules the pair out).
 fn score(origin: &KeyOrigin, ctx: Option<&ColumnContext>) -> u8 {
     let Some(ctx) = ctx else {
@@ -234,6 +252,135 @@ fn score(origin: &KeyOrigin, ctx: Option<&ColumnContext>) -> u8 {
         (Some(_), _) => 1,
         _ => 0,
     }
+}
+
+/// What a literal's position in its statement says about whether it can be a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Place {
+    /// Compared with or stored into a column.
+    Column(ColumnContext),
+    /// A count, an offset or an operand of arithmetic (`LIMIT 3`, `OFFSET 20`, `stock - 3`):
+    /// never a key.
+    NotKey,
+    /// A function's argument: a stored procedure may take an id, but a new value there is as
+    /// likely a precision, a count or a flag, and is not inferred as a key.
+    Argument,
+    /// Nothing known (`SELECT 3`, `id = ANY(ARRAY[3])`).
+    Unknown,
+}
+
+/// Whether a literal at `place` may carry a key when linking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Veto {
+    /// It may.
+    None,
+    /// Never: a count, an offset or an operand of arithmetic (`LIMIT 3`, `stock - 3`).
+    Always,
+    /// Not an id: a number stored into or compared with a column that is not an id
+    /// (`quantity = 3`). A value read back from such a column (`RETURNING stock`) may be.
+    Ids,
+}
+
+/// The [`Veto`] on a literal at `place`. A uuid is a key wherever it stands.
+pub(super) fn veto(l: &Literal<'_>, place: &Place) -> Veto {
+    if uuid_like(&l.value) {
+        return Veto::None;
+    }
+    match place {
+        Place::NotKey => Veto::Always,
+        Place::Column(ctx) if !id_column(&ctx.column) => Veto::Ids,
+        _ => Veto::None,
+    }
+}
+
+/// True when a key is an id as far as [`Veto::Ids`] goes: every key an INSERT or a sequence
+/// generated, and a read-back of an id-like column (`RETURNING id`, not `RETURNING stock`).
+pub(super) fn is_id(generates: bool, column: &str) -> bool {
+    generates || id_column(column)
+}
+
+/// `id`, `…_id`, and the camel case an ORM quotes (`"orderId"`, `"customerID"`).
+fn id_column(column: &str) -> bool {
+    let lower = column.to_ascii_lowercase();
+    lower == "id" || lower.ends_with("_id") || column.ends_with("Id") || column.ends_with("ID")
+}
+
+/// Shapes kept before the cache starts over.
+const MAX_SHAPES: usize = 20_000;
+
+/// [`Place`]s per statement *shape* (the text with its literal values masked): the parser runs
+/// once per shape.
+#[derive(Default)]
+pub(super) struct PlaceCache {
+    shapes: ShapeCache,
+    places: HashMap<u64, Vec<Place>, FnvBuild>,
+}
+
+impl PlaceCache {
+    /// The place of each of `lits` (the literals of `text`), by position in `lits`.
+    pub fn get(&mut self, text: &str, lits: &[Literal<'_>]) -> &[Place] {
+        let key = masked(text, lits);
+        if self.places.len() >= MAX_SHAPES && !self.places.contains_key(&key) {
+            self.places.clear();
+        }
+        if !self.places.contains_key(&key) {
+            let columns = self.shapes.contexts(text, lits).to_vec();
+            let other = other_places(text);
+            let places = lits
+                .iter()
+                .zip(columns)
+                .map(|(l, column)| match (other.get(&l.start), column) {
+                    (Some(Place::NotKey), _) => Place::NotKey,
+                    (_, Some(ctx)) => Place::Column(ctx),
+                    (Some(p), None) => p.clone(),
+                    (None, None) => Place::Unknown,
+                })
+                .collect();
+            self.places.insert(key, places);
+        }
+        &self.places[&key]
+    }
+}
+
+/// Constants of `sql` that are counts, offsets, operands of arithmetic
+/// ([`Place::NotKey`]) or functions' arguments ([`Place::Argument`]), by byte offset.
+fn other_places(sql: &str) -> HashMap<usize, Place> {
+    let mut out = HashMap::new();
+    let Ok(parsed) = pg_query::parse(sql, 0) else {
+        return out;
+    };
+    let not_key = |node: Option<&Node>, out: &mut HashMap<usize, Place>| {
+        if let Some(at) = node.and_then(const_location) {
+            out.insert(at, Place::NotKey);
+        }
+    };
+    for (node, _, _, _) in parsed.protobuf.nodes() {
+        match node {
+            NodeRef::SelectStmt(s) => {
+                not_key(s.limit_count.as_deref(), &mut out);
+                not_key(s.limit_offset.as_deref(), &mut out);
+            }
+            NodeRef::AExpr(e) if e.kind() == AExprKind::AexprOp => {
+                let op = e.name.iter().rev().find_map(|n| match n.node.as_ref() {
+                    Some(NodeEnum::String(s)) => Some(s.sval.as_str()),
+                    _ => None,
+                });
+                if matches!(op, Some("+" | "-" | "*" | "/" | "%" | "^")) {
+                    not_key(e.lexpr.as_deref(), &mut out);
+                    not_key(e.rexpr.as_deref(), &mut out);
+                }
+            }
+            NodeRef::FuncCall(f) => {
+                for a in &f.args {
+                    if let Some(at) = const_location(a) {
+                        out.entry(at).or_insert(Place::Argument);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -89,10 +89,14 @@ pub struct KeyStats {
     pub ambiguous: u64,
 }
 
-/// A sequence the workload draws from, and the smallest value it drew at capture time.
+/// A sequence the workload draws from, and the first value it drew at capture time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SequenceHint {
     pub origin: KeyOrigin,
+    /// The first value drawn: the smallest key, or the largest for a sequence that counts down
+    /// (its keys fall from one statement of a session to the next, or, with no such pair, are
+    /// all negative). Only keys the sequence handed out count: not an explicit id
+    /// (`VALUES (5, …)`) nor the id of an upsert that may have found its row.
     pub min_value: i64,
 }
 
@@ -103,6 +107,8 @@ pub struct KeyLinks {
     produced: HashMap<u32, Vec<u32>>,
     uses: HashMap<u32, Vec<Use>>,
     producers: HashMap<u32, Producer>,
+    /// Per sequence origin, its first drawn value ([`KeyLinks::sequence_hints`]).
+    hints: Vec<SequenceHint>,
     pub stats: KeyStats,
 }
 
@@ -127,27 +133,67 @@ impl KeyLinks {
         self.keys.is_empty()
     }
 
-    /// Smallest captured value per sequence origin (integer keys of generating producers).
+    /// The first value each sequence origin handed out at capture time (see [`SequenceHint`]).
     pub fn sequence_hints(&self) -> Vec<SequenceHint> {
-        let mut min: HashMap<&KeyOrigin, i64> = HashMap::new();
+        self.hints.clone()
+    }
+
+    /// Computes [`KeyLinks::sequence_hints`] once the keys are known: integer keys of generating
+    /// producers, less those the statement did not draw from a sequence.
+    fn find_sequence_hints(&self, w: &Workload, timeline: &Timeline) -> Vec<SequenceHint> {
+        // Per origin: (producer, row, value) of every drawn key.
+        let mut drawn: HashMap<&KeyOrigin, Vec<(u32, u32, i64)>> = HashMap::new();
+        let mut explicit_cache: HashMap<u32, Vec<(String, Option<String>)>> = HashMap::new();
         for k in &self.keys {
             if matches!(k.origin, KeyOrigin::Unknown) {
                 continue;
             }
-            let generates = self.producers.get(&k.producer).is_some_and(|p| p.generates);
+            let Some(p) = self.producers.get(&k.producer) else {
+                continue;
+            };
+            // An upsert's returned id may be an existing row's.
+            if !p.generates || p.upsert {
+                continue;
+            }
             let Ok(v) = k.captured.parse::<i64>() else {
                 continue;
             };
-            if generates {
-                let m = min.entry(&k.origin).or_insert(v);
-                *m = (*m).min(v);
+            let st = &w.all_statements()[k.producer as usize];
+            let explicit = explicit_cache
+                .entry(st.text)
+                .or_insert_with(|| explicit_values(w.text(st.text)));
+            if written_explicitly(explicit, &k.captured, &k.origin) {
+                continue;
             }
+            drawn
+                .entry(&k.origin)
+                .or_default()
+                .push((k.producer, k.row, v));
         }
-        let mut hints: Vec<SequenceHint> = min
+        let mut hints: Vec<SequenceHint> = drawn
             .into_iter()
-            .map(|(origin, min_value)| SequenceHint {
-                origin: origin.clone(),
-                min_value,
+            .map(|(origin, mut values)| {
+                values.sort_unstable();
+                // Within a session a sequence's values follow its direction.
+                let (mut up, mut down) = (0u32, 0u32);
+                for pair in values.windows(2) {
+                    let (a, b) = (pair[0], pair[1]);
+                    if timeline.session[a.0 as usize] != timeline.session[b.0 as usize] {
+                        continue;
+                    }
+                    match b.2.cmp(&a.2) {
+                        std::cmp::Ordering::Greater => up += 1,
+                        std::cmp::Ordering::Less => down += 1,
+                        std::cmp::Ordering::Equal => {}
+                    }
+                }
+                let min = values.iter().map(|v| v.2).min().unwrap_or_default();
+                let max = values.iter().map(|v| v.2).max().unwrap_or_default();
+                let descending = down > up || (down == up && max < 0);
+                SequenceHint {
+                    origin: origin.clone(),
+                    min_value: if descending { max } else { min },
+                }
             })
             .collect();
         hints.sort_by(|a, b| a.origin.cmp(&b.origin));
@@ -177,6 +223,7 @@ impl KeyLinks {
             (true, true) => KeySource::Mixed,
         };
         link::link(w, &timeline, &mut links);
+        links.hints = links.find_sequence_hints(w, &timeline);
         links
     }
 
@@ -222,6 +269,54 @@ impl KeyLinks {
         }
         with_values.len() as u64
     }
+}
+
+/// The integer literals of a producer's text, signed (`-5` as itself), each with the column it
+/// is stored into when known: a key equal to one was written by the statement, not drawn.
+fn explicit_values(text: &str) -> Vec<(String, Option<String>)> {
+    let contexts = producer::column_contexts(text);
+    crate::sql::lex::literals(text)
+        .iter()
+        .filter_map(|l| {
+            let digits = l.value.trim();
+            if !integer_like(digits) {
+                return None;
+            }
+            let before = text[..l.start].trim_end();
+            let negative = l.kind == LiteralKind::Integer && before.ends_with('-');
+            let minus = before.len().saturating_sub(1);
+            let column = contexts
+                .get(&l.start)
+                .or_else(|| negative.then(|| contexts.get(&minus)).flatten())
+                .map(|c| c.column.clone());
+            let value = if negative && !digits.starts_with('-') {
+                format!("-{digits}")
+            } else {
+                digits.to_string()
+            };
+            Some((value, column))
+        })
+        .collect()
+}
+
+/// True when `captured` is one of `explicit` and the literal is not known to belong to another
+/// column than the key's.
+fn written_explicitly(
+    explicit: &[(String, Option<String>)],
+    captured: &str,
+    origin: &KeyOrigin,
+) -> bool {
+    let key_column = match origin {
+        KeyOrigin::Column { column, .. } => Some(column.as_str()),
+        _ => None,
+    };
+    explicit.iter().any(|(v, column)| {
+        v == captured
+            && match (column.as_deref(), key_column) {
+                (Some(c), Some(k)) => c == k,
+                _ => true,
+            }
+    })
 }
 
 /// Values worth carrying: integers and uuids. Anything else a RETURNING gives back (a total, a

@@ -34,6 +34,9 @@ pub struct Producer {
     /// True when the values are new keys (an INSERT or a sequence function), not values an
     /// UPDATE or DELETE read back from existing rows.
     pub generates: bool,
+    /// An `INSERT … ON CONFLICT … DO UPDATE`: a returned row may be an existing one, whose id no
+    /// sequence handed out for this statement (so it says nothing of where the sequence stood).
+    pub upsert: bool,
 }
 
 fn string_of(node: &Node) -> Option<&str> {
@@ -135,17 +138,57 @@ fn returning(
         columns,
         origins,
         generates,
+        upsert: false,
     })
 }
 
-/// The producer `sql` is, if it is one (the last statement of a multi-statement text decides).
+/// True when `node` certainly returns no rows: a transaction command, a `SET`, or an
+/// INSERT/UPDATE/DELETE without RETURNING.
+fn rowless(node: &NodeEnum) -> bool {
+    let no_returning = |c: &Option<pg_query::protobuf::ReturningClause>| {
+        c.as_ref().is_none_or(|c| c.exprs.is_empty())
+    };
+    match node {
+        NodeEnum::TransactionStmt(_) | NodeEnum::VariableSetStmt(_) => true,
+        NodeEnum::InsertStmt(s) => no_returning(&s.returning_clause),
+        NodeEnum::UpdateStmt(s) => no_returning(&s.returning_clause),
+        NodeEnum::DeleteStmt(s) => no_returning(&s.returning_clause),
+        _ => false,
+    }
+}
+
+/// The producer `sql` is, if it is one.
+///
+/// A text of several statements is a producer only when one of them returns rows and every
+/// other one certainly returns none (`SET …; INSERT … RETURNING id`): at replay the rows of
+/// every statement of a text are read into one table of rows under the first row description,
+/// so a key's row would be read from another statement's rows (`INSERT INTO audit … RETURNING
+/// id; INSERT INTO orders … RETURNING id` would give the audit row's id to every use of the
+/// order's).
 pub fn producer(sql: &str) -> Option<Producer> {
     let parsed = pg_query::parse(sql, 0).ok()?;
-    let node = parsed.protobuf.stmts.last()?.stmt.as_ref()?.node.as_ref()?;
+    let nodes: Vec<&NodeEnum> = parsed
+        .protobuf
+        .stmts
+        .iter()
+        .filter_map(|s| s.stmt.as_ref()?.node.as_ref())
+        .collect();
+    if nodes.len() != parsed.protobuf.stmts.len() {
+        return None;
+    }
+    let mut with_rows = nodes.iter().filter(|n| !rowless(n));
+    let node = with_rows.next()?;
+    if with_rows.next().is_some() {
+        return None;
+    }
     match node {
         // Only an INSERT generates; UPDATE and DELETE read existing values back.
         NodeEnum::InsertStmt(s) => {
-            returning(s.relation.as_ref()?, s.returning_clause.as_ref()?, true)
+            let mut p = returning(s.relation.as_ref()?, s.returning_clause.as_ref()?, true)?;
+            p.upsert = s.on_conflict_clause.as_ref().is_some_and(|c| {
+                c.action() == pg_query::protobuf::OnConflictAction::OnconflictUpdate
+            });
+            Some(p)
         }
         NodeEnum::UpdateStmt(s) => {
             returning(s.relation.as_ref()?, s.returning_clause.as_ref()?, false)
@@ -170,6 +213,7 @@ pub fn producer(sql: &str) -> Option<Producer> {
                 columns,
                 origins,
                 generates: true,
+                upsert: false,
             })
         }
         _ => None,
@@ -310,7 +354,7 @@ fn single_table(parsed: &pg_query::ParseResult) -> Option<String> {
 }
 
 /// Byte offset of a constant (possibly cast: `'…'::uuid`).
-fn const_location(node: &Node) -> Option<usize> {
+pub(super) fn const_location(node: &Node) -> Option<usize> {
     match node.node.as_ref()? {
         NodeEnum::AConst(c) => usize::try_from(c.location).ok(),
         NodeEnum::TypeCast(t) => match t.arg.as_ref()?.node.as_ref()? {
@@ -356,6 +400,48 @@ mod tests {
         );
         assert!(producer("SELECT count(*) FROM t").is_none());
         assert!(producer("SELECT nextval('s'), now()").is_none());
+    }
+
+    #[test]
+    fn an_upsert_that_may_update_is_marked() {
+        let p = producer(
+            "INSERT INTO customers (email) VALUES ('a@b.c') ON CONFLICT (email) DO UPDATE SET email = excluded.email RETURNING id",
+        )
+        .unwrap();
+        assert!(p.generates && p.upsert);
+        let p = producer(
+            "INSERT INTO customers (email) VALUES ('a@b.c') ON CONFLICT DO NOTHING RETURNING id",
+        )
+        .unwrap();
+        assert!(!p.upsert);
+        assert!(
+            !producer("INSERT INTO orders (customer_id) VALUES (4) RETURNING id")
+                .unwrap()
+                .upsert
+        );
+    }
+
+    #[test]
+    fn a_text_whose_other_statements_return_rows_is_no_producer() {
+        // Two statements return rows: at replay both sets of rows land in one table of rows.
+        assert!(producer(
+            "INSERT INTO audit (what) VALUES ('checkout') RETURNING id; INSERT INTO orders (customer) VALUES (1) RETURNING id"
+        )
+        .is_none());
+        assert!(
+            producer("SELECT 1; INSERT INTO orders (customer) VALUES (1) RETURNING id").is_none()
+        );
+        // The others return no rows: the producer's rows are the only ones.
+        let p = producer(
+            "SET search_path = shop; INSERT INTO orders (customer) VALUES (1) RETURNING id",
+        )
+        .unwrap();
+        assert_eq!(p.columns, vec!["id"]);
+        let p = producer(
+            "BEGIN; INSERT INTO orders (customer) VALUES (1) RETURNING id; UPDATE stock SET n = n - 1; COMMIT",
+        )
+        .unwrap();
+        assert_eq!(p.columns, vec!["id"]);
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub(crate) struct ShapeCache {
 
 /// A hash of `text` with each literal replaced by its kind: texts with the same key differ only
 /// in their literal values.
-fn masked(text: &str, lits: &[Literal<'_>]) -> u64 {
+pub(super) fn masked(text: &str, lits: &[Literal<'_>]) -> u64 {
     let mut h = Fnv::default();
     let mut at = 0;
     for l in lits {

@@ -25,7 +25,7 @@ use std::io;
 use std::iter::Peekable;
 
 pub use super::infer::WINDOW;
-use super::infer::{captured_value, choose, key_column, Candidate};
+use super::infer::{captured_value, choose, is_id, key_column, veto, Candidate, PlaceCache, Veto};
 use super::producer::KeyOrigin;
 use super::shapes::ShapeCache;
 use super::{key_like, literal_key, value_key, KeySource, KeyStats};
@@ -116,6 +116,9 @@ struct Occurrence {
     /// A producer that may take a value is among the statement's window.
     may_infer: bool,
     tag: Tag,
+    /// Where the literal stands: a key may be there, not (`LIMIT`, arithmetic), or not an id
+    /// (`quantity`).
+    veto: Veto,
 }
 
 impl Spill for Occurrence {
@@ -123,7 +126,13 @@ impl Spill for Occurrence {
         out.u64(self.value);
         self.rank.encode(out);
         out.u32(self.nth);
-        out.u8(u8::from(self.first_in_statement) | (u8::from(self.may_infer) << 1));
+        out.u8(u8::from(self.first_in_statement)
+            | (u8::from(self.may_infer) << 1)
+            | (match self.veto {
+                Veto::None => 0,
+                Veto::Always => 4,
+                Veto::Ids => 8,
+            }));
         self.tag.encode(out);
     }
     fn decode(input: &mut Decoder<'_>) -> io::Result<Self> {
@@ -138,6 +147,13 @@ impl Spill for Occurrence {
             first_in_statement: flags & 1 != 0,
             may_infer: flags & 2 != 0,
             tag: Tag::decode(input)?,
+            veto: if flags & 4 != 0 {
+                Veto::Always
+            } else if flags & 8 != 0 {
+                Veto::Ids
+            } else {
+                Veto::None
+            },
         })
     }
     fn memory(&self) -> usize {
@@ -179,6 +195,8 @@ struct KeyRec {
     /// An INSERT or sequence call (not values read back by UPDATE/DELETE … RETURNING).
     generates: bool,
     tag: Tag,
+    /// An id (see [`is_id`]): not carried by a column that is not an id.
+    id: bool,
 }
 
 impl Spill for KeyRec {
@@ -187,6 +205,7 @@ impl Spill for KeyRec {
         self.producer.encode(out);
         out.bool(self.generates);
         self.tag.encode(out);
+        out.bool(self.id);
     }
     fn decode(input: &mut Decoder<'_>) -> io::Result<Self> {
         Ok(KeyRec {
@@ -194,6 +213,7 @@ impl Spill for KeyRec {
             producer: Rank::decode(input)?,
             generates: input.bool()?,
             tag: Tag::decode(input)?,
+            id: input.bool()?,
         })
     }
     fn memory(&self) -> usize {
@@ -205,6 +225,7 @@ impl Spill for KeyRec {
 /// order.
 pub struct KeyScan {
     shapes: ShapeCache,
+    places: PlaceCache,
     occurrences: Sorter<Occurrence>,
     dir: SpillDir,
     session: SessionOrder,
@@ -218,6 +239,7 @@ impl KeyScan {
     pub fn new(dir: &SpillDir) -> Self {
         KeyScan {
             shapes: ShapeCache::default(),
+            places: PlaceCache::default(),
             occurrences: Sorter::new(dir, "literals", OCCURRENCE_BUDGET),
             dir: dir.clone(),
             session: SessionOrder::default(),
@@ -250,6 +272,11 @@ impl KeyScan {
         };
         let may_infer = self.last_open.is_some_and(|p| pos - p <= WINDOW);
         let mut values: Vec<u64> = Vec::with_capacity(lits.len());
+        let places: &[_] = if lits.iter().any(|l| literal_key(l).is_some()) {
+            self.places.get(text, &lits)
+        } else {
+            &[]
+        };
         for (nth, l) in lits.iter().enumerate() {
             let Some(value) = literal_key(l) else {
                 continue;
@@ -263,6 +290,7 @@ impl KeyScan {
                 first_in_statement,
                 may_infer,
                 tag,
+                veto: veto(l, &places[nth]),
             })?;
         }
         if let Some(p) = self.shapes.producer(text, &lits) {
@@ -343,6 +371,7 @@ impl KeyPlan {
             occurrences,
             keys: Sorter::new(&dir, "keys", SMALL_BUDGET),
             shapes: ShapeCache::default(),
+            places: PlaceCache::default(),
             session: SessionOrder::default(),
             window: VecDeque::new(),
             producers,
@@ -385,6 +414,7 @@ pub struct Inferrer {
     occurrences: Sorted<Occurrence>,
     keys: Sorter<KeyRec>,
     shapes: ShapeCache,
+    places: PlaceCache,
     session: SessionOrder,
     window: VecDeque<Waiting>,
     producers: u64,
@@ -452,7 +482,7 @@ impl Inferrer {
                 .filter(|(_, k)| seen.insert(*k) && new_values.contains(k))
                 .collect();
             if !fresh.is_empty() {
-                let contexts = self.shapes.contexts(text, &lits).to_vec();
+                let places = self.places.get(text, &lits);
                 let pairs: Vec<_> = fresh.iter().map(|&(i, k)| (&lits[i], k)).collect();
                 // Nearest first, as the rule ranks ties.
                 let candidates: Vec<Candidate> = self
@@ -464,7 +494,7 @@ impl Inferrer {
                         own: &w.own,
                     })
                     .collect();
-                let taken = choose(&pairs, &candidates, |li| contexts[fresh[li].0].as_ref());
+                let taken = choose(&pairs, &candidates, |li| &places[fresh[li].0]);
                 let n = self.window.len();
                 let mut gone = Vec::new();
                 for (li, near) in taken {
@@ -475,6 +505,7 @@ impl Inferrer {
                         producer: w.rank,
                         generates: true,
                         tag: w.tag,
+                        id: true,
                     })?;
                     found.push(Inferred {
                         producer_pos: w.rank.pos,
@@ -497,7 +528,7 @@ impl Inferrer {
                 self.recorded += 1;
             }
             let mut any = false;
-            for (_, value) in rows.iter().flat_map(|r| r.columns.iter()) {
+            for (column, value) in rows.iter().flat_map(|r| r.columns.iter()) {
                 if !key_like(value) {
                     continue;
                 }
@@ -508,6 +539,7 @@ impl Inferrer {
                         producer: rank,
                         generates: p.generates,
                         tag,
+                        id: is_id(p.generates, column),
                     })?;
                 }
             }
@@ -568,17 +600,24 @@ impl Inferrer {
                         break;
                     }
                     let k = keys.next().expect("peeked")?;
-                    if value == o.value {
+                    // A value read back after an INSERT or a sequence generated it is that one's.
+                    if value == o.value && (k.generates || !group.iter().any(|g| g.generates)) {
                         group.push(k);
                     }
                 }
             }
-            // The latest producer of this value that ran before this statement.
-            let Some(k) = group.iter().rev().find(|k| k.producer < o.rank) else {
+            // The latest producer of this value that ran before this statement and may be
+            // linked from its session: one that generated it, or a read-back in this session.
+            let Some(k) = group.iter().rev().find(|k| {
+                k.producer < o.rank && (k.generates || k.producer.session == o.rank.session)
+            }) else {
                 continue;
             };
+            if o.veto == Veto::Always || (o.veto == Veto::Ids && k.id) {
+                continue;
+            }
             let ambiguous = first < k.producer;
-            if (ambiguous || !k.generates) && k.producer.session != o.rank.session {
+            if ambiguous && k.producer.session != o.rank.session {
                 continue;
             }
             stats.ambiguous += u64::from(ambiguous);

@@ -122,7 +122,7 @@ fn recorded_values_keep_only_key_like_columns_and_every_row() {
     };
     b.set_response_values(vec![row("8801", "1"), row("8802", "2")]);
     b.push_statement(
-        "SELECT * FROM t WHERE id IN (8801, 8802) AND note <> '8801' AND code <> '8801x'",
+        "SELECT * FROM t WHERE id IN (8801, 8802) AND parent_id = '8801' AND code <> '8801x' AND note <> '8801'",
         1,
         1,
         QueryKind::Select,
@@ -135,7 +135,8 @@ fn recorded_values_keep_only_key_like_columns_and_every_row() {
     assert_eq!(k.keys[1].row, 0);
     assert_eq!(k.keys[2].captured, "8802");
     assert_eq!(k.keys[2].row, 1);
-    // A quoted integer is that integer (drivers' parameters come back quoted); other text is not.
+    // A quoted integer is that integer (drivers' parameters come back quoted); other text is not,
+    // and an id compared with a column that is not an id (`note`) is not that id.
     assert_eq!(used_values(&w, 1), vec!["8801", "8802", "'8801'"]);
 }
 
@@ -247,4 +248,363 @@ fn values_read_back_by_update_returning_stay_in_their_session() {
     let w = b.finish();
     assert_eq!(used_values(&w, 1), vec!["497"]);
     assert!(used_values(&w, 2).is_empty());
+}
+
+/// Sessions of (offset, sql, recorded id).
+fn recorded_workload(sessions: &[&[(u64, &str, Option<&str>)]]) -> Workload {
+    let mut b = WorkloadBuilder::new(WorkloadInfo::default());
+    for (i, s) in sessions.iter().enumerate() {
+        b.begin_session(i as u64 + 1, "u".into(), "d".into());
+        for (at, sql, id) in s.iter() {
+            b.push_statement(sql, *at, 10, QueryKind::Other, None);
+            if let Some(id) = id {
+                b.set_response_values(vec![ResponseRow {
+                    columns: vec![("id".into(), id.to_string())],
+                }]);
+            }
+        }
+    }
+    b.finish()
+}
+
+/// What the streaming passes link, as (producer, user) global indices, sessions in order.
+fn streamed_links(w: &Workload) -> Vec<(u32, u32)> {
+    use super::stream::{KeyScan, Rank, SessionOrder, Tag};
+    use crate::spill::SpillDir;
+    let parent = tempfile::tempdir().unwrap();
+    let dir = SpillDir::new_in(parent.path()).unwrap();
+    let all = w.all_statements();
+    let walk = |f: &mut dyn FnMut(Option<SessionOrder>, u32, i64, u32)| {
+        for (s, entry) in w.sessions().iter().enumerate() {
+            let (start, len) = entry.range();
+            let mut at = 0i64;
+            f(
+                Some(SessionOrder {
+                    first_start: 0,
+                    index: s as u32,
+                }),
+                0,
+                0,
+                0,
+            );
+            for g in start..start + len {
+                at = at.max(all[g as usize].start_offset_us as i64);
+                f(None, g - start, at, g);
+            }
+        }
+    };
+    let mut scan = KeyScan::new(&dir);
+    walk(&mut |order, pos, at, g| match order {
+        Some(o) => scan.begin_session(o),
+        None => scan
+            .statement(
+                pos,
+                at,
+                w.text(all[g as usize].text),
+                w.response_values(g),
+                Tag::default(),
+            )
+            .unwrap(),
+    });
+    let mut inf = scan.finish().unwrap().inferrer().unwrap();
+    walk(&mut |order, pos, at, g| match order {
+        Some(o) => inf.begin_session(o),
+        None => {
+            inf.statement(
+                pos,
+                at,
+                w.text(all[g as usize].text),
+                w.response_values(g),
+                Tag::default(),
+            )
+            .unwrap();
+        }
+    });
+    let first: Vec<u32> = w.sessions().iter().map(|e| e.range().0).collect();
+    let g = |r: Rank| first[r.session.index as usize] + r.pos;
+    let mut links = Vec::new();
+    inf.finish(|l| links.push((g(l.producer), g(l.user))))
+        .unwrap();
+    links.sort_unstable();
+    links
+}
+
+/// What [`KeyLinks::build`] links, as (producer, user) global indices.
+fn whole_links(w: &Workload) -> Vec<(u32, u32)> {
+    let k = w.keys();
+    let mut links = Vec::new();
+    for g in 0..w.statement_count() as u32 {
+        for u in k.uses_in(g) {
+            links.push((k.keys[u.key as usize].producer, g));
+        }
+    }
+    links.sort_unstable();
+    links
+}
+
+#[test]
+fn an_update_returning_does_not_hide_the_insert_that_generated_the_id() {
+    let w = recorded_workload(&[
+        &[
+            (
+                0,
+                "INSERT INTO orders (customer_id) VALUES (7) RETURNING id",
+                Some("120001"),
+            ),
+            (
+                10,
+                "UPDATE orders SET status = 'paid' WHERE id = 120001 RETURNING id",
+                Some("120001"),
+            ),
+        ],
+        &[(20, "SELECT status FROM orders WHERE id = 120001", None)],
+    ]);
+    assert_eq!(
+        used_values(&w, 1),
+        vec!["120001"],
+        "its own session: linked"
+    );
+    assert_eq!(
+        used_values(&w, 2),
+        vec!["120001"],
+        "another session uses the order the INSERT created"
+    );
+    // To the INSERT, not to the read-back.
+    assert_eq!(whole_links(&w), vec![(0, 1), (0, 2)]);
+    assert_eq!(streamed_links(&w), whole_links(&w));
+}
+
+#[test]
+fn a_back_office_update_returning_does_not_unlink_the_producers_own_session() {
+    let w = recorded_workload(&[
+        &[
+            (
+                0,
+                "INSERT INTO orders (customer_id) VALUES (7) RETURNING id",
+                Some("120001"),
+            ),
+            (
+                30,
+                "UPDATE orders SET total = 25.00 WHERE id = 120001",
+                None,
+            ),
+        ],
+        &[(
+            10,
+            "UPDATE orders SET status = 'shipped' WHERE id = 120001 RETURNING id",
+            Some("120001"),
+        )],
+    ]);
+    assert_eq!(used_values(&w, 2), vec!["120001"], "back office: linked");
+    assert_eq!(
+        used_values(&w, 1),
+        vec!["120001"],
+        "the producer's own session"
+    );
+    assert_eq!(streamed_links(&w), whole_links(&w));
+}
+
+#[test]
+fn a_read_back_of_an_id_an_insert_generated_leaves_its_uses_to_the_insert() {
+    // Session 3 creates product 497; session 1 reads it back (UPDATE … RETURNING id) and uses
+    // it; session 2 uses it too. Every use is the INSERT's: the read-back is no key of its own.
+    let w = recorded_workload(&[
+        &[
+            (
+                10,
+                "UPDATE products SET stock = stock - 1 WHERE sku = 'a' RETURNING id",
+                Some("497"),
+            ),
+            (
+                20,
+                "INSERT INTO stock_log (product_id, delta) VALUES (497, 1)",
+                None,
+            ),
+        ],
+        &[(30, "SELECT * FROM products WHERE id = 497", None)],
+        &[(
+            0,
+            "INSERT INTO products (sku) VALUES ('a') RETURNING id",
+            Some("497"),
+        )],
+    ]);
+    assert_eq!(whole_links(&w), vec![(3, 1), (3, 2)]);
+    assert_eq!(streamed_links(&w), whole_links(&w));
+}
+
+#[test]
+fn an_exponent_is_not_an_integer_literal() {
+    let sql = "UPDATE products SET weight = 2.5e-5, ratio = 1E+3 WHERE category_id = 5";
+    let v: Vec<String> = crate::sql::lex::literals(sql)
+        .iter()
+        .map(|l| l.value.to_string())
+        .collect();
+    assert_eq!(v, vec!["5"]);
+}
+
+#[test]
+fn a_key_is_not_linked_inside_an_exponent() {
+    let w = recorded_workload(&[&[
+        (
+            0,
+            "INSERT INTO categories (name) VALUES ('x') RETURNING id",
+            Some("5"),
+        ),
+        (
+            10,
+            "UPDATE products SET weight = 2.5e-5 WHERE category_id = 5",
+            None,
+        ),
+    ]]);
+    let text = w.text(w.all_statements()[1].text);
+    let at: Vec<usize> = w
+        .keys()
+        .uses_in(1)
+        .iter()
+        .map(|u| u.start as usize)
+        .collect();
+    assert_eq!(
+        at,
+        vec![text.rfind('5').unwrap()],
+        "only category_id, not the exponent"
+    );
+}
+
+#[test]
+fn a_string_with_a_backslash_quote_under_standard_conforming_strings_off() {
+    // Valid (and sent) only with standard_conforming_strings off: the string is
+    // `customer's ref 120001, call back`.
+    let w = workload(&[&[
+        (0, "SET standard_conforming_strings = off"),
+        (1, "INSERT INTO orders (customer_id) VALUES (7) RETURNING id"),
+        (2, "INSERT INTO order_items (order_id, product_id, quantity) VALUES (120001, 43, 1)"),
+        (3, "INSERT INTO notes (order_id, body) VALUES (120001, 'customer\\'s ref 120001, call back')"),
+    ]]);
+    assert_eq!(w.keys().keys.len(), 1);
+    assert_eq!(
+        w.keys().uses_in(3).len(),
+        1,
+        "the second 120001 is inside the note's text: {:?}",
+        w.keys().uses_in(3)
+    );
+}
+
+#[test]
+fn a_key_value_reused_as_a_quantity_or_limit_is_not_rewritten() {
+    let w = recorded_workload(&[
+        &[
+            (
+                0,
+                "INSERT INTO orders (customer_id) VALUES (7) RETURNING id",
+                Some("3"),
+            ),
+            (
+                10,
+                "INSERT INTO order_items (order_id, product_id, quantity) VALUES (3, 17, 3)",
+                None,
+            ),
+            (
+                15,
+                "UPDATE products SET stock = stock - 3 WHERE id = 17",
+                None,
+            ),
+        ],
+        &[(20, "SELECT * FROM products ORDER BY id LIMIT 3", None)],
+    ]);
+    assert_eq!(
+        w.keys().uses_in(1).len(),
+        1,
+        "order_id only, not the quantity"
+    );
+    assert!(used_values(&w, 2).is_empty(), "arithmetic");
+    assert!(used_values(&w, 3).is_empty(), "a LIMIT in another session");
+    assert_eq!(streamed_links(&w), whole_links(&w));
+}
+
+#[test]
+fn a_limit_is_not_inferred_as_a_key() {
+    let w = workload(&[
+        &[
+            (
+                0,
+                "INSERT INTO audit_log (message) VALUES ('login') RETURNING id",
+            ),
+            (
+                10,
+                "SELECT * FROM orders ORDER BY created_at DESC LIMIT 250",
+            ),
+        ],
+        &[(20, "SELECT * FROM products ORDER BY id LIMIT 250")],
+    ]);
+    assert!(w.keys().keys.is_empty(), "{:?}", w.keys().keys);
+    assert!(used_values(&w, 2).is_empty());
+}
+
+#[test]
+fn offsets_arithmetic_and_function_arguments_are_not_inferred_as_keys() {
+    for later in [
+        "SELECT * FROM orders ORDER BY id OFFSET 250",
+        "UPDATE products SET stock = stock - 250 WHERE sku = 'a'",
+        "SELECT round(total, 250) FROM orders",
+    ] {
+        let w = workload(&[&[
+            (
+                0,
+                "INSERT INTO audit_log (message) VALUES ('login') RETURNING id",
+            ),
+            (10, later),
+        ]]);
+        assert!(w.keys().keys.is_empty(), "{later}: {:?}", w.keys().keys);
+    }
+    // With no column known, a value is still taken.
+    let w = workload(&[&[
+        (
+            0,
+            "INSERT INTO audit_log (message) VALUES ('login') RETURNING id",
+        ),
+        (10, "SELECT 250"),
+    ]]);
+    assert_eq!(w.keys().keys.len(), 1);
+}
+
+#[test]
+fn adjacent_string_constants_are_one_value() {
+    // PostgreSQL joins string constants separated by a newline: the value is 'ref 120001'.
+    let w = recorded_workload(&[&[
+        (
+            0,
+            "INSERT INTO orders (customer_id) VALUES (7) RETURNING id",
+            Some("120001"),
+        ),
+        (
+            10,
+            "UPDATE orders SET note = 'ref '\n'120001' WHERE id = 120001",
+            None,
+        ),
+    ]]);
+    assert_eq!(w.keys().uses_in(1).len(), 1, "{:?}", w.keys().uses_in(1));
+}
+
+#[test]
+fn a_negative_value_is_not_inferred_or_linked() {
+    // `-1` is the constant -1: its `1` is not the key a sequence handed out.
+    let w = workload(&[&[
+        (0, "SELECT nextval('refunds_id_seq')"),
+        (10, "INSERT INTO refunds (id, amount) VALUES (-1, 9.90)"),
+    ]]);
+    assert!(w.keys().keys.is_empty(), "{:?}", w.keys().keys);
+    let w = recorded_workload(&[&[
+        (
+            0,
+            "INSERT INTO orders (customer_id) VALUES (7) RETURNING id",
+            Some("1"),
+        ),
+        (10, "UPDATE orders SET total = -1 WHERE id = 1", None),
+    ]]);
+    assert_eq!(used_values(&w, 1), vec!["1"]);
+    let text = w.text(w.all_statements()[1].text);
+    assert_eq!(
+        w.keys().uses_in(1)[0].start as usize,
+        text.rfind('1').unwrap()
+    );
 }

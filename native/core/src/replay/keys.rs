@@ -107,16 +107,19 @@ impl KeyState {
 }
 
 /// Writes `value` where a literal was: a number stays a number when the new value is one; a
-/// quoted literal stays quoted, with its quotes doubled.
+/// quoted literal stays quoted, with its quotes doubled. A negative number is written in
+/// parentheses: after a minus sign `--1` would start a comment, and `x-(-1)` is what it means.
 fn push_literal(out: &mut String, value: &str, quoted: bool) {
-    let numeric = !value.is_empty()
-        && value
-            .strip_prefix('-')
-            .unwrap_or(value)
-            .bytes()
-            .all(|b| b.is_ascii_digit());
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    let numeric = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
     if !quoted && numeric {
-        out.push_str(value);
+        if digits.len() < value.len() {
+            out.push('(');
+            out.push_str(value);
+            out.push(')');
+        } else {
+            out.push_str(value);
+        }
     } else {
         out.push('\'');
         for (i, part) in value.split('\'').enumerate() {
@@ -140,5 +143,44 @@ mod tests {
         push_literal(&mut s, "o'k", true);
         push_literal(&mut s, "abc", false);
         assert_eq!(s, "120777'o''k''abc'");
+    }
+
+    #[test]
+    fn a_negative_value_is_written_in_parentheses() {
+        let mut s = String::new();
+        push_literal(&mut s, "-1", false);
+        push_literal(&mut s, "-2", true);
+        push_literal(&mut s, "-", false);
+        assert_eq!(s, "(-1)'-2''-'");
+    }
+
+    #[test]
+    fn a_negative_key_after_a_minus_sign_does_not_become_a_comment() {
+        use crate::wkl::QueryKind;
+        use crate::workload::{WorkloadBuilder, WorkloadInfo};
+        // A descending sequence: the capture's nextval returned -1, and the replay's, aligned,
+        // returns -1 too.
+        let text = "INSERT INTO refunds (id, amount) VALUES (-1, 9.90)";
+        let mut b = WorkloadBuilder::new(WorkloadInfo::default());
+        b.begin_session(1, "u".into(), "d".into());
+        b.push_statement(
+            "SELECT nextval('refunds_id_seq')",
+            0,
+            1,
+            QueryKind::Select,
+            None,
+        );
+        b.push_statement(text, 10, 1, QueryKind::Insert, None);
+        let w = b.finish();
+        let links = w.keys();
+        let state = KeyState::default();
+        let mut r = Returned::default();
+        r.push_column("nextval");
+        r.push_row([Some("-1")]);
+        state.register(links, 0, 0, &r);
+        let mut out = String::new();
+        if state.rewrite_into(links, 1, 0, text, &mut out) {
+            assert_eq!(out, text);
+        }
     }
 }
