@@ -18,7 +18,7 @@ import type { GateReport } from '../gate/report-types.js';
 import { ENGINE_PLATFORMS, glibcVersion } from '../engine-platforms.mjs';
 import { platformProblem } from '../native.js';
 import { parseReport } from '../report/index.js';
-import { passwordOf } from '../provision/url.js';
+import { maskUrlsIn, passwordForms } from '../provision/url.js';
 import { type EventInfo, readEvent } from './event.js';
 import { createGitHubApi, type GitHubApi } from './github-api.js';
 import { type ActionOptions, readActionOptions, readGateConfig } from './inputs.js';
@@ -42,7 +42,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCod
     const read = (name: string) => core.getInput(name);
     // Secrets first: nothing below may print them, not even in an error about another input.
     addSecret(read(ActionInput.GithubToken));
-    for (const url of ['database-url', 'base-database-url', 'head-database-url']) addSecret(passwordOf(read(url)));
+    for (const url of ['database-url', 'base-database-url', 'head-database-url']) for (const form of passwordForms(read(url))) addSecret(form);
     const options = readActionOptions(read);
     // The migrate and seed commands (the PR's code, on the head side) inherit this process's
     // environment: they get a database, not the token.
@@ -56,7 +56,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCod
     if (options.mode === 'capacity') return await capacityMode(read, options, event, api, env, workspace);
     return await gateMode(read, options, event, api, env, workspace);
   } catch (error) {
-    const message = scrub(error instanceof Error ? error.message : String(error));
+    const message = maskUrlsIn(scrub(error instanceof Error ? error.message : String(error)));
     // The summary is the one place every run leaves its outcome, also when nothing ran.
     await writeSummary(`### ❌ pg-retest: error\n\n${message.replaceAll('<', '&lt;')}\n`);
     core.setFailed(message);

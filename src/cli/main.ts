@@ -19,6 +19,7 @@ import { runCompare } from './compare.js';
 import { runGateCommand } from './gate.js';
 import { inspectCommand, runInspect } from './inspect.js';
 import { type Io, processIo } from './io.js';
+import { maskUrlsIn } from '../provision/url.js';
 import { replayCommand } from './replay-options.js';
 import { runReplay } from './replay.js';
 import { runCommand, runPipelineCommand } from './run.js';
@@ -111,10 +112,11 @@ export async function run(argv: string[], io: Io = processIo()): Promise<ExitCod
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof CliError) return oneLine(error.message);
+  // Errors may echo what was typed, a connection string among it.
+  if (error instanceof CliError) return maskUrlsIn(oneLine(error.message));
   // Not ours: a bug. Say so; the stack is printed above with PG_RETEST_DEBUG=1.
   const detail = error instanceof Error ? error.message : String(error);
-  return `unexpected failure: ${oneLine(detail)}; this is a bug in pg-retest-action, please report it (PG_RETEST_DEBUG=1 shows the stack)`;
+  return `unexpected failure: ${maskUrlsIn(oneLine(detail))}; this is a bug in pg-retest-action, please report it (PG_RETEST_DEBUG=1 shows the stack)`;
 }
 
 function debugEnabled(io: Io): boolean {

@@ -210,6 +210,8 @@ export interface MigrationFailure {
   line: number | null;
   /** PostgreSQL's message (or the command's exit status and last output lines). */
   message: string;
+  /** PostgreSQL's SQLSTATE for a failing file; null for a command (or reports written before). */
+  sqlstate?: string | null;
 }
 
 /** One replay of the workload. */

@@ -92,7 +92,7 @@ function decide(inputs: VerdictInputs): VerdictResult {
   const { comparison, migrationFailure, thresholds } = inputs;
   if (migrationFailure) {
     const where = migrationFailure.line === null ? '' : `, line ${migrationFailure.line}`;
-    const reason = `the PR's migrations fail: ${migrationFailure.name}${where}: ${migrationFailure.message}`;
+    const reason = `the PR's migrations fail: ${migrationFailure.name}${where}: ${maskMessage(migrationFailure.message, migrationFailure.sqlstate ?? null)}`;
     return { verdict: 'regression', headline: "regression: the PR's migrations fail", reasons: [reason], warnings: [] };
   }
   if (!comparison) throw new Error('decideVerdict: no comparison and no migration failure');

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { InfraError } from '../exit-codes.js';
 import { serverVersion } from './database-url.js';
 import type { Provisioner, Server, StartOptions } from './types.js';
+import { redact } from './url.js';
 
 /** Newest major with an official image tag we default to. */
 export const DEFAULT_DOCKER_MAJOR = 18;
@@ -16,11 +17,13 @@ export const DEFAULT_DOCKER_MAJOR = 18;
  * Runs the docker CLI.
  * @param args its arguments
  * @param timeoutMs how long it may take
+ * @param env variables for the command (`--env NAME` without a value passes them on, so a
+ *   secret is in neither the process list nor an error's echo of the command line)
  * @returns stdout, trimmed
  */
-function docker(args: string[], timeoutMs: number): Promise<string> {
+function docker(args: string[], timeoutMs: number, env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('docker', args, { timeout: timeoutMs, encoding: 'utf8' }, (error, stdout, stderr) => {
+    execFile('docker', args, { timeout: timeoutMs, encoding: 'utf8', env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       if (error) {
         const detail = (stderr || error.message).trim().split('\n').pop() ?? error.message;
         reject(new Error(detail));
@@ -62,11 +65,12 @@ export class DockerProvisioner implements Provisioner {
     let id: string;
     try {
       id = await docker(
-        ['run', '--detach', '--rm', '--publish', '127.0.0.1::5432', '--env', `POSTGRES_PASSWORD=${password}`, '--label', 'pg-retest-action=1', image, ...settings],
+        ['run', '--detach', '--rm', '--publish', '127.0.0.1::5432', '--env', 'POSTGRES_PASSWORD', '--label', 'pg-retest-action=1', image, ...settings],
         10 * 60_000,
+        { POSTGRES_PASSWORD: password },
       );
     } catch (error) {
-      throw new InfraError(`docker run ${image} failed: ${(error as Error).message}; check the image name and that Docker can pull it`);
+      throw new InfraError(`docker run ${image} failed: ${redact((error as Error).message, password)}; check the image name and that Docker can pull it`);
     }
     const stop = async () => {
       await docker(['rm', '--force', '--volumes', id], 60_000).catch((error: Error) => options.logger?.info(`warning: could not remove container ${id.slice(0, 12)}: ${error.message}`));

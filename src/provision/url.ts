@@ -29,19 +29,62 @@ export function maskUrl(url: string): string {
 }
 
 /**
+ * Any text with the passwords of the connection strings in it masked: the `user:password@` of
+ * every URL and every `password=` pair. For messages that may echo what a user typed (a stray
+ * argument, a value an option refused), where no one knows beforehand which secret to look for.
+ * @param text a message
+ * @returns the message, safe to print
+ */
+export function maskUrlsIn(text: string): string {
+  return text
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/'"]*:)[^\s@/'"]*@/gi, `$1${MASK}@`)
+    .replace(/(\bpassword\s*=\s*)('[^']*'|[^\s&'"]+)/gi, `$1${MASK}`);
+}
+
+/**
  * The password in a connection URL, decoded, if there is one.
  * @param url a postgres:// URL
  * @returns the password or undefined
  */
 export function passwordOf(url: string): string | undefined {
+  return passwordForms(url)[0];
+}
+
+/**
+ * The password in a connection URL as it is meant and as it is written (percent-encoded,
+ * perhaps otherwise than `encodeURIComponent` would), each once: what a runner must mask, since
+ * a command given the URL may print either.
+ * @param url a postgres:// URL
+ * @returns the decoded form first; empty when there is no password
+ */
+export function passwordForms(url: string): string[] {
   try {
     const parsed = new URL(url);
-    const fromQuery = [...parsed.searchParams].find(([key]) => key.toLowerCase() === 'password')?.[1];
-    if (parsed.password) return decodeURIComponent(parsed.password);
-    return fromQuery || undefined;
+    const query = /[?&]password=([^&#]*)/i.exec(parsed.search)?.[1];
+    const raw = parsed.password || query;
+    if (!raw) return [];
+    let decoded = raw;
+    try {
+      decoded = decodeURIComponent(parsed.password ? raw : raw.replace(/\+/g, ' '));
+    } catch {
+      // A stray '%' ("100%pure"): the password is what is written.
+    }
+    return [...new Set([decoded, raw])];
   } catch {
-    return undefined;
+    return [];
   }
+}
+
+/** `secret` as written into a URL in any way: each character itself or percent-encoded (hex
+ * digits in either case), a space also as `+`. */
+function anyEncoding(secret: string): RegExp {
+  const hex = (b: number) => b.toString(16).padStart(2, '0').replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
+  const parts = [...secret].map((ch) => {
+    const encoded = [...new TextEncoder().encode(ch)].map((b) => `%${hex(b)}`).join('');
+    const plain = ch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return `(?:${plain}|${encoded}${ch === ' ' ? '|\\+' : ''})`;
+  });
+  return new RegExp(parts.join(''), 'g');
 }
 
 /**
@@ -53,10 +96,7 @@ export function passwordOf(url: string): string | undefined {
  */
 export function redact(message: string, secret: string | undefined): string {
   if (!secret || secret.length < 3) return message;
-  let out = message.split(secret).join(MASK);
-  const encoded = encodeURIComponent(secret);
-  if (encoded !== secret) out = out.split(encoded).join(MASK);
-  return out;
+  return message.replace(anyEncoding(secret), MASK);
 }
 
 /**

@@ -206,7 +206,7 @@ export const gateReportSchema = z.object({
     z.object({ side: schemaSide, name: z.string(), wall_time_ms: z.number().nonnegative(), ok: z.boolean() }),
   ),
   migration_failure: z
-    .object({ side: schemaSide, name: z.string(), line: z.number().int().positive().nullable(), message: z.string() })
+    .object({ side: schemaSide, name: z.string(), line: z.number().int().positive().nullable(), message: z.string(), sqlstate: z.string().nullable().optional() })
     .nullable(),
   replays: z.array(
     z.object({

@@ -330,7 +330,7 @@ export function migrationFailureSection(ctx: Context): string[] {
     f.side === 'head'
       ? 'The PR cannot be deployed as it is, so nothing was replayed.'
       : 'Without the base schema there is nothing to compare with; this is not a verdict on the PR.';
-  return [title, '', `${where}. ${consequence}`, '', ...codeBlock(message(ctx, f.message, null), 'text'), ''];
+  return [title, '', `${where}. ${consequence}`, '', ...codeBlock(message(ctx, f.message, f.sqlstate ?? null), 'text'), ''];
 }
 
 /** The migrations applied to head, with their wall time; slow and failed ones flagged. */

@@ -15,6 +15,11 @@
  *   `constraint "users_email_key"`, `type "mood"`), since in these classes quotes hold the
  *   offending input (`invalid input syntax for type integer: "abc"`).
  *
+ * - SQLSTATE 42601 (syntax error): the quoted token (`at or near "…"`), which may be part of a
+ *   literal; an unknown SQLSTATE (a migration command's output) is masked as classes 22 and 23;
+ * - class P0 (`RAISE` in a function or trigger): the whole message, which is the function's own
+ *   text and commonly carries the row's values (`customer ann@example.com not found`).
+ *
  * Other classes keep their quotes: `column "emial" does not exist` (42703) names a column, not data.
  */
 
@@ -66,8 +71,9 @@ const QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
  * @returns the message with values replaced by `…`
  */
 export function maskMessage(message: string, sqlstate: string | null): string {
+  if (sqlstate !== null && sqlstate.startsWith('P0')) return `${MASK} (a function's own message, masked: it may carry data)`;
   let masked = message.replace(KEY_VALUES, `$1${MASK})`).replace(FAILING_ROW, `$1${MASK})`);
-  if (sqlstate !== null && /^2[23]/.test(sqlstate)) {
+  if (sqlstate === null || sqlstate === '42601' || /^2[23]/.test(sqlstate)) {
     masked = masked.replace(QUOTED, (whole, before: string | undefined, quoted: string) => {
       const noun = before?.trim().toLowerCase();
       if (noun !== undefined && IDENTIFIER_NOUNS.has(noun)) return whole;

@@ -102,9 +102,9 @@ async function runSteps(side: 'base' | 'head', steps: Step[], url: string, logge
       const wall = Math.round(performance.now() - started);
       runs.push({ side, name: step.name, wall_time_ms: wall, ok: false });
       if (error instanceof SqlFileError) {
-        return { runs, failure: { side, name: step.name, line: error.line, message: error.serverMessage }, error };
+        return { runs, failure: { side, name: step.name, line: error.line, message: error.serverMessage, sqlstate: error.sqlstate ?? null }, error };
       }
-      if (error instanceof CommandError) return { runs, failure: { side, name: step.name, line: null, message: error.detail }, error };
+      if (error instanceof CommandError) return { runs, failure: { side, name: step.name, line: null, message: error.detail, sqlstate: null }, error };
       throw error;
     }
     const wall = Math.round(performance.now() - started);
