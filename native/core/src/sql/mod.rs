@@ -2,7 +2,9 @@
 
 mod analysis;
 pub mod lex;
+mod mask;
 mod shape;
 
 pub use analysis::{analyze, fingerprint, StatementInfo, StatementKind, TxnEffect};
+pub use mask::mask_literals;
 pub use shape::shape_key;
