@@ -9,6 +9,8 @@
 //! doubt, more is hidden, never less: a backslash escapes the next character in every string
 //! (as with `standard_conforming_strings` off), and a quote never closed masks the rest.
 
+use super::lex;
+
 /// `text` with its constants replaced by `$1`, `$2`, … and its comments removed.
 pub fn mask_literals(text: &str) -> String {
     let b = text.as_bytes();
@@ -29,17 +31,20 @@ pub fn mask_literals(text: &str) -> String {
         let end = if c == b'-' && b.get(i + 1) == Some(&b'-') {
             Some((line_end(b, i), false))
         } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            Some((comment_end(b, i), false))
+            Some((lex::skip_block_comment(b, i + 2), false))
         } else if c == b'\'' {
-            Some((quoted_end(b, i + 1), true))
+            Some((lex::skip_quoted(b, i + 1, b'\'', true), true))
         } else if let Some(prefix) = string_prefix(b, i) {
-            Some((quoted_end(b, i + prefix + 1), true))
-        } else if c == b'$' && !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
-            dollar_quoted_end(b, i).map(|e| (e, true))
+            Some((lex::skip_quoted(b, i + prefix + 1, b'\'', true), true))
+        } else if c == b'$' && !lex::ident_char_before(b, i) {
+            lex::dollar_tag_end(b, i).map(|tag_end| {
+                let tag = &b[i..=tag_end];
+                let end = lex::find(b, tag_end + 1, tag).map_or(b.len(), |p| p + tag.len());
+                (end, true)
+            })
         } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
         {
-            let after_word = i > 0 && (is_word(b[i - 1]) || b[i - 1] == b'$');
-            (!after_word).then(|| (number_end(b, i), true))
+            (!lex::ident_char_before(b, i)).then(|| (number_end(b, i), true))
         } else {
             None
         };
@@ -54,7 +59,7 @@ pub fn mask_literals(text: &str) -> String {
                 i = end;
                 copied = end;
             }
-            None if c == b'"' => i = quoted_identifier_end(b, i + 1),
+            None if c == b'"' => i = lex::skip_quoted(b, i + 1, b'"', false),
             None if is_word(c) => {
                 while i < b.len() && (is_word(b[i]) || b[i] == b'$') {
                     i += 1;
@@ -74,7 +79,7 @@ fn is_word(c: u8) -> bool {
 /// The length of a string constant's prefix at `i` (`E'`, `B'`, `X'`, `N'`, `U&'`), not inside
 /// a word.
 fn string_prefix(b: &[u8], i: usize) -> Option<usize> {
-    if i > 0 && (is_word(b[i - 1]) || b[i - 1] == b'$') {
+    if lex::ident_char_before(b, i) {
         return None;
     }
     let c = b[i].to_ascii_lowercase();
@@ -85,54 +90,6 @@ fn string_prefix(b: &[u8], i: usize) -> Option<usize> {
         return Some(2);
     }
     None
-}
-
-/// Just past the quote that closes a string whose body starts at `i` (a doubled or escaped
-/// quote is part of it); the end of the text if none does.
-fn quoted_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'\'' if b.get(i + 1) == Some(&b'\'') => i += 2,
-            b'\'' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    b.len()
-}
-
-fn quoted_identifier_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() {
-        if b[i] == b'"' {
-            if b.get(i + 1) == Some(&b'"') {
-                i += 2;
-                continue;
-            }
-            return i + 1;
-        }
-        i += 1;
-    }
-    b.len()
-}
-
-/// Just past a dollar-quoted string starting at `i` (`$$…$$`, `$tag$…$tag$`), if one does.
-fn dollar_quoted_end(b: &[u8], i: usize) -> Option<usize> {
-    // The caller has seen no digit after the `$`, so this is a tag, not a parameter.
-    let mut j = i + 1;
-    while j < b.len() && is_word(b[j]) {
-        j += 1;
-    }
-    if b.get(j) != Some(&b'$') {
-        return None;
-    }
-    let tag = &b[i..=j];
-    let body = j + 1;
-    Some(
-        b[body..]
-            .windows(tag.len())
-            .position(|w| w == tag)
-            .map_or(b.len(), |p| body + p + tag.len()),
-    )
 }
 
 fn number_end(b: &[u8], mut i: usize) -> usize {
@@ -151,26 +108,6 @@ fn line_end(b: &[u8], i: usize) -> usize {
         .iter()
         .position(|&c| c == b'\n')
         .map_or(b.len(), |p| i + p)
-}
-
-/// Just past the `*/` closing a (possibly nested) comment starting at `i`.
-fn comment_end(b: &[u8], mut i: usize) -> usize {
-    let mut depth = 0;
-    while i + 1 < b.len() {
-        if b[i] == b'/' && b[i + 1] == b'*' {
-            depth += 1;
-            i += 2;
-        } else if b[i] == b'*' && b[i + 1] == b'/' {
-            depth -= 1;
-            i += 2;
-            if depth == 0 {
-                return i;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    b.len()
 }
 
 #[cfg(test)]
