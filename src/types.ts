@@ -399,6 +399,10 @@ export interface CaptureSummary {
   /** Statements left out, by reason (`noise`, `database`, `truncated_parameters`, …). */
   excluded: Record<string, number>;
   missing_durations: number;
+  /** Bare durations that followed no logged statement: statements `log_statement` did not log (absent in older sidecars). */
+  unpaired_durations?: number;
+  /** Log entries read more than once (a server's csvlog and jsonlog both given), captured once (absent in older sidecars). */
+  duplicate_entries?: number;
   /** True when the log shows that statements are missing or incomplete (see `warnings`). */
   incomplete: boolean;
   warnings: string[];

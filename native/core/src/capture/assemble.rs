@@ -11,13 +11,12 @@
 //! until `replay start + offset` from one shared instant, so global offsets keep the arrival
 //! pattern there too (see docs/capture.md).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
 use super::read::read_logs;
-use super::sessions::build_sessions;
+use super::sessions::{build_sessions, Counts};
 use super::time::Zones;
 use super::write::write_workload;
 use super::{
@@ -118,16 +117,11 @@ pub fn capture(
     };
     let written = write_workload(sessions, options, t0, duration_us, &dir, &writing)?;
 
-    let warnings = warnings(
-        &counts.excluded,
-        counts.missing_durations,
-        log_style,
-        counts.shortest_duration,
-        counts.timed,
-    );
+    let warnings = warnings(&counts, log_style, statements);
     let incomplete = counts.excluded.contains_key("truncated_parameters")
         || counts.excluded.contains_key("missing_parameters")
         || counts.missing_durations > 0
+        || too_many_unpaired(counts.unpaired_durations, statements)
         || warnings
             .iter()
             .any(|w| w.contains("log_min_duration_statement"));
@@ -147,6 +141,8 @@ pub fn capture(
         failed_statements: written.failed.len() as u64,
         excluded: counts.excluded,
         missing_durations: counts.missing_durations,
+        unpaired_durations: counts.unpaired_durations,
+        duplicate_entries: counts.duplicate_entries,
         incomplete,
         warnings,
         failed: written.failed,
@@ -176,13 +172,20 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CaptureError> {
         })
 }
 
-fn warnings(
-    excluded: &BTreeMap<String, u64>,
-    missing_durations: u64,
-    log_style: &str,
-    shortest: Option<u64>,
-    timed: usize,
-) -> Vec<String> {
+/// Bare durations without a statement line: a few are expected (a session whose start line is
+/// in a log file not given); more than [`UNPAIRED_DURATIONS_TOLERATED`] and more than 1% of the
+/// captured statements say that `log_statement` leaves statements out.
+fn too_many_unpaired(unpaired: u64, statements: u64) -> bool {
+    unpaired > UNPAIRED_DURATIONS_TOLERATED && unpaired * 100 > statements
+}
+
+/// See [`too_many_unpaired`].
+const UNPAIRED_DURATIONS_TOLERATED: u64 = 5;
+
+fn warnings(counts: &Counts, log_style: &str, statements: u64) -> Vec<String> {
+    let excluded = &counts.excluded;
+    let missing_durations = counts.missing_durations;
+    let (shortest, timed) = (counts.shortest_duration, counts.timed);
     let mut w = Vec::new();
     if let Some(n) = excluded.get("truncated_parameters") {
         w.push(format!(
@@ -197,6 +200,18 @@ fn warnings(
     if missing_durations > 0 {
         w.push(format!(
             "{missing_durations} statement(s) have no logged duration (captured with 0 µs); turn on log_duration with log_statement = 'all'"
+        ));
+    }
+    if too_many_unpaired(counts.unpaired_durations, statements) {
+        w.push(format!(
+            "{} duration line(s) follow no logged statement: log_statement does not log every statement (e.g. 'mod' with log_duration = on), so those statements are missing; use log_statement = 'all' with log_duration = on, or log_min_duration_statement = 0",
+            counts.unpaired_durations
+        ));
+    }
+    if counts.duplicate_entries > 0 {
+        w.push(format!(
+            "{} log entries were read more than once (same session and line number: the csvlog and jsonlog of one server, or a file given twice) and captured once",
+            counts.duplicate_entries
         ));
     }
     if log_style == "min_duration" && timed >= MIN_STATEMENTS_FOR_HINTS {
@@ -228,6 +243,7 @@ mod tests {
             failed: None,
             duration_missing: false,
             style: Style::Combined,
+            application: String::new(),
         }
     }
 
@@ -261,6 +277,26 @@ mod tests {
     }
 
     #[test]
+    fn an_error_only_statement_keeps_its_placeholders_only_in_prepare_or_create() {
+        let error_only = |sql: &str| LoggedStatement {
+            style: Style::ErrorOnly,
+            ..logged(sql, false, "")
+        };
+        assert_eq!(
+            complete_sql(&error_only("SELECT 1/$1::int")),
+            Err("missing_parameters")
+        );
+        for sql in [
+            "PREPARE p(int) AS SELECT 1/$1",
+            "  /* app */ prepare p(int) AS SELECT 1/$1",
+            "-- x\nCREATE RULE r AS ON INSERT TO t DO ALSO SELECT $1",
+            "SELECT '$1', 1/0",
+        ] {
+            assert_eq!(complete_sql(&error_only(sql)).unwrap(), sql);
+        }
+    }
+
+    #[test]
     fn a_failed_statement_takes_its_parameters_from_the_error_context() {
         let s = logged(
             "select 1/$1::int",
@@ -280,9 +316,14 @@ mod tests {
 
     #[test]
     fn hints_at_a_duration_threshold() {
-        let w = warnings(&BTreeMap::new(), 0, "min_duration", Some(250_000), 50);
+        let counts = |shortest| Counts {
+            shortest_duration: Some(shortest),
+            timed: 50,
+            ..Default::default()
+        };
+        let w = warnings(&counts(250_000), "min_duration", 50);
         assert!(w[0].contains("log_min_duration_statement"), "{w:?}");
-        assert!(warnings(&BTreeMap::new(), 0, "min_duration", Some(20), 50).is_empty());
+        assert!(warnings(&counts(20), "min_duration", 50).is_empty());
     }
 
     fn write_log(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -388,5 +429,373 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    // ---- review tests ----
+
+    /// A PostgreSQL 15 csvlog row: 26 columns, the given ones set (quoted), the rest empty.
+    fn csv_row(fields: &[(usize, &str)]) -> String {
+        let mut cols = vec![String::new(); 26];
+        for (i, v) in fields {
+            cols[*i] = if v.is_empty() {
+                String::new()
+            } else {
+                format!("\"{}\"", v.replace('"', "\"\""))
+            };
+        }
+        cols.join(",") + "\n"
+    }
+
+    /// A client backend's row: time, session, line, severity, message, detail, app, context, query.
+    #[allow(clippy::too_many_arguments)]
+    fn client_row(
+        time: &str,
+        session: &str,
+        line: &str,
+        severity: &str,
+        sqlstate: &str,
+        message: &str,
+        detail: &str,
+        context: &str,
+        query: &str,
+        app: &str,
+    ) -> String {
+        csv_row(&[
+            (0, time),
+            (1, "app"),
+            (2, "shop"),
+            (5, session),
+            (6, line),
+            (7, "SELECT"),
+            (11, severity),
+            (12, sqlstate),
+            (13, message),
+            (14, detail),
+            (18, context),
+            (19, query),
+            (22, app),
+            (23, "client backend"),
+        ])
+    }
+
+    fn run(dir: &Path, logs: Vec<PathBuf>, filters: crate::capture::Filters) -> CaptureSummary {
+        capture(
+            &CaptureOptions {
+                logs,
+                output: dir.join("w.wkl"),
+                filters,
+                ..Default::default()
+            },
+            &|_| {},
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_parallel_workers_error_is_not_a_session() {
+        // PostgreSQL 15 logs a failing parallel query twice: the worker's own ERROR (its own
+        // session id, no user/database/ps since it has no MyProcPort, backend_type
+        // "parallel worker", leader_pid set), then the leader's with CONTEXT "parallel worker".
+        let q = "select count(1/(a-a)) from t";
+        let mut text = client_row(
+            "2026-11-26 09:18:39.000 UTC",
+            "6745a1a0.458f",
+            "1",
+            "LOG",
+            "00000",
+            "duration: 1.000 ms  statement: SELECT 1",
+            "",
+            "",
+            "",
+            "psql",
+        );
+        text += &csv_row(&[
+            (0, "2026-11-26 09:18:39.387 UTC"),
+            (3, "17809"),
+            (5, "6745a1af.4591"),
+            (6, "1"),
+            (8, "2026-11-26 09:18:39 UTC"),
+            (11, "ERROR"),
+            (12, "22012"),
+            (13, "division by zero"),
+            (19, q),
+            (22, "psql"),
+            (23, "parallel worker"),
+            (24, "17807"),
+        ]);
+        text += &client_row(
+            "2026-11-26 09:18:39.387 UTC",
+            "6745a1a0.458f",
+            "2",
+            "ERROR",
+            "22012",
+            "division by zero",
+            "",
+            "parallel worker",
+            q,
+            "psql",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let log = write_log(dir.path(), "a.csv", &text);
+        let s = run(dir.path(), vec![log], Default::default());
+        let p = wkl::read_workload(&dir.path().join("w.wkl")).unwrap();
+        let users: Vec<_> = p.sessions.iter().map(|s| s.user.clone()).collect();
+        // Before the fix: 2 sessions, the second a phantom one with user "" replaying the query.
+        assert_eq!(s.sessions, 1, "sessions by user: {users:?}");
+        assert_eq!(s.failed_statements, 1);
+    }
+
+    #[test]
+    fn a_failed_extended_statement_without_logged_values_is_not_kept_with_placeholders() {
+        // log_min_duration_statement = 0 and log_parameter_max_length_on_error = 0 (the default):
+        // an extended-protocol statement failing at execute logs only ERROR + STATEMENT, with
+        // its `$1` and no values anywhere.
+        let mut text = client_row(
+            "2026-11-22 11:15:21.000 UTC",
+            "aa.1",
+            "1",
+            "LOG",
+            "00000",
+            "duration: 1.000 ms  execute <unnamed>: SELECT 1",
+            "",
+            "",
+            "",
+            "web",
+        );
+        text += &client_row(
+            "2026-11-22 11:15:22.000 UTC",
+            "aa.1",
+            "2",
+            "ERROR",
+            "22012",
+            "division by zero",
+            "",
+            "",
+            "SELECT 1/$1::int",
+            "web",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let log = write_log(dir.path(), "a.csv", &text);
+        let s = run(dir.path(), vec![log], Default::default());
+        let p = wkl::read_workload(&dir.path().join("w.wkl")).unwrap();
+        let sqls: Vec<_> = p.sessions[0]
+            .queries
+            .iter()
+            .map(|q| q.sql.clone())
+            .collect();
+        // Before the fix: "SELECT 1/$1::int" is written as is (replay: "there is no parameter $1"),
+        // nothing counted, no warning, `incomplete` false.
+        assert!(!sqls.iter().any(|q| q.contains("$1")), "{sqls:?}");
+        assert_eq!(s.excluded.get("missing_parameters"), Some(&1));
+        assert!(s.incomplete);
+    }
+
+    #[test]
+    fn the_same_entries_in_csvlog_and_jsonlog_are_captured_once() {
+        // log_destination = 'csvlog,jsonlog' (docs/capture.md: "or both") writes every entry to
+        // both files; passing both (e.g. --log 'log/postgresql-*') doubles every statement.
+        let csv = client_row(
+            "2026-11-22 11:15:21.000 UTC",
+            "aa.1",
+            "1",
+            "LOG",
+            "00000",
+            "duration: 1.000 ms  statement: UPDATE t SET n = n + 1",
+            "",
+            "",
+            "",
+            "web",
+        );
+        let json = r#"{"timestamp":"2026-11-22 11:15:21.000 UTC","user":"app","dbname":"shop","pid":1,"session_id":"aa.1","line_num":1,"ps":"UPDATE","error_severity":"LOG","message":"duration: 1.000 ms  statement: UPDATE t SET n = n + 1","application_name":"web","backend_type":"client backend","query_id":0}
+"#;
+        let dir = tempfile::tempdir().unwrap();
+        let a = write_log(dir.path(), "postgresql-Mon.csv", &csv);
+        let b = write_log(dir.path(), "postgresql-Mon.json", json);
+        let s = run(dir.path(), vec![a, b], Default::default());
+        // Before the fix: 2 statements (the UPDATE twice), no warning.
+        assert_eq!(s.statements, 1, "warnings: {:?}", s.warnings);
+    }
+
+    #[test]
+    fn durations_without_a_statement_line_make_the_capture_incomplete() {
+        // log_statement = 'mod' + log_duration = on: an UPDATE logs its start line and a
+        // duration; each SELECT only a bare duration. The SELECTs are missing from the capture.
+        let mut text = client_row(
+            "2026-11-22 11:15:21.000 UTC",
+            "aa.1",
+            "1",
+            "LOG",
+            "00000",
+            "statement: UPDATE t SET n = n + 1",
+            "",
+            "",
+            "",
+            "web",
+        );
+        text += &client_row(
+            "2026-11-22 11:15:21.001 UTC",
+            "aa.1",
+            "2",
+            "LOG",
+            "00000",
+            "duration: 1.000 ms",
+            "",
+            "",
+            "",
+            "web",
+        );
+        for i in 0..30 {
+            text += &client_row(
+                &format!("2026-11-22 11:15:22.{i:03} UTC"),
+                "aa.1",
+                &(3 + i).to_string(),
+                "LOG",
+                "00000",
+                "duration: 0.500 ms",
+                "",
+                "",
+                "",
+                "web",
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let log = write_log(dir.path(), "a.csv", &text);
+        let s = run(dir.path(), vec![log], Default::default());
+        assert_eq!(s.statements, 1);
+        // Before the fix: 30 executed statements silently missing; incomplete false, no warning.
+        assert!(s.incomplete, "warnings: {:?}", s.warnings);
+    }
+
+    #[test]
+    fn application_name_is_the_statements_not_the_sessions_first() {
+        // pgbouncer (which tracks application_name) or `SET application_name` after connecting:
+        // one server session runs statements under several application names.
+        let mut text = client_row(
+            "2026-11-22 11:15:21.000 UTC",
+            "aa.1",
+            "1",
+            "LOG",
+            "00000",
+            "duration: 1.000 ms  statement: SELECT 'billing'",
+            "",
+            "",
+            "",
+            "billing",
+        );
+        for i in 0..3 {
+            text += &client_row(
+                &format!("2026-11-22 11:15:22.{i:03} UTC"),
+                "aa.1",
+                &(2 + i).to_string(),
+                "LOG",
+                "00000",
+                "duration: 0.500 ms  statement: SELECT 'web'",
+                "",
+                "",
+                "",
+                "web",
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let log = write_log(dir.path(), "a.csv", &text);
+        let out = capture(
+            &CaptureOptions {
+                logs: vec![log],
+                output: dir.path().join("w.wkl"),
+                filters: crate::capture::Filters {
+                    application_names: vec!["web".into()],
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            &|_| {},
+        );
+        // Before the fix: every statement is left out ("application_name": 4) -> "no statement".
+        let s = out.map_err(|e| e.message).unwrap();
+        assert_eq!(s.statements, 3);
+    }
+
+    #[test]
+    fn a_parallel_workers_jsonlog_error_and_older_csvlog_layouts() {
+        // jsonlog: the worker's entry has backend_type and a numeric leader_pid.
+        let json = r#"{"timestamp":"2026-11-22 11:15:21.000 UTC","user":"app","dbname":"shop","session_id":"aa.1","line_num":1,"error_severity":"LOG","message":"duration: 1.000 ms  statement: SELECT 1","application_name":"web","backend_type":"client backend"}
+{"timestamp":"2026-11-22 11:15:22.000 UTC","session_id":"bb.2","line_num":1,"error_severity":"ERROR","state_code":"22012","message":"division by zero","statement":"select 1/0 from t","application_name":"web","backend_type":"parallel worker","leader_pid":17807}
+{"timestamp":"2026-11-22 11:15:22.000 UTC","session_id":"cc.3","line_num":1,"error_severity":"LOG","message":"statement: VACUUM t","backend_type":"autovacuum worker"}
+"#;
+        let dir = tempfile::tempdir().unwrap();
+        let log = write_log(dir.path(), "a.json", json);
+        let s = run(dir.path(), vec![log], Default::default());
+        assert_eq!((s.sessions, s.statements, s.failed_statements), (1, 1, 0));
+        // PostgreSQL 12 (23 columns, no backend_type): every row is taken; 13 (24 columns,
+        // backend_type but no leader_pid): the worker is told by its backend_type.
+        let v12 = "2026-11-22 11:15:21.000 UTC,\"app\",\"shop\",1,\"[local]\",aa.1,1,\"SELECT\",2026-11-22 11:15:21 UTC,3/6,0,LOG,00000,\"duration: 1.000 ms  statement: SELECT 1\",,,,,,,,,\"web\"\n";
+        let v13 = "2026-11-22 11:15:21.000 UTC,\"app\",\"shop\",1,\"[local]\",bb.2,1,\"SELECT\",2026-11-22 11:15:21 UTC,3/6,0,LOG,00000,\"duration: 1.000 ms  statement: SELECT 2\",,,,,,,,,\"web\",\"client backend\"\n\
+2026-11-22 11:15:22.000 UTC,,,2,,cc.3,1,,2026-11-22 11:15:21 UTC,3/6,0,ERROR,22012,\"division by zero\",,,,,,\"select 1/0 from t\",,,\"web\",\"parallel worker\"\n";
+        let dir = tempfile::tempdir().unwrap();
+        let a = write_log(dir.path(), "12.csv", v12);
+        let b = write_log(dir.path(), "13.csv", v13);
+        let s = run(dir.path(), vec![a, b], Default::default());
+        assert_eq!((s.sessions, s.statements, s.failed_statements), (2, 2, 0));
+    }
+
+    #[test]
+    fn a_file_given_twice_is_captured_once_with_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = write_log(dir.path(), "a.csv", CSV);
+        let s = run(dir.path(), vec![log.clone(), log], Default::default());
+        assert_eq!((s.sessions, s.statements, s.failed_statements), (2, 4, 1));
+        assert_eq!(s.duplicate_entries, 5);
+        assert!(
+            s.warnings.iter().any(|w| w.contains("more than once")),
+            "{:?}",
+            s.warnings
+        );
+    }
+
+    #[test]
+    fn a_few_unpaired_durations_are_counted_without_a_warning() {
+        // A session whose start line is in a file not given: one bare duration, tolerated.
+        let mut text = client_row(
+            "2026-11-22 11:15:21.000 UTC",
+            "aa.1",
+            "7",
+            "LOG",
+            "00000",
+            "duration: 1.000 ms",
+            "",
+            "",
+            "",
+            "web",
+        );
+        text += &client_row(
+            "2026-11-22 11:15:21.100 UTC",
+            "aa.1",
+            "8",
+            "LOG",
+            "00000",
+            "statement: UPDATE t SET n = 1",
+            "",
+            "",
+            "",
+            "web",
+        );
+        text += &client_row(
+            "2026-11-22 11:15:21.200 UTC",
+            "aa.1",
+            "9",
+            "LOG",
+            "00000",
+            "duration: 1.000 ms",
+            "",
+            "",
+            "",
+            "web",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let log = write_log(dir.path(), "a.csv", &text);
+        let s = run(dir.path(), vec![log], Default::default());
+        assert_eq!((s.statements, s.unpaired_durations), (1, 1));
+        assert!(!s.incomplete, "{:?}", s.warnings);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
     }
 }

@@ -1,9 +1,10 @@
 //! csvlog: one CSV row per entry, no header, quoted fields may span lines.
 //!
 //! Column positions (stable since 9.0; 13+ add `backend_type`, 14+ `leader_pid` and `query_id`
-//! at the end, which we do not use): 0 log_time, 1 user_name, 2 database_name, 5 session_id,
-//! 6 session_line_num, 7 command_tag, 11 error_severity, 12 sql_state_code, 13 message,
-//! 14 detail, 18 context, 19 query, 22 application_name.
+//! at the end): 0 log_time, 1 user_name, 2 database_name, 5 session_id, 6 session_line_num,
+//! 7 command_tag, 11 error_severity, 12 sql_state_code, 13 message, 14 detail, 18 context,
+//! 19 query, 22 application_name, 23 backend_type (13+), 24 leader_pid (14+). A column an older
+//! layout does not have reads as empty.
 
 use std::io::Read;
 
@@ -52,6 +53,8 @@ pub fn read_csvlog(
             context: col(18),
             query: col(19),
             application_name: col(22),
+            backend_type: col(23),
+            leader_pid: col(24),
         })?;
     }
 }

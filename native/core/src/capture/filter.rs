@@ -3,6 +3,7 @@
 //! catalog-only introspection), which says nothing about the application's performance.
 
 use super::time::Micros;
+use crate::sql::lex::{non_code_at, NonCode};
 
 /// The caller's choice of statements. Empty lists accept everything.
 #[derive(Debug, Clone, Default)]
@@ -84,8 +85,46 @@ const NOISE_SETTINGS: &[&str] = &[
     "lc_messages",
 ];
 
-/// `SET` of a driver setting, `SHOW`, or a query that reads only system catalogs.
+/// `SET` of a driver setting, `SHOW`, or a query that reads only system catalogs. A text of
+/// several statements (simple protocol) is noise only when each of them is.
 pub fn is_noise(sql: &str) -> bool {
+    let mut statements = statements(sql).peekable();
+    if statements.peek().is_none() {
+        return false;
+    }
+    statements.all(statement_is_noise)
+}
+
+/// The statements of `sql`: split at each `;` in code (not in a string, quoted identifier,
+/// comment or dollar-quoted body), those holding nothing but whitespace and comments left out.
+fn statements(sql: &str) -> impl Iterator<Item = &str> {
+    let b = sql.as_bytes();
+    let mut parts = Vec::new();
+    let (mut i, mut start, mut has_code) = (0, 0, false);
+    while i < b.len() {
+        if let Some((kind, end)) = non_code_at(b, i) {
+            // A string or quoted identifier is code; a comment is not.
+            has_code |= kind == NonCode::StandardString || matches!(b[i], b'\'' | b'"' | b'$');
+            i = end.max(i + 1);
+            continue;
+        }
+        if b[i] == b';' {
+            if has_code {
+                parts.push(&sql[start..i]);
+            }
+            (start, has_code) = (i + 1, false);
+        } else if !b[i].is_ascii_whitespace() {
+            has_code = true;
+        }
+        i += 1;
+    }
+    if has_code {
+        parts.push(&sql[start..]);
+    }
+    parts.into_iter()
+}
+
+fn statement_is_noise(sql: &str) -> bool {
     let mut words = sql
         .split(|c: char| c.is_whitespace() || c == '=' || c == ';')
         .filter(|w| !w.is_empty());
@@ -171,5 +210,27 @@ mod tests {
             Some(Exclusion::Noise)
         );
         assert_eq!(f.exclude("shop", "u", "a", 20, "SELECT 1"), None);
+    }
+
+    #[test]
+    fn a_text_starting_with_a_driver_set_is_not_all_noise() {
+        // A simple-protocol text of several statements is one logged statement.
+        assert!(!is_noise(
+            "SET application_name = 'web'; DELETE FROM orders WHERE id = 1"
+        ));
+        assert!(!is_noise("SHOW server_version; UPDATE t SET n = 1"));
+    }
+
+    #[test]
+    fn a_text_of_noise_statements_only_is_noise() {
+        assert!(is_noise(
+            "SET application_name = 'web'; SHOW server_version;"
+        ));
+        assert!(is_noise(
+            "SET application_name = 'a;b' /* ; */ ; -- DELETE FROM t"
+        ));
+        assert!(!is_noise("SELECT ';'; SET application_name = 'web'"));
+        assert!(!is_noise("SET application_name = 'web'; $$ ; $$"));
+        assert!(!is_noise(";"));
     }
 }

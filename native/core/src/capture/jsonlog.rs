@@ -36,6 +36,10 @@ struct Entry<'a> {
     statement: Cow<'a, str>,
     #[serde(borrow)]
     application_name: Cow<'a, str>,
+    #[serde(borrow)]
+    backend_type: Cow<'a, str>,
+    /// A number, written only for a parallel worker.
+    leader_pid: Option<serde_json::Number>,
 }
 
 /// Reads every line of `input`, handing each entry to `f`. A line that is not a JSON object is
@@ -63,6 +67,11 @@ pub fn read_jsonlog(
         let e: Entry = serde_json::from_str(line).map_err(|e| {
             format!("line {index} is not a jsonlog entry ({e}); is this a PostgreSQL jsonlog file?")
         })?;
+        let leader_pid = e
+            .leader_pid
+            .as_ref()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
         f(&LogLine {
             log_time: &e.timestamp,
             user: &e.user,
@@ -77,6 +86,8 @@ pub fn read_jsonlog(
             context: &e.context,
             query: &e.statement,
             application_name: &e.application_name,
+            backend_type: &e.backend_type,
+            leader_pid: &leader_pid,
         })?;
     }
 }

@@ -144,6 +144,12 @@ pub struct CaptureSummary {
     pub excluded: BTreeMap<String, u64>,
     /// Statements logged at their start with neither a duration nor an error after them.
     pub missing_durations: u64,
+    /// Bare `duration: X ms` lines that followed no logged statement (not those of a parse, bind
+    /// or portal fetch): statements `log_statement` did not log. Beyond a few, a warning and
+    /// `incomplete`.
+    pub unpaired_durations: u64,
+    /// Log entries read more than once (same session id and line number), captured once.
+    pub duplicate_entries: u64,
     /// True when the log shows that statements are missing or incomplete (see `warnings`).
     pub incomplete: bool,
     pub warnings: Vec<String>,

@@ -8,8 +8,9 @@
 //!
 //! Either way the start is the end's log time minus the duration. A statement that fails logs no
 //! duration but an ERROR with the statement text: it is kept, marked failed, timed from its
-//! `statement:` line to the ERROR when there is one. `parse`/`bind` lines of the extended
-//! protocol are not executions and are skipped.
+//! `statement:` line to the ERROR when there is one (an ERROR naming another statement is a
+//! statement of its own). `parse`/`bind` lines of the extended protocol are not executions and
+//! are skipped; a bare duration with no statement before it is counted (`unpaired_durations`).
 
 use super::params::{parse_params, Params};
 use super::record::{LogLine, LogRecord};
@@ -36,6 +37,9 @@ pub struct LoggedStatement {
     pub duration_missing: bool,
     /// Which logging style the statement came from (counted over the kept statements).
     pub style: Style,
+    /// The session's `application_name` when the statement was logged (it can change within a
+    /// session: `SET application_name`, a pooler).
+    pub application: String,
 }
 
 /// How a statement reached the log.
@@ -56,6 +60,9 @@ enum Line<'a> {
     Start(&'a str, bool),
     /// `duration: X ms`
     Duration(u64),
+    /// `execute fetch from NAME: …` at its start: a further fetch from an open portal, whose
+    /// bare duration follows (the statement was counted at its first execute).
+    Fetch,
     Other,
 }
 
@@ -79,6 +86,7 @@ fn classify(message: &str) -> Line<'_> {
     }
     match statement_text(message) {
         Some((sql, extended)) => Line::Start(sql, extended),
+        None if message.starts_with("execute fetch from ") => Line::Fetch,
         None => Line::Other,
     }
 }
@@ -102,6 +110,7 @@ struct Pending {
     sql: String,
     extended: bool,
     params: Option<Params>,
+    application: String,
 }
 
 impl Pending {
@@ -125,6 +134,7 @@ impl Pending {
             duration_missing: duration.is_none() && failed.is_none(),
             failed,
             style: Style::StartLine,
+            application: self.application,
         }
     }
 }
@@ -145,6 +155,12 @@ pub fn pair_session(records: &[LogRecord], zones: &Zones) -> Result<Vec<LoggedSt
 pub struct Pairer<'z> {
     zones: &'z Zones,
     pending: Option<Pending>,
+    /// A further fetch from a portal started: the next bare duration is its own.
+    fetching: bool,
+    /// Bare `duration: X ms` lines (not of a parse, bind or fetch) with no statement logged
+    /// before them: statements `log_statement` did not log (`'mod'`, `'ddl'`, `'none'` with
+    /// `log_duration = on`), missing from the capture.
+    pub unpaired_durations: u64,
 }
 
 impl<'z> Pairer<'z> {
@@ -152,6 +168,8 @@ impl<'z> Pairer<'z> {
         Pairer {
             zones,
             pending: None,
+            fetching: false,
+            unpaired_durations: 0,
         }
     }
 
@@ -164,11 +182,18 @@ impl<'z> Pairer<'z> {
             if r.query.is_empty() {
                 return Ok(()); // not about a client statement
             }
+            self.fetching = false;
             let failure = Failure {
                 sqlstate: r.sqlstate.to_string(),
                 message: r.message.to_string(),
             };
             let t = time()?;
+            // The waiting statement failed only when the error names it; otherwise it ended
+            // (its duration not logged) and the error is another statement's, one that failed
+            // before it was logged (at parse or bind, or one `log_statement` does not log).
+            if let Some(p) = pending.take_if(|p| p.sql.trim_end() != r.query.trim_end()) {
+                out.push(p.into_statement(None, None, t));
+            }
             match pending.take() {
                 Some(p) => out.push(p.into_statement(None, Some(failure), t)),
                 None => out.push(LoggedStatement {
@@ -180,6 +205,7 @@ impl<'z> Pairer<'z> {
                     failed: Some(failure),
                     duration_missing: false,
                     style: Style::ErrorOnly,
+                    application: r.application_name.to_string(),
                 }),
             }
             return Ok(());
@@ -187,7 +213,11 @@ impl<'z> Pairer<'z> {
         if r.severity != "LOG" {
             return Ok(());
         }
-        match classify(r.message) {
+        let line = classify(r.message);
+        if !matches!(line, Line::Duration(_) | Line::Other) {
+            self.fetching = false;
+        }
+        match line {
             Line::Start(sql, extended) => {
                 let t = time()?;
                 if let Some(p) = pending.take() {
@@ -198,7 +228,14 @@ impl<'z> Pairer<'z> {
                     sql: sql.to_string(),
                     extended,
                     params: parse_params(r.detail),
+                    application: r.application_name.to_string(),
                 });
+            }
+            Line::Fetch => {
+                if let Some(p) = pending.take() {
+                    out.push(p.into_statement(None, None, time()?));
+                }
+                self.fetching = true;
             }
             Line::Duration(us) => {
                 if matches!(r.command_tag, "PARSE" | "BIND") {
@@ -209,6 +246,10 @@ impl<'z> Pairer<'z> {
                     let mut s = p.into_statement(Some(us), None, end);
                     s.start_us = end - us as i64;
                     out.push(s);
+                } else if self.fetching {
+                    self.fetching = false;
+                } else {
+                    self.unpaired_durations += 1;
                 }
             }
             Line::Combined(us, sql, extended) => {
@@ -228,6 +269,7 @@ impl<'z> Pairer<'z> {
                     failed: None,
                     duration_missing: false,
                     style: Style::Combined,
+                    application: r.application_name.to_string(),
                 });
             }
             Line::Other => {}
@@ -251,7 +293,7 @@ pub fn matters(severity: &str, message: &str, command_tag: &str, query: &str) ->
         "LOG" => match classify(message) {
             Line::Duration(_) => !matches!(command_tag, "PARSE" | "BIND"),
             Line::Other => false,
-            Line::Start(..) | Line::Combined(..) => true,
+            Line::Start(..) | Line::Combined(..) | Line::Fetch => true,
         },
         "ERROR" => !query.is_empty(),
         _ => false,
@@ -420,5 +462,105 @@ mod tests {
         let a = pair_session(&lines, &Zones::default()).unwrap();
         assert_eq!(a.len(), 1);
         assert!(!a[0].duration_missing);
+    }
+
+    #[test]
+    fn an_error_is_paired_only_with_its_own_statement() {
+        // log_statement = 'all' without log_duration: SELECT 1 ran (no duration follows), then
+        // the next statement failed before any start line of its own (a syntax error at Parse,
+        // a bind error, or a statement log_statement = 'ddl'/'mod' does not log at its start).
+        let mut err = rec(
+            "03.000",
+            "SELECT",
+            "ERROR",
+            "relation \"nosuch\" does not exist",
+            "",
+        );
+        err.sqlstate = "42P01".into();
+        err.query = "SELECT * FROM nosuch".into();
+        let lines = vec![rec("01.000", "idle", "LOG", "statement: SELECT 1", ""), err];
+        let a = pair_session(&lines, &Zones::default()).unwrap();
+        let got: Vec<_> = a
+            .iter()
+            .map(|s| (s.sql.as_str(), s.failed.is_some()))
+            .collect();
+        // Fails today: [("SELECT 1", true)]: the statement that succeeded is marked failed
+        // (with 2 s of duration) and the failing one is lost.
+        assert_eq!(
+            got,
+            vec![("SELECT 1", false), ("SELECT * FROM nosuch", true)]
+        );
+    }
+
+    #[test]
+    fn an_error_naming_the_waiting_statement_is_paired_with_it() {
+        let mut err = rec("03.000", "SELECT", "ERROR", "division by zero", "");
+        err.query = "select 1/0".into();
+        let lines = vec![
+            rec("01.000", "idle", "LOG", "statement: select 1/0\n", ""),
+            err,
+        ];
+        let a = pair_session(&lines, &Zones::default()).unwrap();
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].duration_us, 2_000_000);
+        assert!(a[0].failed.is_some());
+    }
+
+    #[test]
+    fn unpaired_durations_are_counted_but_not_those_of_fetches() {
+        let lines = vec![
+            rec(
+                "01.000",
+                "SELECT",
+                "LOG",
+                "execute S_1/C_2: SELECT * FROM t",
+                "",
+            ),
+            rec("01.100", "SELECT", "LOG", "duration: 100 ms", ""),
+            rec(
+                "01.200",
+                "SELECT",
+                "LOG",
+                "execute fetch from S_1/C_2: SELECT * FROM t",
+                "",
+            ),
+            rec("01.300", "SELECT", "LOG", "duration: 100 ms", ""),
+            rec("01.400", "PARSE", "LOG", "duration: 0.1 ms", ""),
+            rec("02.000", "SELECT", "LOG", "duration: 1 ms", ""),
+            rec("03.000", "SELECT", "LOG", "duration: 1 ms", ""),
+        ];
+        let lines: Vec<_> = lines
+            .into_iter()
+            .filter(|r| matters(&r.severity, &r.message, &r.command_tag, &r.query))
+            .collect();
+        let zones = Zones::default();
+        let mut pairer = Pairer::new(&zones);
+        let mut out = vec![];
+        for r in &lines {
+            pairer.push(&r.as_line(), &mut out).unwrap();
+        }
+        pairer.finish(&mut out);
+        assert_eq!(out.len(), 1);
+        assert!(!out[0].duration_missing);
+        assert_eq!(pairer.unpaired_durations, 2);
+    }
+
+    #[test]
+    fn each_statement_carries_its_own_application_name() {
+        let mut a = rec("01.000", "idle", "LOG", "statement: SELECT 1", "");
+        a.application_name = "psql".into();
+        let mut b = rec("01.100", "SELECT", "LOG", "duration: 1 ms", "");
+        b.application_name = "psql".into();
+        let mut c = rec(
+            "02.000",
+            "SELECT",
+            "LOG",
+            "duration: 1 ms  statement: SELECT 2",
+            "",
+        );
+        c.application_name = "web".into();
+        let out = pair_session(&[a, b, c], &Zones::default()).unwrap();
+        let apps: Vec<_> = out.iter().map(|s| s.application.as_str()).collect();
+        assert_eq!(apps, vec!["psql", "web"]);
     }
 }

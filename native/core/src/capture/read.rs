@@ -84,6 +84,9 @@ impl SessionLine {
             session_line: self.line,
             // Only parse and bind durations are told apart by their tag, and they never get here.
             command_tag: "",
+            // Only client backends' lines get here.
+            backend_type: "",
+            leader_pid: "",
         })
     }
 }
@@ -143,7 +146,12 @@ pub(super) fn read_logs(
                     records,
                 ));
             }
-            if l.session_id.is_empty() || !matters(l.severity, l.message, l.command_tag, l.query) {
+            // A parallel worker's lines (its own session id, no user or database) repeat what its
+            // leader logs; background processes run no client statement.
+            if l.session_id.is_empty()
+                || !l.is_client_backend()
+                || !matters(l.severity, l.message, l.command_tag, l.query)
+            {
                 return Ok(());
             }
             let line = SessionLine::new(l, sorter.len(), &mut enc);

@@ -22,6 +22,11 @@ pub struct LogRecord {
     /// The statement an ERROR belongs to (csvlog `query`, jsonlog `statement`).
     pub query: String,
     pub application_name: String,
+    /// `client backend`, `parallel worker`, `autovacuum worker`, … (csvlog 13+, jsonlog); empty
+    /// when the log does not say.
+    pub backend_type: String,
+    /// The leader's pid, for a parallel worker (csvlog 14+, jsonlog); empty otherwise.
+    pub leader_pid: String,
 }
 
 /// A log entry as a reader sees it, borrowing from the reader's buffer: most of a busy log is
@@ -41,6 +46,8 @@ pub struct LogLine<'a> {
     pub context: &'a str,
     pub query: &'a str,
     pub application_name: &'a str,
+    pub backend_type: &'a str,
+    pub leader_pid: &'a str,
 }
 
 impl LogRecord {
@@ -59,11 +66,23 @@ impl LogRecord {
             context: &self.context,
             query: &self.query,
             application_name: &self.application_name,
+            backend_type: &self.backend_type,
+            leader_pid: &self.leader_pid,
         }
     }
 }
 
 impl LogLine<'_> {
+    /// True when the entry is a client's own session: not a parallel worker (whose ERROR repeats
+    /// its leader's, under a session id of its own), nor any other background process. Logs
+    /// without `backend_type` (csvlog before PostgreSQL 13) are taken as they are.
+    pub fn is_client_backend(&self) -> bool {
+        if !self.leader_pid.is_empty() || self.backend_type == "parallel worker" {
+            return false;
+        }
+        self.backend_type.is_empty() || self.backend_type == "client backend"
+    }
+
     pub fn to_record(&self) -> LogRecord {
         LogRecord {
             log_time: self.log_time.into(),
@@ -79,6 +98,8 @@ impl LogLine<'_> {
             context: self.context.into(),
             query: self.query.into(),
             application_name: self.application_name.into(),
+            backend_type: self.backend_type.into(),
+            leader_pid: self.leader_pid.into(),
         }
     }
 }

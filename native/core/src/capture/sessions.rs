@@ -19,6 +19,7 @@ use super::time::{Micros, Zones};
 use super::{CaptureError, CaptureErrorKind};
 use crate::keys::stream::{KeyPlan, KeyScan, SessionOrder, Tag};
 use crate::spill::{Decoder, Encoder, Sorted, Sorter, Spill, SpillDir};
+use crate::sql::lex::non_code_at;
 
 /// Memory for the session index while it is built.
 const INDEX_BUDGET: usize = 8 << 20;
@@ -171,6 +172,11 @@ pub(super) struct Counts {
     pub missing_durations: u64,
     pub shortest_duration: Option<u64>,
     pub timed: usize,
+    /// Bare durations with no statement logged before them (see [`Pairer::unpaired_durations`]).
+    pub unpaired_durations: u64,
+    /// Entries read more than once (same session and line number: csvlog and jsonlog of one
+    /// server, or a file given twice); the first was kept.
+    pub duplicate_entries: u64,
 }
 
 /// The sessions, ready to be numbered and written.
@@ -190,7 +196,6 @@ struct Open {
     key: String,
     user: String,
     database: String,
-    application: String,
     order: SessionOrder,
     offset: u64,
     count: u32,
@@ -235,12 +240,21 @@ pub(super) fn build_sessions(
     let mut open: Option<Open> = None;
     let mut pairer = Pairer::new(zones);
     let mut logged = Vec::new();
+    let mut last_line = None;
     for line in lines.drain_ahead().map_err(spill)? {
         let line = line.map_err(spill)?;
+        let same_session = open.as_ref().is_some_and(|o| *o.key == *line.session);
+        // Sorted by (session, line number, arrival): a repeated entry follows its first copy.
+        if same_session && last_line == Some(line.line) {
+            b.counts.duplicate_entries += 1;
+            continue;
+        }
+        last_line = Some(line.line);
         let view = line.view().map_err(spill)?;
-        if open.as_ref().is_none_or(|o| *o.key != *line.session) {
+        if !same_session {
             if let Some(done) = open.take() {
                 pairer.finish(&mut logged);
+                b.counts.unpaired_durations += pairer.unpaired_durations;
                 b.finish_session(done, &mut logged)?;
             }
             pairer = Pairer::new(zones);
@@ -252,7 +266,6 @@ pub(super) fn build_sessions(
                 key: line.session.to_string(),
                 user: view.user.to_string(),
                 database: view.database.to_string(),
-                application: view.application_name.to_string(),
                 order: SessionOrder {
                     first_start: 0,
                     index: b.sessions_seen,
@@ -271,6 +284,7 @@ pub(super) fn build_sessions(
     }
     if let Some(done) = open.take() {
         pairer.finish(&mut logged);
+        b.counts.unpaired_durations += pairer.unpaired_durations;
         b.finish_session(done, &mut logged)?;
     }
     let Builder {
@@ -369,7 +383,7 @@ impl Builder<'_> {
         };
         if let Some(reason) =
             self.filters
-                .exclude(&o.database, &o.user, &o.application, s.start_us, &sql)
+                .exclude(&o.database, &o.user, &s.application, s.start_us, &sql)
         {
             *self
                 .counts
@@ -409,14 +423,44 @@ pub(super) fn complete_sql(s: &LoggedStatement) -> Result<String, &'static str> 
             return Err("truncated_parameters");
         }
     }
-    // `statement:` text is what the client sent; `$n` there belongs to the SQL itself (PREPARE).
-    if !s.extended && s.params.is_none() {
+    if !has_placeholders(&s.sql) {
         return Ok(s.sql.clone());
     }
-    if !has_placeholders(&s.sql) {
+    // `statement:` text is what the client sent; `$n` there belongs to the SQL itself (PREPARE).
+    // An ERROR's statement may be either: an extended-protocol statement that failed before its
+    // values were logged (`log_parameter_max_length_on_error = 0`, the default) has `$n` in
+    // code that only a PREPARE or CREATE (a function body in code, a rule) can stand for itself.
+    if !s.extended && s.params.is_none() {
+        if s.style == Style::ErrorOnly && !defines_parameters(&s.sql) {
+            return Err("missing_parameters");
+        }
         return Ok(s.sql.clone());
     }
     let empty = BTreeMap::new();
     let values = s.params.as_ref().map_or(&empty, |p| &p.values);
     substitute(&s.sql, values).map_err(|_| "missing_parameters")
+}
+
+/// True when `sql` starts (after whitespace and comments) with `PREPARE` or `CREATE`, whose
+/// `$n` are the statement's own.
+fn defines_parameters(sql: &str) -> bool {
+    let b = sql.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() {
+            i += 1;
+        } else if b[i..].starts_with(b"--") || b[i..].starts_with(b"/*") {
+            match non_code_at(b, i) {
+                Some((_, end)) => i = end,
+                None => break,
+            }
+        } else {
+            break;
+        }
+    }
+    let word: String = sql[i..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    word.eq_ignore_ascii_case("prepare") || word.eq_ignore_ascii_case("create")
 }
