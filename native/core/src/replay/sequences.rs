@@ -112,8 +112,8 @@ pub async fn restore_snapshot(client: &Client, snapshot: &[SequenceState]) -> Ve
     out
 }
 
-/// A sequence as the server knows it: its oid, its name (quoted, schema-qualified unless on
-/// the search path, as `regclass` prints it) and its increment.
+/// A sequence as the server knows it: its oid, its name (quoted and always schema-qualified,
+/// so a report names it alike whichever way the workload did) and its increment.
 struct Resolved {
     oid: u32,
     name: String,
@@ -123,8 +123,9 @@ struct Resolved {
 async fn resolve(client: &Client, seq: &str) -> Result<Resolved, String> {
     let row = client
         .query_typed_opt(
-            "SELECT c.oid::oid, c.oid::regclass::text, s.seqincrement \
+            "SELECT c.oid::oid, quote_ident(n.nspname) || '.' || quote_ident(c.relname), s.seqincrement \
              FROM pg_catalog.pg_class c JOIN pg_catalog.pg_sequence s ON s.seqrelid = c.oid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
              WHERE c.oid = $1::text::regclass",
             &[(&seq, Type::TEXT)],
         )
