@@ -27113,22 +27113,40 @@ function maskUrl(url2) {
   }
   return parsed.toString();
 }
+function maskUrlsIn(text2) {
+  return text2.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/'"]*:)[^\s@/'"]*@/gi, `$1${MASK}@`).replace(/(\bpassword\s*=\s*)('[^']*'|[^\s&'"]+)/gi, `$1${MASK}`);
+}
 function passwordOf(url2) {
+  return passwordForms(url2)[0];
+}
+function passwordForms(url2) {
   try {
     const parsed = new URL(url2);
-    const fromQuery = [...parsed.searchParams].find(([key]) => key.toLowerCase() === "password")?.[1];
-    if (parsed.password) return decodeURIComponent(parsed.password);
-    return fromQuery || void 0;
+    const query = /[?&]password=([^&#]*)/i.exec(parsed.search)?.[1];
+    const raw = parsed.password || query;
+    if (!raw) return [];
+    let decoded = raw;
+    try {
+      decoded = decodeURIComponent(parsed.password ? raw : raw.replace(/\+/g, " "));
+    } catch {
+    }
+    return [.../* @__PURE__ */ new Set([decoded, raw])];
   } catch {
-    return void 0;
+    return [];
   }
+}
+function anyEncoding(secret) {
+  const hex3 = (b) => b.toString(16).padStart(2, "0").replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
+  const parts = [...secret].map((ch) => {
+    const encoded = [...new TextEncoder().encode(ch)].map((b) => `%${hex3(b)}`).join("");
+    const plain = ch.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    return `(?:${plain}|${encoded}${ch === " " ? "|\\+" : ""})`;
+  });
+  return new RegExp(parts.join(""), "g");
 }
 function redact(message2, secret) {
   if (!secret || secret.length < 3) return message2;
-  let out = message2.split(secret).join(MASK);
-  const encoded = encodeURIComponent(secret);
-  if (encoded !== secret) out = out.split(encoded).join(MASK);
-  return out;
+  return message2.replace(anyEncoding(secret), MASK);
 }
 function withDatabase(url2, database) {
   const parsed = new URL(url2);
@@ -28886,9 +28904,9 @@ async function runSteps(side2, steps, url2, logger) {
       const wall2 = Math.round(performance.now() - started);
       runs.push({ side: side2, name: step.name, wall_time_ms: wall2, ok: false });
       if (error63 instanceof SqlFileError) {
-        return { runs, failure: { side: side2, name: step.name, line: error63.line, message: error63.serverMessage }, error: error63 };
+        return { runs, failure: { side: side2, name: step.name, line: error63.line, message: error63.serverMessage, sqlstate: error63.sqlstate ?? null }, error: error63 };
       }
-      if (error63 instanceof CommandError) return { runs, failure: { side: side2, name: step.name, line: null, message: error63.detail }, error: error63 };
+      if (error63 instanceof CommandError) return { runs, failure: { side: side2, name: step.name, line: null, message: error63.detail, sqlstate: null }, error: error63 };
       throw error63;
     }
     const wall = Math.round(performance.now() - started);
@@ -29013,8 +29031,9 @@ var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?
 var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
 var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
 function maskMessage(message2, sqlstate) {
+  if (sqlstate !== null && sqlstate.startsWith("P0")) return `${MASK2} (a function's own message, masked: it may carry data)`;
   let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
-  if (sqlstate !== null && /^2[23]/.test(sqlstate)) {
+  if (sqlstate === null || sqlstate === "42601" || /^2[23]/.test(sqlstate)) {
     masked = masked.replace(QUOTED, (whole, before, quoted) => {
       const noun = before?.trim().toLowerCase();
       if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
@@ -49712,6 +49731,16 @@ function withoutComments(sql) {
 }
 
 // src/gate/verdict.ts
+var MORE_OFTEN_FACTOR = 2;
+var MORE_OFTEN_AT_LEAST = 5;
+var HEAD_COVERAGE_DROP = 0.05;
+function moreOftenOnHead(shared, coverage) {
+  const scale = coverage && coverage.base.captured > 0 ? coverage.head.captured / coverage.base.captured : 1;
+  return shared.filter((e) => {
+    const expected = e.base_count * scale;
+    return e.head_count >= MORE_OFTEN_FACTOR * expected && e.head_count - expected >= MORE_OFTEN_AT_LEAST;
+  });
+}
 function change(ratio) {
   const pct = (ratio - 1) * 100;
   return `${pct >= 0 ? "+" : "\u2212"}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
@@ -49728,7 +49757,7 @@ function decide(inputs) {
   const { comparison: comparison2, migrationFailure, thresholds } = inputs;
   if (migrationFailure) {
     const where = migrationFailure.line === null ? "" : `, line ${migrationFailure.line}`;
-    const reason = `the PR's migrations fail: ${migrationFailure.name}${where}: ${migrationFailure.message}`;
+    const reason = `the PR's migrations fail: ${migrationFailure.name}${where}: ${maskMessage(migrationFailure.message, migrationFailure.sqlstate ?? null)}`;
     return { verdict: "regression", headline: "regression: the PR's migrations fail", reasons: [reason], warnings: [] };
   }
   if (!comparison2) throw new Error("decideVerdict: no comparison and no migration failure");
@@ -49739,16 +49768,28 @@ function decide(inputs) {
   for (const f of slower) reasons.push(latencyLine(`\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`, f, thresholds.confidence));
   if (comparison2.overall.regressed) reasons.push(latencyLine("whole workload", comparison2.overall, thresholds.confidence));
   const lost = lostSessionFeatures(inputs.servers);
-  const newErrors = comparison2.new_errors.length + lost.length;
+  const moreOften = moreOftenOnHead(comparison2.shared_errors, coverage);
+  const newErrors = comparison2.new_errors.length + moreOften.length + lost.length;
   if (newErrors > thresholds.max_new_errors) {
     const first = comparison2.new_errors[0];
     const cause = first ? likelyCause(first, lost) : void 0;
     const firstLine3 = first ? `; first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}${cause ? ` (likely the ${cause.label} \`${oneLine(cause.normalized, 60)}\`)` : ""}` : "";
     const ofWhich = lost.length > 0 ? `, ${plural(lost.length, "statement group")} depending on session state that head's server does not keep` : "";
     reasons.push(`${plural(newErrors, "new error")} (allowed: ${thresholds.max_new_errors})${ofWhich}${firstLine3}`);
+    for (const e of moreOften) {
+      reasons.push(
+        `SQLSTATE ${e.sqlstate} in \`${oneLine(e.normalized, 80)}\` (${e.fingerprint}) on head ${e.head_count} times, on base ${e.base_count} (all replays): it failed on base too, but head fails it far more often: ${maskMessage(e.message, e.sqlstate)}`
+      );
+    }
     for (const f of lost) {
       reasons.push(`${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`);
     }
+  }
+  const headRanLess = coverage !== null && coverage.head.executed_share < coverage.base.executed_share - HEAD_COVERAGE_DROP;
+  if (headRanLess) {
+    reasons.push(
+      `head executed ${sharePercent(coverage.head.executed_share)} of the captured statements, base ${sharePercent(coverage.base.executed_share)}: the PR keeps statements from running (skipped in transactions that its failures aborted)`
+    );
   }
   const overLimits = checkAbsoluteLimits(comparison2, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
   reasons.push(...overLimits.map((c) => c.line));
@@ -49770,8 +49811,9 @@ function decide(inputs) {
       `the noise floor (${(noise * 100).toFixed(0)} %) is above the p95 threshold (${(thresholds.p95_threshold * 100).toFixed(0)} %): this runner is too noisy to see smaller regressions; use a quieter runner, more rounds, or a higher threshold`
     );
   }
-  if (comparison2.shared_errors.length > 0) {
-    warnings.push(`${plural(comparison2.shared_errors.length, "statement group")} fail on both sides (workload fidelity, not gated)`);
+  const sharedOnly = comparison2.shared_errors.length - moreOften.length;
+  if (sharedOnly > 0) {
+    warnings.push(`${plural(sharedOnly, "statement group")} fail on both sides about as often (workload fidelity, not gated)`);
   }
   if (comparison2.only_base.length + comparison2.only_head.length > 0) {
     warnings.push(`${comparison2.only_base.length} fingerprint(s) ran only on base and ${comparison2.only_head.length} only on head`);
@@ -49783,6 +49825,7 @@ function decide(inputs) {
     if (slower.length > 0) parts.push(`${plural(slower.length, "query", "queries")} slower`);
     if (comparison2.overall.regressed) parts.push("the whole workload slower");
     if (newErrors > thresholds.max_new_errors) parts.push(plural(newErrors, "new error"));
+    if (headRanLess) parts.push("less of the workload ran on head");
     if (planned.planChanges > 0) parts.push(plural(planned.planChanges, "plan change"));
     if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, "query", "queries")} reading more buffers`);
     if (overLimits.length > 0) parts.push(plural(overLimits.length, "absolute limit") + " exceeded");
@@ -49798,11 +49841,21 @@ function decide(inputs) {
       warnings
     };
   }
-  if (comparison2.fingerprints.length === 0 && newErrors === 0) {
+  if (comparison2.fingerprints.length === 0) {
     return {
       verdict: "error",
       headline: "error: no statement succeeded on both sides, so nothing could be compared",
       reasons: ["no fingerprint had successful executions on both base and head; check the workload against the schema"],
+      warnings
+    };
+  }
+  if (comparison2.fingerprints.every((f) => !f.checks.enough_calls) && !comparison2.overall.checks.enough_calls) {
+    return {
+      verdict: "inconclusive",
+      headline: `inconclusive: no query had ${thresholds.min_calls} successful calls on both sides, so no latency was judged`,
+      reasons: [
+        `neither the whole workload nor any fingerprint had min-calls (${thresholds.min_calls}) successful calls on each side: replay more rounds, a larger workload, or lower min-calls`
+      ],
       warnings
     };
   }
@@ -50128,9 +50181,9 @@ async function findEmbeddedBinaries(major, user) {
 import crypto3 from "node:crypto";
 import { execFile as execFile3 } from "node:child_process";
 var DEFAULT_DOCKER_MAJOR = 18;
-function docker(args, timeoutMs) {
+function docker(args, timeoutMs, env = {}) {
   return new Promise((resolve3, reject) => {
-    execFile3("docker", args, { timeout: timeoutMs, encoding: "utf8" }, (error63, stdout, stderr) => {
+    execFile3("docker", args, { timeout: timeoutMs, encoding: "utf8", env: { ...process.env, ...env } }, (error63, stdout, stderr) => {
       if (error63) {
         const detail = (stderr || error63.message).trim().split("\n").pop() ?? error63.message;
         reject(new Error(detail));
@@ -50165,11 +50218,12 @@ var DockerProvisioner = class {
     let id;
     try {
       id = await docker(
-        ["run", "--detach", "--rm", "--publish", "127.0.0.1::5432", "--env", `POSTGRES_PASSWORD=${password}`, "--label", "pg-retest-action=1", image, ...settings],
-        10 * 6e4
+        ["run", "--detach", "--rm", "--publish", "127.0.0.1::5432", "--env", "POSTGRES_PASSWORD", "--label", "pg-retest-action=1", image, ...settings],
+        10 * 6e4,
+        { POSTGRES_PASSWORD: password }
       );
     } catch (error63) {
-      throw new InfraError(`docker run ${image} failed: ${error63.message}; check the image name and that Docker can pull it`);
+      throw new InfraError(`docker run ${image} failed: ${redact(error63.message, password)}; check the image name and that Docker can pull it`);
     }
     const stop = async () => {
       await docker(["rm", "--force", "--volumes", id], 6e4).catch((error63) => options2.logger?.info(`warning: could not remove container ${id.slice(0, 12)}: ${error63.message}`));
@@ -51559,7 +51613,7 @@ function migrationFailureSection(ctx) {
   const where = f.line === null ? code(f.name) : `${code(f.name)}, line ${f.line}`;
   const title = f.side === "head" ? "#### The PR's migrations fail" : "#### The base branch's migrations fail";
   const consequence = f.side === "head" ? "The PR cannot be deployed as it is, so nothing was replayed." : "Without the base schema there is nothing to compare with; this is not a verdict on the PR.";
-  return [title, "", `${where}. ${consequence}`, "", ...codeBlock(message(ctx, f.message, null), "text"), ""];
+  return [title, "", `${where}. ${consequence}`, "", ...codeBlock(message(ctx, f.message, f.sqlstate ?? null), "text"), ""];
 }
 function migrationsSection(ctx) {
   const runs = ctx.report.migrations.filter((m) => m.side === "head");
@@ -52060,7 +52114,7 @@ var gateReportSchema = external_exports.object({
   migrations: external_exports.array(
     external_exports.object({ side: schemaSide, name: external_exports.string(), wall_time_ms: external_exports.number().nonnegative(), ok: external_exports.boolean() })
   ),
-  migration_failure: external_exports.object({ side: schemaSide, name: external_exports.string(), line: external_exports.number().int().positive().nullable(), message: external_exports.string() }).nullable(),
+  migration_failure: external_exports.object({ side: schemaSide, name: external_exports.string(), line: external_exports.number().int().positive().nullable(), message: external_exports.string(), sqlstate: external_exports.string().nullable().optional() }).nullable(),
   replays: external_exports.array(
     external_exports.object({
       round: count3,
@@ -52586,11 +52640,15 @@ function listValue(what) {
     return items;
   });
 }
-function percentValue(expected, accept) {
+function percentValue(expected, accept, bareBelowOne = false) {
   return external_exports.string().transform((raw, ctx) => {
     const text2 = raw.trim();
     const match = /^([0-9]*\.?[0-9]+)\s*(%?)$/.exec(text2);
     const fraction = match ? Number(match[1]) / (match[2] ? 100 : 1) : Number.NaN;
+    if (bareBelowOne && match && !match[2] && fraction >= 1) {
+      ctx.addIssue({ code: "custom", message: `a plain number is a fraction here: write '${match[1]}%' for that many percent, or '100%' to allow every one; got '${raw}'` });
+      return external_exports.NEVER;
+    }
     if (!Number.isFinite(fraction) || !accept(fraction)) {
       ctx.addIssue({ code: "custom", message: `expected ${expected}, got '${raw}'` });
       return external_exports.NEVER;
@@ -52872,7 +52930,7 @@ var gateOptions = {
     shape: "value",
     placeholder: "PCT",
     help: "fail when more than this share of head's executed statements fail, whole workload (default: no limit)",
-    schema: percentValue("a percentage from 0% to 100% (or a fraction such as 0.01)", (f) => f >= 0 && f <= 1).optional()
+    schema: percentValue("a percentage from 0% to 100% (or a fraction such as 0.01)", (f) => f >= 0 && f <= 1, true).optional()
   },
   "min-coverage": {
     shape: "value",
@@ -54033,7 +54091,7 @@ function compareWithBaseline(now, baseline, source2) {
   return { verdict: regression ? "regression" : "pass", headline, reasons, note, overall, rows, newErrors, notInBaseline };
 }
 function baselineReport(now, result, baseline, source2) {
-  return {
+  const report2 = {
     ...now,
     verdict: result.verdict,
     headline: result.headline,
@@ -54041,6 +54099,17 @@ function baselineReport(now, result, baseline, source2) {
     warnings: [result.note, ...now.warnings],
     environment: { ...now.environment, base: { ref: "baseline-report", sha: baseline.environment.head.sha, source: `baseline-report: ${source2}` } }
   };
+  const limits = now.comparison ? checkAbsoluteLimits(now.comparison, now.accounting?.head ?? null, now.thresholds).filter((c) => c.exceeded) : [];
+  if (limits.length > 0) {
+    report2.verdict = "regression";
+    report2.reasons = [...result.reasons, ...limits.map((c) => c.line)];
+    if (result.verdict !== "regression") report2.headline = `regression: ${plural(limits.length, "absolute limit")} exceeded`;
+  } else if (result.verdict !== "regression" && now.verdict === "inconclusive") {
+    report2.verdict = "inconclusive";
+    report2.headline = now.headline;
+    report2.reasons = now.reasons;
+  }
+  return report2;
 }
 function baselineSection(result, rows = 15) {
   const fmt = (r) => `| ${r.fingerprint ? code(r.normalized, 80, true) : text(r.normalized)} | ${r.callsBaseline} / ${r.callsNow} | ${micros(r.p95BaselineUs)} | ${micros(r.p95NowUs)} | ${r.ratio >= 1 ? "+" : "\u2212"}${Math.abs(Math.round((r.ratio - 1) * 100))} % | ${r.regressed ? "\u274C" : ""} |`;
@@ -54118,7 +54187,7 @@ async function run3(env = process.env) {
   try {
     const read = (name) => getInput(name);
     addSecret(read(ActionInput.GithubToken));
-    for (const url2 of ["database-url", "base-database-url", "head-database-url"]) addSecret(passwordOf(read(url2)));
+    for (const url2 of ["database-url", "base-database-url", "head-database-url"]) for (const form of passwordForms(read(url2))) addSecret(form);
     const options2 = readActionOptions(read);
     delete env[`INPUT_${ActionInput.GithubToken.toUpperCase()}`];
     const event = readEvent(env);
@@ -54130,7 +54199,7 @@ async function run3(env = process.env) {
     if (options2.mode === "capacity") return await capacityMode(read, options2, event, api, env, workspace);
     return await gateMode(read, options2, event, api, env, workspace);
   } catch (error63) {
-    const message2 = scrub(error63 instanceof Error ? error63.message : String(error63));
+    const message2 = maskUrlsIn(scrub(error63 instanceof Error ? error63.message : String(error63)));
     await writeSummary(`### \u274C pg-retest: error
 
 ${message2.replaceAll("<", "&lt;")}
@@ -54153,7 +54222,7 @@ async function gateMode(read, options2, event, api, env, workspace) {
   if (baseline !== void 0 && baselineFile !== void 0 && report2.comparison !== null && report2.verdict !== "error") {
     const result = compareWithBaseline(report2, baseline, baselineFile);
     report2 = baselineReport(report2, result, baseline, baselineFile);
-    exitCode = result.verdict === "regression" ? ExitCode2.Regression : ExitCode2.Ok;
+    exitCode = exitCodeOfVerdict(report2.verdict);
     error63 = void 0;
     section = baselineSection(result);
     overrides = baselineOutputs(result);
