@@ -52396,7 +52396,13 @@ var workflowRunPayload = external_exports.object({
     head_sha: external_exports.string().min(7),
     head_branch: external_exports.string().nullish(),
     head_repository: external_exports.object({ owner: external_exports.object({ login: external_exports.string() }) }).nullish(),
-    pull_requests: external_exports.array(external_exports.object({ number: external_exports.number().int().positive(), head: external_exports.object({ sha: external_exports.string() }) })).default([])
+    pull_requests: external_exports.array(
+      external_exports.object({
+        number: external_exports.number().int().positive(),
+        head: external_exports.object({ sha: external_exports.string() }),
+        base: external_exports.object({ repo: external_exports.object({ url: external_exports.string() }).nullish() }).nullish()
+      })
+    ).default([])
   })
 });
 function readEvent(env) {
@@ -52421,10 +52427,15 @@ function readEvent(env) {
       headSha: r.head_sha,
       headBranch: r.head_branch ?? "",
       headOwner: r.head_repository?.owner.login ?? owner,
-      pullRequests: r.pull_requests.map((p) => ({ number: p.number, headSha: p.head.sha }))
+      // GitHub also lists PRs of other repositories whose head is this branch (a fork's PR into
+      // its own parent): only those into this repository are this repository's numbers.
+      pullRequests: r.pull_requests.filter((p) => intoRepository(p.base?.repo?.url, owner, repo)).map((p) => ({ number: p.number, headSha: p.head.sha }))
     };
   }
   return info2;
+}
+function intoRepository(url2, owner, repo) {
+  return url2 !== void 0 && url2.toLowerCase().endsWith(`/repos/${owner}/${repo}`.toLowerCase());
 }
 function readPayload(env) {
   const file2 = env.GITHUB_EVENT_PATH;
@@ -53855,17 +53866,28 @@ var CommentPermissionError = class extends Error {
 async function upsertComment(api, repo, pr, body, commentId, { onlyUpdate = false } = {}) {
   if (body.length > COMMENT_LIMIT) throw new Error(`the comment is ${body.length} characters; GitHub accepts ${COMMENT_LIMIT}`);
   try {
-    const existing = await findOwnComment(api, repo, pr, commentId);
-    if (existing) {
+    for (const existing of await findOwnComments(api, repo, pr, commentId)) {
       if (DIGEST.exec(existing.body)?.[1] === DIGEST.exec(body)?.[1]) return { action: "unchanged", url: existing.html_url };
-      const updated = await api.updateComment(repo, existing.id, body);
-      return { action: "updated", url: updated.html_url };
+      try {
+        const updated = await api.updateComment(repo, existing.id, body);
+        return { action: "updated", url: updated.html_url };
+      } catch (error63) {
+        if (!(error63 instanceof GitHubApiError && (error63.status === 403 || error63.status === 404))) throw error63;
+      }
     }
     if (onlyUpdate) return void 0;
     const created = await api.createComment(repo, pr, body);
     return { action: "created", url: created.html_url };
   } catch (error63) {
-    if (error63 instanceof GitHubApiError && (error63.status === 403 || error63.status === 404)) {
+    if (error63 instanceof GitHubApiError && /rate limit/i.test(error63.detail)) {
+      throw new Error(`cannot write the PR comment now (${error63.method} ${error63.path} answered ${error63.status}: ${error63.detail}): GitHub's rate limit; the report is in the job summary`);
+    }
+    if (error63 instanceof GitHubApiError && error63.status === 404) {
+      throw new CommentPermissionError(
+        `cannot write the PR comment (${error63.method} ${error63.path} answered 404: ${error63.detail}): the pull request or repository was not found, or the token cannot see it`
+      );
+    }
+    if (error63 instanceof GitHubApiError && error63.status === 403) {
       throw new CommentPermissionError(
         `cannot write the PR comment (${error63.method} ${error63.path} answered ${error63.status}: ${error63.detail}): the token lacks the pull-requests: write permission. Add \`permissions: { pull-requests: write }\` to the job; a pull request from a fork always gets a read-only token: post the report from a workflow_run workflow with \`mode: comment\` (docs/action.md)`
       );
@@ -53873,14 +53895,13 @@ async function upsertComment(api, repo, pr, body, commentId, { onlyUpdate = fals
     throw error63;
   }
 }
-async function findOwnComment(api, repo, pr, commentId) {
+async function findOwnComments(api, repo, pr, commentId) {
   const marker = markerOf(commentId);
   const login = await api.viewer();
-  const comments = await api.listComments(repo, pr);
-  return comments.find((c) => {
-    if (!c.body.startsWith(marker)) return false;
-    return login !== void 0 ? c.user?.login === login : c.user?.type === "Bot";
-  });
+  const marked = (await api.listComments(repo, pr)).filter((c) => c.body.startsWith(marker));
+  if (login !== void 0) return marked.filter((c) => c.user?.login === login).slice(0, 1);
+  const bots = marked.filter((c) => c.user?.type === "Bot");
+  return [...bots.filter((c) => c.user?.login === "github-actions[bot]"), ...bots.filter((c) => c.user?.login !== "github-actions[bot]")];
 }
 
 // src/action/publish.ts
@@ -54248,9 +54269,9 @@ async function commentMode(options2, event, api) {
     throw new InputError(`input \`report\`: cannot read ${file2}; check the path of the downloaded artifact`);
   }
   const report2 = parseReport(text2, file2);
-  const pr = await pullRequestOf(event, api);
   const markdown = reportMarkdown(report2);
   await writeSummary(markdown);
+  const pr = await pullRequestOf(event, api);
   const commentUrl = await publishComment(report2, markdown, options2, { api, repository: event.repository, pullRequest: pr });
   setOutputs(report2, { markdown: "", json: path11.resolve(file2), junit: "" }, commentUrl);
   return ExitCode2.Ok;
@@ -54261,7 +54282,13 @@ async function pullRequestOf(event, api) {
   if (!run4) throw new InputError(`mode: comment runs on a workflow_run (or pull_request) event, not on ${event.name || "an unknown event"}`);
   const listed2 = run4.pullRequests.find((p) => p.headSha === run4.headSha);
   if (listed2) return listed2.number;
-  const open3 = await api.pullRequestsForHead(event.repository, `${run4.headOwner}:${run4.headBranch}`);
+  let open3;
+  try {
+    open3 = await api.pullRequestsForHead(event.repository, `${run4.headOwner}:${run4.headBranch}`);
+  } catch (error63) {
+    warning(`cannot look up the pull request of ${run4.headOwner}:${run4.headBranch}: ${error63 instanceof Error ? error63.message : String(error63)}; the report is in the job summary`);
+    return void 0;
+  }
   const match = open3.find((p) => p.head.sha === run4.headSha);
   if (!match) info(`no open pull request has ${run4.headOwner}:${run4.headBranch} at ${run4.headSha.slice(0, 12)} as its head: nothing to comment on`);
   return match?.number;

@@ -1,6 +1,8 @@
 // The sticky comment's rules against the REST stand-in: whose comment is ours (marker and the
 // token's identity, also for a user token), the on-regression policy, pagination limits, and a
 // 403 turned into a message that names the missing permission.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { commentBody, CommentPermissionError, markerOf, upsertComment } from '../src/action/comment.js';
 import { createGitHubApi } from '../src/action/github-api.js';
@@ -57,6 +59,34 @@ describe('upsertComment', () => {
     const attempt = upsertComment(api(), repo, 3, commentBody('x', 'r'), 'x');
     await expect(attempt).rejects.toBeInstanceOf(CommentPermissionError);
     await expect(upsertComment(api(), repo, 3, commentBody('x', 'r'), 'x')).rejects.toThrow(/403.*pull-requests: write.*mode: comment/);
+  });
+
+  it("with an Actions token, another bot's marked comment is left alone and ours is written", async () => {
+    // An earlier setup posted with an App token; GitHub refuses to let this token edit it.
+    github.comments.push({ id: 1, issue: 3, body: `${markerOf('x')}\nposted by another bot`, user: { login: 'my-app[bot]', type: 'Bot' } });
+    const created = await upsertComment(api(), repo, 3, commentBody('x', 'one'), 'x');
+    expect(created?.action).toBe('created');
+    expect(github.comments.find((c) => c.id === 1)!.body).toMatch(/posted by another bot$/);
+    // The next run finds its own comment first and updates it; the other bot's stays as it was.
+    const updated = await upsertComment(api(), repo, 3, commentBody('x', 'two'), 'x');
+    expect(updated).toEqual({ action: 'updated', url: created!.url });
+    expect(github.comments.filter((c) => c.user.login === 'github-actions[bot]')).toHaveLength(1);
+  });
+
+  it("a rate limit or a missing PR is said as such, not as a missing permission", async () => {
+    const refusing = http.createServer((req, res) => {
+      const rateLimited = req.url!.includes('/issues/3/');
+      res.writeHead(rateLimited ? 403 : 404, { 'content-type': 'application/json', ...(rateLimited ? { 'retry-after': '60' } : {}) });
+      res.end(JSON.stringify({ message: rateLimited ? 'You have exceeded a secondary rate limit. Please wait a few minutes.' : 'Not Found' }));
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    try {
+      const at = createGitHubApi(`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, 't');
+      await expect(upsertComment(at, repo, 3, commentBody('x', 'r'), 'x')).rejects.toThrow(/secondary rate limit.*\): GitHub's rate limit; the report is in the job summary$/);
+      await expect(upsertComment(at, repo, 4, commentBody('x', 'r'), 'x')).rejects.toThrow(/answered 404: Not Found\): the pull request or repository was not found, or the token cannot see it$/);
+    } finally {
+      await new Promise<void>((resolve) => refusing.close(() => resolve()));
+    }
   });
 
   it('refuses a body over 65,536 characters', async () => {

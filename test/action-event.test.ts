@@ -37,6 +37,18 @@ describe('readEvent', () => {
     expect(event.pullRequest).toBeUndefined();
   });
 
+  it("a workflow_run's listed pull requests count only when they are into this repository", () => {
+    const listed = (base: string | undefined) => ({ number: 7, head: { sha: 'c'.repeat(40) }, ...(base ? { base: { repo: { url: `https://api.github.com/repos/${base}` } } } : {}) });
+    const event = readEvent(
+      envFor('workflow_run', {
+        workflow_run: { head_sha: 'c'.repeat(40), head_branch: 'fix', head_repository: { owner: { login: 'acme' } }, pull_requests: [listed('someone/shop'), listed(undefined), { ...listed('Acme/Shop'), number: 8 }] },
+      }),
+    );
+    // A fork's PR into its own parent shares this branch but not these numbers; an entry that
+    // does not say its base is not trusted either (the open-PR lookup finds it instead).
+    expect(event.workflowRun?.pullRequests).toEqual([{ number: 8, headSha: 'c'.repeat(40) }]);
+  });
+
   it('a push: no pull request', () => {
     const event = readEvent(envFor('push', { ref: 'refs/heads/main' }));
     expect(event).toEqual({ name: 'push', repository: { owner: 'acme', repo: 'shop' } });

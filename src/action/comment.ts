@@ -60,17 +60,29 @@ export async function upsertComment(
 ): Promise<UpsertResult | undefined> {
   if (body.length > COMMENT_LIMIT) throw new Error(`the comment is ${body.length} characters; GitHub accepts ${COMMENT_LIMIT}`);
   try {
-    const existing = await findOwnComment(api, repo, pr, commentId);
-    if (existing) {
+    for (const existing of await findOwnComments(api, repo, pr, commentId)) {
       if (DIGEST.exec(existing.body)?.[1] === DIGEST.exec(body)?.[1]) return { action: 'unchanged', url: existing.html_url };
-      const updated = await api.updateComment(repo, existing.id, body);
-      return { action: 'updated', url: updated.html_url };
+      try {
+        const updated = await api.updateComment(repo, existing.id, body);
+        return { action: 'updated', url: updated.html_url };
+      } catch (error) {
+        // Another bot's comment (the token could not tell whose): not ours to edit; try the next.
+        if (!(error instanceof GitHubApiError && (error.status === 403 || error.status === 404))) throw error;
+      }
     }
     if (onlyUpdate) return undefined;
     const created = await api.createComment(repo, pr, body);
     return { action: 'created', url: created.html_url };
   } catch (error) {
-    if (error instanceof GitHubApiError && (error.status === 403 || error.status === 404)) {
+    if (error instanceof GitHubApiError && /rate limit/i.test(error.detail)) {
+      throw new Error(`cannot write the PR comment now (${error.method} ${error.path} answered ${error.status}: ${error.detail}): GitHub's rate limit; the report is in the job summary`);
+    }
+    if (error instanceof GitHubApiError && error.status === 404) {
+      throw new CommentPermissionError(
+        `cannot write the PR comment (${error.method} ${error.path} answered 404: ${error.detail}): the pull request or repository was not found, or the token cannot see it`,
+      );
+    }
+    if (error instanceof GitHubApiError && error.status === 403) {
       throw new CommentPermissionError(
         `cannot write the PR comment (${error.method} ${error.path} answered ${error.status}: ${error.detail}): ` +
           'the token lacks the pull-requests: write permission. Add `permissions: { pull-requests: write }` to the job; ' +
@@ -82,16 +94,16 @@ export async function upsertComment(
 }
 
 /**
- * The comment this gate wrote before: the marker on its first line, and written by the token's
- * identity (a user token's login; for an Actions or App token, which cannot ask, a bot), so a
- * comment that merely quotes the marker is never taken over.
+ * The comments this gate may have written before: the marker on the first line, and written by
+ * the token's identity (a user token's login), so a comment that merely quotes the marker is
+ * never taken over. An Actions or App token cannot ask who it is: then every bot's marked
+ * comment, the Actions bot's first, for the caller to try in turn (editing another bot's fails).
  */
-async function findOwnComment(api: GitHubApi, repo: Repository, pr: number, commentId: string): Promise<IssueComment | undefined> {
+async function findOwnComments(api: GitHubApi, repo: Repository, pr: number, commentId: string): Promise<IssueComment[]> {
   const marker = markerOf(commentId);
   const login = await api.viewer();
-  const comments = await api.listComments(repo, pr);
-  return comments.find((c) => {
-    if (!c.body.startsWith(marker)) return false;
-    return login !== undefined ? c.user?.login === login : c.user?.type === 'Bot';
-  });
+  const marked = (await api.listComments(repo, pr)).filter((c) => c.body.startsWith(marker));
+  if (login !== undefined) return marked.filter((c) => c.user?.login === login).slice(0, 1);
+  const bots = marked.filter((c) => c.user?.type === 'Bot');
+  return [...bots.filter((c) => c.user?.login === 'github-actions[bot]'), ...bots.filter((c) => c.user?.login !== 'github-actions[bot]')];
 }

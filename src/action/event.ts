@@ -31,7 +31,15 @@ const workflowRunPayload = z.object({
     head_sha: z.string().min(7),
     head_branch: z.string().nullish(),
     head_repository: z.object({ owner: z.object({ login: z.string() }) }).nullish(),
-    pull_requests: z.array(z.object({ number: z.number().int().positive(), head: z.object({ sha: z.string() }) })).default([]),
+    pull_requests: z
+      .array(
+        z.object({
+          number: z.number().int().positive(),
+          head: z.object({ sha: z.string() }),
+          base: z.object({ repo: z.object({ url: z.string() }).nullish() }).nullish(),
+        }),
+      )
+      .default([]),
   }),
 });
 
@@ -63,10 +71,17 @@ export function readEvent(env: NodeJS.ProcessEnv): EventInfo {
       headSha: r.head_sha,
       headBranch: r.head_branch ?? '',
       headOwner: r.head_repository?.owner.login ?? owner,
-      pullRequests: r.pull_requests.map((p) => ({ number: p.number, headSha: p.head.sha })),
+      // GitHub also lists PRs of other repositories whose head is this branch (a fork's PR into
+      // its own parent): only those into this repository are this repository's numbers.
+      pullRequests: r.pull_requests.filter((p) => intoRepository(p.base?.repo?.url, owner, repo)).map((p) => ({ number: p.number, headSha: p.head.sha })),
     };
   }
   return info;
+}
+
+/** Whether a PR's base repository (its API URL) is `owner/repo`; unknown is not. */
+function intoRepository(url: string | undefined, owner: string, repo: string): boolean {
+  return url !== undefined && url.toLowerCase().endsWith(`/repos/${owner}/${repo}`.toLowerCase());
 }
 
 function readPayload(env: NodeJS.ProcessEnv): unknown {

@@ -120,9 +120,10 @@ async function commentMode(options: ActionOptions, event: EventInfo, api: GitHub
     throw new InputError(`input \`report\`: cannot read ${file}; check the path of the downloaded artifact`);
   }
   const report = parseReport(text, file);
-  const pr = await pullRequestOf(event, api);
+  // The summary first: a PR that cannot be looked up must not cost the report its one sure place.
   const markdown = reportMarkdown(report);
   await writeSummary(markdown);
+  const pr = await pullRequestOf(event, api);
   const commentUrl = await publishComment(report, markdown, options, { api, repository: event.repository, pullRequest: pr });
   setOutputs(report, { markdown: '', json: path.resolve(file), junit: '' }, commentUrl);
   // The gate's own job is the check that passes or fails; this one only posts.
@@ -140,7 +141,14 @@ async function pullRequestOf(event: EventInfo, api: GitHubApi): Promise<number |
   if (!run) throw new InputError(`mode: comment runs on a workflow_run (or pull_request) event, not on ${event.name || 'an unknown event'}`);
   const listed = run.pullRequests.find((p) => p.headSha === run.headSha);
   if (listed) return listed.number;
-  const open = await api.pullRequestsForHead(event.repository, `${run.headOwner}:${run.headBranch}`);
+  let open: Awaited<ReturnType<GitHubApi['pullRequestsForHead']>>;
+  try {
+    open = await api.pullRequestsForHead(event.repository, `${run.headOwner}:${run.headBranch}`);
+  } catch (error) {
+    // Posting is this job's only work, and a comment that cannot be written is a warning.
+    core.warning(`cannot look up the pull request of ${run.headOwner}:${run.headBranch}: ${error instanceof Error ? error.message : String(error)}; the report is in the job summary`);
+    return undefined;
+  }
   const match = open.find((p) => p.head.sha === run.headSha);
   if (!match) core.info(`no open pull request has ${run.headOwner}:${run.headBranch} at ${run.headSha.slice(0, 12)} as its head: nothing to comment on`);
   return match?.number;

@@ -95,6 +95,9 @@ export async function startFakeGitHub(repository: string, perPageLimit = 100): P
         const comment = state.comments.find((c) => c.id === Number(m![1]));
         if (!comment) return send(404, { message: 'Not Found' });
         if (state.rejectWrites) return send(state.rejectWrites, { message: 'Resource not accessible by integration' });
+        // As GitHub: a token edits only its own identity's comments.
+        const writer = state.userLogin ?? ACTIONS_BOT.login;
+        if (comment.user.login !== writer) return send(403, { message: 'Resource not accessible by integration' });
         comment.body = JSON.parse(body).body;
         return send(200, view(comment));
       }
