@@ -478,6 +478,13 @@ mod tests {
         ])
     }
 
+    /// A client backend's LOG line (a statement, a duration).
+    fn log_row(time: &str, session: &str, line: &str, message: &str, app: &str) -> String {
+        client_row(
+            time, session, line, "LOG", "00000", message, "", "", "", app,
+        )
+    }
+
     fn run(dir: &Path, logs: Vec<PathBuf>, filters: crate::capture::Filters) -> CaptureSummary {
         capture(
             &CaptureOptions {
@@ -497,16 +504,11 @@ mod tests {
         // session id, no user/database/ps since it has no MyProcPort, backend_type
         // "parallel worker", leader_pid set), then the leader's with CONTEXT "parallel worker".
         let q = "select count(1/(a-a)) from t";
-        let mut text = client_row(
+        let mut text = log_row(
             "2026-11-26 09:18:39.000 UTC",
             "6745a1a0.458f",
             "1",
-            "LOG",
-            "00000",
             "duration: 1.000 ms  statement: SELECT 1",
-            "",
-            "",
-            "",
             "psql",
         );
         text += &csv_row(&[
@@ -550,16 +552,11 @@ mod tests {
         // log_min_duration_statement = 0 and log_parameter_max_length_on_error = 0 (the default):
         // an extended-protocol statement failing at execute logs only ERROR + STATEMENT, with
         // its `$1` and no values anywhere.
-        let mut text = client_row(
+        let mut text = log_row(
             "2026-11-22 11:15:21.000 UTC",
             "aa.1",
             "1",
-            "LOG",
-            "00000",
             "duration: 1.000 ms  execute <unnamed>: SELECT 1",
-            "",
-            "",
-            "",
             "web",
         );
         text += &client_row(
@@ -594,16 +591,11 @@ mod tests {
     fn the_same_entries_in_csvlog_and_jsonlog_are_captured_once() {
         // log_destination = 'csvlog,jsonlog' (docs/capture.md: "or both") writes every entry to
         // both files; passing both (e.g. --log 'log/postgresql-*') doubles every statement.
-        let csv = client_row(
+        let csv = log_row(
             "2026-11-22 11:15:21.000 UTC",
             "aa.1",
             "1",
-            "LOG",
-            "00000",
             "duration: 1.000 ms  statement: UPDATE t SET n = n + 1",
-            "",
-            "",
-            "",
             "web",
         );
         let json = r#"{"timestamp":"2026-11-22 11:15:21.000 UTC","user":"app","dbname":"shop","pid":1,"session_id":"aa.1","line_num":1,"ps":"UPDATE","error_severity":"LOG","message":"duration: 1.000 ms  statement: UPDATE t SET n = n + 1","application_name":"web","backend_type":"client backend","query_id":0}
@@ -620,41 +612,26 @@ mod tests {
     fn durations_without_a_statement_line_make_the_capture_incomplete() {
         // log_statement = 'mod' + log_duration = on: an UPDATE logs its start line and a
         // duration; each SELECT only a bare duration. The SELECTs are missing from the capture.
-        let mut text = client_row(
+        let mut text = log_row(
             "2026-11-22 11:15:21.000 UTC",
             "aa.1",
             "1",
-            "LOG",
-            "00000",
             "statement: UPDATE t SET n = n + 1",
-            "",
-            "",
-            "",
             "web",
         );
-        text += &client_row(
+        text += &log_row(
             "2026-11-22 11:15:21.001 UTC",
             "aa.1",
             "2",
-            "LOG",
-            "00000",
             "duration: 1.000 ms",
-            "",
-            "",
-            "",
             "web",
         );
         for i in 0..30 {
-            text += &client_row(
+            text += &log_row(
                 &format!("2026-11-22 11:15:22.{i:03} UTC"),
                 "aa.1",
                 &(3 + i).to_string(),
-                "LOG",
-                "00000",
                 "duration: 0.500 ms",
-                "",
-                "",
-                "",
                 "web",
             );
         }
@@ -670,29 +647,19 @@ mod tests {
     fn application_name_is_the_statements_not_the_sessions_first() {
         // pgbouncer (which tracks application_name) or `SET application_name` after connecting:
         // one server session runs statements under several application names.
-        let mut text = client_row(
+        let mut text = log_row(
             "2026-11-22 11:15:21.000 UTC",
             "aa.1",
             "1",
-            "LOG",
-            "00000",
             "duration: 1.000 ms  statement: SELECT 'billing'",
-            "",
-            "",
-            "",
             "billing",
         );
         for i in 0..3 {
-            text += &client_row(
+            text += &log_row(
                 &format!("2026-11-22 11:15:22.{i:03} UTC"),
                 "aa.1",
                 &(2 + i).to_string(),
-                "LOG",
-                "00000",
                 "duration: 0.500 ms  statement: SELECT 'web'",
-                "",
-                "",
-                "",
                 "web",
             );
         }
@@ -755,40 +722,25 @@ mod tests {
     #[test]
     fn a_few_unpaired_durations_are_counted_without_a_warning() {
         // A session whose start line is in a file not given: one bare duration, tolerated.
-        let mut text = client_row(
+        let mut text = log_row(
             "2026-11-22 11:15:21.000 UTC",
             "aa.1",
             "7",
-            "LOG",
-            "00000",
             "duration: 1.000 ms",
-            "",
-            "",
-            "",
             "web",
         );
-        text += &client_row(
+        text += &log_row(
             "2026-11-22 11:15:21.100 UTC",
             "aa.1",
             "8",
-            "LOG",
-            "00000",
             "statement: UPDATE t SET n = 1",
-            "",
-            "",
-            "",
             "web",
         );
-        text += &client_row(
+        text += &log_row(
             "2026-11-22 11:15:21.200 UTC",
             "aa.1",
             "9",
-            "LOG",
-            "00000",
             "duration: 1.000 ms",
-            "",
-            "",
-            "",
             "web",
         );
         let dir = tempfile::tempdir().unwrap();
