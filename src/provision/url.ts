@@ -18,7 +18,7 @@ export function maskUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    return url.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, `$1${MASK}`);
+    return maskUrlsIn(url);
   }
   if (parsed.password) parsed.password = MASK;
   for (const key of [...parsed.searchParams.keys()]) {
@@ -38,7 +38,7 @@ export function maskUrl(url: string): string {
 export function maskUrlsIn(text: string): string {
   return text
     .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/'"]*:)[^\s@/'"]*@/gi, `$1${MASK}@`)
-    .replace(/(\bpassword\s*=\s*)('[^']*'|[^\s&'"]+)/gi, `$1${MASK}`);
+    .replace(/(password\s*=\s*)('[^']*'|[^\s&]+)/gi, `$1${MASK}`);
 }
 
 /**

@@ -16,7 +16,9 @@
  * as before. Before PostgreSQL 15 the rows a session wrote reach the statistics views late, or
  * not at all when the statistics collector drops a message, so there every table is analyzed.
  */
+import { majorOf } from '../plans/gate-probe.js';
 import { runStatements, withConnection } from '../provision/database.js';
+import { serverVersion } from '../provision/database-url.js';
 import type { Logger } from '../provision/types.js';
 
 /** Which of head's tables were analyzed after its migrations, and why (the others keep base's statistics). */
@@ -126,11 +128,6 @@ export function staleTables(base: Map<string, TableState>, head: Map<string, Tab
   return [...head].flatMap(([oid, table]) => (reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid)! }] : []));
 }
 
-async function serverVersionNum(url: string): Promise<number> {
-  const result = await runStatements(url, "cannot read head's server version", ["SELECT current_setting('server_version_num')::int AS v"]);
-  return Number(result.rows[0].v);
-}
-
 /**
  * Waits until no client session but ours is connected to the database: a session's row counts
  * reach the statistics views when it ends (autovacuum's workers are not waited for). Idle
@@ -167,7 +164,7 @@ async function othersEnded(url: string, withinMs: number): Promise<boolean> {
 export async function refreshHeadStatistics(baseUrl: string, headUrl: string, logger: Logger, sessionsEndWithinMs = SESSIONS_END_WITHIN_MS): Promise<{ table: string; reason: string }[]> {
   let stale: { table: string; reason: string }[];
   const analyzeAll = async (reason: string) => [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason }));
-  if ((await serverVersionNum(headUrl)) < 150_000) {
+  if (majorOf(await serverVersion(headUrl)) < 15) {
     logger.info('head: before PostgreSQL 15 the rows the migrations wrote cannot be counted reliably; analyzing every table');
     stale = await analyzeAll('rows written not countable before PostgreSQL 15');
   } else if (await othersEnded(headUrl, sessionsEndWithinMs)) {
