@@ -88,6 +88,10 @@ const NOISE_SETTINGS: &[&str] = &[
 /// `SET` of a driver setting, `SHOW`, or a query that reads only system catalogs. A text of
 /// several statements (simple protocol) is noise only when each of them is.
 pub fn is_noise(sql: &str) -> bool {
+    // Nearly every captured text is one statement: no split, no scan, on the capture's hot path.
+    if memchr::memchr(b';', sql.as_bytes()).is_none() {
+        return statement_is_noise(sql);
+    }
     let mut statements = statements(sql).peekable();
     if statements.peek().is_none() {
         return false;
