@@ -344,7 +344,7 @@ async fn a_server_that_answers_no_query_is_judged_gone_by_a_bounded_probe() {
 async fn an_unanswered_rollback_ends_the_session_instead_of_shifting_answers() {
     let url = fresh_database("late_rollback").await;
     let proxy =
-        SilencingProxy::start_with(&url, "ROLLBACK", Silence::Held(Duration::from_secs(6))).await;
+        SilencingProxy::start_with(&url, "ROLLBACK", Silence::Held(Duration::from_secs(30))).await;
     let w = workload(&[vec![
         (0, "BEGIN"),
         (1, "SELECT 1/0"),
@@ -436,11 +436,13 @@ async fn a_session_terminated_while_idle_keeps_the_servers_reason_on_every_trans
         let w = workload(&[
             vec![
                 (0, "SELECT 1 AS victim"),
-                (1_500_000, "SELECT 2"),
-                (1_500_001, "SELECT 3"),
+                // Seconds apart, so that a loaded machine still terminates the victim while
+                // it is idle between them.
+                (5_000_000, "SELECT 2"),
+                (5_000_001, "SELECT 3"),
             ],
             vec![(
-                500_000,
+                1_000_000,
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
                  WHERE datname = current_database() AND query LIKE '%AS victim%' \
                  AND pid <> pg_backend_pid()",
