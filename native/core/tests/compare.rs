@@ -112,7 +112,7 @@ async fn identical_schemas_pass_and_a_slow_migration_is_caught() {
         min_delta_us: 1_000_000.0,
         ..Default::default()
     };
-    let c = compare(&base, &same, Some((&noise.0, &noise.1)), &aa).unwrap();
+    let c = compare(&base, &same, Some((&noise.0, &noise.1)), None, &aa).unwrap();
     assert_eq!(c.fingerprints.len(), 3, "{:#?}", c.fingerprints);
     assert!(
         c.fingerprints.iter().all(|f| !f.latency.regressed) && !c.overall.regressed,
@@ -140,7 +140,14 @@ async fn identical_schemas_pass_and_a_slow_migration_is_caught() {
         min_delta_us: 10_000.0,
         ..Default::default()
     };
-    let c = compare(&base, &slow, Some((&noise.0, &noise.1)), &slow_options).unwrap();
+    let c = compare(
+        &base,
+        &slow,
+        Some((&noise.0, &noise.1)),
+        None,
+        &slow_options,
+    )
+    .unwrap();
     let slowed = c
         .fingerprints
         .iter()

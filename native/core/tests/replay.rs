@@ -110,6 +110,78 @@ async fn every_statement_is_accounted_for_and_errors_keep_their_sqlstate() {
     assert_eq!(scalar(&url, "SELECT count(*) FROM t").await, "2");
 }
 
+/// Turns on the server's duration line to the client in `url`'s database (what the gate does on
+/// its replay databases).
+async fn send_durations(url: &str) {
+    let db = scalar(url, "SELECT current_database()").await;
+    for setting in [
+        "log_duration = on",
+        "client_min_messages = log",
+        "log_min_messages = fatal",
+        "lc_messages = 'C'",
+    ] {
+        sql(url, &format!("ALTER DATABASE {db} SET {setting}")).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_own_time_is_recorded_for_every_success_even_after_a_workload_set() {
+    let url = fresh_database("servertime").await;
+    send_durations(&url).await;
+    let w = workload(&[vec![
+        (0, "SELECT pg_sleep(0.005)"),
+        (1, "SELECT 1"),
+        (2, "SELECT * FROM missing_table"),
+        (3, "SET client_min_messages TO warning"),
+        (4, "SELECT pg_sleep(0.005)"),
+        (5, "SELECT 2"),
+    ]]);
+    let r = run(
+        Arc::clone(&w),
+        ReplayOptions {
+            server_time: true,
+            ..opts(&url)
+        },
+    )
+    .await;
+    assert_adds_up(&r);
+    let timed = r.server_time.expect("asked for");
+    // Every success but the SET itself, whose duration line comes after it took effect; the
+    // statements after it have theirs again (the engine set client_min_messages back).
+    assert_eq!((timed.ok, timed.timed), (5, 4));
+    let sleep = r
+        .fingerprints
+        .iter()
+        .find(|f| f.normalized.contains("pg_sleep"))
+        .unwrap();
+    assert_eq!(sleep.server_samples.len(), 2);
+    for (&server, &client) in sleep.server_samples.iter().zip(&sleep.samples) {
+        // The server slept 5 ms; what the client waited includes that and the round trip.
+        assert!(
+            (5_000..=client).contains(&server),
+            "{server} µs of {client} µs"
+        );
+    }
+    let summary = sleep.server_time.expect("summarised");
+    assert_eq!(summary.count, 2);
+    let missing = r
+        .fingerprints
+        .iter()
+        .find(|f| f.normalized.contains("missing_table"))
+        .unwrap();
+    assert!(missing.server_samples.is_empty());
+    // The failure names its statement: session 0, statement 2.
+    assert_eq!(missing.errors[0].instances, [(0, 2)]);
+
+    // Not asked for: nothing recorded.
+    let r = run(w, opts(&url)).await;
+    assert!(r.server_time.is_none());
+    assert!(r
+        .fingerprints
+        .iter()
+        .all(|f| f.server_time.is_none() && f.server_samples.is_empty()));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_statement_rolls_back_its_transaction_and_the_rest_is_skipped() {
     let url = fresh_database("txn").await;

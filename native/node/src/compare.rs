@@ -12,7 +12,8 @@ use napi::bindgen_prelude::{
 use napi::sys;
 use napi_derive::napi;
 use pg_retest_core::compare::{
-    self, CompareError, CompareOptions as CoreOptions, ErrorCount, FingerprintRun, Run,
+    self, CaptureFailure, CompareError, CompareOptions as CoreOptions, ErrorCount, FingerprintRun,
+    Run,
 };
 
 use crate::error::{BindingError, Settled};
@@ -29,7 +30,21 @@ pub struct CompareInput {
     /// Two more replays on the base schema, to measure the noise floor; without them the
     /// floor is 0.
     pub noise: Option<Vec<CompareRun>>,
+    /// The statements the capture saw fail (its sidecar), with their fingerprints: evidence
+    /// that such failures are expected.
+    pub capture: Option<Vec<CompareCaptureFailure>>,
     pub options: CompareOptions,
+}
+
+/// One statement the capture saw fail.
+#[napi(object, object_to_js = false)]
+pub struct CompareCaptureFailure {
+    pub fingerprint: String,
+    pub sqlstate: String,
+    /// 0-based index of the session in the workload.
+    pub session: f64,
+    /// 0-based index of the statement in its session.
+    pub index: f64,
 }
 
 /// The part of a replay report the comparison reads.
@@ -47,6 +62,10 @@ pub struct CompareFingerprint {
     pub errors: Vec<CompareErrorGroup>,
     /// Successful latencies in µs; required (replay with `includeSamples`).
     pub samples: Option<Either<Vec<f64>, Uint32Array>>,
+    /// The server's own times in µs (replay with `serverTime` and `includeSamples`); absent
+    /// when not measured.
+    #[napi(js_name = "server_samples")]
+    pub server_samples: Option<Either<Vec<f64>, Uint32Array>>,
 }
 
 #[napi(object, object_to_js = false)]
@@ -60,6 +79,9 @@ pub struct CompareErrorGroup {
     pub sqlstate: String,
     pub message: String,
     pub count: f64,
+    /// The failing statements, as [session index, statement index] pairs; absent in reports
+    /// of older versions.
+    pub instances: Option<Vec<Vec<f64>>>,
 }
 
 /// Thresholds of the latency rule and bootstrap parameters; unset ones take the engine's
@@ -78,6 +100,10 @@ pub struct CompareOptions {
     pub iterations: Option<f64>,
     /// Seeds the bootstrap, a whole number below 2^53: same reports and seed, same result.
     pub seed: Option<f64>,
+    /// A fraction: 0.2 flags a server-time median more than 20 % slower. Default 0.2.
+    pub server_threshold: Option<f64>,
+    /// Smallest server-time median shift that counts, in ms. Default 0.05.
+    pub server_min_delta_ms: Option<f64>,
 }
 
 /// Everything the comparison needs, owned by Rust.
@@ -85,6 +111,7 @@ struct Request {
     base: Vec<Run>,
     head: Vec<Run>,
     noise: Option<(Run, Run)>,
+    capture: Option<Vec<CaptureFailure>>,
     options: CoreOptions,
 }
 
@@ -106,7 +133,8 @@ pub async fn compare_replays(input: CompareArg) -> Settled<JsonOut> {
         let r = input.0?;
         let noise = r.noise.as_ref().map(|(a, b)| (a, b));
         let comparison =
-            compare::compare(&r.base, &r.head, noise, &r.options).map_err(compare_error)?;
+            compare::compare(&r.base, &r.head, noise, r.capture.as_deref(), &r.options)
+                .map_err(compare_error)?;
         JsonOut::to_json("compareReplays", &comparison)
     };
     tokio::task::spawn_blocking(work)
@@ -130,6 +158,8 @@ fn js_option_name(option: &str) -> &str {
         "p95_threshold" => "p95Threshold",
         "min_delta_us" => "minDeltaMs",
         "min_calls" => "minCalls",
+        "server_threshold" => "serverThreshold",
+        "server_min_delta_us" => "serverMinDeltaMs",
         other => other,
     }
 }
@@ -148,10 +178,29 @@ fn request(input: CompareInput) -> Result<Request, BindingError> {
             Some((run(a, "noise", 1)?, run(b, "noise", 2)?))
         }
     };
+    let capture = input
+        .capture
+        .map(|list| {
+            list.into_iter()
+                .map(|c| {
+                    let at = |name: &str| format!("capture[{}].{name}", c.fingerprint);
+                    Ok(CaptureFailure {
+                        instance: (
+                            index32(&at("session"), c.session)?,
+                            index32(&at("index"), c.index)?,
+                        ),
+                        fingerprint: c.fingerprint,
+                        sqlstate: c.sqlstate,
+                    })
+                })
+                .collect::<Result<Vec<_>, BindingError>>()
+        })
+        .transpose()?;
     Ok(Request {
         base: runs(input.base, "base")?,
         head: runs(input.head, "head")?,
         noise,
+        capture,
         options,
     })
 }
@@ -168,9 +217,20 @@ fn core_options(o: &CompareOptions) -> Result<CoreOptions, BindingError> {
         None => defaults.iterations,
         Some(n) => u32::try_from(whole("iterations", n)?).unwrap_or(u32::MAX),
     };
+    if let Some(ms) = o.server_min_delta_ms {
+        if !ms.is_finite() || ms < 0.0 {
+            return Err(BindingError::options(format!(
+                "serverMinDeltaMs must be 0 or more milliseconds; got {ms}"
+            )));
+        }
+    }
     Ok(CoreOptions {
         p95_threshold: o.p95_threshold,
         min_delta_us: o.min_delta_ms * 1000.0,
+        server_threshold: o.server_threshold.unwrap_or(defaults.server_threshold),
+        server_min_delta_us: o
+            .server_min_delta_ms
+            .map_or(defaults.server_min_delta_us, |ms| ms * 1000.0),
         min_calls: whole("minCalls", o.min_calls)?,
         confidence: o.confidence.unwrap_or(defaults.confidence),
         iterations,
@@ -195,6 +255,12 @@ fn whole(name: &str, v: f64) -> Result<u64, BindingError> {
     }
 }
 
+/// A 0-based index that fits the engine's `u32`.
+fn index32(name: &str, v: f64) -> Result<u32, BindingError> {
+    u32::try_from(whole(name, v)?)
+        .map_err(|_| BindingError::options(format!("{name} must be below 2^32; got {v}")))
+}
+
 fn runs(list: Vec<CompareRun>, side: &str) -> Result<Vec<Run>, BindingError> {
     list.into_iter()
         .enumerate()
@@ -214,6 +280,19 @@ fn run(js: CompareRun, side: &str, number: usize) -> Result<Run, BindingError> {
                 Either::B(typed) => Either::B(&typed[..]),
             });
             let samples = samples(given, &at)?;
+            let server_samples = f
+                .server_samples
+                .as_ref()
+                .map(|s| match s {
+                    Either::A(numbers) => micros(numbers).map_err(|bad| {
+                        BindingError::options(format!(
+                            "{}: server_samples must be whole microseconds below 2^32; found {bad}",
+                            at()
+                        ))
+                    }),
+                    Either::B(typed) => Ok(typed.to_vec()),
+                })
+                .transpose()?;
             let count = |name: &str, v: f64| whole(&format!("{}: {name}", at()), v);
             let errors = f
                 .errors
@@ -223,6 +302,7 @@ fn run(js: CompareRun, side: &str, number: usize) -> Result<Run, BindingError> {
                         sqlstate: e.sqlstate.clone(),
                         message: e.message.clone(),
                         count: count("errors[].count", e.count)?,
+                        instances: instances(e.instances.as_deref(), &at)?,
                     })
                 })
                 .collect::<Result<_, BindingError>>()?;
@@ -232,11 +312,33 @@ fn run(js: CompareRun, side: &str, number: usize) -> Result<Run, BindingError> {
                 normalized: f.normalized,
                 kind: f.kind,
                 samples,
+                server_samples,
                 errors,
             })
         })
         .collect::<Result<_, BindingError>>()?;
     Ok(Run { fingerprints })
+}
+
+/// An error group's failing statements, from [session, index] pairs.
+fn instances(
+    given: Option<&[Vec<f64>]>,
+    at: &dyn Fn() -> String,
+) -> Result<Vec<(u32, u32)>, BindingError> {
+    given
+        .unwrap_or_default()
+        .iter()
+        .map(|pair| match pair.as_slice() {
+            [s, i] => Ok((
+                index32(&format!("{}: errors[].instances", at()), *s)?,
+                index32(&format!("{}: errors[].instances", at()), *i)?,
+            )),
+            _ => Err(BindingError::options(format!(
+                "{}: errors[].instances must hold [session, index] pairs",
+                at()
+            ))),
+        })
+        .collect()
 }
 
 /// A fingerprint's samples as engine values; `at` names it in errors.
@@ -309,6 +411,8 @@ mod tests {
             confidence: None,
             iterations: None,
             seed: None,
+            server_threshold: None,
+            server_min_delta_ms: None,
         }
     }
 

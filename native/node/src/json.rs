@@ -26,12 +26,12 @@ pub fn enum_name<T: Serialize>(value: &T) -> String {
 /// Our values are a few levels deep; this only turns a runaway recursion into an error.
 const MAX_DEPTH: u32 = 64;
 
-/// A JSON value plus, optionally, arrays of unsigned integers to attach to the elements of one
-/// of its arrays (the per-fingerprint latency samples of a replay report).
+/// A JSON value plus arrays of unsigned integers to attach to the elements of its arrays (the
+/// per-fingerprint latency samples of a replay report, and the server's own times).
 #[derive(Debug, Clone)]
 pub struct JsonOut {
     pub value: Value,
-    pub attach: Option<Attach>,
+    pub attach: Vec<Attach>,
 }
 
 /// `value[array][i][field] = lists[i]` for every `i`.
@@ -48,7 +48,7 @@ impl JsonOut {
             .map_err(|e| BindingError::internal(what, &format!("cannot serialize: {e}")))?;
         Ok(JsonOut {
             value,
-            attach: None,
+            attach: Vec::new(),
         })
     }
 }
@@ -62,7 +62,10 @@ impl ToNapiValue for JsonOut {
 impl ToNapiValue for &JsonOut {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
         let root = unsafe { to_js(env, &val.value, MAX_DEPTH)? };
-        if let (Some(attach), Value::Object(map)) = (&val.attach, &val.value) {
+        let Value::Object(map) = &val.value else {
+            return Ok(root);
+        };
+        for attach in &val.attach {
             if let Some(Value::Array(items)) = map.get(attach.array) {
                 let array = unsafe { get_property(env, root, attach.array)? };
                 for (i, list) in attach.lists.iter().enumerate().take(items.len()) {

@@ -80,6 +80,11 @@ pub struct ReplayOptions {
     /// (Linux). Default true: fewer context switches and a shorter latency tail on small
     /// machines (docs/engine.md).
     pub pin_threads: Option<bool>,
+    /// Record the server's own time per successful statement, from the `duration` LOG notices
+    /// a database with `log_duration = on` and `client_min_messages = log` sends (the caller
+    /// sets those); the report then has `server_time`, each fingerprint's `server_time`
+    /// summary and, with `includeSamples`, its `server_samples` (µs, ascending). Default false.
+    pub server_time: Option<bool>,
 }
 
 /// Checks `opts` and turns them into the engine's options. Every option error is reported from
@@ -140,6 +145,7 @@ fn core_options(opts: ReplayOptions) -> Result<CoreOptions, BindingError> {
         correlate_keys: opts.correlate_keys.unwrap_or(defaults.correlate_keys),
         align_sequences: opts.align_sequences.unwrap_or(defaults.align_sequences),
         pin_threads: opts.pin_threads.unwrap_or(defaults.pin_threads),
+        server_time: opts.server_time.unwrap_or(defaults.server_time),
         ..defaults
     })
 }
@@ -287,19 +293,29 @@ pub fn start_replay(
 }
 
 fn report_json(mut report: ReplayReport, include_samples: bool) -> Result<JsonOut, BindingError> {
-    let samples = include_samples.then(|| {
-        report
-            .fingerprints
-            .iter_mut()
-            .map(|f| std::mem::take(&mut f.samples))
-            .collect()
-    });
+    let server_time = report.server_time.is_some();
+    let (mut samples, mut server) = (Vec::new(), Vec::new());
+    if include_samples {
+        for f in &mut report.fingerprints {
+            samples.push(std::mem::take(&mut f.samples));
+            server.push(std::mem::take(&mut f.server_samples));
+        }
+    }
     let mut out = JsonOut::to_json("replay", &report)?;
-    out.attach = samples.map(|lists| Attach {
-        array: "fingerprints",
-        field: "samples",
-        lists,
-    });
+    if include_samples {
+        out.attach.push(Attach {
+            array: "fingerprints",
+            field: "samples",
+            lists: samples,
+        });
+        if server_time {
+            out.attach.push(Attach {
+                array: "fingerprints",
+                field: "server_samples",
+                lists: server,
+            });
+        }
+    }
     Ok(out)
 }
 

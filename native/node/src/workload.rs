@@ -59,6 +59,28 @@ impl Workload {
             &summarize_workload(&self.inner, top),
         )?)
     }
+
+    /// The fingerprint (16 hex digits) of each statement named by 0-based session and statement
+    /// indexes, as pairs; `null` for a pair the workload does not have (a sidecar of another
+    /// capture).
+    #[napi(catch_unwind)]
+    pub fn fingerprints_at(&self, at: Vec<Vec<f64>>) -> Vec<Option<String>> {
+        at.iter()
+            .map(|pair| {
+                let [session, index] = pair.as_slice() else {
+                    return None;
+                };
+                let statements = self.inner.sessions().get(*session as usize).and(
+                    (session.fract() == 0.0 && *session >= 0.0)
+                        .then(|| self.inner.statements_of(*session as usize)),
+                )?;
+                let st = (index.fract() == 0.0 && *index >= 0.0)
+                    .then(|| statements.get(*index as usize))??;
+                let fp = self.inner.fingerprint_of(st.text);
+                Some(format!("{:016x}", fp.fingerprint))
+            })
+            .collect()
+    }
 }
 
 fn parse_top(top: Option<f64>) -> Result<usize, BindingError> {

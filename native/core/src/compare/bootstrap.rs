@@ -32,18 +32,18 @@ pub(crate) fn p95_ratio(base_p95: u64, head_p95: u64) -> f64 {
     head_p95.max(1) as f64 / base_p95.max(1) as f64
 }
 
-/// One side's ascending samples, ready to be resampled.
+/// One side's ascending samples, ready to be resampled for one percentile.
 struct Side<'a> {
     sorted: &'a [u32],
-    /// Beta parameters of the p95's order statistic.
+    /// Beta parameters of the percentile's order statistic.
     a: f64,
     b: f64,
 }
 
 impl<'a> Side<'a> {
-    fn new(sorted: &'a [u32]) -> Self {
+    fn new(sorted: &'a [u32], percentile: f64) -> Self {
         let n = sorted.len();
-        let r = nearest_rank(n, GATE_PERCENTILE);
+        let r = nearest_rank(n, percentile);
         Side {
             sorted,
             a: r as f64,
@@ -51,8 +51,8 @@ impl<'a> Side<'a> {
         }
     }
 
-    /// The p95 of one resample.
-    fn resampled_p95(&self, rng: &mut Rng) -> u64 {
+    /// The percentile of one resample.
+    fn resampled(&self, rng: &mut Rng) -> u64 {
         let n = self.sorted.len();
         let u = rng.beta(self.a, self.b);
         let index = ((n as f64 * u).ceil() as usize).clamp(1, n) - 1;
@@ -77,20 +77,51 @@ pub(crate) fn ratio_interval(
     seed: u64,
 ) -> Interval {
     debug_assert!(!base.is_empty() && !head.is_empty());
-    let (base, head) = (Side::new(base), Side::new(head));
+    let (base, head) = (
+        Side::new(base, GATE_PERCENTILE),
+        Side::new(head, GATE_PERCENTILE),
+    );
     let mut rng = Rng::new(seed);
-    let mut ratios: Vec<f64> = (0..iterations)
+    let ratios: Vec<f64> = (0..iterations)
         .map(|_| {
-            let b = base.resampled_p95(&mut rng);
-            let h = head.resampled_p95(&mut rng);
+            let b = base.resampled(&mut rng);
+            let h = head.resampled(&mut rng);
             p95_ratio(b, h)
         })
         .collect();
-    ratios.sort_unstable_by(f64::total_cmp);
+    interval_of(ratios, confidence)
+}
+
+/// The percentile-bootstrap interval of `median(head) − median(base)` in µs (the server-time
+/// rule's location shift), drawn like [`ratio_interval`]: each side's resampled median is one
+/// Beta draw. Both slices ascending and non-empty.
+pub(crate) fn shift_interval(
+    base: &[u32],
+    head: &[u32],
+    confidence: f64,
+    iterations: u32,
+    seed: u64,
+) -> Interval {
+    debug_assert!(!base.is_empty() && !head.is_empty());
+    let (base, head) = (Side::new(base, 50.0), Side::new(head, 50.0));
+    let mut rng = Rng::new(seed);
+    let shifts: Vec<f64> = (0..iterations)
+        .map(|_| {
+            let b = base.resampled(&mut rng);
+            let h = head.resampled(&mut rng);
+            h as f64 - b as f64
+        })
+        .collect();
+    interval_of(shifts, confidence)
+}
+
+/// The central `confidence` interval of bootstrap replicates.
+fn interval_of(mut replicates: Vec<f64>, confidence: f64) -> Interval {
+    replicates.sort_unstable_by(f64::total_cmp);
     let tail = (1.0 - confidence) / 2.0;
     Interval {
-        low: ratios[quantile_index(tail, ratios.len())],
-        high: ratios[quantile_index(1.0 - tail, ratios.len())],
+        low: replicates[quantile_index(tail, replicates.len())],
+        high: replicates[quantile_index(1.0 - tail, replicates.len())],
     }
 }
 
@@ -161,9 +192,9 @@ mod tests {
         let reps = 4000;
         for (n, seed) in [(20, 1), (150, 2), (1000, 3)] {
             let x = skewed(n, seed);
-            let side = Side::new(&x);
+            let side = Side::new(&x, GATE_PERCENTILE);
             let mut rng = Rng::new(seed + 100);
-            let fast: Vec<u64> = (0..reps).map(|_| side.resampled_p95(&mut rng)).collect();
+            let fast: Vec<u64> = (0..reps).map(|_| side.resampled(&mut rng)).collect();
             let naive: Vec<u64> = (0..reps)
                 .map(|_| naive_resampled_p95(&x, &mut rng))
                 .collect();
@@ -172,6 +203,37 @@ mod tests {
             let d = ks_distance(fast, naive);
             assert!(d < 0.044, "n = {n}: KS distance {d}");
         }
+    }
+
+    #[test]
+    fn shift_interval_agrees_with_naive_resampling_of_medians() {
+        let base = skewed(400, 11);
+        // Every head value 40 µs slower: ascending still.
+        let head: Vec<u32> = skewed(300, 12).iter().map(|v| v + 40).collect();
+        let fast = shift_interval(&base, &head, 0.95, 4000, 13);
+        let mut rng = Rng::new(14);
+        let naive_median = |x: &[u32], rng: &mut Rng| {
+            let mut r: Vec<u32> = (0..x.len()).map(|_| x[rng.below(x.len())]).collect();
+            r.sort_unstable();
+            percentile_sorted(&r, 50.0) as f64
+        };
+        let mut shifts: Vec<f64> = (0..4000)
+            .map(|_| naive_median(&head, &mut rng) - naive_median(&base, &mut rng))
+            .collect();
+        shifts.sort_unstable_by(f64::total_cmp);
+        let (low, high) = (
+            shifts[quantile_index(0.025, 4000)],
+            shifts[quantile_index(0.975, 4000)],
+        );
+        // Medians move in steps of observed values; the intervals agree to a few of them.
+        assert!((fast.low - low).abs() < 12.0, "low {} vs {low}", fast.low);
+        assert!(
+            (fast.high - high).abs() < 12.0,
+            "high {} vs {high}",
+            fast.high
+        );
+        let point = percentile_sorted(&head, 50.0) as f64 - percentile_sorted(&base, 50.0) as f64;
+        assert!(fast.low <= point && point <= fast.high, "{fast:?} {point}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! What one replay contributes to a comparison: per fingerprint, how often it ran, how it
-//! failed and the latencies of its successes.
+//! failed (and which statements), the latencies of its successes and, when measured, the
+//! server's own time for them.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +24,9 @@ pub struct FingerprintRun {
     pub executed: u64,
     /// Latencies of the successful executions, µs, in any order.
     pub samples: Vec<u32>,
+    /// The server's own time of the successful executions it reported, µs, in any order;
+    /// `None` when the replay did not measure it.
+    pub server_samples: Option<Vec<u32>>,
     pub errors: Vec<ErrorCount>,
 }
 
@@ -33,6 +37,26 @@ pub struct ErrorCount {
     /// The first message seen.
     pub message: String,
     pub count: u64,
+    /// Which captured statements failed (session index in the workload, statement index in it):
+    /// the first ones in the workload's order, possibly fewer than `count`.
+    pub instances: Vec<(u32, u32)>,
+}
+
+/// A statement the capture saw fail (the capture sidecar's `failed`, with the fingerprint of
+/// the statement): evidence that its failures are expected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureFailure {
+    pub fingerprint: String,
+    pub sqlstate: String,
+    /// (session index in the workload, statement index in it).
+    pub instance: (u32, u32),
+}
+
+impl Run {
+    /// Whether every fingerprint of the replay carries the server's own times.
+    pub fn has_server_time(&self) -> bool {
+        self.fingerprints.iter().all(|f| f.server_samples.is_some())
+    }
 }
 
 impl From<&ReplayReport> for Run {
@@ -47,6 +71,10 @@ impl From<&ReplayReport> for Run {
                 kind: f.kind.as_str().to_string(),
                 executed: f.counts.executed,
                 samples: f.samples.clone(),
+                server_samples: report
+                    .server_time
+                    .is_some()
+                    .then(|| f.server_samples.clone()),
                 errors: f
                     .errors
                     .iter()
@@ -54,6 +82,7 @@ impl From<&ReplayReport> for Run {
                         sqlstate: e.sqlstate.clone(),
                         message: e.message.clone(),
                         count: e.count,
+                        instances: e.instances.clone(),
                     })
                     .collect(),
             })
@@ -70,6 +99,27 @@ pub(crate) struct Pooled<'a> {
     pub executed: u64,
     /// Every successful latency of every replay, ascending.
     pub sorted: Vec<u32>,
+    /// Every server time of every replay, ascending (empty where not measured).
+    pub server_sorted: Vec<u32>,
+}
+
+/// Which of a fingerprint's times a rule reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Times {
+    /// The client's round trip per statement.
+    Client,
+    /// The server's own time per statement.
+    Server,
+}
+
+impl Pooled<'_> {
+    /// The ascending times of one kind.
+    pub fn times(&self, which: Times) -> &[u32] {
+        match which {
+            Times::Client => &self.sorted,
+            Times::Server => &self.server_sorted,
+        }
+    }
 }
 
 /// Pools the fingerprints of `runs`, keyed (and so ordered) by fingerprint.
@@ -81,12 +131,17 @@ pub(crate) fn pool<'a>(runs: impl IntoIterator<Item = &'a Run>) -> BTreeMap<&'a 
             kind: &f.kind,
             executed: 0,
             sorted: Vec::new(),
+            server_sorted: Vec::new(),
         });
         entry.executed += f.executed;
         entry.sorted.extend_from_slice(&f.samples);
+        if let Some(server) = &f.server_samples {
+            entry.server_sorted.extend_from_slice(server);
+        }
     }
     for p in pooled.values_mut() {
         p.sorted.sort_unstable();
+        p.server_sorted.sort_unstable();
     }
     pooled
 }
@@ -103,6 +158,7 @@ mod tests {
             kind: "select".into(),
             executed,
             samples,
+            server_samples: None,
             errors: vec![],
         };
         let runs = [

@@ -74,6 +74,11 @@ pub(crate) fn compare_latency(
         delta_us,
         noise_floor,
         regressed: checks.all(),
+        rules: if checks.all() {
+            vec![super::report::RULE_CLIENT_P95]
+        } else {
+            Vec::new()
+        },
         checks,
     }
 }

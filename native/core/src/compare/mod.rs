@@ -7,7 +7,8 @@
 //! - [`input`]: what one replay contributes ([`Run`]).
 //! - [`options`]: thresholds and bootstrap parameters ([`CompareOptions`]).
 //! - `bootstrap`: the p95 ratio and its confidence interval; `rng`: its random draws.
-//! - `latency`: the latency rule; `noise`: the noise floor; `errors`: error differences.
+//! - `latency`: the client p95 rule; `server_time`: the server-time rule; `noise`: the noise
+//!   floor; `errors`: failures judged by class and rate.
 //! - [`report`]: the result ([`Comparison`]).
 
 mod bootstrap;
@@ -19,28 +20,35 @@ pub mod options;
 mod replays;
 pub mod report;
 mod rng;
+mod server_time;
 
 use std::collections::BTreeMap;
 
-pub use input::{ErrorCount, FingerprintRun, Run};
+pub use errors::RATE_ALPHA;
+pub use input::{CaptureFailure, ErrorCount, FingerprintRun, Run};
 pub use options::{CompareError, CompareOptions};
 pub use report::{
     Comparison, ErrorDiff, FingerprintComparison, FingerprintRef, LatencyChecks, LatencyComparison,
-    NoiseFloor, Percentiles,
+    NoiseFloor, Percentiles, ServerTimeChecks, ServerTimeComparison, ServerTimeSummary,
 };
 
-use input::{pool, Pooled};
+use input::{pool, Pooled, Times};
 
 /// The name of the overall comparison's bootstrap stream; fingerprints (16 hex digits) cannot
 /// take it.
 const OVERALL_STREAM: &str = "overall";
+/// What the server-time interval's stream adds to the fingerprint, so that it is not the
+/// client interval's.
+const SERVER_STREAM: &str = "server";
 
 /// Compares the `head` replays with the `base` replays (all replays of a side pooled).
-/// `noise` is an optional pair of replays on the base schema that estimates the noise floor.
+/// `noise` is an optional pair of replays on the base schema that estimates the noise floors;
+/// `capture`, the statements the capture saw fail (evidence that a failure is expected).
 pub fn compare(
     base: &[Run],
     head: &[Run],
     noise: Option<(&Run, &Run)>,
+    capture: Option<&[CaptureFailure]>,
     options: &CompareOptions,
 ) -> Result<Comparison, CompareError> {
     options.validate()?;
@@ -57,6 +65,8 @@ pub fn compare(
         base_schema.extend([a, b]);
     }
     let replays = replays::Replays::new(&base_schema, head);
+    let server_reason = server_time::unmeasured_reason(&base_schema, head);
+    let server_floor = server_time::server_floor(noise, options.min_calls);
     let noise = noise::noise_floor(noise, options.min_calls);
     let floors = latency::Floors {
         tail: noise.floor.value,
@@ -75,12 +85,32 @@ pub fn compare(
             continue;
         }
         let seed = rng::stream_seed(options.seed, fingerprint);
+        let server = match server_reason {
+            Some(_) => None,
+            None => server_time::compare_server_time(
+                b.times(Times::Server),
+                h.times(Times::Server),
+                server_floor.value,
+                replays.separated(fingerprint, options.server_threshold, Times::Server),
+                options,
+                rng::stream_seed(options.seed, &format!("{fingerprint}/{SERVER_STREAM}")),
+            ),
+        };
+        let mut latency = latency::compare_latency(&b.sorted, &h.sorted, floors, options, seed)
+            .with_replay_check(replays.separated(
+                fingerprint,
+                options.p95_threshold,
+                Times::Client,
+            ));
+        if let Some(s) = &server {
+            latency = latency.with_server_time(s);
+        }
         fingerprints.push(FingerprintComparison {
             fingerprint: fingerprint.to_string(),
             normalized: h.normalized.to_string(),
             kind: h.kind.to_string(),
-            latency: latency::compare_latency(&b.sorted, &h.sorted, floors, options, seed)
-                .with_replay_check(replays.separated(fingerprint, options.p95_threshold)),
+            latency,
+            server_time: server,
         });
         compared.push(fingerprint);
         all_base.extend_from_slice(&b.sorted);
@@ -93,12 +123,30 @@ pub fn compare(
     let overall = latency::compare_latency(&all_base, &all_head, floors, options, seed)
         .with_replay_check(replays.all_separated(&compared, options.p95_threshold));
 
-    let errors = errors::diff_errors(base, head);
+    // Noise replays that repeat a round (the gate's pair does) would count its failures twice.
+    let mut error_base: Vec<&Run> = base.iter().collect();
+    for n in &base_schema[base.len()..] {
+        if !base.iter().any(|b| b == *n) {
+            error_base.push(n);
+        }
+    }
+    let errors = errors::judge_errors(&errors::ErrorInputs {
+        base: &error_base,
+        base_rounds: base.len(),
+        head,
+        capture,
+    });
     Ok(Comparison {
         noise_floor: noise.floor,
+        server_time: ServerTimeSummary {
+            measured: server_reason.is_none(),
+            reason: server_reason,
+            noise_floor: server_floor,
+        },
         overall,
         fingerprints,
         new_errors: errors.new,
+        varying_errors: errors.varying,
         shared_errors: errors.shared,
         fixed_errors: errors.fixed,
         only_base: executed_only_in(&base_pool, &head_pool),

@@ -137,6 +137,7 @@ mod tests {
                     kind: "select".into(),
                     executed: n as u64,
                     samples: vec![latency; n],
+                    server_samples: None,
                     errors: vec![],
                 })
                 .collect(),
@@ -187,6 +188,7 @@ mod tests {
                     kind: "select".into(),
                     executed: 100,
                     samples: body_and_tail(body, tail),
+                    server_samples: None,
                     errors: vec![],
                 })
                 .collect(),

@@ -18,6 +18,11 @@ pub struct CompareOptions {
     pub iterations: u32,
     /// Seeds the bootstrap: the same inputs and seed give the same intervals.
     pub seed: u64,
+    /// The server-time rule: a fingerprint regresses when its server-time median moves by more
+    /// than this fraction of base's...
+    pub server_threshold: f64,
+    /// … and by more than this many µs (with the other checks, docs/gate-statistics.md).
+    pub server_min_delta_us: f64,
 }
 
 impl Default for CompareOptions {
@@ -28,6 +33,8 @@ impl Default for CompareOptions {
             min_calls: 20,
             confidence: 0.95,
             iterations: 2000,
+            server_threshold: 0.20,
+            server_min_delta_us: 50.0,
             seed: 0,
         }
     }
@@ -56,6 +63,24 @@ impl CompareOptions {
             return invalid(
                 "min_delta_us",
                 format!("must be 0 or more microseconds; got {}", self.min_delta_us),
+            );
+        }
+        if !self.server_threshold.is_finite() || self.server_threshold < 0.0 {
+            return invalid(
+                "server_threshold",
+                format!(
+                    "must be a fraction, 0 or more (0.2 = 20 %); got {}",
+                    self.server_threshold
+                ),
+            );
+        }
+        if !self.server_min_delta_us.is_finite() || self.server_min_delta_us < 0.0 {
+            return invalid(
+                "server_min_delta_us",
+                format!(
+                    "must be 0 or more microseconds; got {}",
+                    self.server_min_delta_us
+                ),
             );
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
@@ -120,6 +145,20 @@ mod tests {
                 "min_delta_us",
                 CompareOptions {
                     min_delta_us: f64::INFINITY,
+                    ..d()
+                },
+            ),
+            (
+                "server_threshold",
+                CompareOptions {
+                    server_threshold: -1.0,
+                    ..d()
+                },
+            ),
+            (
+                "server_min_delta_us",
+                CompareOptions {
+                    server_min_delta_us: f64::NAN,
                     ..d()
                 },
             ),

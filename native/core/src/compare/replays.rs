@@ -28,7 +28,7 @@
 use std::collections::BTreeMap;
 
 use super::bootstrap::{p95_ratio, GATE_PERCENTILE};
-use super::input::{pool, Pooled, Run};
+use super::input::{pool, Pooled, Run, Times};
 use crate::stats::percentile_sorted;
 
 /// One replay's samples, per fingerprint.
@@ -50,13 +50,14 @@ impl<'a> Replays<'a> {
     }
 
     /// The fastest head replay's median of `fingerprint` over the slowest base replay's, minus 1,
-    /// exceeds `threshold` (a fraction).
-    pub fn separated(&self, fingerprint: &str, threshold: f64) -> bool {
+    /// exceeds `threshold` (a fraction), on the times `which` (the client's, or the server's own).
+    pub fn separated(&self, fingerprint: &str, threshold: f64, which: Times) -> bool {
         let medians = |side: &[Replay<'a>]| -> Vec<u64> {
             side.iter()
                 .filter_map(|r| r.get(fingerprint))
-                .filter(|p| !p.sorted.is_empty())
-                .map(|p| median(&p.sorted))
+                .map(|p| p.times(which))
+                .filter(|t| !t.is_empty())
+                .map(median)
                 .collect()
         };
         separated(&medians(&self.base), &medians(&self.head), threshold)
@@ -116,6 +117,7 @@ mod tests {
                     kind: "select".into(),
                     executed: 30,
                     samples: vec![latency; 30],
+                    server_samples: None,
                     errors: vec![],
                 })
                 .collect(),
@@ -141,11 +143,11 @@ mod tests {
         ];
         let all: Vec<&Run> = base.iter().chain([&noise]).collect();
         let replays = Replays::new(&all, &head);
-        assert!(replays.separated("a", 0.2));
-        assert!(!replays.separated("b", 0.2));
-        assert!(!replays.separated("c", 0.2));
-        assert!(replays.separated("c", 0.05));
-        assert!(!replays.separated("d", 0.2));
+        assert!(replays.separated("a", 0.2, Times::Client));
+        assert!(!replays.separated("b", 0.2, Times::Client));
+        assert!(!replays.separated("c", 0.2, Times::Client));
+        assert!(replays.separated("c", 0.05, Times::Client));
+        assert!(!replays.separated("d", 0.2, Times::Client));
         assert!(!replays.all_separated(&["b"], 0.2));
         // Pooled, the whole workload's p95 is `b`'s 900 in one head replay only.
         assert!(!replays.all_separated(&["a", "b", "c", "d"], 0.2));
@@ -153,9 +155,9 @@ mod tests {
         assert!(!replays.all_separated(&["a", "d"], 0.2));
         assert!(replays.all_separated(&["a", "c"], 0.05));
         // Fingerprints nobody ran do not veto.
-        assert!(replays.separated("unknown", 0.2));
+        assert!(replays.separated("unknown", 0.2, Times::Client));
         // Unequal numbers of replays are fine: two head replays against four base ones.
-        assert!(Replays::new(&all, &head[..2]).separated("a", 0.2));
+        assert!(Replays::new(&all, &head[..2]).separated("a", 0.2, Times::Client));
     }
 
     #[test]
@@ -165,6 +167,6 @@ mod tests {
         let base = [run(&[("a", 100)]), failing];
         let head = [run(&[("a", 200)])];
         let all: Vec<&Run> = base.iter().collect();
-        assert!(Replays::new(&all, &head).separated("a", 0.2));
+        assert!(Replays::new(&all, &head).separated("a", 0.2, Times::Client));
     }
 }

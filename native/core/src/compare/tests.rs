@@ -4,7 +4,7 @@ use super::*;
 use crate::compare::rng::Rng;
 
 /// A fingerprint with `n` successes around `center` µs (±10 %, a fixed pattern per seed) and
-/// `failed` failures with SQLSTATE 57014.
+/// `failed` failures with SQLSTATE 42P01 (a deterministic failure).
 fn fp(name: &str, center: u32, n: usize, failed: u64, seed: u64) -> FingerprintRun {
     let mut rng = Rng::new(seed);
     FingerprintRun {
@@ -17,13 +17,15 @@ fn fp(name: &str, center: u32, n: usize, failed: u64, seed: u64) -> FingerprintR
             .collect(),
         errors: if failed > 0 {
             vec![ErrorCount {
-                sqlstate: "57014".into(),
-                message: format!("{name} cancelled"),
+                sqlstate: "42P01".into(),
+                message: format!("{name} missing"),
                 count: failed,
+                instances: vec![],
             }]
         } else {
             vec![]
         },
+        server_samples: None,
     }
 }
 
@@ -60,7 +62,7 @@ fn regressions_first_then_worst_ratio_then_fingerprint() {
         fp("e", 1000, 100, 0, 5),
         fp("f", 1000, 100, 0, 6),
     ])];
-    let c = compare(&base, &head, None, &CompareOptions::default()).unwrap();
+    let c = compare(&base, &head, None, None, &CompareOptions::default()).unwrap();
     assert_eq!(&names(&c)[..3], ["b", "c", "d"]);
     assert!(c.fingerprints[0].latency.regressed && c.fingerprints[1].latency.regressed);
     assert!(!c.fingerprints[2].latency.regressed && !c.fingerprints[2].latency.checks.enough_calls);
@@ -83,7 +85,7 @@ fn a_tail_only_slowdown_is_reported_but_not_gated() {
         *sample *= 4;
     }
     let head = [run(vec![slow_tail])];
-    let c = compare(&base, &head, None, &CompareOptions::default()).unwrap();
+    let c = compare(&base, &head, None, None, &CompareOptions::default()).unwrap();
     let a = &c.fingerprints[0].latency;
     assert!(a.ratio > 3.0 && a.checks.over_threshold && a.checks.ci_above_noise);
     assert!(!a.checks.slower_in_every_replay && !a.regressed, "{a:?}");
@@ -96,6 +98,7 @@ fn identical_sides_do_not_regress() {
         &base,
         &base,
         Some((&base[0], &base[0])),
+        None,
         &CompareOptions::default(),
     )
     .unwrap();
@@ -114,9 +117,9 @@ fn deterministic_and_independent_of_order() {
     let head = [run(vec![fp("a", 1300, 300, 0, 3), fp("b", 600, 300, 0, 4)])];
     let reversed_head = [run(head[0].fingerprints.iter().rev().cloned().collect())];
     let o = CompareOptions::default();
-    let one = compare(&base, &head, None, &o).unwrap();
-    assert_eq!(one, compare(&base, &head, None, &o).unwrap());
-    assert_eq!(one, compare(&base, &reversed_head, None, &o).unwrap());
+    let one = compare(&base, &head, None, None, &o).unwrap();
+    assert_eq!(one, compare(&base, &head, None, None, &o).unwrap());
+    assert_eq!(one, compare(&base, &reversed_head, None, None, &o).unwrap());
 }
 
 #[test]
@@ -133,7 +136,7 @@ fn one_sided_and_failing_fingerprints() {
         fp("breaks", 100, 0, 40, 3),
         fp("planned", 100, 3, 0, 4),
     ])];
-    let c = compare(&base, &head, None, &CompareOptions::default()).unwrap();
+    let c = compare(&base, &head, None, None, &CompareOptions::default()).unwrap();
     assert_eq!(names(&c), ["both"], "`breaks` has no successes on head");
     let refs = |l: &[FingerprintRef]| -> Vec<(String, u64)> {
         l.iter()
@@ -152,7 +155,7 @@ fn one_sided_and_failing_fingerprints() {
         .collect();
     assert_eq!(new, [("breaks", 40), ("added", 7)]);
     assert_eq!(c.fixed_errors.len(), 1);
-    assert_eq!(c.fixed_errors[0].message, "gone cancelled");
+    assert_eq!(c.fixed_errors[0].message, "gone missing");
 }
 
 #[test]
@@ -163,24 +166,24 @@ fn refuses_bad_options_and_missing_sides() {
         ..Default::default()
     };
     assert!(matches!(
-        compare(&r, &r, None, &bad),
+        compare(&r, &r, None, None, &bad),
         Err(CompareError::InvalidOption {
             option: "confidence",
             ..
         })
     ));
     assert_eq!(
-        compare(&[], &r, None, &CompareOptions::default()),
+        compare(&[], &r, None, None, &CompareOptions::default()),
         Err(CompareError::NoRuns { side: "base" })
     );
     assert_eq!(
-        compare(&r, &[], None, &CompareOptions::default())
+        compare(&r, &[], None, None, &CompareOptions::default())
             .unwrap_err()
             .to_string(),
         "no head replay to compare: at least one per side is needed"
     );
     // Nothing in common is not an error: an empty, neutral comparison.
-    let c = compare(&r, &r, None, &CompareOptions::default()).unwrap();
+    let c = compare(&r, &r, None, None, &CompareOptions::default()).unwrap();
     assert!(c.fingerprints.is_empty() && !c.overall.regressed && c.overall.ratio == 1.0);
 }
 
@@ -188,7 +191,7 @@ fn refuses_bad_options_and_missing_sides() {
 fn serializes_to_the_report_shape() {
     let base = [run(vec![fp("a", 1000, 30, 1, 1)])];
     let head = [run(vec![fp("a", 3000, 30, 2, 2)])];
-    let c = compare(&base, &head, None, &CompareOptions::default()).unwrap();
+    let c = compare(&base, &head, None, None, &CompareOptions::default()).unwrap();
     let v = serde_json::to_value(&c).unwrap();
     let keys = |v: &serde_json::Value| -> Vec<String> {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
@@ -205,10 +208,16 @@ fn serializes_to_the_report_shape() {
             "only_base",
             "only_head",
             "overall",
-            "shared_errors"
+            "server_time",
+            "shared_errors",
+            "varying_errors"
         ]
     );
     assert_eq!(keys(&v["noise_floor"]), ["fingerprints", "method", "value"]);
+    assert_eq!(
+        keys(&v["server_time"]),
+        ["measured", "noise_floor", "reason"]
+    );
     let latency = [
         "base",
         "calls_base",
@@ -221,10 +230,11 @@ fn serializes_to_the_report_shape() {
         "noise_floor",
         "ratio",
         "regressed",
+        "rules",
     ];
     assert_eq!(keys(&v["overall"]), latency);
     let mut fingerprint: Vec<&str> = latency.to_vec();
-    fingerprint.extend(["fingerprint", "kind", "normalized"]);
+    fingerprint.extend(["fingerprint", "kind", "normalized", "server_time"]);
     fingerprint.sort();
     assert_eq!(keys(&v["fingerprints"][0]), fingerprint);
     assert_eq!(keys(&v["overall"]["base"]), ["p50_us", "p95_us", "p99_us"]);
@@ -242,10 +252,20 @@ fn serializes_to_the_report_shape() {
         keys(&v["shared_errors"][0]),
         [
             "base_count",
+            "base_executed",
+            "base_replays",
+            "capture_count",
+            "class",
+            "every_head_replay",
             "fingerprint",
             "head_count",
+            "head_executed",
+            "head_replays",
             "message",
             "normalized",
+            "p_value",
+            "rule",
+            "siblings_failing",
             "sqlstate"
         ]
     );
@@ -259,7 +279,7 @@ fn compare_speed() {
     let base = [run(vec![fp("a", 1000, 1_000_000, 0, 1)])];
     let head = [run(vec![fp("a", 1100, 1_000_000, 0, 2)])];
     let start = std::time::Instant::now();
-    let c = compare(&base, &head, None, &CompareOptions::default()).unwrap();
+    let c = compare(&base, &head, None, None, &CompareOptions::default()).unwrap();
     eprintln!(
         "1M samples per side, one fingerprint plus overall: {:?} (ratio {:.3}, CI {:.3}–{:.3})",
         start.elapsed(),
@@ -267,4 +287,47 @@ fn compare_speed() {
         c.overall.ci_low,
         c.overall.ci_high
     );
+}
+
+/// `fp` with the server's own times: `server` µs each, plus a small spread.
+fn with_server(mut f: FingerprintRun, server: u32) -> FingerprintRun {
+    let n = f.samples.len() as u32;
+    f.server_samples = Some((0..n).map(|i| server + i % 7).collect());
+    f
+}
+
+#[test]
+fn the_server_time_rule_sees_what_the_client_p95_cannot() {
+    // Client times of ~2 ms that swamp a 0.3 ms shift; the server's own times move from 40 µs
+    // to 340 µs in every replay.
+    let base: Vec<Run> = (0..3)
+        .map(|i| run(vec![with_server(fp("a", 2000, 200, 0, i), 40)]))
+        .collect();
+    let noise = run(vec![with_server(fp("a", 2000, 200, 0, 9), 41)]);
+    let head: Vec<Run> = (0..3)
+        .map(|i| run(vec![with_server(fp("a", 2000, 200, 0, 10 + i), 340)]))
+        .collect();
+    let o = CompareOptions::default();
+    let c = compare(&base, &head, Some((&base[0], &noise)), None, &o).unwrap();
+    assert!(c.server_time.measured && c.server_time.reason.is_none());
+    let f = &c.fingerprints[0];
+    let s = f.server_time.as_ref().unwrap();
+    assert!(s.regressed && s.shift_us == 300, "{s:?}");
+    assert!(
+        !f.latency.checks.all(),
+        "the client rule does not see it: {f:?}"
+    );
+    assert!(f.latency.regressed);
+    assert_eq!(f.latency.rules, ["server_time"]);
+
+    // The same schema on both sides: no server-time regression.
+    let aa = compare(&base, &base, Some((&base[0], &noise)), None, &o).unwrap();
+    assert!(aa.fingerprints.iter().all(|f| !f.latency.regressed));
+
+    // One head replay without server times: the rule is off and says why.
+    let mut partial = head.clone();
+    partial[1].fingerprints[0].server_samples = None;
+    let c = compare(&base, &partial, Some((&base[0], &noise)), None, &o).unwrap();
+    assert!(!c.server_time.measured && c.server_time.reason.is_some());
+    assert!(c.fingerprints[0].server_time.is_none() && !c.fingerprints[0].latency.regressed);
 }

@@ -35,6 +35,9 @@ impl Conn {
 pub enum Answer {
     Done {
         rows: u64,
+        /// The server's own time for the statement, when it sent its duration line (direct
+        /// path only).
+        server_us: Option<u32>,
     },
     Failed {
         sqlstate: String,
@@ -52,7 +55,11 @@ pub enum Answer {
 
 pub enum ExecOutcome {
     /// Ran; the rows, when asked for, are in the `Returned` given to `execute`.
-    Ok { latency: Duration, rows: u64 },
+    Ok {
+        latency: Duration,
+        rows: u64,
+        server_us: Option<u32>,
+    },
     /// The server answered with an error; the session can go on.
     Failed {
         latency: Duration,
@@ -229,7 +236,11 @@ where
     };
     let latency = started.elapsed();
     match answer {
-        Answer::Done { rows } => ExecOutcome::Ok { latency, rows },
+        Answer::Done { rows, server_us } => ExecOutcome::Ok {
+            latency,
+            rows,
+            server_us,
+        },
         Answer::Failed {
             sqlstate,
             message,
@@ -291,7 +302,11 @@ async fn client_query(client: &Client, sql: &str, mut returned: Option<&mut Retu
         Ok::<u64, tokio_postgres::Error>(rows)
     };
     match run.await {
-        Ok(rows) => Answer::Done { rows },
+        // tokio-postgres hands notices to its connection task, not to the query: no server time.
+        Ok(rows) => Answer::Done {
+            rows,
+            server_us: None,
+        },
         Err(e) => classify(&e),
     }
 }

@@ -99,6 +99,10 @@ pub struct ReplayOptions {
     pub worker_threads: Option<std::num::NonZeroUsize>,
     /// Keep each of those threads on one CPU of the process's affinity mask (Linux).
     pub pin_threads: bool,
+    /// Record the server's own time for each successful statement, from the `duration` LOG
+    /// notice a database with `log_duration = on` and `client_min_messages = log` sends (the
+    /// caller sets those; direct path only). Costs one `u32` per statement.
+    pub server_time: bool,
 }
 
 /// How a session talks to the server once tokio-postgres has connected and authenticated it.
@@ -138,6 +142,7 @@ impl Default for ReplayOptions {
             driver: Driver::default(),
             worker_threads: None,
             pin_threads: true,
+            server_time: false,
         }
     }
 }
@@ -225,6 +230,8 @@ pub(crate) struct Shared {
     pub keys: Option<keys::KeyState>,
     /// Where the sessions write their latencies.
     pub slots: latency::Slots,
+    /// Where the server's own times go, when they are recorded.
+    pub server_slots: Option<latency::Slots>,
 }
 
 impl Shared {
@@ -530,6 +537,7 @@ pub async fn replay(
     let planned = latency::Planned::of(&workload, &plan.sessions);
     let captured = planned.captured(&workload, &plan.sessions);
     let slots = latency::Slots::new(&planned);
+    let server_slots = opts.server_time.then(|| latency::Slots::new(&planned));
     drop(planned);
     let shared = Arc::new(Shared {
         workload: Arc::clone(&workload),
@@ -546,6 +554,7 @@ pub async fn replay(
         probing: AtomicBool::new(false),
         keys: (opts.correlate_keys && !workload.keys().is_empty()).then(keys::KeyState::default),
         slots,
+        server_slots,
     });
 
     // The caller's cancellation and the deadline both stop the run through one token.
@@ -605,6 +614,7 @@ pub async fn replay(
     let mut session_reports = Vec::with_capacity(plan.sessions.len());
     let mut merged: HashMap<u32, tally::FingerprintTally> = HashMap::new();
     let mut extents: HashMap<u32, Vec<(usize, usize)>, FnvBuild> = HashMap::default();
+    let mut server_extents: HashMap<u32, Vec<(usize, usize)>, FnvBuild> = HashMap::default();
     let mut totals = Accounting::default();
     let mut warnings = Vec::new();
     while let Some(outcome) = outcomes.recv().await {
@@ -616,10 +626,13 @@ pub async fn replay(
                     if let Some(region) = &ft.samples {
                         extents.entry(fp).or_default().push(region.extent());
                     }
+                    if let Some(region) = &ft.server {
+                        server_extents.entry(fp).or_default().push(region.extent());
+                    }
                     m.counts.merge(&ft.counts);
                     m.rows += ft.rows;
-                    for (code, (msg, n)) in ft.errors {
-                        m.errors.entry(code).or_insert_with(|| (msg, 0)).1 += n;
+                    for (code, e) in ft.errors {
+                        m.errors.entry(code).or_default().merge(e);
                     }
                 }
                 session_reports.push(rep);
@@ -681,20 +694,29 @@ pub async fn replay(
 
     // Every session has ended, and with it its regions: the samples can be packed.
     let mut samples = shared.slots.collect(extents);
+    let mut server_samples = shared
+        .server_slots
+        .as_ref()
+        .map(|s| s.collect(server_extents));
     let mut fingerprints = Vec::with_capacity(merged.len());
     for (fp_idx, mut ft) in merged {
         let entry = &workload.fingerprints()[fp_idx as usize];
         let mut samples = samples.remove(&fp_idx).unwrap_or_default();
         // Sorted in place: the report's samples are ascending (see latency.rs).
         let latency = summarize(&mut samples);
+        let mut server = server_samples
+            .as_mut()
+            .map(|s| s.remove(&fp_idx).unwrap_or_default());
+        let server_time = server.as_mut().map(|s| summarize(s));
         let captured_latency = captured.get(&fp_idx).copied().unwrap_or_default();
         let mut errors: Vec<ErrorGroup> = ft
             .errors
             .drain()
-            .map(|(sqlstate, (message, count))| ErrorGroup {
+            .map(|(sqlstate, e)| ErrorGroup {
                 sqlstate,
-                message,
-                count,
+                message: e.first_message,
+                count: e.count,
+                instances: e.instances.iter().map(|&i| split_instance(i)).collect(),
             })
             .collect();
         errors.sort_by(|a, b| b.count.cmp(&a.count).then(a.sqlstate.cmp(&b.sqlstate)));
@@ -708,6 +730,8 @@ pub async fn replay(
             rows: ft.rows,
             errors,
             samples,
+            server_time,
+            server_samples: server.unwrap_or_default(),
         });
     }
     fingerprints.sort_by(|a, b| {
@@ -723,6 +747,7 @@ pub async fn replay(
             .collect::<Vec<_>>(),
     );
 
+    let server_time = opts.server_time.then(|| server_time_report(&fingerprints));
     let sessions_completed = session_reports
         .iter()
         .filter(|s| s.status == SessionStatus::Completed)
@@ -747,6 +772,7 @@ pub async fn replay(
         warnings,
         correlation: shared.keys.as_ref().map(|k| k.report(workload.keys())),
         sequences,
+        server_time,
     };
     drop(shared);
     if let (Some(w), Some(records_path)) = (writer, &records_path) {
@@ -777,6 +803,22 @@ pub async fn replay(
         }
     }
     Ok(report)
+}
+
+/// (session index in the workload, statement index in it) of a failing statement.
+fn split_instance(i: tally::Instance) -> (u32, u32) {
+    ((i >> 32) as u32, i as u32)
+}
+
+/// How many successes had the server's own time: all, unless the server did not send its
+/// duration lines (the settings are not in effect) or a statement ran where they are not sent.
+fn server_time_report(fingerprints: &[FingerprintReport]) -> ServerTimeReport {
+    let ok: u64 = fingerprints.iter().map(|f| f.counts.ok).sum();
+    let timed = fingerprints
+        .iter()
+        .map(|f| f.server_samples.len() as u64)
+        .sum();
+    ServerTimeReport { ok, timed }
 }
 
 #[cfg(test)]

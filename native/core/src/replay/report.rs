@@ -141,6 +141,20 @@ pub struct ErrorGroup {
     pub sqlstate: String,
     pub message: String,
     pub count: u64,
+    /// Which captured statements failed, as (session index in the workload, statement index in
+    /// that session): the first ones in the workload's order, at most
+    /// [`super::tally::INSTANCES_KEPT`]. The comparison asks whether the same statements fail
+    /// in every replay (a failure that does not depend on how sessions interleave).
+    pub instances: Vec<(u32, u32)>,
+}
+
+/// How much of a replay has the server's own time per statement.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ServerTimeReport {
+    /// Successful statements.
+    pub ok: u64,
+    /// Those the server sent its duration line for.
+    pub timed: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -160,6 +174,12 @@ pub struct FingerprintReport {
     /// comparisons, omitted from JSON.
     #[serde(skip)]
     pub samples: Vec<u32>,
+    /// The server's own time of the successes it sent a duration line for, when measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_time: Option<LatencySummary>,
+    /// Those times (µs), ascending; omitted from JSON like `samples`.
+    #[serde(skip)]
+    pub server_samples: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -190,4 +210,7 @@ pub struct ReplayReport {
     /// Sequences aligned to capture time before the replay; absent when there were none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequences: Option<Vec<super::SequenceOutcome>>,
+    /// How many successes have the server's own time; absent when it was not asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_time: Option<ServerTimeReport>,
 }

@@ -13,7 +13,7 @@ use super::records::StatementRecord;
 use super::report::{NotExecutedReason, SessionReport, SessionStatus, SkipReason};
 use super::returned::Returned;
 use super::stop::Stop;
-use super::tally::Tally;
+use super::tally::{instance, Tally};
 use super::txn::{Decision, TxnState};
 use super::{handoff, Driver, Shared, StopReason};
 use crate::scale::SessionPlan;
@@ -233,6 +233,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
             .iter()
             .map(|st| workload.fingerprint_index(st.text)),
         &shared.slots,
+        shared.server_slots.as_ref(),
     );
 
     // Arrive when the workload says this session arrives.
@@ -360,18 +361,39 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         });
         let outcome = execute(&mut conn, &shared.tls, sent, sql, &mut watch, rows_wanted).await;
         match outcome {
-            ExecOutcome::Ok { latency, rows } => {
+            ExecOutcome::Ok {
+                latency,
+                rows,
+                server_us,
+            } => {
                 if let (Some(keys), true) = (&shared.keys, keep_rows) {
                     keys.register(links, g, plan.copy, &returned);
                 }
                 let us = micros(latency);
-                run.tally.ok(fp_idx, us, rows);
+                run.tally.ok(fp_idx, us, rows, server_us);
                 run.count_executed(false, sent);
                 if run.recording() {
                     run.record(i, "ok", None, Some((sent_at_us(), us, rows)), None)
                         .await;
                 }
                 txn.succeeded(effect);
+                if shared.server_slots.is_some() && sets_client_messages(sql) {
+                    // The workload turned the server's duration lines off for this session
+                    // (drivers do: `SET client_min_messages TO warning`); our own SET turns them
+                    // back on, so that its later statements keep their server time.
+                    let restored = execute(
+                        &mut conn,
+                        &shared.tls,
+                        Instant::now(),
+                        RESTORE_CLIENT_MESSAGES,
+                        &mut watch,
+                        None,
+                    )
+                    .await;
+                    if run.ended_by(restored, i + 1).await {
+                        break;
+                    }
+                }
             }
             ExecOutcome::Failed {
                 latency,
@@ -380,7 +402,8 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
                 failed_block,
             } => {
                 let us = micros(latency);
-                run.tally.error(fp_idx, &sqlstate, &message);
+                let at = instance(run.plan.source, i as u32);
+                run.tally.error(fp_idx, &sqlstate, &message, at);
                 run.count_executed(true, sent);
                 if run.recording() {
                     run.record(
@@ -427,6 +450,21 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         .sessions_active
         .fetch_sub(1, Ordering::Relaxed);
     finish(run)
+}
+
+/// What the engine sends after a workload statement that set `client_min_messages`, when the
+/// server's own times are measured (they come as LOG notices).
+const RESTORE_CLIENT_MESSAGES: &str = "SET client_min_messages = log";
+
+/// Whether `sql` may set `client_min_messages` (a cheap test on the text; a false positive only
+/// costs one more `SET`).
+fn sets_client_messages(sql: &str) -> bool {
+    const NAME: &[u8] = b"client_min_messages";
+    sql.len() >= NAME.len()
+        && sql
+            .as_bytes()
+            .windows(NAME.len())
+            .any(|w| w.eq_ignore_ascii_case(NAME))
 }
 
 /// Opens the session's connection on the path the options choose, with retries.

@@ -6,7 +6,10 @@
 //! is parsed: command tags (row counts), error fields (severity, SQLSTATE, message), and, for a
 //! statement whose generated keys later statements use, its rows as text. Rows of every other
 //! statement, notices and parameter reports are skipped as they arrive, without being buffered
-//! whole, so a large result costs reads, not memory.
+//! whole, so a large result costs reads, not memory. The one notice read is the server's own
+//! `duration: … ms` LOG line, which a session sees when its database has `log_duration` on and
+//! `client_min_messages` at `log` (the gate's servers, docs/gate-statistics.md "Server time"):
+//! the time the server spent on the statement, from reading the message to finishing it.
 //!
 //! Answers match the tokio-postgres path (`exec::client_query`): rows are the sum of the command
 //! tags' counts, the first ERROR is the statement's error, FATAL or PANIC (or a closed socket)
@@ -31,6 +34,10 @@ const RECEIVE_INITIAL: usize = 8 * 1024;
 /// Buffers grown past this for one large message or statement are shrunk back afterwards.
 const KEEP_AT_MOST: usize = 64 * 1024;
 const MESSAGE_HEADER: usize = 5;
+
+/// Notices longer than this are skipped unread: the server's duration line is under 100 bytes,
+/// and a workload's own long notices must not be buffered whole.
+const NOTICE_READ_AT_MOST: usize = 512;
 
 /// What the server is told when it asks for COPY data the workload does not have.
 const COPY_FAIL_MESSAGE: &str = "COPY FROM STDIN is not replayed: the workload has no data for it";
@@ -129,6 +136,7 @@ impl WireIo {
             io: self,
             returned,
             rows: 0,
+            server_us: None,
             failed: None,
             unsent,
             state,
@@ -190,8 +198,10 @@ impl WireIo {
             let total = 1 + message_length(&self.buf[self.start + 1..self.start + 5])?;
             let skipped = match tag {
                 b'D' | b'T' => !keep_rows,
-                // Notice, parameter status, notification, COPY data.
-                b'N' | b'S' | b'A' | b'd' => true,
+                // A notice is read when it may be the server's duration line.
+                b'N' => total > NOTICE_READ_AT_MOST,
+                // Parameter status, notification, COPY data.
+                b'S' | b'A' | b'd' => true,
                 _ => false,
             };
             if skipped {
@@ -272,6 +282,8 @@ pub struct Query<'a> {
     io: &'a mut WireIo,
     returned: Option<&'a mut Returned>,
     rows: u64,
+    /// The server's own time for the statement, from its last duration notice.
+    server_us: Option<u32>,
     /// The first ERROR of the answer (a multi-statement text stops at it).
     failed: Option<(String, String)>,
     /// Why the message could not be sent, while what the server sent before it closed is read.
@@ -355,6 +367,11 @@ impl Query<'_> {
             let body = &self.io.buf[from..to];
             match tag {
                 b'C' => self.rows += rows_of(body),
+                b'N' => {
+                    if let Some(us) = duration_notice(body) {
+                        self.server_us = Some(us);
+                    }
+                }
                 b'Z' => {
                     return Ok(Some(match self.failed.take() {
                         Some((sqlstate, message)) => Answer::Failed {
@@ -363,7 +380,10 @@ impl Query<'_> {
                             // The transaction status: idle, in a block, or in a failed block.
                             failed_block: Some(body.first() == Some(&b'E')),
                         },
-                        None => Answer::Done { rows: self.rows },
+                        None => Answer::Done {
+                            rows: self.rows,
+                            server_us: self.server_us,
+                        },
                     }));
                 }
                 b'E' => {
@@ -465,6 +485,57 @@ fn rows_of(body: &[u8]) -> u64 {
 fn cstr(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
     let nul = bytes.iter().position(|&b| b == 0)?;
     Some((&bytes[..nul], &bytes[nul + 1..]))
+}
+
+/// The µs of the server's `duration: 12.345 ms` LOG notice (`log_duration`, printed with three
+/// decimals), or `None` for any other notice. The line is matched on its non-localised severity
+/// and its English words: the gate sets `lc_messages` to `C` where it turns the line on.
+fn duration_notice(mut body: &[u8]) -> Option<u32> {
+    let (mut severity, mut localized, mut message) = (None, None, None);
+    while let Some((&field, rest)) = body.split_first() {
+        if field == 0 {
+            break;
+        }
+        let (value, rest) = cstr(rest)?;
+        match field {
+            b'V' => severity = Some(value),
+            b'S' => localized = Some(value),
+            b'M' => message = Some(value),
+            _ => {}
+        }
+        body = rest;
+    }
+    if severity.or(localized)? != b"LOG" {
+        return None;
+    }
+    let number = message?.strip_prefix(b"duration: ")?;
+    let end = number.iter().position(|&b| b == b' ')?;
+    // What follows the number: " ms", alone or before "  statement: …" (log_min_duration_statement).
+    let unit = &number[end..];
+    if !(unit == b" ms" || unit.starts_with(b" ms  ")) {
+        return None;
+    }
+    parse_millis(&number[..end])
+}
+
+/// `12.345` (ms) as 12345 µs; digits after the third decimal are dropped. Saturates at u32::MAX.
+fn parse_millis(text: &[u8]) -> Option<u32> {
+    let (whole, fraction) = match text.iter().position(|&b| b == b'.') {
+        Some(dot) => (&text[..dot], &text[dot + 1..]),
+        None => (text, &b""[..]),
+    };
+    if whole.is_empty() || !whole.iter().chain(fraction).all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut us: u64 = 0;
+    for &d in whole {
+        us = us.saturating_mul(10).saturating_add(u64::from(d - b'0'));
+    }
+    for i in 0..3 {
+        let d = fraction.get(i).map_or(0, |&d| u64::from(d - b'0'));
+        us = us.saturating_mul(10).saturating_add(d);
+    }
+    Some(u32::try_from(us).unwrap_or(u32::MAX))
 }
 
 struct ServerError {
@@ -578,6 +649,37 @@ mod tests {
         // A localised severity does not fool it when the non-localised one is there.
         let e = ServerError::parse(b"SFATAL\0VERROR\0C22012\0Mdivision by zero\0\0");
         assert!(!e.fatal);
+    }
+
+    #[test]
+    fn the_servers_duration_line_is_read_and_other_notices_are_not() {
+        let notice = |severity: &str, message: &str| {
+            format!("SLOG\0V{severity}\0C00000\0M{message}\0Fpostgres.c\0\0").into_bytes()
+        };
+        assert_eq!(
+            duration_notice(&notice("LOG", "duration: 0.123 ms")),
+            Some(123)
+        );
+        assert_eq!(
+            duration_notice(&notice("LOG", "duration: 12.5 ms")),
+            Some(12_500)
+        );
+        assert_eq!(
+            duration_notice(&notice("LOG", "duration: 1.000 ms  statement: SELECT 1")),
+            Some(1_000)
+        );
+        // A RAISE NOTICE or LOG of the workload's own, or a notice with the words but another
+        // unit, is not a duration.
+        assert_eq!(
+            duration_notice(&notice("NOTICE", "duration: 1.000 ms")),
+            None
+        );
+        assert_eq!(duration_notice(&notice("LOG", "duration: 1.000 s")), None);
+        assert_eq!(duration_notice(&notice("LOG", "checkpoint starting")), None);
+        assert_eq!(duration_notice(&notice("LOG", "duration: x.1 ms")), None);
+        // Without the non-localised severity (before 9.6) the localised one decides.
+        assert_eq!(duration_notice(b"SLOG\0Mduration: 0.007 ms\0\0"), Some(7));
+        assert_eq!(parse_millis(b"99999999.999"), Some(u32::MAX));
     }
 
     #[test]
