@@ -19,6 +19,7 @@ import type { GitHubApi } from './github-api.js';
 import { type ActionOptions, type InputReader, readCapacityConfig } from './inputs.js';
 import { scrub } from './logger.js';
 import { Output } from './names.js';
+import { checkedOutputs } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
 import { inRunDir } from './state.js';
 
@@ -44,7 +45,8 @@ export async function capacityMode(read: InputReader, options: ActionOptions, ev
     repository: event.repository,
     pullRequest: event.pullRequest?.number,
   });
-  for (const [name, value] of Object.entries(capacityOutputs(report, paths, commentUrl))) core.setOutput(name, scrub(value));
+  const outputs = checkedOutputs(capacityOutputs(report, paths, commentUrl), (message) => core.warning(message));
+  for (const [name, value] of Object.entries(outputs)) core.setOutput(name, scrub(value));
 
   const kind = report.verdict === 'pass' || report.verdict === 'report' ? 'pass' : report.verdict === 'fail' ? 'regression' : 'failed';
   return endStep(kind, report.headline, exitCode, error, options['fail-on-regression']);

@@ -20,24 +20,31 @@ import { platformProblem } from '../native.js';
 import { parseReport } from '../report/index.js';
 import { maskUrlsIn, passwordForms } from '../provision/url.js';
 import { type EventInfo, readEvent } from './event.js';
-import { createGitHubApi, type GitHubApi } from './github-api.js';
+import { createGitHubApi, type GitHubApi, type RetryPolicy } from './github-api.js';
 import { type ActionOptions, readActionOptions, readGateConfig } from './inputs.js';
 import { addSecret, scrub } from './logger.js';
 import { capacityMode } from './capacity-mode.js';
 import { baselineReport, baselineSection, compareWithBaseline } from './baseline.js';
 import { ActionInput } from './names.js';
-import { baselineOutputs, outputsOf, type ReportPaths } from './outputs.js';
+import { baselineOutputs, checkedOutputs, outputsOf, type ReportPaths } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
 import { reportMarkdown, writeReportFiles } from './report-files.js';
 import { endStep } from './end-step.js';
 import { inRunDir } from './state.js';
+import { prose } from '../report/markdown-text.js';
+
+export interface RunOptions {
+  /** How rate-limited REST calls are retried (tests give a sleep that does not wait). */
+  retry?: Partial<RetryPolicy>;
+}
 
 /**
  * Runs the main step.
  * @param env the runner's environment
+ * @param options what tests change
  * @returns the exit status
  */
-export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCode> {
+export async function run(env: NodeJS.ProcessEnv = process.env, { retry }: RunOptions = {}): Promise<ExitCode> {
   try {
     const read = (name: string) => core.getInput(name);
     // Secrets first: nothing below may print them, not even in an error about another input.
@@ -50,7 +57,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCod
     const event = readEvent(env);
     const workspace = env.GITHUB_WORKSPACE || process.cwd();
     process.chdir(workspace);
-    const api = createGitHubApi(env.GITHUB_API_URL || 'https://api.github.com', options[ActionInput.GithubToken] ?? '');
+    const api = createGitHubApi(env.GITHUB_API_URL || 'https://api.github.com', options[ActionInput.GithubToken] ?? '', retry);
     if (options.mode === 'comment') return await commentMode(options, event, api);
     checkPlatform();
     if (options.mode === 'capacity') return await capacityMode(read, options, event, api, env, workspace);
@@ -58,7 +65,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCod
   } catch (error) {
     const message = maskUrlsIn(scrub(error instanceof Error ? error.message : String(error)));
     // The summary is the one place every run leaves its outcome, also when nothing ran.
-    await writeSummary(`### ❌ pg-retest: error\n\n${message.replaceAll('<', '&lt;')}\n`);
+    await writeSummary(`### ❌ pg-retest: error\n\n${prose(message)}\n`);
     core.setFailed(message);
     return exitCodeOf(error);
   }
@@ -200,7 +207,8 @@ function sameCommitOnBothSides(config: GateConfig): GateConfig {
 }
 
 function setOutputs(report: GateReport, paths: ReportPaths | undefined, commentUrl: string | undefined, overrides: Record<string, string> = {}): void {
-  for (const [name, value] of Object.entries({ ...outputsOf(report, paths, commentUrl), ...overrides })) core.setOutput(name, scrub(value));
+  const outputs = checkedOutputs({ ...outputsOf(report, paths, commentUrl), ...overrides }, (message) => core.warning(message));
+  for (const [name, value] of Object.entries(outputs)) core.setOutput(name, scrub(value));
 }
 
 function verdict(report: GateReport, exitCode: ExitCode, error: CliError | undefined, options: ActionOptions): ExitCode {
