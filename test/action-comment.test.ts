@@ -81,7 +81,8 @@ describe('upsertComment', () => {
     });
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
     try {
-      const at = createGitHubApi(`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, 't');
+      // A sleep that does not wait: the retries are test/action-rate-limit.test.ts's subject.
+      const at = createGitHubApi(`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, 't', { sleep: async () => {} });
       await expect(upsertComment(at, repo, 3, commentBody('x', 'r'), 'x')).rejects.toThrow(/secondary rate limit.*\): GitHub's rate limit; the report is in the job summary$/);
       await expect(upsertComment(at, repo, 4, commentBody('x', 'r'), 'x')).rejects.toThrow(/answered 404: Not Found\): the pull request or repository was not found, or the token cannot see it$/);
     } finally {

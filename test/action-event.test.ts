@@ -27,6 +27,10 @@ describe('readEvent', () => {
   it('a pull_request: number, commits, and whether it comes from a fork', () => {
     expect(readEvent(envFor('pull_request', pr('acme/shop'))).pullRequest).toEqual({ number: 9, baseSha: 'a'.repeat(40), headSha: 'b'.repeat(40), fromFork: false });
     expect(readEvent(envFor('pull_request', pr('someone/shop'))).pullRequest?.fromFork).toBe(true);
+    // A head repository GitHub no longer knows (a deleted fork) is not taken for this one.
+    const gone = pr('acme/shop');
+    (gone.pull_request.head as { repo: unknown }).repo = null;
+    expect(readEvent(envFor('pull_request_target', gone)).pullRequest?.fromFork).toBe(true);
   });
 
   it('a workflow_run: the head commit, branch and owner to find the PR by', () => {

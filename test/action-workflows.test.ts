@@ -1,11 +1,13 @@
 // Every workflow of the project (.github/workflows) and every example (examples/workflows)
-// passes actionlint, which also checks `uses: ./` steps against action.yml's inputs. actionlint
+// passes actionlint, which also checks `uses: ./` steps against action.yml's inputs; the
+// examples pin GitHub's actions by commit and keep the token out of .git/config. actionlint
 // is built from the Go module proxy into target/tools/ when missing (Go is on the machine).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const ACTIONLINT_VERSION = 'v1.7.12';
@@ -55,6 +57,16 @@ describe('workflows', () => {
     const run = spawnSync(actionlint, ['-no-color', '-shellcheck=', '-pyflakes=', file], { cwd: root, encoding: 'utf8' });
     expect(run.stdout + run.stderr, file).toBe('');
     expect(run.status).toBe(0);
+  });
+
+  it.each(workflows.filter((file) => file.startsWith('examples/')))("%s keeps the token out of .git/config and pins GitHub's actions by commit", (file) => {
+    const jobs = Object.values((parse(fs.readFileSync(path.join(root, file), 'utf8')) as { jobs: Record<string, { steps: { uses?: string; with?: Record<string, unknown> }[] }> }).jobs);
+    for (const step of jobs.flatMap((job) => job.steps)) {
+      if (!step.uses?.startsWith('actions/')) continue;
+      // A tag can be moved to other code; a commit cannot.
+      expect(step.uses, file).toMatch(/^actions\/[a-z-]+@[0-9a-f]{40}$/);
+      if (step.uses.startsWith('actions/checkout@')) expect(step.with?.['persist-credentials'], `${file}: ${step.uses}`).toBe(false);
+    }
   });
 
   it('actionlint does catch a wrong input of the action', () => {

@@ -76,3 +76,33 @@ describe('data values in messages the PR comment shows', () => {
     expect(decided.reasons).toEqual(['the PR\'s migrations fail: db/002.sql, line 1: invalid input syntax for type integer: "…"']);
   });
 });
+
+describe("the action's masker: a secret in the encodings a command would use to slip it past", () => {
+  const secret = 'ghs_Zq81xVbTn0Kp2LmW';
+  /** Each form, and how many of its characters come before the secret's own bits. */
+  const forms = [
+    ['base64', Buffer.from(secret).toString('base64'), 0],
+    ["base64 of echo's line", Buffer.from(`${secret}\n`).toString('base64'), 0],
+    ['base64 inside a basic-auth header', Buffer.from(`x-access-token:${secret}`).toString('base64'), 20],
+    ['base64 one byte in', Buffer.from(`a${secret}`).toString('base64'), 1],
+    ['base64url two bytes in', Buffer.from(`ab${secret}?`).toString('base64url'), 2],
+    ['hex', Buffer.from(secret).toString('hex'), 0],
+    ['HEX', Buffer.from(secret).toString('hex').toUpperCase(), 0],
+  ] as const;
+
+  it.each(forms)('%s', async (_, encoded, lead) => {
+    const { addSecret, scrub } = await import('../src/action/logger.js');
+    addSecret(secret);
+    const said = scrub(`found: ${encoded}.`);
+    expect(said).toContain('****');
+    // Ten characters well inside what the secret's bytes decide are gone.
+    expect(said).not.toContain(encoded.slice(lead + 3, lead + 13));
+    expect(said.startsWith(`found: ${encoded.slice(0, lead)}`)).toBe(true);
+  });
+
+  it('a secret too short for its encodings to be told from other text gets none', async () => {
+    const { encodedForms } = await import('../src/action/secret-forms.js');
+    expect(encodedForms('pw123')).toEqual([]);
+    expect(encodedForms(secret).every((form) => form.length >= 8)).toBe(true);
+  });
+});

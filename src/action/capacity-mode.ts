@@ -17,8 +17,9 @@ import { endStep } from './end-step.js';
 import type { EventInfo } from './event.js';
 import type { GitHubApi } from './github-api.js';
 import { type ActionOptions, type InputReader, readCapacityConfig } from './inputs.js';
-import { scrub } from './logger.js';
+import { scrub, scrubDeep } from './logger.js';
 import { Output } from './names.js';
+import { checkedOutputs } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
 import { inRunDir } from './state.js';
 
@@ -34,7 +35,9 @@ export async function capacityMode(read: InputReader, options: ActionOptions, ev
   const commentId = options['comment-id'] === 'default' ? DEFAULT_COMMENT_ID : options['comment-id'];
   const reportDir = path.resolve(options['report-dir'] ?? path.join(env.RUNNER_TEMP || os.tmpdir(), 'pg-retest-action', commentId));
   const outcome = await inRunDir(env, workspace, (context) => runCapacity(config, context));
-  const { report, exitCode, error } = outcome;
+  const { exitCode, error } = outcome;
+  // Uploaded as artifacts: masked as the log is.
+  const report = scrubDeep(outcome.report);
   const markdown = renderCapacityMarkdown(report);
   const paths = writeFiles(report, markdown, reportDir);
   await writeSummary(markdown);
@@ -44,7 +47,8 @@ export async function capacityMode(read: InputReader, options: ActionOptions, ev
     repository: event.repository,
     pullRequest: event.pullRequest?.number,
   });
-  for (const [name, value] of Object.entries(capacityOutputs(report, paths, commentUrl))) core.setOutput(name, scrub(value));
+  const outputs = checkedOutputs(capacityOutputs(report, paths, commentUrl), (message) => core.warning(message));
+  for (const [name, value] of Object.entries(outputs)) core.setOutput(name, scrub(value));
 
   const kind = report.verdict === 'pass' || report.verdict === 'report' ? 'pass' : report.verdict === 'fail' ? 'regression' : 'failed';
   return endStep(kind, report.headline, exitCode, error, options['fail-on-regression']);

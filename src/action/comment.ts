@@ -3,7 +3,8 @@
  * comments (all pages), written by the token's own identity, updated in place; skipped when
  * the body's digest is the one already posted, so an unchanged report makes no edit (and no
  * notification). A token that may not write gets a {@link CommentPermissionError} whose
- * message says which permission is missing.
+ * message says which permission is missing; a rate limit that outlasts the retries, a
+ * {@link CommentRateLimitError} that says so.
  */
 import crypto from 'node:crypto';
 import { type GitHubApi, GitHubApiError, type IssueComment, type Repository } from './github-api.js';
@@ -37,6 +38,11 @@ export class CommentPermissionError extends Error {
   override readonly name = 'CommentPermissionError';
 }
 
+/** GitHub refused for a rate limit, still after the retries (src/action/github-api.ts). */
+export class CommentRateLimitError extends Error {
+  override readonly name = 'CommentRateLimitError';
+}
+
 export type UpsertResult = { action: 'created' | 'updated' | 'unchanged'; url: string };
 
 /**
@@ -67,15 +73,15 @@ export async function upsertComment(
         return { action: 'updated', url: updated.html_url };
       } catch (error) {
         // Another bot's comment (the token could not tell whose): not ours to edit; try the next.
-        if (!(error instanceof GitHubApiError && (error.status === 403 || error.status === 404))) throw error;
+        if (!(error instanceof GitHubApiError && !error.rateLimited && (error.status === 403 || error.status === 404))) throw error;
       }
     }
     if (onlyUpdate) return undefined;
     const created = await api.createComment(repo, pr, body);
     return { action: 'created', url: created.html_url };
   } catch (error) {
-    if (error instanceof GitHubApiError && /rate limit/i.test(error.detail)) {
-      throw new Error(`cannot write the PR comment now (${error.method} ${error.path} answered ${error.status}: ${error.detail}): GitHub's rate limit; the report is in the job summary`);
+    if (error instanceof GitHubApiError && error.rateLimited) {
+      throw new CommentRateLimitError(`cannot write the PR comment now (${error.method} ${error.path} answered ${error.status}: ${error.detail}): GitHub's rate limit; the report is in the job summary`);
     }
     if (error instanceof GitHubApiError && error.status === 404) {
       throw new CommentPermissionError(

@@ -12,7 +12,7 @@ import type { Repository } from './github-api.js';
 export interface EventInfo {
   name: string;
   repository: Repository;
-  /** The PR of a pull_request event. */
+  /** The PR of a pull_request (or pull_request_target) event; `fromFork`: its head is not known to be this repository. */
   pullRequest?: { number: number; baseSha: string; headSha: string; fromFork: boolean };
   /** The triggering run of a workflow_run event. */
   workflowRun?: { headSha: string; headBranch: string; headOwner: string; pullRequests: { number: number; headSha: string }[] };
@@ -61,7 +61,8 @@ export function readEvent(env: NodeJS.ProcessEnv): EventInfo {
     const pr = pullRequestPayload.safeParse(payload);
     if (!pr.success) throw new InputError(`the ${name} event payload (GITHUB_EVENT_PATH) has no pull_request with number, base.sha and head.sha`);
     const p = pr.data.pull_request;
-    const fromFork = p.head.repo != null && p.base.repo != null && p.head.repo.full_name !== p.base.repo.full_name;
+    // A head repository GitHub no longer knows (a deleted fork) is no proof of being this one.
+    const fromFork = p.head.repo == null || p.head.repo.full_name !== (p.base.repo?.full_name ?? `${owner}/${repo}`);
     info.pullRequest = { number: p.number, baseSha: p.base.sha, headSha: p.head.sha, fromFork };
   } else if (name === 'workflow_run') {
     const run = workflowRunPayload.safeParse(payload);

@@ -57,6 +57,10 @@ export const actionOptions = {
     help: 'where the report files are written (default: a directory under RUNNER_TEMP)',
     schema: filePath('the report directory').optional(),
   },
+  [ActionInput.AllowUntrustedPrCode]: {
+    help: "run mode gate or capacity on pull_request_target or workflow_run, where the checked-out code (migrations, migrate-command, seed-command) runs with the workflow's write token and secrets in reach (default false: refused)",
+    schema: booleanValue(false),
+  },
 } as const;
 
 const actionSchema = z.object(Object.fromEntries(Object.entries(actionOptions).map(([name, def]) => [name, def.schema])) as {
@@ -80,6 +84,18 @@ export function inputNames(): string[] {
 
 /** Reads one input as the runner passes it (`INPUT_<NAME>`, name upper-cased, spaces as `_`). */
 export type InputReader = (name: string) => string;
+
+/**
+ * Reads inputs from a copy of the environment taken now, as `core.getInput` reads them: the
+ * `INPUT_*` variables are then removed from the environment that commands inherit
+ * (src/action/child-env.ts), and the inputs stay readable.
+ * @param env the runner's environment
+ * @returns the reader ('' for an input not given; values trimmed)
+ */
+export function inputReader(env: NodeJS.ProcessEnv): InputReader {
+  const inputs = { ...env };
+  return (name) => (inputs[`INPUT_${name.replace(/ /g, '_').toUpperCase()}`] ?? '').trim();
+}
 
 /**
  * The action's own inputs, validated.

@@ -7,11 +7,16 @@ import * as core from '@actions/core';
 import type { Logger } from '../provision/types.js';
 import type { Output } from '../cli/io.js';
 import { redact } from '../provision/url.js';
+import { encodedForms } from './secret-forms.js';
 
+/** Secrets as written, found however a URL percent-encodes them. */
 const secrets = new Set<string>();
+/** Their base64 and hex forms, found as they are (they have no URL form worth looking for). */
+const encoded = new Set<string>();
 
 /**
- * Registers a secret with the runner (`::add-mask::`) and with the action's own output.
+ * Registers a secret, and its encoded forms, with the runner (`::add-mask::`) and with the
+ * action's own output.
  * @param secret a password or token; empty values are ignored
  */
 export function addSecret(secret: string | undefined): void {
@@ -19,6 +24,10 @@ export function addSecret(secret: string | undefined): void {
   for (const form of new Set([secret, encodeURIComponent(secret)])) {
     core.setSecret(form);
     secrets.add(form);
+  }
+  for (const form of encodedForms(secret)) {
+    core.setSecret(form);
+    encoded.add(form);
   }
 }
 
@@ -30,7 +39,20 @@ export function addSecret(secret: string | undefined): void {
 export function scrub(text: string): string {
   let out = text;
   for (const secret of secrets) out = redact(out, secret);
+  for (const form of encoded) out = out.replaceAll(form, '****');
   return out;
+}
+
+/**
+ * A value (a report) with every string in it scrubbed, for files a later step uploads.
+ * @param value JSON-like data
+ * @returns a scrubbed copy
+ */
+export function scrubDeep<T>(value: T): T {
+  if (typeof value === 'string') return scrub(value) as T;
+  if (Array.isArray(value)) return value.map((item) => scrubDeep(item)) as T;
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrubDeep(item)])) as T;
+  return value;
 }
 
 /** The logger the gate writes through. */

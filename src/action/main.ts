@@ -5,6 +5,10 @@
  * a fixed order: report files, job summary, PR comment, outputs, and only then the verdict, so
  * a failing step always leaves its explanation behind. The verdict decides the exit status:
  * 0 pass, 1 regression (0 with `fail-on-regression: false`), 2 bad input, 3 infrastructure.
+ *
+ * Before anything else: the secrets are registered with the masker, the credentials are taken
+ * out of the environment every started process inherits (src/action/child-env.ts), and a run
+ * that would execute a PR's code with a write token in reach is refused (src/action/trust.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,38 +23,51 @@ import { ENGINE_PLATFORMS, glibcVersion } from '../engine-platforms.mjs';
 import { platformProblem } from '../native.js';
 import { parseReport } from '../report/index.js';
 import { maskUrlsIn, passwordForms } from '../provision/url.js';
+import { removeCredentials, RUNNER_TOKENS } from './child-env.js';
 import { type EventInfo, readEvent } from './event.js';
-import { createGitHubApi, type GitHubApi } from './github-api.js';
-import { type ActionOptions, readActionOptions, readGateConfig } from './inputs.js';
-import { addSecret, scrub } from './logger.js';
+import { createGitHubApi, type GitHubApi, type RetryPolicy } from './github-api.js';
+import { type ActionOptions, inputReader, readActionOptions, readGateConfig } from './inputs.js';
+import { addSecret, scrub, scrubDeep } from './logger.js';
 import { capacityMode } from './capacity-mode.js';
 import { baselineReport, baselineSection, compareWithBaseline } from './baseline.js';
 import { ActionInput } from './names.js';
-import { baselineOutputs, outputsOf, type ReportPaths } from './outputs.js';
+import { baselineOutputs, checkedOutputs, outputsOf, type ReportPaths } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
 import { reportMarkdown, writeReportFiles } from './report-files.js';
 import { endStep } from './end-step.js';
 import { inRunDir } from './state.js';
+import { checkTrust } from './trust.js';
+import { prose } from '../report/markdown-text.js';
+
+export interface RunOptions {
+  /** How rate-limited REST calls are retried (tests give a sleep that does not wait). */
+  retry?: Partial<RetryPolicy>;
+}
 
 /**
  * Runs the main step.
  * @param env the runner's environment
+ * @param options what tests change
  * @returns the exit status
  */
-export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCode> {
+export async function run(env: NodeJS.ProcessEnv = process.env, { retry }: RunOptions = {}): Promise<ExitCode> {
   try {
-    const read = (name: string) => core.getInput(name);
+    const read = inputReader(env);
     // Secrets first: nothing below may print them, not even in an error about another input.
-    addSecret(read(ActionInput.GithubToken));
+    const tokens = [read(ActionInput.GithubToken), ...RUNNER_TOKENS.map((name) => env[name])];
+    for (const token of tokens) addSecret(token);
     for (const url of ['database-url', 'base-database-url', 'head-database-url']) for (const form of passwordForms(read(url))) addSecret(form);
+    // Then, before anything is started, the credentials out of what every child inherits.
+    for (const target of new Set([env, process.env])) {
+      const removed = removeCredentials(target, tokens);
+      if (removed.length > 0) core.debug(`not passed on to the commands and programs this step starts: ${removed.join(', ')}`);
+    }
     const options = readActionOptions(read);
-    // The migrate and seed commands (the PR's code, on the head side) inherit this process's
-    // environment: they get a database, not the token.
-    delete env[`INPUT_${ActionInput.GithubToken.toUpperCase()}`];
     const event = readEvent(env);
+    checkTrust(event, options.mode, options[ActionInput.AllowUntrustedPrCode]);
     const workspace = env.GITHUB_WORKSPACE || process.cwd();
     process.chdir(workspace);
-    const api = createGitHubApi(env.GITHUB_API_URL || 'https://api.github.com', options[ActionInput.GithubToken] ?? '');
+    const api = createGitHubApi(env.GITHUB_API_URL || 'https://api.github.com', options[ActionInput.GithubToken] ?? '', retry);
     if (options.mode === 'comment') return await commentMode(options, event, api);
     checkPlatform();
     if (options.mode === 'capacity') return await capacityMode(read, options, event, api, env, workspace);
@@ -58,7 +75,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<ExitCod
   } catch (error) {
     const message = maskUrlsIn(scrub(error instanceof Error ? error.message : String(error)));
     // The summary is the one place every run leaves its outcome, also when nothing ran.
-    await writeSummary(`### ❌ pg-retest: error\n\n${message.replaceAll('<', '&lt;')}\n`);
+    await writeSummary(`### ❌ pg-retest: error\n\n${prose(message)}\n`);
     core.setFailed(message);
     return exitCodeOf(error);
   }
@@ -93,6 +110,9 @@ async function gateMode(
     section = baselineSection(result);
     overrides = baselineOutputs(result);
   }
+  // The report files are uploaded as artifacts: what a command printed (a token it found) is
+  // masked in them as in the log.
+  report = scrubDeep(report);
   const markdown = reportMarkdown(report, section);
   const paths = writeReportFiles(report, markdown, reportDir);
   await writeSummary(markdown);
@@ -119,7 +139,7 @@ async function commentMode(options: ActionOptions, event: EventInfo, api: GitHub
   } catch {
     throw new InputError(`input \`report\`: cannot read ${file}; check the path of the downloaded artifact`);
   }
-  const report = parseReport(text, file);
+  const report = scrubDeep(parseReport(text, file));
   // The summary first: a PR that cannot be looked up must not cost the report its one sure place.
   const markdown = reportMarkdown(report);
   await writeSummary(markdown);
@@ -200,7 +220,8 @@ function sameCommitOnBothSides(config: GateConfig): GateConfig {
 }
 
 function setOutputs(report: GateReport, paths: ReportPaths | undefined, commentUrl: string | undefined, overrides: Record<string, string> = {}): void {
-  for (const [name, value] of Object.entries({ ...outputsOf(report, paths, commentUrl), ...overrides })) core.setOutput(name, scrub(value));
+  const outputs = checkedOutputs({ ...outputsOf(report, paths, commentUrl), ...overrides }, (message) => core.warning(message));
+  for (const [name, value] of Object.entries(outputs)) core.setOutput(name, scrub(value));
 }
 
 function verdict(report: GateReport, exitCode: ExitCode, error: CliError | undefined, options: ActionOptions): ExitCode {

@@ -15,6 +15,7 @@ export const ActionInput = {
   Report: 'report',
   BaselineReport: 'baseline-report',
   ReportDir: 'report-dir',
+  AllowUntrustedPrCode: 'allow-untrusted-pr-code',
 } as const;
 
 /** The action's outputs. */

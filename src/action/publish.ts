@@ -5,7 +5,7 @@
  */
 import * as core from '@actions/core';
 import type { GateReport } from '../gate/report-types.js';
-import { commentBody, CommentPermissionError, upsertComment } from './comment.js';
+import { commentBody, CommentPermissionError, CommentRateLimitError, upsertComment } from './comment.js';
 import type { GitHubApi, Repository } from './github-api.js';
 import type { ActionOptions } from './inputs.js';
 import { scrub } from './logger.js';
@@ -52,7 +52,7 @@ export async function publishComment(report: Pick<GateReport, 'verdict'>, markdo
     else core.info('pass and comment: on-regression: no PR comment');
     return result?.url;
   } catch (error) {
-    if (error instanceof CommentPermissionError) core.warning(error.message);
+    if (error instanceof CommentPermissionError || error instanceof CommentRateLimitError) core.warning(scrub(error.message));
     else core.warning(`could not write the PR comment: ${scrub((error as Error).message)}`);
     return undefined;
   }

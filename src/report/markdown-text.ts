@@ -1,6 +1,7 @@
 /**
  * Building blocks of GitHub-flavoured markdown that stay intact whatever text they hold: SQL with
- * pipes and backticks, messages with `$` (GitHub reads `$…$` as math), multi-line output.
+ * pipes and backticks, messages with `$` (GitHub reads `$…$` as math), multi-line output, and
+ * mentions, references and URLs that must stay inert (below).
  */
 import { oneLine } from '../format/table.js';
 
@@ -8,13 +9,40 @@ import { oneLine } from '../format/table.js';
 const SPECIAL = /[\\`*_[\]<>|$~#]/g;
 
 /**
+ * Invisible and without a line break (U+2060 WORD JOINER): put inside a mention, a reference or
+ * a URL, it keeps the text as it reads while GitHub no longer recognises it.
+ */
+const JOINER = '\u2060';
+
+/**
+ * Text a report quotes (error messages, statements, names from a server or from an artifact a
+ * PR produced) is not ours, and on GitHub some plain text acts: `@user` and `@org/team` notify
+ * people, `#12` and `owner/repo#12` put a link into another issue's timeline, and `https://…`,
+ * `ftp://…` and `www.…` become links. A joiner after the `@` (where GitHub would see a mention:
+ * at the start or after a character that is not a letter, digit or `_`; an e-mail address is
+ * left alone), after a `#` before a digit, inside `://` and after `www` makes each of them
+ * plain text that reads the same. Code spans and blocks need none of this: GitHub leaves them
+ * alone.
+ * @param value markdown text outside code
+ * @returns the same text, inert
+ */
+export function inert(value: string): string {
+  return value
+    .replace(/(^|[^A-Za-z0-9_])@(?=[A-Za-z0-9])/g, `$1@${JOINER}`)
+    .replace(/#(?=[0-9])/g, `#${JOINER}`)
+    .replace(/:\/\//g, `:${JOINER}//`)
+    .replace(/\b(www)\./gi, `$1${JOINER}.`);
+}
+
+/**
  * Plain text for a paragraph, list item or table cell: syntax characters escaped, lines joined
- * (whitespace kept at the ends, so that pieces can be joined).
+ * (whitespace kept at the ends, so that pieces can be joined), mentions, references and URLs
+ * made inert ({@link inert}).
  * @param text any text
  * @returns markdown showing exactly that text
  */
 export function text(value: string): string {
-  return value.replace(/\s+/g, ' ').replace(SPECIAL, (c) => `\\${c}`);
+  return inert(value.replace(/\s+/g, ' ').replace(SPECIAL, (c) => `\\${c}`));
 }
 
 /**

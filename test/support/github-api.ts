@@ -1,5 +1,6 @@
 // A stand-in for GitHub's REST API on 127.0.0.1: the few endpoints the action calls, with
-// comments kept in memory, pagination by Link headers as GitHub does it, and every request
+// comments kept in memory, pagination by Link headers as GitHub does it, rate limits answered
+// as GitHub answers them (429 or 403, with its headers) when a test asks, and every request
 // recorded (method, path, query, headers, body) for the tests to inspect. It is the only thing
 // the action's tests simulate.
 import http from 'node:http';
@@ -20,6 +21,22 @@ export interface FakeComment {
   user: { login: string; type: string };
 }
 
+/** The next requests to refuse for a rate limit, as GitHub does. */
+export interface FakeRateLimit {
+  /** How many requests (matching `method`, when given) get the refusal; counts down. */
+  times: number;
+  /** 429, or 403 (GitHub's secondary limits and an exhausted primary limit). */
+  status: 429 | 403;
+  /** e.g. `retry-after`, or `x-ratelimit-remaining` and `x-ratelimit-reset`. */
+  headers: Record<string, string>;
+  message: string;
+  /** Only requests of this method (e.g. POST: comment writes). */
+  method?: string;
+}
+
+/** GitHub's message for a secondary rate limit. */
+export const SECONDARY_LIMIT_MESSAGE = 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
+
 export interface FakeGitHub {
   url: string;
   calls: RecordedCall[];
@@ -32,6 +49,8 @@ export interface FakeGitHub {
   repository: string;
   /** A user token's login (GET /user answers it, and comments are written as this user); undefined: an Actions token. */
   userLogin: string | undefined;
+  /** Rate-limit refusals still to give. */
+  rateLimit: FakeRateLimit | undefined;
   close(): Promise<void>;
 }
 
@@ -46,7 +65,7 @@ export const ACTIONS_BOT = { login: 'github-actions[bot]', type: 'Bot' };
  */
 export async function startFakeGitHub(repository: string, perPageLimit = 100): Promise<FakeGitHub> {
   let nextId = 1000;
-  const state: Omit<FakeGitHub, 'url' | 'close'> = { calls: [], comments: [], pulls: [], rejectWrites: undefined, repository, userLogin: undefined };
+  const state: Omit<FakeGitHub, 'url' | 'close'> = { calls: [], comments: [], pulls: [], rejectWrites: undefined, repository, userLogin: undefined, rateLimit: undefined };
 
   const server = http.createServer((req, res) => {
     let body = '';
@@ -62,6 +81,11 @@ export async function startFakeGitHub(repository: string, perPageLimit = 100): P
       const htmlUrl = (c: FakeComment) => `https://github.com/${repository}/pull/${c.issue}#issuecomment-${c.id}`;
       const view = (c: FakeComment) => ({ id: c.id, body: c.body, user: c.user, html_url: htmlUrl(c) });
       if (!/^Bearer .+/.test(req.headers.authorization ?? '')) return send(401, { message: 'Requires authentication' });
+      const limit = state.rateLimit;
+      if (limit && limit.times > 0 && (limit.method === undefined || limit.method === req.method)) {
+        limit.times--;
+        return send(limit.status, { message: limit.message, documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' }, limit.headers);
+      }
       const prefix = `/repos/${repository}`;
       let m: RegExpExecArray | null;
       if (req.method === 'GET' && url.pathname === '/user') {
