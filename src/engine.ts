@@ -155,6 +155,19 @@ export class Workload {
   }
 
   /**
+   * The fingerprints of statements named by position (the capture sidecar's failures).
+   * @param at [session index, statement index] pairs, 0-based
+   * @returns each one's fingerprint (16 hex digits), or null where the workload has no such statement
+   */
+  fingerprintsAt(at: [number, number][]): (string | null)[] {
+    try {
+      return this.inner.fingerprintsAt(at).map((fingerprint) => fingerprint ?? null);
+    } catch (err) {
+      throw toEngineError(err);
+    }
+  }
+
+  /**
    * What the workload contains.
    * @param top how many of the most frequent fingerprints to list (default 10)
    * @returns the summary
@@ -313,6 +326,8 @@ export interface CompareReplaysInput {
   head: ReplayReport[];
   /** Two more replays on the base schema, for the noise floor; without them it is 0. */
   noise?: [ReplayReport, ReplayReport] | null;
+  /** The statements the capture saw fail, with their fingerprints (evidence that such failures are expected). */
+  capture?: CaptureFailure[] | null;
   options: {
     /** A fraction: 0.2 flags a p95 more than 20 % slower. */
     p95Threshold: number;
@@ -326,7 +341,20 @@ export interface CompareReplaysInput {
     iterations?: number;
     /** Seeds the bootstrap (default 0): same reports and seed, same result. */
     seed?: number;
+    /** The server-time rule: a fraction of base's median (default 0.2)... */
+    serverThreshold?: number;
+    /** ...and the least shift, ms (default 0.05). */
+    serverMinDeltaMs?: number;
   };
+}
+
+/** A statement the capture saw fail. */
+export interface CaptureFailure {
+  fingerprint: string;
+  sqlstate: string;
+  /** 0-based session index in the workload, and statement index in it. */
+  session: number;
+  index: number;
 }
 
 /**
@@ -335,8 +363,9 @@ export interface CompareReplaysInput {
  * @returns the comparison; rejects with `E_OPTIONS` for invalid options or reports without samples
  */
 export async function compareReplays(input: CompareReplaysInput): Promise<Comparison> {
-  const { base, head, noise, options } = input;
+  const { base, head, noise, capture, options } = input;
   return engineCall(
-    () => native.binding().compareReplays({ base, head, noise: noise ?? undefined, options }) as Promise<Comparison>,
+    () =>
+      native.binding().compareReplays({ base, head, noise: noise ?? undefined, capture: capture ?? undefined, options }) as Promise<Comparison>,
   );
 }

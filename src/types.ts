@@ -156,6 +156,11 @@ export interface ErrorGroup {
   sqlstate: string;
   message: string;
   count: number;
+  /**
+   * The failing statements as [session index in the workload, statement index in it] (0-based),
+   * the first 1024 in the workload's order; absent in reports of older versions.
+   */
+  instances?: [number, number][];
 }
 
 export interface FingerprintReport {
@@ -172,6 +177,10 @@ export interface FingerprintReport {
   errors: ErrorGroup[];
   /** Successful latencies in µs, ascending; only with `includeSamples`. */
   samples?: number[];
+  /** The server's own time of the successes it reported, summarised; only with `serverTime`. */
+  server_time?: LatencySummary;
+  /** Those times in µs, ascending; only with `serverTime` and `includeSamples`. */
+  server_samples?: number[];
 }
 
 /** The result of a replay that started. */
@@ -199,6 +208,8 @@ export interface ReplayReport {
   correlation?: CorrelationReport;
   /** Sequences aligned to capture time before the replay (docs/keys.md); absent when there were none. */
   sequences?: SequenceOutcome[];
+  /** With `serverTime`: successes, and those the server sent its duration line for. */
+  server_time?: { ok: number; timed: number };
 }
 
 /** What key correlation did in one replay. */

@@ -87,7 +87,11 @@ describe('compareReplays', () => {
       {
         name: 'b',
         samples: spread(200, 2400, 2600),
-        errors: [{ sqlstate: '57014', message: 'canceling statement', count: 3 }],
+        errors: [
+          { sqlstate: '42703', message: 'column "x" does not exist', count: 3 },
+          // A statement timeout in one replay: it depends on timing, and one occurrence is no rate.
+          { sqlstate: '57014', message: 'canceling statement', count: 1 },
+        ],
       },
       { name: 'added', samples: [10, 20] },
     ]);
@@ -118,12 +122,23 @@ describe('compareReplays', () => {
       {
         fingerprint: id('b'),
         normalized: 'SELECT * FROM b WHERE id = $1',
-        sqlstate: '57014',
-        message: 'canceling statement',
+        sqlstate: '42703',
+        message: 'column "x" does not exist',
         base_count: 0,
         head_count: 3,
+        class: 'deterministic',
+        rule: 'deterministic',
+        base_replays: [0, 0],
+        head_replays: [3],
+        base_executed: 400,
+        head_executed: 204,
+        capture_count: null,
+        siblings_failing: 0,
+        every_head_replay: 0,
+        p_value: null,
       },
     ]);
+    expect(c.varying_errors).toMatchObject([{ sqlstate: '57014', class: 'interleaving', rule: 'varies', head_replays: [1] }]);
     expect(c.shared_errors).toEqual([]);
     expect(c.fixed_errors).toEqual([]);
     expect(c.only_base).toEqual([

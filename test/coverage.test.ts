@@ -47,6 +47,8 @@ function comparison(overrides: Partial<Comparison> = {}): Comparison {
     only_base: [],
     only_head: [],
     noise_floor: { value: 0.1, fingerprints: 3, method: 'test' },
+    server_time: { measured: true, reason: null, noise_floor: { value: 0.05, fingerprints: 3, method: 'test' } },
+    varying_errors: [],
     ...overrides,
   } as Comparison;
 }
@@ -87,7 +89,9 @@ describe('the verdict with coverage', () => {
 
   it('a regression in what did run is still a regression, with the coverage said first', () => {
     const v = decideVerdict({
-      comparison: comparison({ new_errors: [{ fingerprint: 'x', normalized: 'SELECT 1', sqlstate: '42703', message: 'column does not exist', base_count: 0, head_count: 3 }] as Comparison['new_errors'] }),
+      comparison: comparison({
+        new_errors: [{ fingerprint: 'x', normalized: 'SELECT 1', sqlstate: '42703', message: 'column does not exist', base_count: 0, head_count: 3, rule: 'deterministic' }] as Comparison['new_errors'],
+      }),
       coverage: low,
       migrationFailure: null,
       thresholds,

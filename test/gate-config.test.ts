@@ -34,7 +34,19 @@ describe('gate options', () => {
     expect(config.servers).toEqual({ base: { kind: 'auto', major: undefined, settings: {} }, head: null });
     expect(config.rounds).toBe(3);
     expect(config.speed).toBe(1);
-    expect(config.thresholds).toEqual({ p95Threshold: 0.2, minDeltaMs: 0.5, minCalls: 20, maxNewErrors: 0, confidence: 0.95, minCoverage: 0.95, p95MaxMs: null, p99MaxMs: null, errorRateMax: null });
+    expect(config.thresholds).toEqual({
+      p95Threshold: 0.2,
+      minDeltaMs: 0.5,
+      serverThreshold: 0.2,
+      serverMinDeltaMs: 0.05,
+      minCalls: 20,
+      maxNewErrors: 0,
+      confidence: 0.95,
+      minCoverage: 0.95,
+      p95MaxMs: null,
+      p99MaxMs: null,
+      errorRateMax: null,
+    });
     expect(config.schema).toEqual({ kind: 'files', head: ['db/*.sql'], base: undefined });
     expect(config.headFromScratch).toBe(false);
   });

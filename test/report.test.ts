@@ -67,6 +67,8 @@ function fingerprint(i: number, over: Partial<FingerprintComparison> = {}): Fing
     noise_floor: 0.05,
     checks: { over_threshold: false, ci_above_noise: false, over_min_delta: false, enough_calls: true, slower_in_every_replay: true },
     regressed: false,
+    rules: [],
+    server_time: null,
     ...over,
   };
 }
@@ -82,6 +84,7 @@ function regressed(i: number, ratio: number): FingerprintComparison {
     delta_us: head.p95_us - f.base.p95_us,
     checks: { over_threshold: true, ci_above_noise: true, over_min_delta: true, enough_calls: true, slower_in_every_replay: true },
     regressed: true,
+    rules: ['client_p95'],
   });
 }
 
@@ -168,7 +171,8 @@ describe('renderMarkdown', () => {
     expect(md.split('\n')[0]).toBe('### ❌ pg-retest: regression — 1 query slower, workload p95 +39 %');
     const row = md.split('\n').find((line) => line.startsWith('| 1 | `SELECT o.id'));
     expect(row).toBeDefined();
-    expect(cells(row!).slice(2)).toEqual(['1,210 / 1,210', '505 µs', '5.21 ms', '+932 %', '[+890 %, +973 %]']);
+    // No server time in this (version 1) report; the rule that fired is the client p95's.
+    expect(cells(row!).slice(2)).toEqual(['1,210 / 1,210', '505 µs', '5.21 ms', '+932 %', '[+890 %, +973 %]', '–', 'client p95']);
     // The reasons are listed under the headline.
     expect(md).toContain('- whole-workload p95 1.42 ms → 1.98 ms');
     // One regression: the table says it all, no chart.
@@ -231,7 +235,8 @@ describe('renderMarkdown', () => {
       '`42703`',
       'column "email" does not exist',
       '`SELECT id, email, name, created_at FROM users WHERE email = $1`',
-      '1,180',
+      '0 / 1,180',
+      'fails as written',
     ]);
     expect(md).toContain('Key (lower(email::text))=(…) already exists.');
     expect(md).not.toContain('ann.lee@example.com');
@@ -500,12 +505,12 @@ describe('JSON report', () => {
 
   it('rejects another schema version, naming the version found and the one supported', () => {
     const raw = JSON.parse(toJson(fixture('pass'))) as Record<string, unknown>;
-    raw.schema_version = 2;
+    raw.schema_version = 3;
     expect(() => parseReport(JSON.stringify(raw), 'baseline.json')).toThrow(
-      'baseline.json: schema version 2; this version of pg-retest-action reads report schema version 1',
+      'baseline.json: schema version 3; this version of pg-retest-action reads report schema versions 1 and 2',
     );
     delete raw.schema_version;
-    expect(() => parseReport(JSON.stringify(raw))).toThrow(/no schema_version; .* reads report schema version 1/);
+    expect(() => parseReport(JSON.stringify(raw))).toThrow(/no schema_version; .* reads report schema versions 1 and 2/);
   });
 
   it('names the field of the wrong shape', () => {

@@ -37,6 +37,12 @@ export declare class Workload {
    * serialized), listing the `top` most frequent fingerprints (default 10).
    */
   summary(top?: number | undefined | null): object
+  /**
+   * The fingerprint (16 hex digits) of each statement named by 0-based session and statement
+   * indexes, as pairs; `null` for a pair the workload does not have (a sidecar of another
+   * capture).
+   */
+  fingerprintsAt(at: Array<Array<number>>): Array<string | undefined | null>
 }
 
 /** What to capture. Times are milliseconds since the Unix epoch. */
@@ -82,6 +88,16 @@ export interface CaptureProgress {
  */
 export declare function captureWorkload(options: CaptureOptions, onProgress?: (progress: CaptureProgress) => void): Promise<object>
 
+/** One statement the capture saw fail. */
+export interface CompareCaptureFailure {
+  fingerprint: string
+  sqlstate: string
+  /** 0-based index of the session in the workload. */
+  session: number
+  /** 0-based index of the statement in its session. */
+  index: number
+}
+
 export interface CompareCounts {
   /** Executions, successful or not. */
   executed: number
@@ -91,6 +107,11 @@ export interface CompareErrorGroup {
   sqlstate: string
   message: string
   count: number
+  /**
+   * The failing statements, as [session index, statement index] pairs; absent in reports
+   * of older versions.
+   */
+  instances?: Array<Array<number>>
 }
 
 export interface CompareFingerprint {
@@ -101,6 +122,11 @@ export interface CompareFingerprint {
   errors: Array<CompareErrorGroup>
   /** Successful latencies in µs; required (replay with `includeSamples`). */
   samples?: Array<number> | Uint32Array
+  /**
+   * The server's own times in µs (replay with `serverTime` and `includeSamples`); absent
+   * when not measured.
+   */
+  server_samples?: Array<number> | Uint32Array
 }
 
 /**
@@ -117,6 +143,11 @@ export interface CompareInput {
    * floor is 0.
    */
   noise?: Array<CompareRun>
+  /**
+   * The statements the capture saw fail (its sidecar), with their fingerprints: evidence
+   * that such failures are expected.
+   */
+  capture?: Array<CompareCaptureFailure>
   options: CompareOptions
 }
 
@@ -137,6 +168,10 @@ export interface CompareOptions {
   iterations?: number
   /** Seeds the bootstrap, a whole number below 2^53: same reports and seed, same result. */
   seed?: number
+  /** A fraction: 0.2 flags a server-time median more than 20 % slower. Default 0.2. */
+  serverThreshold?: number
+  /** Smallest server-time median shift that counts, in ms. Default 0.05. */
+  serverMinDeltaMs?: number
 }
 
 /**
@@ -287,6 +322,13 @@ export interface ReplayOptions {
    * machines (docs/engine.md).
    */
   pinThreads?: boolean
+  /**
+   * Record the server's own time per successful statement, from the `duration` LOG notices
+   * a database with `log_duration = on` and `client_min_messages = log` sends (the caller
+   * sets those); the report then has `server_time`, each fingerprint's `server_time`
+   * summary and, with `includeSamples`, its `server_samples` (µs, ascending). Default false.
+   */
+  serverTime?: boolean
 }
 
 /** A progress snapshot of a running replay. Field names match the report's (`totals`). */

@@ -76,11 +76,13 @@ export function compareWithBaseline(now: GateReport, baseline: GateReport, sourc
   rows.sort((x, y) => Number(y.regressed) - Number(x.regressed) || y.ratio - x.ratio);
   const overall = judge('', 'whole workload', b.overall.calls_head, c.overall.calls_head, b.overall.head.p95_us, c.overall.head.p95_us);
 
-  // Errors of the baseline's head side, against every error this run saw.
+  // Errors of the baseline's head side, against every error this run saw; failures that depend on
+  // how sessions interleave count only when this run's own replays judged them (docs/gate-statistics.md).
   const key = (e: ErrorDiff) => `${e.fingerprint}/${e.sqlstate}`;
-  const before = new Set([...b.new_errors, ...b.shared_errors].map(key));
+  const before = new Set([...b.new_errors, ...b.shared_errors, ...b.varying_errors].map(key));
+  const counted = (e: ErrorDiff) => e.class !== 'interleaving' || e.rule === 'every_replay' || e.rule === 'rate';
   const seen = new Map<string, ErrorDiff>();
-  for (const e of [...c.new_errors, ...c.shared_errors, ...c.fixed_errors]) if (!before.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
+  for (const e of [...c.new_errors, ...c.shared_errors, ...c.fixed_errors].filter(counted)) if (!before.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
   const newErrors = [...seen.values()];
 
   const slower = rows.filter((r) => r.regressed);

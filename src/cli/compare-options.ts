@@ -16,6 +16,8 @@ const options = {
   },
   'p95-threshold': gateOptions['p95-threshold'],
   'min-delta-ms': gateOptions['min-delta-ms'],
+  'server-threshold': gateOptions['server-threshold'],
+  'server-min-delta-ms': gateOptions['server-min-delta-ms'],
   'min-calls': gateOptions['min-calls'],
   'max-new-errors': gateOptions['max-new-errors'],
   'min-coverage': gateOptions['min-coverage'],

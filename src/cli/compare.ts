@@ -68,11 +68,27 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
     base,
     head,
     noise,
-    options: { p95Threshold: t.p95Threshold, minDeltaMs: t.minDeltaMs, minCalls: t.minCalls, confidence: t.confidence },
+    options: {
+      p95Threshold: t.p95Threshold,
+      minDeltaMs: t.minDeltaMs,
+      minCalls: t.minCalls,
+      confidence: t.confidence,
+      serverThreshold: t.serverThreshold,
+      serverMinDeltaMs: t.serverMinDeltaMs,
+    },
   }).catch((error: unknown) => {
     throw fromEngineError(error);
   });
-  const thresholds = { p95_threshold: t.p95Threshold, min_delta_ms: t.minDeltaMs, min_calls: t.minCalls, max_new_errors: t.maxNewErrors, confidence: t.confidence, min_coverage: t.minCoverage };
+  const thresholds = {
+    p95_threshold: t.p95Threshold,
+    min_delta_ms: t.minDeltaMs,
+    min_calls: t.minCalls,
+    max_new_errors: t.maxNewErrors,
+    confidence: t.confidence,
+    min_coverage: t.minCoverage,
+    server_threshold: t.serverThreshold,
+    server_min_delta_ms: t.serverMinDeltaMs,
+  };
   const coverage = coverageOf(base, head, t.minCoverage);
   const decided = decideVerdict({ comparison, coverage, migrationFailure: null, thresholds });
   const report: GateReport = {

@@ -30,6 +30,8 @@ export const GATE_DEFAULTS = {
   maxNewErrors: 0,
   confidence: 0.95,
   minCoverage: 0.95,
+  serverThreshold: 0.2,
+  serverMinDeltaMs: 0.05,
 } as const;
 
 /** Options every way of running the gate has (the action reuses these). */
@@ -137,6 +139,18 @@ export const gateOptions = {
     help: `…and by more than this many milliseconds (default ${GATE_DEFAULTS.minDeltaMs})`,
     schema: numberValue('a number of milliseconds ≥ 0', (n) => n >= 0 && n <= 1e7).optional(),
   },
+  'server-threshold': {
+    shape: 'value',
+    placeholder: 'PCT',
+    help: `a fingerprint also regresses when the server's own time per call (its median) grows by more than this (default ${GATE_DEFAULTS.serverThreshold * 100}%)`,
+    schema: percentValue('a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%', (f) => f > 0 && f <= 10).optional(),
+  },
+  'server-min-delta-ms': {
+    shape: 'value',
+    placeholder: 'MS',
+    help: `…and by more than this many milliseconds (default ${GATE_DEFAULTS.serverMinDeltaMs})`,
+    schema: numberValue('a number of milliseconds ≥ 0', (n) => n >= 0 && n <= 1e7).optional(),
+  },
   'min-calls': {
     shape: 'value',
     placeholder: 'N',
@@ -236,6 +250,8 @@ const shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [n
 export function thresholdsFrom(raw: {
   'p95-threshold'?: number;
   'min-delta-ms'?: number;
+  'server-threshold'?: number;
+  'server-min-delta-ms'?: number;
   'min-calls'?: number;
   'max-new-errors'?: number;
   'min-coverage'?: number;
@@ -250,6 +266,8 @@ export function thresholdsFrom(raw: {
     minCoverage: raw['min-coverage'] ?? GATE_DEFAULTS.minCoverage,
     p95Threshold: raw['p95-threshold'] ?? GATE_DEFAULTS.p95Threshold,
     minDeltaMs: raw['min-delta-ms'] ?? GATE_DEFAULTS.minDeltaMs,
+    serverThreshold: raw['server-threshold'] ?? GATE_DEFAULTS.serverThreshold,
+    serverMinDeltaMs: raw['server-min-delta-ms'] ?? GATE_DEFAULTS.serverMinDeltaMs,
     minCalls: raw['min-calls'] ?? GATE_DEFAULTS.minCalls,
     maxNewErrors: raw['max-new-errors'] ?? GATE_DEFAULTS.maxNewErrors,
     confidence: GATE_DEFAULTS.confidence,

@@ -11,8 +11,12 @@ import type { PlanRules, PlansReport } from '../plans/types.js';
 import type { CorrelationReport, SequenceOutcome } from '../types.js';
 import type { BudgetPlan } from './time-budget.js';
 
-/** The JSON report's schema version. */
-export const REPORT_SCHEMA_VERSION = 1;
+/**
+ * The JSON report's schema version. 2: `new_errors` holds the errors that count against the
+ * change (new ones, and ones head has far more often), interleaving failures within what base
+ * shows moved to `varying_errors`; reports of version 1 are still read (docs/report-format.md).
+ */
+export const REPORT_SCHEMA_VERSION = 2;
 
 /**
  * The run's outcome. `error` means something could not be measured: never a pass.
@@ -67,7 +71,45 @@ export interface LatencyComparison {
    */
   noise_floor: number;
   checks: LatencyChecks;
-  /** All checks true. */
+  /** A rule fired: the client p95 rule (all `checks` true) or, for a fingerprint, the server-time rule. */
+  regressed: boolean;
+  /** Which rules fired (empty when none did). */
+  rules: LatencyRule[];
+}
+
+/** `client_p95`: the latency rule on the client's round trips; `server_time`: the server-time rule. */
+export type LatencyRule = 'client_p95' | 'server_time';
+
+/** The conditions of the server-time rule, each as evaluated; a regression needs all of them. */
+export interface ServerTimeChecks {
+  /** head median / base median − 1 > server threshold. */
+  over_threshold: boolean;
+  /** The shift's interval, low end, as a share of base's median, above the run's server noise floor. */
+  ci_above_noise: boolean;
+  /** head median − base median > server min delta. */
+  over_min_delta: boolean;
+  /** At least `min_calls` server times on each side. */
+  enough_calls: boolean;
+  /** Every head replay's server median above every base-schema replay's by more than the threshold. */
+  slower_in_every_replay: boolean;
+}
+
+/** One fingerprint's server time per execution, base against head (docs/gate-statistics.md, "Server time"). */
+export interface ServerTimeComparison {
+  calls_base: number;
+  calls_head: number;
+  base: Percentiles;
+  head: Percentiles;
+  /** head median / base median (each at least 1 µs). */
+  ratio: number;
+  /** head median − base median, µs. */
+  shift_us: number;
+  /** Bootstrap confidence interval of the shift, µs. */
+  ci_low_us: number;
+  ci_high_us: number;
+  /** The floor `ci_low_us / base.p50_us` had to clear (a fraction): the run's. */
+  noise_floor: number;
+  checks: ServerTimeChecks;
   regressed: boolean;
 }
 
@@ -79,18 +121,47 @@ export interface FingerprintComparison extends LatencyComparison {
   normalized: string;
   /** select, insert, update, … */
   kind: string;
+  /** The server-time rule on it; null when the server's times were not measured or a side has none. */
+  server_time: ServerTimeComparison | null;
 }
+
+/**
+ * Why an error counts, or not (docs/gate-statistics.md, "Errors"): `deterministic` (a failure that
+ * does not depend on timing, base never had it), `more_often` (such a failure head has far more
+ * often), `every_replay` (the same statements failed in every head replay and in no base-schema
+ * replay nor the capture), `rate` (head's failure rate above every base-schema replay's and
+ * significantly so), `varies` (a failure that depends on how sessions interleave, within what base
+ * shows), `fidelity` (both sides about as often), `fixed` (base only).
+ */
+export type ErrorRule = 'deterministic' | 'more_often' | 'every_replay' | 'rate' | 'varies' | 'fidelity' | 'fixed';
 
 /** A fingerprint that failed with one SQLSTATE. */
 export interface ErrorDiff {
   fingerprint: string;
   normalized: string;
   sqlstate: string;
-  /** The first message seen (on head for new errors). */
+  /** The first message seen (on head, except for fixed errors). */
   message: string;
-  /** Failed executions, all rounds pooled. */
+  /** Failed executions over the base rounds (not the noise replay), and over head's. */
   base_count: number;
   head_count: number;
+  /** `deterministic`, or `interleaving`: it depends on what concurrent sessions do (a unique violation between them, a deadlock, a serialization failure, a lock or statement timeout). */
+  class: 'deterministic' | 'interleaving';
+  rule: ErrorRule;
+  /** Failures per replay: the base rounds then the noise replay; head's rounds. */
+  base_replays: number[];
+  head_replays: number[];
+  /** Executions of the fingerprint over those replays. */
+  base_executed: number;
+  head_executed: number;
+  /** Failures of this SQLSTATE the capture recorded for it; null without a capture sidecar. */
+  capture_count: number | null;
+  /** Look-alike statements (the same on sibling tables) that failed so on base or at capture. */
+  siblings_failing: number;
+  /** Statements that failed in every head replay and in no base-schema replay. */
+  every_head_replay: number;
+  /** One-sided p-value of head's count given both sides' (interleaving failures only). */
+  p_value: number | null;
 }
 
 /** A fingerprint that ran on one side only. */
@@ -112,16 +183,29 @@ export interface NoiseFloor {
   fingerprints: number;
 }
 
+/** Whether the server's own times were compared. */
+export interface ServerTimeSummary {
+  /** Every replay of both sides carried them. */
+  measured: boolean;
+  /** Why not, when not measured. */
+  reason: string | null;
+  /** How far two base-schema replays' server-time medians disagree. */
+  noise_floor: NoiseFloor;
+}
+
 /** The engine's comparison of the two sides (native/core/src/compare). */
 export interface Comparison {
   noise_floor: NoiseFloor;
+  server_time: ServerTimeSummary;
   /** All statements of fingerprints measured on both sides, pooled. */
   overall: LatencyComparison;
   /** Fingerprints with successful executions on both sides; regressions first, worst first. */
   fingerprints: FingerprintComparison[];
-  /** (fingerprint, SQLSTATE) failing on head and not on base. */
+  /** (fingerprint, SQLSTATE) that count against the change; `rule` says why. */
   new_errors: ErrorDiff[];
-  /** (fingerprint, SQLSTATE) failing on both sides: a workload fidelity warning, not gated. */
+  /** Interleaving failures within what base and the capture show: listed, not gated. */
+  varying_errors: ErrorDiff[];
+  /** (fingerprint, SQLSTATE) failing on both sides about as often: a workload fidelity warning, not gated. */
   shared_errors: ErrorDiff[];
   /** (fingerprint, SQLSTATE) failing on base and not on head. */
   fixed_errors: ErrorDiff[];
@@ -147,6 +231,9 @@ export interface Thresholds {
   p99_max_ms?: number | null;
   /** A fraction: 0.01 = 1 % of head's executed statements may fail. */
   error_rate_max?: number | null;
+  /** The server-time rule: a fraction of base's median, and the least shift in ms; absent in older reports. */
+  server_threshold?: number;
+  server_min_delta_ms?: number;
 }
 
 /** One side's statements, all its replays summed. */

@@ -44,6 +44,8 @@ import { majorOf, probeTemplates, sideCounters, StatementCounterLog } from '../p
 import type { PlansReport } from '../plans/types.js';
 import { compareServers, serverWarnings, startSideServer } from './run-servers.js';
 import type { ServersReport } from './report-types.js';
+import { captureEvidence } from './capture-evidence.js';
+import { sendDurations, serverTimeSupport, type ServerTimeSupport } from './server-time.js';
 
 export interface GateContext {
   logger: Logger;
@@ -97,6 +99,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     p95_max_ms: config.thresholds.p95MaxMs,
     p99_max_ms: config.thresholds.p99MaxMs,
     error_rate_max: config.thresholds.errorRateMax,
+    server_threshold: config.thresholds.serverThreshold,
+    server_min_delta_ms: config.thresholds.serverMinDeltaMs,
   };
   const pr = changeUnderTest(context.env);
   const environment: Environment = {
@@ -154,6 +158,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
     environment.workload = { path: config.workload, sessions: workload.sessions, statements: workload.statements };
     logger.info(`workload ${config.workload}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`);
     const warnings = [...workload.warnings];
+    const evidence = captureEvidence(config.workload, workload);
+    warnings.push(...evidence.warnings);
     // A budget the workload cannot fit even once is refused before any server work.
     if (config.timeBudgetMs !== undefined) budgetPlan(config, workload, 0);
     checkSeed(config);
@@ -225,6 +231,10 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       return { report: finish({ ...decided, error: null, warnings, comparison: null }), exitCode: ExitCode.Regression };
     }
 
+    // The server's own time per statement, on every replay of both sides or on none.
+    const serverTime = await serverTimeOf(separate ? [basePlace, headPlace] : [basePlace]);
+    if (!serverTime.available) logger.info(`server time per statement not measured: ${serverTime.reason}`);
+
     // Buffers and server time per statement, from each server's own accounting when it has it.
     for (const place of separate ? [basePlace, headPlace] : [basePlace]) {
       place.counters = new StatementCounterLog(place.server, `${place.prefix}_stats`, logger);
@@ -243,13 +253,14 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
         logger.info(`round ${planned.round}/${totalRounds}: replay ${index + 1} of ${plan.length} on ${planned.side === 'noise' ? 'base again (noise)' : planned.side}`);
         place.created.push(name);
         const url = await createDatabase(place.server.url, name, template);
+        if (serverTime.available) await sendDurations(place.server.url, name);
         await checkpoint(place.server.url);
         // The other server sits idle through this replay: with its writes flushed now (and
         // autovacuum off on servers the gate starts) it has nothing to do meanwhile
         // (docs/gate.md, "Gating server changes").
         if (separate) await checkpoint((place === headPlace ? basePlace : headPlace).server.url);
         const watch = planned.side === 'noise' ? undefined : await place.counters!.watch(name);
-        const report = await replayRound(config, shape.speed, workload, replayUrl(place.server, url), context);
+        const report = await replayRound(config, shape.speed, workload, replayUrl(place.server, url), serverTime.available, context);
         if (watch && planned.side !== 'noise') await place.counters!.collect(planned.side, watch);
         await dropDatabase(place.server.url, name);
         place.created.pop();
@@ -281,34 +292,39 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
         base: baseReports,
         head: of('head'),
         noise: [baseReports[0]!, of('noise')[0]!],
+        capture: evidence.failures,
         options: {
           p95Threshold: config.thresholds.p95Threshold,
           minDeltaMs: config.thresholds.minDeltaMs,
           minCalls: config.thresholds.minCalls,
           confidence: config.thresholds.confidence,
+          serverThreshold: config.thresholds.serverThreshold,
+          serverMinDeltaMs: config.thresholds.serverMinDeltaMs,
         },
-      }).catch((error: unknown) => {
-        throw fromEngineError(error);
-      });
+      })
+        .then((c) => (serverTime.available ? c : { ...c, server_time: { ...c.server_time, reason: serverTime.reason } }))
+        .catch((error: unknown) => {
+          throw fromEngineError(error);
+        });
     };
     let comparison = await compareAll();
-    const suspected = latencyRegressions(comparison);
+    const suspected = suspectedRegressions(comparison);
     if (shape.confirmRounds > 0 && suspected > 0) {
       // One unlucky burst on a shared runner can make the head replays of a few rounds the
       // slowest ones (docs/gate-statistics.md); more rounds make that chance negligible, and
       // cost time only when a regression is suspected.
       const total = shape.rounds + shape.confirmRounds;
-      logger.info(`${plural(suspected, 'latency regression')} after ${plural(shape.rounds, 'round')}: replaying ${shape.confirmRounds} more to confirm`);
+      logger.info(`${plural(suspected, 'suspected regression')} after ${plural(shape.rounds, 'round')}: replaying ${shape.confirmRounds} more to confirm`);
       state.stage = 'replay';
       await replayAll(planConfirmation(shape.rounds, shape.confirmRounds), total);
       environment.rounds = total;
       state.stage = 'compare';
       comparison = await compareAll();
-      const confirmed = latencyRegressions(comparison);
+      const confirmed = suspectedRegressions(comparison);
       warnings.push(
         confirmed > 0
-          ? `${plural(suspected, 'latency regression')} after ${shape.rounds} rounds; ${shape.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed`
-          : `${plural(suspected, 'latency regression')} after ${shape.rounds} rounds did not hold over ${shape.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`,
+          ? `${plural(suspected, 'suspected regression')} after ${shape.rounds} rounds; ${shape.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed`
+          : `${plural(suspected, 'suspected regression')} after ${shape.rounds} rounds did not hold over ${shape.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`,
       );
     }
     const built = state.templates;
@@ -384,9 +400,27 @@ function budgetPlan(config: GateConfig, workload: Workload, spentMs: number): { 
   return { rounds: budget.rounds, confirmRounds: budget.confirm_rounds, speed: budget.speed, budget };
 }
 
-/** Fingerprints (and the whole workload) whose latency rule fired. */
-function latencyRegressions(comparison: Comparison): number {
-  return comparison.fingerprints.filter((f) => f.regressed).length + (comparison.overall.regressed ? 1 : 0);
+/**
+ * What more rounds could overturn: fingerprints (and the whole workload) whose latency rule
+ * fired, and failures that count because of how they fell across the replays (the same
+ * statements in every head replay, or a rate) rather than by their kind.
+ */
+function suspectedRegressions(comparison: Comparison): number {
+  const byReplays = comparison.new_errors.filter((e) => e.rule === 'every_replay' || e.rule === 'rate').length;
+  return comparison.fingerprints.filter((f) => f.regressed).length + (comparison.overall.regressed ? 1 : 0) + byReplays;
+}
+
+/**
+ * Whether every server of the run lets the gate turn on the server's duration line.
+ * @param places the run's servers
+ * @returns available on all, or the first reason one cannot
+ */
+async function serverTimeOf(places: Place[]): Promise<ServerTimeSupport> {
+  for (const place of places) {
+    const support = await serverTimeSupport(place.server.url);
+    if (!support.available) return support;
+  }
+  return { available: true };
 }
 
 function stageLabel(stage: Stage): string {
@@ -437,7 +471,7 @@ function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw new InterruptedError('interrupted; the gate stopped before it could compare anything');
 }
 
-function replayRound(config: GateConfig, speed: number, workload: Workload, url: string, context: GateContext): Promise<ReplayReport> {
+function replayRound(config: GateConfig, speed: number, workload: Workload, url: string, serverTime: boolean, context: GateContext): Promise<ReplayReport> {
   return replayOnce(
     workload,
     {
@@ -447,6 +481,7 @@ function replayRound(config: GateConfig, speed: number, workload: Workload, url:
       statementTimeoutMs: config.statementTimeoutMs,
       deadlineMs: config.replayTimeoutMs,
       includeSamples: true,
+      serverTime,
       ...config.keys,
     },
     context,

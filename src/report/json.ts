@@ -14,6 +14,15 @@ const micros = z.number().nonnegative();
 
 const percentiles = z.object({ p50_us: micros, p95_us: micros, p99_us: micros });
 
+/** The five checks of the client p95 rule, and of the server-time rule. */
+const checks = z.object({
+  over_threshold: z.boolean(),
+  ci_above_noise: z.boolean(),
+  over_min_delta: z.boolean(),
+  enough_calls: z.boolean(),
+  slower_in_every_replay: z.boolean(),
+});
+
 const latencyComparison = z.object({
   calls_base: count,
   calls_head: count,
@@ -24,13 +33,23 @@ const latencyComparison = z.object({
   ci_high: z.number().nonnegative(),
   noise_floor: z.number().nonnegative(),
   delta_us: z.number(),
-  checks: z.object({
-    over_threshold: z.boolean(),
-    ci_above_noise: z.boolean(),
-    over_min_delta: z.boolean(),
-    enough_calls: z.boolean(),
-    slower_in_every_replay: z.boolean(),
-  }),
+  checks,
+  regressed: z.boolean(),
+  // Reports of schema version 1 have no rules: the client p95 rule was the only one.
+  rules: z.array(z.enum(['client_p95', 'server_time'])).default([]),
+});
+
+const serverTimeComparison = z.object({
+  calls_base: count,
+  calls_head: count,
+  base: percentiles,
+  head: percentiles,
+  ratio: z.number().nonnegative(),
+  shift_us: z.number(),
+  ci_low_us: z.number(),
+  ci_high_us: z.number(),
+  noise_floor: z.number().nonnegative(),
+  checks,
   regressed: z.boolean(),
 });
 
@@ -38,26 +57,51 @@ const fingerprintComparison = latencyComparison.extend({
   fingerprint: z.string(),
   normalized: z.string(),
   kind: z.string(),
+  server_time: serverTimeComparison.nullable().default(null),
 });
 
-const errorDiff = z.object({
-  fingerprint: z.string(),
-  normalized: z.string(),
-  sqlstate: z.string(),
-  message: z.string(),
-  base_count: count,
-  head_count: count,
-});
+const errorRule = z.enum(['deterministic', 'more_often', 'every_replay', 'rate', 'varies', 'fidelity', 'fixed']);
+
+/** An error of a version-1 report, with what version 2 adds filled in from the list it is in. */
+const errorDiff = (rule: z.infer<typeof errorRule>) =>
+  z.object({
+    fingerprint: z.string(),
+    normalized: z.string(),
+    sqlstate: z.string(),
+    message: z.string(),
+    base_count: count,
+    head_count: count,
+    class: z.enum(['deterministic', 'interleaving']).default('deterministic'),
+    rule: errorRule.default(rule),
+    base_replays: z.array(count).default([]),
+    head_replays: z.array(count).default([]),
+    base_executed: count.default(0),
+    head_executed: count.default(0),
+    capture_count: count.nullable().default(null),
+    siblings_failing: count.default(0),
+    every_head_replay: count.default(0),
+    p_value: z.number().min(0).max(1).nullable().default(null),
+  });
+
+const noiseFloor = z.object({ value: z.number().nonnegative(), method: z.string(), fingerprints: count });
 
 const fingerprintRef = z.object({ fingerprint: z.string(), normalized: z.string(), kind: z.string(), calls: count });
 
 const comparison = z.object({
-  noise_floor: z.object({ value: z.number().nonnegative(), method: z.string(), fingerprints: count }),
+  noise_floor: noiseFloor,
+  server_time: z
+    .object({ measured: z.boolean(), reason: z.string().nullable(), noise_floor: noiseFloor })
+    .default({
+      measured: false,
+      reason: 'not in reports of schema version 1',
+      noise_floor: { value: 0, method: 'not measured: not in reports of schema version 1', fingerprints: 0 },
+    }),
   overall: latencyComparison,
   fingerprints: z.array(fingerprintComparison),
-  new_errors: z.array(errorDiff),
-  shared_errors: z.array(errorDiff),
-  fixed_errors: z.array(errorDiff),
+  new_errors: z.array(errorDiff('deterministic')),
+  varying_errors: z.array(errorDiff('varies')).default([]),
+  shared_errors: z.array(errorDiff('fidelity')),
+  fixed_errors: z.array(errorDiff('fixed')),
   only_base: z.array(fingerprintRef),
   only_head: z.array(fingerprintRef),
 });
@@ -151,7 +195,8 @@ const serversSchema = z.object({
 });
 
 export const gateReportSchema = z.object({
-  schema_version: z.literal(REPORT_SCHEMA_VERSION),
+  // Version 1 is read too (fields it lacks take their defaults) and comes out as the current one.
+  schema_version: z.union([z.literal(1), z.literal(REPORT_SCHEMA_VERSION)]).transform((): typeof REPORT_SCHEMA_VERSION => REPORT_SCHEMA_VERSION),
   tool: z.object({ name: z.literal('pg-retest-action'), version: z.string() }),
   verdict: z.enum(['pass', 'regression', 'inconclusive', 'error']),
   headline: z.string(),
@@ -168,6 +213,8 @@ export const gateReportSchema = z.object({
     p95_max_ms: z.number().positive().nullable().optional(),
     p99_max_ms: z.number().positive().nullable().optional(),
     error_rate_max: z.number().min(0).max(1).nullable().optional(),
+    server_threshold: z.number().nonnegative().optional(),
+    server_min_delta_ms: z.number().nonnegative().optional(),
   }),
   environment: z.object({
     server_version: z.string().nullable(),
@@ -263,10 +310,10 @@ export function parseReport(textValue: string, source = 'report'): GateReport {
   // The version first: a report of another version fails on its version, not on the first field
   // that happens to differ.
   const version = (raw as { schema_version?: unknown }).schema_version;
-  if (version !== REPORT_SCHEMA_VERSION) {
+  if (version !== REPORT_SCHEMA_VERSION && version !== 1) {
     const found = version === undefined ? 'no schema_version' : `schema version ${JSON.stringify(version)}`;
     throw new ReportFormatError(
-      `${source}: ${found}; this version of pg-retest-action reads report schema version ${REPORT_SCHEMA_VERSION}`,
+      `${source}: ${found}; this version of pg-retest-action reads report schema versions 1 and ${REPORT_SCHEMA_VERSION}`,
     );
   }
   const parsed = gateReportSchema.safeParse(raw);
@@ -275,7 +322,19 @@ export function parseReport(textValue: string, source = 'report'): GateReport {
     const more = parsed.error.issues.length > problems.length ? ` (and ${parsed.error.issues.length - problems.length} more)` : '';
     throw new ReportFormatError(`${source}: not a valid report: ${problems.join('; ')}${more}`);
   }
+  if (version === 1) fromVersion1(parsed.data);
   return parsed.data;
+}
+
+/**
+ * What a report of schema version 1 means in version 2's terms: its only latency rule was the
+ * client p95's, so whatever regressed did so by it.
+ * @param report a version-1 report, its new fields at their defaults
+ */
+function fromVersion1(report: GateReport): void {
+  const c = report.comparison;
+  if (c === null) return;
+  for (const l of [c.overall, ...c.fingerprints]) if (l.regressed && l.rules.length === 0) l.rules = ['client_p95'];
 }
 
 /** `comparison.fingerprints[3].ratio` */

@@ -85,7 +85,7 @@ function latencySuite(report: GateReport): TestSuite {
       classname: 'pg-retest.fingerprint',
       time: f.head.p95_us / 1_000_000,
       outcome: f.regressed
-        ? { kind: 'failure', type: 'regression', message: latencyLine(f), body: fingerprintBody(f) }
+        ? { kind: 'failure', type: 'regression', message: f.rules.includes('client_p95') ? latencyLine(f) : serverTimeLine(f), body: fingerprintBody(f) }
         : { kind: 'passed' },
     })),
   };
@@ -94,6 +94,13 @@ function latencySuite(report: GateReport): TestSuite {
 /** `p95 480 µs → 4.90 ms (+921 %, CI [+850 %, +990 %])` */
 function latencyLine(l: LatencyComparison): string {
   return `p95 ${micros(l.base.p95_us)} → ${micros(l.head.p95_us)} (${ratioChange(l.ratio)}, CI ${interval(l.ci_low, l.ci_high)})`;
+}
+
+/** `server time 40 µs → 340 µs median (+300 µs, CI +290 µs–+310 µs)` */
+function serverTimeLine(f: FingerprintComparison): string {
+  const s = f.server_time;
+  if (!s) return 'server time not measured';
+  return `server time ${micros(s.base.p50_us)} → ${micros(s.head.p50_us)} median (+${micros(s.shift_us)}, CI +${micros(s.ci_low_us)}–+${micros(s.ci_high_us)})`;
 }
 
 function fingerprintBody(f: FingerprintComparison): string {
@@ -105,6 +112,8 @@ function fingerprintBody(f: FingerprintComparison): string {
     `p50 ${micros(f.base.p50_us)} → ${micros(f.head.p50_us)}`,
     `p95 ${micros(f.base.p95_us)} → ${micros(f.head.p95_us)}, ratio ${f.ratio.toFixed(2)}, CI [${f.ci_low.toFixed(2)}, ${f.ci_high.toFixed(2)}]`,
     `p99 ${micros(f.base.p99_us)} → ${micros(f.head.p99_us)}`,
+    ...(f.server_time ? [serverTimeLine(f)] : []),
+    `rules fired: ${f.rules.join(', ') || 'none'}`,
   ].join('\n');
 }
 

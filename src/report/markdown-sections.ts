@@ -36,6 +36,7 @@ export const CAPS = {
   slower: 5,
   chart: 8,
   newErrors: 20,
+  varying: 10,
   migrations: 20,
   fidelity: 10,
   reasons: 20,
@@ -152,10 +153,22 @@ export function summarySection(ctx: Context): string[] {
       `Latencies of ${count(c.overall.calls_base)} / ${count(c.overall.calls_head)} successful executions (base / head), ` +
         `all rounds pooled; CI: ${fractionPercent(ctx.report.thresholds.confidence)} bootstrap interval of the p95 change; ` +
         `noise floor ${fractionPercent(c.noise_floor.value)} from replaying base twice.`,
+      '',
+      serverTimeLine(c),
     );
   }
   if (ctx.report.coverage) lines.push('', ...coverageLines(ctx.report.coverage));
   return [...lines, ''];
+}
+
+/** Whether the server's own time per statement was compared, and its floor. */
+function serverTimeLine(c: Comparison): string {
+  const st = c.server_time;
+  if (!st.measured) return `Server time per statement: not compared${st.reason ? ` (${text(st.reason)})` : ''}; latency was judged on the client p95.`;
+  return (
+    'Server time per statement (what the server itself spent on each call, without the waits for a CPU around it): ' +
+    `compared by median shift; its noise floor ${fractionPercent(st.noise_floor.value)} from replaying base twice.`
+  );
 }
 
 function accountingRow(label: string, base: SideAccounting, head: SideAccounting, pick: (s: SideAccounting) => number): string[] {
@@ -171,15 +184,25 @@ function latencyRows(l: LatencyComparison): string[][] {
   return [row('p50'), row('p95'), row('p99')];
 }
 
-/** Why a slower fingerprint did not count as a regression: the checks it failed. */
-export function notGatedBecause(f: LatencyComparison, t: GateReport['thresholds']): string {
+/** Why a slower fingerprint did not count as a regression: each rule, with the checks it failed. */
+export function notGatedBecause(f: LatencyComparison & Partial<Pick<FingerprintComparison, 'server_time'>>, t: GateReport['thresholds']): string {
   const why: string[] = [];
   if (!f.checks.enough_calls) why.push(`fewer than ${count(t.min_calls)} calls`);
   if (!f.checks.slower_in_every_replay) why.push('not slower in every replay (median)');
   if (!f.checks.over_threshold) why.push(`below ${fractionPercent(t.p95_threshold)}`);
   if (!f.checks.ci_above_noise) why.push('CI within noise');
   if (!f.checks.over_min_delta) why.push(`under ${t.min_delta_ms} ms`);
-  return why.join(', ');
+  const s = f.server_time;
+  if (s === undefined) return why.join(', ');
+  const client = `client p95: ${why.join(', ')}`;
+  if (s === null) return `${client}; server time: not measured`;
+  const server: string[] = [];
+  if (!s.checks.enough_calls) server.push(`fewer than ${count(t.min_calls)} timed calls`);
+  if (!s.checks.slower_in_every_replay) server.push('not slower in every replay');
+  if (!s.checks.over_threshold) server.push(`below ${fractionPercent(t.server_threshold ?? 0.2)}`);
+  if (!s.checks.ci_above_noise) server.push('CI within noise');
+  if (!s.checks.over_min_delta) server.push(`under ${t.server_min_delta_ms ?? 0.05} ms`);
+  return `${client}; server time: ${server.join(', ')}`;
 }
 
 function latencyCells(f: FingerprintComparison): string[] {
@@ -189,7 +212,21 @@ function latencyCells(f: FingerprintComparison): string[] {
     micros(f.head.p95_us),
     ratioChange(f.ratio),
     interval(f.ci_low, f.ci_high),
+    serverTimeCell(f),
   ];
+}
+
+/** `210 µs → 520 µs (+310 µs)`: the server's own time per call, medians; – when not measured. */
+function serverTimeCell(f: FingerprintComparison): string {
+  const s = f.server_time;
+  if (!s) return '–';
+  const sign = s.shift_us >= 0 ? '+' : '−';
+  return `${micros(s.base.p50_us)} → ${micros(s.head.p50_us)} (${sign}${micros(Math.abs(s.shift_us))})`;
+}
+
+/** Which rules fired: `client p95`, `server time`. */
+function rulesCell(f: FingerprintComparison): string {
+  return f.rules.map((r) => (r === 'client_p95' ? 'client p95' : 'server time')).join(', ') || '–';
 }
 
 /** Regressed fingerprints, worst first. */
@@ -207,16 +244,17 @@ export function regressionsSection(ctx: Context): string[] {
   if (c === null) return [];
   const lines: string[] = [];
   const worst = regressions(c);
-  const header = ['#', 'statement', 'calls base / head', 'p95 base', 'p95 head', 'Δ p95', 'CI', ...planHeaders(ctx.report)];
-  const align: ('left' | 'right')[] = ['right', 'left', 'right', 'right', 'right', 'right', 'right', ...planHeaders(ctx.report).map(() => 'right' as const)];
+  const header = ['#', 'statement', 'calls base / head', 'p95 base', 'p95 head', 'Δ p95', 'CI', 'server time (median)', ...planHeaders(ctx.report)];
+  const align: ('left' | 'right')[] = ['right', 'left', 'right', 'right', 'right', 'right', 'right', 'right', ...planHeaders(ctx.report).map(() => 'right' as const)];
   if (worst.length > 0) {
     const { shown, more } = take(ctx, worst, CAPS.regressions);
-    const rows = shown.map((f, i) => [String(i + 1), code(f.normalized, SQL_CHARS, true), ...latencyCells(f), ...planCells(ctx.report, f.fingerprint)]);
-    lines.push(`#### ${plural(worst.length, 'regression')} by fingerprint`, '', ...mdTable(header, rows, [...align]));
+    const rows = shown.map((f, i) => [String(i + 1), code(f.normalized, SQL_CHARS, true), ...latencyCells(f), ...planCells(ctx.report, f.fingerprint), rulesCell(f)]);
+    lines.push(`#### ${plural(worst.length, 'regression')} by fingerprint`, '', ...mdTable([...header, 'rule'], rows, [...align, 'left']));
     lines.push(...moreLine(more, 'regression', 'in the full table below'), '');
   }
+  const slowerOnServer = (f: FingerprintComparison) => (f.server_time?.shift_us ?? 0) > 0 && (f.server_time!.checks.over_threshold || f.server_time!.checks.ci_above_noise);
   const slower = c.fingerprints
-    .filter((f) => !f.regressed && f.delta_us > 0 && (f.checks.over_threshold || f.checks.ci_above_noise))
+    .filter((f) => !f.regressed && ((f.delta_us > 0 && (f.checks.over_threshold || f.checks.ci_above_noise)) || slowerOnServer(f)))
     .sort((a, b) => b.ratio - a.ratio);
   if (slower.length > 0) {
     const { shown, more } = take(ctx, slower, CAPS.slower);
@@ -294,9 +332,9 @@ export function newErrorsSection(ctx: Context): string[] {
     const sorted = [...c.new_errors].sort((a, b) => b.head_count - a.head_count);
     const { shown, more } = take(ctx, sorted, CAPS.newErrors);
     lines.push(
-      lost.length > 0 ? 'Statements that failed on head and not on base:' : `Statements that fail on head and not on base, ${verdict}.`,
+      lost.length > 0 ? 'Statements that failed on head and not on base:' : `Statements that fail on head and not on base (or far more often), ${verdict}.`,
       '',
-      ...errorTable(ctx, shown, false, lost),
+      ...errorTable(ctx, shown, true, lost, true),
       ...moreLine(more, 'new error', 'in the JSON report'),
       '',
     );
@@ -304,7 +342,18 @@ export function newErrorsSection(ctx: Context): string[] {
   return lines;
 }
 
-function errorTable(ctx: Context, errors: ErrorDiff[], bothSides: boolean, lost: readonly SessionFeature[] = []): string[] {
+/** Why a counted error counts, for its table row. */
+const RULE_WORDS: Record<ErrorDiff['rule'], string> = {
+  deterministic: 'fails as written',
+  more_often: 'far more often than on base',
+  every_replay: 'same statements, every head replay',
+  rate: 'higher rate in every replay',
+  varies: 'varies between replays',
+  fidelity: 'about as often on both',
+  fixed: 'base only',
+};
+
+function errorTable(ctx: Context, errors: ErrorDiff[], bothSides: boolean, lost: readonly SessionFeature[] = [], withRule = false): string[] {
   const rows = errors.map((e) => {
     const cause = lost.length > 0 ? likelyCause(e, lost) : undefined;
     return [
@@ -312,12 +361,57 @@ function errorTable(ctx: Context, errors: ErrorDiff[], bothSides: boolean, lost:
       text(message(ctx, e.message, e.sqlstate)),
       code(e.normalized, SQL_CHARS, true),
       bothSides ? `${count(e.base_count)} / ${count(e.head_count)}` : count(e.head_count),
+      ...(withRule ? [text(RULE_WORDS[e.rule])] : []),
       ...(lost.length > 0 ? [cause ? `${text(cause.label)}: ${code(cause.normalized, 60, true)}` : '–'] : []),
     ];
   });
   const calls = bothSides ? 'failed calls base / head' : 'failed calls';
+  const ruleHeader = withRule ? ['counts because'] : [];
   const causeHeader = lost.length > 0 ? ['likely cause'] : [];
-  return mdTable(['SQLSTATE', 'message', 'statement', calls, ...causeHeader], rows, ['left', 'left', 'left', 'right', ...causeHeader.map(() => 'left' as const)]);
+  return mdTable(
+    ['SQLSTATE', 'message', 'statement', calls, ...ruleHeader, ...causeHeader],
+    rows,
+    ['left', 'left', 'left', 'right', ...ruleHeader.map(() => 'left' as const), ...causeHeader.map(() => 'left' as const)],
+  );
+}
+
+/** `0, 2, 1, 0`: failures per replay. */
+function perReplay(values: number[]): string {
+  return values.length === 0 ? '–' : values.map((v) => count(v)).join(', ');
+}
+
+/**
+ * Failures that depend on how sessions interleave and stayed within what base and the capture
+ * show: listed with their counts per replay, never hidden, not gated.
+ */
+export function varyingErrorsSection(ctx: Context): string[] {
+  const c = ctx.report.comparison;
+  const varying = c?.varying_errors ?? [];
+  if (varying.length === 0) return [];
+  const { shown, more } = take(ctx, varying, CAPS.varying);
+  const rows = shown.map((e) => [
+    code(e.sqlstate, Infinity, true),
+    text(message(ctx, e.message, e.sqlstate)),
+    code(e.normalized, SQL_CHARS, true),
+    perReplay(e.base_replays),
+    perReplay(e.head_replays),
+    e.capture_count === null ? '–' : count(e.capture_count),
+  ]);
+  return [
+    `#### ${plural(varying.length, 'failure')} that ${varying.length === 1 ? 'varies' : 'vary'} between replays (not gated)`,
+    '',
+    'Failures that depend on what concurrent sessions do at that moment (two inserting the same key, a deadlock, a lock or ' +
+      "statement timeout) come and go between identical replays. These stayed within what base's replays and the capture " +
+      'show, so they are listed, not counted as new errors.',
+    '',
+    ...mdTable(
+      ['SQLSTATE', 'message', 'statement', 'failed per base replay (noise last)', 'failed per head replay', 'at capture'],
+      rows,
+      ['left', 'left', 'left', 'right', 'right', 'right'],
+    ),
+    ...moreLine(more, 'varying failure', 'in the JSON report'),
+    '',
+  ];
 }
 
 /** A migration that failed: on head this is the regression, on base the run could not start. */
@@ -425,7 +519,7 @@ export function allFingerprintsSection(ctx: Context): string[] {
   const hidden = c.fingerprints.length - shown.length;
   ctx.hiddenFingerprints += hidden;
   const status = (f: FingerprintComparison) =>
-    f.regressed ? '❌ regressed' : !f.checks.enough_calls ? 'few calls' : 'ok';
+    f.regressed ? `❌ regressed (${rulesCell(f)})` : !f.checks.enough_calls ? 'few calls' : 'ok';
   const rows = shown.map((f) => [
     code(f.fingerprint, Infinity, true),
     code(f.normalized, SQL_CHARS_ALL, true),
@@ -493,11 +587,16 @@ export function environmentSection(ctx: Context): string[] {
     ['started', text(e.started_at)],
     ['wall time', wallTime(e.wall_time_ms)],
     ['noise floor', noise ? `${fractionPercent(noise.value)} over ${plural(noise.fingerprints, 'fingerprint')}: ${text(noise.method)}` : '–'],
+    ...(r.comparison
+      ? ([['server time', r.comparison.server_time.measured ? `compared; noise floor ${fractionPercent(r.comparison.server_time.noise_floor.value)} over ${plural(r.comparison.server_time.noise_floor.fingerprints, 'fingerprint')}` : `not compared: ${text(r.comparison.server_time.reason ?? 'not measured')}`]] as [string, string][])
+      : []),
     ...(r.plans ? ([['buffers and server time', statsSource(r.plans)]] as [string, string][]) : []),
     ...keysRows(r.keys),
     [
       'thresholds',
-      `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, min calls ${count(t.min_calls)}, ` +
+      `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, ` +
+        (t.server_threshold !== undefined ? `server time ${signedPercent(t.server_threshold)} and ${t.server_min_delta_ms} ms, ` : '') +
+        `min calls ${count(t.min_calls)}, ` +
         `max new errors ${count(t.max_new_errors)}, confidence ${fractionPercent(t.confidence)}` +
         (t.p95_max_ms ? `, head p95 ≤ ${t.p95_max_ms} ms` : '') +
         (t.p99_max_ms ? `, head p99 ≤ ${t.p99_max_ms} ms` : '') +

@@ -9,9 +9,11 @@
 //! failures come and go between identical replays, so one occurrence on head says nothing. They
 //! count against the change only when
 //! - the same statements failed in every head replay and in no base-schema replay nor the
-//!   capture (`every_replay`: a constraint the change added that those statements violate), and
-//!   nothing shows that this statement races (it, or a look-alike on a sibling table, failing the
-//!   same way on base or at capture), or
+//!   capture (`every_replay`: a constraint the change added that those statements violate). When
+//!   something shows that this statement races (it, or a look-alike on a sibling table, failing
+//!   the same way on base or at capture), a race can repeat at the same statement, so there must
+//!   be significantly more such statements than the mirror image, statements that failed in every
+//!   base round and in no head replay (a sign test, p < [`RATE_ALPHA`]), or
 //! - head's failure rate is above that of every base-schema replay and of the capture in every
 //!   head replay, and the pooled counts are unlikely under one rate for both sides (`rate`:
 //!   a one-sided binomial test, conditional on the total, p < [`RATE_ALPHA`]).
@@ -79,8 +81,8 @@ struct Tally<'a> {
     normalized: &'a str,
     base: Vec<u64>,
     head: Vec<u64>,
-    base_instances: BTreeSet<(u32, u32)>,
-    /// Per head replay.
+    /// Per base-schema replay, and per head replay.
+    base_instances: Vec<BTreeSet<(u32, u32)>>,
     head_instances: Vec<BTreeSet<(u32, u32)>>,
     base_message: Option<&'a str>,
     head_message: Option<&'a str>,
@@ -275,7 +277,7 @@ fn tally<'a>(inputs: &ErrorInputs<'a>) -> Tallies<'a> {
                         normalized: &f.normalized,
                         base: vec![0; nb],
                         head: vec![0; nh],
-                        base_instances: BTreeSet::new(),
+                        base_instances: vec![BTreeSet::new(); nb],
                         head_instances: vec![BTreeSet::new(); nh],
                         base_message: None,
                         head_message: None,
@@ -286,7 +288,7 @@ fn tally<'a>(inputs: &ErrorInputs<'a>) -> Tallies<'a> {
                     t.head_message.get_or_insert(&e.message);
                 } else {
                     t.base[i] += e.count;
-                    t.base_instances.extend(e.instances.iter().copied());
+                    t.base_instances[i].extend(e.instances.iter().copied());
                     t.base_message.get_or_insert(&e.message);
                 }
             }
@@ -391,16 +393,21 @@ impl Judged {
 
         // The same statements failing in every head replay, never on base nor at capture.
         if inputs.head.len() >= 2 {
-            let mut common = t.head_instances[0].clone();
-            for other in &t.head_instances[1..] {
-                common.retain(|i| other.contains(i));
-            }
-            common.retain(|i| {
-                !t.base_instances.contains(i)
-                    && !captured.is_some_and(|c| c.statements.contains(&(fingerprint, *i)))
-            });
-            judged.every_head_replay = common.len() as u64;
-            if !races_here && judged.every_head_replay > 0 {
+            let at_capture = |i: &(u32, u32)| {
+                captured.is_some_and(|c| c.statements.contains(&(fingerprint, *i)))
+            };
+            let on_head = every_and_none(&t.head_instances, &t.base_instances, &at_capture);
+            judged.every_head_replay = on_head.len() as u64;
+            let counts = if !races_here {
+                judged.every_head_replay > 0
+            } else {
+                // A race can repeat at one statement: as many the other way round is chance.
+                let rounds = &t.base_instances[..inputs.base_rounds.min(t.base_instances.len())];
+                let on_base = every_and_none(rounds, &t.head_instances, &at_capture).len() as u64;
+                let (h, b) = (judged.every_head_replay, on_base);
+                h > 0 && binomial_upper_tail(h, h + b, 0.5) < RATE_ALPHA
+            };
+            if counts {
                 judged.rule = "every_replay";
                 return judged;
             }
@@ -456,6 +463,24 @@ impl Judged {
         };
         judged
     }
+}
+
+/// The statements that failed in every replay of `all`, in no replay of `none`, and not at
+/// capture.
+fn every_and_none(
+    all: &[BTreeSet<(u32, u32)>],
+    none: &[BTreeSet<(u32, u32)>],
+    at_capture: &dyn Fn(&(u32, u32)) -> bool,
+) -> BTreeSet<(u32, u32)> {
+    let Some((first, rest)) = all.split_first() else {
+        return BTreeSet::new();
+    };
+    first
+        .iter()
+        .filter(|i| rest.iter().all(|r| r.contains(i)))
+        .filter(|i| !none.iter().any(|r| r.contains(i)) && !at_capture(i))
+        .copied()
+        .collect()
 }
 
 /// Head fails a deterministic statement far more often than base's rate predicts.

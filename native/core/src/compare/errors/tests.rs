@@ -270,3 +270,31 @@ fn the_binomial_tail_is_exact() {
     let p = binomial_upper_tail(50_000, 100_000, 0.5);
     assert!((p - 0.5).abs() < 0.01, "{p}");
 }
+
+#[test]
+fn where_the_statement_races_many_statements_failing_in_every_head_replay_still_count() {
+    // Base races now and then (one unique violation per round, never the same statement); head
+    // fails twelve captured inserts every time, as a new unique constraint makes it.
+    let base: Vec<Run> = (0..3)
+        .map(|r| replay(&[("t", 1000, &[("23505", 1, &[(9, r)])])]))
+        .collect();
+    let twelve: Vec<(u32, u32)> = (0..12).map(|i| (1, i)).collect();
+    let head: Vec<Run> = (0..3)
+        .map(|_| replay(&[("t", 1000, &[("23505", 12, &twelve)])]))
+        .collect();
+    let d = judge(&base, &head, None);
+    assert_eq!(rules(&d.new), [("t/23505".to_string(), "every_replay")]);
+    assert_eq!(d.new[0].every_head_replay, 12);
+    // As many statements failing in every base round and no head replay: chance, not the change.
+    let base: Vec<Run> = (0..3)
+        .map(|_| {
+            replay(&[(
+                "t",
+                1000,
+                &[("23505", 12, &(0..12).map(|i| (2, i)).collect::<Vec<_>>())],
+            )])
+        })
+        .collect();
+    let d = judge(&base, &head, None);
+    assert!(d.new.is_empty(), "{:?}", d.new);
+}
