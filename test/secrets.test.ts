@@ -1,6 +1,7 @@
 // Secrets and data values never reach what the gate prints, posts or stores: passwords in any
 // encoding a connection string may carry them, connection strings echoed back in errors, the
-// Docker server's password, and values in error messages that the PR comment shows.
+// Docker server's password, and values in error messages that the PR comment shows. No secret
+// is on a command line of a process a server runs in.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { maskUrlsIn, passwordForms, passwordOf, redact } from '../src/provision/
 import { maskMessage } from '../src/report/mask.js';
 import { decideVerdict } from '../src/gate/verdict.js';
 import { runCli } from './support/cli.js';
+import { randomPassword, startPostgres, type TestServer } from './support/postgres.js';
 
 describe('passwords', () => {
   it('are masked however the connection string percent-encodes them', () => {
@@ -74,5 +76,74 @@ describe('data values in messages the PR comment shows', () => {
       thresholds: { p95_threshold: 0.2, min_delta_ms: 0.5, min_calls: 20, max_new_errors: 0, confidence: 0.95 },
     });
     expect(decided.reasons).toEqual(['the PR\'s migrations fail: db/002.sql, line 1: invalid input syntax for type integer: "…"']);
+  });
+});
+
+/** The pids of every process below `root`, from /proc. */
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+  }
+  const found: number[] = [];
+  const walk = (pid: number) => {
+    for (const child of children.get(pid) ?? []) {
+      found.push(child);
+      walk(child);
+    }
+  };
+  walk(root);
+  return found;
+}
+
+const procText = (pid: number, file: string) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/${file}`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return ''; // gone meanwhile
+  }
+};
+
+describe('a throwaway server and the processes it runs in', () => {
+  it('have no password on their command lines, and the server none from the environment', async () => {
+    const secrets = [`url-${randomPassword()}`, `pgpassword-${randomPassword()}`, `server-${randomPassword()}`];
+    const saved = { DATABASE_URL: process.env.DATABASE_URL, PGPASSWORD: process.env.PGPASSWORD };
+    process.env.DATABASE_URL = `postgres://app:${secrets[0]}@db.example/app`;
+    process.env.PGPASSWORD = secrets[1];
+    let server: TestServer;
+    try {
+      server = await startPostgres({ password: secrets[2] });
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    try {
+      const tree = descendants(process.pid);
+      const postmaster = tree.find((pid) => procText(pid, 'cmdline').startsWith(`${path.join(server.bindir, 'postgres')} -D ${server.dataDir}`));
+      expect(postmaster, 'the server among the processes this test started').toBeDefined();
+      const supervisor = tree.find((pid) => /pg-supervisor\.(m?js)/.test(procText(pid, 'cmdline')));
+      expect(supervisor).toBeDefined();
+      for (const pid of tree) {
+        // Before: the supervisor's command line held its whole config, the environment with it.
+        for (const secret of secrets) expect(procText(pid, 'cmdline'), `process ${pid}`).not.toContain(secret);
+      }
+      // SQL a superuser runs on the server (a PR's migration) can read the server's environment.
+      const environ = procText(postmaster!, 'environ');
+      expect(environ).toContain('LC_ALL=C');
+      for (const secret of secrets) expect(environ).not.toContain(secret);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -88,8 +88,7 @@ async function startOnce({ bins, user, password, port, settings, makeError, debu
   };
   const postgresArgs = ['-D', dataDir];
   for (const [key, value] of Object.entries(serverSettings)) postgresArgs.push('-c', `${key}=${value}`);
-  const env = { ...process.env, LC_ALL: 'C', LANG: 'C' };
-  delete env.PGDATA;
+  const env = serverEnvironment(process.env);
 
   debug?.(`initdb ${dataDir} (PostgreSQL ${bins.version}, ${bins.bindir}${user ? `, as OS user ${user.name}` : ''})`);
   const supervisor = new Supervisor(
@@ -149,6 +148,29 @@ async function startOnce({ bins, user, password, port, settings, makeError, debu
 }
 
 /**
+ * Variables initdb and postgres are given: what finds their libraries and sets their time zone,
+ * nothing else. The run's environment holds secrets (a DATABASE_URL, PGPASSWORD, a CI token),
+ * and SQL a superuser runs on the server (the PR's migrations) can read the server's own with
+ * `pg_read_file('/proc/self/environ')`.
+ */
+const SERVER_ENVIRONMENT = ['PATH', 'TZ', 'LD_LIBRARY_PATH', 'DYLD_LIBRARY_PATH', 'DYLD_FALLBACK_LIBRARY_PATH'];
+
+/**
+ * The environment of initdb and postgres (messages in English, which the harness reads).
+ * @param {NodeJS.ProcessEnv} from this process's environment
+ * @returns {Record<string, string>}
+ */
+function serverEnvironment(from) {
+  /** @type {Record<string, string>} */
+  const env = { LC_ALL: 'C', LANG: 'C' };
+  for (const name of SERVER_ENVIRONMENT) {
+    const value = from[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/**
  * The directory for the server's Unix-domain socket: its own, when the socket's path fits the
  * limit and needs no quoting in `unix_socket_directories` (a list split at commas).
  * @param {string} root
@@ -199,7 +221,7 @@ function supervisorScript(makeError) {
   );
 }
 
-/** Our side of pg-supervisor.mjs: events in from its stdout, "stop" out on its stdin. */
+/** Our side of pg-supervisor.mjs: events in from its stdout; the config, then "stop", out on its stdin. */
 class Supervisor {
   constructor(config, { ownProcessGroup, makeError }) {
     this.events = [];
@@ -207,10 +229,13 @@ class Supervisor {
     this.stopping = undefined;
     // ownProcessGroup: a Ctrl-C in the terminal then reaches only us, and the CLI stops the
     // replay before the server, instead of the server dying under a running replay.
-    this.child = spawn(process.execPath, [supervisorScript(makeError), JSON.stringify(config)], {
+    // The config (an environment among it) goes over the pipe: a command line is readable by
+    // every local user in /proc/<pid>/cmdline.
+    this.child = spawn(process.execPath, [supervisorScript(makeError)], {
       stdio: ['pipe', 'pipe', 'inherit'],
       detached: ownProcessGroup,
     });
+    this.child.stdin.write(`${JSON.stringify(config)}\n`);
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
     this.child.once('exit', () => this.push({ event: 'supervisor-gone' }));
     this.child.once('error', () => this.push({ event: 'supervisor-gone' }));
