@@ -1,12 +1,15 @@
 // Secrets and data values never reach what the gate prints, posts or stores: passwords in any
 // encoding a connection string may carry them, connection strings echoed back in errors, the
 // Docker server's password, and values in error messages that the PR comment shows. No secret
-// is on a command line of a process a server runs in.
+// is on a command line of a process a server runs in, and the cache of embedded binaries runs
+// nothing someone else could have put there.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DockerProvisioner } from '../src/provision/docker.js';
+import { cachedCopy, isRoot, lookupOsUser, UnsafeCacheError } from '../src/provision/pg-binaries.mjs';
 import { maskUrlsIn, passwordForms, passwordOf, redact } from '../src/provision/url.js';
 import { maskMessage } from '../src/report/mask.js';
 import { decideVerdict } from '../src/gate/verdict.js';
@@ -144,6 +147,79 @@ describe('a throwaway server and the processes it runs in', () => {
       for (const secret of secrets) expect(environ).not.toContain(secret);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe('the cache of embedded binaries', () => {
+  let base: string;
+  let native: string;
+  const env = () => ({ XDG_CACHE_HOME: base });
+
+  beforeEach(() => {
+    base = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-cache-'));
+    // A package as npm may unpack it under umask 002: group-writable.
+    native = path.join(base, 'package', 'native');
+    fs.mkdirSync(path.join(native, 'bin'), { recursive: true });
+    fs.mkdirSync(path.join(native, 'lib'));
+    fs.writeFileSync(path.join(native, 'bin', 'postgres'), '#!/bin/sh\necho "postgres (PostgreSQL) 17.10"\n');
+    fs.chmodSync(path.join(native, 'bin', 'postgres'), 0o775);
+    fs.writeFileSync(path.join(native, 'lib', 'libpq.so.5.17'), 'library');
+    fs.symlinkSync('libpq.so.5.17', path.join(native, 'lib', 'libpq.so.5'));
+  });
+  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  const mode = (file: string) => fs.lstatSync(file).mode & 0o777;
+
+  it("is the user's own, and its copy writable by no one else", () => {
+    const copy = cachedCopy(native, '17-17.10', undefined, env());
+    expect(copy).toBe(path.join(base, 'pg-retest-action', '17-17.10'));
+    expect(mode(path.join(base, 'pg-retest-action'))).toBe(0o700);
+    expect(mode(path.join(copy, 'bin', 'postgres'))).toBe(0o755);
+    expect(fs.readlinkSync(path.join(copy, 'lib', 'libpq.so.5'))).toBe('libpq.so.5.17');
+    // Made once, then reused after the same checks.
+    fs.writeFileSync(path.join(native, 'bin', 'postgres'), 'changed');
+    expect(cachedCopy(native, '17-17.10', undefined, env())).toBe(copy);
+    expect(fs.readFileSync(path.join(copy, 'bin', 'postgres'), 'utf8')).toContain('PostgreSQL');
+  });
+
+  it('refuses a planted postgres that group or others may write', () => {
+    const planted = path.join(base, 'pg-retest-action', '17-17.10', 'bin');
+    fs.mkdirSync(planted, { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(planted, 'postgres'), '#!/bin/sh\necho planted\n');
+    fs.chmodSync(path.join(planted, 'postgres'), 0o775);
+    // Before: any existing bin/postgres there was used as is.
+    expect(() => cachedCopy(native, '17-17.10', undefined, env())).toThrow(UnsafeCacheError);
+    expect(() => cachedCopy(native, '17-17.10', undefined, env())).toThrow(
+      `the embedded-binaries cache ${path.join(planted, 'postgres')} is writable by others (mode 0775): refusing to run what is in it; remove it`,
+    );
+  });
+
+  it('refuses a cache directory anyone may write to', () => {
+    fs.mkdirSync(path.join(base, 'pg-retest-action'));
+    fs.chmodSync(path.join(base, 'pg-retest-action'), 0o777);
+    expect(() => cachedCopy(native, '17-17.10', undefined, env())).toThrow(/pg-retest-action is writable by others \(mode 0777\)/);
+  });
+
+  it.runIf(isRoot())('refuses a cache directory another user owns (run as root)', () => {
+    fs.mkdirSync(path.join(base, 'pg-retest-action'), { mode: 0o755 });
+    fs.chownSync(path.join(base, 'pg-retest-action'), 65534, 65534);
+    expect(() => cachedCopy(native, '17-17.10', undefined, env())).toThrow(/pg-retest-action belongs to uid 65534, not to this user/);
+  });
+
+  it.runIf(isRoot() && lookupOsUser('postgres') !== undefined)("is where the server's account can run it (run as root)", () => {
+    const user = lookupOsUser('postgres')!;
+    // Root's home is 0700: the server's account cannot reach a cache there.
+    fs.chmodSync(base, 0o700);
+    const key = `test-${randomPassword()}`;
+    const copy = cachedCopy(native, key, user, env());
+    try {
+      expect(copy).toBe(path.join(os.tmpdir(), `pg-retest-action-${process.getuid!()}`, key));
+      expect(mode(path.dirname(copy))).toBe(0o755);
+      const out = execFileSync(path.join(copy, 'bin', 'postgres'), [], { uid: user.uid, gid: user.gid, encoding: 'utf8' });
+      expect(out).toContain('(PostgreSQL) 17.10');
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
     }
   });
 });
