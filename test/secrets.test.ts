@@ -1,20 +1,22 @@
 // Secrets and data values never reach what the gate prints, posts or stores: passwords in any
-// encoding a connection string may carry them, connection strings echoed back in errors, the
-// Docker server's password, and values in error messages that the PR comment shows. No secret
-// is on a command line of a process a server runs in, and the cache of embedded binaries runs
-// nothing someone else could have put there.
+// encoding a connection string may carry them (or written with characters a URL must encode),
+// connection strings echoed back in errors, the Docker server's password, and values in error
+// messages that the PR comment shows. No secret is on a command line of a process a server runs
+// in, and the cache of embedded binaries runs nothing someone else could have put there.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DockerProvisioner } from '../src/provision/docker.js';
 import { cachedCopy, isRoot, lookupOsUser, UnsafeCacheError } from '../src/provision/pg-binaries.mjs';
-import { maskUrlsIn, passwordForms, passwordOf, redact } from '../src/provision/url.js';
+import { conninfoToUrl } from '../src/pipeline/conninfo.js';
+import { maskUrl, maskUrlsIn, passwordForms, passwordOf, redact, urlCredentialProblem } from '../src/provision/url.js';
 import { maskMessage } from '../src/report/mask.js';
 import { decideVerdict } from '../src/gate/verdict.js';
 import { runCli } from './support/cli.js';
 import { randomPassword, startPostgres, type TestServer } from './support/postgres.js';
+import { shop } from './support/shop-gate.js';
 
 describe('passwords', () => {
   it('are masked however the connection string percent-encodes them', () => {
@@ -79,6 +81,82 @@ describe('data values in messages the PR comment shows', () => {
       thresholds: { p95_threshold: 0.2, min_delta_ms: 0.5, min_calls: 20, max_new_errors: 0, confidence: 0.95 },
     });
     expect(decided.reasons).toEqual(['the PR\'s migrations fail: db/002.sql, line 1: invalid input syntax for type integer: "…"']);
+  });
+});
+
+/** Every 3-character piece of `secret` that `text` holds: a tail shown is a leak too. */
+function leaked(text: string, secret: string): string[] {
+  const pieces = new Set<string>();
+  for (let i = 0; i + 3 <= secret.length; i++) if (text.includes(secret.slice(i, i + 3))) pieces.add(secret.slice(i, i + 3));
+  return [...pieces];
+}
+
+describe('a password with characters a URL must percent-encode', () => {
+  // Each character that PostgreSQL's clients split a URL at differently: libpq ends the user info
+  // at the first '@' before a '/', tokio-postgres (the engine) at the first '@', node-postgres at
+  // the last; '/', '?' and '#' end the authority for the URL standard; libpq refuses a stray '%'.
+  const password = 'Qx@Zk w/Jv?#%Ym';
+  let server: TestServer;
+  let tmp: string;
+  beforeAll(async () => {
+    server = await startPostgres({ password });
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-url-'));
+  });
+  afterAll(async () => {
+    await server?.stop();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+  const at = (written: string) => `postgres://postgres:${written}@127.0.0.1:${server.port}/postgres`;
+  const gateArgs = (url: string) => ['gate', '--database-url', url, '--workload', shop('workload.wkl'), '--base-migrations', shop('migrations', '*.sql'), '--migrations', shop('migrations', '*.sql')];
+
+  it('written as is, is refused before any connection, with the fix and no piece of it', async () => {
+    for (const written of [password, 'Qx@Zk', 'Qx#Zk', 'Qx/Zk', 'Qx?Zk', 'Qx Zk', 'Qx%Zk']) {
+      const r = await runCli(gateArgs(at(written)));
+      // Before: accepted; node-postgres and the engine then read different passwords and hosts.
+      expect(r.code, `${written}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/^error: option --database-url: .* is not percent-encoded|starts no %XX escape/);
+      expect(r.stderr).toContain("percent-encode the user name and password ('@' as %40");
+      expect(leaked(r.stdout + r.stderr, written), written).toEqual([]);
+    }
+  });
+
+  it('percent-encoded, connects; when wrong, no piece of it is in the error, the report or the summary', async () => {
+    const right = await runCli(['cleanup', '--database-url', at(encodeURIComponent(password)), '--dry-run']);
+    expect(right.code, right.stderr).toBe(0);
+    const wrong = `${password}Xq9`;
+    const [markdown, json] = [path.join(tmp, 'report.md'), path.join(tmp, 'report.json')];
+    const r = await runCli([...gateArgs(at(encodeURIComponent(wrong))), '--markdown', markdown, '--json', json]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/check the user name and password in the URL/);
+    const written = [r.stdout, r.stderr, ...[markdown, json].filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f, 'utf8'))];
+    for (const text of written) {
+      expect(leaked(text, wrong)).toEqual([]);
+      expect(leaked(text, encodeURIComponent(wrong))).toEqual([]);
+    }
+  });
+
+  it('is masked whole wherever a URL is echoed, however it is written', () => {
+    for (const written of ['Qx@Zk', 'Qx#Zk', 'Qx/Zk', 'Qx Zk', password]) {
+      const url = `postgres://app:${written}@db.example:5432/app`;
+      // Before: the part after the first '@' (or all of a password the URL standard refuses) was shown.
+      expect(leaked(maskUrl(url), written), `maskUrl ${written}`).toEqual([]);
+      expect(leaked(maskUrlsIn(`unexpected argument '${url}'`), written), `maskUrlsIn ${written}`).toEqual([]);
+      expect(leaked(redact(`connecting to ${url}: ${written}`, passwordOf(url)), written), `redact ${written}`).toEqual([]);
+    }
+    expect(passwordForms('postgres://app:Qx@Zk@db/app')).toEqual(['Qx@Zk']);
+    expect(passwordForms('postgres://app:Qx#Zk@db/app')).toEqual(['Qx#Zk']);
+    // An '@' in the query string is not part of the password.
+    expect(passwordForms('postgres://app:pw1@db/app?application_name=a@b')).toEqual(['pw1']);
+  });
+});
+
+describe('a target of a pg-retest config with such a password', () => {
+  it('as a URL, is refused the same way; as key=value pairs, becomes a URL that encodes it', () => {
+    // Before: accepted, and the engine read another password and host than node-postgres.
+    expect(() => conninfoToUrl('postgres://app:Qx@Zk@db/app')).toThrow(/^an '@' in the user name, the password or after the host is not percent-encoded.*percent-encode/);
+    const url = conninfoToUrl("host=db user=app password='Qx@Zk w/Jv?#%Ym' dbname=app");
+    expect(passwordOf(url)).toBe('Qx@Zk w/Jv?#%Ym');
+    expect(urlCredentialProblem(url)).toBeUndefined();
   });
 });
 
