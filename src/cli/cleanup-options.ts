@@ -39,7 +39,7 @@ export type CleanupConfig = z.output<typeof schema>;
 export const cleanupCommand: CommandSpec<CleanupConfig> = {
   name: 'cleanup',
   summary:
-    'Drop the databases that killed runs (gate, run, capacity) left on a server you gave them with --database-url. ' +
+    'Drop the databases that killed runs (gate, capacity) left on a server you gave them with --database-url. ' +
     'Only databases the tool marked as its own are considered, and only those of runs idle for --older-than with no ' +
     'open connection; a gate does this itself, with the default limit, on every server it is given.',
   options,
