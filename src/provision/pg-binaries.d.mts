@@ -21,6 +21,9 @@ export interface Binaries {
   source: 'local' | 'embedded';
 }
 
+/** The environment of a process running as the server's account: PATH, TZ, the library path, LC_ALL=C. */
+export function serverEnvironment(from: NodeJS.ProcessEnv): Record<string, string>;
+
 /** True when this process runs as root. */
 export function isRoot(): boolean;
 

@@ -27,6 +27,30 @@ import { glibcVersion } from '../engine-platforms.mjs';
 export const SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
 
 /**
+ * Variables a process running as the server's account is given (initdb, postgres, `postgres
+ * --version` as that account): what finds its libraries and sets its time zone, nothing else.
+ * The run's environment holds secrets (a DATABASE_URL, PGPASSWORD, a CI token), and SQL a
+ * superuser runs on the server (the PR's migrations) can read the server's own with
+ * `pg_read_file('/proc/self/environ')`.
+ */
+const SERVER_ENVIRONMENT = ['PATH', 'TZ', 'LD_LIBRARY_PATH', 'DYLD_LIBRARY_PATH', 'DYLD_FALLBACK_LIBRARY_PATH'];
+
+/**
+ * The environment of initdb and postgres (messages in English, which we read).
+ * @param {NodeJS.ProcessEnv} from this process's environment
+ * @returns {Record<string, string>}
+ */
+export function serverEnvironment(from) {
+  /** @type {Record<string, string>} */
+  const env = { LC_ALL: 'C', LANG: 'C' };
+  for (const name of SERVER_ENVIRONMENT) {
+    const value = from[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/**
  * Runs a command to completion; its stdout, or undefined when it failed.
  * @param {string} file
  * @param {string[]} args
@@ -38,8 +62,8 @@ function run(file, args, user) {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 30_000,
-      // Messages we parse (versions) must not be translated.
-      env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
+      // Messages we parse (versions) must not be translated; as the server's account, no secrets.
+      env: user ? serverEnvironment(process.env) : { ...process.env, LC_ALL: 'C', LANG: 'C' },
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
     });
   } catch {

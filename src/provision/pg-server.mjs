@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { serverEnvironment } from './pg-binaries.mjs';
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 /** Longer than the supervisor's fast and immediate shutdowns together. */
@@ -145,29 +146,6 @@ async function startOnce({ bins, user, password, port, settings, makeError, debu
     kill: (signal = 'SIGKILL') => supervisor.killServer(signal),
     unref: () => supervisor.unref(),
   };
-}
-
-/**
- * Variables initdb and postgres are given: what finds their libraries and sets their time zone,
- * nothing else. The run's environment holds secrets (a DATABASE_URL, PGPASSWORD, a CI token),
- * and SQL a superuser runs on the server (the PR's migrations) can read the server's own with
- * `pg_read_file('/proc/self/environ')`.
- */
-const SERVER_ENVIRONMENT = ['PATH', 'TZ', 'LD_LIBRARY_PATH', 'DYLD_LIBRARY_PATH', 'DYLD_FALLBACK_LIBRARY_PATH'];
-
-/**
- * The environment of initdb and postgres (messages in English, which the harness reads).
- * @param {NodeJS.ProcessEnv} from this process's environment
- * @returns {Record<string, string>}
- */
-function serverEnvironment(from) {
-  /** @type {Record<string, string>} */
-  const env = { LC_ALL: 'C', LANG: 'C' };
-  for (const name of SERVER_ENVIRONMENT) {
-    const value = from[name];
-    if (value !== undefined) env[name] = value;
-  }
-  return env;
 }
 
 /**
