@@ -39,29 +39,20 @@ fn carries(sql: &str, depth: u8) -> bool {
         return false;
     }
     let toks = tokens(sql);
-    for (i, t) in toks.iter().enumerate() {
-        match t {
-            Token::Word(w) if is(w, "create") || is(w, "alter") => {
-                let end = toks[i..]
-                    .iter()
-                    .position(|t| *t == Token::Symbol(b';'))
-                    .map_or(toks.len(), |p| i + p);
-                let statement = &toks[i..end];
-                if sets_role_password(statement) || has_password_option(statement) {
-                    return true;
-                }
-            }
-            Token::Text(s) => {
-                if connection_string_with_password(s)
-                    || (depth < MAX_DEPTH && carries(s, depth + 1))
-                {
-                    return true;
-                }
-            }
-            _ => {}
+    toks.iter().enumerate().any(|(i, t)| match t {
+        Token::Word(w) if is(w, "create") || is(w, "alter") => {
+            let end = toks[i..]
+                .iter()
+                .position(|t| *t == Token::Symbol(b';'))
+                .map_or(toks.len(), |p| i + p);
+            let statement = &toks[i..end];
+            sets_role_password(statement) || has_password_option(statement)
         }
-    }
-    false
+        Token::Text(s) => {
+            connection_string_with_password(s) || (depth < MAX_DEPTH && carries(s, depth + 1))
+        }
+        _ => false,
+    })
 }
 
 fn may_carry_password(sql: &str) -> bool {
