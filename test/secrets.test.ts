@@ -157,6 +157,8 @@ describe('a target of a pg-retest config with such a password', () => {
     const url = conninfoToUrl("host=db user=app password='Qx@Zk w/Jv?#%Ym' dbname=app");
     expect(passwordOf(url)).toBe('Qx@Zk w/Jv?#%Ym');
     expect(urlCredentialProblem(url)).toBeUndefined();
+    // tokio-postgres would take everything up to this '@' for the user info.
+    expect(urlCredentialProblem('postgres://db/app?application_name=me@host')).toMatch(/^a '\/', '\?' or '#' in the user name or password, or an '@' after the host, is not percent-encoded/);
   });
 });
 
