@@ -346,6 +346,31 @@ describe.skipIf(major === undefined)(title, () => {
     expect(late.excluded.time_window).toBe(1);
   });
 
+  it('leaves out statements that set a password, and their errors, with a warning', async () => {
+    const files = await phase({ log_min_duration_statement: '0', log_statement: 'none', log_duration: 'off' });
+    const client = new pg.Client(dbUrl('app3'));
+    await client.connect();
+    await client.query("CREATE ROLE capture_pw LOGIN PASSWORD 'hunter2-create'");
+    // psql's \password sends a hash it computed, which is as good as the password for md5 logins.
+    await client.query("ALTER ROLE capture_pw PASSWORD 'md5hunter2hunter2hunter2hunter2aa'");
+    // A typo: the server's syntax error quotes the password.
+    await expect(client.query('ALTER ROLE capture_pw PASSWORD hunter2typo')).rejects.toThrow(/syntax error at or near "hunter2typo"/);
+    await client.query("SELECT 'kept'");
+    await client.query('DROP ROLE capture_pw');
+    await client.end();
+    await phaseLogged(files);
+    const out = path.join(tmp, 'passwords.wkl');
+    const r = await cli(['capture', '--log', files.csv, '--output', out, '--database', 'app3']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/left out +(.+, )?password 3/);
+    expect(r.stdout).toMatch(/3 statement\(s\) left out: they set a password/);
+    // Before: all three kept in the workload, and the typo's message in the sidecar's `failed`.
+    for (const text of [r.stdout, r.stderr, fs.readFileSync(out, 'latin1'), fs.readFileSync(`${out}.capture.json`, 'utf8')]) {
+      expect(text).not.toContain('hunter2');
+    }
+    expect(wklSessions(fs.readFileSync(out)).flatMap((x) => x.queries.map((q) => q.sql))).toEqual(["SELECT 'kept'", 'DROP ROLE capture_pw']);
+  });
+
   it('refuses bad input with one line and exit 2', async () => {
     let r = await cli(['capture', '--log', path.join(tmp, 'nope.csv'), '--output', path.join(tmp, 'x.wkl')]);
     expect(r.code).toBe(2);

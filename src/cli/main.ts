@@ -10,6 +10,8 @@ import { capacityCommand } from '../capacity/options.js';
 import { readConfigFile, mergeValues } from '../config/config-file.js';
 import { captureCommand } from './capture-options.js';
 import { runCapture } from './capture.js';
+import { cleanupCommand } from './cleanup-options.js';
+import { runCleanup } from './cleanup.js';
 import { condenseCommand } from './condense-options.js';
 import { runCondense } from './condense.js';
 import { gateCommand } from '../config/gate-options.js';
@@ -47,6 +49,7 @@ const gate: Command = {
 const commands: Record<string, Command> = {
   gate,
   capture: command(captureCommand, runCapture),
+  cleanup: command(cleanupCommand, runCleanup),
   capacity: command(capacityCommand, runCapacityCommand),
   compare: command(compareCommand, runCompare),
   condense: command(condenseCommand, runCondense),

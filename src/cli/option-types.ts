@@ -3,6 +3,7 @@
  * words: what is allowed and what was given.
  */
 import { z } from 'zod';
+import { urlCredentialProblem } from '../provision/url.js';
 
 /** A boolean flag: true when given. */
 export const flag = z.literal(true).optional().transform((value) => value === true);
@@ -52,6 +53,11 @@ export function filePath(what: string) {
 
 /** A postgres:// or postgresql:// URL. Its password is never repeated in a message. */
 export const postgresUrl = z.string().transform((raw, ctx) => {
+  const problem = urlCredentialProblem(raw);
+  if (problem !== undefined) {
+    ctx.addIssue({ code: 'custom', message: problem });
+    return z.NEVER;
+  }
   let parsed: URL | undefined;
   try {
     parsed = new URL(raw);

@@ -17,6 +17,7 @@ import { compareReplays, loadWorkload, type ReplayReport, type Workload } from '
 import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { micros, plural } from '../format/units.js';
 import { checkpoint, createDatabase, dropDatabase } from '../provision/database.js';
+import { sweepStaleDatabases } from '../provision/leftovers.js';
 import type { Logger, Server } from '../provision/index.js';
 import { passwordOf, redact, replayUrl, withDatabase } from '../provision/url.js';
 import { type Checkout, checkoutBase, currentCommit } from '../schema/base-checkout.js';
@@ -195,6 +196,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       throwIfAborted(context.signal);
       places.head = { server: await startSideServer(config.servers.head, sizing, logger, 'head'), prefix: `${prefix}_h`, created: [] };
     }
+    await sweepStaleDatabases([places.base.server, places.head?.server], logger);
     const basePlace = places.base;
     const headPlace = places.head ?? places.base;
     const separate = places.head !== undefined;

@@ -4,6 +4,7 @@
  * rest of this tool speaks URLs (the pg client, `describeTarget`, masking), so key=value strings
  * become URLs here, once. Messages never repeat the string: it may hold a password.
  */
+import { urlCredentialProblem } from '../provision/url.js';
 
 /** Keywords that become parts of the URL; every other keyword becomes a query parameter. */
 const URL_PARTS = new Set(['host', 'hostaddr', 'port', 'user', 'password', 'dbname']);
@@ -17,6 +18,8 @@ const URL_PARTS = new Set(['host', 'hostaddr', 'port', 'user', 'password', 'dbna
 export function conninfoToUrl(conninfo: string): string {
   const text = conninfo.trim();
   if (/^postgres(ql)?:\/\//i.test(text)) {
+    const problem = urlCredentialProblem(text);
+    if (problem !== undefined) throw new Error(problem);
     let parsed: URL;
     try {
       parsed = new URL(text);

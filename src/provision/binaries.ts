@@ -7,7 +7,7 @@
 import { InfraError } from '../exit-codes.js';
 import type { OsUser } from './os-user.js';
 import { glibcVersion, platformId } from '../engine-platforms.mjs';
-import { type Binaries, EMBEDDED_PLATFORMS, embeddedBinaries, embeddedPackages, embeddedSupported, localBinaries, SUPPORTED_MAJORS } from './pg-binaries.mjs';
+import { type Binaries, EMBEDDED_PLATFORMS, embeddedBinaries, embeddedPackages, embeddedSupported, localBinaries, SUPPORTED_MAJORS, UnsafeCacheError } from './pg-binaries.mjs';
 
 export { SUPPORTED_MAJORS };
 export type { Binaries };
@@ -35,7 +35,7 @@ export async function findLocalBinaries(major: number | undefined): Promise<Bina
  * @param major wanted major
  * @param user the account that will run them (root only)
  * @returns the binaries
- * @throws InfraError when no package has that major
+ * @throws InfraError when no package has that major, or the cache of copies is not ours alone
  */
 export async function findEmbeddedBinaries(major: number, user: OsUser | undefined): Promise<Binaries> {
   if (!embeddedSupported()) {
@@ -44,7 +44,13 @@ export async function findEmbeddedBinaries(major: number, user: OsUser | undefin
         `use --provision local or --database-url`,
     );
   }
-  const found = embeddedBinaries(major, user);
+  let found: Binaries | undefined;
+  try {
+    found = embeddedBinaries(major, user);
+  } catch (error) {
+    if (error instanceof UnsafeCacheError) throw new InfraError(error.message);
+    throw error;
+  }
   if (found) return found;
   throw new InfraError(
     `no embedded PostgreSQL ${major}: the npm package '${embeddedPackages(major)[0]}' is not installed; ` +

@@ -5,9 +5,8 @@
 import pg from 'pg';
 import { InfraError } from '../exit-codes.js';
 import { connectError } from './database-url.js';
+import { DATABASE_NAME, markDatabase } from './database-marker.js';
 import { passwordOf, redact, withDatabase } from './url.js';
-
-const NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
  * Runs `body` on one connection to `url`, mapping failures to one-line InfraErrors.
@@ -54,11 +53,12 @@ export async function runStatements(url: string, what: string, statements: strin
 }
 
 function checkName(name: string): void {
-  if (!NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
+  if (!DATABASE_NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
 }
 
 /**
- * Creates a database, empty or as a copy of a template, and returns its URL.
+ * Creates a database, empty or as a copy of a template, marks it as the run's (so that a later
+ * run can drop it should this one be killed: database-marker.ts), and returns its URL.
  * @param serverUrl a URL on the server (its user needs CREATEDB)
  * @param name the new database's name (a plain identifier)
  * @param template copy this database (which must have no other connections)
@@ -66,18 +66,21 @@ function checkName(name: string): void {
  */
 export async function createDatabase(serverUrl: string, name: string, template?: string): Promise<string> {
   checkName(name);
-  if (template === undefined) {
-    await runStatements(serverUrl, `cannot create database ${name}`, [`CREATE DATABASE ${name}`]);
-    return withDatabase(serverUrl, name);
-  }
-  checkName(template);
-  await runStatements(serverUrl, `cannot create database ${name}`, [
-    // A connection pooler keeps idle server connections to the template it built (PgBouncer for
-    // ten minutes by default), and PostgreSQL copies no database that has connections. The
-    // template is the run's own; only the run's own user's connections are ended.
-    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`,
-    `CREATE DATABASE ${name} TEMPLATE ${template}`,
-  ]);
+  if (template !== undefined) checkName(template);
+  const statements =
+    template === undefined
+      ? [`CREATE DATABASE ${name}`]
+      : [
+          // A connection pooler keeps idle server connections to the template it built (PgBouncer for
+          // ten minutes by default), and PostgreSQL copies no database that has connections. The
+          // template is the run's own; only the run's own user's connections are ended.
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`,
+          `CREATE DATABASE ${name} TEMPLATE ${template}`,
+        ];
+  await withConnection(serverUrl, `cannot create database ${name}`, async (client) => {
+    for (const sql of statements) await client.query(sql);
+    await markDatabase(client, name);
+  });
   return withDatabase(serverUrl, name);
 }
 

@@ -21,6 +21,9 @@ export interface Binaries {
   source: 'local' | 'embedded';
 }
 
+/** The environment of a process running as the server's account: PATH, TZ, the library path, LC_ALL=C. */
+export function serverEnvironment(from: NodeJS.ProcessEnv): Record<string, string>;
+
 /** True when this process runs as root. */
 export function isRoot(): boolean;
 
@@ -44,6 +47,19 @@ export const EMBEDDED_PLATFORMS: readonly string[];
 
 /**
  * The embedded binaries of `major`, or undefined when no installed package has them. When
- * `user` cannot run them from node_modules they are copied to `<tmp>/pg-retest-embedded-bin/`.
+ * `user` cannot run them from node_modules they are copied to a cache of this user's
+ * (`$XDG_CACHE_HOME/pg-retest-action`, `~/.cache/pg-retest-action` or
+ * `<tmp>/pg-retest-action-<uid>`, whichever `user` can reach). Throws UnsafeCacheError when the
+ * cache is not ours alone.
  */
 export function embeddedBinaries(major: number, user: OsUser | undefined): Binaries | undefined;
+
+/** A cache directory or file that someone other than us (or root) owns or may write to. */
+export class UnsafeCacheError extends Error {}
+
+/**
+ * A checked copy of a package's native directory in the cache (made once per `key`), for
+ * running as `user`. Throws UnsafeCacheError when the cache, or anything in the copy, is owned by
+ * another user or writable by group or others.
+ */
+export function cachedCopy(nativeDir: string, key: string, user: OsUser | undefined, env?: NodeJS.ProcessEnv): string;

@@ -27,6 +27,30 @@ import { glibcVersion } from '../engine-platforms.mjs';
 export const SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
 
 /**
+ * Variables a process running as the server's account is given (initdb, postgres, `postgres
+ * --version` as that account): what finds its libraries and sets its time zone, nothing else.
+ * The run's environment holds secrets (a DATABASE_URL, PGPASSWORD, a CI token), and SQL a
+ * superuser runs on the server (the PR's migrations) can read the server's own with
+ * `pg_read_file('/proc/self/environ')`.
+ */
+const SERVER_ENVIRONMENT = ['PATH', 'TZ', 'LD_LIBRARY_PATH', 'DYLD_LIBRARY_PATH', 'DYLD_FALLBACK_LIBRARY_PATH'];
+
+/**
+ * The environment of initdb and postgres (messages in English, which we read).
+ * @param {NodeJS.ProcessEnv} from this process's environment
+ * @returns {Record<string, string>}
+ */
+export function serverEnvironment(from) {
+  /** @type {Record<string, string>} */
+  const env = { LC_ALL: 'C', LANG: 'C' };
+  for (const name of SERVER_ENVIRONMENT) {
+    const value = from[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/**
  * Runs a command to completion; its stdout, or undefined when it failed.
  * @param {string} file
  * @param {string[]} args
@@ -38,8 +62,8 @@ function run(file, args, user) {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 30_000,
-      // Messages we parse (versions) must not be translated.
-      env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
+      // Messages we parse (versions) must not be translated; as the server's account, no secrets.
+      env: user ? serverEnvironment(process.env) : { ...process.env, LC_ALL: 'C', LANG: 'C' },
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
     });
   } catch {
@@ -135,9 +159,10 @@ export function embeddedSupported() {
 /**
  * The embedded binaries of `major`, made usable: library symlinks that npm did not create are
  * restored, and when `user` (root only) cannot run them from node_modules (a checkout under
- * /root, say) they are copied to a world-readable cache under the temp dir.
+ * /root, say) they are copied to a cache of our own (see {@link embeddedCache}).
  * @param {number} major
  * @param {{ uid: number, gid: number } | undefined} user
+ * @throws {UnsafeCacheError} when the cache may have been tampered with
  */
 export function embeddedBinaries(major, user) {
   if (!embeddedSupported()) return undefined;
@@ -158,7 +183,7 @@ export function embeddedBinaries(major, user) {
     let version = binaryVersion(path.join(bindir, 'postgres'));
     if (!version || version.major !== major) continue;
     if (user && !binaryVersion(path.join(bindir, 'postgres'), user)) {
-      bindir = path.join(copyToSharedCache(nativeDir, `${major}-${version.version}`), 'bin');
+      bindir = path.join(cachedCopy(nativeDir, `${major}-${version.version}`, user), 'bin');
       version = binaryVersion(path.join(bindir, 'postgres'), user) ?? version;
     }
     return {
@@ -196,24 +221,136 @@ function restoreSymlinks(packageRoot) {
 }
 
 /**
- * Copies a package's native directory to a world-readable cache, once per version.
- * @param {string} nativeDir
- * @param {string} key
+ * A cache directory or file that someone other than us (or root) owns or may write to. What is
+ * in it would run as the server's account with the run's environment, so it is refused, not
+ * repaired.
  */
-function copyToSharedCache(nativeDir, key) {
-  const cache = path.join(os.tmpdir(), 'pg-retest-embedded-bin');
-  const destination = path.join(cache, key);
-  if (fs.existsSync(path.join(destination, 'bin', 'postgres'))) return destination;
-  fs.mkdirSync(cache, { recursive: true, mode: 0o755 });
-  fs.chmodSync(cache, 0o755);
-  const staging = fs.mkdtempSync(path.join(cache, `.${key}-`));
-  fs.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
-  fs.chmodSync(staging, 0o755);
-  try {
-    fs.renameSync(staging, destination);
-  } catch {
-    // another process finished first; use its copy
-    fs.rmSync(staging, { recursive: true, force: true });
+export class UnsafeCacheError extends Error {}
+
+/**
+ * The directory that holds copies of the embedded binaries, created if needed, and checked:
+ * ours (or root's) and writable by no one else, as is its parent unless that is sticky (/tmp).
+ *
+ * `$XDG_CACHE_HOME/pg-retest-action` or `~/.cache/pg-retest-action`; when the server's account
+ * cannot reach that (root's home is 0700), `<tmp>/pg-retest-action-<uid>`. A fixed name in a
+ * shared directory can be created first by anyone: the owner check is what makes it ours.
+ * Modes: 0755 where the server's account runs the binaries (it must read and execute them;
+ * they are public code, so reading is no leak), 0700 otherwise.
+ * @param {{ uid: number, gid: number } | undefined} user the server's account, when not us
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {string}
+ * @throws {UnsafeCacheError}
+ */
+function embeddedCache(user, env = process.env) {
+  const mode = user ? 0o755 : 0o700;
+  const xdg = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : undefined;
+  const home = xdg ?? path.join(os.homedir(), '.cache');
+  let dir = path.join(home, 'pg-retest-action');
+  if (user && !reachableBy(home, user)) {
+    dir = path.join(os.tmpdir(), `pg-retest-action-${process.getuid?.() ?? 'user'}`);
   }
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode });
+  } catch (error) {
+    throw new UnsafeCacheError(`cannot create the embedded-binaries cache ${dir}: ${error instanceof Error ? error.message : String(error)}; set XDG_CACHE_HOME to a directory of yours`);
+  }
+  checkTrusted(path.dirname(dir), { parent: true });
+  checkTrusted(dir);
+  // Ours: its mode is ours to set (an earlier run may have made it for another account).
+  fs.chmodSync(dir, mode);
+  return dir;
+}
+
+/**
+ * True when `user` can search every existing directory from `dir` up to the root.
+ * @param {string} dir
+ * @param {{ uid: number, gid: number }} user
+ */
+function reachableBy(dir, user) {
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    let stat;
+    try {
+      stat = fs.statSync(at);
+    } catch {
+      stat = undefined; // not there yet: created below with our mode
+    }
+    if (stat) {
+      const bit = stat.uid === user.uid ? 0o100 : stat.gid === user.gid ? 0o010 : 0o001;
+      if ((stat.mode & bit) === 0) return false;
+    }
+    if (at === path.dirname(at)) return true;
+  }
+}
+
+/**
+ * Refuses a path that someone other than us or root owns, or that group or others may write
+ * to (a sticky parent such as /tmp excepted: others cannot rename or remove what is ours in it).
+ * @param {string} file
+ * @param {{ parent?: boolean }} [how]
+ * @throws {UnsafeCacheError}
+ */
+function checkTrusted(file, how = {}) {
+  const stat = fs.lstatSync(file);
+  const me = process.getuid?.();
+  const fix = `remove it (rm -rf ${file}) or set XDG_CACHE_HOME to a directory of yours, and run again`;
+  if (stat.uid !== me && stat.uid !== 0) {
+    throw new UnsafeCacheError(`the embedded-binaries cache ${file} belongs to uid ${stat.uid}, not to this user: refusing to run what is in it; ${fix}`);
+  }
+  const sticky = how.parent && (stat.mode & 0o1000) !== 0;
+  if (!stat.isSymbolicLink() && (stat.mode & 0o022) !== 0 && !sticky) {
+    const mode = (stat.mode & 0o7777).toString(8).padStart(4, '0');
+    throw new UnsafeCacheError(`the embedded-binaries cache ${file} is writable by others (mode ${mode}): refusing to run what is in it; ${fix}`);
+  }
+}
+
+/**
+ * Checks every directory, file and link under `dir` (see {@link checkTrusted}).
+ * @param {string} dir
+ */
+function checkTree(dir) {
+  checkTrusted(dir);
+  for (const entry of fs.readdirSync(dir, { recursive: true })) checkTrusted(path.join(dir, String(entry)));
+}
+
+/**
+ * Removes the write bits of group and others from everything under `dir` (a package unpacked
+ * under umask 002 has group-writable files, which {@link checkTree} would refuse).
+ * @param {string} dir
+ * @param {number} dirMode the mode of the directories
+ */
+function tighten(dir, dirMode) {
+  fs.chmodSync(dir, dirMode);
+  for (const entry of fs.readdirSync(dir, { recursive: true })) {
+    const file = path.join(dir, String(entry));
+    const stat = fs.lstatSync(file);
+    if (stat.isSymbolicLink()) continue;
+    fs.chmodSync(file, stat.isDirectory() ? dirMode : stat.mode & 0o7755);
+  }
+}
+
+/**
+ * A checked copy of a package's native directory in the cache, made once per version.
+ * @param {string} nativeDir
+ * @param {string} key e.g. `17-17.10`
+ * @param {{ uid: number, gid: number } | undefined} user the server's account
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {string} the copy's directory
+ * @throws {UnsafeCacheError}
+ */
+export function cachedCopy(nativeDir, key, user, env = process.env) {
+  const cache = embeddedCache(user, env);
+  const destination = path.join(cache, key);
+  if (!fs.existsSync(path.join(destination, 'bin', 'postgres'))) {
+    const staging = fs.mkdtempSync(path.join(cache, `.${key}-`));
+    fs.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
+    tighten(staging, user ? 0o755 : 0o700);
+    try {
+      fs.renameSync(staging, destination);
+    } catch {
+      // another process finished first; use its copy
+      fs.rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  checkTree(destination);
   return destination;
 }

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { serverEnvironment } from './pg-binaries.mjs';
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 /** Longer than the supervisor's fast and immediate shutdowns together. */
@@ -88,8 +89,7 @@ async function startOnce({ bins, user, password, port, settings, makeError, debu
   };
   const postgresArgs = ['-D', dataDir];
   for (const [key, value] of Object.entries(serverSettings)) postgresArgs.push('-c', `${key}=${value}`);
-  const env = { ...process.env, LC_ALL: 'C', LANG: 'C' };
-  delete env.PGDATA;
+  const env = serverEnvironment(process.env);
 
   debug?.(`initdb ${dataDir} (PostgreSQL ${bins.version}, ${bins.bindir}${user ? `, as OS user ${user.name}` : ''})`);
   const supervisor = new Supervisor(
@@ -199,7 +199,7 @@ function supervisorScript(makeError) {
   );
 }
 
-/** Our side of pg-supervisor.mjs: events in from its stdout, "stop" out on its stdin. */
+/** Our side of pg-supervisor.mjs: events in from its stdout; the config, then "stop", out on its stdin. */
 class Supervisor {
   constructor(config, { ownProcessGroup, makeError }) {
     this.events = [];
@@ -207,10 +207,13 @@ class Supervisor {
     this.stopping = undefined;
     // ownProcessGroup: a Ctrl-C in the terminal then reaches only us, and the CLI stops the
     // replay before the server, instead of the server dying under a running replay.
-    this.child = spawn(process.execPath, [supervisorScript(makeError), JSON.stringify(config)], {
+    // The config (an environment among it) goes over the pipe: a command line is readable by
+    // every local user in /proc/<pid>/cmdline.
+    this.child = spawn(process.execPath, [supervisorScript(makeError)], {
       stdio: ['pipe', 'pipe', 'inherit'],
       detached: ownProcessGroup,
     });
+    this.child.stdin.write(`${JSON.stringify(config)}\n`);
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
     this.child.once('exit', () => this.push({ event: 'supervisor-gone' }));
     this.child.once('error', () => this.push({ event: 'supervisor-gone' }));

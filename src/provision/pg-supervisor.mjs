@@ -11,8 +11,10 @@
 // Plain JavaScript with only node: imports, so that it runs both next to its
 // source and bundled as dist/pg-supervisor.js.
 //
-// argv[2]: JSON {initdb, initdbArgs, postgres, postgresArgs, env, cwd, logFile,
-//                removeDir, uid?, gid?}
+// stdin:   the first line is the JSON config {initdb, initdbArgs, postgres, postgresArgs, env,
+//          cwd, logFile, removeDir, uid?, gid?}; then "stop", or the end of the pipe. The config
+//          holds an environment (a DATABASE_URL, tokens): on the command line any local user
+//          would read it in /proc/<pid>/cmdline, a pipe only we read.
 // stdout:  one JSON event per line:
 //          {"event":"initdb-failed","code":N,"output":"..."}
 //          {"event":"running","pid":N}
@@ -27,7 +29,8 @@ const FAST_SHUTDOWN_MS = 20_000;
 /** An immediate shutdown gets this long before SIGKILL. */
 const IMMEDIATE_SHUTDOWN_MS = 5_000;
 
-const config = JSON.parse(process.argv[2] ?? '{}');
+/** Set from the first line of stdin. */
+let config;
 
 /** @type {import('node:child_process').ChildProcess | undefined} */
 let child;
@@ -108,6 +111,7 @@ function send(signal) {
 }
 
 async function removeDirectory() {
+  if (config === undefined) return; // the parent went before sending anything
   for (let attempt = 0; attempt < 10; attempt++) {
     try {
       fs.rmSync(config.removeDir, { recursive: true, force: true });
@@ -140,16 +144,28 @@ async function shutdown() {
   process.exit(0);
 }
 
-let received = '';
-process.stdin.on('data', (chunk) => {
-  received += chunk;
-  if (received.split('\n').some((line) => line.trim() === 'stop')) void shutdown();
+/** Resolves with the config once its line has come in; the lines after it are commands. */
+const configured = new Promise((resolve) => {
+  let received = '';
+  process.stdin.on('data', (chunk) => {
+    received += chunk;
+    let newline;
+    while ((newline = received.indexOf('\n')) >= 0) {
+      const line = received.slice(0, newline).trim();
+      received = received.slice(newline + 1);
+      if (config === undefined) {
+        config = JSON.parse(line);
+        resolve(config);
+      } else if (line === 'stop') void shutdown();
+    }
+  });
 });
 for (const event of ['end', 'close', 'error']) process.stdin.on(event, () => void shutdown());
 // A Ctrl-C in a terminal reaches the whole process group, us included: stop
 // the server as the parent would have asked.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void shutdown());
 
+await configured;
 const result = await initdb();
 if (!shuttingDown) {
   if (result.code === 0) startServer();

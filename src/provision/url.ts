@@ -32,13 +32,45 @@ export function maskUrl(url: string): string {
  * Any text with the passwords of the connection strings in it masked: the `user:password@` of
  * every URL and every `password=` pair. For messages that may echo what a user typed (a stray
  * argument, a value an option refused), where no one knows beforehand which secret to look for.
+ * A password runs to the last `@` before a quote or the end of the line: one written with an
+ * unencoded `@`, `/`, `#` or space is masked whole (and a little more, never less).
  * @param text a message
  * @returns the message, safe to print
  */
 export function maskUrlsIn(text: string): string {
   return text
-    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/'"]*:)[^\s@/'"]*@/gi, `$1${MASK}@`)
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/'"]*:)[^'"\n]*@/gi, `$1${MASK}@`)
     .replace(/(password\s*=\s*)('[^']*'|[^\s&]+)/gi, `$1${MASK}`);
+}
+
+/**
+ * Why the user name or password of a connection URL cannot be used as written, if it cannot.
+ * PostgreSQL's clients split a URL differently: libpq ends the user info at the first `@` before
+ * a `/`, tokio-postgres (the replay engine) at the first `@` anywhere, node-postgres and the URL
+ * standard at the last `@` before the host. A password with an `@` (or a `/`, `?`, `#`) in it
+ * unencoded is thus a different password, or part of the host, to each, and a part taken for the
+ * host ends up in error messages. Spaces and a `%` not followed by two hex digits are refused by
+ * libpq. Such a URL is refused rather than guessed at.
+ * @param url a connection string
+ * @returns the problem and the fix, naming no part of the URL; undefined when it is fine
+ */
+export function urlCredentialProblem(url: string): string | undefined {
+  const scheme = url.indexOf('://');
+  if (scheme < 0) return undefined;
+  const rest = url.slice(scheme + 3);
+  const at = rest.indexOf('@');
+  if (at < 0) return undefined;
+  let problem: string | undefined;
+  const userinfo = rest.slice(0, at);
+  if (rest.indexOf('@', at + 1) >= 0) problem = "an '@' in the user name, the password or after the host is not percent-encoded";
+  else if (/[/?#]/.test(userinfo)) problem = "a '/', '?' or '#' in the user name or password, or an '@' after the host, is not percent-encoded";
+  else if (/\s/.test(userinfo)) problem = 'a space in the user name or password is not percent-encoded';
+  else if (/%(?![0-9a-f]{2})/i.test(userinfo)) problem = "a '%' in the user name or password starts no %XX escape";
+  if (problem === undefined) return undefined;
+  return (
+    `${problem}, and PostgreSQL's clients read such a URL differently (part of the password taken for the host); ` +
+    "percent-encode the user name and password ('@' as %40, '/' as %2F, '?' as %3F, '#' as %23, '%' as %25, a space as %20: encodeURIComponent in JavaScript, urllib.parse.quote(p, safe='') in Python)"
+  );
 }
 
 /**
@@ -58,21 +90,45 @@ export function passwordOf(url: string): string | undefined {
  * @returns the decoded form first; empty when there is no password
  */
 export function passwordForms(url: string): string[] {
+  let parsed: URL | undefined;
   try {
-    const parsed = new URL(url);
-    const query = /[?&]password=([^&#]*)/i.exec(parsed.search)?.[1];
-    const raw = parsed.password || query;
-    if (!raw) return [];
-    let decoded = raw;
-    try {
-      decoded = decodeURIComponent(parsed.password ? raw : raw.replace(/\+/g, ' '));
-    } catch {
-      // A stray '%' ("100%pure"): the password is what is written.
-    }
-    return [...new Set([decoded, raw])];
+    parsed = new URL(url);
   } catch {
-    return [];
+    parsed = undefined;
   }
+  const query = parsed ? /[?&]password=([^&#]*)/i.exec(parsed.search)?.[1] : undefined;
+  // As written: the URL standard re-encodes what it reads ('@' becomes %40), and a URL it
+  // refuses (an unencoded '#' or '/' in the password) still has a password to mask.
+  const written = writtenPassword(url, parsed !== undefined);
+  const raw = written ?? query;
+  if (!raw) return [];
+  let decoded = raw;
+  try {
+    decoded = decodeURIComponent(written !== undefined ? raw : raw.replace(/\+/g, ' '));
+  } catch {
+    // A stray '%' ("100%pure"): the password is what is written.
+  }
+  return [...new Set([decoded, raw])];
+}
+
+/**
+ * The password of a URL's user info as it is written: from the first ':' to the last '@' of the
+ * authority, as node-postgres and the URL standard read it. In a URL they refuse (a '/' or '#'
+ * in the password), to the last '@' of all: the longest candidate, which hides every shorter one.
+ * @param url a connection URL
+ * @param standard whether the URL standard parses it
+ * @returns the password, or undefined when there is none
+ */
+function writtenPassword(url: string, standard: boolean): string | undefined {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0];
+  if (scheme === undefined) return undefined;
+  const rest = url.slice(scheme.length);
+  const end = standard ? rest.search(/[/?#]/) : -1;
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  const at = authority.lastIndexOf('@');
+  const colon = authority.indexOf(':');
+  if (at < 0 || colon < 0 || colon > at) return undefined;
+  return authority.slice(colon + 1, at) || undefined;
 }
 
 /** `secret` as written into a URL in any way: each character itself or percent-encoded (hex

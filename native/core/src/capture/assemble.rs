@@ -197,6 +197,11 @@ fn warnings(counts: &Counts, log_style: &str, statements: u64) -> Vec<String> {
             "{n} statement(s) left out: placeholders without logged values (failed extended-protocol statements need log_parameter_max_length_on_error = -1)"
         ));
     }
+    if let Some(n) = excluded.get("password") {
+        w.push(format!(
+            "{n} statement(s) left out: they set a password or carry one (CREATE/ALTER ROLE ... PASSWORD, a user mapping's or a connection string's password), which a workload must not hold in clear text; create those roles on the replay server with the schema or seed"
+        ));
+    }
     if missing_durations > 0 {
         w.push(format!(
             "{missing_durations} statement(s) have no logged duration (captured with 0 µs); turn on log_duration with log_statement = 'all'"
@@ -717,6 +722,63 @@ mod tests {
             "{:?}",
             s.warnings
         );
+    }
+
+    #[test]
+    fn statements_that_set_a_password_are_left_out_with_their_errors() {
+        // A logged ALTER ROLE, a CREATE ROLE that failed on a typo (PostgreSQL quotes the
+        // unquoted password in its syntax error) and a connection string with a password.
+        let mut text = log_row(
+            "2026-11-22 11:15:21.000 UTC",
+            "aa.1",
+            "1",
+            "duration: 1.000 ms  statement: ALTER ROLE app PASSWORD 'hunter2-alter'",
+            "psql",
+        );
+        text += &client_row(
+            "2026-11-22 11:15:21.100 UTC",
+            "aa.1",
+            "2",
+            "ERROR",
+            "42601",
+            "syntax error at or near \"hunter2typo\"",
+            "",
+            "",
+            "CREATE ROLE app2 LOGIN PASSWORD hunter2typo",
+            "psql",
+        );
+        text += &log_row(
+            "2026-11-22 11:15:21.200 UTC",
+            "aa.1",
+            "3",
+            "duration: 1.000 ms  statement: SELECT dblink_connect('host=db password=hunter2-conn')",
+            "psql",
+        );
+        text += &log_row(
+            "2026-11-22 11:15:21.300 UTC",
+            "aa.1",
+            "4",
+            "duration: 1.000 ms  statement: UPDATE users SET password = 'not a role password' WHERE id = 1",
+            "psql",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let log = write_log(dir.path(), "a.csv", &text);
+        let s = run(dir.path(), vec![log], Default::default());
+        // Before: all four kept, the passwords in the .wkl and the typo's in the sidecar.
+        assert_eq!(s.statements, 1);
+        assert_eq!(s.excluded.get("password"), Some(&3));
+        assert!(s.failed.is_empty(), "{:?}", s.failed);
+        assert!(
+            s.warnings.iter().any(|w| w.contains("set a password")),
+            "{:?}",
+            s.warnings
+        );
+        assert!(!s.incomplete);
+        for file in ["w.wkl", "w.wkl.capture.json"] {
+            let bytes = std::fs::read(dir.path().join(file)).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(!text.contains("hunter2"), "{file}: {text}");
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Which captured statements go into the workload: the caller's filters (database, user,
-//! application, time window) and the noise a capture drags in (driver `SET`s, `SHOW`,
-//! catalog-only introspection), which says nothing about the application's performance.
+//! application, time window), statements that set or carry a password (never kept, see
+//! [`super::password`]) and the noise a capture drags in (driver `SET`s, `SHOW`, catalog-only
+//! introspection), which says nothing about the application's performance.
 
+use super::password::carries_password;
 use super::time::Micros;
 use crate::sql::lex::{non_code_at, NonCode};
 
@@ -26,6 +28,7 @@ pub enum Exclusion {
     User,
     ApplicationName,
     TimeWindow,
+    Password,
     Noise,
 }
 
@@ -36,6 +39,7 @@ impl Exclusion {
             Exclusion::User => "user",
             Exclusion::ApplicationName => "application_name",
             Exclusion::TimeWindow => "time_window",
+            Exclusion::Password => "password",
             Exclusion::Noise => "noise",
         }
     }
@@ -65,6 +69,9 @@ impl Filters {
             || self.until_us.is_some_and(|u| start_us >= u)
         {
             return Some(Exclusion::TimeWindow);
+        }
+        if carries_password(sql) {
+            return Some(Exclusion::Password);
         }
         if !self.include_noise && is_noise(sql) {
             return Some(Exclusion::Noise);
@@ -166,10 +173,22 @@ fn statement_is_noise(sql: &str) -> bool {
         })
 }
 
-fn contains_ignore_case(text: &str, needle: &[u8]) -> bool {
-    text.as_bytes()
-        .windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle))
+/// True when `text` holds `needle` (lowercase ASCII) in any case. Runs on every captured
+/// statement: candidates are found by their first byte with memchr.
+pub(super) fn contains_ignore_case(text: &str, needle: &[u8]) -> bool {
+    let (b, first) = (text.as_bytes(), needle[0]);
+    let mut from = 0;
+    while let Some(p) = memchr::memchr2(first, first.to_ascii_uppercase(), &b[from..]) {
+        let at = from + p;
+        if b.len() - at < needle.len() {
+            return false;
+        }
+        if b[at..at + needle.len()].eq_ignore_ascii_case(needle) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -214,6 +233,27 @@ mod tests {
             Some(Exclusion::Noise)
         );
         assert_eq!(f.exclude("shop", "u", "a", 20, "SELECT 1"), None);
+        assert_eq!(
+            f.exclude("shop", "u", "a", 20, "ALTER ROLE app PASSWORD 'x'"),
+            Some(Exclusion::Password)
+        );
+        // --include-noise keeps noise, never a password.
+        let all = Filters {
+            include_noise: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            all.exclude("shop", "u", "a", 20, "CREATE USER app PASSWORD 'x'"),
+            Some(Exclusion::Password)
+        );
+    }
+
+    #[test]
+    fn contains_ignore_case_finds_a_needle_anywhere() {
+        assert!(contains_ignore_case("select * from PG_class", b"pg_"));
+        assert!(contains_ignore_case("Password", b"password"));
+        assert!(!contains_ignore_case("passwor", b"password"));
+        assert!(!contains_ignore_case("", b"pg_"));
     }
 
     #[test]

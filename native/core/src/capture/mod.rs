@@ -6,6 +6,7 @@
 //! - [`pairing`]: a session's lines into statements with start and duration, in both logging styles;
 //! - [`params`], [`substitute`]: extended-protocol parameters back into the SQL;
 //! - [`filter`]: the caller's filters and the capture's noise;
+//! - [`password`]: statements that set or carry a password, never kept;
 //! - [`kind`]: pg-retest's statement kinds and transaction ids;
 //! - [`read`], [`sessions`], [`write`] and [`assemble`]: the capture's steps, in memory bounded
 //!   whatever the logs' size (temporary files hold what does not fit), and the sidecar.
@@ -20,6 +21,7 @@ mod jsonlog;
 pub mod kind;
 pub mod pairing;
 pub mod params;
+pub mod password;
 mod read;
 pub mod record;
 mod sessions;
@@ -139,7 +141,8 @@ pub struct CaptureSummary {
     pub duration_us: u64,
     pub failed_statements: u64,
     /// Statements left out, by reason: filters (`database`, `user`, `application_name`,
-    /// `time_window`, `noise`) and what cannot be replayed faithfully
+    /// `time_window`, `noise`), statements that set or carry a password (`password`: a
+    /// workload must not hold one in clear text) and what cannot be replayed faithfully
     /// (`truncated_parameters`, `missing_parameters`).
     pub excluded: BTreeMap<String, u64>,
     /// Statements logged at their start with neither a duration nor an error after them.
