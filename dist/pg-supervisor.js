@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 var FAST_SHUTDOWN_MS = 2e4;
 var IMMEDIATE_SHUTDOWN_MS = 5e3;
-var config = JSON.parse(process.argv[2] ?? "{}");
+var config;
 var child;
 var childGone = Promise.resolve();
 var serverUp = false;
@@ -76,6 +76,7 @@ function send(signal) {
   }
 }
 async function removeDirectory() {
+  if (config === void 0) return;
   for (let attempt = 0; attempt < 10; attempt++) {
     try {
       fs.rmSync(config.removeDir, { recursive: true, force: true });
@@ -104,13 +105,24 @@ async function shutdown() {
   emit({ event: "stopped" });
   process.exit(0);
 }
-var received = "";
-process.stdin.on("data", (chunk) => {
-  received += chunk;
-  if (received.split("\n").some((line) => line.trim() === "stop")) void shutdown();
+var configured = new Promise((resolve) => {
+  let received = "";
+  process.stdin.on("data", (chunk) => {
+    received += chunk;
+    let newline;
+    while ((newline = received.indexOf("\n")) >= 0) {
+      const line = received.slice(0, newline).trim();
+      received = received.slice(newline + 1);
+      if (config === void 0) {
+        config = JSON.parse(line);
+        resolve(config);
+      } else if (line === "stop") void shutdown();
+    }
+  });
 });
 for (const event of ["end", "close", "error"]) process.stdin.on(event, () => void shutdown());
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => void shutdown());
+await configured;
 var result = await initdb();
 if (!shuttingDown) {
   if (result.code === 0) startServer();
