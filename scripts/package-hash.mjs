@@ -20,6 +20,7 @@ export const NATIVE_INPUTS = [
   'native/node/Cargo.toml',
   'native/node/build.rs',
   'native/node/src',
+  'rust-toolchain.toml',
 ];
 
 function collect(relative, out) {
