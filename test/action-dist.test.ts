@@ -7,6 +7,7 @@
 // and that a manifest edited to match the swap is what the rebuild check reports.
 // A failure here means: run `npm run package` and commit dist/.
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import { ENGINE_PLATFORMS, engineFile } from '../src/engine-platforms.mjs';
 import { ExitCode } from '../src/exit-codes.js';
 // @ts-expect-error: a plain .mjs script without declarations
 import { nativeSourceHash } from '../scripts/package-hash.mjs';
+import { tamperedEngine } from './support/tampered-engine.js';
 // @ts-expect-error: a plain .mjs script without declarations
 import { engineProblems } from '../scripts/lib/engine-check.mjs';
 
@@ -45,19 +47,11 @@ function distCopy(name: string, swap: Record<string, Buffer> = {}): string {
   return dir;
 }
 
-/** Another working engine that carries the same source hash: the test suite's own build (ci profile). */
-function otherEngine(): Buffer {
-  const built = path.join(root, 'build', x64);
-  if (!fs.existsSync(built)) throw new Error(`${built} is missing: run npm test (it builds the engine) or node scripts/build-native.mjs --profile ci`);
-  const bytes = fs.readFileSync(built);
-  expect(bytes.equals(fs.readFileSync(path.join(dist, x64)))).toBe(false);
-  return bytes;
-}
-
 /** The action's main step from a dist/ copy, as a runner starts it, gating a workload. */
 function runAction(dir: string) {
   const work = path.join(dir, 'work');
   fs.mkdirSync(work);
+  for (const file of ['summary.md', 'output', 'state']) fs.writeFileSync(path.join(work, file), '');
   const env = {
     PATH: process.env.PATH,
     GITHUB_REPOSITORY: 'acme/shop',
@@ -70,7 +64,6 @@ function runAction(dir: string) {
     INPUT_WORKLOAD: fixtureWkl,
     'INPUT_BASE-MIGRATIONS': path.join(root, 'examples', 'shop', 'migrations', '*.sql'),
     INPUT_MIGRATIONS: path.join(root, 'examples', 'shop', 'migrations', '*.sql'),
-    INPUT_PROVISION: 'database-url',
     'INPUT_DATABASE-URL': 'postgres://nobody@127.0.0.1:9/none',
   };
   const run = spawnSync(process.execPath, [path.join(dir, 'index.js')], { cwd: work, env, encoding: 'utf8', timeout: 60_000 });
@@ -157,11 +150,11 @@ describe('a swapped engine', () => {
     expect(run.output).toMatch(/^statements\s+357 /m);
   });
 
-  // The review's case: a file that is no engine at all, with the source hash in its bytes, and a
-  // working engine built otherwise (the suite's own build) that carries the same hash.
+  // The review's case: a file that is no engine at all, with the source hash in its bytes; and
+  // a working engine, with the same hash, that is not the committed one.
   it.each([
     ['4 KB of another binary and the source hash', () => Buffer.concat([fs.readFileSync(process.execPath).subarray(0, 4096), Buffer.from(nativeSourceHash())])],
-    ['a working engine built otherwise', otherEngine],
+    ['a working engine altered by one byte', () => tamperedEngine(path.join(dist, x64))],
   ])('is refused by the action and by the CLI before it is loaded: %s', (name, bytes) => {
     const swapped = bytes();
     const dir = distCopy(`swapped-${name.length}`, { [x64]: swapped });
@@ -187,11 +180,12 @@ describe('a swapped engine', () => {
   });
 
   it('with the manifest edited to match is loaded, and is what the rebuild check reports', () => {
-    const swapped = otherEngine();
+    const swapped = tamperedEngine(path.join(dist, x64));
     const listed = manifest();
+    const sha256 = crypto.createHash('sha256').update(swapped).digest('hex');
     const forged = formatManifest({
       sourceHash: nativeSourceHash(),
-      engines: distEngines.map((file) => ({ file, sha256: file === x64 ? fileDigest(path.join(root, 'build', x64)) : (listed.digests.get(file) ?? '') })),
+      engines: distEngines.map((file) => ({ file, sha256: file === x64 ? sha256 : (listed.digests.get(file) ?? '') })),
     });
     const dir = distCopy('forged', { [x64]: swapped, [MANIFEST_FILE]: Buffer.from(forged) });
     // The loader only knows the manifest beside it: a consistent pair passes it...

@@ -15,6 +15,7 @@ import { ENGINE_PLATFORMS, engineFile } from '../src/engine-platforms.mjs';
 // @ts-expect-error: a plain .mjs script without declarations
 import { foreignNode } from '../scripts/foreign-node.mjs';
 import { root, shop } from './support/shop-gate.js';
+import { tamperedEngine } from './support/tampered-engine.js';
 
 let tmp: string;
 let bin: string;
@@ -158,9 +159,9 @@ describe('the npm packages', () => {
     const inspect = () => spawnSync(process.execPath, [cli, 'inspect', path.join(root, 'test', 'fixtures', 'wkl', 'workload.wkl')], { cwd: app, encoding: 'utf8' });
     const accepted = inspect();
     expect(accepted.status, accepted.stderr).toBe(0);
-    // Another working engine with the same source hash (the suite's own build) in the platform package.
+    // A working engine with the same source hash, altered by one byte, in the platform package.
     const engine = path.join(app, 'node_modules', 'pg-retest-action-linux-x64-gnu', engineFile('linux-x64-gnu'));
-    fs.copyFileSync(path.join(root, 'build', engineFile('linux-x64-gnu')), engine);
+    fs.writeFileSync(engine, tamperedEngine(engine));
     const refused = inspect();
     expect(refused.status, refused.stderr).toBe(3);
     expect(refused.stderr).toMatch(new RegExp(`refusing to load the pg-retest engine ${engine.replaceAll('.', '\\.')}: its sha256 is [0-9a-f]{64}, \\S+/pg-retest-action/dist/engines\\.sha256 lists [0-9a-f]{64};`));
