@@ -113,6 +113,18 @@ describe('dist/', () => {
     }
   });
 
+  // What made two builds differ (docs/releasing.md): the paths of crates.io's sources under
+  // CARGO_HOME and of the C compiled in the target directory. A reproducible build names them
+  // by the fixed prefixes of scripts/lib/reproducible-build.mjs, whoever built it where.
+  it.each(distEngines)('%s names no directory of the machine that built it', (file) => {
+    const text = fs.readFileSync(path.join(dist, file)).toString('latin1');
+    const count = (pattern: RegExp) => [...text.matchAll(pattern)].length;
+    expect(count(/\/registry\/src\/index\.crates\.io-/g)).toBeGreaterThan(0);
+    expect(count(/(?<!\/cargo)\/registry\/src\/index\.crates\.io-/g), 'a crates.io source path outside /cargo').toBe(0);
+    expect(count(/\/release\/build\/pg_query-[0-9a-f]{16}\/out\//g)).toBeGreaterThan(0);
+    expect(count(/(?<!\/pg-retest\/target(?:\/[a-z0-9_]+-unknown-linux-[a-z]+)?)\/release\/build\/pg_query-[0-9a-f]{16}\/out\//g), 'a C source path outside /pg-retest/target').toBe(0);
+  });
+
   it('is committed: only the CLI bundle is ignored', () => {
     const ignored = spawnSync('git', ['check-ignore', 'dist/index.js', 'dist/post.js', 'dist/pg-supervisor.js', `dist/${MANIFEST_FILE}`, ...distEngines.map((file) => `dist/${file}`)], {
       cwd: root,
