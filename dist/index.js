@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path12 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path13 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path12 && path12[0] !== "/") {
-          path12 = `/${path12}`;
+        if (path13 && path13[0] !== "/") {
+          path13 = `/${path13}`;
         }
-        return new URL(`${origin}${path12}`);
+        return new URL(`${origin}${path13}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path12, origin }
+          request: { method, path: path13, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path12);
+        debuglog("sending request to %s %s/%s", method, origin, path13);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path12, origin },
+          request: { method, path: path13, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path12,
+          path13,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path12, origin }
+          request: { method, path: path13, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path12);
+        debuglog("trailers received from %s %s/%s", method, origin, path13);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path12, origin },
+          request: { method, path: path13, origin },
           error: error63
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path12,
+          path13,
           error63.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path12, origin }
+            request: { method, path: path13, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path12);
+          debuglog("sending request to %s %s/%s", method, origin, path13);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path12,
+        path: path13,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler) {
-        if (typeof path12 !== "string") {
+        if (typeof path13 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path12[0] !== "/" && !(path12.startsWith("http://") || path12.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path13[0] !== "/" && !(path13.startsWith("http://") || path13.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path12)) {
+        } else if (invalidPathRegex.test(path13)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path12, query) : path12;
+        this.path = query ? buildURL(path13, query) : path13;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -4091,11 +4091,11 @@ var require_util2 = __commonJS({
     var { isUint8Array } = __require("node:util/types");
     var { webidl } = require_webidl();
     var supportedHashes = [];
-    var crypto9;
+    var crypto10;
     try {
-      crypto9 = __require("node:crypto");
+      crypto10 = __require("node:crypto");
       const possibleRelevantHashes = ["sha256", "sha384", "sha512"];
-      supportedHashes = crypto9.getHashes().filter((hash2) => possibleRelevantHashes.includes(hash2));
+      supportedHashes = crypto10.getHashes().filter((hash2) => possibleRelevantHashes.includes(hash2));
     } catch {
     }
     function responseURL(response) {
@@ -4368,7 +4368,7 @@ var require_util2 = __commonJS({
       }
     }
     function bytesMatch(bytes, metadataList) {
-      if (crypto9 === void 0) {
+      if (crypto10 === void 0) {
         return true;
       }
       const parsedMetadata = parseMetadata(metadataList);
@@ -4383,7 +4383,7 @@ var require_util2 = __commonJS({
       for (const item of metadata) {
         const algorithm = item.algo;
         const expectedValue = item.hash;
-        let actualValue = crypto9.createHash(algorithm).update(bytes).digest("base64");
+        let actualValue = crypto10.createHash(algorithm).update(bytes).digest("base64");
         if (actualValue[actualValue.length - 1] === "=") {
           if (actualValue[actualValue.length - 2] === "=") {
             actualValue = actualValue.slice(0, -2);
@@ -5447,8 +5447,8 @@ var require_body = __commonJS({
     var { multipartFormDataParser } = require_formdata_parser();
     var random;
     try {
-      const crypto9 = __require("node:crypto");
-      random = (max) => crypto9.randomInt(0, max);
+      const crypto10 = __require("node:crypto");
+      random = (max) => crypto10.randomInt(0, max);
     } catch {
       random = (max) => Math.floor(Math.random(max));
     }
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request) {
-      const { method, path: path12, host, upgrade, blocking, reset } = request;
+      const { method, path: path13, host, upgrade, blocking, reset } = request;
       let { body, headers, contentLength } = request;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path12} HTTP/1.1\r
+      let header = `${method} ${path13} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request) {
       const session = client[kHTTP2Session];
-      const { method, path: path12, host, upgrade, expectContinue, signal, headers: reqHeaders } = request;
+      const { method, path: path13, host, upgrade, expectContinue, signal, headers: reqHeaders } = request;
       let { body } = request;
       if (upgrade) {
         util.errorRequest(client, request, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path12;
+      headers[HTTP2_HEADER_PATH] = path13;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path12 = search ? `${pathname}${search}` : pathname;
+        const path13 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path12;
+        this.opts.path = path13;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path12 = "/",
+          path: path13 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path12;
+        opts.path = origin + path13;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path12) {
-      if (typeof path12 !== "string") {
-        return path12;
+    function safeUrl(path13) {
+      if (typeof path13 !== "string") {
+        return path13;
       }
-      const pathSegments = path12.split("?");
+      const pathSegments = path13.split("?");
       if (pathSegments.length !== 2) {
-        return path12;
+        return path13;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path12, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path12);
+    function matchKey(mockDispatch2, { path: path13, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path13);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path12 }) => matchValue(safeUrl(path12), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path13 }) => matchValue(safeUrl(path13), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path12, method, body, headers, query } = opts;
+      const { path: path13, method, body, headers, query } = opts;
       return {
-        path: path12,
+        path: path13,
         method,
         body,
         headers,
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path12, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path13, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path12,
+            Path: path13,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path12) {
-      for (let i = 0; i < path12.length; ++i) {
-        const code2 = path12.charCodeAt(i);
+    function validateCookiePath(path13) {
+      for (let i = 0; i < path13.length; ++i) {
+        const code2 = path13.charCodeAt(i);
         if (code2 < 32 || // exclude CTLs (0-31)
         code2 > 126 || // exclude DEL and non-ascii
         code2 === 59) {
@@ -17087,13 +17087,13 @@ var require_frame = __commonJS({
     "use strict";
     var { maxUnsigned16Bit } = require_constants5();
     var BUFFER_SIZE = 16386;
-    var crypto9;
+    var crypto10;
     var buffer = null;
     var bufIdx = BUFFER_SIZE;
     try {
-      crypto9 = __require("node:crypto");
+      crypto10 = __require("node:crypto");
     } catch {
-      crypto9 = {
+      crypto10 = {
         // not full compatibility, but minimum.
         randomFillSync: function randomFillSync(buffer2, _offset, _size2) {
           for (let i = 0; i < buffer2.length; ++i) {
@@ -17106,7 +17106,7 @@ var require_frame = __commonJS({
     function generateMask() {
       if (bufIdx === BUFFER_SIZE) {
         bufIdx = 0;
-        crypto9.randomFillSync(buffer ??= Buffer.allocUnsafe(BUFFER_SIZE), 0, BUFFER_SIZE);
+        crypto10.randomFillSync(buffer ??= Buffer.allocUnsafe(BUFFER_SIZE), 0, BUFFER_SIZE);
       }
       return [buffer[bufIdx++], buffer[bufIdx++], buffer[bufIdx++], buffer[bufIdx++]];
     }
@@ -17178,9 +17178,9 @@ var require_connection = __commonJS({
     var { Headers: Headers2, getHeadersList } = require_headers();
     var { getDecodeSplit } = require_util2();
     var { WebsocketFrameSend } = require_frame();
-    var crypto9;
+    var crypto10;
     try {
-      crypto9 = __require("node:crypto");
+      crypto10 = __require("node:crypto");
     } catch {
     }
     function establishWebSocketConnection(url2, protocols, client, ws, onEstablish, options2) {
@@ -17200,7 +17200,7 @@ var require_connection = __commonJS({
         const headersList = getHeadersList(new Headers2(options2.headers));
         request.headersList = headersList;
       }
-      const keyValue = crypto9.randomBytes(16).toString("base64");
+      const keyValue = crypto10.randomBytes(16).toString("base64");
       request.headersList.append("sec-websocket-key", keyValue);
       request.headersList.append("sec-websocket-version", "13");
       for (const protocol of protocols) {
@@ -17230,7 +17230,7 @@ var require_connection = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest = crypto9.createHash("sha1").update(keyValue + uid).digest("base64");
+          const digest = crypto10.createHash("sha1").update(keyValue + uid).digest("base64");
           if (secWSAccept !== digest) {
             failWebsocketConnection(ws, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path12 = opts.path;
+          let path13 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path12 = `/${path12}`;
+            path13 = `/${path13}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path12);
+          url2 = new URL(util.parseOrigin(url2).origin + path13);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -20486,7 +20486,7 @@ var require_cert_signatures = __commonJS({
 var require_sasl = __commonJS({
   "node_modules/pg/lib/crypto/sasl.js"(exports, module) {
     "use strict";
-    var crypto9 = require_utils3();
+    var crypto10 = require_utils3();
     var { signatureAlgorithmHashFromCertificate } = require_cert_signatures();
     function saslprep(password) {
       const nonAsciiSpace = /[\u00A0\u1680\u2000-\u200B\u202F\u205F\u3000]/g;
@@ -20504,7 +20504,7 @@ var require_sasl = __commonJS({
       if (mechanism === "SCRAM-SHA-256-PLUS" && typeof stream.getPeerCertificate !== "function") {
         throw new Error("SASL: Mechanism SCRAM-SHA-256-PLUS requires a certificate");
       }
-      const clientNonce = crypto9.randomBytes(18).toString("base64");
+      const clientNonce = crypto10.randomBytes(18).toString("base64");
       const gs2Header = mechanism === "SCRAM-SHA-256-PLUS" ? "p=tls-server-end-point" : stream ? "y" : "n";
       return {
         mechanism,
@@ -20546,20 +20546,20 @@ var require_sasl = __commonJS({
         const peerCert = stream.getPeerCertificate().raw;
         let hashName = signatureAlgorithmHashFromCertificate(peerCert);
         if (hashName === "MD5" || hashName === "SHA-1") hashName = "SHA-256";
-        const certHash = await crypto9.hashByName(hashName, peerCert);
+        const certHash = await crypto10.hashByName(hashName, peerCert);
         const bindingData = Buffer.concat([Buffer.from("p=tls-server-end-point,,"), Buffer.from(certHash)]);
         channelBinding = bindingData.toString("base64");
       }
       const clientFinalMessageWithoutProof = "c=" + channelBinding + ",r=" + sv.nonce;
       const authMessage = clientFirstMessageBare + "," + serverFirstMessage + "," + clientFinalMessageWithoutProof;
       const saltBytes = Buffer.from(sv.salt, "base64");
-      const saltedPassword = await crypto9.deriveKey(saslprep(password), saltBytes, sv.iteration);
-      const clientKey = await crypto9.hmacSha256(saltedPassword, "Client Key");
-      const storedKey = await crypto9.sha256(clientKey);
-      const clientSignature = await crypto9.hmacSha256(storedKey, authMessage);
+      const saltedPassword = await crypto10.deriveKey(saslprep(password), saltBytes, sv.iteration);
+      const clientKey = await crypto10.hmacSha256(saltedPassword, "Client Key");
+      const storedKey = await crypto10.sha256(clientKey);
+      const clientSignature = await crypto10.hmacSha256(storedKey, authMessage);
       const clientProof = xorBuffers(Buffer.from(clientKey), Buffer.from(clientSignature)).toString("base64");
-      const serverKey = await crypto9.hmacSha256(saltedPassword, "Server Key");
-      const serverSignatureBytes = await crypto9.hmacSha256(serverKey, authMessage);
+      const serverKey = await crypto10.hmacSha256(saltedPassword, "Server Key");
+      const serverSignatureBytes = await crypto10.hmacSha256(serverKey, authMessage);
       session.message = "SASLResponse";
       session.serverSignature = Buffer.from(serverSignatureBytes).toString("base64");
       session.response = clientFinalMessageWithoutProof + ",p=" + clientProof;
@@ -20762,15 +20762,15 @@ var require_pg_connection_string = __commonJS({
       if (config2.sslnegotiation === "direct" && config2.ssl === void 0) {
         config2.ssl = true;
       }
-      const fs19 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
+      const fs20 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
       if (config2.sslcert) {
-        config2.ssl.cert = fs19.readFileSync(config2.sslcert).toString();
+        config2.ssl.cert = fs20.readFileSync(config2.sslcert).toString();
       }
       if (config2.sslkey) {
-        config2.ssl.key = fs19.readFileSync(config2.sslkey).toString();
+        config2.ssl.key = fs20.readFileSync(config2.sslkey).toString();
       }
       if (config2.sslrootcert) {
-        config2.ssl.ca = fs19.readFileSync(config2.sslrootcert).toString();
+        config2.ssl.ca = fs20.readFileSync(config2.sslrootcert).toString();
       }
       if (options2.useLibpqCompat && config2.uselibpqcompat) {
         throw new Error("Both useLibpqCompat and uselibpqcompat are set. Please use only one of them.");
@@ -22598,7 +22598,7 @@ var require_split2 = __commonJS({
 var require_helper = __commonJS({
   "node_modules/pgpass/lib/helper.js"(exports, module) {
     "use strict";
-    var path12 = __require("path");
+    var path13 = __require("path");
     var Stream = __require("stream").Stream;
     var split = require_split2();
     var util = __require("util");
@@ -22637,7 +22637,7 @@ var require_helper = __commonJS({
     };
     module.exports.getFileName = function(rawEnv) {
       var env = rawEnv || process.env;
-      var file2 = env.PGPASSFILE || (isWin2 ? path12.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path12.join(env.HOME || "./", ".pgpass"));
+      var file2 = env.PGPASSFILE || (isWin2 ? path13.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path13.join(env.HOME || "./", ".pgpass"));
       return file2;
     };
     module.exports.usePgPass = function(stats2, fname) {
@@ -22769,16 +22769,16 @@ var require_helper = __commonJS({
 var require_lib = __commonJS({
   "node_modules/pgpass/lib/index.js"(exports, module) {
     "use strict";
-    var path12 = __require("path");
-    var fs19 = __require("fs");
+    var path13 = __require("path");
+    var fs20 = __require("fs");
     var helper = require_helper();
     module.exports = function(connInfo, cb) {
       var file2 = helper.getFileName();
-      fs19.stat(file2, function(err, stat4) {
+      fs20.stat(file2, function(err, stat4) {
         if (err || !helper.usePgPass(stat4, file2)) {
           return cb(void 0);
         }
-        var st = fs19.createReadStream(file2);
+        var st = fs20.createReadStream(file2);
         helper.getPassword(connInfo, st, cb);
       });
     };
@@ -22798,7 +22798,7 @@ var require_client2 = __commonJS({
     var Query2 = require_query();
     var defaults2 = require_defaults();
     var Connection2 = require_connection2();
-    var crypto9 = require_utils3();
+    var crypto10 = require_utils3();
     var activeQueryDeprecationNotice = nodeUtils.deprecate(
       () => {
       },
@@ -23053,7 +23053,7 @@ var require_client2 = __commonJS({
       _handleAuthMD5Password(msg) {
         this._getPassword(async () => {
           try {
-            const hashedPassword = await crypto9.postgresMd5PasswordHash(this.user, this.password, msg.salt);
+            const hashedPassword = await crypto10.postgresMd5PasswordHash(this.user, this.password, msg.salt);
             this.connection.password(hashedPassword);
           } catch (e) {
             this.emit("error", e);
@@ -24719,8 +24719,8 @@ var require_utils4 = __commonJS({
       }
       return output2;
     };
-    exports.basename = (path12, { windows } = {}) => {
-      const segs = path12.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path13, { windows } = {}) => {
+      const segs = path13.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -26241,9 +26241,9 @@ var require_picomatch2 = __commonJS({
 });
 
 // src/action/main.ts
-import fs18 from "node:fs";
+import fs19 from "node:fs";
 import os11 from "node:os";
-import path11 from "node:path";
+import path12 from "node:path";
 
 // node_modules/@actions/core/lib/command.js
 import * as os from "os";
@@ -26772,8 +26772,8 @@ function exitCodeOf(error63) {
 }
 
 // src/gate/run-gate.ts
-import crypto5 from "node:crypto";
-import fs13 from "node:fs";
+import crypto6 from "node:crypto";
+import fs14 from "node:fs";
 import os8 from "node:os";
 
 // package.json
@@ -26793,10 +26793,11 @@ var package_default = {
   scripts: {
     "build:native": "node scripts/build-native.mjs",
     "build:ts": "tsc --noEmit -p tsconfig.json && npm run --silent build:cli",
-    "build:cli": `esbuild src/cli.ts src/provision/pg-supervisor.mjs --bundle --platform=node --target=node20 --format=esm --outdir=dist "--entry-names=[name]" --external:pg-native --log-level=warning "--banner:js=import { createRequire as __pgRetestCreateRequire } from 'node:module'; const require = __pgRetestCreateRequire(import.meta.url);"`,
+    "build:cli": `esbuild src/cli.ts src/provision/pg-supervisor.mjs --bundle --platform=node --target=node20 --format=esm --outdir=dist "--entry-names=[name]" --external:pg-native --log-level=warning '--define:PG_RETEST_BUNDLE="cli"' "--banner:js=import { createRequire as __pgRetestCreateRequire } from 'node:module'; const require = __pgRetestCreateRequire(import.meta.url);"`,
     build: "npm run build:native && npm run build:ts",
     package: "node scripts/package.mjs",
     "pack:npm": "node scripts/pack-npm.mjs",
+    "verify-engines": "node scripts/verify-engines.mjs",
     test: "node scripts/test.mjs",
     bench: "node scripts/bench.mjs",
     "bench:capture": "node scripts/bench/capture-scale.mjs",
@@ -26836,9 +26837,51 @@ var package_default = {
 };
 
 // src/native.ts
-import fs3 from "node:fs";
+import fs4 from "node:fs";
 import { createRequire } from "node:module";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
+
+// src/engine-manifest.mjs
+import crypto2 from "node:crypto";
+import fs3 from "node:fs";
+var MANIFEST_FILE = "engines.sha256";
+var SOURCES = /^#\s*native-sources:\s*([0-9a-f]{64})\s*$/;
+var ENTRY = /^([0-9a-f]{64}) [ *]([A-Za-z0-9._-]+)$/;
+function parseManifest(text2, name) {
+  let sourceHash;
+  const digests = /* @__PURE__ */ new Map();
+  text2.split("\n").forEach((raw, index) => {
+    const line = raw.replace(/\r$/, "");
+    if (line.trim() === "") return;
+    if (line.startsWith("#")) {
+      sourceHash = SOURCES.exec(line)?.[1] ?? sourceHash;
+      return;
+    }
+    const entry = ENTRY.exec(line);
+    if (!entry || digests.has(entry[2])) {
+      throw new Error(`${name}, line ${index + 1}: expected '<sha256>  <engine file>' once per file, got '${line.slice(0, 80)}'`);
+    }
+    digests.set(entry[2], entry[1]);
+  });
+  return { sourceHash, digests };
+}
+function fileDigest(file2) {
+  const hash2 = crypto2.createHash("sha256");
+  const fd = typeof file2 === "number" ? file2 : fs3.openSync(file2, "r");
+  try {
+    const chunk = Buffer.alloc(1 << 20);
+    for (let at = 0; ; ) {
+      const read = fs3.readSync(fd, chunk, 0, chunk.length, at);
+      if (read === 0) break;
+      hash2.update(chunk.subarray(0, read));
+      at += read;
+    }
+  } finally {
+    if (typeof file2 !== "number") fs3.closeSync(fd);
+  }
+  return hash2.digest("hex");
+}
 
 // src/engine-platforms.mjs
 var ENGINE_PLATFORMS = Object.freeze([
@@ -26899,6 +26942,7 @@ function glibcVersion() {
 }
 
 // src/native.ts
+var SEARCH = true ? true ? "action" : "cli" : "sources";
 var UNAVAILABLE = "E_ENGINE_UNAVAILABLE";
 function platformPackage(id) {
   return `pg-retest-action-${id}`;
@@ -26912,14 +26956,20 @@ function platformProblem(platform2, arch2, glibc, offered = ENGINE_PLATFORMS) {
   if (offered.some((entry) => entry.id === here)) return void 0;
   return `the pg-retest engine does not run on ${here}; it is built for ${listed(offered)}`;
 }
-function candidatePaths(moduleUrl = import.meta.url, id = platformId(process.platform, process.arch, glibcVersion())) {
+function candidatePaths(moduleUrl, id, search) {
   const library = engineFile(id);
-  const paths = [new URL(`./${library}`, moduleUrl), new URL(`../build/${library}`, moduleUrl)].map((url2) => fileURLToPath(url2));
+  const at = (relative2) => fileURLToPath(new URL(relative2, moduleUrl));
+  const manifest = at(`./${MANIFEST_FILE}`);
+  const build2 = { file: at(`../build/${library}`) };
+  if (search === "sources") return [build2];
+  const beside = { file: at(`./${library}`), manifest };
+  if (search === "action") return [beside];
+  const candidates = [beside];
   try {
-    paths.push(createRequire(moduleUrl).resolve(`${platformPackage(id)}/${library}`));
+    candidates.push({ file: createRequire(moduleUrl).resolve(`${platformPackage(id)}/${library}`), manifest });
   } catch {
   }
-  return paths;
+  return [...candidates, build2];
 }
 function unavailable(message2, cause) {
   return Object.assign(new Error(message2, cause === void 0 ? void 0 : { cause }), { code: UNAVAILABLE });
@@ -26931,23 +26981,62 @@ function binding() {
   const problem = platformProblem(process.platform, process.arch, glibc);
   if (problem) throw unavailable(problem);
   const id = platformId(process.platform, process.arch, glibc);
-  const candidates = candidatePaths(import.meta.url, id);
-  const file2 = candidates.find((candidate) => fs3.existsSync(candidate));
-  if (!file2) {
+  const candidates = candidatePaths(import.meta.url, id, SEARCH);
+  const found = candidates.find((candidate) => fs4.existsSync(candidate.file));
+  if (!found) {
     throw unavailable(
-      `the pg-retest engine for ${id} is not there (looked for ${candidates.join(" and ")}); in a checkout run \`npm run build:native\`; installed from npm, install ${platformPackage(id)} too (npm adds it on ${id} unless optional dependencies are turned off)`
+      `the pg-retest engine for ${id} is not there (looked for ${candidates.map((candidate) => candidate.file).join(" and ")}); in a checkout run \`npm run build:native\`; installed from npm, install ${platformPackage(id)} too (npm adds it on ${id} unless optional dependencies are turned off)`
     );
   }
+  loaded = found.manifest === void 0 ? loadFile(found.file) : loadChecked(found.file, found.manifest);
+  return loaded;
+}
+function loadFile(file2, openedAs = file2) {
   try {
-    loaded = createRequire(import.meta.url)(file2);
+    const module = { exports: {} };
+    process.dlopen(module, openedAs);
+    return module.exports;
   } catch (err) {
     const reason = err instanceof Error ? err.message.split("\n")[0] : String(err);
     throw unavailable(`cannot load the pg-retest engine from ${file2}: ${reason}`, err);
   }
-  return loaded;
 }
-function loadWorkload(path12) {
-  return binding().loadWorkload(path12);
+function loadChecked(file2, manifest) {
+  const expected = expectedDigest(file2, manifest);
+  const fd = fs4.openSync(file2, "r");
+  try {
+    const actual = fileDigest(fd);
+    if (actual !== expected) {
+      throw unavailable(
+        `refusing to load the pg-retest engine ${file2}: its sha256 is ${actual}, ${manifest} lists ${expected}; use the engine of a released version (a fresh checkout of the action at its tag, or a reinstall from npm), or in a checkout of the sources run npm run package`
+      );
+    }
+    const opened = `/proc/self/fd/${fd}`;
+    return loadFile(file2, process.platform === "linux" && fs4.existsSync(opened) ? opened : file2);
+  } finally {
+    fs4.closeSync(fd);
+  }
+}
+function expectedDigest(file2, manifest) {
+  let text2;
+  try {
+    text2 = fs4.readFileSync(manifest, "utf8");
+  } catch {
+    throw unavailable(`refusing to load the pg-retest engine ${file2}: its manifest ${manifest} is missing; restore it (a fresh checkout or install), or in a checkout of the sources run npm run package`);
+  }
+  let expected;
+  try {
+    expected = parseManifest(text2, manifest).digests.get(path.basename(file2));
+  } catch (err) {
+    throw unavailable(`refusing to load the pg-retest engine ${file2}: ${err instanceof Error ? err.message : String(err)}; restore the manifest, or run npm run package`);
+  }
+  if (expected === void 0) {
+    throw unavailable(`refusing to load the pg-retest engine ${file2}: ${manifest} lists no digest for ${path.basename(file2)}; restore the manifest, or run npm run package`);
+  }
+  return expected;
+}
+function loadWorkload(path13) {
+  return binding().loadWorkload(path13);
 }
 function startReplay(workload, options2, onProgress) {
   return binding().startReplay(workload, options2, onProgress);
@@ -27054,8 +27143,8 @@ var Workload = class {
     }
   }
 };
-async function loadWorkload2(path12) {
-  return new Workload(await engineCall(() => loadWorkload(path12)));
+async function loadWorkload2(path13) {
+  return new Workload(await engineCall(() => loadWorkload(path13)));
 }
 async function replay(workload, options2, control = {}) {
   const { onProgress, signal } = control;
@@ -27503,9 +27592,9 @@ async function sweepStaleDatabases(servers, logger) {
 
 // src/schema/base-checkout.ts
 import { execFile } from "node:child_process";
-import fs4 from "node:fs";
+import fs5 from "node:fs";
 import os5 from "node:os";
-import path from "node:path";
+import path2 from "node:path";
 function git(args, cwd) {
   return new Promise((resolve3, reject) => {
     execFile("git", args, { cwd, encoding: "utf8", timeout: 12e4, maxBuffer: 16 << 20 }, (error63, stdout, stderr) => {
@@ -27536,20 +27625,20 @@ async function checkoutBase(ref, cwd) {
       `option --base-ref: '${ref}' is not a commit in this clone; fetch it first (actions/checkout with fetch-depth: 0, or git fetch origin ${ref})`
     );
   }
-  const dir = fs4.mkdtempSync(path.join(os5.tmpdir(), "pg-retest-base-"));
+  const dir = fs5.mkdtempSync(path2.join(os5.tmpdir(), "pg-retest-base-"));
   try {
     await git(["worktree", "add", "--detach", "--quiet", dir, sha], top);
   } catch (error63) {
-    fs4.rmSync(dir, { recursive: true, force: true });
+    fs5.rmSync(dir, { recursive: true, force: true });
     throw new InfraError(`cannot check out the base commit ${sha.slice(0, 12)}: ${error63.message.split("\n")[0]}`);
   }
   return {
-    root: path.join(dir, path.relative(top, fs4.realpathSync(cwd))),
+    root: path2.join(dir, path2.relative(top, fs5.realpathSync(cwd))),
     sha,
     dispose: async () => {
       await git(["worktree", "remove", "--force", dir], top).catch(() => {
       });
-      fs4.rmSync(dir, { recursive: true, force: true });
+      fs5.rmSync(dir, { recursive: true, force: true });
       await git(["worktree", "prune"], top).catch(() => {
       });
     }
@@ -27557,7 +27646,7 @@ async function checkoutBase(ref, cwd) {
 }
 
 // src/provision/apply-sql.ts
-import fs5 from "node:fs";
+import fs6 from "node:fs";
 
 // src/provision/sql-script.ts
 var IDENT_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
@@ -27722,7 +27811,7 @@ var SqlFileError = class extends InfraError {
 async function applySqlFile(url2, file2, signal) {
   let sql;
   try {
-    sql = fs5.readFileSync(file2.path, "utf8");
+    sql = fs6.readFileSync(file2.path, "utf8");
   } catch (error63) {
     throw new InputError(`${file2.role} file ${file2.path}: cannot read it (${messageOf(error63)}); check the path`);
   }
@@ -28608,10 +28697,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema2) {
   return mergeDefs(schema2._zod.def);
 }
-function getElementAtPath(obj, path12) {
-  if (!path12)
+function getElementAtPath(obj, path13) {
+  if (!path13)
     return obj;
-  return path12.reduce((acc, key) => acc?.[key], obj);
+  return path13.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -28951,11 +29040,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path12, issues) {
+function prefixIssues(path13, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path12);
+    iss.path.unshift(path13);
     return iss;
   });
 }
@@ -29417,16 +29506,16 @@ function flattenError(error63, mapper = (issue3) => issue3.message) {
 }
 function formatError(error63, mapper = (issue3) => issue3.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error64, path12 = []) => {
+  const processError = (error64, path13 = []) => {
     for (const issue3 of error64.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
-        issue3.errors.map((issues) => processError({ issues }, [...path12, ...issue3.path]));
+        issue3.errors.map((issues) => processError({ issues }, [...path13, ...issue3.path]));
       } else if (issue3.code === "invalid_key") {
-        processError({ issues: issue3.issues }, [...path12, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path13, ...issue3.path]);
       } else if (issue3.code === "invalid_element") {
-        processError({ issues: issue3.issues }, [...path12, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path13, ...issue3.path]);
       } else {
-        const fullpath = [...path12, ...issue3.path];
+        const fullpath = [...path13, ...issue3.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue3));
         } else {
@@ -29465,17 +29554,17 @@ function formatError(error63, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error63, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error64, path12 = []) => {
+  const processError = (error64, path13 = []) => {
     var _a3;
     for (const issue3 of error64.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
-        issue3.errors.map((issues) => processError({ issues }, [...path12, ...issue3.path]));
+        issue3.errors.map((issues) => processError({ issues }, [...path13, ...issue3.path]));
       } else if (issue3.code === "invalid_key") {
-        processError({ issues: issue3.issues }, [...path12, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path13, ...issue3.path]);
       } else if (issue3.code === "invalid_element") {
-        processError({ issues: issue3.issues }, [...path12, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path13, ...issue3.path]);
       } else {
-        const fullpath = [...path12, ...issue3.path];
+        const fullpath = [...path13, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -29514,8 +29603,8 @@ function treeifyError(error63, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path12 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path12) {
+  const path13 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path13) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -46653,13 +46742,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path12 = ref.slice(1).split("/").filter(Boolean);
-  if (path12.length === 0) {
+  const path13 = ref.slice(1).split("/").filter(Boolean);
+  if (path13.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path12[0] === defsKey) {
-    const key = path12[1] === void 0 ? void 0 : decodeJSONPointerSegment(path12[1]);
+  if (path13[0] === defsKey) {
+    const key = path13[1] === void 0 ? void 0 : decodeJSONPointerSegment(path13[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -48274,15 +48363,15 @@ function planHead(base, head, fromScratch) {
 
 // src/schema/seed.ts
 import { execFile as execFile2 } from "node:child_process";
-import fs7 from "node:fs";
-import path3 from "node:path";
+import fs8 from "node:fs";
+import path4 from "node:path";
 
 // src/provision/pg-binaries.mjs
 import { execFileSync } from "node:child_process";
-import fs6 from "node:fs";
+import fs7 from "node:fs";
 import { createRequire as createRequire2 } from "node:module";
 import os6 from "node:os";
-import path2 from "node:path";
+import path3 from "node:path";
 var SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
 var SERVER_ENVIRONMENT = ["PATH", "TZ", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH"];
 function serverEnvironment(from) {
@@ -48328,23 +48417,23 @@ function candidateBindirs(explicit) {
   if (explicit) dirs.push(explicit);
   const pgConfig = run2("pg_config", ["--bindir"]);
   if (pgConfig !== void 0) dirs.push(pgConfig.trim());
-  for (const dir of (process.env.PATH ?? "").split(path2.delimiter)) {
-    const postgres = dir && path2.join(dir, "postgres");
-    if (postgres && fs6.existsSync(postgres) && fs6.existsSync(path2.join(dir, "initdb"))) dirs.push(path2.dirname(fs6.realpathSync(postgres)));
+  for (const dir of (process.env.PATH ?? "").split(path3.delimiter)) {
+    const postgres = dir && path3.join(dir, "postgres");
+    if (postgres && fs7.existsSync(postgres) && fs7.existsSync(path3.join(dir, "initdb"))) dirs.push(path3.dirname(fs7.realpathSync(postgres)));
   }
   const debian = "/usr/lib/postgresql";
-  if (fs6.existsSync(debian)) {
-    const majors3 = fs6.readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
-    for (const major of majors3) dirs.push(path2.join(debian, major, "bin"));
+  if (fs7.existsSync(debian)) {
+    const majors3 = fs7.readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+    for (const major of majors3) dirs.push(path3.join(debian, major, "bin"));
   }
   return [...new Set(dirs)];
 }
 function localBinaries(explicitBindir) {
   const found = [];
   for (const bindir of candidateBindirs(explicitBindir)) {
-    const postgres = path2.join(bindir, "postgres");
-    const initdb = path2.join(bindir, "initdb");
-    if (!fs6.existsSync(postgres) || !fs6.existsSync(initdb)) continue;
+    const postgres = path3.join(bindir, "postgres");
+    const initdb = path3.join(bindir, "initdb");
+    if (!fs7.existsSync(postgres) || !fs7.existsSync(initdb)) continue;
     const version2 = binaryVersion(postgres);
     if (version2) found.push({ bindir, initdb, postgres, ...version2, source: (
       /** @type {const} */
@@ -48371,21 +48460,21 @@ function embeddedBinaries(major, user) {
     } catch {
       continue;
     }
-    const packageRoot = path2.dirname(path2.dirname(entry));
-    const nativeDir = path2.join(packageRoot, "native");
-    if (!fs6.existsSync(path2.join(nativeDir, "bin", "postgres"))) continue;
+    const packageRoot = path3.dirname(path3.dirname(entry));
+    const nativeDir = path3.join(packageRoot, "native");
+    if (!fs7.existsSync(path3.join(nativeDir, "bin", "postgres"))) continue;
     restoreSymlinks(packageRoot);
-    let bindir = path2.join(nativeDir, "bin");
-    let version2 = binaryVersion(path2.join(bindir, "postgres"));
+    let bindir = path3.join(nativeDir, "bin");
+    let version2 = binaryVersion(path3.join(bindir, "postgres"));
     if (!version2 || version2.major !== major) continue;
-    if (user && !binaryVersion(path2.join(bindir, "postgres"), user)) {
-      bindir = path2.join(cachedCopy(nativeDir, `${major}-${version2.version}`, user), "bin");
-      version2 = binaryVersion(path2.join(bindir, "postgres"), user) ?? version2;
+    if (user && !binaryVersion(path3.join(bindir, "postgres"), user)) {
+      bindir = path3.join(cachedCopy(nativeDir, `${major}-${version2.version}`, user), "bin");
+      version2 = binaryVersion(path3.join(bindir, "postgres"), user) ?? version2;
     }
     return {
       bindir,
-      initdb: path2.join(bindir, "initdb"),
-      postgres: path2.join(bindir, "postgres"),
+      initdb: path3.join(bindir, "initdb"),
+      postgres: path3.join(bindir, "postgres"),
       ...version2,
       source: (
         /** @type {const} */
@@ -48398,15 +48487,15 @@ function embeddedBinaries(major, user) {
 function restoreSymlinks(packageRoot) {
   let links;
   try {
-    links = JSON.parse(fs6.readFileSync(path2.join(packageRoot, "native", "pg-symlinks.json"), "utf8"));
+    links = JSON.parse(fs7.readFileSync(path3.join(packageRoot, "native", "pg-symlinks.json"), "utf8"));
   } catch {
     return;
   }
   for (const { source: source2, target } of links) {
-    const link = path2.join(packageRoot, target);
-    if (fs6.existsSync(link)) continue;
+    const link = path3.join(packageRoot, target);
+    if (fs7.existsSync(link)) continue;
     try {
-      fs6.symlinkSync(path2.relative(path2.dirname(link), path2.join(packageRoot, source2)), link);
+      fs7.symlinkSync(path3.relative(path3.dirname(link), path3.join(packageRoot, source2)), link);
     } catch {
     }
   }
@@ -48415,27 +48504,27 @@ var UnsafeCacheError = class extends Error {
 };
 function embeddedCache(user, env = process.env) {
   const mode = user ? 493 : 448;
-  const xdg = env.XDG_CACHE_HOME && path2.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : void 0;
-  const home = xdg ?? path2.join(os6.homedir(), ".cache");
-  let dir = path2.join(home, "pg-retest-action");
+  const xdg = env.XDG_CACHE_HOME && path3.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : void 0;
+  const home = xdg ?? path3.join(os6.homedir(), ".cache");
+  let dir = path3.join(home, "pg-retest-action");
   if (user && !reachableBy(home, user)) {
-    dir = path2.join(os6.tmpdir(), `pg-retest-action-${process.getuid?.() ?? "user"}`);
+    dir = path3.join(os6.tmpdir(), `pg-retest-action-${process.getuid?.() ?? "user"}`);
   }
   try {
-    fs6.mkdirSync(dir, { recursive: true, mode });
+    fs7.mkdirSync(dir, { recursive: true, mode });
   } catch (error63) {
     throw new UnsafeCacheError(`cannot create the embedded-binaries cache ${dir}: ${error63 instanceof Error ? error63.message : String(error63)}; set XDG_CACHE_HOME to a directory of yours`);
   }
-  checkTrusted(path2.dirname(dir), { parent: true });
+  checkTrusted(path3.dirname(dir), { parent: true });
   checkTrusted(dir);
-  fs6.chmodSync(dir, mode);
+  fs7.chmodSync(dir, mode);
   return dir;
 }
 function reachableBy(dir, user) {
-  for (let at = path2.resolve(dir); ; at = path2.dirname(at)) {
+  for (let at = path3.resolve(dir); ; at = path3.dirname(at)) {
     let stat4;
     try {
-      stat4 = fs6.statSync(at);
+      stat4 = fs7.statSync(at);
     } catch {
       stat4 = void 0;
     }
@@ -48443,11 +48532,11 @@ function reachableBy(dir, user) {
       const bit = stat4.uid === user.uid ? 64 : stat4.gid === user.gid ? 8 : 1;
       if ((stat4.mode & bit) === 0) return false;
     }
-    if (at === path2.dirname(at)) return true;
+    if (at === path3.dirname(at)) return true;
   }
 }
 function checkTrusted(file2, how = {}) {
-  const stat4 = fs6.lstatSync(file2);
+  const stat4 = fs7.lstatSync(file2);
   const me = process.getuid?.();
   const fix = `remove it (rm -rf ${file2}) or set XDG_CACHE_HOME to a directory of yours, and run again`;
   if (stat4.uid !== me && stat4.uid !== 0) {
@@ -48461,28 +48550,28 @@ function checkTrusted(file2, how = {}) {
 }
 function checkTree(dir) {
   checkTrusted(dir);
-  for (const entry of fs6.readdirSync(dir, { recursive: true })) checkTrusted(path2.join(dir, String(entry)));
+  for (const entry of fs7.readdirSync(dir, { recursive: true })) checkTrusted(path3.join(dir, String(entry)));
 }
 function tighten(dir, dirMode) {
-  fs6.chmodSync(dir, dirMode);
-  for (const entry of fs6.readdirSync(dir, { recursive: true })) {
-    const file2 = path2.join(dir, String(entry));
-    const stat4 = fs6.lstatSync(file2);
+  fs7.chmodSync(dir, dirMode);
+  for (const entry of fs7.readdirSync(dir, { recursive: true })) {
+    const file2 = path3.join(dir, String(entry));
+    const stat4 = fs7.lstatSync(file2);
     if (stat4.isSymbolicLink()) continue;
-    fs6.chmodSync(file2, stat4.isDirectory() ? dirMode : stat4.mode & 4077);
+    fs7.chmodSync(file2, stat4.isDirectory() ? dirMode : stat4.mode & 4077);
   }
 }
 function cachedCopy(nativeDir, key, user, env = process.env) {
   const cache = embeddedCache(user, env);
-  const destination = path2.join(cache, key);
-  if (!fs6.existsSync(path2.join(destination, "bin", "postgres"))) {
-    const staging = fs6.mkdtempSync(path2.join(cache, `.${key}-`));
-    fs6.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
+  const destination = path3.join(cache, key);
+  if (!fs7.existsSync(path3.join(destination, "bin", "postgres"))) {
+    const staging = fs7.mkdtempSync(path3.join(cache, `.${key}-`));
+    fs7.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
     tighten(staging, user ? 493 : 448);
     try {
-      fs6.renameSync(staging, destination);
+      fs7.renameSync(staging, destination);
     } catch {
-      fs6.rmSync(staging, { recursive: true, force: true });
+      fs7.rmSync(staging, { recursive: true, force: true });
     }
   }
   checkTree(destination);
@@ -48566,23 +48655,23 @@ async function loadSeed(seed, url2, cwd, logger, signal) {
   logger.info(`seed loaded in ${((Date.now() - started) / 1e3).toFixed(1)} s`);
 }
 function isDump(file2) {
-  const fd = fs7.openSync(file2, "r");
+  const fd = fs8.openSync(file2, "r");
   try {
     const head = Buffer.alloc(DUMP_MAGIC.length);
-    fs7.readSync(fd, head, 0, head.length, 0);
+    fs8.readSync(fd, head, 0, head.length, 0);
     return head.toString("latin1") === DUMP_MAGIC;
   } finally {
-    fs7.closeSync(fd);
+    fs8.closeSync(fd);
   }
 }
 function findClientProgram(name) {
-  for (const dir of (process.env.PATH ?? "").split(path3.delimiter)) {
-    const candidate = path3.join(dir, name);
-    if (dir && fs7.existsSync(candidate)) return candidate;
+  for (const dir of (process.env.PATH ?? "").split(path4.delimiter)) {
+    const candidate = path4.join(dir, name);
+    if (dir && fs8.existsSync(candidate)) return candidate;
   }
   for (const bins of localBinaries(process.env.PG_RETEST_BINDIR)) {
-    const candidate = path3.join(bins.bindir, name);
-    if (fs7.existsSync(candidate)) return candidate;
+    const candidate = path4.join(bins.bindir, name);
+    if (fs8.existsSync(candidate)) return candidate;
   }
   return void 0;
 }
@@ -48608,9 +48697,9 @@ function restoreDump(file2, url2) {
 }
 
 // src/schema/sql-files.ts
-import crypto2 from "node:crypto";
-import fs8 from "node:fs";
-import path4 from "node:path";
+import crypto3 from "node:crypto";
+import fs9 from "node:fs";
+import path5 from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir as readdir2, readdirSync, realpath, realpathSync, stat as stat2, statSync } from "fs";
@@ -48622,27 +48711,27 @@ import { createRequire as createRequire3 } from "module";
 import { basename, dirname, normalize, relative, resolve, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire3(import.meta.url);
-function cleanPath(path12) {
-  let normalized = normalize(path12);
+function cleanPath(path13) {
+  let normalized = normalize(path13);
   if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
   return normalized;
 }
 var SLASHES_REGEX = /[\\/]/g;
-function convertSlashes(path12, separator) {
-  return path12.replace(SLASHES_REGEX, separator);
+function convertSlashes(path13, separator) {
+  return path13.replace(SLASHES_REGEX, separator);
 }
 var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
-function isRootDirectory(path12) {
-  return path12 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path12);
+function isRootDirectory(path13) {
+  return path13 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path13);
 }
-function normalizePath(path12, options2) {
+function normalizePath(path13, options2) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
-  const pathNeedsCleaning = process.platform === "win32" && path12.includes("/") || path12.startsWith(".");
-  if (resolvePaths) path12 = resolve(path12);
-  if (normalizePath$1 || pathNeedsCleaning) path12 = cleanPath(path12);
-  if (path12 === ".") return "";
-  const needsSeperator = path12[path12.length - 1] !== pathSeparator;
-  return convertSlashes(needsSeperator ? path12 + pathSeparator : path12, pathSeparator);
+  const pathNeedsCleaning = process.platform === "win32" && path13.includes("/") || path13.startsWith(".");
+  if (resolvePaths) path13 = resolve(path13);
+  if (normalizePath$1 || pathNeedsCleaning) path13 = cleanPath(path13);
+  if (path13 === ".") return "";
+  const needsSeperator = path13[path13.length - 1] !== pathSeparator;
+  return convertSlashes(needsSeperator ? path13 + pathSeparator : path13, pathSeparator);
 }
 function joinPathWithBasePath(filename, directoryPath) {
   return directoryPath + filename;
@@ -48679,8 +48768,8 @@ var pushDirectory = (directoryPath, paths) => {
   paths.push(directoryPath || ".");
 };
 var pushDirectoryFilter = (directoryPath, paths, filters) => {
-  const path12 = directoryPath || ".";
-  if (filters.every((filter) => filter(path12, true))) paths.push(path12);
+  const path13 = directoryPath || ".";
+  if (filters.every((filter) => filter(path13, true))) paths.push(path13);
 };
 var empty$2 = () => {
 };
@@ -48732,26 +48821,26 @@ var empty = () => {
 function build$3(options2) {
   return options2.group ? groupFiles : empty;
 }
-var resolveSymlinksAsync = function(path12, state, callback$1) {
-  const { queue, fs: fs19, options: { suppressErrors } } = state;
+var resolveSymlinksAsync = function(path13, state, callback$1) {
+  const { queue, fs: fs20, options: { suppressErrors } } = state;
   queue.enqueue();
-  fs19.realpath(path12, (error63, resolvedPath) => {
+  fs20.realpath(path13, (error63, resolvedPath) => {
     if (error63) return queue.dequeue(suppressErrors ? null : error63, state);
-    fs19.stat(resolvedPath, (error$1, stat4) => {
+    fs20.stat(resolvedPath, (error$1, stat4) => {
       if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
-      if (stat4.isDirectory() && isRecursive2(path12, resolvedPath, state)) return queue.dequeue(null, state);
+      if (stat4.isDirectory() && isRecursive2(path13, resolvedPath, state)) return queue.dequeue(null, state);
       callback$1(stat4, resolvedPath);
       queue.dequeue(null, state);
     });
   });
 };
-var resolveSymlinks = function(path12, state, callback$1) {
-  const { queue, fs: fs19, options: { suppressErrors } } = state;
+var resolveSymlinks = function(path13, state, callback$1) {
+  const { queue, fs: fs20, options: { suppressErrors } } = state;
   queue.enqueue();
   try {
-    const resolvedPath = fs19.realpathSync(path12);
-    const stat4 = fs19.statSync(resolvedPath);
-    if (stat4.isDirectory() && isRecursive2(path12, resolvedPath, state)) return;
+    const resolvedPath = fs20.realpathSync(path13);
+    const stat4 = fs20.statSync(resolvedPath);
+    if (stat4.isDirectory() && isRecursive2(path13, resolvedPath, state)) return;
     callback$1(stat4, resolvedPath);
   } catch (e) {
     if (!suppressErrors) throw e;
@@ -48761,9 +48850,9 @@ function build$2(options2, isSynchronous) {
   if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
   return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
 }
-function isRecursive2(path12, resolved, state) {
+function isRecursive2(path13, resolved, state) {
   if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
-  let parent = dirname(path12);
+  let parent = dirname(path13);
   let depth = 1;
   while (parent !== state.root && depth < 2) {
     const resolvedPath = state.symlinks.get(parent);
@@ -48771,7 +48860,7 @@ function isRecursive2(path12, resolved, state) {
     if (isSameRoot) depth++;
     else parent = dirname(parent);
   }
-  state.symlinks.set(path12, resolved);
+  state.symlinks.set(path13, resolved);
   return depth > 1;
 }
 function isRecursiveUsingRealPaths(resolved, state) {
@@ -48820,22 +48909,22 @@ var readdirOpts = { withFileTypes: true };
 var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
   state.queue.enqueue();
   if (currentDepth < 0) return state.queue.dequeue(null, state);
-  const { fs: fs19 } = state;
+  const { fs: fs20 } = state;
   state.visited.push(crawlPath);
   state.counts.directories++;
-  fs19.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
+  fs20.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
     callback$1(entries, directoryPath, currentDepth);
     state.queue.dequeue(state.options.suppressErrors ? null : error63, state);
   });
 };
 var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  const { fs: fs19 } = state;
+  const { fs: fs20 } = state;
   if (currentDepth < 0) return;
   state.visited.push(crawlPath);
   state.counts.directories++;
   let entries = [];
   try {
-    entries = fs19.readdirSync(crawlPath || ".", readdirOpts);
+    entries = fs20.readdirSync(crawlPath || ".", readdirOpts);
   } catch (e) {
     if (!state.options.suppressErrors) throw e;
   }
@@ -48943,19 +49032,19 @@ var Walker = class {
         const filename = this.joinPath(entry.name, directoryPath);
         this.pushFile(filename, files, this.state.counts, filters);
       } else if (entry.isDirectory()) {
-        let path12 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
-        if (exclude && exclude(entry.name, path12)) continue;
-        this.pushDirectory(path12, paths, filters);
-        this.walkDirectory(this.state, path12, path12, depth - 1, this.walk);
+        let path13 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
+        if (exclude && exclude(entry.name, path13)) continue;
+        this.pushDirectory(path13, paths, filters);
+        this.walkDirectory(this.state, path13, path13, depth - 1, this.walk);
       } else if (this.resolveSymlink && entry.isSymbolicLink()) {
-        let path12 = joinPathWithBasePath(entry.name, directoryPath);
-        this.resolveSymlink(path12, this.state, (stat4, resolvedPath) => {
+        let path13 = joinPathWithBasePath(entry.name, directoryPath);
+        this.resolveSymlink(path13, this.state, (stat4, resolvedPath) => {
           if (stat4.isDirectory()) {
             resolvedPath = normalizePath(resolvedPath, this.state.options);
-            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path12 + pathSeparator)) return;
-            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path12 + pathSeparator, depth - 1, this.walk);
+            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path13 + pathSeparator)) return;
+            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path13 + pathSeparator, depth - 1, this.walk);
           } else {
-            resolvedPath = useRealPaths ? resolvedPath : path12;
+            resolvedPath = useRealPaths ? resolvedPath : path13;
             const filename = basename(resolvedPath);
             const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
             resolvedPath = this.joinPath(filename, directoryPath$1);
@@ -49121,7 +49210,7 @@ var Builder = class {
       isMatch = globFn(patterns, ...options2);
       this.globCache[patterns.join("\0")] = isMatch;
     }
-    this.options.filters.push((path12) => isMatch(path12));
+    this.options.filters.push((path13) => isMatch(path13));
     return this;
   }
 };
@@ -49196,19 +49285,19 @@ function buildRelative(cwd, root) {
     return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
   };
 }
-function ensureNonDriveRelativePath(path12) {
-  return path12.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
+function ensureNonDriveRelativePath(path13) {
+  return path13.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
 }
 var splitPatternOptions = { parts: true };
-function splitPattern(path12) {
+function splitPattern(path13) {
   var _result$parts;
-  const result = import_picomatch.default.scan(path12, splitPatternOptions);
-  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path12];
+  const result = import_picomatch.default.scan(path13, splitPatternOptions);
+  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path13];
 }
 var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
 var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
-var escapePosixPath = (path12) => path12.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapeWin32Path = (path12) => path12.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapePosixPath = (path13) => path13.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapeWin32Path = (path13) => path13.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
 var escapePath = isWin ? escapeWin32Path : escapePosixPath;
 function isDynamicPattern(pattern, options2) {
   if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
@@ -49315,13 +49404,13 @@ function buildCrawler(options2, patterns) {
   if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
   const crawler = new Builder({
     filters: [debug2 ? (p, isDirectory2) => {
-      const path12 = format(p, isDirectory2);
-      const matches = matcher(path12) && !ignore(path12);
-      if (matches) log(`matched ${path12}`);
+      const path13 = format(p, isDirectory2);
+      const matches = matcher(path13) && !ignore(path13);
+      if (matches) log(`matched ${path13}`);
       return matches;
     } : (p, isDirectory2) => {
-      const path12 = format(p, isDirectory2);
-      return matcher(path12) && !ignore(path12);
+      const path13 = format(p, isDirectory2);
+      return matcher(path13) && !ignore(path13);
     }],
     exclude: debug2 ? (_, p) => {
       const skipped = excludePredicate(_, p);
@@ -49390,8 +49479,8 @@ async function glob(globInput, options2) {
 async function resolveMigrationFiles(patterns, root, option, required2) {
   const found = /* @__PURE__ */ new Map();
   for (const pattern of patterns) {
-    if (path4.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
-      if (fs8.existsSync(pattern)) found.set(pattern, pattern);
+    if (path5.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
+      if (fs9.existsSync(pattern)) found.set(pattern, pattern);
       else if (required2) throw new InputError(`option --${option}: file ${pattern} does not exist`);
       continue;
     }
@@ -49399,13 +49488,13 @@ async function resolveMigrationFiles(patterns, root, option, required2) {
     if (matches.length === 0 && required2) {
       throw new InputError(`option --${option}: '${pattern}' matches no file (relative to ${root}); check the path or quote the glob`);
     }
-    for (const match of matches) found.set(path4.resolve(match), pattern);
+    for (const match of matches) found.set(path5.resolve(match), pattern);
   }
   const files = [...found.keys()].map((file2) => ({
-    name: path4.basename(file2),
+    name: path5.basename(file2),
     path: file2,
-    display: path4.relative(root, file2) || file2,
-    digest: crypto2.createHash("sha256").update(fs8.readFileSync(file2)).digest("hex")
+    display: path5.relative(root, file2) || file2,
+    digest: crypto3.createHash("sha256").update(fs9.readFileSync(file2)).digest("hex")
   }));
   files.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : a.path < b.path ? -1 : 1);
   for (let i = 1; i < files.length; i++) {
@@ -49711,7 +49800,7 @@ function notComparedWarnings(c) {
 }
 
 // src/gate/github-event.ts
-import fs9 from "node:fs";
+import fs10 from "node:fs";
 var payload = external_exports.object({
   pull_request: external_exports.object({
     number: external_exports.number(),
@@ -49723,7 +49812,7 @@ function pullRequestFromEnv(env) {
   const name = env.GITHUB_EVENT_NAME;
   if (!env.GITHUB_EVENT_PATH || !name || !["pull_request", "pull_request_target"].includes(name)) return void 0;
   try {
-    const parsed = payload.safeParse(JSON.parse(fs9.readFileSync(env.GITHUB_EVENT_PATH, "utf8")));
+    const parsed = payload.safeParse(JSON.parse(fs10.readFileSync(env.GITHUB_EVENT_PATH, "utf8")));
     if (!parsed.success) return void 0;
     const pr = parsed.data.pull_request;
     return { number: pr.number, baseSha: pr.base.sha, headSha: pr.head.sha };
@@ -50332,8 +50421,8 @@ function exitCodeOfVerdict(verdict2) {
 }
 
 // src/provision/preload.ts
-import fs10 from "node:fs";
-import path5 from "node:path";
+import fs11 from "node:fs";
+import path6 from "node:path";
 var STAT_STATEMENTS = "pg_stat_statements";
 function libraries(value) {
   return (value ?? "").split(",").map((s) => s.trim().replace(/^"|"$/g, "")).filter((s) => s !== "");
@@ -50344,14 +50433,14 @@ function withStatStatements(settings) {
   return { ...settings, shared_preload_libraries: wanted.join(",") };
 }
 function moduleDirs(bindir) {
-  const root = path5.dirname(bindir);
-  return [path5.join(root, "lib", "postgresql"), path5.join(root, "lib")];
+  const root = path6.dirname(bindir);
+  return [path6.join(root, "lib", "postgresql"), path6.join(root, "lib")];
 }
 function availablePreloads(bindir, settings) {
   if (settings?.shared_preload_libraries === void 0) return { settings, dropped: [] };
   const dirs = moduleDirs(bindir);
   const wanted = libraries(settings.shared_preload_libraries);
-  const kept = wanted.filter((lib) => dirs.some((dir) => fs10.existsSync(path5.join(dir, `${lib}.so`))));
+  const kept = wanted.filter((lib) => dirs.some((dir) => fs11.existsSync(path6.join(dir, `${lib}.so`))));
   const dropped = wanted.filter((lib) => !kept.includes(lib));
   if (dropped.length === 0) return { settings, dropped };
   return { settings: { ...settings, shared_preload_libraries: kept.join(",") }, dropped };
@@ -50388,7 +50477,7 @@ async function findEmbeddedBinaries(major, user) {
 }
 
 // src/provision/docker.ts
-import crypto3 from "node:crypto";
+import crypto4 from "node:crypto";
 import { execFile as execFile3 } from "node:child_process";
 var DEFAULT_DOCKER_MAJOR = 18;
 function docker(args, timeoutMs, env = {}) {
@@ -50421,7 +50510,7 @@ var DockerProvisioner = class {
     const why = await dockerUnavailable();
     if (why) throw new InfraError(`cannot start a docker server: ${why}; start Docker, or use --provision embedded or local`);
     const major = options2.major ?? DEFAULT_DOCKER_MAJOR;
-    const password = crypto3.randomBytes(18).toString("base64url");
+    const password = crypto4.randomBytes(18).toString("base64url");
     const image = options2.image ?? `postgres:${major}`;
     const settings = Object.entries(options2.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
     options2.logger?.info(`starting ${image} in Docker (pulling the image if needed)`);
@@ -50466,7 +50555,7 @@ async function waitForServer(url2, timeoutMs) {
 }
 
 // src/provision/cluster.ts
-import crypto4 from "node:crypto";
+import crypto5 from "node:crypto";
 
 // src/provision/os-user.ts
 async function serverOsUser() {
@@ -50483,10 +50572,10 @@ async function serverOsUser() {
 
 // src/provision/pg-server.mjs
 import { spawn as spawn2 } from "node:child_process";
-import fs11 from "node:fs";
+import fs12 from "node:fs";
 import net from "node:net";
 import os7 from "node:os";
-import path6 from "node:path";
+import path7 from "node:path";
 import { fileURLToPath as fileURLToPath3 } from "node:url";
 var DEFAULT_START_TIMEOUT_MS = 6e4;
 var STOP_TIMEOUT_MS = 45e3;
@@ -50520,20 +50609,20 @@ async function startThrowawayServer(options2) {
   throw makeError(`could not find a free port for PostgreSQL after ${PORT_ATTEMPTS} attempts (${String(lastError)})`);
 }
 async function startOnce({ bins, user, password, port, settings, makeError, debug: debug2, dirPrefix, fullLogs, ownProcessGroup, startTimeoutMs }) {
-  const root = fs11.mkdtempSync(path6.join(reachableTempDir(user), dirPrefix));
-  const dataDir = path6.join(root, "data");
-  const logFile = path6.join(root, "postgres.log");
+  const root = fs12.mkdtempSync(path7.join(reachableTempDir(user), dirPrefix));
+  const dataDir = path7.join(root, "data");
+  const logFile = path7.join(root, "postgres.log");
   let pwfile;
   if (password !== void 0) {
-    pwfile = path6.join(root, "pwfile");
-    fs11.writeFileSync(pwfile, `${password}
+    pwfile = path7.join(root, "pwfile");
+    fs12.writeFileSync(pwfile, `${password}
 `, { mode: 384 });
   }
   if (user) {
-    fs11.chownSync(root, user.uid, user.gid);
-    if (pwfile) fs11.chownSync(pwfile, user.uid, user.gid);
+    fs12.chownSync(root, user.uid, user.gid);
+    if (pwfile) fs12.chownSync(pwfile, user.uid, user.gid);
   }
-  fs11.chmodSync(root, 448);
+  fs12.chmodSync(root, 448);
   const socketDir = socketDirFor(root, port);
   const serverSettings = {
     ...settings,
@@ -50591,7 +50680,7 @@ ${tail(text2)}` : "" : (text2) => lastLine(text2)
     });
     throw error63;
   } finally {
-    if (pwfile) fs11.rmSync(pwfile, { force: true });
+    if (pwfile) fs12.rmSync(pwfile, { force: true });
   }
   debug2?.(`PostgreSQL ${bins.version} accepts connections on 127.0.0.1:${port}`);
   return {
@@ -50607,16 +50696,16 @@ ${tail(text2)}` : "" : (text2) => lastLine(text2)
   };
 }
 function socketDirFor(root, port) {
-  const socket = path6.join(root, `.s.PGSQL.${port}`);
+  const socket = path7.join(root, `.s.PGSQL.${port}`);
   if (Buffer.byteLength(socket) > MAX_SOCKET_PATH || !/^[A-Za-z0-9_./-]+$/.test(root)) return void 0;
   return root;
 }
 function reachableTempDir(user) {
-  const base = path6.resolve(os7.tmpdir());
+  const base = path7.resolve(os7.tmpdir());
   if (!user) return base;
-  for (let dir = base; ; dir = path6.dirname(dir)) {
-    if ((fs11.statSync(dir).mode & 1) === 0) return "/tmp";
-    if (dir === path6.dirname(dir)) return base;
+  for (let dir = base; ; dir = path7.dirname(dir)) {
+    if ((fs12.statSync(dir).mode & 1) === 0) return "/tmp";
+    if (dir === path7.dirname(dir)) return base;
   }
 }
 function freePort() {
@@ -50634,7 +50723,7 @@ function freePort() {
 function supervisorScript(makeError) {
   for (const name of ["pg-supervisor.js", "pg-supervisor.mjs"]) {
     const candidate = fileURLToPath3(new URL(`./${name}`, import.meta.url));
-    if (fs11.existsSync(candidate)) return candidate;
+    if (fs12.existsSync(candidate)) return candidate;
   }
   throw makeError(
     `cannot find pg-supervisor.js next to ${fileURLToPath3(import.meta.url)}; the build is incomplete, run npm run build`
@@ -50757,7 +50846,7 @@ async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, 
 }
 function readLog(file2) {
   try {
-    return fs11.readFileSync(file2, "utf8");
+    return fs12.readFileSync(file2, "utf8");
   } catch {
     return "";
   }
@@ -50779,7 +50868,7 @@ async function startCluster(bins, kind, options2 = {}) {
   const server = await startThrowawayServer({
     bins,
     user: await serverOsUser(),
-    password: crypto4.randomBytes(18).toString("base64url"),
+    password: crypto5.randomBytes(18).toString("base64url"),
     settings: preloads.settings,
     startTimeoutMs: options2.startTimeoutMs,
     dirPrefix: "pg-retest-server-",
@@ -51041,12 +51130,12 @@ function serverWarnings(servers) {
 }
 
 // src/cli/sidecar.ts
-import fs12 from "node:fs";
+import fs13 from "node:fs";
 function readSidecar(file2, schema2, format, redo) {
-  if (!fs12.existsSync(file2)) return void 0;
+  if (!fs13.existsSync(file2)) return void 0;
   let parsed;
   try {
-    parsed = JSON.parse(fs12.readFileSync(file2, "utf8"));
+    parsed = JSON.parse(fs13.readFileSync(file2, "utf8"));
   } catch (error63) {
     throw new InputError(`${file2} is not valid JSON (${error63.message}); delete it or ${redo}`);
   }
@@ -51189,7 +51278,7 @@ async function runGate(config2, context) {
   };
   const places = {};
   let checkout;
-  const prefix = `pgr_${crypto5.randomBytes(4).toString("hex")}`;
+  const prefix = `pgr_${crypto6.randomBytes(4).toString("hex")}`;
   environment.database_prefix = prefix;
   const secrets2 = () => [places.base?.server.url, places.head?.server.url].map((url2) => url2 === void 0 ? void 0 : passwordOf(url2));
   try {
@@ -51438,7 +51527,7 @@ function describeSource(config2, side2) {
 async function loadGateWorkload(file2) {
   let stat4;
   try {
-    stat4 = fs13.statSync(file2);
+    stat4 = fs14.statSync(file2);
   } catch {
     throw new InputError(`option --workload: file ${file2} does not exist; check the path (relative to ${process.cwd()})`);
   }
@@ -51452,7 +51541,7 @@ async function loadGateWorkload(file2) {
 function checkSeed(config2) {
   if (config2.seed?.kind !== "file") return;
   const file2 = config2.seed.path;
-  if (!fs13.existsSync(file2) || !fs13.statSync(file2).isFile()) {
+  if (!fs14.existsSync(file2) || !fs14.statSync(file2).isFile()) {
     throw new InputError(`option --seed: file ${file2} does not exist; check the path (relative to ${process.cwd()})`);
   }
 }
@@ -52614,9 +52703,9 @@ function fromVersion1(report2) {
   if (c === null) return;
   for (const l of [c.overall, ...c.fingerprints]) if (l.regressed && l.rules.length === 0) l.rules = ["client_p95"];
 }
-function fieldPath(path12) {
-  if (path12.length === 0) return "(top level)";
-  return path12.map((part, i) => typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`).join("");
+function fieldPath(path13) {
+  if (path13.length === 0) return "(top level)";
+  return path13.map((part, i) => typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`).join("");
 }
 
 // src/report/junit.ts
@@ -52860,7 +52949,7 @@ function removeCredentials(env, tokens) {
 }
 
 // src/action/event.ts
-import fs14 from "node:fs";
+import fs15 from "node:fs";
 var pullRequestPayload = external_exports.object({
   pull_request: external_exports.object({
     number: external_exports.number().int().positive(),
@@ -52918,7 +53007,7 @@ function readPayload(env) {
   const file2 = env.GITHUB_EVENT_PATH;
   if (!file2) return {};
   try {
-    return JSON.parse(fs14.readFileSync(file2, "utf8"));
+    return JSON.parse(fs15.readFileSync(file2, "utf8"));
   } catch (error63) {
     throw new InputError(`cannot read the event payload ${file2} (GITHUB_EVENT_PATH): ${error63 instanceof Error ? error63.message : String(error63)}`);
   }
@@ -52933,10 +53022,10 @@ var commentSchema = external_exports.object({
 });
 var pullSchema = external_exports.object({ number: external_exports.number(), head: external_exports.object({ sha: external_exports.string() }) });
 var GitHubApiError = class extends Error {
-  constructor(method, path12, status, detail, rateLimited = false) {
-    super(`${method} ${path12}: ${status} ${detail}`);
+  constructor(method, path13, status, detail, rateLimited = false) {
+    super(`${method} ${path13}: ${status} ${detail}`);
     this.method = method;
-    this.path = path12;
+    this.path = path13;
     this.status = status;
     this.detail = detail;
     this.rateLimited = rateLimited;
@@ -52994,8 +53083,8 @@ function createGitHubApi(baseUrl, token, retry = {}) {
       waited += wait;
     }
   }
-  const at = (path12, query = {}) => {
-    const url2 = new URL(path12.replace(/^\//, ""), base);
+  const at = (path13, query = {}) => {
+    const url2 = new URL(path13.replace(/^\//, ""), base);
     for (const [key, value] of Object.entries(query)) url2.searchParams.set(key, value);
     return url2;
   };
@@ -53559,7 +53648,7 @@ function seedSourceOf(raw) {
   return void 0;
 }
 var schema = external_exports.object(shape).superRefine((raw, ctx) => {
-  const issue3 = (path12, message2) => ctx.addIssue({ code: "custom", path: [path12], message: message2 });
+  const issue3 = (path13, message2) => ctx.addIssue({ code: "custom", path: [path13], message: message2 });
   const hasFiles = raw.migrations.length > 0;
   if (!hasFiles && raw["migrate-command"] === void 0) {
     issue3("migrations", "is required: the SQL migration files (globs), or give --migrate-command");
@@ -53714,7 +53803,7 @@ var capacityOptions = {
 };
 var shape2 = Object.fromEntries(Object.entries(capacityOptions).map(([name, def]) => [name, def.schema]));
 var capacitySchema = external_exports.object(shape2).superRefine((raw, ctx) => {
-  const issue3 = (path12, message2) => ctx.addIssue({ code: "custom", path: [path12], message: message2 });
+  const issue3 = (path13, message2) => ctx.addIssue({ code: "custom", path: [path13], message: message2 });
   const hasFiles = raw.migrations.length > 0;
   const hasSchema = hasFiles || raw["migrate-command"] !== void 0;
   if (hasFiles && raw["migrate-command"] !== void 0) issue3("migrate-command", "cannot be combined with --migrations; give SQL files or a command, not both");
@@ -53934,9 +54023,9 @@ var progressOutput = {
 };
 
 // src/action/capacity-mode.ts
-import fs16 from "node:fs";
+import fs17 from "node:fs";
 import os10 from "node:os";
-import path9 from "node:path";
+import path10 from "node:path";
 
 // src/capacity/markdown.ts
 var ICON = { pass: "\u2705", fail: "\u274C", report: "\u{1F4C8}", error: "\u26A0\uFE0F" };
@@ -54010,7 +54099,7 @@ function round(n) {
 }
 
 // src/capacity/run-sweep.ts
-import crypto6 from "node:crypto";
+import crypto7 from "node:crypto";
 
 // src/capacity/metrics.ts
 var TOO_MANY_CONNECTIONS = "53300";
@@ -54132,7 +54221,7 @@ async function runCapacity(config2, context) {
   let stage = "loading the workload";
   let server;
   let checkout;
-  const prefix = `pgc_${crypto6.randomBytes(4).toString("hex")}`;
+  const prefix = `pgc_${crypto7.randomBytes(4).toString("hex")}`;
   const created = [];
   try {
     const workload = await loadGateWorkload(config2.workload);
@@ -54323,7 +54412,7 @@ async function replayStep(config2, workload, url2, connections, context) {
 }
 
 // src/capacity/svg.ts
-import path7 from "node:path";
+import path8 from "node:path";
 var WIDTH = 960;
 var HEIGHT = 460;
 var PANEL = { top: 90, bottom: 84, left: 80, width: 360, gap: 120 };
@@ -54392,7 +54481,7 @@ function renderCapacitySvg(report2) {
   }
   legend.push(`<circle cx="${lx + 6}" cy="${ly - 4}" r="8" fill="none" stroke="#333" stroke-width="2"/><text x="${lx + 20}" y="${ly}" font-size="13">knee</text>`);
   legend.push(`<circle cx="${lx + 86}" cy="${ly - 4}" r="5" fill="#c00"/><text x="${lx + 96}" y="${ly}" font-size="13">sessions refused</text>`);
-  const title = `Capacity: ${path7.basename(report2.environment.workload.path)} \xD7 ${report2.settings.scale}${report2.settings.read_only ? ", read-only" : ", writes included"}`;
+  const title = `Capacity: ${path8.basename(report2.environment.workload.path)} \xD7 ${report2.settings.scale}${report2.settings.read_only ? ", read-only" : ", writes included"}`;
   const fit = (text2, max) => text2.length > max ? `${text2.slice(0, max - 1)}\u2026` : text2;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="Helvetica, Arial, sans-serif">`,
@@ -54482,14 +54571,14 @@ function checkedOutputs(outputs, warn) {
 }
 
 // src/action/comment.ts
-import crypto7 from "node:crypto";
+import crypto8 from "node:crypto";
 var COMMENT_LIMIT = 65536;
 function markerOf(commentId) {
   return `<!-- pg-retest-action:comment id=${commentId} -->`;
 }
 var DIGEST = /<!-- pg-retest-action:digest ([0-9a-f]{64}) -->/;
 function commentBody(commentId, markdown) {
-  const digest = crypto7.createHash("sha256").update(markdown).digest("hex");
+  const digest = crypto8.createHash("sha256").update(markdown).digest("hex");
   return `${markerOf(commentId)}
 <!-- pg-retest-action:digest ${digest} -->
 ${markdown}`;
@@ -54571,10 +54660,10 @@ async function publishComment(report2, markdown, options2, target) {
 }
 
 // src/action/state.ts
-import crypto8 from "node:crypto";
-import fs15 from "node:fs";
+import crypto9 from "node:crypto";
+import fs16 from "node:fs";
 import os9 from "node:os";
-import path8 from "node:path";
+import path9 from "node:path";
 
 // src/cli/progress.ts
 var LOG_EVERY_MS = 5e3;
@@ -54640,9 +54729,9 @@ function trapInterrupts(onFirst) {
 // src/action/state.ts
 function startRunDir(env) {
   const parent = env.RUNNER_TEMP || os9.tmpdir();
-  const dir = path8.join(parent, `pg-retest-action-${crypto8.randomBytes(6).toString("hex")}`);
-  fs15.mkdirSync(dir, { recursive: true });
-  fs15.chmodSync(dir, 493);
+  const dir = path9.join(parent, `pg-retest-action-${crypto9.randomBytes(6).toString("hex")}`);
+  fs16.mkdirSync(dir, { recursive: true });
+  fs16.chmodSync(dir, 493);
   saveState(State.RunDir, dir);
   saveState(State.StartedAt, (/* @__PURE__ */ new Date()).toISOString());
   process.env.TMPDIR = dir;
@@ -54655,7 +54744,7 @@ async function inRunDir(env, workspace, measure) {
     return await measure({ logger: actionLogger, createProgress: () => createProgressDisplay(progressOutput, false), env, cwd: workspace, signal: interrupt.signal });
   } finally {
     interrupt.dispose();
-    fs15.rmSync(runDir, { recursive: true, force: true });
+    fs16.rmSync(runDir, { recursive: true, force: true });
   }
 }
 
@@ -54664,7 +54753,7 @@ var DEFAULT_COMMENT_ID = "capacity";
 async function capacityMode(read, options2, event, api, env, workspace) {
   const config2 = readCapacityConfig(read);
   const commentId = options2["comment-id"] === "default" ? DEFAULT_COMMENT_ID : options2["comment-id"];
-  const reportDir = path9.resolve(options2["report-dir"] ?? path9.join(env.RUNNER_TEMP || os10.tmpdir(), "pg-retest-action", commentId));
+  const reportDir = path10.resolve(options2["report-dir"] ?? path10.join(env.RUNNER_TEMP || os10.tmpdir(), "pg-retest-action", commentId));
   const outcome = await inRunDir(env, workspace, (context) => runCapacity(config2, context));
   const { exitCode, error: error63 } = outcome;
   const report2 = scrubDeep(outcome.report);
@@ -54683,16 +54772,16 @@ async function capacityMode(read, options2, event, api, env, workspace) {
   return endStep(kind, report2.headline, exitCode, error63, options2["fail-on-regression"]);
 }
 function writeFiles(report2, markdown, dir) {
-  fs16.mkdirSync(dir, { recursive: true });
+  fs17.mkdirSync(dir, { recursive: true });
   const paths = {
-    markdown: path9.join(dir, "pg-retest-capacity.md"),
-    json: path9.join(dir, "pg-retest-capacity.json"),
-    svg: report2.sides.length > 0 ? path9.join(dir, "pg-retest-capacity.svg") : ""
+    markdown: path10.join(dir, "pg-retest-capacity.md"),
+    json: path10.join(dir, "pg-retest-capacity.json"),
+    svg: report2.sides.length > 0 ? path10.join(dir, "pg-retest-capacity.svg") : ""
   };
-  fs16.writeFileSync(paths.markdown, markdown);
-  fs16.writeFileSync(paths.json, `${JSON.stringify(report2, null, 2)}
+  fs17.writeFileSync(paths.markdown, markdown);
+  fs17.writeFileSync(paths.json, `${JSON.stringify(report2, null, 2)}
 `);
-  if (paths.svg) fs16.writeFileSync(paths.svg, renderCapacitySvg(report2));
+  if (paths.svg) fs17.writeFileSync(paths.svg, renderCapacitySvg(report2));
   return paths;
 }
 function capacityOutputs(report2, paths, commentUrl) {
@@ -54793,8 +54882,8 @@ function baselineSection(result, rows = 15) {
 }
 
 // src/action/report-files.ts
-import fs17 from "node:fs";
-import path10 from "node:path";
+import fs18 from "node:fs";
+import path11 from "node:path";
 function reportMarkdown(report2, section = "") {
   const markdown = renderMarkdown(report2, { maxChars: COMMENT_LIMIT - HEADER_ROOM - section.length, maskValues: true });
   if (section === "") return markdown;
@@ -54804,15 +54893,15 @@ ${section}` : `${markdown.slice(0, at + 1)}${section}
 ${markdown.slice(at + 1)}`;
 }
 function writeReportFiles(report2, markdown, dir) {
-  fs17.mkdirSync(dir, { recursive: true });
+  fs18.mkdirSync(dir, { recursive: true });
   const paths = {
-    markdown: path10.join(dir, "pg-retest-report.md"),
-    json: path10.join(dir, "pg-retest-report.json"),
-    junit: path10.join(dir, "pg-retest-junit.xml")
+    markdown: path11.join(dir, "pg-retest-report.md"),
+    json: path11.join(dir, "pg-retest-report.json"),
+    junit: path11.join(dir, "pg-retest-junit.xml")
   };
-  fs17.writeFileSync(paths.markdown, markdown);
-  fs17.writeFileSync(paths.json, toJson(report2));
-  fs17.writeFileSync(paths.junit, renderJunit(report2));
+  fs18.writeFileSync(paths.markdown, markdown);
+  fs18.writeFileSync(paths.json, toJson(report2));
+  fs18.writeFileSync(paths.junit, renderJunit(report2));
   return paths;
 }
 
@@ -54875,7 +54964,7 @@ async function gateMode(read, options2, event, api, env, workspace) {
   const baseline = baselineFile === void 0 ? void 0 : readBaseline(baselineFile);
   if (baselineFile !== void 0) config2 = sameCommitOnBothSides(config2);
   else requireBase(config2, event);
-  const reportDir = path11.resolve(options2["report-dir"] ?? path11.join(env.RUNNER_TEMP || os11.tmpdir(), "pg-retest-action", options2["comment-id"]));
+  const reportDir = path12.resolve(options2["report-dir"] ?? path12.join(env.RUNNER_TEMP || os11.tmpdir(), "pg-retest-action", options2["comment-id"]));
   const outcome = await inRunDir(env, workspace, (context) => runGate(config2, context));
   let { report: report2, exitCode, error: error63 } = outcome;
   let section = "";
@@ -54905,7 +54994,7 @@ async function commentMode(options2, event, api) {
   if (file2 === void 0) throw new InputError("input `report` is required with mode: comment: the JSON report (json-report-path) of the gate run, e.g. from a downloaded artifact");
   let text2;
   try {
-    text2 = fs18.readFileSync(file2, "utf8");
+    text2 = fs19.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`report\`: cannot read ${file2}; check the path of the downloaded artifact`);
   }
@@ -54914,7 +55003,7 @@ async function commentMode(options2, event, api) {
   await writeSummary(markdown);
   const pr = await pullRequestOf(event, api);
   const commentUrl = await publishComment(report2, markdown, options2, { api, repository: event.repository, pullRequest: pr });
-  setOutputs(report2, { markdown: "", json: path11.resolve(file2), junit: "" }, commentUrl);
+  setOutputs(report2, { markdown: "", json: path12.resolve(file2), junit: "" }, commentUrl);
   return ExitCode2.Ok;
 }
 async function pullRequestOf(event, api) {
@@ -54955,7 +55044,7 @@ function requireBase(config2, event) {
 function readBaseline(file2) {
   let text2;
   try {
-    text2 = fs18.readFileSync(file2, "utf8");
+    text2 = fs19.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`baseline-report\`: cannot read ${file2}; give the JSON report (json-report-path) of an earlier run`);
   }

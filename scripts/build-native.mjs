@@ -10,15 +10,22 @@
 //   node scripts/build-native.mjs --profile ci   the test suite's build: optimised, no LTO
 //   node scripts/build-native.mjs --target linux-arm64-gnu   a cross build, from Linux x64 (glibc):
 //                                                linux-arm64-gnu or linux-x64-musl (scripts/lib/cross-build.mjs)
+//   node scripts/build-native.mjs --out DIR      the engine into DIR instead of build/
 //
-// Platforms: src/engine-platforms.mjs. A build for this machine uses the Rust on the PATH (rustup);
-// darwin-arm64 builds on a Mac, linux-x64-musl also on Alpine itself.
+// A release build is reproducible: the same sources give the same bytes from any checkout
+// directory, target directory or home (scripts/lib/reproducible-build.mjs), with the Rust that
+// rust-toolchain.toml pins. The other profiles are for local work and the tests, and keep
+// cargo's cache of the test suite's builds (different rustflags would rebuild everything).
+//
+// Platforms: src/engine-platforms.mjs. darwin-arm64 builds on a Mac, linux-x64-musl also on
+// Alpine itself.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ENGINE_PLATFORMS, engineFile, enginePlatform, glibcVersion, platformId } from '../src/engine-platforms.mjs';
 import { canCrossBuild, crossBuild } from './lib/cross-build.mjs';
+import { reproducibleEnv } from './lib/reproducible-build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -57,23 +64,31 @@ if (metadata.error) fail(`cannot run cargo (${metadata.error.message}); install 
 if (metadata.status !== 0) fail(`cargo metadata failed:\n${metadata.stderr}`);
 const targetDir = JSON.parse(metadata.stdout).target_directory;
 
-const cargo = native
+const plan = native
   ? {
-      command: 'cargo',
       args: ['build', '-p', 'pg-retest-node', '--profile', profile],
+      env: {},
       // On musl a cdylib must link the C library dynamically (the target's default is static).
-      env: target.libc === 'musl' ? { ...process.env, CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS: '-C target-feature=-crt-static' } : process.env,
+      rustflags: target.libc === 'musl' ? ['-C', 'target-feature=-crt-static'] : [],
+      targetDir,
       output: path.join(targetDir, profileDir, target.library),
     }
   : crossBuild({ root, targetDir, platform: target, profile, profileDir });
-if ('error' in cargo) fail(cargo.error);
-console.error(`build-native: ${cargo.command} ${cargo.args.join(' ')}`);
-const build = spawnSync(cargo.command, cargo.args, { cwd: root, stdio: 'inherit', env: cargo.env });
+if ('error' in plan) fail(plan.error);
+const flags =
+  profile === 'release'
+    ? reproducibleEnv({ root, targetDir: plan.targetDir, rustTarget: target.rustTarget, rustflags: plan.rustflags })
+    : plan.rustflags.length > 0
+      ? { CARGO_ENCODED_RUSTFLAGS: plan.rustflags.join('\x1f') }
+      : {};
+const env = { ...process.env, ...plan.env, ...flags };
+console.error(`build-native: cargo ${plan.args.join(' ')}${profile === 'release' ? ' (reproducible)' : ''}`);
+const build = spawnSync('cargo', plan.args, { cwd: root, stdio: 'inherit', env });
 if (build.status !== 0) fail(`cargo build failed (${build.status ?? build.signal})`);
 
-const built = cargo.output;
+const built = plan.output;
 if (!fs.existsSync(built)) fail(`cargo succeeded but ${built} does not exist`);
-const out = path.join(root, 'build', engineFile(target.id));
+const out = path.resolve(root, option('--out') ?? 'build', engineFile(target.id));
 fs.mkdirSync(path.dirname(out), { recursive: true });
 // Copy to a temporary name and rename, so that a process that has the old
 // file loaded never sees a half-written one.

@@ -13,6 +13,11 @@
 // installed. This repository's own package.json stays private (its dependencies are the action's
 // build); the published one is written here, from it.
 //
+// The CLI package carries the manifest of the engines packed (dist/engines.sha256 beside
+// dist/cli.js: src/engine-manifest.mjs), and the CLI refuses a platform package's engine whose
+// digest it does not list (src/native.ts): the engine comes from one package, its digest from
+// another. An engine taken from dist/ must have the digest dist/engines.sha256 lists.
+//
 // Needs `npm run build` first (dist/cli.js). Engines are looked for as engine.<platform>.node in
 // dist/ then build/, or in the directories given with --engines (repeatable); --require-all fails
 // unless every platform has one (the release). `--out DIR` writes the tarballs elsewhere than
@@ -21,7 +26,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MANIFEST_FILE, fileDigest, formatManifest, parseManifest } from '../src/engine-manifest.mjs';
 import { ENGINE_PLATFORMS, engineFile } from '../src/engine-platforms.mjs';
+import { nativeSourceHash } from './package-hash.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -56,6 +63,14 @@ const engines = ENGINE_PLATFORMS.flatMap((platform) => {
 const missing = ENGINE_PLATFORMS.filter((platform) => !engines.some((engine) => engine.platform === platform));
 if (engines.length === 0 || (args.includes('--require-all') && missing.length > 0)) {
   fail(`no engine for ${missing.map((platform) => platform.id).join(', ')} in ${searched.join(' or ')}; build them (docs/releasing.md)`);
+}
+
+const distManifest = parseManifest(fs.readFileSync(path.join(root, 'dist', MANIFEST_FILE), 'utf8'), `dist/${MANIFEST_FILE}`);
+for (const { platform, file } of engines) {
+  if (path.dirname(file) !== path.join(root, 'dist')) continue;
+  const sha256 = fileDigest(file);
+  const listed = distManifest.digests.get(engineFile(platform.id));
+  if (sha256 !== listed) fail(`dist/${engineFile(platform.id)} has sha256 ${sha256}, dist/${MANIFEST_FILE} lists ${listed ?? 'none'}: run npm run package`);
 }
 
 fs.rmSync(out, { recursive: true, force: true });
@@ -96,6 +111,13 @@ for (const { platform, file } of engines) {
   );
 }
 
+const manifest = path.join(out, MANIFEST_FILE);
+fs.mkdirSync(out, { recursive: true });
+fs.writeFileSync(
+  manifest,
+  formatManifest({ sourceHash: nativeSourceHash(), engines: engines.map(({ platform, file }) => ({ file: engineFile(platform.id), sha256: fileDigest(file) })) }),
+);
+
 pack(
   path.join(out, 'cli'),
   {
@@ -104,12 +126,13 @@ pack(
     description: own.description,
     type: 'module',
     bin: { [own.name]: 'dist/cli.js' },
-    files: ['dist/cli.js', 'dist/pg-supervisor.js', 'README.md'],
+    files: ['dist/cli.js', 'dist/pg-supervisor.js', `dist/${MANIFEST_FILE}`, 'README.md'],
     optionalDependencies: { ...Object.fromEntries(ENGINE_PLATFORMS.map((platform) => [platformName(platform.id), own.version])), ...embedded },
   },
   [
     ['dist/cli.js', 'dist/cli.js'],
     ['dist/pg-supervisor.js', 'dist/pg-supervisor.js'],
+    [manifest, `dist/${MANIFEST_FILE}`],
     ['README.md', 'README.md'],
   ],
 );

@@ -1,12 +1,15 @@
-// `npm run package`: builds the action's committed dist/: the bundles (esbuild, ESM) and the
-// prebuilt engine.
+// `npm run package`: builds the action's committed dist/: the bundles (esbuild, ESM), the
+// prebuilt engines and their manifest.
 //
 //   dist/index.js                    the main step (src/action/index.ts)
 //   dist/post.js                     the post step (src/action/post.ts)
 //   dist/pg-supervisor.js            the throwaway server's supervisor process
-//   dist/engine.<platform>.node      the engines, release builds, symbols stripped (Cargo profile):
+//   dist/engine.<platform>.node      the engines, reproducible release builds (build-native.mjs):
 //                                    linux-x64-gnu built here, linux-arm64-gnu and linux-x64-musl
-//                                    cross-built (build-native.mjs --target; src/engine-platforms.mjs)
+//                                    cross-built (--target; src/engine-platforms.mjs)
+//   dist/engines.sha256              their SHA-256 digests and the hash of the native sources
+//                                    (src/engine-manifest.mjs), which the action checks before
+//                                    loading an engine and CI checks by rebuilding
 //
 //   node scripts/package.mjs                   everything, into dist/
 //   node scripts/package.mjs --js-only --out D only the bundles, into D (the check-dist test)
@@ -15,18 +18,20 @@
 //                                              to commit when this working tree has changes that
 //                                              are not part of REV
 //
-// The bundles are deterministic (same sources and lockfile → same bytes), so a test rebuilds
-// them and compares. The engines are not guaranteed to rebuild byte for byte (toolchain, machine); each carries the hash of the
-// native sources it was built from (native/node/build.rs), which the test compares instead.
+// The bundles and the engines are deterministic: the same sources, lockfiles and toolchain give
+// the same bytes, so the tests rebuild the bundles and compare, and `npm run verify-engines`
+// (CI: check-dist.yml) rebuilds the engines and compares their digests with the manifest.
 // Runs on Linux x64 (glibc): the machine that builds its own engine and cross-builds the others.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { MANIFEST_FILE, fileDigest, formatManifest } from '../src/engine-manifest.mjs';
 import { ENGINE_PLATFORMS, engineFile, enginePlatform, glibcVersion } from '../src/engine-platforms.mjs';
-import { carriesHash, nativeSourceHash } from './package-hash.mjs';
+import { nativeSourceHash } from './package-hash.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -49,8 +54,9 @@ if (fromIndex >= 0) {
 
 /**
  * Builds dist/ in a clean worktree of `rev` and copies it here. node_modules is hard-linked in
- * (a symlink would change the paths the bundles record); cargo gets a target directory of its
- * own under target/, seeded once from target/release so that only the two crates rebuild.
+ * (a symlink would change the paths the bundles record); cargo gets target directories of its
+ * own under target/, kept between runs (the build's paths are the same each time, so it is
+ * warm from the second run on).
  */
 function packageFrom(rev) {
   if (!rev) fail('--from needs a revision, e.g. --from HEAD');
@@ -65,15 +71,10 @@ function packageFrom(rev) {
   run('git', ['worktree', 'add', '--detach', '--quiet', worktree, rev]);
   try {
     run('cp', ['-al', path.join(root, 'node_modules'), path.join(worktree, 'node_modules')]);
-    if (!fs.existsSync(path.join(cargoTarget, 'release')) && fs.existsSync(path.join(root, 'target', 'release'))) {
-      fs.mkdirSync(cargoTarget, { recursive: true });
-      run('cp', ['-a', path.join(root, 'target', 'release'), path.join(cargoTarget, 'release')]);
-    }
-    // Cross builds share this tree's target/cross: another compiler's cache, kept between runs.
-    const env = { ...process.env, CARGO_TARGET_DIR: cargoTarget, PG_RETEST_CROSS_TARGET_DIR: process.env.PG_RETEST_CROSS_TARGET_DIR || path.join(root, 'target', 'cross') };
+    const env = { ...process.env, CARGO_TARGET_DIR: cargoTarget, PG_RETEST_CROSS_TARGET_DIR: path.join(cargoTarget, 'cross') };
     run(process.execPath, [path.join(worktree, 'scripts', 'package.mjs')], { cwd: worktree, env });
     const engines = DIST_ENGINES.map((entry) => engineFile(entry.id));
-    for (const file of ['index.js', 'post.js', 'pg-supervisor.js', ...engines]) replaceFile(path.join(worktree, 'dist', file), path.join(out, file));
+    for (const file of ['index.js', 'post.js', 'pg-supervisor.js', ...engines, MANIFEST_FILE]) replaceFile(path.join(worktree, 'dist', file), path.join(out, file));
     console.error(`package: dist/ built from ${rev} and copied to ${path.relative(process.cwd(), out) || '.'}`);
   } finally {
     fs.rmSync(worktree, { recursive: true, force: true });
@@ -95,7 +96,8 @@ const common = {
 };
 
 fs.mkdirSync(out, { recursive: true });
-await build({ ...common, entryPoints: { index: 'src/action/index.ts', post: 'src/action/post.ts' }, outdir: out });
+// The action's engine search (src/native.ts): its own directory only, checked against the manifest.
+await build({ ...common, define: { PG_RETEST_BUNDLE: '"action"' }, entryPoints: { index: 'src/action/index.ts', post: 'src/action/post.ts' }, outdir: out });
 await build({ ...common, entryPoints: { 'pg-supervisor': 'src/provision/pg-supervisor.mjs' }, outdir: out });
 console.error(`package: bundles in ${path.relative(process.cwd(), out) || '.'}`);
 
@@ -107,14 +109,27 @@ if (!jsOnly) {
     const args = [path.join(root, 'scripts', 'build-native.mjs'), ...(platform.id === host.id ? [] : ['--target', platform.id])];
     const built = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
     if (built.status !== 0) fail(`the native build for ${platform.id} failed`);
-    const engine = path.join(root, 'build', engineFile(platform.id));
-    // This machine's engine can be loaded and asked; the others are searched for the hash.
-    const carried = platform.id === host.id ? createRequire(import.meta.url)(engine).nativeSourceHash() === expected : carriesHash(engine, expected);
-    // Sources edited while cargo ran would give a binary that matches neither state.
-    if (!carried || nativeSourceHash() !== expected) fail(`the native sources changed during the ${platform.id} build; run npm run package again`);
-    replaceFile(engine, path.join(out, engineFile(platform.id)));
-    console.error(`package: ${path.relative(process.cwd(), path.join(out, engineFile(platform.id)))} (sources ${expected.slice(0, 12)})`);
   }
+  // Sources edited while cargo ran would give engines that match neither state.
+  const hostEngine = path.join(root, 'build', engineFile(host.id));
+  if (createRequire(import.meta.url)(hostEngine).nativeSourceHash() !== expected || nativeSourceHash() !== expected) {
+    fail('the native sources changed during the build; run npm run package again');
+  }
+  const engines = DIST_ENGINES.map((platform) => {
+    const file = engineFile(platform.id);
+    replaceFile(path.join(root, 'build', file), path.join(out, file));
+    return { file, sha256: fileDigest(path.join(out, file)) };
+  });
+  fs.writeFileSync(path.join(out, MANIFEST_FILE), formatManifest({ sourceHash: expected, builtWith: builtWith(), engines }));
+  for (const { file, sha256 } of engines) console.error(`package: ${path.relative(process.cwd(), path.join(out, file))} sha256 ${sha256}`);
+  console.error(`package: ${path.relative(process.cwd(), path.join(out, MANIFEST_FILE))} (sources ${expected.slice(0, 12)})`);
+}
+
+/** The toolchain, for people reading the manifest: rustc's version and the machine's system. */
+function builtWith() {
+  const rustc = spawnSync('rustc', ['-V'], { cwd: root, encoding: 'utf8' }).stdout?.trim() || 'rustc (unknown)';
+  const release = fs.existsSync('/etc/os-release') ? /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(fs.readFileSync('/etc/os-release', 'utf8'))?.[1] : undefined;
+  return `${rustc}, ${release ?? `${os.type()} ${os.release()}`}`;
 }
 
 /**

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Installs, only when missing, what cross-building the engine for Linux arm64 (glibc) and Linux
-# x64 (musl) on a Debian 12 x64 machine needs (scripts/build-cross.mjs calls it):
-#   - rustc-web, cargo-web, rust-web-src: Debian's Rust 1.96 with the standard library's
-#     sources. rustup cannot add targets where its download server is out of reach, so the
-#     standard library is compiled for the target from these sources (cargo -Zbuild-std);
+# x64 (musl) on a Debian 12 x64 machine needs (scripts/lib/cross-build.mjs calls it):
+#   - the standard library of both targets for the pinned Rust (rust-toolchain.toml names
+#     them; `rustup target add` fetches what is missing);
 #   - gcc-aarch64-linux-gnu and libc6-dev-arm64-cross: the C compiler, linker and glibc headers
 #     for arm64 (libpg_query's C, and bindgen's view of it);
 #   - musl-tools: musl-gcc, musl's headers and its C library for x64;
@@ -22,7 +21,7 @@
 set -euo pipefail
 
 emulate=(qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross musl)
-build=(rustc-web cargo-web rust-web-src gcc-aarch64-linux-gnu libc6-dev-arm64-cross musl-tools clang libclang-dev)
+build=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross musl-tools clang libclang-dev)
 case "${1:-}" in
   --emulate) wanted=("${emulate[@]}") ;;
   '') wanted=("${emulate[@]}" "${build[@]}") ;;
@@ -38,3 +37,11 @@ python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 # shellcheck source=lib/apt-install.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/apt-install.sh"
 apt_install prepare-cross "${missing[@]}"
+
+if [ "${1:-}" != --emulate ]; then
+  cd "$(dirname "${BASH_SOURCE[0]}")/.."
+  installed=$(rustup target list --installed)
+  for target in aarch64-unknown-linux-gnu x86_64-unknown-linux-musl; do
+    grep -qx "$target" <<<"$installed" || rustup target add "$target"
+  done
+fi

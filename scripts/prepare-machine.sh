@@ -47,10 +47,9 @@ for tool in node npm cargo; do
   }
 done
 
-# `npm test` checks formatting with rustfmt, part of rustup's default profile but not of its minimal one.
-if ! cargo fmt --version >/dev/null 2>&1; then
-  rustup component add rustfmt || {
-    echo "prepare-machine: rustfmt missing and could not be added; run: rustup component add rustfmt" >&2
-    exit 1
-  }
-fi
+# The Rust that rust-toolchain.toml pins, with its components (rustfmt: `npm test` checks
+# formatting) and targets; it only checks when they are there.
+(cd "$(dirname "${BASH_SOURCE[0]}")/.." && rustup toolchain install >/dev/null) || {
+  echo "prepare-machine: the Rust of rust-toolchain.toml could not be installed; run: rustup toolchain install (in the repository)" >&2
+  exit 1
+}

@@ -4,11 +4,31 @@
 // The addon is loaded on first use, not on import, so that code paths which never touch the
 // engine (the action's post step, `--help`) also work where it cannot load. Its types come from
 // native/node/index.d.ts, which napi-rs generates from the Rust sources (see docs/binding.md).
+//
+// A shipped engine is checked before it is loaded: its SHA-256 must be the one the manifest
+// beside the bundle lists (engines.sha256, src/engine-manifest.mjs), the manifest that CI
+// proves by rebuilding the engines. Which engines count as shipped is decided when the bundle
+// is built (esbuild's `define` of PG_RETEST_BUNDLE), not by what files exist at run time:
+//
+//   the action (dist/index.js)   its own directory only, checked: the repository a workflow
+//                                checks out may hold a build/ directory, and nothing but the
+//                                committed, checked dist/ may decide what runs
+//   the CLI (dist/cli.js)        its own directory and the npm platform package, both checked;
+//                                then build/ in a checkout (a local development build)
+//   the sources (tests, tsx)     build/: a local development build, not checked
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as Binding from '../native/node/index.js';
+import { MANIFEST_FILE, fileDigest, parseManifest } from './engine-manifest.mjs';
 import { ENGINE_PLATFORMS, type EnginePlatform, engineFile, glibcVersion, platformId } from './engine-platforms.mjs';
+
+/** Which bundle this code was built into (esbuild `define`); undeclared when run from the sources. */
+declare const PG_RETEST_BUNDLE: string | undefined;
+/** What this code runs as: the action's bundle, the CLI's, or the sources. */
+export type EngineSearch = 'action' | 'cli' | 'sources';
+const SEARCH: EngineSearch = typeof PG_RETEST_BUNDLE === 'string' ? (PG_RETEST_BUNDLE === 'action' ? 'action' : 'cli') : 'sources';
 
 export type NativeBinding = typeof Binding;
 export type NativeWorkload = Binding.Workload;
@@ -59,23 +79,36 @@ export function platformProblem(
   return `the pg-retest engine does not run on ${here}; it is built for ${listed(offered)}`;
 }
 
+/** A place the engine may be, with the manifest it must match (none: a local development build). */
+export interface EngineCandidate {
+  file: string;
+  manifest?: string;
+}
+
 /**
- * Where the addon may be, in order: next to the module (the bundled `dist/index.js` has
- * `dist/engine.*.node` beside it), then `build/` at the repository root (`npm run build:native`),
- * then the platform package of an npm install.
+ * Where the addon may be, in order: next to the bundle (`dist/index.js` has `dist/engine.*.node`
+ * and `dist/engines.sha256` beside it), the platform package of an npm install (checked against
+ * the manifest beside the CLI), then `build/` at the repository root (`npm run build:native`).
  * @param moduleUrl URL of the module doing the loading
- * @param id the platform whose engine to look for; this machine's by default
- * @returns absolute paths
+ * @param id the platform whose engine to look for
+ * @param search what the loading code runs as (see the top of this file)
+ * @returns absolute paths, each with the manifest that must list its digest
  */
-export function candidatePaths(moduleUrl: string = import.meta.url, id: string = platformId(process.platform, process.arch, glibcVersion())): string[] {
+export function candidatePaths(moduleUrl: string, id: string, search: EngineSearch): EngineCandidate[] {
   const library = engineFile(id);
-  const paths = [new URL(`./${library}`, moduleUrl), new URL(`../build/${library}`, moduleUrl)].map((url) => fileURLToPath(url));
+  const at = (relative: string) => fileURLToPath(new URL(relative, moduleUrl));
+  const manifest = at(`./${MANIFEST_FILE}`);
+  const build: EngineCandidate = { file: at(`../build/${library}`) };
+  if (search === 'sources') return [build];
+  const beside: EngineCandidate = { file: at(`./${library}`), manifest };
+  if (search === 'action') return [beside];
+  const candidates = [beside];
   try {
-    paths.push(createRequire(moduleUrl).resolve(`${platformPackage(id)}/${library}`));
+    candidates.push({ file: createRequire(moduleUrl).resolve(`${platformPackage(id)}/${library}`), manifest });
   } catch {
-    // Not installed from npm, or the platform package is missing: the paths above are all.
+    // Not installed from npm, or the platform package is missing.
   }
-  return paths;
+  return [...candidates, build];
 }
 
 function unavailable(message: string, cause?: unknown): Error {
@@ -95,21 +128,74 @@ export function binding(): NativeBinding {
   const problem = platformProblem(process.platform, process.arch, glibc);
   if (problem) throw unavailable(problem);
   const id = platformId(process.platform, process.arch, glibc);
-  const candidates = candidatePaths(import.meta.url, id);
-  const file = candidates.find((candidate) => fs.existsSync(candidate));
-  if (!file) {
+  const candidates = candidatePaths(import.meta.url, id, SEARCH);
+  const found = candidates.find((candidate) => fs.existsSync(candidate.file));
+  if (!found) {
     throw unavailable(
-      `the pg-retest engine for ${id} is not there (looked for ${candidates.join(' and ')}); in a checkout run \`npm run build:native\`; ` +
+      `the pg-retest engine for ${id} is not there (looked for ${candidates.map((candidate) => candidate.file).join(' and ')}); in a checkout run \`npm run build:native\`; ` +
         `installed from npm, install ${platformPackage(id)} too (npm adds it on ${id} unless optional dependencies are turned off)`,
     );
   }
+  loaded = found.manifest === undefined ? loadFile(found.file) : loadChecked(found.file, found.manifest);
+  return loaded;
+}
+
+/** Loads an addon file, with napi's failure in one line. */
+function loadFile(file: string, openedAs: string = file): NativeBinding {
   try {
-    loaded = createRequire(import.meta.url)(file) as NativeBinding;
+    const module = { exports: {} };
+    process.dlopen(module, openedAs);
+    return module.exports as NativeBinding;
   } catch (err) {
     const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
     throw unavailable(`cannot load the pg-retest engine from ${file}: ${reason}`, err);
   }
-  return loaded;
+}
+
+/**
+ * Loads an engine only when its SHA-256 is the one `manifest` lists for it. The digest is taken
+ * from an open descriptor and, on Linux, that same descriptor is what gets loaded
+ * (/proc/self/fd/N), so the file cannot be swapped between the check and the load.
+ * @param file the engine
+ * @param manifest the engines.sha256 that must list it
+ * @returns the addon's exports
+ */
+export function loadChecked(file: string, manifest: string): NativeBinding {
+  const expected = expectedDigest(file, manifest);
+  const fd = fs.openSync(file, 'r');
+  try {
+    const actual = fileDigest(fd);
+    if (actual !== expected) {
+      throw unavailable(
+        `refusing to load the pg-retest engine ${file}: its sha256 is ${actual}, ${manifest} lists ${expected}; ` +
+          'use the engine of a released version (a fresh checkout of the action at its tag, or a reinstall from npm), or in a checkout of the sources run npm run package',
+      );
+    }
+    const opened = `/proc/self/fd/${fd}`;
+    return loadFile(file, process.platform === 'linux' && fs.existsSync(opened) ? opened : file);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The digest `manifest` lists for the engine `file`; one line naming the fix when there is none. */
+function expectedDigest(file: string, manifest: string): string {
+  let text: string;
+  try {
+    text = fs.readFileSync(manifest, 'utf8');
+  } catch {
+    throw unavailable(`refusing to load the pg-retest engine ${file}: its manifest ${manifest} is missing; restore it (a fresh checkout or install), or in a checkout of the sources run npm run package`);
+  }
+  let expected: string | undefined;
+  try {
+    expected = parseManifest(text, manifest).digests.get(path.basename(file));
+  } catch (err) {
+    throw unavailable(`refusing to load the pg-retest engine ${file}: ${err instanceof Error ? err.message : String(err)}; restore the manifest, or run npm run package`);
+  }
+  if (expected === undefined) {
+    throw unavailable(`refusing to load the pg-retest engine ${file}: ${manifest} lists no digest for ${path.basename(file)}; restore the manifest, or run npm run package`);
+  }
+  return expected;
 }
 
 /**

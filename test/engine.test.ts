@@ -95,13 +95,16 @@ async function closedPort(): Promise<number> {
 }
 
 describe('finding the addon', () => {
-  it('looks next to the module first, then in build/ at the repository root, for the engine of the platform', () => {
-    expect(candidatePaths('file:///repo/dist/index.js', 'linux-x64-gnu')).toEqual([
-      '/repo/dist/engine.linux-x64-gnu.node',
-      '/repo/build/engine.linux-x64-gnu.node',
+  it('the action looks only beside its bundle, checked against the manifest there; the CLI also in build/; the sources only in build/', () => {
+    const checked = (file: string) => ({ file, manifest: '/repo/dist/engines.sha256' });
+    // A build/ directory in the repository a workflow checks out must not decide what the action runs.
+    expect(candidatePaths('file:///repo/dist/index.js', 'linux-x64-gnu', 'action')).toEqual([checked('/repo/dist/engine.linux-x64-gnu.node')]);
+    expect(candidatePaths('file:///repo/dist/index.js', 'linux-arm64-gnu', 'action')).toEqual([checked('/repo/dist/engine.linux-arm64-gnu.node')]);
+    expect(candidatePaths('file:///repo/dist/cli.js', 'linux-x64-musl', 'cli')).toEqual([
+      checked('/repo/dist/engine.linux-x64-musl.node'),
+      { file: '/repo/build/engine.linux-x64-musl.node' },
     ]);
-    expect(candidatePaths('file:///repo/dist/index.js', 'linux-arm64-gnu')[0]).toBe('/repo/dist/engine.linux-arm64-gnu.node');
-    expect(candidatePaths('file:///repo/dist/index.js', 'linux-x64-musl')[0]).toBe('/repo/dist/engine.linux-x64-musl.node');
+    expect(candidatePaths('file:///repo/src/native.ts', 'linux-x64-gnu', 'sources')).toEqual([{ file: '/repo/build/engine.linux-x64-gnu.node' }]);
   });
 
   it('picks by CPU and C library, and names the platforms there are in one line', () => {

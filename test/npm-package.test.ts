@@ -10,10 +10,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseManifest } from '../src/engine-manifest.mjs';
 import { ENGINE_PLATFORMS, engineFile } from '../src/engine-platforms.mjs';
 // @ts-expect-error: a plain .mjs script without declarations
 import { foreignNode } from '../scripts/foreign-node.mjs';
 import { root, shop } from './support/shop-gate.js';
+import { tamperedEngine } from './support/tampered-engine.js';
 
 let tmp: string;
 let bin: string;
@@ -49,7 +51,10 @@ describe('the npm packages', () => {
     const tarball = (tgz: string) => path.join(root, 'target', 'npm', tgz);
     const listing = (tgz: string) => spawnSync('tar', ['-tzf', tarball(tgz)], { encoding: 'utf8' }).stdout.trim().split('\n').sort();
     const manifest = (tgz: string) => JSON.parse(spawnSync('tar', ['-xzOf', tarball(tgz), 'package/package.json'], { encoding: 'utf8' }).stdout);
-    expect(listing('pg-retest-action-0.1.0.tgz')).toEqual(['package/README.md', 'package/dist/cli.js', 'package/dist/pg-supervisor.js', 'package/package.json']);
+    expect(listing('pg-retest-action-0.1.0.tgz')).toEqual(['package/README.md', 'package/dist/cli.js', 'package/dist/engines.sha256', 'package/dist/pg-supervisor.js', 'package/package.json']);
+    // The CLI carries the digest of every engine packed; each is the one dist/ carries and lists.
+    const listed = parseManifest(spawnSync('tar', ['-xzOf', tarball('pg-retest-action-0.1.0.tgz'), 'package/dist/engines.sha256'], { encoding: 'utf8' }).stdout, 'engines.sha256');
+    const distManifest = parseManifest(fs.readFileSync(path.join(root, 'dist', 'engines.sha256'), 'utf8'), 'dist/engines.sha256');
     // Every platform package is an optional dependency; npm installs the one whose os, cpu and libc fit.
     expect(Object.keys(manifest('pg-retest-action-0.1.0.tgz').optionalDependencies)).toEqual([
       ...ENGINE_PLATFORMS.map((entry) => `pg-retest-action-${entry.id}`),
@@ -62,6 +67,7 @@ describe('the npm packages', () => {
       const tgz = `pg-retest-action-${entry.id}-0.1.0.tgz`;
       expect(listing(tgz)).toEqual([`package/${engineFile(entry.id)}`, 'package/package.json']);
       expect(manifest(tgz)).toMatchObject({ os: [entry.os], cpu: [entry.cpu], libc: [entry.libc], main: engineFile(entry.id) });
+      expect(listed.digests.get(engineFile(entry.id))).toBe(distManifest.digests.get(engineFile(entry.id)));
     }
     console.log(pack.stdout.trim());
   });
@@ -140,5 +146,24 @@ describe('the npm packages', () => {
     });
     expect(inspect.status, inspect.stderr).toBe(0);
     expect(inspect.stdout).toMatch(/^statements\s+357 \(56 fingerprints/m);
+  });
+
+  it('refuse an engine in the platform package that the CLI package does not list', () => {
+    const app = path.join(tmp, 'app-swapped');
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), '{ "name": "app", "private": true }\n');
+    const tarballs = ['pg-retest-action-0.1.0.tgz', 'pg-retest-action-linux-x64-gnu-0.1.0.tgz'].map((t) => path.join(root, 'target', 'npm', t));
+    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--omit=optional', ...tarballs], { cwd: app, encoding: 'utf8' });
+    expect(install.status, install.stderr).toBe(0);
+    const cli = path.join(app, 'node_modules', 'pg-retest-action', 'dist', 'cli.js');
+    const inspect = () => spawnSync(process.execPath, [cli, 'inspect', path.join(root, 'test', 'fixtures', 'wkl', 'workload.wkl')], { cwd: app, encoding: 'utf8' });
+    const accepted = inspect();
+    expect(accepted.status, accepted.stderr).toBe(0);
+    // A working engine with the same source hash, altered by one byte, in the platform package.
+    const engine = path.join(app, 'node_modules', 'pg-retest-action-linux-x64-gnu', engineFile('linux-x64-gnu'));
+    fs.writeFileSync(engine, tamperedEngine(engine));
+    const refused = inspect();
+    expect(refused.status, refused.stderr).toBe(3);
+    expect(refused.stderr).toMatch(new RegExp(`refusing to load the pg-retest engine ${engine.replaceAll('.', '\\.')}: its sha256 is [0-9a-f]{64}, \\S+/pg-retest-action/dist/engines\\.sha256 lists [0-9a-f]{64};`));
   });
 });

@@ -1,14 +1,17 @@
 //! Build script of the binding: napi-rs's setup, plus a hash of the native sources that the
 //! library carries (`nativeSourceHash()` in JavaScript).
 //!
-//! Why: the action ships a prebuilt `dist/engine.linux-x64-gnu.node`. A Rust build is not
-//! byte-for-byte reproducible, so the check that the committed binary matches the sources
-//! compares this hash instead: `scripts/package-hash.mjs` computes it the same way from the
-//! working tree, and a test fails when the two differ (someone changed the engine and did not
-//! run `npm run package`).
+//! Why: the action ships prebuilt engines in `dist/`, listed with their SHA-256 digests in
+//! `dist/engines.sha256` together with this hash of the sources they were built from. The
+//! release build is reproducible (`scripts/lib/reproducible-build.mjs`), so CI rebuilds the
+//! engines and compares digests; this hash ties a manifest, and any engine, to a state of the
+//! sources without a build: `scripts/package-hash.mjs` computes it the same way from the
+//! working tree, and a test fails when the manifest's differs (someone changed the engine and
+//! did not run `npm run package`).
 //!
 //! What is hashed: every file that decides what the library does, i.e. the sources and
-//! manifests of both crates, the workspace manifest and Cargo.lock. Tests, examples and
+//! manifests of both crates, the workspace manifest, Cargo.lock and the pinned toolchain
+//! (rust-toolchain.toml: another rustc builds other bytes). Tests, examples and
 //! benches are left out: they are not part of the library. Each file contributes its
 //! repository-relative path (with `/`), its length and its bytes, in sorted path order, so that
 //! a rename or a moved byte changes the hash and nothing else (mtimes, permissions) does.
@@ -27,6 +30,7 @@ const INPUTS: &[&str] = &[
     "native/node/Cargo.toml",
     "native/node/build.rs",
     "native/node/src",
+    "rust-toolchain.toml",
 ];
 
 fn main() {

@@ -1,8 +1,7 @@
 // How scripts/build-native.mjs cross-builds the engine on a Linux x64 (glibc) machine for the
-// other Linux platforms: Debian's Rust (rustc-web, cargo-web: 1.96) compiles the standard library
-// for the target from its sources (rust-web-src, `-Zbuild-std`), because rustup's prebuilt
-// targets come from a download server that not every machine reaches; the C parts (libpg_query,
-// ring) go through the target's C compiler, and bindgen reads the target's C headers.
+// other Linux platforms dist/ carries. Rust is the pinned toolchain (rust-toolchain.toml), whose
+// prebuilt standard library for each target rustup adds; the C parts (libpg_query, ring) go
+// through the target's C compiler, and bindgen reads the target's C headers.
 // scripts/prepare-cross.sh installs all of it.
 //
 //   linux-arm64-gnu   gcc-aarch64-linux-gnu, glibc headers and libraries in /usr/aarch64-linux-gnu
@@ -17,10 +16,6 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-
-/** Debian's toolchain, by absolute path: rustup's proxies come first on most PATHs. */
-const CARGO = '/usr/bin/cargo';
-const RUSTC = '/usr/bin/rustc';
 
 /** The C toolchain and bindgen's view of the headers, per Rust target. */
 const TARGET_ENV = {
@@ -50,17 +45,17 @@ export function canCrossBuild(platform) {
  * Installs what is missing (scripts/prepare-cross.sh), then gives the cargo command that builds
  * the binding for `platform` and where the library lands.
  * @param {{ root: string, targetDir: string, platform: { id: string, rustTarget: string, library: string }, profile: string, profileDir: string }} options
- * @returns {{ command: string, args: string[], env: NodeJS.ProcessEnv, output: string } | { error: string }}
+ * @returns {{ args: string[], env: Record<string, string>, rustflags: string[], targetDir: string, output: string } | { error: string }}
+ *   cargo's arguments, the variables to add, the target's own rustflags, cargo's target directory
  */
 export function crossBuild({ root, targetDir, platform, profile, profileDir }) {
-  const prepared = spawnSync(path.join(root, 'scripts', 'prepare-cross.sh'), [], { stdio: 'inherit' });
+  const prepared = spawnSync(path.join(root, 'scripts', 'prepare-cross.sh'), [], { cwd: root, stdio: 'inherit' });
   if (prepared.status !== 0) return { error: `scripts/prepare-cross.sh failed; ${platform.id} needs its packages` };
-  const version = spawnSync(RUSTC, ['-vV'], { encoding: 'utf8' });
-  if (version.status !== 0 || !/^release: 1\.(\d+)/m.test(version.stdout)) return { error: `${RUSTC} does not run; reinstall rustc-web` };
-  // Its own target directory: another compiler's artifacts beside rustup's would rebuild each other.
+  // A directory of its own: build scripts compiled for a cross build (without the host build's
+  // rustflags) and for the host build would otherwise rebuild each other in target/release.
   const crossDir = process.env.PG_RETEST_CROSS_TARGET_DIR || path.join(targetDir, 'cross');
   fs.mkdirSync(crossDir, { recursive: true });
-  const extra = {};
+  const rustflags = [];
   if (platform.rustTarget === 'x86_64-unknown-linux-musl') {
     const libgcc = spawnSync('gcc', ['-print-file-name=libgcc_s.so.1'], { encoding: 'utf8' }).stdout?.trim();
     if (!libgcc || !fs.existsSync(libgcc)) return { error: 'gcc does not know where libgcc_s.so.1 is; install gcc' };
@@ -68,20 +63,13 @@ export function crossBuild({ root, targetDir, platform, profile, profileDir }) {
     fs.mkdirSync(linkDir, { recursive: true });
     fs.rmSync(path.join(linkDir, 'libgcc_s.so.1'), { force: true });
     fs.symlinkSync(fs.realpathSync(libgcc), path.join(linkDir, 'libgcc_s.so.1'));
-    extra.CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS = `-C target-feature=-crt-static -C link-arg=-L${linkDir}`;
+    rustflags.push('-C', 'target-feature=-crt-static', '-C', `link-arg=-L${linkDir}`);
   }
   return {
-    command: CARGO,
-    args: ['build', '-p', 'pg-retest-node', '--profile', profile, '--target', platform.rustTarget, '-Zbuild-std'],
-    env: {
-      ...process.env,
-      ...TARGET_ENV[/** @type {keyof typeof TARGET_ENV} */ (platform.rustTarget)],
-      ...extra,
-      RUSTC,
-      // -Zbuild-std is unstable: allowed on a stable toolchain by this switch.
-      RUSTC_BOOTSTRAP: '1',
-      CARGO_TARGET_DIR: crossDir,
-    },
+    args: ['build', '-p', 'pg-retest-node', '--profile', profile, '--target', platform.rustTarget],
+    env: { ...TARGET_ENV[/** @type {keyof typeof TARGET_ENV} */ (platform.rustTarget)], CARGO_TARGET_DIR: crossDir },
+    rustflags,
+    targetDir: crossDir,
     output: path.join(crossDir, platform.rustTarget, profileDir, platform.library),
   };
 }
