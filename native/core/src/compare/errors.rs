@@ -393,19 +393,22 @@ impl Judged {
 
         // The same statements failing in every head replay, never on base nor at capture.
         if inputs.head.len() >= 2 {
-            let at_capture = |i: &(u32, u32)| {
-                captured.is_some_and(|c| c.statements.contains(&(fingerprint, *i)))
-            };
-            let on_head = every_and_none(&t.head_instances, &t.base_instances, &at_capture);
-            judged.every_head_replay = on_head.len() as u64;
+            let (h, b) = mirror_counts(fingerprint, t, inputs.base_rounds, captured);
+            judged.every_head_replay = h;
             let counts = if !races_here {
-                judged.every_head_replay > 0
+                h > 0
             } else {
                 // A race can repeat at one statement: as many the other way round is chance.
-                let rounds = &t.base_instances[..inputs.base_rounds.min(t.base_instances.len())];
-                let on_base = every_and_none(rounds, &t.head_instances, &at_capture).len() as u64;
-                let (h, b) = (judged.every_head_replay, on_base);
-                h > 0 && binomial_upper_tail(h, h + b, 0.5) < RATE_ALPHA
+                // Look-alikes race alike, so their statements are counted together.
+                let (mut h_all, mut b_all) = (h, b);
+                for &s in &siblings {
+                    if let Some(st) = tallies.get(&(s, sqlstate)) {
+                        let (hs, bs) = mirror_counts(s, st, inputs.base_rounds, captured);
+                        h_all += hs;
+                        b_all += bs;
+                    }
+                }
+                h > 0 && binomial_upper_tail(h_all, h_all + b_all, 0.5) < RATE_ALPHA
             };
             if counts {
                 judged.rule = "every_replay";
@@ -463,6 +466,23 @@ impl Judged {
         };
         judged
     }
+}
+
+/// (statements that failed in every head replay and in no base-schema replay, statements that
+/// failed in every base round and in no head replay), none of them failed at capture: under
+/// identical schemas the two are alike, whatever makes a statement fail now and then.
+fn mirror_counts(
+    fingerprint: &str,
+    t: &Tally,
+    base_rounds: usize,
+    captured: Option<&Captured>,
+) -> (u64, u64) {
+    let at_capture =
+        |i: &(u32, u32)| captured.is_some_and(|c| c.statements.contains(&(fingerprint, *i)));
+    let on_head = every_and_none(&t.head_instances, &t.base_instances, &at_capture);
+    let rounds = &t.base_instances[..base_rounds.min(t.base_instances.len())];
+    let on_base = every_and_none(rounds, &t.head_instances, &at_capture);
+    (on_head.len() as u64, on_base.len() as u64)
 }
 
 /// The statements that failed in every replay of `all`, in no replay of `none`, and not at

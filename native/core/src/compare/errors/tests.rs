@@ -298,3 +298,64 @@ fn where_the_statement_races_many_statements_failing_in_every_head_replay_still_
     let d = judge(&base, &head, None);
     assert!(d.new.is_empty(), "{:?}", d.new);
 }
+
+#[test]
+fn look_alikes_count_their_statements_together_in_the_mirror_test() {
+    // Four sibling tables race now and then on base; on head three captured inserts of each fail
+    // every time (a new unique constraint): three alone is chance, twelve together is not.
+    let tables = ["t1", "t2", "t3", "t4"];
+    let base: Vec<Run> = (0..3u32)
+        .map(|r| {
+            let fps: Vec<(&str, u64, &[(&str, u64, &[(u32, u32)])])> =
+                tables.iter().map(|&t| (t, 250u64, &[][..])).collect();
+            let mut run = replay(&fps);
+            run.fingerprints[r as usize].errors = vec![ErrorCount {
+                sqlstate: "23505".into(),
+                message: "race".into(),
+                count: 1,
+                instances: vec![(9, r)],
+            }];
+            run
+        })
+        .collect();
+    let head: Vec<Run> = (0..3)
+        .map(|_| {
+            let mut run = replay(
+                &tables
+                    .iter()
+                    .map(|&t| (t, 250u64, &[][..]))
+                    .collect::<Vec<_>>(),
+            );
+            for (n, f) in run.fingerprints.iter_mut().enumerate() {
+                f.errors = vec![ErrorCount {
+                    sqlstate: "23505".into(),
+                    message: "dup".into(),
+                    count: 3,
+                    instances: (0..3).map(|i| (n as u32, i)).collect(),
+                }];
+            }
+            run
+        })
+        .collect();
+    let d = judge(&base, &head, None);
+    let mut counted: Vec<_> = rules(&d.new);
+    counted.sort();
+    assert_eq!(
+        counted,
+        tables
+            .map(|t| (format!("{t}/23505"), "every_replay"))
+            .to_vec()
+    );
+    // One table alone: three statements, chance.
+    let d = judge(
+        &base[..],
+        &head
+            .iter()
+            .map(|r| Run {
+                fingerprints: r.fingerprints[..1].to_vec(),
+            })
+            .collect::<Vec<_>>(),
+        None,
+    );
+    assert!(d.new.is_empty(), "{:?}", d.new);
+}
