@@ -20,15 +20,11 @@
 // file are the ones this server handed out; replay carries the ones it gets to every later use
 // (docs/keys.md). Timing comes from a real run, so the file differs from run to run; the mix does
 // not (fixed PRNG seed).
-import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { startPostgres } from '../test/support/postgres.mjs';
+import { buildExampleDatabase, captureServerLog, root, startLoggingServer } from './lib/logged-capture.mjs';
 import { prng } from './lib/prng.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.resolve(process.argv[2] ?? path.join(root, 'examples', 'shop', 'checkout.wkl'));
 const shop = (...parts) => path.join(root, 'examples', 'shop', ...parts);
 
@@ -135,31 +131,9 @@ async function backOfficeSession(url, seed, rounds) {
 }
 
 async function main() {
-  if (!fs.existsSync(path.join(root, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run npm run build first');
-  const server = await startPostgres({
-    settings: {
-      logging_collector: 'on',
-      log_destination: 'csvlog',
-      log_filename: 'shop-%H%M%S.log',
-      log_rotation_age: '0',
-      log_rotation_size: '0',
-      log_timezone: 'UTC',
-      lc_messages: 'C',
-      log_file_mode: '0644',
-      log_min_duration_statement: '0',
-    },
-  });
+  const server = await startLoggingServer('shop');
   try {
-    const admin = new pg.Client(server.url);
-    await admin.connect();
-    await admin.query('CREATE DATABASE shop');
-    await admin.end();
-    const url = server.url.replace(/\/postgres$/, '/shop');
-    const setup = new pg.Client(url);
-    await setup.connect();
-    for (const file of fs.readdirSync(shop('migrations')).sort()) await setup.query(fs.readFileSync(shop('migrations', file), 'utf8'));
-    await setup.query(fs.readFileSync(shop('seed.sql'), 'utf8'));
-    await setup.end();
+    const url = await buildExampleDatabase(server, 'shop', shop());
 
     const sessions = [];
     for (let i = 0; i < 6; i += 1) sessions.push(sleep(i * 40).then(() => checkoutSession(url, 100 + i, 6)));
@@ -167,24 +141,7 @@ async function main() {
     for (let i = 0; i < 2; i += 1) sessions.push(backOfficeSession(url, 300 + i, 4));
     await Promise.all(sessions);
 
-    const logDir = path.join(server.dataDir, 'log');
-    const logs = fs.readdirSync(logDir).filter((f) => f.endsWith('.csv')).sort().map((f) => path.join(logDir, f));
-    const capture = spawnSync(
-      process.execPath,
-      [path.join(root, 'dist', 'cli.js'), 'capture', '--log', ...logs, '--application-name', 'shop', '--output', out],
-      { cwd: root, encoding: 'utf8' },
-    );
-    process.stdout.write(capture.stdout);
-    process.stderr.write(capture.stderr);
-    if (capture.status !== 0) throw new Error(`capture exited ${capture.status}`);
-    // The sidecar names the files it read and wrote; in the repository, the temporary server's
-    // log directory and this machine's paths mean nothing.
-    const sidecarPath = `${out}.capture.json`;
-    const sidecar = JSON.parse(fs.readFileSync(sidecarPath, 'utf8'));
-    sidecar.workload = path.relative(root, sidecar.workload);
-    sidecar.sidecar = path.relative(root, sidecar.sidecar);
-    for (const input of sidecar.inputs) input.path = path.basename(input.path);
-    fs.writeFileSync(sidecarPath, `${JSON.stringify(sidecar, null, 2)}\n`);
+    captureServerLog(server, out, ['--application-name', 'shop']);
   } finally {
     await server.stop();
   }
