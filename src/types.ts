@@ -45,6 +45,16 @@ export interface WorkloadSummary {
   statements_by_kind: Partial<Record<StatementKind, number>>;
   /** Statements that may change data (what read-only replay skips). */
   writes: number;
+  /** Those statements by kind (`select` counts locking reads and sequence calls). */
+  writes_by_kind: Partial<Record<StatementKind, number>>;
+  /** Sessions with at least one statement that may change data. */
+  sessions_with_writes: number;
+  /**
+   * Statements whose effects may reach beyond their database (roles, server settings, other
+   * databases, the server's files and processes): what a replay to a server the run did not
+   * start skips (`skipServerWide`).
+   */
+  server_wide: number;
   transactions: number;
   /** From the earliest statement start to the latest statement end. */
   duration_us: number;
@@ -96,7 +106,7 @@ export type SessionStatus =
   | 'cancelled';
 
 /** Why a statement was deliberately not sent. */
-export type SkipReason = 'read_only' | 'transaction_aborted';
+export type SkipReason = 'read_only' | 'transaction_aborted' | 'server_wide';
 
 /** Why a statement could not be sent. */
 export type NotExecutedReason =

@@ -237,7 +237,7 @@ describe.skipIf(major === undefined)(title, () => {
     const s = await capture([minDuration.csv], wkl, '--database', 'app');
     const results = path.join(tmp, 'results.jsonl');
     const report = path.join(tmp, 'report.json');
-    const r = await cli(['replay', '--workload', wkl, '--database-url', dbUrl('replay1'), '--results', results, '--json', report]);
+    const r = await cli(['replay', '--workload', wkl, '--database-url', dbUrl('replay1'), '--allow-writes', '--results', results, '--json', report]);
     expect(r.stderr).not.toMatch(/error:/);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('against the capture: 1 error where the statement failed at capture time too (expected), 0 new errors');

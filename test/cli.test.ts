@@ -255,6 +255,7 @@ describe('replay against the shared server', () => {
         shop('workload.wkl'),
         '--database-url',
         db.url,
+        '--allow-writes',
         '--setup',
         ...shopMigrations(),
         '--seed',
@@ -315,6 +316,7 @@ describe('replay against the shared server', () => {
         shop('workload.wkl'),
         '--database-url',
         db.url,
+        '--allow-writes',
         '--setup',
         ...shopMigrations(),
         '--seed',
@@ -351,7 +353,7 @@ describe('replay against the shared server', () => {
       ].join('\n'),
     );
     try {
-      const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', db.url, '--setup', setup]);
+      const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', db.url, '--allow-writes', '--setup', setup]);
       expect(run.code).toBe(ExitCode.Infrastructure);
       const error = run.stderr.trim().split('\n').at(-1)!;
       expect(error).toContain(`setup file ${setup}, line 4:`);
@@ -367,7 +369,7 @@ describe('replay against the shared server', () => {
     const password = `Sekr1t-${randomBytes(8).toString('hex')}`;
     const port = await closedPort();
     const url = `postgres://app:${password}@127.0.0.1:${port}/shop`;
-    const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', url]);
+    const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', url, '--allow-writes']);
     expect(run.code).toBe(ExitCode.Infrastructure);
     expect(run.stderr).toContain(`127.0.0.1:${port}/shop as app`);
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^error: cannot connect to .*; nothing is listening there/);
@@ -378,7 +380,7 @@ describe('replay against the shared server', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'no-server-'));
     try {
       const url = `postgres://app:s3cret-pw@${encodeURIComponent(dir)}:5999/shop`;
-      const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', url]);
+      const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', url, '--allow-writes']);
       expect(run.code).toBe(ExitCode.Infrastructure);
       expect(run.stderr.trim().split('\n').at(-1)).toMatch(
         new RegExp(`^error: cannot connect to ${dir}:5999/shop as app: .*; no server socket there`),
@@ -404,7 +406,7 @@ describe('replay when the server dies', () => {
     try {
       let killed = false;
       const run = await cli(
-        ['replay', '--workload', shop('workload.wkl'), '--database-url', server.url, '--setup', ...shopMigrations(), '--seed', shop('seed.sql')],
+        ['replay', '--workload', shop('workload.wkl'), '--database-url', server.url, '--allow-writes', '--setup', ...shopMigrations(), '--seed', shop('seed.sql')],
         {
           onStderr(soFar) {
             if (!killed && soFar.includes('replaying against')) {

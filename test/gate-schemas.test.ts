@@ -101,7 +101,7 @@ describe('compare', () => {
     'applies the gate rules to replay reports: same reports pass, a slowed fingerprint regresses',
     async () => {
       const base = path.join(tmpDir(), 'replay-base.json');
-      const replayed = await gate(['replay', '--database-url', await exampleDatabase(), '--workload', shop('workload.wkl'), '--json', base]);
+      const replayed = await gate(['replay', '--database-url', await exampleDatabase(), '--allow-writes', '--workload', shop('workload.wkl'), '--json', base]);
       expect(replayed.code, explain(replayed)).toBe(0);
       const report = JSON.parse(fs.readFileSync(base, 'utf8')) as { fingerprints: { fingerprint: string; samples: number[]; counts: { executed: number } }[] };
       expect(report.fingerprints.every((f) => Array.isArray(f.samples))).toBe(true);

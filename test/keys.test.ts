@@ -74,7 +74,7 @@ const explain = (r: Run): string => `exit ${r.code}\n--- stderr ---\n${r.stderr.
 
 async function replay(url: string, ...flags: string[]): Promise<ReplayReport> {
   const json = path.join(tmp, `replay-${randomBytes(4).toString('hex')}.json`);
-  const r = await run(['replay', '--database-url', url, '--workload', workload, '--json', json, ...flags]);
+  const r = await run(['replay', '--database-url', url, '--allow-writes', '--workload', workload, '--json', json, ...flags]);
   expect(r.code, explain(r)).toBe(0);
   const out = JSON.parse(fs.readFileSync(json, 'utf8')) as { report?: ReplayReport } & ReplayReport;
   return out.report ?? out;

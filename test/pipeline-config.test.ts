@@ -78,7 +78,7 @@ describe('reading .pg-retest.toml', () => {
   it('warns about unknown keys and sections instead of failing', () => {
     const c = read('[capture]\nworkload = "w.wkl"\n[replay]\nmax_connections = 5\n[tuning]\nx = 1\n');
     expect(c.warnings).toEqual([
-      '[replay] max_connections: unknown key, ignored (pg-retest ignores it too); known keys: speed, read_only, scale, stagger_ms, scale_analytical, scale_transactional, scale_mixed, scale_bulk, target',
+      '[replay] max_connections: unknown key, ignored (pg-retest ignores it too); known keys: speed, read_only, allow_writes, allow_server_wide, scale, stagger_ms, scale_analytical, scale_transactional, scale_mixed, scale_bulk, target',
       "config .pg-retest.toml: unknown section 'tuning' is ignored (pg-retest ignores it too); known sections: [capture], [provision], [replay], [thresholds], [output], [variants]",
     ]);
   });

@@ -264,6 +264,13 @@ export interface ReplayOptions {
   speed?: number
   /** Send only statements that cannot change data, in read-only sessions. Default false. */
   readOnly?: boolean
+  /**
+   * Skip (reason `server_wide`) statements whose effects may reach beyond the target
+   * database: roles, server settings, other databases, tablespaces, the server's files and
+   * processes, connections to other servers. For a server the caller did not start.
+   * Default false.
+   */
+  skipServerWide?: boolean
   /** Copies of every session (1 = as captured). Default 1. */
   scale?: number
   /** Delay between consecutive copies of a session, in ms. Default 0. */

@@ -42,6 +42,16 @@ const options = {
     schema: numberValue('a number ≥ 0 (1 = captured timing, 2 = twice as fast, 0 = as fast as possible)', (n) => n >= 0).optional(),
   },
   'read-only': { shape: 'flag', help: 'send only statements that cannot change data; skip the others', schema: flag },
+  'allow-writes': {
+    shape: 'flag',
+    help: "with --database-url: write the workload's INSERT, UPDATE, DELETE, DDL … into that database (without it, or --read-only, a workload that writes is refused)",
+    schema: flag,
+  },
+  'allow-server-wide': {
+    shape: 'flag',
+    help: 'with --database-url: also send statements that act beyond the database (roles, ALTER SYSTEM, other databases, server files, other sessions), skipped otherwise',
+    schema: flag,
+  },
   scale: {
     shape: 'value',
     placeholder: 'N',
@@ -111,6 +121,14 @@ const schema = z
         message: 'applies to a server the CLI starts; with --database-url the server is whatever version it is',
       });
     }
+    for (const name of ['allow-writes', 'allow-server-wide'] as const) {
+      if (raw[name] && raw['database-url'] === undefined) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'applies with --database-url; a server the CLI starts gets a database of its own' });
+      }
+    }
+    if (raw['allow-writes'] && raw['read-only']) {
+      ctx.addIssue({ code: 'custom', path: ['allow-writes'], message: 'cannot be combined with --read-only, which skips the writes' });
+    }
     if (raw['stagger-ms'] !== undefined && (raw.scale ?? 1) < 2) {
       ctx.addIssue({ code: 'custom', path: ['stagger-ms'], message: 'applies only with --scale 2 or more' });
     }
@@ -127,6 +145,8 @@ const schema = z
       seed: raw.seed,
       speed: raw.speed ?? 1,
       readOnly: raw['read-only'],
+      allowWrites: raw['allow-writes'],
+      allowServerWide: raw['allow-server-wide'],
       scale: raw.scale ?? 1,
       classScale: classScaleFrom(raw),
       keys: keyHandlingFrom(raw),

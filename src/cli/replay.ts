@@ -24,6 +24,7 @@ import { type Io, isCi, stderrLogger } from './io.js';
 import { createProgressDisplay } from './progress.js';
 import type { ReplayConfig } from './replay-options.js';
 import { replayOutcome } from './replay-outcome.js';
+import { writesRefused } from './replay-writes.js';
 
 /** The database created on a server we started. */
 const REPLAY_DATABASE = 'pg_retest';
@@ -43,6 +44,7 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
     `workload ${config.workload}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`,
   );
   for (const warning of workload.warnings) logger.info(`warning: ${warning}`);
+  refuseUnaskedWrites(config, workload);
   // With a capture sidecar, the per-statement results tell expected failures from new ones.
   const capture = readCaptureSidecar(config.workload);
   const scratch = capture && !config.resultsFile ? fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-results-')) : undefined;
@@ -117,6 +119,16 @@ function checkInputs(config: ReplayConfig): void {
   }
 }
 
+/**
+ * A workload that writes is not replayed into a database the CLI did not create unless the user
+ * said so; checked before anything is sent, the setup and seed files included.
+ */
+function refuseUnaskedWrites(config: ReplayConfig, workload: Workload): void {
+  if (config.target.kind !== 'database-url' || config.readOnly || config.allowWrites) return;
+  const refusal = writesRefused(workload.summary(0), describeTarget(config.target.url), { allow: 'pass --allow-writes', skip: '--read-only' });
+  if (refusal) throw refusal;
+}
+
 async function load(file: string): Promise<Workload> {
   try {
     return await loadWorkload(file);
@@ -138,6 +150,8 @@ async function runEngine(config: ReplayConfig, workload: Workload, url: string, 
     conninfo: url,
     speed: config.speed,
     readOnly: config.readOnly,
+    // A database the CLI did not create is on a server it did not start.
+    skipServerWide: config.target.kind === 'database-url' && !config.allowServerWide,
     scale: config.scale,
     ...config.classScale,
     ...config.keys,

@@ -14,6 +14,7 @@ import { renderRunJunit, renderRunMarkdown, runReportJson } from '../pipeline/re
 import type { RunReport } from '../pipeline/report-types.js';
 import { runPipeline } from '../pipeline/run.js';
 import type { CommandSpec } from './argv.js';
+import { flag } from './option-types.js';
 import type { Io } from './io.js';
 import { runReportingCommand } from './reporting-command.js';
 
@@ -27,9 +28,21 @@ const options = {
     help: `pg-retest's pipeline config (TOML: [capture], [provision], [replay], [thresholds], [output], [[variants]]; default ${DEFAULT_PIPELINE_CONFIG})`,
     schema: z.string().min(1).optional(),
   },
+  'allow-writes': {
+    shape: 'flag',
+    help: "write a workload's changes into a target the run did not create, as [replay] allow_writes = true does (without either, or read_only = true, a workload that writes is refused there)",
+    schema: flag,
+  },
+  'allow-server-wide': {
+    shape: 'flag',
+    help: 'send statements that act beyond the database (roles, ALTER SYSTEM, other databases, server files, other sessions) to a target the run did not start, as [replay] allow_server_wide = true does',
+    schema: flag,
+  },
 } as const;
 
-const schema = z.object({ config: options.config.schema }).transform((raw) => ({ config: raw.config ?? DEFAULT_PIPELINE_CONFIG }));
+const schema = z
+  .object({ config: options.config.schema, 'allow-writes': options['allow-writes'].schema, 'allow-server-wide': options['allow-server-wide'].schema })
+  .transform((raw) => ({ config: raw.config ?? DEFAULT_PIPELINE_CONFIG, allowWrites: raw['allow-writes'], allowServerWide: raw['allow-server-wide'] }));
 
 export type RunConfig = z.output<typeof schema>;
 
@@ -50,6 +63,8 @@ export const runCommand: CommandSpec<RunConfig> = {
  */
 export function runPipelineCommand(config: RunConfig, io: Io): Promise<ExitCode> {
   const plan = planRun(readPipelineConfig(config.config));
+  plan.replay.allowWrites ||= config.allowWrites;
+  plan.replay.allowServerWide ||= config.allowServerWide;
   for (const [key, file] of [['[output] json_report', plan.outputs.json], ['[output] junit_xml', plan.outputs.junit]] as const) {
     if (file === undefined) continue;
     const dir = path.dirname(path.resolve(file));

@@ -219,6 +219,13 @@ export const gateOptions = {
     help: 'statement_timeout for every replayed statement (default: none); a timeout counts as an error (57014)',
     schema: numberValue('a positive number of milliseconds', (n) => n > 0 && n <= 1e9).optional(),
   },
+  'allow-server-wide': {
+    shape: 'flag',
+    help:
+      "on a --database-url server, also send the workload's statements that act beyond the replay database (roles, ALTER SYSTEM, " +
+      'databases, tablespaces, COPY … PROGRAM, server files, other sessions) and replay as the URL\'s user: only for a server that is yours to change',
+    schema: booleanValue(false),
+  },
   'replay-timeout-s': {
     shape: 'value',
     placeholder: 'S',
@@ -354,6 +361,7 @@ const schema = z
       maxConnections: raw['max-connections'],
       statementTimeoutMs: raw['statement-timeout-ms'],
       replayTimeoutMs: raw['replay-timeout-s'] === undefined ? undefined : raw['replay-timeout-s'] * 1000,
+      allowServerWide: raw['allow-server-wide'],
       outputs: { markdown: raw.markdown, json: raw.json, junit: raw.junit },
       planRules: {
         fail_on_plan_change: raw['fail-on-plan-change'] ?? PLAN_DEFAULTS.failOnPlanChange,

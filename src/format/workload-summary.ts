@@ -39,7 +39,8 @@ export function renderWorkloadSummary(file: string, w: WorkloadInspection, captu
       [
         'statements',
         `${count(w.statements)} (${plural(w.fingerprints, 'fingerprint')}, ${plural(w.distinct_statements, 'distinct text')}), ` +
-          `${count(w.writes)} may write (${percent(w.writes, w.statements)})`,
+          `${count(w.writes)} may write (${percent(w.writes, w.statements)})` +
+          (w.server_wide > 0 ? `, ${count(w.server_wide)} act beyond their database (roles, server settings, files: not sent to a server the run did not start)` : ''),
       ],
       ['by kind', kinds || 'none'],
       ['transactions', count(w.transactions)],

@@ -18,6 +18,7 @@ import type { Coverage, KeysSummary, NotCompared, SideCoverage } from './report-
 const REASONS: Record<string, string> = {
   transaction_aborted: 'an earlier statement of its transaction failed',
   read_only: 'the replay was read-only',
+  server_wide: "it acts beyond the replay's database (roles, server settings, other databases, server files, other sessions) on a server the run did not start",
   connect_failed: 'its session was refused a connection',
   connection_lost: 'its connection broke',
   server_unavailable: 'the server became unavailable',

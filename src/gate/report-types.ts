@@ -357,6 +357,12 @@ export interface Environment {
    * the end; after a killed run, what is left is found by it. Absent in older reports.
    */
   database_prefix?: string;
+  /**
+   * Who the replays ran as (a role created for the run, or the URL's user and why) and whether
+   * statements acting beyond the replay database were sent (docs/gate.md, "Replay isolation").
+   * Absent in older reports.
+   */
+  replay_user?: string;
   /** What `--time-budget` chose (docs/gate.md, "Time budget"); absent without one. */
   time_budget?: BudgetPlan | null;
 }

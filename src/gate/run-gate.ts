@@ -16,7 +16,7 @@ import type { GateConfig } from '../config/gate-options.js';
 import { compareReplays, loadWorkload, type ReplayReport, type Workload } from '../engine.js';
 import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { micros, plural } from '../format/units.js';
-import { checkpoint, createDatabase, dropDatabase } from '../provision/database.js';
+import { checkpoint, createDatabase, dropDatabase, setDatabaseOwner } from '../provision/database.js';
 import { sweepStaleDatabases } from '../provision/leftovers.js';
 import type { Logger, Server } from '../provision/index.js';
 import { passwordOf, redact, replayUrl, withDatabase } from '../provision/url.js';
@@ -39,6 +39,7 @@ import {
 import { replayOnce } from './replay-once.js';
 import { replayLine, replayRecord } from './replay-record.js';
 import { type BudgetPlan, planForBudget } from './time-budget.js';
+import { type PlaceIdentity, prepareReplayRole, type RolePlace, roleUrl, settleIdentities } from './replay-role.js';
 import { releaseRun, toCliError } from './run-resources.js';
 import { decideVerdict, exitCodeOfVerdict } from './verdict.js';
 import { majorOf, probeTemplates, sideCounters, StatementCounterLog } from '../plans/gate-probe.js';
@@ -78,6 +79,10 @@ interface Place {
   /** Databases created on it and not dropped yet. */
   created: string[];
   counters?: StatementCounterLog;
+  /** The replay role made there, not dropped yet (replay-role.ts). */
+  role?: string;
+  /** Who its replays run as. */
+  identity?: PlaceIdentity;
 }
 
 /**
@@ -153,7 +158,10 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
   let checkout: Checkout | undefined;
   const prefix = `pgr_${crypto.randomBytes(4).toString('hex')}`;
   environment.database_prefix = prefix;
-  const secrets = () => [places.base?.server.url, places.head?.server.url].map((url) => (url === undefined ? undefined : passwordOf(url)));
+  const secrets = () => [
+    ...[places.base?.server.url, places.head?.server.url].map((url) => (url === undefined ? undefined : passwordOf(url))),
+    ...[places.base?.identity, places.head?.identity].map((identity) => identity?.role?.password),
+  ];
   try {
     const workload = await loadGateWorkload(config.workload);
     environment.workload = { path: config.workload, sessions: workload.sessions, statements: workload.statements };
@@ -244,8 +252,12 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       if (place.counters.createdDatabase) place.created.push(place.counters.createdDatabase);
     }
 
-    state.stage = 'replay';
     const templates = { base: state.templates.base, head: state.templates.head };
+    const isolation = await isolateReplays(config, { base: basePlace, head: separate ? headPlace : undefined }, templates, logger);
+    environment.replay_user = isolation.note;
+    warnings.push(...isolation.warnings);
+
+    state.stage = 'replay';
     const replayAll = async (plan: PlannedReplay[], totalRounds: number): Promise<void> => {
       for (const [index, planned] of plan.entries()) {
         throwIfAborted(context.signal);
@@ -256,13 +268,16 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
         place.created.push(name);
         const url = await createDatabase(place.server.url, name, template);
         if (serverTime.available) await sendDurations(place.server.url, name);
+        const role = place.identity?.role;
+        if (role) await setDatabaseOwner(place.server.url, name, role.name);
         await checkpoint(place.server.url);
         // The other server sits idle through this replay: with its writes flushed now (and
         // autovacuum off on servers the gate starts) it has nothing to do meanwhile
         // (docs/gate.md, "Gating server changes").
         if (separate) await checkpoint((place === headPlace ? basePlace : headPlace).server.url);
         const watch = planned.side === 'noise' ? undefined : await place.counters!.watch(name);
-        const report = await replayRound(config, shape.speed, workload, replayUrl(place.server, url), serverTime.available, context);
+        const target = replayUrl(place.server, url);
+        const report = await replayRound(config, shape.speed, workload, role ? roleUrl(target, role) : target, { serverTime: serverTime.available, skipServerWide: isolation.skipServerWide }, context);
         if (watch && planned.side !== 'noise') await place.counters!.collect(planned.side, watch);
         await dropDatabase(place.server.url, name);
         place.created.pop();
@@ -272,7 +287,7 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
         const outcome = replayOutcome(report, { deadlineS: config.replayTimeoutMs === undefined ? undefined : config.replayTimeoutMs / 1000 });
         if (outcome.problem) {
           const where = `round ${planned.round}, ${planned.side} replay`;
-          const message = redact(`${where}: ${outcome.problem}`, passwordOf(url));
+          const message = redact(redact(`${where}: ${outcome.problem}`, passwordOf(url)), role?.password);
           if (outcome.exitCode === ExitCode.Interrupted) throw new InterruptedError(message);
           throw new InfraError(message);
         }
@@ -373,8 +388,8 @@ export async function runGate(config: GateConfig, context: GateContext): Promise
       error,
     };
   } finally {
-    if (places.head) await releaseRun(places.head.server, places.head.created, undefined, logger);
-    await releaseRun(places.base?.server, places.base?.created ?? [], checkout, logger);
+    if (places.head) await releaseRun(places.head.server, places.head.created, undefined, logger, places.head);
+    await releaseRun(places.base?.server, places.base?.created ?? [], checkout, logger, places.base);
   }
 }
 
@@ -392,6 +407,44 @@ async function buildHeadServerTemplates(inputs: TemplateInputs): Promise<Templat
     const failure = { ...error.failure, side: 'head' as const, name: `${error.failure.name} (base's migration, on head's server)` };
     return { base: `${inputs.prefix}_base`, head: null, migrations: [], failure, headFromScratch: null, headStatistics: null };
   }
+}
+
+/**
+ * Who the replays run as on each server, and whether statements that act beyond the replay's
+ * database are sent (docs/gate.md, "Replay isolation"). Both sides get the same: a statement
+ * skipped on one side only, or refused there for a role's missing privilege, would read as the
+ * change's doing.
+ * @param config the options (`allowServerWide`)
+ * @param places base's server, and head's when it has one of its own
+ * @param templates the template databases the replays copy
+ * @param logger progress lines
+ * @returns whether to skip server-wide statements, the environment's line and warnings
+ */
+async function isolateReplays(
+  config: GateConfig,
+  places: { base: Place; head: Place | undefined },
+  templates: { base: string; head: string },
+  logger: Logger,
+): Promise<{ skipServerWide: boolean; note: string; warnings: string[] }> {
+  const all = places.head ? [places.base, places.head] : [places.base];
+  const foreign = all.some((place) => place.server.kind === 'database-url');
+  const asked = foreign && config.allowServerWide ? 'allow-server-wide: the workload runs with its privileges, statements that act beyond the database included' : undefined;
+  const identities: PlaceIdentity[] = [];
+  for (const place of all) {
+    const replayed = places.head ? [place === places.head ? templates.head : templates.base] : [templates.base, templates.head];
+    const rolePlace: RolePlace = { server: place.server, prefix: place.prefix, templates: replayed, readsCounters: place.counters?.unavailable === null };
+    try {
+      identities.push(await prepareReplayRole(rolePlace, logger, asked));
+    } finally {
+      place.role = rolePlace.role;
+    }
+  }
+  const settled = settleIdentities(identities);
+  all.forEach((place, i) => (place.identity = settled.identities[i]));
+  const skipServerWide = foreign && !config.allowServerWide;
+  const sent = skipServerWide ? 'statements that act beyond the database (roles, settings, files, other sessions) skipped' : 'every statement sent';
+  if (skipServerWide) logger.info('statements that act beyond the replay database (roles, server settings, other databases, server files, other sessions) are skipped: the server is not one the gate started (--allow-server-wide sends them)');
+  return { skipServerWide, note: `${settled.note}; ${sent}`, warnings: settled.warnings };
 }
 
 /** Rounds, confirmation rounds and speed: as asked, or as the time budget allows. */
@@ -473,17 +526,25 @@ function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw new InterruptedError('interrupted; the gate stopped before it could compare anything');
 }
 
-function replayRound(config: GateConfig, speed: number, workload: Workload, url: string, serverTime: boolean, context: GateContext): Promise<ReplayReport> {
+function replayRound(
+  config: GateConfig,
+  speed: number,
+  workload: Workload,
+  url: string,
+  flags: { serverTime: boolean; skipServerWide: boolean },
+  context: GateContext,
+): Promise<ReplayReport> {
   return replayOnce(
     workload,
     {
       conninfo: url,
       speed,
+      skipServerWide: flags.skipServerWide,
       maxConnections: config.maxConnections,
       statementTimeoutMs: config.statementTimeoutMs,
       deadlineMs: config.replayTimeoutMs,
       includeSamples: true,
-      serverTime,
+      serverTime: flags.serverTime,
       ...config.keys,
     },
     context,

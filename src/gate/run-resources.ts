@@ -1,6 +1,7 @@
 /**
  * What the gate and the capacity sweep share at the end of a run: removing what the run created
- * (its databases on the user's server, or the server it started; the base checkout), and turning
+ * (its databases and replay role on the user's server, or the server it started; the base
+ * checkout), and turning
  * whatever was thrown into a CLI error with an exit status.
  */
 import { fromEngineError } from '../cli/engine-errors.js';
@@ -8,6 +9,7 @@ import { CliError, InfraError } from '../exit-codes.js';
 import { dropDatabase } from '../provision/database.js';
 import type { Logger, Server } from '../provision/index.js';
 import type { Checkout } from '../schema/base-checkout.js';
+import { releaseReplayRole } from './replay-role.js';
 
 /**
  * Removes what a run created; never throws (cleanup must not hide the run's outcome).
@@ -15,11 +17,22 @@ import type { Checkout } from '../schema/base-checkout.js';
  * @param created databases still present on it
  * @param checkout the base checkout, if any
  * @param logger for warnings
+ * @param replay where the name of the run's replay role on `server` is kept, if it made one
+ *   (dropped after the databases it owns)
  */
-export async function releaseRun(server: Server | undefined, created: readonly string[], checkout: Checkout | undefined, logger: Logger): Promise<void> {
+export async function releaseRun(
+  server: Server | undefined,
+  created: readonly string[],
+  checkout: Checkout | undefined,
+  logger: Logger,
+  replay: { role?: string } = {},
+): Promise<void> {
   if (server) {
     if (server.kind === 'database-url') {
       for (const name of created) await dropDatabase(server.url, name).catch((e: Error) => logger.info(`warning: ${e.message}`));
+      const place = { server, role: replay.role };
+      await releaseReplayRole(place, logger);
+      replay.role = place.role;
     } else {
       logger.info('stopping the server and removing its data directory');
       await server.stop();

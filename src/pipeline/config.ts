@@ -45,6 +45,10 @@ export interface PipelineConfig {
   replay: {
     speed: number;
     readOnly: boolean;
+    /** Ours (pg-retest ignores it): write a workload's changes into a database the run did not create. */
+    allowWrites: boolean;
+    /** Ours: send statements that act beyond the database to a server the run did not start. */
+    allowServerWide: boolean;
     scale: number;
     staggerMs: number;
     scaleAnalytical?: number;
@@ -90,7 +94,7 @@ const number = (expected: string, accept: (n: number) => boolean): KeySpec => ({
 const integer = (expected: string, accept: (n: number) => boolean): KeySpec => ({ kind: 'integer', expected, accept: accept as (value: never) => boolean });
 const classFactor = integer('a whole number of copies, 0 (leave the class out) or more', (n) => n >= 0 && n <= 10_000);
 
-/** Every key pg-retest's pipeline config has (wkl-format §6). */
+/** Every key pg-retest's pipeline config has (wkl-format §6), and `[replay] allow_writes` and `allow_server_wide` of ours. */
 const SECTIONS = {
   capture: {
     workload: path('the captured workload (.wkl)'),
@@ -113,6 +117,8 @@ const SECTIONS = {
   replay: {
     speed: number('a number ≥ 0 (1 = captured timing, 0 = as fast as possible)', (n) => n >= 0),
     read_only: bool,
+    allow_writes: bool,
+    allow_server_wide: bool,
     scale: integer('a whole number of copies, 1 or more', (n) => n >= 1 && n <= 10_000),
     stagger_ms: integer('a whole number of milliseconds, 0 or more', (n) => n >= 0),
     scale_analytical: classFactor,
@@ -231,6 +237,8 @@ export function pipelineConfigFrom(data: Record<string, unknown>, file: string):
     replay: {
       speed: num(replay, 'speed') ?? PG_RETEST_DEFAULTS.speed,
       readOnly: replay.read_only === true,
+      allowWrites: replay.allow_writes === true,
+      allowServerWide: replay.allow_server_wide === true,
       scale: num(replay, 'scale') ?? PG_RETEST_DEFAULTS.scale,
       staggerMs: num(replay, 'stagger_ms') ?? PG_RETEST_DEFAULTS.staggerMs,
       scaleAnalytical: num(replay, 'scale_analytical'),

@@ -25,6 +25,10 @@ export type WorkloadSource =
 export interface ReplaySettings {
   speed: number;
   readOnly: boolean;
+  /** Write a workload's changes into a database the run did not create (refused otherwise). */
+  allowWrites: boolean;
+  /** Send statements that act beyond the database to a server the run did not start (skipped otherwise). */
+  allowServerWide: boolean;
   scale: number;
   staggerMs: number;
   classScale: { scaleAnalytical?: number; scaleTransactional?: number; scaleMixed?: number; scaleBulk?: number };
@@ -198,16 +202,21 @@ function workloadSource(config: PipelineConfig, note: Note, fail: Fail): Workloa
   return { kind: 'capture', log: c.sourceLog!, sourceHost: c.sourceHost, pgVersion: c.pgVersion };
 }
 
+/** How a target the run did not create is used. */
+const IN_PLACE =
+  'the database replayed against, in place, as pg-retest does; a workload that may change data is refused there unless ' +
+  '[replay] allow_writes = true (its writes then stay in it) or read_only = true';
+
 function singleTarget(config: PipelineConfig, note: Note, fail: Fail): TargetPlan {
   const p = config.provision;
   const provisionKeys = ['backend', 'image', 'restore_from', 'connection_string', 'port'];
   if (config.replay.target !== undefined) {
-    note('replay.target', "the database replayed against, in place, as pg-retest does (the workload's writes stay in it)");
+    note('replay.target', IN_PLACE);
     for (const key of provisionKeys) note(`provision.${key}`, 'not used: [replay] target is set, and pg-retest ignores [provision] then too');
     return { kind: 'url', url: targetUrl(config.replay.target, '[replay] target', fail), key: 'replay.target' };
   }
   if (p?.connectionString !== undefined) {
-    note('provision.connection_string', "the database replayed against, in place, as pg-retest does (the workload's writes stay in it)");
+    note('provision.connection_string', IN_PLACE);
     for (const key of ['backend', 'image', 'port']) note(`provision.${key}`, 'not used: connection_string is given, so no server is started (as in pg-retest)');
     note('provision.restore_from', 'not applied: pg-retest loads it only into the server it starts; the database behind connection_string is used as it is');
     return { kind: 'url', url: targetUrl(p.connectionString, '[provision] connection_string', fail), key: 'provision.connection_string' };
@@ -261,6 +270,18 @@ function replaySettings(config: PipelineConfig, variantsMode: boolean, note: Not
       ? "only statements that cannot change data are sent, as PostgreSQL's parser judges them (pg-retest sends whatever starts with SELECT or WITH, data-modifying CTEs included); the others are reported as skipped and not held against coverage"
       : 'every statement is sent',
   );
+  note(
+    'replay.allow_writes',
+    r.allowWrites
+      ? 'a workload that may change data is written into a target the run did not create'
+      : 'a workload that may change data is refused on a target the run did not create',
+  );
+  note(
+    'replay.allow_server_wide',
+    r.allowServerWide
+      ? 'statements that act beyond the database (roles, server settings, other databases, server files, other sessions) are sent to the targets'
+      : 'statements that act beyond the database are skipped on a target the run did not start',
+  );
   const scaling = variantsMode ? ', in every replay of every variant (pg-retest does not scale A/B replays)' : '';
   note('replay.scale', `${r.scale} cop${r.scale === 1 ? 'y' : 'ies'} of every session${scaling}`);
   note('replay.stagger_ms', `copy k of a session starts k × ${r.staggerMs} ms later${scaling}`);
@@ -277,7 +298,7 @@ function replaySettings(config: PipelineConfig, variantsMode: boolean, note: Not
   if (r.scaleTransactional !== undefined) classScale.scaleTransactional = r.scaleTransactional;
   if (r.scaleMixed !== undefined) classScale.scaleMixed = r.scaleMixed;
   if (r.scaleBulk !== undefined) classScale.scaleBulk = r.scaleBulk;
-  return { speed: r.speed, readOnly: r.readOnly, scale: r.scale, staggerMs: r.staggerMs, classScale };
+  return { speed: r.speed, readOnly: r.readOnly, allowWrites: r.allowWrites, allowServerWide: r.allowServerWide, scale: r.scale, staggerMs: r.staggerMs, classScale };
 }
 
 function limitsOf(config: PipelineConfig, variantsMode: boolean, note: Note): PipelineLimits {

@@ -9,7 +9,8 @@
  * binaries or from npm. The report says which.
  */
 import { createDatabase } from '../provision/database.js';
-import { replayUrl } from '../provision/url.js';
+import { describeTarget, replayUrl } from '../provision/url.js';
+import { writesRefused } from '../cli/replay-writes.js';
 import { dockerUnavailable } from '../provision/docker.js';
 import type { Logger, Server } from '../provision/index.js';
 import { useDatabaseUrl } from '../provision/index.js';
@@ -59,6 +60,7 @@ export async function replaySingleTarget(
     let url: string;
     let restore: RestoreOutcome | null = null;
     if (target.kind === 'url') {
+      refuseUnaskedWrites(workload, replay, describeTarget(target.url));
       server = await useDatabaseUrl(target.url);
       url = target.url;
       logger.info(`replaying against ${server.description} (${target.key})`);
@@ -79,7 +81,15 @@ export async function replaySingleTarget(
     }
     const report = await replayOnce(
       workload,
-      { conninfo: replayUrl(server, url), speed: replay.speed, readOnly: replay.readOnly, scale: replay.scale, staggerMs: replay.staggerMs, ...replay.classScale },
+      {
+        conninfo: replayUrl(server, url),
+        speed: replay.speed,
+        readOnly: replay.readOnly,
+        skipServerWide: target.kind === 'url' && !replay.allowServerWide,
+        scale: replay.scale,
+        staggerMs: replay.staggerMs,
+        ...replay.classScale,
+      },
       context,
     );
     return { target: { kind: server.kind, description: server.description, version: server.version, restore }, report };
@@ -89,6 +99,19 @@ export async function replaySingleTarget(
       await server.stop();
     }
   }
+}
+
+/**
+ * A workload that writes is not replayed into a database the run did not create unless the config
+ * (or `--allow-writes`) says so.
+ * @param workload the workload
+ * @param replay the settings
+ * @param target the database as messages name it
+ */
+export function refuseUnaskedWrites(workload: Workload, replay: ReplaySettings, target: string): void {
+  if (replay.readOnly || replay.allowWrites) return;
+  const refusal = writesRefused(workload.summary(0), target, { allow: 'set allow_writes = true under [replay] (or pass --allow-writes)', skip: 'read_only = true' });
+  if (refusal) throw refusal;
 }
 
 async function startServer(target: Extract<TargetPlan, { kind: 'start' }>, sessions: number, logger: Logger, note: (key: string, text: string) => void): Promise<Server> {

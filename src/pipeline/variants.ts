@@ -42,6 +42,7 @@ import { serverVersion } from '../provision/database-url.js';
 import { checkpoint, dropDatabase, runStatements } from '../provision/database.js';
 import { describeTarget, passwordOf, redact, withDatabase } from '../provision/url.js';
 import { settleCopyStatistics } from './copy-statistics.js';
+import { refuseUnaskedWrites } from './single-target.js';
 import type { ReplaySettings } from './plan.js';
 
 /** One variant, ready to replay. */
@@ -93,6 +94,8 @@ export async function gateVariants(inputs: VariantsInputs, context: GateContext)
     for (const [i, v] of inputs.variants.entries()) {
       prepared.push(await prepareVariant(v, `${prefix}_v${i}`, created, context));
     }
+    // A copy is the run's own; a variant replayed in place is the user's database.
+    for (const v of prepared) if (v.copy === null) refuseUnaskedWrites(inputs.workload, inputs.replay, `variant '${v.label}' (${describeTarget(v.url)}, which could not be copied)`);
     const results: CandidateResult[] = [];
     for (const candidate of prepared.slice(1)) {
       throwIfAborted(context.signal);
@@ -275,7 +278,8 @@ async function replayVariant(
     const r = inputs.replay;
     return await replayOnce(
       inputs.workload,
-      { conninfo: url, speed: r.speed, readOnly: r.readOnly, scale: r.scale, staggerMs: r.staggerMs, ...r.classScale, includeSamples: true },
+      // Copies or not, every variant is on a server the run did not start.
+      { conninfo: url, speed: r.speed, readOnly: r.readOnly, skipServerWide: !r.allowServerWide, scale: r.scale, staggerMs: r.staggerMs, ...r.classScale, includeSamples: true },
       context,
     );
   } finally {

@@ -130,3 +130,86 @@ export async function checkpoint(url: string): Promise<boolean> {
     return false;
   }
 }
+
+/** What the URL's user may do about roles, and whether it sees other users' statement counters. */
+export interface RolePrivileges {
+  /** `current_user`. */
+  user: string;
+  superuser: boolean;
+  createRole: boolean;
+  /** Superuser or a member of pg_read_all_stats: pg_stat_statements shows it every user's query ids. */
+  readsAllStats: boolean;
+}
+
+/**
+ * @param serverUrl a URL on the server
+ * @returns the URL's user's role attributes
+ */
+export async function rolePrivileges(serverUrl: string): Promise<RolePrivileges> {
+  return withConnection(serverUrl, 'cannot read the role attributes of the user', async (client) => {
+    const row = (
+      await client.query<{ user: string; superuser: boolean; createrole: boolean; stats: boolean }>(
+        `SELECT current_user AS user, rolsuper AS superuser, rolcreaterole AS createrole,
+                rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'USAGE') AS stats
+           FROM pg_roles WHERE rolname = current_user`,
+      )
+    ).rows[0]!;
+    return { user: row.user, superuser: row.superuser, createRole: row.createrole, readsAllStats: row.stats };
+  });
+}
+
+/**
+ * Runs role statements; a failure is one line without the CREATEDB hint {@link withConnection}
+ * gives databases (a role statement is refused for other reasons).
+ */
+function roleStatements(url: string, what: string, statements: string[]): Promise<void> {
+  return withConnection(url, what, async (client) => {
+    try {
+      for (const sql of statements) await client.query(sql);
+    } catch (error) {
+      throw new Error(error instanceof Error ? error.message : String(error));
+    }
+  });
+}
+
+const VERIFIER = /^SCRAM-SHA-256\$\d+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/;
+
+/**
+ * Creates a login role with no attribute that reaches beyond what it owns (no superuser, no
+ * CREATEROLE, CREATEDB, REPLICATION or BYPASSRLS). A user that is not superuser is made a member
+ * of it, which PostgreSQL requires to create databases owned by it and to give it objects.
+ * @param serverUrl a URL on the server (its user needs CREATEROLE or superuser)
+ * @param name the role (a plain identifier)
+ * @param verifier its password as a SCRAM verifier (scram.ts): the password is never sent
+ * @param superuser whether the URL's user is superuser
+ */
+export async function createLoginRole(serverUrl: string, name: string, verifier: string, superuser: boolean): Promise<void> {
+  checkName(name);
+  if (!VERIFIER.test(verifier)) throw new InfraError('a role password must be given as a SCRAM-SHA-256 verifier');
+  await roleStatements(serverUrl, `cannot create role ${name}`, [
+    `CREATE ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '${verifier}'`,
+    ...(superuser ? [] : [`GRANT ${name} TO CURRENT_USER`]),
+  ]);
+}
+
+/**
+ * Drops a role if it exists (what it owned must be gone: its databases dropped first).
+ * @param serverUrl a URL on the server
+ * @param name the role
+ */
+export async function dropRole(serverUrl: string, name: string): Promise<void> {
+  checkName(name);
+  await roleStatements(serverUrl, `cannot drop role ${name}`, [`DROP ROLE IF EXISTS ${name}`]);
+}
+
+/**
+ * Makes a role the owner of a database (and so, from PostgreSQL 15, of its `public` schema).
+ * @param serverUrl a URL on the server, of another database
+ * @param database the database
+ * @param role the new owner
+ */
+export async function setDatabaseOwner(serverUrl: string, database: string, role: string): Promise<void> {
+  checkName(database);
+  checkName(role);
+  await roleStatements(serverUrl, `cannot make ${role} the owner of database ${database}`, [`ALTER DATABASE ${database} OWNER TO ${role}`]);
+}

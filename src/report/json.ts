@@ -236,6 +236,7 @@ export const gateReportSchema = z.object({
     started_at: z.string(),
     wall_time_ms: z.number().nonnegative(),
     database_prefix: z.string().optional(),
+    replay_user: z.string().optional(),
     time_budget: z
       .object({
         budget_ms: z.number().positive(),

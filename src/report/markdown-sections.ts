@@ -583,6 +583,7 @@ export function environmentSection(ctx: Context): string[] {
     ['head', commit([sha(e.head.sha)], e.head.source)],
     ['head built from scratch', orNone(e.head_from_scratch)],
     ...headStatisticsRows(e.head_statistics),
+    ...(e.replay_user ? ([['replayed as', text(e.replay_user)]] as [string, string][]) : []),
     ['runner', text(e.runner)],
     ['started', text(e.started_at)],
     ['wall time', wallTime(e.wall_time_ms)],

@@ -32,6 +32,14 @@ pub struct WorkloadSummary {
     pub statements_by_kind: BTreeMap<String, u64>,
     /// Statements that may change data (what read-only replay skips).
     pub writes: u64,
+    /// Those statements by kind (`select` counts locking reads and sequence calls).
+    pub writes_by_kind: BTreeMap<String, u64>,
+    /// Sessions with at least one of them.
+    pub sessions_with_writes: u64,
+    /// Statements whose effects may reach beyond their database (roles, server settings, other
+    /// databases, the server's files and processes): what a replay to a server the run did not
+    /// start skips.
+    pub server_wide: u64,
     pub transactions: u64,
     /// Span from the earliest statement start to the latest statement end, µs.
     pub duration_us: u64,
@@ -61,20 +69,33 @@ pub struct SequenceHintSummary {
 pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
     let mut by_kind: BTreeMap<String, u64> = BTreeMap::new();
     let mut per_fp: Vec<(u64, u64)> = vec![(0, 0); w.fingerprints().len()];
+    let mut writes_by_kind: BTreeMap<String, u64> = BTreeMap::new();
     let (mut writes, mut transactions) = (0u64, 0u64);
+    let (mut sessions_with_writes, mut server_wide) = (0u64, 0u64);
     let (mut min_start, mut max_end) = (u64::MAX, 0u64);
-    for st in w.all_statements() {
-        let idx = w.fingerprint_index(st.text) as usize;
-        let fp = &w.fingerprints()[idx];
-        *by_kind.entry(fp.kind.as_str().to_string()).or_default() += 1;
-        per_fp[idx].0 += 1;
-        per_fp[idx].1 = per_fp[idx].1.saturating_add(st.duration_us);
-        writes += u64::from(fp.writes);
-        if *w.txn_effect(st.text) == TxnEffect::Begin {
-            transactions += 1;
+    for session in 0..w.sessions().len() {
+        let mut session_writes = false;
+        for st in w.statements_of(session) {
+            let idx = w.fingerprint_index(st.text) as usize;
+            let fp = &w.fingerprints()[idx];
+            *by_kind.entry(fp.kind.as_str().to_string()).or_default() += 1;
+            per_fp[idx].0 += 1;
+            per_fp[idx].1 = per_fp[idx].1.saturating_add(st.duration_us);
+            if fp.writes {
+                writes += 1;
+                session_writes = true;
+                *writes_by_kind
+                    .entry(fp.kind.as_str().to_string())
+                    .or_default() += 1;
+            }
+            server_wide += u64::from(w.server_wide(st.text));
+            if *w.txn_effect(st.text) == TxnEffect::Begin {
+                transactions += 1;
+            }
+            min_start = min_start.min(st.start_offset_us);
+            max_end = max_end.max(st.start_offset_us.saturating_add(st.duration_us));
         }
-        min_start = min_start.min(st.start_offset_us);
-        max_end = max_end.max(st.start_offset_us.saturating_add(st.duration_us));
+        sessions_with_writes += u64::from(session_writes);
     }
     let first_offsets: Vec<u64> = (0..w.sessions().len())
         .filter_map(|i| w.statements_of(i).first().map(|s| s.start_offset_us))
@@ -123,6 +144,9 @@ pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
         fingerprints: w.fingerprints().len() as u64,
         statements_by_kind: by_kind,
         writes,
+        writes_by_kind,
+        sessions_with_writes,
+        server_wide,
         transactions,
         duration_us: if min_start == u64::MAX {
             0
@@ -149,5 +173,45 @@ pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
                 min_value: h.min_value,
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summarize_workload;
+    use crate::wkl::QueryKind;
+    use crate::workload::{WorkloadBuilder, WorkloadInfo};
+
+    #[test]
+    fn writes_are_counted_by_kind_and_session_and_server_wide_statements_apart() {
+        let mut b = WorkloadBuilder::new(WorkloadInfo::default());
+        let sessions: [&[&str]; 3] = [
+            &[
+                "SELECT 1",
+                "INSERT INTO t VALUES (1)",
+                "INSERT INTO t VALUES (2)",
+            ],
+            &["SELECT * FROM t FOR UPDATE", "UPDATE t SET v = 1"],
+            &["SELECT 2", "ALTER ROLE app PASSWORD 'x'"],
+        ];
+        for (i, texts) in sessions.iter().enumerate() {
+            b.begin_session(i as u64 + 1, "app".into(), "app".into());
+            for (j, text) in texts.iter().enumerate() {
+                b.push_statement(text, j as u64, 10, QueryKind::Other, None);
+            }
+        }
+        let s = summarize_workload(&b.finish(), 5);
+        assert_eq!(s.writes, 5);
+        let by_kind: Vec<(&str, u64)> = s
+            .writes_by_kind
+            .iter()
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect();
+        assert_eq!(
+            by_kind,
+            [("ddl", 1), ("insert", 2), ("select", 1), ("update", 1)]
+        );
+        assert_eq!(s.sessions_with_writes, 3);
+        assert_eq!(s.server_wide, 1);
     }
 }

@@ -9,7 +9,7 @@
 //! for everything else (fingerprint), and per distinct fingerprint (full parse for kind and
 //! write-ness, normalisation for display), never per statement.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::fnv::FnvBuild;
 use crate::keys::KeyLinks;
@@ -87,6 +87,11 @@ pub struct FingerprintEntry {
     pub normalized: String,
     pub kind: StatementKind,
     pub writes: bool,
+    /// Its effects may reach beyond its database (`sql::analyze`); see [`Workload::server_wide`].
+    pub server_wide: bool,
+    /// `server_wide` came from a `DO` block's code, which the fingerprint leaves out: each text
+    /// of it is judged itself.
+    pub judged_by_body: bool,
     pub txn: TxnEffect,
     /// A real captured text with this fingerprint (for EXPLAIN and debugging).
     pub example_text: u32,
@@ -104,6 +109,8 @@ pub struct Workload {
     text_fingerprint: Vec<u32>,
     /// Transaction effects that depend on the text itself (savepoint names), by text id.
     text_txn: HashMap<u32, TxnEffect>,
+    /// Texts of fingerprints judged by body whose own code reaches beyond the database.
+    server_wide_texts: HashSet<u32>,
     fingerprints: Vec<FingerprintEntry>,
     /// Rows the capture saw returned, by global statement index (proxy captures, and keys our
     /// capture inferred); most workloads have none.
@@ -342,6 +349,7 @@ impl WorkloadBuilder {
             texts,
             text_fingerprint: Vec::new(),
             text_txn: HashMap::new(),
+            server_wide_texts: HashSet::new(),
             fingerprints: Vec::new(),
             response_values,
             links: KeyLinks::default(),
@@ -416,6 +424,11 @@ impl Workload {
                 let own = sql::analyze(self.text(tid)).txn;
                 self.text_txn.insert(tid, own);
             }
+            if self.fingerprints[idx as usize].judged_by_body
+                && sql::analyze(self.text(tid)).server_wide
+            {
+                self.server_wide_texts.insert(tid);
+            }
         }
         self.text_fingerprint = text_fingerprint;
     }
@@ -440,6 +453,8 @@ impl Workload {
             normalized,
             kind: info.kind,
             writes: info.writes,
+            server_wide: info.server_wide,
+            judged_by_body: info.judged_by_body,
             txn: info.txn,
             example_text: tid,
             produces: crate::keys::producer::producer(text).is_some(),
@@ -525,6 +540,17 @@ impl Workload {
         match self.text_txn.get(&text) {
             Some(t) => t,
             None => &self.fingerprint_of(text).txn,
+        }
+    }
+
+    /// Whether text `text` may act beyond its database: roles, server settings, other databases,
+    /// the server's files and processes (`sql::analyze`).
+    pub fn server_wide(&self, text: u32) -> bool {
+        let fp = self.fingerprint_of(text);
+        if fp.judged_by_body {
+            self.server_wide_texts.contains(&text)
+        } else {
+            fp.server_wide
         }
     }
 

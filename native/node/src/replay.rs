@@ -34,6 +34,11 @@ pub struct ReplayOptions {
     pub speed: Option<f64>,
     /// Send only statements that cannot change data, in read-only sessions. Default false.
     pub read_only: Option<bool>,
+    /// Skip (reason `server_wide`) statements whose effects may reach beyond the target
+    /// database: roles, server settings, other databases, tablespaces, the server's files and
+    /// processes, connections to other servers. For a server the caller did not start.
+    /// Default false.
+    pub skip_server_wide: Option<bool>,
     /// Copies of every session (1 = as captured). Default 1.
     pub scale: Option<f64>,
     /// Delay between consecutive copies of a session, in ms. Default 0.
@@ -130,6 +135,7 @@ fn core_options(opts: ReplayOptions) -> Result<CoreOptions, BindingError> {
         conninfo,
         speed: opts.speed.unwrap_or(defaults.speed),
         read_only: opts.read_only.unwrap_or(defaults.read_only),
+        skip_server_wide: opts.skip_server_wide.unwrap_or(defaults.skip_server_wide),
         scale,
         max_connections: whole("maxConnections", opts.max_connections, 1)?,
         statement_timeout: millis("statementTimeoutMs", opts.statement_timeout_ms)?,

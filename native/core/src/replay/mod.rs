@@ -74,6 +74,9 @@ pub struct ReplayOptions {
     pub speed: f64,
     /// Execute only statements that cannot change data (and run sessions read-only).
     pub read_only: bool,
+    /// Skip statements whose effects may reach beyond the target database (`sql::analyze`'s
+    /// `server_wide`): for a server the caller did not start.
+    pub skip_server_wide: bool,
     pub scale: ScaleOptions,
     /// Cap on concurrently open sessions.
     pub max_connections: Option<u32>,
@@ -123,6 +126,7 @@ impl Default for ReplayOptions {
             conninfo: String::new(),
             speed: 1.0,
             read_only: false,
+            skip_server_wide: false,
             scale: ScaleOptions::default(),
             max_connections: None,
             statement_timeout: None,

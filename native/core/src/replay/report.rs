@@ -15,6 +15,9 @@ pub enum SkipReason {
     ReadOnly,
     /// An earlier statement of its transaction failed; the transaction was rolled back.
     TransactionAborted,
+    /// Its effects may reach beyond the target database (roles, server settings, other
+    /// databases, the server's files and processes), and the replay was told not to send those.
+    ServerWide,
 }
 
 /// Why a statement could not be sent.
@@ -41,6 +44,7 @@ impl SkipReason {
         match self {
             Self::ReadOnly => "read_only",
             Self::TransactionAborted => "transaction_aborted",
+            Self::ServerWide => "server_wide",
         }
     }
 }

@@ -318,6 +318,13 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
         let fp = &workload.fingerprints()[fp_idx as usize];
         let effect = workload.txn_effect(st.text);
 
+        // Before read-only: a server-wide statement that writes nothing (reading a server file)
+        // must not slip through a read-only replay, and its reason is the more telling one.
+        if shared.opts.skip_server_wide && workload.server_wide(st.text) {
+            run.skip(i, SkipReason::ServerWide).await;
+            i += 1;
+            continue;
+        }
         if shared.opts.read_only && fp.writes {
             run.skip(i, SkipReason::ReadOnly).await;
             i += 1;

@@ -1,5 +1,5 @@
-//! Statement analysis: fingerprint, kind, whether it can change data, and its effect on the
-//! transaction state of the session.
+//! Statement analysis: fingerprint, kind, whether it can change data, whether its effects may
+//! reach beyond its database (`reach.rs`), and its effect on the transaction state of the session.
 //!
 //! Prefix tests get real workloads wrong (`/* app */ SELECT`, `WITH … INSERT`, `SELECT … FOR
 //! UPDATE`, `SELECT nextval(…)`), so everything here comes from the parse tree. A statement the
@@ -10,6 +10,7 @@ use std::hash::Hasher;
 use pg_query::{NodeEnum, NodeRef};
 use serde::Serialize;
 
+use super::reach;
 use crate::fnv::Fnv;
 
 /// The broad kind of a statement, for summaries and session classification.
@@ -86,6 +87,12 @@ pub struct StatementInfo {
     pub txn: TxnEffect,
     /// Number of statements in the text (a simple-query string may hold several).
     pub statements: usize,
+    /// Its effects may reach beyond its database (roles, settings, files, other sessions, other
+    /// databases or servers: `reach.rs`), or that cannot be ruled out.
+    pub server_wide: bool,
+    /// A `DO` block's code decided `server_wide`: fingerprints leave that code out, so other
+    /// texts of the same fingerprint must be judged themselves.
+    pub judged_by_body: bool,
 }
 
 /// Functions that change data or server state even when called from a plain SELECT.
@@ -159,6 +166,8 @@ pub fn analyze(sql: &str) -> StatementInfo {
                 writes: true,
                 txn: TxnEffect::None,
                 statements: 1,
+                server_wide: reach::by_words(sql),
+                judged_by_body: false,
             }
         }
     };
@@ -166,6 +175,7 @@ pub fn analyze(sql: &str) -> StatementInfo {
     let mut kind: Option<StatementKind> = None;
     let mut writes = false;
     let mut txn = TxnEffect::None;
+    let (mut server_wide, mut judged_by_body) = (false, false);
     let stmts = &parsed.protobuf.stmts;
     for raw in stmts {
         let Some(node) = raw.stmt.as_ref().and_then(|n| n.node.as_ref()) else {
@@ -183,18 +193,27 @@ pub fn analyze(sql: &str) -> StatementInfo {
             Some(prev) => prev,
         });
         writes |= w;
+        server_wide |= reach::top_level(node);
+        if let Some(held) = reach::held_query(node) {
+            server_wide |= held.nodes().into_iter().any(|(n, ..)| reach::nested(n));
+        }
+        if let Some(body) = reach::do_body(node) {
+            judged_by_body = true;
+            server_wide |= reach::by_words(body);
+        }
     }
     // Nested writes: data-modifying CTEs, locking clauses in subqueries, writing functions.
     for (node, _, _, _) in parsed.protobuf.nodes() {
-        if nested_write(node) {
-            writes = true;
-        }
+        writes |= nested_write(node);
+        server_wide |= reach::nested(node);
     }
     StatementInfo {
         kind: kind.unwrap_or(StatementKind::Utility),
         writes,
         txn,
         statements: stmts.len().max(1),
+        server_wide,
+        judged_by_body,
     }
 }
 
@@ -267,20 +286,24 @@ fn nested_write(node: NodeRef<'_>) -> bool {
         | NodeRef::DeleteStmt(_)
         | NodeRef::MergeStmt(_) => true,
         NodeRef::SelectStmt(s) => s.into_clause.is_some() || !s.locking_clause.is_empty(),
-        NodeRef::FuncCall(f) => f
-            .funcname
-            .last()
-            .and_then(|n| match n.node.as_ref() {
-                Some(NodeEnum::String(s)) => Some(s.sval.as_str()),
-                _ => None,
-            })
-            .is_some_and(|name| {
-                WRITING_FUNCTIONS
-                    .iter()
-                    .any(|w| w.eq_ignore_ascii_case(name))
-            }),
+        NodeRef::FuncCall(_) => called_function(node).is_some_and(|name| {
+            WRITING_FUNCTIONS
+                .iter()
+                .any(|w| w.eq_ignore_ascii_case(name))
+        }),
         _ => false,
     }
+}
+
+/// The name a function call names, without its schema (`pg_catalog.setval` is `setval`).
+pub(super) fn called_function(node: NodeRef<'_>) -> Option<&str> {
+    let NodeRef::FuncCall(f) = node else {
+        return None;
+    };
+    f.funcname.last().and_then(|n| match n.node.as_ref() {
+        Some(NodeEnum::String(s)) => Some(s.sval.as_str()),
+        _ => None,
+    })
 }
 
 fn txn_effect(t: &pg_query::protobuf::TransactionStmt) -> TxnEffect {

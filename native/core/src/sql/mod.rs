@@ -3,6 +3,7 @@
 mod analysis;
 pub mod lex;
 mod mask;
+mod reach;
 mod shape;
 
 pub use analysis::{analyze, fingerprint, StatementInfo, StatementKind, TxnEffect};
