@@ -4091,11 +4091,11 @@ var require_util2 = __commonJS({
     var { isUint8Array } = __require("node:util/types");
     var { webidl } = require_webidl();
     var supportedHashes = [];
-    var crypto10;
+    var crypto12;
     try {
-      crypto10 = __require("node:crypto");
+      crypto12 = __require("node:crypto");
       const possibleRelevantHashes = ["sha256", "sha384", "sha512"];
-      supportedHashes = crypto10.getHashes().filter((hash2) => possibleRelevantHashes.includes(hash2));
+      supportedHashes = crypto12.getHashes().filter((hash2) => possibleRelevantHashes.includes(hash2));
     } catch {
     }
     function responseURL(response) {
@@ -4368,7 +4368,7 @@ var require_util2 = __commonJS({
       }
     }
     function bytesMatch(bytes, metadataList) {
-      if (crypto10 === void 0) {
+      if (crypto12 === void 0) {
         return true;
       }
       const parsedMetadata = parseMetadata(metadataList);
@@ -4383,7 +4383,7 @@ var require_util2 = __commonJS({
       for (const item of metadata) {
         const algorithm = item.algo;
         const expectedValue = item.hash;
-        let actualValue = crypto10.createHash(algorithm).update(bytes).digest("base64");
+        let actualValue = crypto12.createHash(algorithm).update(bytes).digest("base64");
         if (actualValue[actualValue.length - 1] === "=") {
           if (actualValue[actualValue.length - 2] === "=") {
             actualValue = actualValue.slice(0, -2);
@@ -5447,8 +5447,8 @@ var require_body = __commonJS({
     var { multipartFormDataParser } = require_formdata_parser();
     var random;
     try {
-      const crypto10 = __require("node:crypto");
-      random = (max) => crypto10.randomInt(0, max);
+      const crypto12 = __require("node:crypto");
+      random = (max) => crypto12.randomInt(0, max);
     } catch {
       random = (max) => Math.floor(Math.random(max));
     }
@@ -17087,13 +17087,13 @@ var require_frame = __commonJS({
     "use strict";
     var { maxUnsigned16Bit } = require_constants5();
     var BUFFER_SIZE = 16386;
-    var crypto10;
+    var crypto12;
     var buffer = null;
     var bufIdx = BUFFER_SIZE;
     try {
-      crypto10 = __require("node:crypto");
+      crypto12 = __require("node:crypto");
     } catch {
-      crypto10 = {
+      crypto12 = {
         // not full compatibility, but minimum.
         randomFillSync: function randomFillSync(buffer2, _offset, _size2) {
           for (let i = 0; i < buffer2.length; ++i) {
@@ -17106,7 +17106,7 @@ var require_frame = __commonJS({
     function generateMask() {
       if (bufIdx === BUFFER_SIZE) {
         bufIdx = 0;
-        crypto10.randomFillSync(buffer ??= Buffer.allocUnsafe(BUFFER_SIZE), 0, BUFFER_SIZE);
+        crypto12.randomFillSync(buffer ??= Buffer.allocUnsafe(BUFFER_SIZE), 0, BUFFER_SIZE);
       }
       return [buffer[bufIdx++], buffer[bufIdx++], buffer[bufIdx++], buffer[bufIdx++]];
     }
@@ -17178,9 +17178,9 @@ var require_connection = __commonJS({
     var { Headers: Headers2, getHeadersList } = require_headers();
     var { getDecodeSplit } = require_util2();
     var { WebsocketFrameSend } = require_frame();
-    var crypto10;
+    var crypto12;
     try {
-      crypto10 = __require("node:crypto");
+      crypto12 = __require("node:crypto");
     } catch {
     }
     function establishWebSocketConnection(url2, protocols, client, ws, onEstablish, options2) {
@@ -17200,7 +17200,7 @@ var require_connection = __commonJS({
         const headersList = getHeadersList(new Headers2(options2.headers));
         request.headersList = headersList;
       }
-      const keyValue = crypto10.randomBytes(16).toString("base64");
+      const keyValue = crypto12.randomBytes(16).toString("base64");
       request.headersList.append("sec-websocket-key", keyValue);
       request.headersList.append("sec-websocket-version", "13");
       for (const protocol of protocols) {
@@ -17230,7 +17230,7 @@ var require_connection = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest = crypto10.createHash("sha1").update(keyValue + uid).digest("base64");
+          const digest = crypto12.createHash("sha1").update(keyValue + uid).digest("base64");
           if (secWSAccept !== digest) {
             failWebsocketConnection(ws, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
@@ -20486,7 +20486,7 @@ var require_cert_signatures = __commonJS({
 var require_sasl = __commonJS({
   "node_modules/pg/lib/crypto/sasl.js"(exports, module) {
     "use strict";
-    var crypto10 = require_utils3();
+    var crypto12 = require_utils3();
     var { signatureAlgorithmHashFromCertificate } = require_cert_signatures();
     function saslprep(password) {
       const nonAsciiSpace = /[\u00A0\u1680\u2000-\u200B\u202F\u205F\u3000]/g;
@@ -20504,7 +20504,7 @@ var require_sasl = __commonJS({
       if (mechanism === "SCRAM-SHA-256-PLUS" && typeof stream.getPeerCertificate !== "function") {
         throw new Error("SASL: Mechanism SCRAM-SHA-256-PLUS requires a certificate");
       }
-      const clientNonce = crypto10.randomBytes(18).toString("base64");
+      const clientNonce = crypto12.randomBytes(18).toString("base64");
       const gs2Header = mechanism === "SCRAM-SHA-256-PLUS" ? "p=tls-server-end-point" : stream ? "y" : "n";
       return {
         mechanism,
@@ -20546,20 +20546,20 @@ var require_sasl = __commonJS({
         const peerCert = stream.getPeerCertificate().raw;
         let hashName = signatureAlgorithmHashFromCertificate(peerCert);
         if (hashName === "MD5" || hashName === "SHA-1") hashName = "SHA-256";
-        const certHash = await crypto10.hashByName(hashName, peerCert);
+        const certHash = await crypto12.hashByName(hashName, peerCert);
         const bindingData = Buffer.concat([Buffer.from("p=tls-server-end-point,,"), Buffer.from(certHash)]);
         channelBinding = bindingData.toString("base64");
       }
       const clientFinalMessageWithoutProof = "c=" + channelBinding + ",r=" + sv.nonce;
       const authMessage = clientFirstMessageBare + "," + serverFirstMessage + "," + clientFinalMessageWithoutProof;
       const saltBytes = Buffer.from(sv.salt, "base64");
-      const saltedPassword = await crypto10.deriveKey(saslprep(password), saltBytes, sv.iteration);
-      const clientKey = await crypto10.hmacSha256(saltedPassword, "Client Key");
-      const storedKey = await crypto10.sha256(clientKey);
-      const clientSignature = await crypto10.hmacSha256(storedKey, authMessage);
+      const saltedPassword = await crypto12.deriveKey(saslprep(password), saltBytes, sv.iteration);
+      const clientKey = await crypto12.hmacSha256(saltedPassword, "Client Key");
+      const storedKey = await crypto12.sha256(clientKey);
+      const clientSignature = await crypto12.hmacSha256(storedKey, authMessage);
       const clientProof = xorBuffers(Buffer.from(clientKey), Buffer.from(clientSignature)).toString("base64");
-      const serverKey = await crypto10.hmacSha256(saltedPassword, "Server Key");
-      const serverSignatureBytes = await crypto10.hmacSha256(serverKey, authMessage);
+      const serverKey = await crypto12.hmacSha256(saltedPassword, "Server Key");
+      const serverSignatureBytes = await crypto12.hmacSha256(serverKey, authMessage);
       session.message = "SASLResponse";
       session.serverSignature = Buffer.from(serverSignatureBytes).toString("base64");
       session.response = clientFinalMessageWithoutProof + ",p=" + clientProof;
@@ -22798,7 +22798,7 @@ var require_client2 = __commonJS({
     var Query2 = require_query();
     var defaults2 = require_defaults();
     var Connection2 = require_connection2();
-    var crypto10 = require_utils3();
+    var crypto12 = require_utils3();
     var activeQueryDeprecationNotice = nodeUtils.deprecate(
       () => {
       },
@@ -23053,7 +23053,7 @@ var require_client2 = __commonJS({
       _handleAuthMD5Password(msg) {
         this._getPassword(async () => {
           try {
-            const hashedPassword = await crypto10.postgresMd5PasswordHash(this.user, this.password, msg.salt);
+            const hashedPassword = await crypto12.postgresMd5PasswordHash(this.user, this.password, msg.salt);
             this.connection.password(hashedPassword);
           } catch (e) {
             this.emit("error", e);
@@ -26772,7 +26772,7 @@ function exitCodeOf(error63) {
 }
 
 // src/gate/run-gate.ts
-import crypto6 from "node:crypto";
+import crypto8 from "node:crypto";
 import fs14 from "node:fs";
 import os8 from "node:os";
 
@@ -27522,6 +27522,43 @@ async function checkpoint(url2) {
   } catch {
     return false;
   }
+}
+async function rolePrivileges(serverUrl) {
+  return withConnection(serverUrl, "cannot read the role attributes of the user", async (client) => {
+    const row = (await client.query(
+      `SELECT current_user AS user, rolsuper AS superuser, rolcreaterole AS createrole,
+                rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'USAGE') AS stats
+           FROM pg_roles WHERE rolname = current_user`
+    )).rows[0];
+    return { user: row.user, superuser: row.superuser, createRole: row.createrole, readsAllStats: row.stats };
+  });
+}
+function roleStatements(url2, what, statements) {
+  return withConnection(url2, what, async (client) => {
+    try {
+      for (const sql of statements) await client.query(sql);
+    } catch (error63) {
+      throw new Error(error63 instanceof Error ? error63.message : String(error63));
+    }
+  });
+}
+var VERIFIER = /^SCRAM-SHA-256\$\d+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/;
+async function createLoginRole(serverUrl, name, verifier, superuser) {
+  checkName(name);
+  if (!VERIFIER.test(verifier)) throw new InfraError("a role password must be given as a SCRAM-SHA-256 verifier");
+  await roleStatements(serverUrl, `cannot create role ${name}`, [
+    `CREATE ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '${verifier}'`,
+    ...superuser ? [] : [`GRANT ${name} TO CURRENT_USER`]
+  ]);
+}
+async function dropRole(serverUrl, name) {
+  checkName(name);
+  await roleStatements(serverUrl, `cannot drop role ${name}`, [`DROP ROLE IF EXISTS ${name}`]);
+}
+async function setDatabaseOwner(serverUrl, database, role) {
+  checkName(database);
+  checkName(role);
+  await roleStatements(serverUrl, `cannot make ${role} the owner of database ${database}`, [`ALTER DATABASE ${database} OWNER TO ${role}`]);
 }
 
 // src/provision/leftovers.ts
@@ -49683,6 +49720,7 @@ function maskMessage(message2, sqlstate) {
 var REASONS = {
   transaction_aborted: "an earlier statement of its transaction failed",
   read_only: "the replay was read-only",
+  server_wide: "it acts beyond the replay's database (roles, server settings, other databases, server files, other sessions) on a server the run did not start",
   connect_failed: "its session was refused a connection",
   connection_lost: "its connection broke",
   server_unavailable: "the server became unavailable",
@@ -49988,11 +50026,187 @@ function planForBudget(budgetMs, spentMs, durationUs, asked) {
   );
 }
 
+// src/gate/replay-role.ts
+import crypto5 from "node:crypto";
+
+// src/provision/role-ownership.ts
+var USER_SCHEMA = `n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'`;
+var notExtensionMember = (catalog, alias) => `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '${catalog}'::regclass AND d.objid = ${alias}.oid AND d.deptype = 'e')`;
+var OWNED_OBJECTS = [
+  `SELECT format('ALTER SCHEMA %I OWNER TO %I', n.nspname, $1::text) FROM pg_namespace n
+    WHERE n.nspowner = $2 AND ${USER_SCHEMA} AND ${notExtensionMember("pg_namespace", "n")}`,
+  `SELECT format('ALTER %s %s OWNER TO %I',
+                 CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'S' THEN 'SEQUENCE' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
+                 c.oid::regclass, $1::text)
+     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.relowner = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND ${USER_SCHEMA} AND ${notExtensionMember("pg_class", "c")}
+      AND NOT (c.relkind = 'S' AND EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i')))`,
+  `SELECT format('ALTER ROUTINE %s OWNER TO %I', p.oid::regprocedure, $1::text)
+     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE p.proowner = $2 AND ${USER_SCHEMA} AND ${notExtensionMember("pg_proc", "p")}`,
+  `SELECT format('ALTER %s %s OWNER TO %I', CASE t.typtype WHEN 'd' THEN 'DOMAIN' ELSE 'TYPE' END, t.oid::regtype, $1::text)
+     FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+    WHERE t.typowner = $2 AND t.typtype IN ('b', 'c', 'd', 'e', 'r') AND ${USER_SCHEMA} AND ${notExtensionMember("pg_type", "t")}
+      AND (t.typrelid = 0 OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = t.typrelid AND c.relkind = 'c'))
+      AND NOT EXISTS (SELECT 1 FROM pg_type e WHERE e.typarray = t.oid)`,
+  `SELECT format('ALTER LARGE OBJECT %s OWNER TO %I', l.oid, $1::text) FROM pg_largeobject_metadata l WHERE l.lomowner = $2`
+];
+var SCHEMA_ROLES = `
+  WITH named(oid) AS (
+    SELECT c.relowner FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${USER_SCHEMA}
+    UNION SELECT (aclexplode(c.relacl)).grantee FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${USER_SCHEMA} AND c.relacl IS NOT NULL
+    UNION SELECT p.proowner FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE ${USER_SCHEMA}
+    UNION SELECT (aclexplode(p.proacl)).grantee FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE ${USER_SCHEMA} AND p.proacl IS NOT NULL
+    UNION SELECT n.nspowner FROM pg_namespace n WHERE ${USER_SCHEMA}
+    UNION SELECT (aclexplode(n.nspacl)).grantee FROM pg_namespace n WHERE ${USER_SCHEMA} AND n.nspacl IS NOT NULL
+    UNION SELECT unnest(pol.polroles) FROM pg_policy pol
+  )
+  SELECT r.rolname FROM pg_roles r JOIN named ON named.oid = r.oid
+   WHERE NOT (r.rolsuper OR r.rolcreaterole OR r.rolcreatedb OR r.rolreplication)
+     AND r.rolname !~ '^pg_' AND r.rolname <> current_user AND r.rolname <> $1
+   ORDER BY 1`;
+async function giveSchemaTo(databaseUrl, role) {
+  return withConnection(databaseUrl, `cannot give the schema's objects to ${role}`, async (client) => {
+    const me = (await client.query("SELECT oid::int8::float8 AS oid FROM pg_roles WHERE rolname = current_user")).rows[0].oid;
+    let objects = 0;
+    await client.query("BEGIN");
+    try {
+      for (const query of OWNED_OBJECTS) {
+        const statements = (await client.query(query, [role, me])).rows.map((r) => r.format);
+        for (const sql of statements) await client.query(sql);
+        objects += statements.length;
+      }
+      await client.query("COMMIT");
+    } catch (error63) {
+      await client.query("ROLLBACK").catch(() => {
+      });
+      throw stripCode(error63);
+    }
+    const { joined, refused } = await joinRoles(client, role);
+    return { objects, joined, refused };
+  });
+}
+async function joinRoles(client, role) {
+  const names = (await client.query(SCHEMA_ROLES, [role])).rows.map((r) => r.rolname);
+  const joined = [];
+  const refused = [];
+  for (const name of names) {
+    try {
+      const sql = (await client.query("SELECT format($$GRANT %I TO %I$$, $1::text, $2::text) AS sql", [name, role])).rows[0].sql;
+      await client.query(sql);
+      joined.push(name);
+    } catch (error63) {
+      refused.push(`${name} (${error63 instanceof Error ? error63.message : String(error63)})`);
+    }
+  }
+  return { joined, refused };
+}
+function stripCode(error63) {
+  return new Error(error63 instanceof Error ? error63.message : String(error63));
+}
+
+// src/provision/scram.ts
+import crypto4 from "node:crypto";
+var ITERATIONS = 4096;
+var hmac = (key, text2) => crypto4.createHmac("sha256", key).update(text2).digest();
+function scramVerifier(password, salt = crypto4.randomBytes(16)) {
+  const salted = crypto4.pbkdf2Sync(password, salt, ITERATIONS, 32, "sha256");
+  const storedKey = crypto4.createHash("sha256").update(hmac(salted, "Client Key")).digest();
+  const serverKey = hmac(salted, "Server Key");
+  return `SCRAM-SHA-256$${ITERATIONS}:${salt.toString("base64")}$${storedKey.toString("base64")}:${serverKey.toString("base64")}`;
+}
+
+// src/gate/replay-role.ts
+async function prepareReplayRole(place, logger, asUser) {
+  const privileges = await rolePrivileges(place.server.url);
+  const user = privileges.user;
+  if (asUser !== void 0) return { user, reason: asUser, asked: true, warnings: [] };
+  if (!privileges.superuser && !privileges.createRole) {
+    return { user, reason: `${user} may not create roles (it has neither CREATEROLE nor SUPERUSER)`, warnings: [] };
+  }
+  const role = { name: `${place.prefix}_replay`, password: crypto5.randomBytes(24).toString("hex") };
+  const secret = passwordOf(place.server.url);
+  place.role = role.name;
+  const started = Date.now();
+  try {
+    await createLoginRole(place.server.url, role.name, scramVerifier(role.password), privileges.superuser);
+    const warnings = [];
+    let objects = 0;
+    for (const template of place.templates) {
+      await setDatabaseOwner(place.server.url, template, role.name);
+      const handover = await giveSchemaTo(withDatabase(place.server.url, template), role.name);
+      objects += handover.objects;
+      if (handover.refused.length > 0 && template === place.templates[0]) {
+        warnings.push(`the replay role ${role.name} could not join these roles of the schema, so a workload's SET ROLE to them fails: ${handover.refused.join("; ")}`);
+      }
+    }
+    await checkLogin(roleUrl(replayUrl(place.server, withDatabase(place.server.url, place.templates[0])), role));
+    if (place.readsCounters && !privileges.readsAllStats) {
+      warnings.push(
+        `pg_stat_statements shows ${user} the statements of the replay role ${role.name} without their query ids, so buffers and server time come from EXPLAIN; grant pg_read_all_stats to ${user} to use them`
+      );
+    }
+    logger.info(`replays run as ${role.name}, a role of the run's own (${objects} objects of the schema handed to it in ${Date.now() - started} ms)`);
+    return { role, user, warnings };
+  } catch (error63) {
+    const why = redact(error63 instanceof Error ? error63.message : String(error63), secret);
+    await releaseReplayRole(place, logger);
+    return { user, reason: `a role of the run's own could not be used: ${why}`, warnings: [] };
+  }
+}
+async function releaseReplayRole(place, logger) {
+  if (place.role === void 0) return;
+  const name = place.role;
+  place.role = void 0;
+  await dropRole(place.server.url, name).catch((e) => logger.info(`warning: ${redact(e.message, passwordOf(place.server.url))}`));
+}
+function roleUrl(url2, role) {
+  const parsed = new URL(url2);
+  parsed.username = role.name;
+  parsed.password = role.password;
+  for (const key of [...parsed.searchParams.keys()]) {
+    if (["user", "password"].includes(key.toLowerCase())) parsed.searchParams.delete(key);
+  }
+  return parsed.toString();
+}
+async function checkLogin(url2) {
+  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
+  client.on("error", () => {
+  });
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+  } catch (error63) {
+    throw new Error(`it cannot log in: ${error63 instanceof Error ? error63.message : String(error63)}`);
+  } finally {
+    await client.end().catch(() => {
+    });
+  }
+}
+function settleIdentities(identities) {
+  const warnings = identities.flatMap((i) => i.warnings);
+  const without = identities.find((i) => i.role === void 0);
+  if (without === void 0) {
+    const names = [...new Set(identities.map((i) => i.role.name))].join(" and ");
+    return { identities, note: `${names}: a role created for the run (no superuser, CREATEROLE or CREATEDB), dropped after it`, warnings };
+  }
+  const users = [...new Set(identities.map((i) => i.user))].join(" and ");
+  const note = `${users}, the URL's user: ${without.reason}`;
+  const other = identities.length > 1 && identities.some((i) => i.role !== void 0) ? "; so that both sides replay alike, neither uses one" : "";
+  if (!without.asked) {
+    warnings.push(`the replays ran as ${users}, not as a role of the run's own: ${without.reason}${other}. The workload ran with that user's privileges (docs/gate.md, "Replay isolation")`);
+  }
+  return { identities: identities.map((i) => ({ user: i.user, reason: i.reason ?? without.reason, warnings: [] })), note, warnings };
+}
+
 // src/gate/run-resources.ts
-async function releaseRun(server, created, checkout, logger) {
+async function releaseRun(server, created, checkout, logger, replay2 = {}) {
   if (server) {
     if (server.kind === "database-url") {
       for (const name of created) await dropDatabase(server.url, name).catch((e) => logger.info(`warning: ${e.message}`));
+      const place = { server, role: replay2.role };
+      await releaseReplayRole(place, logger);
+      replay2.role = place.role;
     } else {
       logger.info("stopping the server and removing its data directory");
       await server.stop();
@@ -50477,7 +50691,7 @@ async function findEmbeddedBinaries(major, user) {
 }
 
 // src/provision/docker.ts
-import crypto4 from "node:crypto";
+import crypto6 from "node:crypto";
 import { execFile as execFile3 } from "node:child_process";
 var DEFAULT_DOCKER_MAJOR = 18;
 function docker(args, timeoutMs, env = {}) {
@@ -50510,7 +50724,7 @@ var DockerProvisioner = class {
     const why = await dockerUnavailable();
     if (why) throw new InfraError(`cannot start a docker server: ${why}; start Docker, or use --provision embedded or local`);
     const major = options2.major ?? DEFAULT_DOCKER_MAJOR;
-    const password = crypto4.randomBytes(18).toString("base64url");
+    const password = crypto6.randomBytes(18).toString("base64url");
     const image = options2.image ?? `postgres:${major}`;
     const settings = Object.entries(options2.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
     options2.logger?.info(`starting ${image} in Docker (pulling the image if needed)`);
@@ -50555,7 +50769,7 @@ async function waitForServer(url2, timeoutMs) {
 }
 
 // src/provision/cluster.ts
-import crypto5 from "node:crypto";
+import crypto7 from "node:crypto";
 
 // src/provision/os-user.ts
 async function serverOsUser() {
@@ -50868,7 +51082,7 @@ async function startCluster(bins, kind, options2 = {}) {
   const server = await startThrowawayServer({
     bins,
     user: await serverOsUser(),
-    password: crypto5.randomBytes(18).toString("base64url"),
+    password: crypto7.randomBytes(18).toString("base64url"),
     settings: preloads.settings,
     startTimeoutMs: options2.startTimeoutMs,
     dirPrefix: "pg-retest-server-",
@@ -51278,9 +51492,12 @@ async function runGate(config2, context) {
   };
   const places = {};
   let checkout;
-  const prefix = `pgr_${crypto6.randomBytes(4).toString("hex")}`;
+  const prefix = `pgr_${crypto8.randomBytes(4).toString("hex")}`;
   environment.database_prefix = prefix;
-  const secrets2 = () => [places.base?.server.url, places.head?.server.url].map((url2) => url2 === void 0 ? void 0 : passwordOf(url2));
+  const secrets2 = () => [
+    ...[places.base?.server.url, places.head?.server.url].map((url2) => url2 === void 0 ? void 0 : passwordOf(url2)),
+    ...[places.base?.identity, places.head?.identity].map((identity) => identity?.role?.password)
+  ];
   try {
     const workload = await loadGateWorkload(config2.workload);
     environment.workload = { path: config2.workload, sessions: workload.sessions, statements: workload.statements };
@@ -51360,8 +51577,11 @@ async function runGate(config2, context) {
       await place.counters.open();
       if (place.counters.createdDatabase) place.created.push(place.counters.createdDatabase);
     }
-    state.stage = "replay";
     const templates = { base: state.templates.base, head: state.templates.head };
+    const isolation = await isolateReplays(config2, { base: basePlace, head: separate ? headPlace : void 0 }, templates, logger);
+    environment.replay_user = isolation.note;
+    warnings.push(...isolation.warnings);
+    state.stage = "replay";
     const replayAll = async (plan, totalRounds) => {
       for (const [index, planned] of plan.entries()) {
         throwIfAborted(context.signal);
@@ -51372,10 +51592,13 @@ async function runGate(config2, context) {
         place.created.push(name);
         const url2 = await createDatabase(place.server.url, name, template);
         if (serverTime.available) await sendDurations(place.server.url, name);
+        const role = place.identity?.role;
+        if (role) await setDatabaseOwner(place.server.url, name, role.name);
         await checkpoint(place.server.url);
         if (separate) await checkpoint((place === headPlace ? basePlace : headPlace).server.url);
         const watch = planned.side === "noise" ? void 0 : await place.counters.watch(name);
-        const report2 = await replayRound(config2, shape3.speed, workload, replayUrl(place.server, url2), serverTime.available, context);
+        const target = replayUrl(place.server, url2);
+        const report2 = await replayRound(config2, shape3.speed, workload, role ? roleUrl(target, role) : target, { serverTime: serverTime.available, skipServerWide: isolation.skipServerWide }, context);
         if (watch && planned.side !== "noise") await place.counters.collect(planned.side, watch);
         await dropDatabase(place.server.url, name);
         place.created.pop();
@@ -51385,7 +51608,7 @@ async function runGate(config2, context) {
         const outcome = replayOutcome(report2, { deadlineS: config2.replayTimeoutMs === void 0 ? void 0 : config2.replayTimeoutMs / 1e3 });
         if (outcome.problem) {
           const where = `round ${planned.round}, ${planned.side} replay`;
-          const message2 = redact(`${where}: ${outcome.problem}`, passwordOf(url2));
+          const message2 = redact(redact(`${where}: ${outcome.problem}`, passwordOf(url2)), role?.password);
           if (outcome.exitCode === ExitCode2.Interrupted) throw new InterruptedError(message2);
           throw new InfraError(message2);
         }
@@ -51475,8 +51698,8 @@ async function runGate(config2, context) {
       error: error63
     };
   } finally {
-    if (places.head) await releaseRun(places.head.server, places.head.created, void 0, logger);
-    await releaseRun(places.base?.server, places.base?.created ?? [], checkout, logger);
+    if (places.head) await releaseRun(places.head.server, places.head.created, void 0, logger, places.head);
+    await releaseRun(places.base?.server, places.base?.created ?? [], checkout, logger, places.base);
   }
 }
 async function buildHeadServerTemplates(inputs) {
@@ -51488,6 +51711,27 @@ async function buildHeadServerTemplates(inputs) {
     const failure2 = { ...error63.failure, side: "head", name: `${error63.failure.name} (base's migration, on head's server)` };
     return { base: `${inputs.prefix}_base`, head: null, migrations: [], failure: failure2, headFromScratch: null, headStatistics: null };
   }
+}
+async function isolateReplays(config2, places, templates, logger) {
+  const all = places.head ? [places.base, places.head] : [places.base];
+  const foreign = all.some((place) => place.server.kind === "database-url");
+  const asked = foreign && config2.allowServerWide ? "allow-server-wide: the workload runs with its privileges, statements that act beyond the database included" : void 0;
+  const identities = [];
+  for (const place of all) {
+    const replayed = places.head ? [place === places.head ? templates.head : templates.base] : [templates.base, templates.head];
+    const rolePlace = { server: place.server, prefix: place.prefix, templates: replayed, readsCounters: place.counters?.unavailable === null };
+    try {
+      identities.push(await prepareReplayRole(rolePlace, logger, asked));
+    } finally {
+      place.role = rolePlace.role;
+    }
+  }
+  const settled = settleIdentities(identities);
+  all.forEach((place, i) => place.identity = settled.identities[i]);
+  const skipServerWide = foreign && !config2.allowServerWide;
+  const sent = skipServerWide ? "statements that act beyond the database (roles, settings, files, other sessions) skipped" : "every statement sent";
+  if (skipServerWide) logger.info("statements that act beyond the replay database (roles, server settings, other databases, server files, other sessions) are skipped: the server is not one the gate started (--allow-server-wide sends them)");
+  return { skipServerWide, note: `${settled.note}; ${sent}`, warnings: settled.warnings };
 }
 function budgetPlan(config2, workload, spentMs) {
   if (config2.timeBudgetMs === void 0) return { rounds: config2.rounds, confirmRounds: config2.confirmRounds, speed: config2.speed, budget: null };
@@ -51548,17 +51792,18 @@ function checkSeed(config2) {
 function throwIfAborted(signal) {
   if (signal.aborted) throw new InterruptedError("interrupted; the gate stopped before it could compare anything");
 }
-function replayRound(config2, speed, workload, url2, serverTime, context) {
+function replayRound(config2, speed, workload, url2, flags, context) {
   return replayOnce(
     workload,
     {
       conninfo: url2,
       speed,
+      skipServerWide: flags.skipServerWide,
       maxConnections: config2.maxConnections,
       statementTimeoutMs: config2.statementTimeoutMs,
       deadlineMs: config2.replayTimeoutMs,
       includeSamples: true,
-      serverTime,
+      serverTime: flags.serverTime,
       ...config2.keys
     },
     context
@@ -52232,6 +52477,7 @@ function environmentSection(ctx) {
     ["head", commit([sha(e.head.sha)], e.head.source)],
     ["head built from scratch", orNone(e.head_from_scratch)],
     ...headStatisticsRows(e.head_statistics),
+    ...e.replay_user ? [["replayed as", text(e.replay_user)]] : [],
     ["runner", text(e.runner)],
     ["started", text(e.started_at)],
     ["wall time", wallTime(e.wall_time_ms)],
@@ -52631,6 +52877,7 @@ var gateReportSchema = external_exports.object({
     started_at: external_exports.string(),
     wall_time_ms: external_exports.number().nonnegative(),
     database_prefix: external_exports.string().optional(),
+    replay_user: external_exports.string().optional(),
     time_budget: external_exports.object({
       budget_ms: external_exports.number().positive(),
       rounds: count3,
@@ -53601,6 +53848,11 @@ var gateOptions = {
     help: "statement_timeout for every replayed statement (default: none); a timeout counts as an error (57014)",
     schema: numberValue("a positive number of milliseconds", (n) => n > 0 && n <= 1e9).optional()
   },
+  "allow-server-wide": {
+    shape: "flag",
+    help: "on a --database-url server, also send the workload's statements that act beyond the replay database (roles, ALTER SYSTEM, databases, tablespaces, COPY \u2026 PROGRAM, server files, other sessions) and replay as the URL's user: only for a server that is yours to change",
+    schema: booleanValue(false)
+  },
   "replay-timeout-s": {
     shape: "value",
     placeholder: "S",
@@ -53683,6 +53935,7 @@ var schema = external_exports.object(shape).superRefine((raw, ctx) => {
     maxConnections: raw["max-connections"],
     statementTimeoutMs: raw["statement-timeout-ms"],
     replayTimeoutMs: raw["replay-timeout-s"] === void 0 ? void 0 : raw["replay-timeout-s"] * 1e3,
+    allowServerWide: raw["allow-server-wide"],
     outputs: { markdown: raw.markdown, json: raw.json, junit: raw.junit },
     planRules: {
       fail_on_plan_change: raw["fail-on-plan-change"] ?? PLAN_DEFAULTS.failOnPlanChange,
@@ -54099,7 +54352,7 @@ function round(n) {
 }
 
 // src/capacity/run-sweep.ts
-import crypto7 from "node:crypto";
+import crypto9 from "node:crypto";
 
 // src/capacity/metrics.ts
 var TOO_MANY_CONNECTIONS = "53300";
@@ -54221,7 +54474,7 @@ async function runCapacity(config2, context) {
   let stage = "loading the workload";
   let server;
   let checkout;
-  const prefix = `pgc_${crypto7.randomBytes(4).toString("hex")}`;
+  const prefix = `pgc_${crypto9.randomBytes(4).toString("hex")}`;
   const created = [];
   try {
     const workload = await loadGateWorkload(config2.workload);
@@ -54571,14 +54824,14 @@ function checkedOutputs(outputs, warn) {
 }
 
 // src/action/comment.ts
-import crypto8 from "node:crypto";
+import crypto10 from "node:crypto";
 var COMMENT_LIMIT = 65536;
 function markerOf(commentId) {
   return `<!-- pg-retest-action:comment id=${commentId} -->`;
 }
 var DIGEST = /<!-- pg-retest-action:digest ([0-9a-f]{64}) -->/;
 function commentBody(commentId, markdown) {
-  const digest = crypto8.createHash("sha256").update(markdown).digest("hex");
+  const digest = crypto10.createHash("sha256").update(markdown).digest("hex");
   return `${markerOf(commentId)}
 <!-- pg-retest-action:digest ${digest} -->
 ${markdown}`;
@@ -54660,7 +54913,7 @@ async function publishComment(report2, markdown, options2, target) {
 }
 
 // src/action/state.ts
-import crypto9 from "node:crypto";
+import crypto11 from "node:crypto";
 import fs16 from "node:fs";
 import os9 from "node:os";
 import path9 from "node:path";
@@ -54729,7 +54982,7 @@ function trapInterrupts(onFirst) {
 // src/action/state.ts
 function startRunDir(env) {
   const parent = env.RUNNER_TEMP || os9.tmpdir();
-  const dir = path9.join(parent, `pg-retest-action-${crypto9.randomBytes(6).toString("hex")}`);
+  const dir = path9.join(parent, `pg-retest-action-${crypto11.randomBytes(6).toString("hex")}`);
   fs16.mkdirSync(dir, { recursive: true });
   fs16.chmodSync(dir, 493);
   saveState(State.RunDir, dir);
