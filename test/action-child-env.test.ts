@@ -6,6 +6,7 @@
 // cannot change: the action's initial environment), prints what it found there base64-encoded,
 // and fails on head, so the run ends as a regression ("the PR's migrations fail") with that
 // output in the reason. GitHub's REST API is the stand-in, answering the comment with rate limits.
+import { fileDigest, formatManifest } from '../src/engine-manifest.mjs';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -21,6 +22,7 @@ import { type FakeGitHub, SECONDARY_LIMIT_MESSAGE, startFakeGitHub } from './sup
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const ENGINE = 'engine.linux-x64-gnu.node';
+
 const REPOSITORY = 'acme/shop';
 const RUN_TIMEOUT_MS = 180_000;
 
@@ -65,7 +67,12 @@ beforeAll(async () => {
   bundle = path.join(out, 'index.js');
   const engine = [path.join(root, 'build', ENGINE), path.join(root, 'dist', ENGINE)].find((file) => fs.existsSync(file));
   if (!engine) throw new Error(`no ${ENGINE} in build/ or dist/: run npm run build:native`);
-  fs.symlinkSync(engine, path.join(out, ENGINE));
+  fs.copyFileSync(engine, path.join(out, ENGINE));
+  // The action loads only an engine its manifest lists: this bundle's lists the one it was given.
+  fs.writeFileSync(
+    path.join(out, 'engines.sha256'),
+    formatManifest({ sourceHash: 'test', engines: [{ file: ENGINE, sha256: fileDigest(path.join(out, ENGINE)) }] }),
+  );
 
   repo = path.join(tmp, 'repo');
   dumps = path.join(tmp, 'dumps');
