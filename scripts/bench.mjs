@@ -1,7 +1,7 @@
 // The replay benchmark (`npm run bench`): figures, not a pass/fail test.
 //
 //   node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path]
-//                          [--unpinned] [--fixed-work] [--floor] [--tcp] [--out FILE]
+//                          [--unpinned] [--server-time] [--fixed-work] [--floor] [--tcp] [--out FILE]
 //
 // Starts one throwaway PostgreSQL server (initdb in a temporary directory, a free port on
 // 127.0.0.1 and a Unix-domain socket in that directory), loads it with `pgbench -i -s 10`, then
@@ -11,7 +11,8 @@
 //       sized (by a short calibration replay) to last about S seconds
 // N times each (with --old-path, also C = the same replay on the earlier tokio-postgres path; with
 // --unpinned, also U = the same replay with its worker threads left unpinned; with
-// --floor, also D, E and F = the floor client, bench_floor, on epoll, on io_uring and as tasks on
+// --server-time, also T = the same replay with the server sending its duration line after every
+// statement and the replay reading it, as the gate's replays do; with --floor, also D, E and F = the floor client, bench_floor, on epoll, on io_uring and as tasks on
 // a Tokio runtime), and
 // Every client connects over the Unix-domain socket, as the replay does on the servers the gate
 // starts; with --tcp, every client connects to 127.0.0.1 instead (as to a server given by URL).
@@ -28,6 +29,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import * as cpuAccounting from './bench/cpu-accounting.mjs';
+import { fmt, fmtInterval, interval95, mean } from './bench/figures.mjs';
+import * as serverTimeVariant from './bench/server-time.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const rusageWrapper = path.join(root, 'scripts', 'bench', 'rusage.py');
@@ -46,6 +49,7 @@ const settings = {
   memory: true,
   oldPath: false,
   unpinned: false,
+  serverTime: false,
   fixedWork: false,
   floor: false,
   /** How every client connects: 'socket' (the server's Unix-domain socket) or 'tcp' (127.0.0.1). */
@@ -66,6 +70,7 @@ const settings = {
     else if (arg === '--no-memory') settings.memory = false;
     else if (arg === '--old-path') settings.oldPath = true;
     else if (arg === '--unpinned') settings.unpinned = true;
+    else if (arg === '--server-time') settings.serverTime = true;
     else if (arg === '--fixed-work') settings.fixedWork = true;
     else if (arg === '--floor') settings.floor = true;
     else if (arg === '--tcp') settings.transport = 'tcp';
@@ -78,7 +83,7 @@ const settings = {
 function usage(problem) {
   if (problem) console.error(`bench: ${problem}`);
   console.error(
-    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--unpinned] [--fixed-work] [--floor] [--tcp] [--out FILE]',
+    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--unpinned] [--server-time] [--fixed-work] [--floor] [--tcp] [--out FILE]',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -525,10 +530,6 @@ async function runPgbench(ctx, label, replayed) {
   return result;
 }
 
-/**
- * Our replay; `driver` 'tokio-postgres' runs it on the earlier path (`--old-path`), `pin` false
- * with its worker threads unpinned (`--unpinned`).
- */
 /** The engine the action ships for this machine (dist/), if there is one. */
 function shippedEngine() {
   const file = path.join(root, 'dist', `engine.${process.platform}-${process.arch}-gnu.node`);
@@ -561,11 +562,19 @@ function loadThroughAddon(engine, file, statements) {
   return result;
 }
 
-async function runOurs(ctx, label, file, statements, driver = 'wire', pin = true) {
+/**
+ * Our replay; `driver` 'tokio-postgres' runs it on the earlier path (`--old-path`), `pin` false
+ * with its worker threads unpinned (`--unpinned`), `serverTime` with the server's duration line
+ * sent and read after every statement (`--server-time`).
+ */
+async function runOurs(ctx, label, file, statements, { driver = 'wire', pin = true, serverTime = false } = {}) {
   const load = loadavg();
-  const conninfo = `host='${ctx.host}' port=${ctx.port} user=postgres dbname=bench sslmode=disable`;
+  const conninfo =
+    `host='${ctx.host}' port=${ctx.port} user=postgres dbname=bench sslmode=disable` +
+    (serverTime ? ` ${serverTimeVariant.conninfoOptions}` : '');
   const m = await measured(`our replay (${label})`, ctx.work, exampleBin, [
     'replay', '--wkl', file, '--conninfo', conninfo, '--expect', String(statements), '--driver', driver, '--pin', pin ? 'on' : 'off',
+    '--server-time', serverTime ? 'on' : 'off',
   ]);
   const { stdout, usage } = m;
   const j = lastJson(stdout, 'bench_replay replay');
@@ -574,9 +583,10 @@ async function runOurs(ctx, label, file, statements, driver = 'wire', pin = true
   }
   const result = {
     label,
-    tool: `pg-retest${driver === 'wire' ? '' : ' (tokio-postgres)'}${pin ? '' : ' (unpinned)'}`,
+    tool: `pg-retest${driver === 'wire' ? '' : ' (tokio-postgres)'}${pin ? '' : ' (unpinned)'}${serverTime ? ' (server time)' : ''}`,
     driver,
     pinned: pin,
+    ...(j.server_time && { server_time: j.server_time }),
     statements: j.ok,
     qps: j.qps,
     qps_including_load: j.qps_including_load,
@@ -657,32 +667,15 @@ function printRun(r) {
     parts.push(`load ${fmt(r.load_s, 2)} s (CPU ${fmt(r.cpu_load_s, 2)} s)`);
     parts.push(`${fmt(r.qps_including_load, 0)} q/s incl. load`);
   }
+  if (r.server_time) {
+    parts.push(
+      `server's time on ${r.server_time.timed} of ${r.server_time.ok} successes (median ${r.server_time.p50_us} µs, client's ${r.latency_us.p50} µs)`,
+    );
+  }
   parts.push(`loadavg ${r.loadavg_before}`);
   console.log(parts.join(', '));
 }
 
-const fmt = (n, digits) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-
-/** Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom. */
-const T95 = [
-  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131,
-  2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
-];
-
-/**
- * The 95 % confidence interval of the mean of per-pair values (Student's t): whether a target is
- * told apart from the pair-to-pair noise of this machine, or lies inside it. Undefined for one pair.
- */
-function interval95(xs) {
-  if (xs.length < 2) return undefined;
-  const m = mean(xs);
-  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
-  const half = (T95[Math.min(xs.length - 1, T95.length) - 1] ?? 1.96) * (sd / Math.sqrt(xs.length));
-  return [m - half, m + half];
-}
-
-const fmtInterval = (ci) => (ci ? `95 % interval ${fmt(ci[0], 3)}–${fmt(ci[1], 3)}` : 'one pair: no interval');
 
 // ---------------------------------------------------------------------------------------------
 // Main
@@ -745,15 +738,21 @@ async function main() {
     `\n--- A/B runs: A = pgbench -S -M simple -c ${SESSIONS} -j 2 ${settings.fixedWork ? `-t ${Math.round(statements / SESSIONS)}` : `-T ${settings.seconds}`} -n, B = our replay (speed 0, ${SESSIONS} connections)` +
       `${settings.oldPath ? ', C = the same replay on the tokio-postgres path' : ''}` +
       `${settings.unpinned ? ', U = the same replay with unpinned threads' : ''}` +
+      `${settings.serverTime ? ", T = the same replay with the server's duration line on (before B in even pairs)" : ''}` +
       `${settings.floor ? `, D/E/F = the floor client on epoll/io_uring/Tokio for ${settings.seconds} s` : ''} ---`,
   );
   const pairs = [];
   let uringAvailable = true;
   for (let i = 1; i <= settings.pairs; i++) {
     const a = await runPgbench(ctx, `A${i}`, statements);
+    // T runs next to B, before it in every other pair, so that neither gains from its place.
+    const tFirst = settings.serverTime && i % 2 === 0;
+    const runT = () => runOurs(ctx, `T${i}`, file, statements, { serverTime: true });
+    const tBefore = tFirst ? await runT() : undefined;
     const b = await runOurs(ctx, `B${i}`, file, statements);
-    const c = settings.oldPath ? await runOurs(ctx, `C${i}`, file, statements, 'tokio-postgres') : undefined;
-    const u = settings.unpinned ? await runOurs(ctx, `U${i}`, file, statements, 'wire', false) : undefined;
+    const t = settings.serverTime ? tBefore ?? (await runT()) : undefined;
+    const c = settings.oldPath ? await runOurs(ctx, `C${i}`, file, statements, { driver: 'tokio-postgres' }) : undefined;
+    const u = settings.unpinned ? await runOurs(ctx, `U${i}`, file, statements, { pin: false }) : undefined;
     const d = settings.floor ? await runFloor(ctx, `D${i}`, 'epoll') : undefined;
     const e = settings.floor && uringAvailable ? await runFloor(ctx, `E${i}`, 'io_uring') : undefined;
     if (settings.floor && !e) uringAvailable = false;
@@ -766,6 +765,7 @@ async function main() {
       ratio_including_load: b.qps_including_load / a.qps,
       ...(c && { old_path: c, old_path_ratio: c.qps / a.qps }),
       ...(u && { unpinned: u, unpinned_ratio: u.qps / a.qps }),
+      ...(t && { server_time: t, server_time_ratio: t.qps / a.qps, server_time_vs_ours: serverTimeVariant.cost(t, b) }),
       ...(d && { floor_epoll: d, floor_epoll_ratio: d.qps / a.qps }),
       ...(e && { floor_io_uring: e, floor_io_uring_ratio: e.qps / a.qps }),
       ...(f && { floor_tokio: f, floor_tokio_ratio: f.qps / a.qps }),
@@ -774,6 +774,7 @@ async function main() {
       `  pair ${i}: ours/pgbench = ${fmt(pair.ratio, 3)} (${fmt(pair.ratio_including_load, 3)} counting the load time)` +
         (c ? `; tokio-postgres path/pgbench = ${fmt(pair.old_path_ratio, 3)}` : '') +
         (u ? `; unpinned/pgbench = ${fmt(pair.unpinned_ratio, 3)}` : '') +
+        (t ? `; server time/pgbench = ${fmt(pair.server_time_ratio, 3)} (T/B: q/s ${fmt(pair.server_time_vs_ours.qps, 3)}${pair.server_time_vs_ours.server_cpu === undefined ? '' : `, server CPU ${fmt(pair.server_time_vs_ours.server_cpu, 3)}`})` : '') +
         (d ? `; floor epoll/pgbench = ${fmt(pair.floor_epoll_ratio, 3)}` : '') +
         (e ? `; floor io_uring/pgbench = ${fmt(pair.floor_io_uring_ratio, 3)}` : '') +
         (f ? `; floor Tokio/pgbench = ${fmt(pair.floor_tokio_ratio, 3)}` : ''),
@@ -805,6 +806,7 @@ async function main() {
   const roles = { pgbench: pairs.map((p) => p.pgbench), ours: pairs.map((p) => p.ours) };
   if (settings.oldPath) roles.old_path = pairs.map((p) => p.old_path);
   if (settings.unpinned) roles.unpinned = pairs.map((p) => p.unpinned);
+  if (settings.serverTime) roles.server_time = pairs.map((p) => p.server_time);
   if (settings.floor) roles.floor_epoll = pairs.map((p) => p.floor_epoll);
   if (settings.floor && uringAvailable) roles.floor_io_uring = pairs.map((p) => p.floor_io_uring);
   if (settings.floor) roles.floor_tokio = pairs.map((p) => p.floor_tokio);
@@ -848,8 +850,8 @@ async function main() {
     ),
   };
   summary.cpu_ratio_ci95 = interval95(summary.cpu_ratio_per_pair);
-  // Our replay's variants (`--old-path`, `--unpinned`), each against pgbench in the same pairs.
-  for (const role of ['old_path', 'unpinned'].filter((r) => roles[r])) {
+  // Our replay's variants (`--old-path`, `--unpinned`, `--server-time`), each against pgbench in the same pairs.
+  for (const role of ['old_path', 'unpinned', 'server_time'].filter((r) => roles[r])) {
     const ratios = pairs.map((p) => p[`${role}_ratio`]);
     Object.assign(summary, {
       [`${role}_qps_mean`]: mean(roles[role].map((r) => r.qps)),
@@ -860,6 +862,7 @@ async function main() {
       [`${role}_cpu_replay_only_per_100k_s`]: mean(roles[role].map((r) => r.cpu_replay_per_100k_s)),
     });
   }
+  if (settings.serverTime) summary.server_time_vs_ours = serverTimeVariant.summary(pairs);
   if (settings.floor) {
     // Each client's q/s and CPU against pgbench's in the same pairs.
     summary.floor = Object.fromEntries(
@@ -906,7 +909,7 @@ async function main() {
   const runs = [
     warmup,
     cal,
-    ...pairs.flatMap((p) => [p.pgbench, p.ours, p.old_path, p.unpinned, p.floor_epoll, p.floor_io_uring, p.floor_tokio].filter(Boolean)),
+    ...pairs.flatMap((p) => [p.pgbench, p.ours, p.server_time, p.old_path, p.unpinned, p.floor_epoll, p.floor_io_uring, p.floor_tokio].filter(Boolean)),
     ...memory,
   ];
   for (const r of runs) {
@@ -918,18 +921,14 @@ async function main() {
   console.log(`ratio ours/pgbench: ${ratios.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.ratio_mean, 3)}, ${fmtInterval(summary.ratio_ci95)} (${fmt(summary.ratio_including_load_mean, 3)} counting our load time)`);
   console.log(`client CPU per 100k statements: pgbench ${fmt(pgCpu, 3)} s, ours ${fmt(ourCpu, 3)} s (replay alone ${fmt(ourReplayCpu, 3)} s, the rest is loading the .wkl)`);
   console.log(`client CPU ours/pgbench per pair: ${summary.cpu_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → ${fmtInterval(summary.cpu_ratio_ci95)}`);
-  if (settings.oldPath) {
+  const variants = { old_path: 'tokio-postgres path', unpinned: 'unpinned threads', server_time: 'server time on' };
+  for (const [role, name] of Object.entries(variants).filter(([role]) => roles[role])) {
     console.log(
-      `tokio-postgres path: ratio ${summary.old_path_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.old_path_ratio_mean, 3)} (${fmtInterval(summary.old_path_ratio_ci95)}), ` +
-        `client CPU ${fmt(summary.old_path_cpu_per_100k_s, 3)} s/100k (replay alone ${fmt(summary.old_path_cpu_replay_only_per_100k_s, 3)} s)`,
+      `${name}: ratio ${summary[`${role}_ratio_per_pair`].map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary[`${role}_ratio_mean`], 3)} (${fmtInterval(summary[`${role}_ratio_ci95`])}), ` +
+        `client CPU ${fmt(summary[`${role}_cpu_per_100k_s`], 3)} s/100k (replay alone ${fmt(summary[`${role}_cpu_replay_only_per_100k_s`], 3)} s)`,
     );
   }
-  if (settings.unpinned) {
-    console.log(
-      `unpinned threads: ratio ${summary.unpinned_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.unpinned_ratio_mean, 3)} (${fmtInterval(summary.unpinned_ratio_ci95)}), ` +
-        `client CPU ${fmt(summary.unpinned_cpu_per_100k_s, 3)} s/100k (replay alone ${fmt(summary.unpinned_cpu_replay_only_per_100k_s, 3)} s)`,
-    );
-  }
+  if (settings.serverTime) serverTimeVariant.print(summary.server_time_vs_ours);
   if (summary.floor) {
     const floors = Object.entries(summary.floor).map(
       ([role, f]) => `${role.replace('floor_', '')} ${fmt(f.cpu_per_100k_s, 3)} s/100k (${fmt(f.cpu_vs_pgbench, 2)} x pgbench), q/s ratio ${fmt(f.ratio_mean, 3)} (${fmtInterval(f.ratio_ci95)})`,

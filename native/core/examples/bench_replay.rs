@@ -3,7 +3,7 @@
 //! ```text
 //! bench_replay gen    --out FILE.wkl --statements N [--sessions 16] [--seed S]
 //! bench_replay replay --wkl FILE.wkl --conninfo CONNINFO [--expect N] [--driver wire|tokio-postgres]
-//!                     [--threads N] [--pin on|off]
+//!                     [--threads N] [--pin on|off] [--server-time on|off]
 //! ```
 //!
 //! `gen` writes a real `.wkl` file of pgbench `-S`-shaped point selects
@@ -13,15 +13,20 @@
 //! peak RSS. `--driver tokio-postgres` replays on the earlier path (a tokio-postgres client per
 //! session) instead of the session's own protocol loop, to compare the two; `--threads N` runs the
 //! sessions on N threads instead of one per core; `--pin off` leaves those threads unpinned
-//! (the engine keeps each on one CPU by default). A run that did not complete, had a statement error, or whose counts do not add up
-//! exits non-zero: figures from a broken run are worthless.
+//! (the engine keeps each on one CPU by default); `--server-time on` records the server's own time
+//! per statement from the `duration` line the server sends when the sessions have `log_duration`
+//! and `client_min_messages = log` in effect (the caller puts those in the conninfo's `options`),
+//! as the gate's replays do. A run that did not complete, had a statement error, whose counts do
+//! not add up, or that was asked for server times and lacks one for any success exits non-zero:
+//! figures from a broken run are worthless.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use pg_retest_core::replay::{replay, Driver, ReplayOptions, RunStatus};
+use pg_retest_core::replay::{replay, Driver, ReplayOptions, ReplayReport, RunStatus};
+use pg_retest_core::stats::summarize_sorted_runs;
 use pg_retest_core::wkl::{write_workload, Metadata, Query, QueryKind, Session, WorkloadProfile};
 use pg_retest_core::workload::Workload;
 use tokio_util::sync::CancellationToken;
@@ -42,7 +47,8 @@ fn main() -> ExitCode {
         _ => Err(format!(
             "usage: bench_replay gen --out FILE --statements N [--sessions K] [--seed S]\n       \
              bench_replay replay --wkl FILE --conninfo CONNINFO [--expect N] \
-             [--driver wire|tokio-postgres] [--threads N] [--pin on|off]\n(got {args:?})"
+             [--driver wire|tokio-postgres] [--threads N] [--pin on|off] \
+             [--server-time on|off]\n(got {args:?})"
         )),
     };
     match result {
@@ -181,9 +187,18 @@ fn usage() -> Usage {
 fn run_replay(args: &[String]) -> Result<(), String> {
     let opts = options(
         args,
-        &["wkl", "conninfo", "expect", "driver", "threads", "pin"],
+        &[
+            "wkl",
+            "conninfo",
+            "expect",
+            "driver",
+            "threads",
+            "pin",
+            "server-time",
+        ],
     )?;
     let pin_threads = on_off(&opts, "pin", true)?;
+    let server_time = on_off(&opts, "server-time", false)?;
     let worker_threads = match get(&opts, "threads") {
         None => None,
         Some(_) => Some(
@@ -200,6 +215,12 @@ fn run_replay(args: &[String]) -> Result<(), String> {
             ))
         }
     };
+    if server_time && driver != Driver::Wire {
+        return Err(
+            "--server-time on needs --driver wire: only the direct path reads the server's duration line"
+                .into(),
+        );
+    }
     let path = PathBuf::from(get(&opts, "wkl").ok_or("--wkl is required")?);
     let conninfo = get(&opts, "conninfo")
         .ok_or("--conninfo is required")?
@@ -237,6 +258,7 @@ fn run_replay(args: &[String]) -> Result<(), String> {
         driver,
         worker_threads,
         pin_threads,
+        server_time,
         ..ReplayOptions::default()
     };
     let report = runtime
@@ -280,6 +302,7 @@ fn run_replay(args: &[String]) -> Result<(), String> {
             "p95": report.latency.p95_us,
             "p99": report.latency.p99_us,
         },
+        "server_time": server_time_json(&report),
         "cpu_user_s": end.user_s,
         "cpu_sys_s": end.sys_s,
         "cpu_s": end.user_s + end.sys_s,
@@ -339,6 +362,9 @@ fn run_replay(args: &[String]) -> Result<(), String> {
             ));
         }
     }
+    if server_time {
+        problems.extend(missing_server_times(&report));
+    }
     problems.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     if problems.is_empty() {
         Ok(())
@@ -348,4 +374,39 @@ fn run_replay(args: &[String]) -> Result<(), String> {
             problems.join("\n  ")
         ))
     }
+}
+
+/// How many successes had the server's own time and, pooled over the fingerprints, what those
+/// times were; `null` when they were not asked for.
+fn server_time_json(report: &ReplayReport) -> serde_json::Value {
+    let Some(counts) = &report.server_time else {
+        return serde_json::Value::Null;
+    };
+    let runs: Vec<&[u32]> = report
+        .fingerprints
+        .iter()
+        .map(|f| f.server_samples.as_slice())
+        .collect();
+    let times = summarize_sorted_runs(&runs);
+    serde_json::json!({
+        "ok": counts.ok,
+        "timed": counts.timed,
+        "p50_us": times.p50_us,
+        "p95_us": times.p95_us,
+        "mean_us": times.mean_us,
+    })
+}
+
+/// A replay asked for server times must have one for every success, or the sessions did not get
+/// the settings and the run measured something else than the gate's replays.
+fn missing_server_times(report: &ReplayReport) -> Option<String> {
+    let counts = report.server_time.as_ref();
+    let (ok, timed) = counts.map_or((report.totals.ok, 0), |c| (c.ok, c.timed));
+    (timed != ok).then(|| {
+        format!(
+            "{timed} of {ok} successes had the server's time: the sessions need log_duration=on, \
+             log_min_duration_statement=-1, client_min_messages=log and lc_messages=C \
+             (e.g. options='-c log_duration=on ...' in the conninfo)"
+        )
+    })
 }
