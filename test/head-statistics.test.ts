@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { settleCopyStatistics } from '../src/pipeline/copy-statistics.js';
 import { withDatabase } from '../src/provision/url.js';
 import { refreshHeadStatistics } from '../src/schema/head-statistics.js';
-import { silentLogger } from '../src/provision/types.js';
+import { silentLogger } from '../src/runtime/logger.js';
 import { adminSql } from './support/admin-sql.js';
 import { startPostgres } from './support/postgres.js';
 

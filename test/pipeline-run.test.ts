@@ -10,7 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { run } from '../src/cli/main.js';
-import type { Io } from '../src/cli/io.js';
+import type { Io } from '../src/runtime/io.js';
 import { writeWorkload } from '../src/engine.js';
 import type { RunReport } from '../src/pipeline/report-types.js';
 import { dockerUnavailable } from '../src/provision/docker.js';

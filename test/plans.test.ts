@@ -13,7 +13,7 @@ import { loadWorkload } from '../src/engine.js';
 import type { FingerprintComparison, GateReport } from '../src/gate/report-types.js';
 import { MIN_BUFFER_DELTA, probePlans } from '../src/plans/probe.js';
 import type { PlansReport } from '../src/plans/types.js';
-import { silentLogger } from '../src/provision/types.js';
+import { silentLogger } from '../src/runtime/logger.js';
 import { refreshHeadStatistics } from '../src/schema/head-statistics.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { startPostgres } from './support/postgres.js';

@@ -10,7 +10,7 @@ import type { CapacityReport } from '../capacity/report-types.js';
 import { runCapacity } from '../capacity/run-sweep.js';
 import { renderCapacitySvg } from '../capacity/svg.js';
 import { type ExitCode, InputError } from '../exit-codes.js';
-import type { Io } from './io.js';
+import type { Io } from '../runtime/io.js';
 import { runReportingCommand } from './reporting-command.js';
 
 /**

@@ -10,8 +10,8 @@ import { count, percent, plural, span } from '../format/units.js';
 import type { CaptureConfig } from './capture-options.js';
 import { condense } from './condense.js';
 import { fromEngineError } from './engine-errors.js';
-import type { Io } from './io.js';
-import { withProgress } from './progress.js';
+import type { Io } from '../runtime/io.js';
+import { withProgress } from '../runtime/progress.js';
 
 /**
  * Runs `capture`.

@@ -7,8 +7,8 @@ import { renderCondenseSummary } from '../format/workload-comparison.js';
 import { count, percent } from '../format/units.js';
 import type { CondenseConfig } from './condense-options.js';
 import { fromEngineError } from './engine-errors.js';
-import type { Io } from './io.js';
-import { withProgress } from './progress.js';
+import type { Io } from '../runtime/io.js';
+import { withProgress } from '../runtime/progress.js';
 
 /** What condense needs, whichever command asks (`condense`, `capture --budget`). */
 export interface CondenseRequest {

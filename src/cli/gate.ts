@@ -6,7 +6,7 @@
 import type { GateConfig } from '../config/gate-options.js';
 import type { ExitCode } from '../exit-codes.js';
 import { runGate } from '../gate/run-gate.js';
-import type { Io } from './io.js';
+import type { Io } from '../runtime/io.js';
 import { writeReports } from './report-files.js';
 import { runReportingCommand } from './reporting-command.js';
 

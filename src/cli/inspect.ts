@@ -9,7 +9,7 @@ import { readCaptureSidecar } from './capture-sidecar.js';
 import { CONDENSE_DEFAULTS, keepOptions } from './condense-options.js';
 import { readCondenseSidecar } from './condense-sidecar.js';
 import { fromEngineError } from './engine-errors.js';
-import type { Io } from './io.js';
+import type { Io } from '../runtime/io.js';
 import { filePath, flag, numberValue } from './option-types.js';
 
 const DEFAULT_TOP = 10;

@@ -20,7 +20,7 @@ import { runCapacityCommand } from './capacity.js';
 import { runCompare } from './compare.js';
 import { runGateCommand } from './gate.js';
 import { inspectCommand, runInspect } from './inspect.js';
-import { type Io, processIo } from './io.js';
+import { type Io, processIo } from '../runtime/io.js';
 import { maskUrlsIn } from '../provision/url.js';
 import { replayCommand } from './replay-options.js';
 import { runReplay } from './replay.js';

@@ -9,7 +9,7 @@ import type { GateReport } from '../gate/report-types.js';
 import { toJson } from '../report/json.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
-import type { Io } from './io.js';
+import type { Io } from '../runtime/io.js';
 
 export interface ReportOutputs {
   markdown?: string;

@@ -6,9 +6,9 @@
  */
 import type { CliError, ExitCode } from '../exit-codes.js';
 import type { GateContext } from '../gate/run-gate.js';
-import { trapInterrupts } from './interrupt.js';
-import { type Io, isCi, stderrLogger } from './io.js';
-import { createProgressDisplay } from './progress.js';
+import { trapInterrupts } from '../runtime/interrupt.js';
+import { type Io, isCi, stderrLogger } from '../runtime/io.js';
+import { createProgressDisplay } from '../runtime/progress.js';
 import { checkOutputDirs } from './report-files.js';
 
 /** What a job returns: its report (always), its exit status, and the failure behind an error. */

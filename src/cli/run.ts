@@ -15,7 +15,7 @@ import type { RunReport } from '../pipeline/report-types.js';
 import { runPipeline } from '../pipeline/run.js';
 import type { CommandSpec } from './argv.js';
 import { flag } from './option-types.js';
-import type { Io } from './io.js';
+import type { Io } from '../runtime/io.js';
 import { runReportingCommand } from './reporting-command.js';
 
 /** pg-retest's default config file. */

@@ -4,7 +4,7 @@
  * callers fail the same way for the same cause.
  */
 import { fromEngineError } from '../cli/engine-errors.js';
-import type { ProgressDisplay } from '../cli/progress.js';
+import type { ProgressDisplay } from '../runtime/progress.js';
 import { replay, type ReplayOptions, type ReplayReport, type Workload } from '../engine.js';
 import { InfraError } from '../exit-codes.js';
 

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import packageJson from '../../package.json' with { type: 'json' };
 import { fromEngineError } from '../cli/engine-errors.js';
-import type { ProgressDisplay } from '../cli/progress.js';
+import type { ProgressDisplay } from '../runtime/progress.js';
 import { replayOutcome } from '../cli/replay-outcome.js';
 import type { GateConfig } from '../config/gate-options.js';
 import { compareReplays, loadWorkload, type ReplayReport, type Workload } from '../engine.js';
@@ -18,7 +18,8 @@ import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '..
 import { micros, plural } from '../format/units.js';
 import { checkpoint, createDatabase, dropDatabase, setDatabaseOwner } from '../provision/database.js';
 import { sweepStaleDatabases } from '../provision/leftovers.js';
-import type { Logger, Server } from '../provision/index.js';
+import type { Server } from '../provision/index.js';
+import type { Logger } from '../runtime/logger.js';
 import { passwordOf, redact, replayUrl, withDatabase } from '../provision/url.js';
 import { type Checkout, checkoutBase, currentCommit } from '../schema/base-checkout.js';
 import { BaseSchemaError, buildBaseTemplate, buildTemplates, runTemplateInputs, type TemplateInputs, type Templates } from '../schema/templates.js';

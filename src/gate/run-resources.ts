@@ -7,7 +7,8 @@
 import { fromEngineError } from '../cli/engine-errors.js';
 import { CliError, InfraError } from '../exit-codes.js';
 import { dropDatabase } from '../provision/database.js';
-import type { Logger, Server } from '../provision/index.js';
+import type { Server } from '../provision/index.js';
+import type { Logger } from '../runtime/logger.js';
 import type { Checkout } from '../schema/base-checkout.js';
 import { releaseReplayRole } from './replay-role.js';
 

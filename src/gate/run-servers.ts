@@ -7,7 +7,8 @@
 import type { ServerSpec } from '../config/server-options.js';
 import type { Workload } from '../engine.js';
 import { plural } from '../format/units.js';
-import type { Logger, Server } from '../provision/index.js';
+import type { Server } from '../provision/index.js';
+import type { Logger } from '../runtime/logger.js';
 import { withStatStatements } from '../provision/preload.js';
 import { serverForRun } from '../provision/run-server.js';
 import { maskUrl, passwordOf, redact } from '../provision/url.js';

@@ -14,7 +14,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { InfraError, InputError } from '../exit-codes.js';
 import { applySqlFile } from '../provision/apply-sql.js';
-import type { Logger } from '../provision/types.js';
+import type { Logger } from '../runtime/logger.js';
 import { passwordOf, redact } from '../provision/url.js';
 import { findClientProgram, isDump, loadSeed } from '../schema/seed.js';
 import { databaseEnv } from '../schema/shell-command.js';

@@ -6,7 +6,8 @@
  */
 import type { Comparison } from '../gate/report-types.js';
 import type { Workload } from '../engine.js';
-import type { Logger, Server } from '../provision/index.js';
+import type { Server } from '../provision/index.js';
+import type { Logger } from '../runtime/logger.js';
 import { passwordOf, redact } from '../provision/url.js';
 import { probePlans } from './probe.js';
 import { addCounters, type CountersByQuery, findStatStatements, readReplay, watchReplay, type Watch } from './stat-statements.js';

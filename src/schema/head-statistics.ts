@@ -19,7 +19,7 @@
 import { majorOf } from '../plans/gate-probe.js';
 import { runStatements, withConnection } from '../provision/database.js';
 import { serverVersion } from '../provision/database-url.js';
-import type { Logger } from '../provision/types.js';
+import type { Logger } from '../runtime/logger.js';
 
 /** Which of head's tables were analyzed after its migrations, and why (the others keep base's statistics). */
 export interface HeadStatistics {

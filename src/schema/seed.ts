@@ -8,7 +8,7 @@ import type { SeedSource } from '../config/gate-options.js';
 import { InfraError, InputError } from '../exit-codes.js';
 import { applySqlFile } from '../provision/apply-sql.js';
 import { localBinaries } from '../provision/pg-binaries.mjs';
-import type { Logger } from '../provision/types.js';
+import type { Logger } from '../runtime/logger.js';
 import { passwordOf, redact } from '../provision/url.js';
 import { databaseEnv, runCommand } from './shell-command.js';
 

@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { InfraError, InterruptedError } from '../exit-codes.js';
-import type { Logger } from '../provision/types.js';
+import type { Logger } from '../runtime/logger.js';
 import { passwordOf, redact } from '../provision/url.js';
 
 export interface CommandOptions {

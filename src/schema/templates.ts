@@ -16,7 +16,7 @@ import { CliError, InfraError } from '../exit-codes.js';
 import type { MigrationFailure, MigrationRun } from '../gate/report-types.js';
 import { applySqlFile, SqlFileError } from '../provision/apply-sql.js';
 import { createDatabase, vacuumAnalyzeDatabase } from '../provision/database.js';
-import type { Logger } from '../provision/types.js';
+import type { Logger } from '../runtime/logger.js';
 import { withDatabase } from '../provision/url.js';
 import { type HeadStatistics, refreshHeadStatistics } from './head-statistics.js';
 import { planHead } from './migration-plan.js';

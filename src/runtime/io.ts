@@ -2,7 +2,7 @@
  * What commands may touch of the outside world: two output streams and the environment. Tests
  * (and a future library use) pass their own.
  */
-import type { Logger } from '../provision/types.js';
+import type { Logger } from './logger.js';
 
 export interface Output {
   write(text: string): unknown;
