@@ -14,7 +14,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { tokenize } from '../src/cli/argv.js';
 import { replayCommand } from '../src/cli/replay-options.js';
-import { replayOutcome } from '../src/cli/replay-outcome.js';
+import { replayOutcome } from '../src/engine/replay-outcome.js';
 import { ExitCode } from '../src/exit-codes.js';
 import { splitSql } from '../src/provision/sql-script.js';
 import { maskUrl } from '../src/provision/url.js';

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { writeWorkload } from '../src/engine.js';
+import { writeWorkload } from '../src/engine/index.js';
 import type { GateReport } from '../src/gate/report-types.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { type PgBouncer, pgbouncerBinary, startPgBouncer } from './support/pgbouncer.js';

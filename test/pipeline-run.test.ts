@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { run } from '../src/cli/main.js';
 import type { Io } from '../src/runtime/io.js';
-import { writeWorkload } from '../src/engine.js';
+import { writeWorkload } from '../src/engine/index.js';
 import type { RunReport } from '../src/pipeline/report-types.js';
 import { dockerUnavailable } from '../src/provision/docker.js';
 import { VARIANTS_LATENCY_OUT_OF_REACH } from './support/latency-rule.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWorkload } from '../src/engine.js';
+import { loadWorkload } from '../src/engine/index.js';
 import type { FingerprintComparison, GateReport } from '../src/gate/report-types.js';
 import { MIN_BUFFER_DELTA, probePlans } from '../src/plans/probe.js';
 import type { PlansReport } from '../src/plans/types.js';

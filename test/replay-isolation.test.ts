@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { inspectWorkload, writeWorkload } from '../src/engine.js';
+import { inspectWorkload, writeWorkload } from '../src/engine/index.js';
 import { renderWorkloadSummary } from '../src/format/workload-summary.js';
 import type { GateReport } from '../src/gate/report-types.js';
 import { adminSql } from './support/admin-sql.js';

@@ -10,7 +10,7 @@ import { baselineReport, compareWithBaseline } from '../src/action/baseline.js';
 import { parseOptions, tokenize } from '../src/cli/argv.js';
 import { runCompare } from '../src/cli/compare.js';
 import { gateCommand } from '../src/config/gate-options.js';
-import { compareReplays, type FingerprintReport, type ReplayReport } from '../src/engine.js';
+import { compareReplays, type FingerprintReport, type ReplayReport } from '../src/engine/index.js';
 import { ExitCode, InputError } from '../src/exit-codes.js';
 import { sideAccounting } from '../src/gate/accounting.js';
 import { coverageOf } from '../src/gate/coverage.js';

@@ -20,7 +20,7 @@ import { runGate } from '../gate/run-gate.js';
 import { exitCodeOfVerdict } from '../gate/verdict.js';
 import type { GateReport } from '../gate/report-types.js';
 import { ENGINE_PLATFORMS, glibcVersion } from '../engine-platforms.mjs';
-import { platformProblem } from '../native.js';
+import { platformProblem } from '../engine/native.js';
 import { parseReport } from '../report/index.js';
 import { maskUrlsIn, passwordForms } from '../provision/url.js';
 import { removeCredentials, RUNNER_TOKENS } from './child-env.js';

@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import packageJson from '../../package.json' with { type: 'json' };
 import { largestFactor } from '../cli/class-scale-options.js';
-import type { ReplayReport, Workload } from '../engine.js';
+import type { ReplayReport, Workload } from '../engine/index.js';
 import { CliError, ExitCode, InfraError, InterruptedError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
 import type { GateContext } from '../gate/run-gate.js';

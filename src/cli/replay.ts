@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadWorkload, replay, type ReplayOptions, type Workload } from '../engine.js';
+import { loadWorkload, replay, type ReplayOptions, type Workload } from '../engine/index.js';
 import { type ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { renderReplaySummary } from '../format/replay-summary.js';
 import { plural } from '../format/units.js';
@@ -19,13 +19,13 @@ import { describeTarget, passwordOf, redact, replayUrl } from '../provision/url.
 import type { ReplayReport } from '../types.js';
 import { describeErrorsAgainstCapture, errorsAgainstCapture, readCaptureSidecar } from './capture-sidecar.js';
 import { largestFactor } from './class-scale-options.js';
-import { fromEngineError } from './engine-errors.js';
+import { fromEngineError } from '../engine/errors.js';
 import { trapInterrupts } from '../runtime/interrupt.js';
 import { type Io, isCi, stderrLogger } from '../runtime/io.js';
 import { createProgressDisplay } from '../runtime/progress.js';
 import type { ReplayConfig } from './replay-options.js';
-import { replayOutcome } from './replay-outcome.js';
-import { writesRefused } from './replay-writes.js';
+import { replayOutcome } from '../engine/replay-outcome.js';
+import { writesRefused } from '../engine/replay-writes.js';
 
 /** The database created on a server we started. */
 const REPLAY_DATABASE = 'pg_retest';

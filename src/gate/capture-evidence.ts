@@ -6,7 +6,7 @@
  * (`W.wkl.capture.json`, docs/capture.md); a workload without one has no such evidence.
  */
 import { readCaptureSidecar } from '../cli/capture-sidecar.js';
-import type { CaptureFailure, Workload } from '../engine.js';
+import type { CaptureFailure, Workload } from '../engine/index.js';
 import { CliError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
 

@@ -4,7 +4,7 @@
  * checkout), and turning
  * whatever was thrown into a CLI error with an exit status.
  */
-import { fromEngineError } from '../cli/engine-errors.js';
+import { fromEngineError } from '../engine/errors.js';
 import { CliError, InfraError } from '../exit-codes.js';
 import { dropDatabase } from '../provision/database.js';
 import type { Server } from '../provision/index.js';

@@ -5,7 +5,7 @@
  * session state (docs/gate.md, "Gating server changes").
  */
 import type { ServerSpec } from '../config/server-options.js';
-import type { Workload } from '../engine.js';
+import type { Workload } from '../engine/index.js';
 import { plural } from '../format/units.js';
 import type { Server } from '../provision/index.js';
 import type { Logger } from '../runtime/logger.js';

@@ -12,7 +12,7 @@
  * text of the workload), and counts each as a new error when head's server does not keep a
  * client on one server connection and base's does (docs/gate.md, "Gating server changes").
  */
-import type { StatementExample } from '../engine.js';
+import type { StatementExample } from '../engine/index.js';
 import type { ErrorDiff, ServersReport, SessionFeature, SessionFeatureKind } from './report-types.js';
 
 /** What each kind of session state is and what a transaction pooler does to it. */

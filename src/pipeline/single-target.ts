@@ -10,14 +10,14 @@
  */
 import { createDatabase } from '../provision/database.js';
 import { describeTarget, replayUrl } from '../provision/url.js';
-import { writesRefused } from '../cli/replay-writes.js';
+import { writesRefused } from '../engine/replay-writes.js';
 import { dockerUnavailable } from '../provision/docker.js';
 import type { Server } from '../provision/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { useDatabaseUrl } from '../provision/index.js';
 import { serverForRun } from '../provision/run-server.js';
 import { replayOnce, type ReplayContext } from '../gate/replay-once.js';
-import type { ReplayReport, Workload } from '../engine.js';
+import type { ReplayReport, Workload } from '../engine/index.js';
 import { largestFactor } from '../cli/class-scale-options.js';
 import type { ReplaySettings, TargetPlan } from './plan.js';
 import { restoreFrom, type RestoreOutcome } from './restore.js';

@@ -20,10 +20,10 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import packageJson from '../../package.json' with { type: 'json' };
-import { fromEngineError } from '../cli/engine-errors.js';
-import { replayOutcome } from '../cli/replay-outcome.js';
+import { fromEngineError } from '../engine/errors.js';
+import { replayOutcome } from '../engine/replay-outcome.js';
 import { GATE_DEFAULTS } from '../config/gate-options.js';
-import { compareReplays, type ReplayReport, type Workload } from '../engine.js';
+import { compareReplays, type ReplayReport, type Workload } from '../engine/index.js';
 import { InfraError, InterruptedError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
 import { sideAccounting } from '../gate/accounting.js';

@@ -5,7 +5,7 @@
  * decides what it means (verdict.ts, plans/rules.ts).
  */
 import type { Comparison } from '../gate/report-types.js';
-import type { Workload } from '../engine.js';
+import type { Workload } from '../engine/index.js';
 import type { Server } from '../provision/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { passwordOf, redact } from '../provision/url.js';

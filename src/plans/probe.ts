@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import type { FingerprintComparison } from '../gate/report-types.js';
-import type { StatementExample } from '../engine.js';
+import type { StatementExample } from '../engine/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { EXPLAINABLE_KINDS, ExplainError, explainStatement } from './explain.js';
 import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches, type ShapeNode, shapeLines } from './shape.js';

@@ -1,5 +1,5 @@
 // Loads the native engine (native/node, a napi-rs addon) and exposes its functions with their
-// types. Only src/engine.ts imports this module; everything else uses engine.ts.
+// types. Only src/engine/index.ts imports this module; everything else uses that.
 //
 // The addon is loaded on first use, not on import, so that code paths which never touch the
 // engine (the action's post step, `--help`) also work where it cannot load. Its types come from
@@ -20,9 +20,9 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type * as Binding from '../native/node/index.js';
-import { MANIFEST_FILE, fileDigest, parseManifest } from './engine-manifest.mjs';
-import { ENGINE_PLATFORMS, type EnginePlatform, engineFile, glibcVersion, platformId } from './engine-platforms.mjs';
+import type * as Binding from '../../native/node/index.js';
+import { MANIFEST_FILE, fileDigest, parseManifest } from '../engine-manifest.mjs';
+import { ENGINE_PLATFORMS, type EnginePlatform, engineFile, glibcVersion, platformId } from '../engine-platforms.mjs';
 
 /** Which bundle this code was built into (esbuild `define`); undeclared when run from the sources. */
 declare const PG_RETEST_BUNDLE: string | undefined;
@@ -98,7 +98,8 @@ export function candidatePaths(moduleUrl: string, id: string, search: EngineSear
   const library = engineFile(id);
   const at = (relative: string) => fileURLToPath(new URL(relative, moduleUrl));
   const manifest = at(`./${MANIFEST_FILE}`);
-  const build: EngineCandidate = { file: at(`../build/${library}`) };
+  // The repository's root is one folder up from a bundle (dist/cli.js), two from this file (src/engine/).
+  const build: EngineCandidate = { file: at(`${search === 'sources' ? '../..' : '..'}/build/${library}`) };
   if (search === 'sources') return [build];
   const beside: EngineCandidate = { file: at(`./${library}`), manifest };
   if (search === 'action') return [beside];

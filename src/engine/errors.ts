@@ -1,5 +1,5 @@
 /** Engine failures, mapped to the CLI's errors (and so to exit statuses) in one place. */
-import { EngineError } from '../engine.js';
+import { EngineError } from './index.js';
 import { type CliError, InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { passwordOf, redact } from '../provision/url.js';
 

@@ -1,8 +1,8 @@
 // The engine as the rest of the action sees it: typed, promise-based, with one error class.
-// This is the only module that imports src/native.ts (and so the `.node` file); it wraps the
+// This is the only module that imports src/engine/native.ts (and so the `.node` file); it wraps the
 // native objects as `inner`, fills in nothing the engine decides itself, and rethrows every
 // native failure as an EngineError whose `code` callers map to an exit status.
-import type { Comparison } from './gate/report-types.js';
+import type { Comparison } from '../gate/report-types.js';
 import * as native from './native.js';
 import type {
   CaptureProgress,
@@ -15,9 +15,9 @@ import type {
   WorkloadInspection,
   WorkloadProfileJson,
   WorkloadSummary,
-} from './types.js';
+} from '../types.js';
 
-export type * from './types.js';
+export type * from '../types.js';
 
 /**
  * What went wrong, as a stable code:
