@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { FingerprintComparison, GateReport } from '../src/gate/report-types.js';
 import { maskMessage, parseReport, renderJunit, renderMarkdown, ReportFormatError, toJson } from '../src/report/index.js';
-import { interval, signedPercent } from '../src/report/numbers.js';
+import { interval, signedPercent } from '../src/format/numbers.js';
 
 const FIXTURES = ['pass', 'regression', 'new-errors', 'migration-failure', 'error'] as const;
 

@@ -12,7 +12,7 @@ import { DockerProvisioner } from '../src/provision/docker.js';
 import { cachedCopy, isRoot, lookupOsUser, UnsafeCacheError } from '../src/provision/pg-binaries.mjs';
 import { conninfoToUrl } from '../src/pipeline/conninfo.js';
 import { maskUrl, maskUrlsIn, passwordForms, passwordOf, redact, urlCredentialProblem } from '../src/provision/url.js';
-import { maskMessage } from '../src/report/mask.js';
+import { maskMessage } from '../src/format/mask.js';
 import { decideVerdict } from '../src/gate/verdict.js';
 import { runCli } from './support/cli.js';
 import { randomPassword, startPostgres, type TestServer } from './support/postgres.js';

@@ -10,7 +10,7 @@
  */
 import { oneLine } from '../format/table.js';
 import { plural } from '../format/units.js';
-import { maskMessage } from '../report/mask.js';
+import { maskMessage } from '../format/mask.js';
 import type { FingerprintReport, ReplayReport } from '../types.js';
 import type { Coverage, KeysSummary, NotCompared, SideCoverage } from './report-types.js';
 

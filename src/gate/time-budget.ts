@@ -10,7 +10,7 @@
  * connecting, and a tenth of the budget is kept for the plan probe and the report.
  */
 import { InputError } from '../exit-codes.js';
-import { wallTime } from '../report/numbers.js';
+import { wallTime } from '../format/numbers.js';
 
 /** Copying the template, the checkpoint after it, connecting the sessions: per replay. */
 export const REPLAY_OVERHEAD_MS = 2_000;

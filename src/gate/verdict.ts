@@ -9,7 +9,7 @@
 import { ExitCode } from '../exit-codes.js';
 import { oneLine } from '../format/table.js';
 import { micros, plural } from '../format/units.js';
-import { maskMessage } from '../report/mask.js';
+import { maskMessage } from '../format/mask.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import type { PlansReport } from '../plans/types.js';
 import { inconclusiveHeadline, notComparedWarnings, sharePercent } from './coverage.js';

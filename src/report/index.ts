@@ -7,4 +7,4 @@ export type { GateReport } from '../gate/report-types.js';
 export { DEFAULT_MAX_CHARS, GITHUB_COMMENT_LIMIT, type MarkdownOptions, renderMarkdown } from './markdown.js';
 export { gateReportSchema, parseReport, ReportFormatError, toJson } from './json.js';
 export { type JunitOptions, renderJunit } from './junit.js';
-export { maskMessage } from './mask.js';
+export { maskMessage } from '../format/mask.js';

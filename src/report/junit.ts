@@ -14,8 +14,8 @@ import type { FingerprintComparison, GateReport, LatencyComparison } from '../ga
 import { evaluatePlanRules } from '../plans/rules.js';
 import { oneLine } from '../format/table.js';
 import { count, micros, plural } from '../format/units.js';
-import { maskMessage } from './mask.js';
-import { fractionPercent, interval, ratioChange } from './numbers.js';
+import { maskMessage } from '../format/mask.js';
+import { fractionPercent, interval, ratioChange } from '../format/numbers.js';
 
 export interface JunitOptions {
   /** Replace data values in error messages, as in the markdown report. Default true. */

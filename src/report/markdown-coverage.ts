@@ -7,7 +7,7 @@
 import { reasonInWords, sharePercent } from '../gate/coverage.js';
 import type { Coverage, GateReport, KeysSummary, SideCoverage } from '../gate/report-types.js';
 import { count, plural } from '../format/units.js';
-import { maskMessage } from './mask.js';
+import { maskMessage } from '../format/mask.js';
 import { code, mdTable, prose } from './markdown-text.js';
 
 /** Rows of the summary table: captured, executed (with its share), skipped, not executed. */

@@ -21,11 +21,11 @@ import { sharePercent } from '../gate/coverage.js';
 import { likelyCause, lostSessionFeatures } from '../gate/session-features.js';
 import type { Context } from './markdown-context.js';
 import { coverageLines, coverageRows, keysRows } from './markdown-coverage.js';
-import { maskMessage } from './mask.js';
+import { maskMessage } from '../format/mask.js';
 import { planCells, planHeaders, statsSource } from './markdown-plans.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import { code, codeBlock, details, mdTable, prose, text } from './markdown-text.js';
-import { fractionPercent, interval, latencyRatio, ratioChange, signedPercent, wallTime } from './numbers.js';
+import { fractionPercent, interval, latencyRatio, ratioChange, signedPercent, wallTime } from '../format/numbers.js';
 
 /**
  * How many rows a table shows even when there is room for more: a comment is read, not searched.

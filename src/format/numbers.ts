@@ -1,9 +1,9 @@
 /**
  * Numbers as the reports print them. Every change is a signed percentage of the base value and
  * every confidence interval uses the same form, so a reader compares like with like:
- * `+312 %`, `−4.1 %`, `[+280 %, +350 %]`. Latencies and counts come from `src/format/units.ts`.
+ * `+312 %`, `−4.1 %`, `[+280 %, +350 %]`. Latencies and counts come from units.ts.
  */
-import { span } from '../format/units.js';
+import { span } from './units.js';
 
 /** U+2212: a minus sign lines up with the plus sign, a hyphen does not. */
 const MINUS = '\u2212';
