@@ -3,7 +3,7 @@
 // Rust (native/core/src/compare); this checks what crosses the boundary.
 import { describe, expect, it } from 'vitest';
 import { compareReplays, EngineError, type FingerprintReport, type ReplayReport } from '../src/engine/index.js';
-import type { Comparison } from '../src/gate/report-types.js';
+import type { Comparison } from '../src/types.js';
 
 const ZERO_LATENCY = { count: 0, mean_us: 0, min_us: 0, p50_us: 0, p95_us: 0, p99_us: 0, max_us: 0 };
 

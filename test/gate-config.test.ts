@@ -10,8 +10,7 @@ import { gateCommand } from '../src/config/gate-options.js';
 import { InputError } from '../src/exit-codes.js';
 import { planReplays } from '../src/gate/round-plan.js';
 import { planHead } from '../src/schema/migration-plan.js';
-import type { MigrationFile } from '../src/schema/sql-files.js';
-import { resolveMigrationFiles } from '../src/schema/sql-files.js';
+import { type MigrationFile, resolveMigrationFiles } from '../src/schema/sql-files.js';
 
 function parse(argv: string[]) {
   const { values } = tokenize('gate', argv, gateCommand.options);

@@ -6,7 +6,8 @@ import { parseReport, renderJunit, renderMarkdown } from '../src/report/index.js
 import { parseOptions, tokenize } from '../src/cli/argv.js';
 import { gateCommand } from '../src/config/gate-options.js';
 import { InputError } from '../src/exit-codes.js';
-import type { Comparison, Thresholds } from '../src/gate/report-types.js';
+import type { Thresholds } from '../src/gate/report-types.js';
+import type { Comparison } from '../src/types.js';
 import { decideVerdict } from '../src/gate/verdict.js';
 import { evaluatePlanRules } from '../src/plans/rules.js';
 import { describeChange, parseExplain, planShape, type RawPlanNode, sameShape, seqScanSwitches, shapeLines } from '../src/plans/shape.js';

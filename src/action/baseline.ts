@@ -12,7 +12,8 @@
  * all of this where the verdict is.
  */
 import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
-import type { ErrorDiff, GateReport } from '../gate/report-types.js';
+import type { GateReport } from '../gate/report-types.js';
+import type { ErrorDiff } from '../types.js';
 import { micros, plural } from '../format/units.js';
 import { code, text } from '../report/markdown-text.js';
 

@@ -16,8 +16,7 @@ import { coverageOf } from '../gate/coverage.js';
 import { replayOutcome } from '../engine/replay-outcome.js';
 import type { CompareConfig } from './compare-options.js';
 import { fromEngineError } from '../engine/errors.js';
-import type { Io } from '../runtime/io.js';
-import { stderrLogger } from '../runtime/io.js';
+import { type Io, stderrLogger } from '../runtime/io.js';
 import { checkOutputDirs, writeReports } from './report-files.js';
 
 /** Just enough of a replay report to know it is one, with samples. */

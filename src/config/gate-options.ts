@@ -11,10 +11,9 @@ import { factorValue, PLAN_DEFAULTS } from '../plans/options.js';
 import type { PlanRules } from '../plans/types.js';
 import { keyHandlingFrom, keyOptions } from '../cli/key-options.js';
 import { booleanValue, durationValue, listValue, percentValue, settingsValue } from './values.js';
-import { headServerOptions, PROVISION_KINDS, type ProvisionKind, planServers, serverOptionIssues } from './server-options.js';
+import { headServerOptions, planServers, PROVISION_KINDS, type ProvisionKind, serverOptionIssues, type ServerPlan } from './server-options.js';
 
 export { PROVISION_KINDS, type ProvisionKind };
-import type { ServerPlan } from './server-options.js';
 export type { ServerPlan, ServerSpec } from './server-options.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');

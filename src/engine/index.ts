@@ -2,20 +2,8 @@
 // This is the only module that imports src/engine/native.ts (and so the `.node` file); it wraps the
 // native objects as `inner`, fills in nothing the engine decides itself, and rethrows every
 // native failure as an EngineError whose `code` callers map to an exit status.
-import type { Comparison } from '../gate/report-types.js';
+import type { CaptureProgress, CaptureSummary, Comparison, CondenseProgress, CondenseSummary, ReplayProgress, ReplayReport, WorkloadComparison, WorkloadInspection, WorkloadProfileJson, WorkloadSummary } from '../types.js';
 import * as native from './native.js';
-import type {
-  CaptureProgress,
-  CaptureSummary,
-  CondenseProgress,
-  CondenseSummary,
-  WorkloadComparison,
-  ReplayProgress,
-  ReplayReport,
-  WorkloadInspection,
-  WorkloadProfileJson,
-  WorkloadSummary,
-} from '../types.js';
 
 export type * from '../types.js';
 

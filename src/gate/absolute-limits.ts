@@ -12,7 +12,8 @@
  */
 import { oneLine } from '../format/table.js';
 import { micros } from '../format/units.js';
-import type { Comparison, SideAccounting, Thresholds } from './report-types.js';
+import type { SideAccounting, Thresholds } from './report-types.js';
+import type { Comparison } from '../types.js';
 
 /** One limit and how head measured against it. */
 export interface LimitCheck {

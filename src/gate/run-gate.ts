@@ -28,15 +28,8 @@ import { coverageOf, keysSummary } from './coverage.js';
 import { changeUnderTest } from './ci-change.js';
 import { runnerDescription } from './github-event.js';
 import { planConfirmation, planReplays, type PlannedReplay } from './round-plan.js';
-import {
-  type Comparison,
-  type Environment,
-  type GateReport,
-  type MigrationFailure,
-  REPORT_SCHEMA_VERSION,
-  type ReplayRun,
-  type Thresholds,
-} from './report-types.js';
+import { type Environment, type GateReport, type MigrationFailure, type ReplayRun, REPORT_SCHEMA_VERSION, type ServersReport, type Thresholds } from './report-types.js';
+import type { Comparison } from '../types.js';
 import { replayOnce } from './replay-once.js';
 import { replayLine, replayRecord } from './replay-record.js';
 import { type BudgetPlan, planForBudget } from './time-budget.js';
@@ -46,7 +39,6 @@ import { decideVerdict, exitCodeOfVerdict } from './verdict.js';
 import { majorOf, probeTemplates, sideCounters, StatementCounterLog } from '../plans/gate-probe.js';
 import type { PlansReport } from '../plans/types.js';
 import { compareServers, serverWarnings, startSideServer } from './run-servers.js';
-import type { ServersReport } from './report-types.js';
 import { captureEvidence } from './capture-evidence.js';
 import { sendDurations, serverTimeSupport, type ServerTimeSupport } from './server-time.js';
 

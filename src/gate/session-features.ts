@@ -13,7 +13,8 @@
  * client on one server connection and base's does (docs/gate.md, "Gating server changes").
  */
 import type { StatementExample } from '../engine/index.js';
-import type { ErrorDiff, ServersReport, SessionFeature, SessionFeatureKind } from './report-types.js';
+import type { ServersReport, SessionFeature, SessionFeatureKind } from './report-types.js';
+import type { ErrorDiff } from '../types.js';
 
 /** What each kind of session state is and what a transaction pooler does to it. */
 export const SESSION_FEATURES: Record<SessionFeatureKind, { label: string; breaks: string }> = {

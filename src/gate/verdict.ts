@@ -14,7 +14,8 @@ import { evaluatePlanRules } from '../plans/rules.js';
 import type { PlansReport } from '../plans/types.js';
 import { inconclusiveHeadline, notComparedWarnings, sharePercent } from './coverage.js';
 import { checkAbsoluteLimits } from './absolute-limits.js';
-import type { Comparison, Coverage, ErrorDiff, FingerprintComparison, LatencyComparison, MigrationFailure, ServersReport, SideAccounting, Thresholds, Verdict } from './report-types.js';
+import type { Coverage, MigrationFailure, ServersReport, SideAccounting, Thresholds, Verdict } from './report-types.js';
+import type { Comparison, ErrorDiff, FingerprintComparison, LatencyComparison } from '../types.js';
 import { serverDifferenceLine } from './server-differences.js';
 import { likelyCause, lostSessionFeatures } from './session-features.js';
 

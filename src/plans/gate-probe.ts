@@ -4,7 +4,7 @@
  * Nothing here fails the run: a problem becomes part of the plans report, and the verdict
  * decides what it means (verdict.ts, plans/rules.ts).
  */
-import type { Comparison } from '../gate/report-types.js';
+import type { Comparison } from '../types.js';
 import type { Workload } from '../engine/index.js';
 import type { Server } from '../provision/index.js';
 import type { Logger } from '../runtime/logger.js';

@@ -8,7 +8,7 @@
  * OIDs, hence the same queryids), so plans are those the replays ran with.
  */
 import pg from 'pg';
-import type { FingerprintComparison } from '../gate/report-types.js';
+import type { FingerprintComparison } from '../types.js';
 import type { StatementExample } from '../engine/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { EXPLAINABLE_KINDS, ExplainError, explainStatement } from './explain.js';

@@ -10,7 +10,8 @@
 import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
 import { inconclusiveHeadline, sharePercent } from '../gate/coverage.js';
 import { lostSessionFeatures } from '../gate/session-features.js';
-import type { FingerprintComparison, GateReport, LatencyComparison } from '../gate/report-types.js';
+import type { GateReport } from '../gate/report-types.js';
+import type { FingerprintComparison, LatencyComparison } from '../types.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import { oneLine } from '../format/table.js';
 import { count, micros, plural } from '../format/units.js';

@@ -4,17 +4,8 @@
  * the size limit by lowering {@link Limits}; a section that leaves rows out because of a limit
  * says so in place and counts them in the {@link Context}, which the closing note reports.
  */
-import type {
-  Comparison,
-  ErrorDiff,
-  FingerprintComparison,
-  FingerprintRef,
-  GateReport,
-  LatencyComparison,
-  ServersReport,
-  SessionFeature,
-  SideAccounting,
-} from '../gate/report-types.js';
+import type { GateReport, ServersReport, SessionFeature, SideAccounting } from '../gate/report-types.js';
+import type { Comparison, ErrorDiff, FingerprintComparison, FingerprintRef, LatencyComparison } from '../types.js';
 import { count, micros, plural } from '../format/units.js';
 import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
 import { sharePercent } from '../gate/coverage.js';
