@@ -9,8 +9,8 @@ import { mergeValues, readConfigFile } from '../src/config/config-file.js';
 import { gateCommand } from '../src/config/gate-options.js';
 import { InputError } from '../src/exit-codes.js';
 import { planReplays } from '../src/gate/round-plan.js';
-import { planHead } from '../src/schema/migration-plan.js';
-import { type MigrationFile, resolveMigrationFiles } from '../src/schema/sql-files.js';
+import { planHead } from '../src/templates/migration-plan.js';
+import { type MigrationFile, resolveMigrationFiles } from '../src/templates/sql-files.js';
 
 function parse(argv: string[]) {
   const { values } = tokenize('gate', argv, gateCommand.options);

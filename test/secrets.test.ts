@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DockerProvisioner } from '../src/provision/docker.js';
 import { cachedCopy, isRoot, lookupOsUser, UnsafeCacheError } from '../src/provision/pg-binaries.mjs';
-import { conninfoToUrl } from '../src/pipeline/conninfo.js';
+import { conninfoToUrl } from '../src/pg-retest-config/conninfo.js';
 import { maskUrl, maskUrlsIn, passwordForms, passwordOf, redact, urlCredentialProblem } from '../src/provision/url.js';
 import { maskMessage } from '../src/format/mask.js';
 import { decideVerdict } from '../src/gate/verdict.js';

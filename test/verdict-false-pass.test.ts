@@ -16,7 +16,7 @@ import { sideAccounting } from '../src/gate/accounting.js';
 import { coverageOf } from '../src/gate/coverage.js';
 import type { Thresholds } from '../src/gate/report-types.js';
 import { decideVerdict, exitCodeOfVerdict } from '../src/gate/verdict.js';
-import { allowRegressions } from '../src/pipeline/variants.js';
+import { allowRegressions } from '../src/pg-retest-config/variants.js';
 import { parseReport } from '../src/report/index.js';
 
 const Z = { count: 0, mean_us: 0, min_us: 0, p50_us: 0, p95_us: 0, p99_us: 0, max_us: 0 };

@@ -18,8 +18,8 @@ import { createDatabase, dropDatabase, runStatements } from '../provision/databa
 import type { Server } from '../provision/index.js';
 import { serverForRun } from '../provision/run-server.js';
 import { passwordOf, redact, replayUrl } from '../provision/url.js';
-import { type Checkout, checkoutBase } from '../schema/base-checkout.js';
-import { buildTemplates, runTemplateInputs } from '../schema/templates.js';
+import { type Checkout, checkoutBase } from '../templates/base-checkout.js';
+import { buildTemplates, runTemplateInputs } from '../templates/build.js';
 import { findKnee } from './knee.js';
 import { combineRuns, type StepMetrics, type StepRun, stepRun } from './metrics.js';
 import type { CapacityConfig } from './options.js';

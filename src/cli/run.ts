@@ -1,6 +1,6 @@
 /**
  * `run --config .pg-retest.toml`: pg-retest's CI pipeline config, run with this tool's engine and
- * verdict (src/pipeline/run.ts). Prints the markdown report, writes `[output] json_report` and
+ * verdict (src/pg-retest-config/run.ts). Prints the markdown report, writes `[output] json_report` and
  * `junit_xml`, and exits 0 pass, 1 a threshold exceeded or a variant regressed, 2 bad config,
  * 3 infrastructure, 4 inconclusive, 130 interrupted.
  */
@@ -8,11 +8,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { type ExitCode, InputError } from '../exit-codes.js';
-import { readPipelineConfig } from '../pipeline/config.js';
-import { planRun } from '../pipeline/plan.js';
-import { renderRunJunit, renderRunMarkdown, runReportJson } from '../pipeline/render.js';
-import type { RunReport } from '../pipeline/report-types.js';
-import { runPipeline } from '../pipeline/run.js';
+import { readPipelineConfig } from '../pg-retest-config/config.js';
+import { planRun } from '../pg-retest-config/plan.js';
+import { renderRunJunit, renderRunMarkdown, runReportJson } from '../pg-retest-config/render.js';
+import type { RunReport } from '../pg-retest-config/report-types.js';
+import { runPipeline } from '../pg-retest-config/run.js';
 import type { CommandSpec } from './argv.js';
 import { flag } from './option-types.js';
 import type { Io } from '../runtime/io.js';

@@ -9,7 +9,7 @@ import { CliError, InfraError } from '../exit-codes.js';
 import { dropDatabase } from '../provision/database.js';
 import type { Server } from '../provision/index.js';
 import type { Logger } from '../runtime/logger.js';
-import type { Checkout } from '../schema/base-checkout.js';
+import type { Checkout } from '../templates/base-checkout.js';
 import { releaseReplayRole } from './replay-role.js';
 
 /**

@@ -16,8 +16,8 @@ import { InfraError, InputError } from '../exit-codes.js';
 import { applySqlFile } from '../provision/apply-sql.js';
 import type { Logger } from '../runtime/logger.js';
 import { passwordOf, redact } from '../provision/url.js';
-import { findClientProgram, isDump, loadSeed } from '../schema/seed.js';
-import { databaseEnv } from '../schema/shell-command.js';
+import { findClientProgram, isDump, loadSeed } from '../templates/seed.js';
+import { databaseEnv } from '../templates/shell-command.js';
 
 export interface RestoreOutcome {
   file: string;
