@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { tokenize } from '../src/cli/argv.js';
+import { tokenize } from '../src/options/argv.js';
 import { replayCommand } from '../src/cli/replay-options.js';
 import { replayOutcome } from '../src/engine/replay-outcome.js';
 import { ExitCode } from '../src/exit-codes.js';

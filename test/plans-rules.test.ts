@@ -3,8 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseReport, renderJunit, renderMarkdown } from '../src/report/index.js';
-import { parseOptions, tokenize } from '../src/cli/argv.js';
-import { gateCommand } from '../src/config/gate-options.js';
+import { parseOptions, tokenize } from '../src/options/argv.js';
+import { gateCommand } from '../src/gate/options.js';
 import { InputError } from '../src/exit-codes.js';
 import type { Thresholds } from '../src/gate/report-types.js';
 import type { Comparison } from '../src/types.js';

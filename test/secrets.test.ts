@@ -11,7 +11,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { DockerProvisioner } from '../src/provision/docker.js';
 import { cachedCopy, isRoot, lookupOsUser, UnsafeCacheError } from '../src/provision/pg-binaries.mjs';
 import { conninfoToUrl } from '../src/pg-retest-config/conninfo.js';
-import { maskUrl, maskUrlsIn, passwordForms, passwordOf, redact, urlCredentialProblem } from '../src/provision/url.js';
+import { maskUrl, maskUrlsIn, passwordForms, passwordOf, redact } from '../src/provision/url.js';
+import { urlCredentialProblem } from '../src/options/postgres-url.js';
 import { maskMessage } from '../src/format/mask.js';
 import { decideVerdict } from '../src/gate/verdict.js';
 import { runCli } from './support/cli.js';

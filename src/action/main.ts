@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as core from '@actions/core';
-import type { GateConfig } from '../config/gate-options.js';
+import type { GateConfig } from '../gate/options.js';
 import { CliError, ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
 import { runGate } from '../gate/run-gate.js';
 import { exitCodeOfVerdict } from '../gate/verdict.js';

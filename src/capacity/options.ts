@@ -3,11 +3,10 @@
  * for the workload, the schemas and the server, plus the sweep's own.
  */
 import { z } from 'zod';
-import type { CommandSpec, OptionDefs } from '../cli/argv.js';
-import { classScaleFrom, classScaleOptions } from '../cli/class-scale-options.js';
-import { filePath, flag, numberValue } from '../cli/option-types.js';
-import { gateOptions, type GateTarget, schemaSourceOf, seedSourceOf } from '../config/gate-options.js';
-import { percentValue } from '../config/values.js';
+import type { CommandSpec, OptionDefs } from '../options/argv.js';
+import { classScaleFrom, classScaleOptions } from '../options/class-scale-options.js';
+import { filePath, flag, numberValue, percentValue } from '../options/values.js';
+import { gateOptions, type GateTarget, schemaSourceOf, seedSourceOf } from '../gate/options.js';
 import { KNEE_DEFAULTS } from './knee.js';
 
 export const CAPACITY_DEFAULTS = {

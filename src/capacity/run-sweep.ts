@@ -6,7 +6,7 @@
  */
 import crypto from 'node:crypto';
 import packageJson from '../../package.json' with { type: 'json' };
-import { largestFactor } from '../cli/class-scale-options.js';
+import { largestFactor } from '../options/class-scale-options.js';
 import type { ReplayReport, Workload } from '../engine/index.js';
 import { CliError, ExitCode, InfraError, InterruptedError } from '../exit-codes.js';
 import { plural } from '../format/units.js';

@@ -3,7 +3,7 @@
  * write the JSON and JUnit reports asked for, and exit 0 pass, 1 regression, 2 bad input,
  * 3 infrastructure, 4 inconclusive, 130 interrupted.
  */
-import type { GateConfig } from '../config/gate-options.js';
+import type { GateConfig } from '../gate/options.js';
 import type { ExitCode } from '../exit-codes.js';
 import { runGate } from '../gate/run-gate.js';
 import type { Io } from '../runtime/io.js';

@@ -4,13 +4,13 @@ import { compareWorkloads, inspectWorkload, type WorkloadComparison } from '../e
 import { ExitCode } from '../exit-codes.js';
 import { renderComparison, renderCondenseSummary } from '../format/workload-comparison.js';
 import { renderWorkloadSummary } from '../format/workload-summary.js';
-import type { CommandSpec } from './argv.js';
+import type { CommandSpec } from '../options/argv.js';
 import { readCaptureSidecar } from './capture-sidecar.js';
 import { CONDENSE_DEFAULTS, keepOptions } from './condense-options.js';
 import { readCondenseSidecar } from './condense-sidecar.js';
 import { fromEngineError } from '../engine/errors.js';
 import type { Io } from '../runtime/io.js';
-import { filePath, flag, numberValue } from './option-types.js';
+import { filePath, flag, numberValue } from '../options/values.js';
 
 const DEFAULT_TOP = 10;
 

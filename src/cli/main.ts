@@ -5,16 +5,16 @@
  */
 import packageJson from '../../package.json' with { type: 'json' };
 import { CliError, ExitCode, exitCodeOf, InputError } from '../exit-codes.js';
-import { commandHelp, type CommandSpec, parseOptions, type RawValue, tokenize } from './argv.js';
+import { commandHelp, type CommandSpec, parseOptions, type RawValue, tokenize } from '../options/argv.js';
 import { capacityCommand } from '../capacity/options.js';
-import { readConfigFile, mergeValues } from '../config/config-file.js';
+import { readConfigFile, mergeValues } from '../options/config-file.js';
 import { captureCommand } from './capture-options.js';
 import { runCapture } from './capture.js';
 import { cleanupCommand } from './cleanup-options.js';
 import { runCleanup } from './cleanup.js';
 import { condenseCommand } from './condense-options.js';
 import { runCondense } from './condense.js';
-import { gateCommand } from '../config/gate-options.js';
+import { gateCommand } from '../gate/options.js';
 import { compareCommand } from './compare-options.js';
 import { runCapacityCommand } from './capacity.js';
 import { runCompare } from './compare.js';

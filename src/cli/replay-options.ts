@@ -1,10 +1,11 @@
 /** `replay`'s options: declared once here, validated by one schema into one {@link ReplayConfig}. */
 import { z } from 'zod';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
-import type { CommandSpec } from './argv.js';
-import { classScaleFrom, classScaleOptions } from './class-scale-options.js';
-import { keyHandlingFrom, keyOptions } from './key-options.js';
-import { choice, filePath, flag, numberValue, postgresUrl } from './option-types.js';
+import type { CommandSpec } from '../options/argv.js';
+import { classScaleFrom, classScaleOptions } from '../options/class-scale-options.js';
+import { keyHandlingFrom, keyOptions } from '../options/key-options.js';
+import { postgresUrl } from '../options/postgres-url.js';
+import { choice, filePath, flag, numberValue } from '../options/values.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');
 

@@ -18,7 +18,7 @@ import { serverForRun } from '../provision/run-server.js';
 import { describeTarget, passwordOf, redact, replayUrl } from '../provision/url.js';
 import type { ReplayReport } from '../types.js';
 import { describeErrorsAgainstCapture, errorsAgainstCapture, readCaptureSidecar } from './capture-sidecar.js';
-import { largestFactor } from './class-scale-options.js';
+import { largestFactor } from '../options/class-scale-options.js';
 import { fromEngineError } from '../engine/errors.js';
 import { trapInterrupts } from '../runtime/interrupt.js';
 import { type Io, isCi, stderrLogger } from '../runtime/io.js';

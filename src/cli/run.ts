@@ -13,8 +13,8 @@ import { planRun } from '../pg-retest-config/plan.js';
 import { renderRunJunit, renderRunMarkdown, runReportJson } from '../pg-retest-config/render.js';
 import type { RunReport } from '../pg-retest-config/report-types.js';
 import { runPipeline } from '../pg-retest-config/run.js';
-import type { CommandSpec } from './argv.js';
-import { flag } from './option-types.js';
+import type { CommandSpec } from '../options/argv.js';
+import { flag } from '../options/values.js';
 import type { Io } from '../runtime/io.js';
 import { runReportingCommand } from './reporting-command.js';
 

@@ -12,7 +12,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { fromEngineError } from '../engine/errors.js';
 import type { ProgressDisplay } from '../runtime/progress.js';
 import { replayOutcome } from '../engine/replay-outcome.js';
-import type { GateConfig } from '../config/gate-options.js';
+import type { GateConfig } from './options.js';
 import { compareReplays, loadWorkload, type ReplayReport, type Workload } from '../engine/index.js';
 import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { micros, plural } from '../format/units.js';

@@ -4,7 +4,7 @@
  * whether a client keeps its server connection) and which statements of the workload depend on
  * session state (docs/gate.md, "Gating server changes").
  */
-import type { ServerSpec } from '../config/server-options.js';
+import type { ServerSpec } from './server-options.js';
 import type { Workload } from '../engine/index.js';
 import { plural } from '../format/units.js';
 import type { Server } from '../provision/index.js';

@@ -4,7 +4,7 @@
  * rest of this tool speaks URLs (the pg client, `describeTarget`, masking), so key=value strings
  * become URLs here, once. Messages never repeat the string: it may hold a password.
  */
-import { urlCredentialProblem } from '../provision/url.js';
+import { urlCredentialProblem } from '../options/postgres-url.js';
 
 /** Keywords that become parts of the URL; every other keyword becomes a query parameter. */
 const URL_PARTS = new Set(['host', 'hostaddr', 'port', 'user', 'password', 'dbname']);

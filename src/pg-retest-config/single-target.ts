@@ -17,7 +17,7 @@ import type { Logger } from '../runtime/logger.js';
 import { serverForRun } from '../provision/run-server.js';
 import { replayOnce, type ReplayContext } from '../gate/replay-once.js';
 import type { ReplayReport, Workload } from '../engine/index.js';
-import { largestFactor } from '../cli/class-scale-options.js';
+import { largestFactor } from '../options/class-scale-options.js';
 import type { ReplaySettings, TargetPlan } from './plan.js';
 import { restoreFrom, type RestoreOutcome } from './restore.js';
 

@@ -22,7 +22,7 @@ import os from 'node:os';
 import packageJson from '../../package.json' with { type: 'json' };
 import { fromEngineError } from '../engine/errors.js';
 import { replayOutcome } from '../engine/replay-outcome.js';
-import { GATE_DEFAULTS } from '../config/gate-options.js';
+import { GATE_DEFAULTS } from '../gate/options.js';
 import { compareReplays, type ReplayReport, type Workload } from '../engine/index.js';
 import { InfraError, InterruptedError } from '../exit-codes.js';
 import { plural } from '../format/units.js';

@@ -11,7 +11,7 @@
  * Each PR migration's wall time on the populated copy is recorded: a migration that rewrites a
  * big table under lock shows up here before it shows up in production.
  */
-import type { SchemaSource, SeedSource } from '../config/gate-options.js';
+import type { SchemaSource, SeedSource } from './sources.js';
 import { CliError, InfraError } from '../exit-codes.js';
 import type { MigrationFailure, MigrationRun } from '../gate/report-types.js';
 import { applySqlFile, SqlFileError } from '../provision/apply-sql.js';

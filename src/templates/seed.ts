@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SeedSource } from '../config/gate-options.js';
+import type { SeedSource } from './sources.js';
 import { InfraError, InputError } from '../exit-codes.js';
 import { applySqlFile } from '../provision/apply-sql.js';
 import { localBinaries } from '../provision/pg-binaries.mjs';

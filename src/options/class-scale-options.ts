@@ -4,7 +4,7 @@
  * the class out of the replay.
  */
 import type { OptionDefs } from './argv.js';
-import { numberValue } from './option-types.js';
+import { numberValue } from './values.js';
 
 const factor = (what: string) =>
   numberValue(`a whole number of copies of each ${what} session, 0 (leave them out) or more`, (n) => n >= 0 && n <= 10_000, true).optional();

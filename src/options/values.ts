@@ -1,9 +1,65 @@
 /**
  * zod schemas for option values that arrive as text from anywhere: command-line flags, a config
- * file (whose numbers and booleans are turned into text first, see config-file.ts) and, later,
- * GitHub Action inputs (always strings; lists as lines). One set of rules for all three.
+ * file (whose numbers and booleans are turned into text first, see config-file.ts) and GitHub
+ * Action inputs (always strings; lists as lines). One set of rules for all three, with messages
+ * in the user's words: what is allowed and what was given.
  */
 import { z } from 'zod';
+
+/** A boolean flag: true when given. */
+export const flag = z.literal(true).optional().transform((value) => value === true);
+
+/**
+ * A number from a string.
+ * @param expected what is allowed, as the message should say it ("a number ≥ 0")
+ * @param accept the range check
+ * @param integer whole numbers only
+ * @returns a schema giving a number
+ */
+export function numberValue(expected: string, accept: (n: number) => boolean, integer = false) {
+  return z.string().transform((raw, ctx) => {
+    const trimmed = raw.trim();
+    const n = Number(trimmed);
+    if (trimmed === '' || !Number.isFinite(n) || (integer && !Number.isInteger(n)) || !accept(n)) {
+      ctx.addIssue({ code: 'custom', message: `expected ${expected}, got '${raw}'` });
+      return z.NEVER;
+    }
+    return n;
+  });
+}
+
+/**
+ * One of a fixed set of words.
+ * @param choices the allowed words
+ * @returns a schema giving one of them
+ */
+export function choice<const T extends readonly [string, ...string[]]>(choices: T) {
+  return z.string().transform((raw, ctx) => {
+    if ((choices as readonly string[]).includes(raw)) return raw as T[number];
+    ctx.addIssue({ code: 'custom', message: `expected one of ${choices.join(', ')}, got '${raw}'` });
+    return z.NEVER;
+  });
+}
+
+/**
+ * A file path (existence is checked later, when the command resolves its inputs).
+ * @param what what the file is, for the "required" message
+ * @returns a schema giving the path
+ */
+export function filePath(what: string) {
+  return z.string({ error: (issue) => (issue.input === undefined ? `is required: ${what}` : `expected a path, ${what}`) }).min(1, {
+    error: `expected a path, ${what}`,
+  });
+}
+
+/**
+ * The zod shape of an options object: each option's schema under the option's name.
+ * @param options option definitions
+ * @returns the shape for `z.object`
+ */
+export function schemasOf<O extends Record<string, { schema: z.ZodType }>>(options: O): { [K in keyof O]: O[K]['schema'] } {
+  return Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema])) as { [K in keyof O]: O[K]['schema'] };
+}
 
 /**
  * A yes/no option: `true` from a CLI flag, or the words true/false (yes/no, 1/0) from a config

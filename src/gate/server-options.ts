@@ -10,10 +10,10 @@
  * what they were for one server: they are base's, and head's unless a `head-*` option says
  * otherwise. That keeps every existing configuration meaning what it meant.
  */
-import type { OptionDefs } from '../cli/argv.js';
-import { numberValue, postgresUrl } from '../cli/option-types.js';
+import type { OptionDefs } from '../options/argv.js';
+import { postgresUrl } from '../options/postgres-url.js';
+import { numberValue, settingsValue } from '../options/values.js';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
-import { settingsValue } from './values.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');
 

@@ -5,7 +5,7 @@
  * action input can say `true`/`false`.
  */
 import type { OptionDefs } from './argv.js';
-import { booleanValue } from '../config/values.js';
+import { booleanValue } from './values.js';
 
 export const keyOptions = {
   'no-key-correlation': {

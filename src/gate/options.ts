@@ -4,13 +4,14 @@
  * names are the action's kebab-case input names.
  */
 import { z } from 'zod';
-import type { CommandSpec, OptionDefs } from '../cli/argv.js';
-import { choice, filePath, numberValue, postgresUrl } from '../cli/option-types.js';
+import type { SchemaSource, SeedSource } from '../templates/sources.js';
+import type { CommandSpec, OptionDefs } from '../options/argv.js';
+import { postgresUrl } from '../options/postgres-url.js';
+import { booleanValue, choice, durationValue, filePath, listValue, numberValue, percentValue, settingsValue } from '../options/values.js';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
 import { factorValue, PLAN_DEFAULTS } from '../plans/options.js';
 import type { PlanRules } from '../plans/types.js';
-import { keyHandlingFrom, keyOptions } from '../cli/key-options.js';
-import { booleanValue, durationValue, listValue, percentValue, settingsValue } from './values.js';
+import { keyHandlingFrom, keyOptions } from '../options/key-options.js';
 import { headServerOptions, planServers, PROVISION_KINDS, type ProvisionKind, serverOptionIssues, type ServerPlan } from './server-options.js';
 
 export { PROVISION_KINDS, type ProvisionKind };
@@ -307,7 +308,7 @@ export function schemaSourceOf(raw: SchemaOptions, whenNone: 'files' | null): Sc
  * @param raw parsed options
  * @returns the source, undefined without one
  */
-export function seedSourceOf(raw: { seed?: string; 'seed-command'?: string }): { kind: 'file'; path: string } | { kind: 'command'; command: string } | undefined {
+export function seedSourceOf(raw: { seed?: string; 'seed-command'?: string }): SeedSource | undefined {
   if (raw.seed !== undefined) return { kind: 'file', path: raw.seed };
   if (raw['seed-command'] !== undefined) return { kind: 'command', command: raw['seed-command'] };
   return undefined;
@@ -315,11 +316,6 @@ export function seedSourceOf(raw: { seed?: string; 'seed-command'?: string }): {
 
 /** Where a run's one server comes from (the sweep's; the gate has a {@link ServerPlan}). */
 export type GateTarget = { kind: 'database-url'; url: string } | { kind: ProvisionKind; major: number | undefined };
-
-/** How the two schemas are built. */
-export type SchemaSource =
-  | { kind: 'files'; head: string[]; base: string[] | undefined }
-  | { kind: 'command'; command: string };
 
 const schema = z
   .object(shape)
@@ -372,7 +368,6 @@ const schema = z
 
 export type GateConfig = z.output<typeof schema>;
 export type GateThresholds = GateConfig['thresholds'];
-export type SeedSource = NonNullable<GateConfig['seed']>;
 
 export const gateCommand: CommandSpec<GateConfig> = {
   name: 'gate',

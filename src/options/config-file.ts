@@ -9,13 +9,13 @@
  * postgres-config: { shared_buffers: 256MB }
  * ```
  *
- * Values become the same raw text a flag would give, so one schema (gate-options.ts) validates
- * both; a flag given on the command line wins over the file. Paths are relative to the working
+ * Values become the same raw text a flag would give, so one schema (the command's, such as
+ * src/gate/options.ts) validates both; a flag given on the command line wins over the file. Paths are relative to the working
  * directory, as on the command line.
  */
 import fs from 'node:fs';
 import { parse } from 'yaml';
-import type { OptionDefs, RawValue } from '../cli/argv.js';
+import type { OptionDefs, RawValue } from './argv.js';
 import { InputError } from '../exit-codes.js';
 
 /**
