@@ -17,7 +17,7 @@ import type { Logger } from '../runtime/logger.js';
 import { serverForRun } from '../provision/run-server.js';
 import { describeTarget, passwordOf, redact, replayUrl } from '../provision/url.js';
 import type { ReplayReport } from '../types.js';
-import { describeErrorsAgainstCapture, errorsAgainstCapture, readCaptureSidecar } from './capture-sidecar.js';
+import { describeErrorsAgainstCapture, errorsAgainstCapture, readCaptureSidecar } from '../sidecars/capture.js';
 import { largestFactor } from '../options/class-scale-options.js';
 import { fromEngineError } from '../engine/errors.js';
 import { trapInterrupts } from '../runtime/interrupt.js';

@@ -1,7 +1,7 @@
 /** The sidecar `condense` writes next to a workload (`W.wkl.condense.json`, docs/cli.md). */
 import { z } from 'zod';
 import type { CondenseSummary } from '../types.js';
-import { readSidecar } from './sidecar.js';
+import { readSidecar } from './read.js';
 
 const sidecarSchema = z
   .object({

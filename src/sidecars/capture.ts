@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { z } from 'zod';
 import { plural } from '../format/units.js';
 import type { CaptureSummary } from '../types.js';
-import { readSidecar } from './sidecar.js';
+import { readSidecar } from './read.js';
 
 const sidecarSchema = z
   .object({
