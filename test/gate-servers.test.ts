@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { writeWorkload } from '../src/engine/index.js';
-import type { GateReport } from '../src/gate/report-types.js';
+import type { GateReport } from '../src/verdict/report-types.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { type PgBouncer, pgbouncerBinary, startPgBouncer } from './support/pgbouncer.js';
 import { localMajors } from './support/postgres.js';

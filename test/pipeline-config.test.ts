@@ -11,7 +11,7 @@ import { conninfoToUrl } from '../src/pg-retest-config/conninfo.js';
 import { checkLimits, sideFigures } from '../src/pg-retest-config/limits.js';
 import { majorOfImage, planRun } from '../src/pg-retest-config/plan.js';
 import { allowRegressions } from '../src/pg-retest-config/variants.js';
-import { decideVerdict } from '../src/gate/verdict.js';
+import { decideVerdict } from '../src/verdict/decide.js';
 import { parseReport } from '../src/report/index.js';
 
 const read = (toml: string) => pipelineConfigFrom(parse(toml), '.pg-retest.toml');

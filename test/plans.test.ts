@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkload } from '../src/engine/index.js';
-import type { GateReport } from '../src/gate/report-types.js';
+import type { GateReport } from '../src/verdict/report-types.js';
 import type { FingerprintComparison } from '../src/types.js';
 import { MIN_BUFFER_DELTA, probePlans } from '../src/plans/probe.js';
 import type { PlansReport } from '../src/plans/types.js';

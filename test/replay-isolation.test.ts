@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { inspectWorkload, writeWorkload } from '../src/engine/index.js';
 import { renderWorkloadSummary } from '../src/format/workload-summary.js';
-import type { GateReport } from '../src/gate/report-types.js';
+import type { GateReport } from '../src/verdict/report-types.js';
 import { adminSql } from './support/admin-sql.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { localMajors } from './support/postgres.js';

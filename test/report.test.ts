@@ -3,7 +3,7 @@
 // read through parseReport, which also checks that they match the schema.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { GateReport } from '../src/gate/report-types.js';
+import type { GateReport } from '../src/verdict/report-types.js';
 import type { FingerprintComparison } from '../src/types.js';
 import { maskMessage, parseReport, renderJunit, renderMarkdown, ReportFormatError, toJson } from '../src/report/index.js';
 import { interval, signedPercent } from '../src/format/numbers.js';

@@ -14,7 +14,7 @@ import { conninfoToUrl } from '../src/pg-retest-config/conninfo.js';
 import { maskUrl, maskUrlsIn, passwordForms, passwordOf, redact } from '../src/provision/url.js';
 import { urlCredentialProblem } from '../src/options/postgres-url.js';
 import { maskMessage } from '../src/format/mask.js';
-import { decideVerdict } from '../src/gate/verdict.js';
+import { decideVerdict } from '../src/verdict/decide.js';
 import { runCli } from './support/cli.js';
 import { randomPassword, startPostgres, type TestServer } from './support/postgres.js';
 import { shop } from './support/shop-gate.js';

@@ -12,10 +12,10 @@ import { runCompare } from '../src/cli/compare.js';
 import { gateCommand } from '../src/gate/options.js';
 import { compareReplays, type FingerprintReport, type ReplayReport } from '../src/engine/index.js';
 import { ExitCode, InputError } from '../src/exit-codes.js';
-import { sideAccounting } from '../src/gate/accounting.js';
-import { coverageOf } from '../src/gate/coverage.js';
-import type { Thresholds } from '../src/gate/report-types.js';
-import { decideVerdict, exitCodeOfVerdict } from '../src/gate/verdict.js';
+import { sideAccounting } from '../src/verdict/accounting.js';
+import { coverageOf } from '../src/verdict/coverage.js';
+import type { Thresholds } from '../src/verdict/report-types.js';
+import { decideVerdict, exitCodeOfVerdict } from '../src/verdict/decide.js';
 import { allowRegressions } from '../src/pg-retest-config/variants.js';
 import { parseReport } from '../src/report/index.js';
 

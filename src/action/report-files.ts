@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { GateReport } from '../gate/report-types.js';
+import type { GateReport } from '../verdict/report-types.js';
 import { renderMarkdown, renderJunit, toJson } from '../report/index.js';
 import { COMMENT_LIMIT, HEADER_ROOM } from './comment.js';
 import type { ReportPaths } from './outputs.js';

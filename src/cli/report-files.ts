@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../exit-codes.js';
-import type { GateReport } from '../gate/report-types.js';
+import type { GateReport } from '../verdict/report-types.js';
 import { toJson } from '../report/json.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';

@@ -4,7 +4,7 @@
  */
 import { micros, plural } from '../format/units.js';
 import type { ReplayReport } from '../types.js';
-import type { ReplayRun } from './report-types.js';
+import type { ReplayRun } from '../verdict/report-types.js';
 import type { PlannedReplay } from './round-plan.js';
 
 /**

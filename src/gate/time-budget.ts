@@ -11,6 +11,7 @@
  */
 import { InputError } from '../exit-codes.js';
 import { wallTime } from '../format/numbers.js';
+import type { BudgetPlan } from '../verdict/report-types.js';
 
 /** Copying the template, the checkpoint after it, connecting the sessions: per replay. */
 export const REPLAY_OVERHEAD_MS = 2_000;
@@ -18,20 +19,6 @@ export const REPLAY_OVERHEAD_MS = 2_000;
 const RESERVE = 0.1;
 /** The fastest replay the budget may ask for, as a multiple of the requested speed. */
 const MAX_SPEEDUP = 8;
-
-/** What a run will replay, and why. */
-export interface BudgetPlan {
-  budget_ms: number;
-  rounds: number;
-  confirm_rounds: number;
-  speed: number;
-  /** Replays planned (confirmation rounds counted, as if a regression were suspected). */
-  replays: number;
-  /** The estimate of those replays, ms. */
-  estimate_ms: number;
-  /** One line for the report: what was chosen and what was given up. */
-  note: string;
-}
 
 /** Replays of a run: each round a base and a head, the noise replay, two per confirmation round. */
 export function replaysOf(rounds: number, confirmRounds: number): number {

@@ -4,7 +4,7 @@
  * the one replay of a single-target run, or one gate report per candidate in A/B mode (the
  * gate's own JSON report, docs/report-format.md). snake_case, like the gate's report.
  */
-import type { GateReport, Verdict } from '../gate/report-types.js';
+import type { GateReport, Verdict } from '../verdict/report-types.js';
 import type { Accounting, LatencySummary } from '../types.js';
 import type { ThresholdCheck } from './limits.js';
 import type { RestoreOutcome } from './restore.js';

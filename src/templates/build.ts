@@ -13,7 +13,7 @@
  */
 import type { SchemaSource, SeedSource } from './sources.js';
 import { CliError, InfraError } from '../exit-codes.js';
-import type { MigrationFailure, MigrationRun } from '../gate/report-types.js';
+
 import { applySqlFile, SqlFileError } from '../provision/apply-sql.js';
 import { createDatabase, vacuumAnalyzeDatabase } from '../provision/database.js';
 import type { Logger } from '../runtime/logger.js';
@@ -230,4 +230,26 @@ export async function buildTemplates(inputs: TemplateInputs): Promise<Templates>
   if (steps.headDelta) headStatistics = { analyzed: await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger) };
   else await vacuumAnalyzeDatabase(headUrl);
   return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason, headStatistics };
+}
+
+/** One migration applied to a schema. */
+export interface MigrationRun {
+  side: 'base' | 'head';
+  /** The file (repository-relative when possible) or `migrate-command`. */
+  name: string;
+  wall_time_ms: number;
+  ok: boolean;
+}
+
+/** A migration that failed. */
+export interface MigrationFailure {
+  side: 'base' | 'head';
+  /** The file, or the command. */
+  name: string;
+  /** 1-based line of the failing statement in the file; null for commands. */
+  line: number | null;
+  /** PostgreSQL's message (or the command's exit status and last output lines). */
+  message: string;
+  /** PostgreSQL's SQLSTATE for a failing file; null for a command (or reports written before). */
+  sqlstate?: string | null;
 }

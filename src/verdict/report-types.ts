@@ -8,8 +8,8 @@
  * adding a field does not change it.
  */
 import type { PlanRules, PlansReport } from '../plans/types.js';
+import type { MigrationFailure, MigrationRun } from '../templates/build.js';
 import type { Comparison, CorrelationReport, SequenceOutcome } from '../types.js';
-import type { BudgetPlan } from './time-budget.js';
 
 /**
  * The JSON report's schema version. 2: `new_errors` holds the errors that count against the
@@ -91,28 +91,6 @@ export interface KeysSummary {
   correlation: CorrelationReport | null;
   /** What was done to the sequences before the first replay (every replay does the same). */
   sequences: SequenceOutcome[] | null;
-}
-
-/** One migration applied to a schema. */
-export interface MigrationRun {
-  side: 'base' | 'head';
-  /** The file (repository-relative when possible) or `migrate-command`. */
-  name: string;
-  wall_time_ms: number;
-  ok: boolean;
-}
-
-/** A migration that failed. */
-export interface MigrationFailure {
-  side: 'base' | 'head';
-  /** The file, or the command. */
-  name: string;
-  /** 1-based line of the failing statement in the file; null for commands. */
-  line: number | null;
-  /** PostgreSQL's message (or the command's exit status and last output lines). */
-  message: string;
-  /** PostgreSQL's SQLSTATE for a failing file; null for a command (or reports written before). */
-  sqlstate?: string | null;
 }
 
 /** One replay of the workload. */
@@ -209,7 +187,7 @@ export interface ServerSide {
   sessions_note: string;
 }
 
-/** Kinds of session state (src/gate/session-features.ts). */
+/** Kinds of session state (session-features.ts). */
 export type SessionFeatureKind = 'session-set' | 'prepared-statement' | 'listen' | 'advisory-lock' | 'temporary-table' | 'cursor-with-hold';
 
 /** A fingerprint that leaves state on its connection beyond its transaction. */
@@ -271,4 +249,18 @@ export interface GateReport {
   /** Base's and head's servers, when head ran on a server of its own; absent or null otherwise. */
   servers?: ServersReport | null;
   warnings: string[];
+}
+
+/** What a run will replay under a time budget, and why (`environment.time_budget`). */
+export interface BudgetPlan {
+  budget_ms: number;
+  rounds: number;
+  confirm_rounds: number;
+  speed: number;
+  /** Replays planned (confirmation rounds counted, as if a regression were suspected). */
+  replays: number;
+  /** The estimate of those replays, ms. */
+  estimate_ms: number;
+  /** One line for the report: what was chosen and what was given up. */
+  note: string;
 }

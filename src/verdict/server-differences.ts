@@ -1,7 +1,7 @@
 /**
  * What differs between base's and head's servers, for the report: the versions, the settings
  * as the servers themselves report them (pg_settings), where each is, and whether each keeps a
- * client on one server connection. Pure functions of what was read; reading is server-facts.ts.
+ * client on one server connection. Pure functions of what was read; reading is gate/server-facts.ts.
  */
 import type { ServersReport, SettingDifference } from './report-types.js';
 
