@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { CommandSpec, OptionDefs } from '../options/argv.js';
 import { classScaleFrom, classScaleOptions } from '../options/class-scale-options.js';
+import { replayLimitsFrom } from '../options/replay-limits.js';
 import { filePath, flag, numberValue, percentValue } from '../options/values.js';
 import { gateOptions, type GateTarget, schemaSourceOf, seedSourceOf } from '../gate/options.js';
 import { KNEE_DEFAULTS } from './knee.js';
@@ -116,6 +117,8 @@ export const capacitySchema = z
   .transform((raw) => {
     const target: GateTarget =
       raw['database-url'] !== undefined ? { kind: 'database-url', url: raw['database-url'] } : { kind: raw.provision ?? 'auto', major: raw['postgres-version'] };
+    // The sweep sets each step's connection cap itself.
+    const { statementTimeoutMs, replayTimeoutMs } = replayLimitsFrom(raw);
     return {
       workload: raw.workload,
       target,
@@ -134,8 +137,8 @@ export const capacitySchema = z
       threshold: raw['capacity-threshold'] ?? CAPACITY_DEFAULTS.threshold,
       kneeRule: { ...KNEE_DEFAULTS, minGrowth: raw['knee-growth'] ?? KNEE_DEFAULTS.minGrowth },
       confirmRuns: raw['confirm-runs'] ?? CAPACITY_DEFAULTS.confirmRuns,
-      statementTimeoutMs: raw['statement-timeout-ms'],
-      replayTimeoutMs: raw['replay-timeout-s'] === undefined ? undefined : raw['replay-timeout-s'] * 1000,
+      statementTimeoutMs,
+      replayTimeoutMs,
       outputs: { markdown: raw.markdown, json: raw.json, svg: raw.svg },
     };
   });

@@ -99,7 +99,8 @@ export async function run(argv: string[], io: Io = processIo()): Promise<ExitCod
     if (!chosen) {
       throw new InputError(`unknown command '${name}'; expected one of: ${Object.keys(commands).join(', ')} (see pg-retest-action --help)`);
     }
-    const { values, help } = tokenize(name, rest, chosen.spec.options);
+    const { values, help, notes } = tokenize(name, rest, chosen.spec.options);
+    for (const note of notes) io.stderr.write(`warning: ${note}\n`);
     if (help) {
       io.stdout.write(commandHelp(chosen.spec));
       return ExitCode.Ok;

@@ -76,7 +76,7 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
     if (config.jsonFile) writeJson(config.jsonFile, report);
 
     const outcome = replayOutcome(report, {
-      deadlineS: config.deadlineMs === undefined ? undefined : config.deadlineMs / 1000,
+      deadlineS: config.replayTimeoutMs === undefined ? undefined : config.replayTimeoutMs / 1000,
     });
     // The log of a server we started is removed with it: show its end while it still exists.
     if (report.status === 'server_unavailable' && server.logFile) showLogTail(server.logFile, io);
@@ -159,7 +159,7 @@ async function runEngine(config: ReplayConfig, workload: Workload, url: string, 
     staggerMs: config.staggerMs,
     maxConnections: config.maxConnections,
     statementTimeoutMs: config.statementTimeoutMs,
-    deadlineMs: config.deadlineMs,
+    deadlineMs: config.replayTimeoutMs,
     resultsPath: config.resultsFile,
     pgRetestResultsPath: config.pgRetestResultsFile,
     // The JSON report carries the latency samples, so that `compare` can read it.

@@ -41,7 +41,7 @@ export function replayOutcome(report: ReplayReport, context: OutcomeContext = {}
         exitCode: ExitCode.Infrastructure,
         problem:
           `the replay did not finish within the deadline${context.deadlineS === undefined ? '' : ` of ${context.deadlineS} s`}; ` +
-          'raise --deadline-s, or replay faster with --speed',
+          'raise --replay-timeout-s, or replay faster with --speed',
       };
     case 'completed':
       break;

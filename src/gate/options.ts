@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { SchemaSource, SeedSource } from '../templates/sources.js';
 import type { CommandSpec, OptionDefs } from '../options/argv.js';
 import { postgresUrl } from '../options/postgres-url.js';
+import { replayLimitOptions, replayLimitsFrom } from '../options/replay-limits.js';
 import { booleanValue, choice, durationValue, filePath, listValue, numberValue, percentValue, settingsValue } from '../options/values.js';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
 import { factorValue, PLAN_DEFAULTS } from '../plans/options.js';
@@ -207,30 +208,13 @@ export const gateOptions = {
     help: "fail when a query's shared buffers per call grow by more than this factor, e.g. 10x (default: off)",
     schema: factorValue().optional(),
   },
-  'max-connections': {
-    shape: 'value',
-    placeholder: 'N',
-    help: 'at most N sessions connected at once during a replay (default: no cap)',
-    schema: numberValue('a whole number of connections, 1 or more', (n) => n >= 1, true).optional(),
-  },
-  'statement-timeout-ms': {
-    shape: 'value',
-    placeholder: 'MS',
-    help: 'statement_timeout for every replayed statement (default: none); a timeout counts as an error (57014)',
-    schema: numberValue('a positive number of milliseconds', (n) => n > 0 && n <= 1e9).optional(),
-  },
+  ...replayLimitOptions,
   'allow-server-wide': {
     shape: 'flag',
     help:
       "on a --database-url server, also send the workload's statements that act beyond the replay database (roles, ALTER SYSTEM, " +
       'databases, tablespaces, COPY … PROGRAM, server files, other sessions) and replay as the URL\'s user: only for a server that is yours to change',
     schema: booleanValue(false),
-  },
-  'replay-timeout-s': {
-    shape: 'value',
-    placeholder: 'S',
-    help: 'stop a replay that takes longer than S seconds and fail the run (exit 3) (default: none)',
-    schema: numberValue('a positive number of seconds', (n) => n > 0 && n <= 1e8).optional(),
   },
   ...keyOptions,
 } as const satisfies OptionDefs;
@@ -353,9 +337,7 @@ const schema = z
       timeBudgetMs: raw['time-budget'],
       speed: raw.speed ?? GATE_DEFAULTS.speed,
       thresholds: thresholdsFrom(raw),
-      maxConnections: raw['max-connections'],
-      statementTimeoutMs: raw['statement-timeout-ms'],
-      replayTimeoutMs: raw['replay-timeout-s'] === undefined ? undefined : raw['replay-timeout-s'] * 1000,
+      ...replayLimitsFrom(raw),
       allowServerWide: raw['allow-server-wide'],
       outputs: { markdown: raw.markdown, json: raw.json, junit: raw.junit },
       planRules: {

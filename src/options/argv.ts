@@ -25,6 +25,11 @@ export interface OptionDef {
   help: string;
   /** Validates the raw value (string, string[] or true; undefined when absent). */
   schema: z.ZodType;
+  /**
+   * Names the option had before, still accepted on the command line; using one prints a
+   * deprecation note ({@link tokenize}'s `notes`).
+   */
+  formerNames?: readonly string[];
 }
 
 export type OptionDefs = Record<string, OptionDef>;
@@ -45,11 +50,13 @@ export interface CommandSpec<Config> {
  * @param command the command's name, for messages
  * @param argv arguments after the command name
  * @param defs the command's options
- * @returns raw values by option name, and whether help was asked for
+ * @returns raw values by option name, whether help was asked for, and one deprecation note per
+ *   former option name used
  * @throws InputError for an unknown option, a missing value, a repeated single-value option or a surplus argument
  */
-export function tokenize(command: string, argv: string[], defs: OptionDefs): { values: Record<string, RawValue>; help: boolean } {
+export function tokenize(command: string, argv: string[], defs: OptionDefs): { values: Record<string, RawValue>; help: boolean; notes: string[] } {
   const values: Record<string, RawValue> = {};
+  const notes: string[] = [];
   const positionals = Object.keys(defs).filter((name) => defs[name]!.shape === 'positional');
   let positionalIndex = 0;
   let help = false;
@@ -78,12 +85,14 @@ export function tokenize(command: string, argv: string[], defs: OptionDefs): { v
       continue;
     }
     const equals = arg.indexOf('=');
-    const name = arg.startsWith('--') ? arg.slice(2, equals < 0 ? undefined : equals) : arg.slice(1);
+    const typed = arg.startsWith('--') ? arg.slice(2, equals < 0 ? undefined : equals) : arg.slice(1);
     const inline = equals < 0 || !arg.startsWith('--') ? undefined : arg.slice(equals + 1);
+    const name = currentName(typed, defs);
     const def = defs[name];
     if (!def || def.shape === 'positional' || !arg.startsWith('--')) {
-      throw new InputError(`${command}: unknown option ${arg.split('=')[0]}${suggest(name, defs)}; see pg-retest-action ${command} --help`);
+      throw new InputError(`${command}: unknown option ${arg.split('=')[0]}${suggest(typed, defs)}; see pg-retest-action ${command} --help`);
     }
+    if (name !== typed) notes.push(`option --${typed} is deprecated: it is now called --${name}, which works the same`);
     const usage = `--${name}${def.placeholder ? ` ${def.placeholder}` : ''}`;
     if (def.shape === 'flag') {
       if (inline !== undefined) throw new InputError(`option --${name} takes no value (got '${inline}')`);
@@ -105,7 +114,13 @@ export function tokenize(command: string, argv: string[], defs: OptionDefs): { v
     const before = values[name];
     values[name] = [...(Array.isArray(before) ? before : []), ...taken];
   }
-  return { values, help };
+  return { values, help, notes };
+}
+
+/** The option's name now: `name` itself, or the option that was once called `name`. */
+function currentName(name: string, defs: OptionDefs): string {
+  if (defs[name]) return name;
+  return Object.keys(defs).find((candidate) => defs[candidate]!.formerNames?.includes(name)) ?? name;
 }
 
 /** ` (did you mean --speed?)` for a near miss, or nothing. */
@@ -168,7 +183,8 @@ export function commandHelp(spec: CommandSpec<unknown>): string {
   const usage = `usage: pg-retest-action ${spec.name}${positionals.length ? ` ${positionals.join(' ')}` : ''} [options]`;
   const rows = options.map(([name, d]) => {
     const value = d.placeholder ? (d.shape === 'list' ? ` ${d.placeholder}...` : ` ${d.placeholder}`) : '';
-    return [`--${name}${value}`, d.help] as const;
+    const former = d.formerNames?.length ? ` (formerly ${d.formerNames.map((f) => `--${f}`).join(', ')})` : '';
+    return [`--${name}${value}`, `${d.help}${former}`] as const;
   });
   const width = Math.max(...rows.map(([left]) => left.length));
   return [
