@@ -33,7 +33,7 @@ import { baselineReport, baselineSection, compareWithBaseline } from './baseline
 import { ActionInput } from './names.js';
 import { baselineOutputs, checkedOutputs, outputsOf, type ReportPaths } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
-import { reportMarkdown, writeReportFiles } from './report-files.js';
+import { reportMarkdown, writeGateReportFiles } from './report-files.js';
 import { endStep } from './end-step.js';
 import { inRunDir } from './state.js';
 import { checkTrust } from './trust.js';
@@ -114,7 +114,7 @@ async function gateMode(
   // masked in them as in the log.
   report = scrubDeep(report);
   const markdown = reportMarkdown(report, section);
-  const paths = writeReportFiles(report, markdown, reportDir);
+  const paths = writeGateReportFiles(report, markdown, reportDir);
   await writeSummary(markdown);
   const commentUrl = await publishComment(report, markdown, options, { api, repository: event.repository, pullRequest: event.pullRequest?.number });
   setOutputs(report, paths, commentUrl, overrides);

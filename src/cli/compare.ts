@@ -17,7 +17,9 @@ import { replayOutcome } from '../engine/replay-outcome.js';
 import type { CompareConfig } from './compare-options.js';
 import { fromEngineError } from '../engine/errors.js';
 import { type Io, stderrLogger } from '../runtime/io.js';
-import { checkOutputDirs, writeReports } from './report-files.js';
+import { gateReportFiles } from './gate-report-files.js';
+import { checkReportDirs, printAndWriteReport } from '../runtime/report-files.js';
+import { renderMarkdown } from '../report/markdown.js';
 
 /** Just enough of a replay report to know it is one, with samples. */
 const replayReportShape = z.object({
@@ -58,7 +60,8 @@ function readReport(file: string, option: string): ReplayReport {
  * @returns 0 pass, 1 regression
  */
 export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCode> {
-  checkOutputDirs(config.outputs);
+  const files = gateReportFiles(config.outputs);
+  checkReportDirs(files);
   const base = config.base.map((file) => readReport(file, 'base'));
   const head = config.head.map((file) => readReport(file, 'head'));
   const noise = config.noise ? (config.noise.map((file) => readReport(file, 'noise')) as [ReplayReport, ReplayReport]) : base.length >= 2 ? ([base[0]!, base[1]!] as [ReplayReport, ReplayReport]) : null;
@@ -119,7 +122,7 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
     coverage,
     comparison,
   };
-  writeReports(report, config.outputs, io);
+  printAndWriteReport(io, report, (r) => renderMarkdown(r), files);
   stderrLogger(io).info(report.headline);
   return exitCodeOfVerdict(decided.verdict);
 }

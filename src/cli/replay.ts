@@ -23,6 +23,7 @@ import { fromEngineError } from '../engine/errors.js';
 import { trapInterrupts } from '../runtime/interrupt.js';
 import { type Io, isCi, stderrLogger } from '../runtime/io.js';
 import { createProgressDisplay } from '../runtime/progress.js';
+import { checkReportDirs, type ReportFile, writeReportFiles } from '../runtime/report-files.js';
 import type { ReplayConfig } from './replay-options.js';
 import { replayOutcome } from '../engine/replay-outcome.js';
 import { writesRefused } from '../engine/replay-writes.js';
@@ -73,7 +74,7 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
     if (capture && run.resultsFile && fs.existsSync(run.resultsFile)) {
       io.stdout.write(describeErrorsAgainstCapture(errorsAgainstCapture(capture, run.resultsFile)));
     }
-    if (config.jsonFile) writeJson(config.jsonFile, report);
+    writeReportFiles([jsonFile(config)], report);
 
     const outcome = replayOutcome(report, {
       deadlineS: config.replayTimeoutMs === undefined ? undefined : config.replayTimeoutMs / 1000,
@@ -108,16 +109,16 @@ function checkInputs(config: ReplayConfig): void {
     }
     if (!stat.isFile()) throw new InputError(`option ${option}: ${file} is not a file`);
   }
-  const outputs: [string, string | undefined][] = [
-    ['--results', config.resultsFile],
-    ['--pg-retest-results', config.pgRetestResultsFile],
-    ['--json', config.jsonFile],
-  ];
-  for (const [option, file] of outputs) {
-    if (file === undefined) continue;
-    const dir = path.dirname(path.resolve(file));
-    if (!fs.existsSync(dir)) throw new InputError(`option ${option}: directory ${dir} does not exist; create it first`);
-  }
+  checkReportDirs([
+    { askedAs: 'option --results', path: config.resultsFile },
+    { askedAs: 'option --pg-retest-results', path: config.pgRetestResultsFile },
+    jsonFile(config),
+  ]);
+}
+
+/** `--json`: the replay's report. */
+function jsonFile(config: ReplayConfig): ReportFile<ReplayReport> {
+  return { askedAs: 'option --json', path: config.jsonFile, render: (report) => `${JSON.stringify(report, null, 2)}\n` };
 }
 
 /**
@@ -187,12 +188,4 @@ function showLogTail(file: string, io: Io, lines = 20): void {
   }
   if (!text) return;
   io.stderr.write(`last lines of the server log:\n${text.split('\n').slice(-lines).map((line) => `  ${line}`).join('\n')}\n`);
-}
-
-function writeJson(file: string, report: ReplayReport): void {
-  try {
-    fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  } catch (error) {
-    throw new InputError(`option --json: cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`);
-  }
 }

@@ -9,7 +9,7 @@ import type { GateContext } from '../gate/run-gate.js';
 import { trapInterrupts } from '../runtime/interrupt.js';
 import { type Io, isCi, stderrLogger } from '../runtime/io.js';
 import { createProgressDisplay } from '../runtime/progress.js';
-import { checkOutputDirs } from './report-files.js';
+import { checkReportDirs, printAndWriteReport, type ReportFile } from '../runtime/report-files.js';
 
 /** What a job returns: its report (always), its exit status, and the failure behind an error. */
 export interface JobOutcome<R extends { headline: string }> {
@@ -21,18 +21,18 @@ export interface JobOutcome<R extends { headline: string }> {
 /**
  * Runs a job and reports it.
  * @param io where to print
- * @param outputs the report files asked for (their directories must exist before anything runs)
  * @param job the job, given its logger, progress, environment and interrupt
- * @param write prints and writes the report
+ * @param print the report's text for stdout
+ * @param files the report's files (the directories of those asked for must exist before anything runs)
  * @returns the job's exit status
  */
 export async function runReportingCommand<R extends { headline: string }>(
   io: Io,
-  outputs: Record<string, string | undefined>,
   job: (context: GateContext) => Promise<JobOutcome<R>>,
-  write: (report: R) => void,
+  print: (report: R) => string,
+  files: readonly ReportFile<R>[],
 ): Promise<ExitCode> {
-  checkOutputDirs(outputs);
+  checkReportDirs(files);
   const logger = stderrLogger(io);
   const live = io.stderr.isTTY === true && !isCi(io.env);
   const interrupt = trapInterrupts((name) => logger.info(`\nreceived ${name}: stopping and cleaning up (send it again to exit at once)`));
@@ -44,7 +44,7 @@ export async function runReportingCommand<R extends { headline: string }>(
       cwd: process.cwd(),
       signal: interrupt.signal,
     });
-    write(outcome.report);
+    printAndWriteReport(io, outcome.report, print, files);
     if (outcome.error) io.stderr.write(`error: ${outcome.error.message.replace(/\s*\n\s*/g, ' ')}\n`);
     else logger.info(outcome.report.headline);
     return outcome.exitCode;
