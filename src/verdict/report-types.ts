@@ -9,7 +9,7 @@
  */
 import type { PlanRules, PlansReport } from '../plans/types.js';
 import type { MigrationFailure, MigrationRun } from '../templates/build.js';
-import type { Comparison, CorrelationReport, SequenceOutcome } from '../types.js';
+import type { Accounting, Comparison, CorrelationReport, SequenceOutcome } from '../types.js';
 
 /**
  * The JSON report's schema version. 2: `new_errors` holds the errors that count against the
@@ -107,17 +107,15 @@ export interface ReplayRun {
   p95_us: number;
 }
 
-/** Statement accounting of one side, all rounds summed: captured = executed + skipped + not_executed. */
-export interface SideAccounting {
+/**
+ * Statement accounting of one side, all rounds summed: a replay's counts ({@link Accounting},
+ * captured = executed + skipped + not_executed) without their breakdowns by reason, and the
+ * replays and sessions they come from.
+ */
+export interface SideAccounting extends Omit<Accounting, 'skipped_by_reason' | 'not_executed_by_reason'> {
   replays: number;
   sessions_planned: number;
   sessions_completed: number;
-  captured: number;
-  executed: number;
-  ok: number;
-  errors: number;
-  skipped: number;
-  not_executed: number;
 }
 
 export interface Environment {
