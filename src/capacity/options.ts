@@ -28,7 +28,7 @@ const connectionsValue = z
     if (raw === undefined) return [...CAPACITY_DEFAULTS.connections];
     const items = (Array.isArray(raw) ? raw : [raw]).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== '');
     const values = items.map(Number);
-    const bad = items.find((item, i) => !Number.isInteger(values[i]) || values[i]! < 1 || values[i]! > 10_000);
+    const bad = items.find((_, i) => !Number.isInteger(values[i]) || values[i]! < 1 || values[i]! > 10_000);
     if (bad !== undefined || values.length === 0) {
       ctx.addIssue({ code: 'custom', message: `expected whole numbers of connections from 1 to 10000, such as 10,25,50,90, got '${bad ?? ''}'` });
       return z.NEVER;

@@ -15,7 +15,7 @@ import { replayOutcome } from '../engine/replay-outcome.js';
 import type { GateConfig } from './options.js';
 import { compareReplays, loadWorkload, type ReplayReport, type Workload } from '../engine/index.js';
 import { CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
-import { micros, plural } from '../format/units.js';
+import { plural } from '../format/units.js';
 import { checkpoint, createDatabase, dropDatabase, setDatabaseOwner } from '../provision/database.js';
 import { sweepStaleDatabases } from '../provision/leftovers.js';
 import type { Server } from '../provision/index.js';

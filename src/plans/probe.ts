@@ -14,7 +14,7 @@ import type { Logger } from '../runtime/logger.js';
 import { EXPLAINABLE_KINDS, ExplainError, explainStatement } from './explain.js';
 import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches, type ShapeNode, shapeLines } from './shape.js';
 import type { CountersByQuery } from './stat-statements.js';
-import type { FingerprintPlan, PlanProbeFailure, PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
+import type { PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
 
 /** Buffers per call must grow by this factor (and by {@link MIN_BUFFER_DELTA}) for a plan change to count as costlier. */
 const BUFFER_GROWTH_NOTICED = 1.2;
