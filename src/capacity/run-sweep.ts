@@ -10,7 +10,8 @@ import { largestFactor } from '../options/class-scale-options.js';
 import type { ReplayReport, Workload } from '../engine/index.js';
 import { CliError, ExitCode, InfraError, InterruptedError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
-import { checkSeed, type GateContext, loadGateWorkload } from '../gate/run-gate.js';
+import { checkSeed, loadGateWorkload } from '../gate/run-gate.js';
+import type { RunContext } from '../runtime/run-context.js';
 import { changeUnderTest } from '../gate/ci-change.js';
 import { replayOnce } from '../gate/replay-once.js';
 import { releaseRun, toCliError } from '../gate/run-resources.js';
@@ -41,7 +42,7 @@ type Source = { kind: 'template'; name: string } | { kind: 'database'; url: stri
  * @param context logger, progress, environment, interrupt
  * @returns the report and the exit status
  */
-export async function runCapacity(config: CapacityConfig, context: GateContext): Promise<CapacityOutcome> {
+export async function runCapacity(config: CapacityConfig, context: RunContext): Promise<CapacityOutcome> {
   const { logger } = context;
   const startedAt = new Date();
   const warnings: string[] = [];
@@ -268,7 +269,7 @@ function throwIfAborted(signal: AbortSignal): void {
 }
 
 /** One replay at one step: a refused session fails at once (no retries), so it is counted. */
-async function replayStep(config: CapacityConfig, workload: Workload, url: string, connections: number, context: GateContext): Promise<ReplayReport> {
+async function replayStep(config: CapacityConfig, workload: Workload, url: string, connections: number, context: RunContext): Promise<ReplayReport> {
   const result = await replayOnce(
     workload,
     {

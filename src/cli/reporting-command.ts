@@ -5,7 +5,7 @@
  * the error or the headline as the last line.
  */
 import type { CliError, ExitCode } from '../exit-codes.js';
-import type { GateContext } from '../gate/run-gate.js';
+import type { RunContext } from '../runtime/run-context.js';
 import { trapInterrupts } from '../runtime/interrupt.js';
 import { type Io, isCi, stderrLogger } from '../runtime/io.js';
 import { createProgressDisplay } from '../runtime/progress.js';
@@ -28,7 +28,7 @@ export interface JobOutcome<R extends { headline: string }> {
  */
 export async function runReportingCommand<R extends { headline: string }>(
   io: Io,
-  job: (context: GateContext) => Promise<JobOutcome<R>>,
+  job: (context: RunContext) => Promise<JobOutcome<R>>,
   print: (report: R) => string,
   files: readonly ReportFile<R>[],
 ): Promise<ExitCode> {

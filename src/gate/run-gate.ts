@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import packageJson from '../../package.json' with { type: 'json' };
 import { fromEngineError } from '../engine/errors.js';
-import type { ProgressDisplay } from '../runtime/progress.js';
 import { replayOutcome } from '../engine/replay-outcome.js';
 import type { GateConfig } from './options.js';
 import { compareReplays, loadWorkload, type ReplayReport, type Workload } from '../engine/index.js';
@@ -20,6 +19,7 @@ import { checkpoint, createDatabase, dropDatabase, setDatabaseOwner } from '../p
 import { sweepStaleDatabases } from '../provision/leftovers.js';
 import type { Server } from '../provision/index.js';
 import type { Logger } from '../runtime/logger.js';
+import type { RunContext } from '../runtime/run-context.js';
 import { passwordOf, redact, replayUrl, withDatabase } from '../provision/url.js';
 import { type Checkout, checkoutBase, currentCommit } from '../templates/base-checkout.js';
 import { BaseSchemaError, buildBaseTemplate, buildTemplates, type MigrationFailure, runTemplateInputs, type TemplateInputs, type Templates } from '../templates/build.js';
@@ -41,15 +41,6 @@ import type { PlansReport } from '../plans/types.js';
 import { compareServers, serverWarnings, startSideServer } from './run-servers.js';
 import { captureEvidence } from './capture-evidence.js';
 import { sendDurations, serverTimeSupport, type ServerTimeSupport } from './server-time.js';
-
-export interface GateContext {
-  logger: Logger;
-  /** A progress display for one replay. */
-  createProgress(): ProgressDisplay;
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-  signal: AbortSignal;
-}
 
 export interface GateOutcome {
   report: GateReport;
@@ -84,7 +75,7 @@ interface Place {
  * @param context logger, progress, environment, interrupt
  * @returns the report and the exit status
  */
-export async function runGate(config: GateConfig, context: GateContext): Promise<GateOutcome> {
+export async function runGate(config: GateConfig, context: RunContext): Promise<GateOutcome> {
   const { logger } = context;
   const startedAt = new Date();
   const thresholds: Thresholds = {
@@ -525,7 +516,7 @@ function replayRound(
   workload: Workload,
   url: string,
   flags: { serverTime: boolean; skipServerWide: boolean },
-  context: GateContext,
+  context: RunContext,
 ): Promise<ReplayReport> {
   return replayOnce(
     workload,

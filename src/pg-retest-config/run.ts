@@ -18,7 +18,8 @@ import { type CliError, ExitCode, InfraError, InputError, InterruptedError } fro
 import { oneLine } from '../format/table.js';
 import { plural } from '../format/units.js';
 import { toCliError } from '../gate/run-resources.js';
-import { type GateContext, loadGateWorkload } from '../gate/run-gate.js';
+import { loadGateWorkload } from '../gate/run-gate.js';
+import type { RunContext } from '../runtime/run-context.js';
 import type { Verdict } from '../verdict/report-types.js';
 import { exitCodeOfVerdict } from '../verdict/decide.js';
 import { passwordOf, redact } from '../provision/url.js';
@@ -45,7 +46,7 @@ export interface RunOutcome {
  * @param context logger, progress, environment, interrupt
  * @returns the report and the exit status
  */
-export async function runPipeline(plan: RunPlan, context: GateContext): Promise<RunOutcome> {
+export async function runPipeline(plan: RunPlan, context: RunContext): Promise<RunOutcome> {
   const { logger } = context;
   const startedAt = new Date();
   const report: RunReport = {

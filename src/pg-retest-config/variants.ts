@@ -34,7 +34,7 @@ import { replayLine, replayRecord } from '../gate/replay-record.js';
 import { type Coverage, type GateReport, REPORT_SCHEMA_VERSION, type ReplayRun, type Thresholds } from '../verdict/report-types.js';
 import type { Comparison } from '../types.js';
 import { planConfirmation, planReplays, type PlannedReplay } from '../gate/round-plan.js';
-import type { GateContext } from '../gate/run-gate.js';
+import type { RunContext } from '../runtime/run-context.js';
 import { decideVerdict, type VerdictInputs, type VerdictResult } from '../verdict/decide.js';
 import { PLAN_DEFAULTS } from '../plans/options.js';
 import { probePlans } from '../plans/probe.js';
@@ -86,7 +86,7 @@ export interface CandidateResult {
  * @returns one result per candidate
  * @throws CliError when a variant cannot be reached or a replay fails (nothing is passed unmeasured)
  */
-export async function gateVariants(inputs: VariantsInputs, context: GateContext): Promise<CandidateResult[]> {
+export async function gateVariants(inputs: VariantsInputs, context: RunContext): Promise<CandidateResult[]> {
   const { logger } = context;
   const prefix = `pgr_${crypto.randomBytes(4).toString('hex')}`;
   const created: { serverUrl: string; name: string }[] = [];
@@ -115,7 +115,7 @@ async function prepareVariant(
   v: { label: string; url: string },
   copyName: string,
   created: { serverUrl: string; name: string }[],
-  context: GateContext,
+  context: RunContext,
 ): Promise<PreparedVariant> {
   const version = await serverVersion(v.url);
   const database = decodeURIComponent(new URL(v.url).pathname.slice(1));
@@ -157,7 +157,7 @@ async function gateOne(
   inputs: VariantsInputs,
   prefix: string,
   created: { serverUrl: string; name: string }[],
-  context: GateContext,
+  context: RunContext,
 ): Promise<CandidateResult> {
   const { logger } = context;
   const startedAt = new Date();
@@ -266,7 +266,7 @@ async function replayVariant(
   name: string,
   inputs: VariantsInputs,
   created: { serverUrl: string; name: string }[],
-  context: GateContext,
+  context: RunContext,
 ): Promise<ReplayReport> {
   let url = variant.url;
   if (variant.copy !== null && variant.maintenanceUrl !== null) {
@@ -292,7 +292,7 @@ async function replayVariant(
 }
 
 /** The compared queries' plans on both variants (their copies when there are copies). */
-async function probeVariants(baseline: PreparedVariant, candidate: PreparedVariant, workload: Workload, comparison: Comparison, logger: GateContext['logger']): Promise<PlansReport> {
+async function probeVariants(baseline: PreparedVariant, candidate: PreparedVariant, workload: Workload, comparison: Comparison, logger: RunContext['logger']): Promise<PlansReport> {
   const at = (v: PreparedVariant) => (v.copy === null ? v.url : withDatabase(v.url, v.copy));
   try {
     return await probePlans({
