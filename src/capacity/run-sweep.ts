@@ -10,7 +10,7 @@ import { largestFactor } from '../options/class-scale-options.js';
 import type { ReplayReport, Workload } from '../engine/index.js';
 import { CliError, ExitCode, InfraError, InterruptedError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
-import { checkSeed, loadGateWorkload } from '../gate/run-gate.js';
+import { checkSeed, loadGateWorkload } from '../gate/preflight.js';
 import type { RunContext } from '../runtime/run-context.js';
 import { changeUnderTest } from '../gate/ci-change.js';
 import { replayOnce } from '../gate/replay-once.js';

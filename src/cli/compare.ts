@@ -17,6 +17,7 @@ import { replayOutcome } from '../engine/replay-outcome.js';
 import type { CompareConfig } from './compare-options.js';
 import { fromEngineError } from '../engine/errors.js';
 import { type Io, stderrLogger } from '../runtime/io.js';
+import { comparisonOptions } from '../gate/options.js';
 import { gateReportFiles } from './gate-report-files.js';
 import { checkReportDirs, printAndWriteReport } from '../runtime/report-files.js';
 import { renderMarkdown } from '../report/markdown.js';
@@ -70,14 +71,7 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
     base,
     head,
     noise,
-    options: {
-      p95Threshold: t.p95Threshold,
-      minDeltaMs: t.minDeltaMs,
-      minCalls: t.minCalls,
-      confidence: t.confidence,
-      serverThreshold: t.serverThreshold,
-      serverMinDeltaMs: t.serverMinDeltaMs,
-    },
+    options: comparisonOptions(t),
   }).catch((error: unknown) => {
     throw fromEngineError(error);
   });

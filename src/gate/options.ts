@@ -4,6 +4,7 @@
  * names are the action's kebab-case input names.
  */
 import { z } from 'zod';
+import type { CompareReplaysInput } from '../engine/index.js';
 import type { SchemaSource, SeedSource } from '../templates/sources.js';
 import type { CommandSpec, OptionDefs } from '../options/argv.js';
 import { postgresUrl } from '../options/postgres-url.js';
@@ -262,6 +263,22 @@ export function thresholdsFrom(raw: {
     minCalls: raw['min-calls'] ?? GATE_DEFAULTS.minCalls,
     maxNewErrors: raw['max-new-errors'] ?? GATE_DEFAULTS.maxNewErrors,
     confidence: GATE_DEFAULTS.confidence,
+  };
+}
+
+/**
+ * The engine's comparison options from the verdict's thresholds (the gate's rounds, `compare`).
+ * @param t the thresholds
+ * @returns what compareReplays takes as `options`
+ */
+export function comparisonOptions(t: ReturnType<typeof thresholdsFrom>): CompareReplaysInput['options'] {
+  return {
+    p95Threshold: t.p95Threshold,
+    minDeltaMs: t.minDeltaMs,
+    minCalls: t.minCalls,
+    confidence: t.confidence,
+    serverThreshold: t.serverThreshold,
+    serverMinDeltaMs: t.serverMinDeltaMs,
   };
 }
 

@@ -11,7 +11,9 @@
  */
 import { InputError } from '../exit-codes.js';
 import { wallTime } from '../format/numbers.js';
+import type { Workload } from '../engine/index.js';
 import type { BudgetPlan } from '../verdict/report-types.js';
+import type { GateConfig } from './options.js';
 
 /** Copying the template, the checkpoint after it, connecting the sessions: per replay. */
 export const REPLAY_OVERHEAD_MS = 2_000;
@@ -91,4 +93,27 @@ export function planForBudget(
     `option --time-budget: ${wallTime(budgetMs)} cannot hold even one round per side: the workload's ${wallTime(durationUs / 1000)} replayed ` +
       `3 times at ${asked.speed * MAX_SPEEDUP}× needs about ${wallTime(once + spentMs)}; give a larger budget or ${condense}`,
   );
+}
+
+/** What a run replays: rounds, confirmation rounds, speed, and the budget's plan when it has one. */
+export interface ReplayPlan {
+  rounds: number;
+  confirmRounds: number;
+  speed: number;
+  budget: BudgetPlan | null;
+}
+
+/**
+ * Rounds, confirmation rounds and speed: as asked, or as the time budget allows.
+ * @param config the run's options
+ * @param workload for its captured duration
+ * @param spentMs the part of the budget the run has used already
+ * @returns the plan
+ * @throws InputError when the budget cannot fit one replay per side
+ */
+export function replayPlan(config: GateConfig, workload: Workload, spentMs: number): ReplayPlan {
+  if (config.timeBudgetMs === undefined) return { rounds: config.rounds, confirmRounds: config.confirmRounds, speed: config.speed, budget: null };
+  const durationUs = workload.summary(0).duration_us;
+  const budget = planForBudget(config.timeBudgetMs, spentMs, durationUs, { rounds: config.rounds, confirmRounds: config.confirmRounds, speed: config.speed });
+  return { rounds: budget.rounds, confirmRounds: budget.confirm_rounds, speed: budget.speed, budget };
 }

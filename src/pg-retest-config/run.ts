@@ -18,7 +18,7 @@ import { type CliError, ExitCode, InfraError, InputError, InterruptedError } fro
 import { oneLine } from '../format/table.js';
 import { plural } from '../format/units.js';
 import { toCliError } from '../gate/run-resources.js';
-import { loadGateWorkload } from '../gate/run-gate.js';
+import { loadGateWorkload } from '../gate/preflight.js';
 import type { RunContext } from '../runtime/run-context.js';
 import type { Verdict } from '../verdict/report-types.js';
 import { exitCodeOfVerdict } from '../verdict/decide.js';
