@@ -10,11 +10,11 @@ import { ExitCode } from '../exit-codes.js';
 import { oneLine } from '../format/table.js';
 import { micros, plural } from '../format/units.js';
 import { maskMessage } from '../format/mask.js';
-import { evaluatePlanRules } from '../plans/rules.js';
+import { evaluatePlanRules, type PlanRuleResult } from '../plans/rules.js';
 import type { PlansReport } from '../plans/types.js';
 import { inconclusiveHeadline, notComparedWarnings, sharePercent } from './coverage.js';
-import { checkAbsoluteLimits } from './absolute-limits.js';
-import type { Coverage, ServersReport, SideAccounting, Thresholds, Verdict } from './report-types.js';
+import { checkAbsoluteLimits, type LimitCheck } from './absolute-limits.js';
+import type { Coverage, ServersReport, SessionFeature, SideAccounting, Thresholds, Verdict } from './report-types.js';
 import type { MigrationFailure } from '../templates/build.js';
 import type { Comparison, ErrorDiff, FingerprintComparison, LatencyComparison } from '../types.js';
 import { serverDifferenceLine } from './server-differences.js';
@@ -114,39 +114,56 @@ export function decideVerdict(inputs: VerdictInputs): VerdictResult {
 
 function decide(inputs: VerdictInputs): VerdictResult {
   const { comparison, migrationFailure, thresholds } = inputs;
-  if (migrationFailure) {
-    const where = migrationFailure.line === null ? '' : `, line ${migrationFailure.line}`;
-    const reason = `the PR's migrations fail: ${migrationFailure.name}${where}: ${maskMessage(migrationFailure.message, migrationFailure.sqlstate ?? null)}`;
-    return { verdict: 'regression', headline: "regression: the PR's migrations fail", reasons: [reason], warnings: [] };
-  }
+  if (migrationFailure) return migrationsFail(migrationFailure);
   if (!comparison) throw new Error('decideVerdict: no comparison and no migration failure');
-
-  const reasons: string[] = [];
-  // What never ran comes first: it is what the comparison below cannot speak for.
   const coverage = inputs.coverage ?? null;
-  const warnings: string[] = coverage ? notComparedWarnings(coverage) : [];
+  const plans = inputs.plans ?? null;
+  const found = findRegressions(inputs, comparison, coverage);
+  const warnings = [
+    // What never ran comes first: it is what the comparison below cannot speak for.
+    ...(coverage ? notComparedWarnings(coverage) : []),
+    ...planWarnings(plans, found.planned),
+    ...comparisonWarnings(comparison, thresholds),
+  ];
+  if (found.reasons.length > 0) return regression(found, comparison, coverage, warnings);
+  return withoutRegression(found, comparison, coverage, thresholds, warnings);
+}
+
+/** The PR's migrations fail: a regression, whatever else. */
+function migrationsFail(failure: MigrationFailure): VerdictResult {
+  const where = failure.line === null ? '' : `, line ${failure.line}`;
+  const reason = `the PR's migrations fail: ${failure.name}${where}: ${maskMessage(failure.message, failure.sqlstate ?? null)}`;
+  return { verdict: 'regression', headline: "regression: the PR's migrations fail", reasons: [reason], warnings: [] };
+}
+
+/** What the rules found against head: the reasons, in the report's order, and what each rule contributed. */
+interface Regressions {
+  reasons: string[];
+  slower: FingerprintComparison[];
+  /** New errors, statement groups that lost their session state included. */
+  newErrors: number;
+  /** More new errors than allowed. */
+  tooManyErrors: boolean;
+  headRanLess: boolean;
+  overLimits: LimitCheck[];
+  planned: PlanRuleResult;
+}
+
+/**
+ * Every rule against the comparison: latency, new errors, what head kept from running, the
+ * absolute limits, the plan rules.
+ */
+function findRegressions(inputs: VerdictInputs, comparison: Comparison, coverage: Coverage | null): Regressions {
+  const { thresholds } = inputs;
+  const reasons: string[] = [];
   const slower = comparison.fingerprints.filter((f) => f.regressed);
   for (const f of slower) reasons.push(...fingerprintLines(f, thresholds.confidence));
   if (comparison.overall.regressed) reasons.push(latencyLine('whole workload', comparison.overall, thresholds.confidence));
   // Session state head's server does not keep: named, not left to which connection a statement lands on.
   const lost = lostSessionFeatures(inputs.servers);
   const newErrors = comparison.new_errors.length + lost.length;
-  if (newErrors > thresholds.max_new_errors) {
-    const first = comparison.new_errors.find((e) => e.rule === 'deterministic');
-    const cause = first ? likelyCause(first, lost) : undefined;
-    const firstLine = first
-      ? `; first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}${cause ? ` (likely the ${cause.label} \`${oneLine(cause.normalized, 60)}\`)` : ''}`
-      : '';
-    const ofWhich = lost.length > 0 ? `, ${plural(lost.length, 'statement group')} depending on session state that head's server does not keep` : '';
-    reasons.push(`${plural(newErrors, 'new error')} (allowed: ${thresholds.max_new_errors})${ofWhich}${firstLine}`);
-    for (const e of comparison.new_errors) {
-      const line = errorRuleLine(e);
-      if (line) reasons.push(line);
-    }
-    for (const f of lost) {
-      reasons.push(`${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`);
-    }
-  }
+  const tooManyErrors = newErrors > thresholds.max_new_errors;
+  if (tooManyErrors) reasons.push(...newErrorReasons(comparison, lost, newErrors, thresholds.max_new_errors));
   const headRanLess = coverage !== null && coverage.head.executed_share < coverage.base.executed_share - HEAD_COVERAGE_DROP;
   if (headRanLess) {
     reasons.push(
@@ -154,13 +171,35 @@ function decide(inputs: VerdictInputs): VerdictResult {
         'the PR keeps statements from running (skipped in transactions that its failures aborted)',
     );
   }
-
   const overLimits = checkAbsoluteLimits(comparison, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
   reasons.push(...overLimits.map((c) => c.line));
-
   const planned = evaluatePlanRules(inputs.plans ?? null, thresholds.plan_rules ?? { fail_on_plan_change: 'none', plan_min_rows: 0, max_buffers_growth: null });
   reasons.push(...planned.reasons);
-  const plans = inputs.plans ?? null;
+  return { reasons, slower, newErrors, tooManyErrors, headRanLess, overLimits, planned };
+}
+
+/** The new errors beyond the allowed number: the count with the first, then why each counts. */
+function newErrorReasons(comparison: Comparison, lost: SessionFeature[], newErrors: number, allowed: number): string[] {
+  const first = comparison.new_errors.find((e) => e.rule === 'deterministic');
+  const cause = first ? likelyCause(first, lost) : undefined;
+  const firstLine = first
+    ? `; first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}${cause ? ` (likely the ${cause.label} \`${oneLine(cause.normalized, 60)}\`)` : ''}`
+    : '';
+  const ofWhich = lost.length > 0 ? `, ${plural(lost.length, 'statement group')} depending on session state that head's server does not keep` : '';
+  const reasons = [`${plural(newErrors, 'new error')} (allowed: ${allowed})${ofWhich}${firstLine}`];
+  for (const e of comparison.new_errors) {
+    const line = errorRuleLine(e);
+    if (line) reasons.push(line);
+  }
+  for (const f of lost) {
+    reasons.push(`${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`);
+  }
+  return reasons;
+}
+
+/** What the plan probe could not do, when it was not asked to gate (then it is an error instead). */
+function planWarnings(plans: PlansReport | null, planned: PlanRuleResult): string[] {
+  const warnings: string[] = [];
   if (plans !== null && planned.unmeasured.length === 0) {
     if (plans.error !== null) warnings.push(`query plans could not be probed: ${plans.error}`);
     else if (plans.failures.length > 0) warnings.push(`${plural(plans.failures.length, 'plan probe')} failed (listed under Plan changes)`);
@@ -170,7 +209,12 @@ function decide(inputs: VerdictInputs): VerdictResult {
       `pg_stat_statements is not available (${plans.stats.unavailable_reason}): buffers and server time come from one EXPLAIN (ANALYZE, BUFFERS) per fingerprint`,
     );
   }
+  return warnings;
+}
 
+/** What in the comparison weakens it without failing the PR: noise, errors on both sides, what was not judged. */
+function comparisonWarnings(comparison: Comparison, thresholds: Thresholds): string[] {
+  const warnings: string[] = [];
   const noise = comparison.noise_floor.value;
   if (noise > thresholds.p95_threshold) {
     warnings.push(
@@ -198,27 +242,34 @@ function decide(inputs: VerdictInputs): VerdictResult {
   }
   const ungated = comparison.fingerprints.filter((f) => !f.checks.enough_calls).length;
   if (ungated > 0) warnings.push(`${plural(ungated, 'fingerprint')} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency`);
+  return warnings;
+}
 
-  if (reasons.length > 0) {
-    const parts = [];
-    if (slower.length > 0) parts.push(`${plural(slower.length, 'query', 'queries')} slower`);
-    if (comparison.overall.regressed) parts.push('the whole workload slower');
-    if (newErrors > thresholds.max_new_errors) parts.push(plural(newErrors, 'new error'));
-    if (headRanLess) parts.push('less of the workload ran on head');
-    if (planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
-    if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, 'query', 'queries')} reading more buffers`);
-    if (overLimits.length > 0) parts.push(plural(overLimits.length, 'absolute limit') + ' exceeded');
-    if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
-    // A regression in what did run stands, whatever did not run; the gap is said, not hidden.
-    if (coverage && !coverage.sufficient) warnings.unshift(`only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`);
-    return { verdict: 'regression', headline: `regression: ${parts.join(', ')}`, reasons, warnings };
-  }
+/** A rule fired: a regression, its headline naming each kind of finding. */
+function regression(found: Regressions, comparison: Comparison, coverage: Coverage | null, warnings: string[]): VerdictResult {
+  const { planned } = found;
+  const parts = [];
+  if (found.slower.length > 0) parts.push(`${plural(found.slower.length, 'query', 'queries')} slower`);
+  if (comparison.overall.regressed) parts.push('the whole workload slower');
+  if (found.tooManyErrors) parts.push(plural(found.newErrors, 'new error'));
+  if (found.headRanLess) parts.push('less of the workload ran on head');
+  if (planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
+  if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, 'query', 'queries')} reading more buffers`);
+  if (found.overLimits.length > 0) parts.push(plural(found.overLimits.length, 'absolute limit') + ' exceeded');
+  if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
+  // A regression in what did run stands, whatever did not run; the gap is said, not hidden.
+  if (coverage && !coverage.sufficient) warnings.unshift(`only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`);
+  return { verdict: 'regression', headline: `regression: ${parts.join(', ')}`, reasons: found.reasons, warnings };
+}
+
+/** No rule fired: a pass, unless something kept the comparison from speaking for the PR. */
+function withoutRegression(found: Regressions, comparison: Comparison, coverage: Coverage | null, thresholds: Thresholds, warnings: string[]): VerdictResult {
   // The plan rules were asked for and could not be evaluated everywhere: no pass.
-  if (planned.unmeasured.length > 0) {
+  if (found.planned.unmeasured.length > 0) {
     return {
       verdict: 'error',
       headline: 'error: the plan rules could not be evaluated',
-      reasons: planned.unmeasured.map((u) => `${u}; the plan rules (fail-on-plan-change, max-buffers-growth) need every plan measured`),
+      reasons: found.planned.unmeasured.map((u) => `${u}; the plan rules (fail-on-plan-change, max-buffers-growth) need every plan measured`),
       warnings,
     };
   }
@@ -254,10 +305,11 @@ function decide(inputs: VerdictInputs): VerdictResult {
       warnings,
     };
   }
+  const newErrors = found.newErrors;
   const headline =
     `pass: ${plural(comparison.fingerprints.length, 'fingerprint')} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %` +
     `${newErrors > 0 ? `, ${plural(newErrors, 'new error')} (allowed: ${thresholds.max_new_errors})` : ', no new errors'}`;
-  return { verdict: 'pass', headline, reasons, warnings };
+  return { verdict: 'pass', headline, reasons: found.reasons, warnings };
 }
 
 /**
