@@ -7,24 +7,18 @@
  */
 import crypto from 'node:crypto';
 import packageJson from '../../package.json' with { type: 'json' };
-import { type CliError, ExitCode } from '../exit-codes.js';
+import { ExitCode } from '../exit-codes.js';
 import { plural } from '../format/units.js';
 import { changeUnderTest } from '../gate/ci-change.js';
 import { releaseRun, toCliError } from '../gate/run-resources.js';
 import { passwordOf, redact } from '../provision/url.js';
 import type { Logger } from '../runtime/logger.js';
-import type { RunContext } from '../runtime/run-context.js';
+import type { RunContext, RunOutcome } from '../runtime/run-context.js';
 import type { CapacityConfig } from './options.js';
 import { CAPACITY_REPORT_VERSION, type CapacityReport } from './report-types.js';
 import { Sweep, throwIfInterrupted } from './sweep.js';
 import { checkOutSweepBase, readSweepWorkload, startSweepServer, type SweepHoldings, sweepsBase, sweepSources } from './sweep-setup.js';
 import { decideCapacity } from './verdict.js';
-
-export interface CapacityOutcome {
-  report: CapacityReport;
-  exitCode: ExitCode;
-  error?: CliError;
-}
 
 /**
  * Runs the sweep.
@@ -32,7 +26,7 @@ export interface CapacityOutcome {
  * @param context logger, progress, environment, interrupt
  * @returns the report and the exit status
  */
-export async function runCapacity(config: CapacityConfig, context: RunContext): Promise<CapacityOutcome> {
+export async function runCapacity(config: CapacityConfig, context: RunContext): Promise<RunOutcome<CapacityReport>> {
   const { logger } = context;
   const startedAt = new Date();
   const report = emptyReport(config, startedAt);

@@ -1,22 +1,15 @@
 /**
  * The frame shared by the commands that run a whole job and end with a report (`gate`,
- * `capacity`): output directories checked first, progress on stderr (live on a terminal, plain
+ * `capacity`, `run`): output directories checked first, progress on stderr (live on a terminal, plain
  * lines in CI), Ctrl-C turned into a clean stop, the report written however the job ended, and
  * the error or the headline as the last line.
  */
-import type { CliError, ExitCode } from '../exit-codes.js';
-import type { RunContext } from '../runtime/run-context.js';
+import type { ExitCode } from '../exit-codes.js';
+import type { RunContext, RunOutcome } from '../runtime/run-context.js';
 import { trapInterrupts } from '../runtime/interrupt.js';
 import { type Io, isCi, stderrLogger } from '../runtime/io.js';
 import { createProgressDisplay } from '../runtime/progress.js';
 import { checkReportDirs, printAndWriteReport, type ReportFile } from '../runtime/report-files.js';
-
-/** What a job returns: its report (always), its exit status, and the failure behind an error. */
-export interface JobOutcome<R extends { headline: string }> {
-  report: R;
-  exitCode: ExitCode;
-  error?: CliError;
-}
 
 /**
  * Runs a job and reports it.
@@ -28,7 +21,7 @@ export interface JobOutcome<R extends { headline: string }> {
  */
 export async function runReportingCommand<R extends { headline: string }>(
   io: Io,
-  job: (context: RunContext) => Promise<JobOutcome<R>>,
+  job: (context: RunContext) => Promise<RunOutcome<R>>,
   print: (report: R) => string,
   files: readonly ReportFile<R>[],
 ): Promise<ExitCode> {

@@ -7,10 +7,10 @@
  * base checkout) it removes, on success, failure and interrupt.
  */
 import crypto from 'node:crypto';
-import { type CliError, ExitCode, InfraError } from '../exit-codes.js';
+import { ExitCode, InfraError } from '../exit-codes.js';
 import { majorOf, probeTemplates, sideCounters } from '../plans/gate-probe.js';
 import { redact, withDatabase } from '../provision/url.js';
-import type { RunContext } from '../runtime/run-context.js';
+import type { RunContext, RunOutcome } from '../runtime/run-context.js';
 import type { Comparison } from '../types.js';
 import { decideVerdict, exitCodeOfVerdict } from '../verdict/decide.js';
 import { coverageOf } from '../verdict/coverage.js';
@@ -25,20 +25,13 @@ import { replayAndCompare } from './rounds.js';
 import { toCliError } from './run-resources.js';
 import { buildSchemas } from './schemas.js';
 
-export interface GateOutcome {
-  report: GateReport;
-  exitCode: ExitCode;
-  /** The failure behind an `error` verdict (or an interrupt). */
-  error?: CliError;
-}
-
 /**
  * Runs the gate.
  * @param config validated options
  * @param context logger, progress, environment, interrupt
  * @returns the report and the exit status
  */
-export async function runGate(config: GateConfig, context: RunContext): Promise<GateOutcome> {
+export async function runGate(config: GateConfig, context: RunContext): Promise<RunOutcome<GateReport>> {
   const change = changeUnderTest(context.env);
   const record = await GateRecord.start(config, change, context);
   const prefix = `pgr_${crypto.randomBytes(4).toString('hex')}`;
@@ -74,7 +67,7 @@ export async function runGate(config: GateConfig, context: RunContext): Promise<
 }
 
 /** Head's migrations failed: the PR's change fails, a regression, with nothing to replay. */
-function headMigrationsFailed(record: GateRecord, failure: GateReport['migration_failure']): GateOutcome {
+function headMigrationsFailed(record: GateRecord, failure: GateReport['migration_failure']): RunOutcome<GateReport> {
   record.migrationFailure = failure;
   const decided = decideVerdict({ comparison: null, migrationFailure: failure, thresholds: record.thresholds, servers: record.servers });
   return { report: record.report({ ...decided, error: null, warnings: record.warnings, comparison: null }), exitCode: ExitCode.Regression };
@@ -97,7 +90,7 @@ async function judge(
   comparison: Comparison,
   where: { places: Places; templates: { base: string; head: string }; secrets: (string | undefined)[] },
   context: RunContext,
-): Promise<GateOutcome> {
+): Promise<RunOutcome<GateReport>> {
   const { base, head } = where.places;
   const targets = {
     base: { url: withDatabase(base.server.url, where.templates.base), major: majorOf(base.server.version) },

@@ -14,12 +14,12 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { fromEngineError } from '../engine/errors.js';
 import { replayOutcome } from '../engine/replay-outcome.js';
 import { captureWorkload, type ReplayReport, type Workload } from '../engine/index.js';
-import { type CliError, ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
+import { ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { oneLine } from '../format/table.js';
 import { plural } from '../format/units.js';
 import { toCliError } from '../gate/run-resources.js';
 import { loadGateWorkload } from '../gate/preflight.js';
-import type { RunContext } from '../runtime/run-context.js';
+import type { RunContext, RunOutcome } from '../runtime/run-context.js';
 import type { Verdict } from '../verdict/report-types.js';
 import { exitCodeOfVerdict } from '../verdict/decide.js';
 import { passwordOf, redact } from '../provision/url.js';
@@ -34,19 +34,13 @@ const MIN_COVERAGE = 0.95;
 
 type Stage = 'workload' | 'replay' | 'variants';
 
-export interface RunOutcome {
-  report: RunReport;
-  exitCode: ExitCode;
-  error?: CliError;
-}
-
 /**
  * Runs a planned pipeline.
  * @param plan the resolved config
  * @param context logger, progress, environment, interrupt
  * @returns the report and the exit status
  */
-export async function runPipeline(plan: RunPlan, context: RunContext): Promise<RunOutcome> {
+export async function runPipeline(plan: RunPlan, context: RunContext): Promise<RunOutcome<RunReport>> {
   const { logger } = context;
   const startedAt = new Date();
   const report: RunReport = {
