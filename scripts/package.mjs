@@ -96,7 +96,7 @@ const common = {
 };
 
 fs.mkdirSync(out, { recursive: true });
-// The action's engine search (src/native.ts): its own directory only, checked against the manifest.
+// The action's engine search (src/engine/native.ts): its own directory only, checked against the manifest.
 await build({ ...common, define: { PG_RETEST_BUNDLE: '"action"' }, entryPoints: { index: 'src/action/index.ts', post: 'src/action/post.ts' }, outdir: out });
 await build({ ...common, entryPoints: { 'pg-supervisor': 'src/provision/pg-supervisor.mjs' }, outdir: out });
 console.error(`package: bundles in ${path.relative(process.cwd(), out) || '.'}`);

@@ -1,5 +1,5 @@
-// The one test command (`npm test`): builds what the tests need, starts one
-// throwaway PostgreSQL server, runs the Rust tests and the vitest suite against
+// The one test command (`npm test`): checks the layers of src/, builds what the tests need,
+// starts one throwaway PostgreSQL server, runs the Rust tests and the vitest suite against
 // it, stops it, and ends with one line of totals: `N passed, N failed`.
 //
 //   node scripts/test.mjs [--skip-build] [--skip-cargo] [--skip-vitest] [vitest args...]
@@ -247,6 +247,8 @@ async function vitestTests(env) {
 }
 
 async function main() {
+  // The layers of src/ (.dependency-cruiser.cjs): two seconds, before minutes of building.
+  await step('layers (dependency-cruiser)', 'npm', ['run', '--silent', 'lint:layers']);
   if (!flags.has('--skip-build')) {
     // Formatting first: a second, and the Rust sources stay as rustfmt writes them.
     await step('cargo fmt --check', 'cargo', ['fmt', '--all', '--', '--check']);

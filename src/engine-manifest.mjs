@@ -1,7 +1,7 @@
 // The engines' manifest: `engines.sha256` beside the engines of dist/ (and beside the CLI in the
 // npm package), listing the SHA-256 digest of each engine in sha256sum's format, so that a person
 // can check it with `sha256sum -c engines.sha256`, and the hash of the native sources the
-// engines were built from. The loader (src/native.ts) refuses an engine whose digest is not the
+// engines were built from. The loader (src/engine/native.ts) refuses an engine whose digest is not the
 // one listed; CI rebuilds the engines and compares (scripts/verify-engines.mjs).
 //
 //   # The engines and their SHA-256 digests, written by `npm run package` ...

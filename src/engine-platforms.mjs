@@ -1,4 +1,4 @@
-// The platforms the native engine is built for, in one table that the loader (src/native.ts), the
+// The platforms the native engine is built for, in one table that the loader (src/engine/native.ts), the
 // builds (scripts/build-native.mjs, scripts/package.mjs), the npm packages (scripts/pack-npm.mjs)
 // and the tests read. Plain JavaScript with no imports, so that scripts run it on a bare Node;
 // types in engine-platforms.d.mts.

@@ -432,3 +432,192 @@ export interface CaptureSummary {
   /** Keys inferred and recorded on their producers (absent in sidecars written before keys were). */
   keys?: KeyStats;
 }
+
+// The engine's comparison of base's replays with head's (compareReplays, native/core/src/compare):
+// what the gate's report carries as `comparison`, unchanged.
+
+/** Percentiles of successful executions, in microseconds (nearest rank: observed values). */
+export interface Percentiles {
+  p50_us: number;
+  p95_us: number;
+  p99_us: number;
+}
+
+/** The conditions of the latency rule, each as evaluated; a regression needs all of them. */
+export interface LatencyChecks {
+  /** head p95 / base p95 − 1 > p95 threshold. */
+  over_threshold: boolean;
+  /** The confidence interval's lower bound > 1 + noise floor. */
+  ci_above_noise: boolean;
+  /** head p95 − base p95 > min delta. */
+  over_min_delta: boolean;
+  /** At least `min_calls` successful executions on each side. */
+  enough_calls: boolean;
+  /**
+   * The slowdown shows in every replay: the fastest head replay's median / the slowest
+   * base-schema replay's median (base rounds and the noise replay) − 1 > p95 threshold (for the
+   * whole workload: each replay's p95). See docs/gate-statistics.md.
+   */
+  slower_in_every_replay: boolean;
+}
+
+/** Base vs head latency of one fingerprint, or of the whole workload. */
+export interface LatencyComparison {
+  /** Successful executions measured, all rounds pooled. */
+  calls_base: number;
+  calls_head: number;
+  base: Percentiles;
+  head: Percentiles;
+  /** head p95 / base p95 (a p95 of 0 µs counts as 1 µs). */
+  ratio: number;
+  /** Bootstrap confidence interval of the ratio (level: `thresholds.confidence`). */
+  ci_low: number;
+  ci_high: number;
+  /** head p95 − base p95, µs (negative when faster). */
+  delta_us: number;
+  /**
+   * The noise floor `ci_low` had to clear (a fraction): the run's (`noise_floor.value`).
+   */
+  noise_floor: number;
+  checks: LatencyChecks;
+  /** A rule fired: the client p95 rule (all `checks` true) or, for a fingerprint, the server-time rule. */
+  regressed: boolean;
+  /** Which rules fired (empty when none did). */
+  rules: LatencyRule[];
+}
+
+/** `client_p95`: the latency rule on the client's round trips; `server_time`: the server-time rule. */
+export type LatencyRule = 'client_p95' | 'server_time';
+
+/** The conditions of the server-time rule, each as evaluated; a regression needs all of them. */
+export interface ServerTimeChecks {
+  /** head median / base median − 1 > server threshold. */
+  over_threshold: boolean;
+  /** The shift's interval, low end, as a share of base's median, above the run's server noise floor. */
+  ci_above_noise: boolean;
+  /** head median − base median > server min delta. */
+  over_min_delta: boolean;
+  /** At least `min_calls` server times on each side. */
+  enough_calls: boolean;
+  /** Every head replay's server median above every base-schema replay's by more than the threshold. */
+  slower_in_every_replay: boolean;
+}
+
+/** One fingerprint's server time per execution, base against head (docs/gate-statistics.md, "Server time"). */
+export interface ServerTimeComparison {
+  calls_base: number;
+  calls_head: number;
+  base: Percentiles;
+  head: Percentiles;
+  /** head median / base median (each at least 1 µs). */
+  ratio: number;
+  /** head median − base median, µs. */
+  shift_us: number;
+  /** Bootstrap confidence interval of the shift, µs. */
+  ci_low_us: number;
+  ci_high_us: number;
+  /** The floor `ci_low_us / base.p50_us` had to clear (a fraction): the run's. */
+  noise_floor: number;
+  checks: ServerTimeChecks;
+  regressed: boolean;
+}
+
+/** One fingerprint compared. */
+export interface FingerprintComparison extends LatencyComparison {
+  /** 16 hex digits. */
+  fingerprint: string;
+  /** The statement with literals replaced by `$n` (libpg_query's normalisation). */
+  normalized: string;
+  /** select, insert, update, … */
+  kind: string;
+  /** The server-time rule on it; null when the server's times were not measured or a side has none. */
+  server_time: ServerTimeComparison | null;
+}
+
+/**
+ * Why an error counts, or not (docs/gate-statistics.md, "Errors"): `deterministic` (a failure that
+ * does not depend on timing, base never had it), `more_often` (such a failure head has far more
+ * often), `every_replay` (the same statements failed in every head replay and in no base-schema
+ * replay nor the capture), `rate` (head's failure rate above every base-schema replay's and
+ * significantly so), `varies` (a failure that depends on how sessions interleave, within what base
+ * shows), `fidelity` (both sides about as often), `fixed` (base only).
+ */
+export type ErrorRule = 'deterministic' | 'more_often' | 'every_replay' | 'rate' | 'varies' | 'fidelity' | 'fixed';
+
+/** A fingerprint that failed with one SQLSTATE. */
+export interface ErrorDiff {
+  fingerprint: string;
+  normalized: string;
+  sqlstate: string;
+  /** The first message seen (on head, except for fixed errors). */
+  message: string;
+  /** Failed executions over the base rounds (not the noise replay), and over head's. */
+  base_count: number;
+  head_count: number;
+  /** `deterministic`, or `interleaving`: it depends on what concurrent sessions do (a unique violation between them, a deadlock, a serialization failure, a lock or statement timeout). */
+  class: 'deterministic' | 'interleaving';
+  rule: ErrorRule;
+  /** Failures per replay: the base rounds then the noise replay; head's rounds. */
+  base_replays: number[];
+  head_replays: number[];
+  /** Executions of the fingerprint over those replays. */
+  base_executed: number;
+  head_executed: number;
+  /** Failures of this SQLSTATE the capture recorded for it; null without a capture sidecar. */
+  capture_count: number | null;
+  /** Look-alike statements (the same on sibling tables) that failed so on base or at capture. */
+  siblings_failing: number;
+  /** Statements that failed in every head replay and in no base-schema replay. */
+  every_head_replay: number;
+  /** One-sided p-value of head's count given both sides' (interleaving failures only). */
+  p_value: number | null;
+}
+
+/** A fingerprint that ran on one side only. */
+export interface FingerprintRef {
+  fingerprint: string;
+  normalized: string;
+  kind: string;
+  /** Executions (successful or not), all rounds pooled. */
+  calls: number;
+}
+
+/** How the noise floor was measured. */
+export interface NoiseFloor {
+  /** A fraction: 0.05 means the schema-identical replays differed by 5 %. */
+  value: number;
+  /** One line describing the method (documented in docs/gate-statistics.md). */
+  method: string;
+  /** Fingerprints that contributed. */
+  fingerprints: number;
+}
+
+/** Whether the server's own times were compared. */
+export interface ServerTimeSummary {
+  /** Every replay of both sides carried them. */
+  measured: boolean;
+  /** Why not, when not measured. */
+  reason: string | null;
+  /** How far two base-schema replays' server-time medians disagree. */
+  noise_floor: NoiseFloor;
+}
+
+/** The engine's comparison of the two sides (native/core/src/compare). */
+export interface Comparison {
+  noise_floor: NoiseFloor;
+  server_time: ServerTimeSummary;
+  /** All statements of fingerprints measured on both sides, pooled. */
+  overall: LatencyComparison;
+  /** Fingerprints with successful executions on both sides; regressions first, worst first. */
+  fingerprints: FingerprintComparison[];
+  /** (fingerprint, SQLSTATE) that count against the change; `rule` says why. */
+  new_errors: ErrorDiff[];
+  /** Interleaving failures within what base and the capture show: listed, not gated. */
+  varying_errors: ErrorDiff[];
+  /** (fingerprint, SQLSTATE) failing on both sides about as often: a workload fidelity warning, not gated. */
+  shared_errors: ErrorDiff[];
+  /** (fingerprint, SQLSTATE) failing on base and not on head. */
+  fixed_errors: ErrorDiff[];
+  only_base: FingerprintRef[];
+  only_head: FingerprintRef[];
+}

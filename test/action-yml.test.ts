@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { gateOptions } from '../src/config/gate-options.js';
+import { gateOptions } from '../src/gate/options.js';
 import { actionOptions, inputNames, readActionOptions, readGateConfig } from '../src/action/inputs.js';
 import { Output } from '../src/action/names.js';
 
@@ -24,7 +24,7 @@ describe('action.yml', () => {
     const declared = Object.keys(action.inputs);
     const missing = inputNames().filter((name) => !declared.includes(name));
     const unknown = declared.filter((name) => !inputNames().includes(name));
-    // A gate option added to src/config/gate-options.ts must be added to action.yml's inputs too.
+    // A gate option added to src/gate/options.ts must be added to action.yml's inputs too.
     expect({ missing, unknown }, 'action.yml inputs vs the gate schema plus src/action/inputs.ts').toEqual({ missing: [], unknown: [] });
     expect(inputNames()).toEqual(expect.arrayContaining(Object.keys(gateOptions)));
     for (const [name, input] of Object.entries(action.inputs)) expect(input.description, name).toBeTruthy();

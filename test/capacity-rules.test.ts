@@ -7,7 +7,7 @@ import { capacityCommand } from '../src/capacity/options.js';
 import type { CapacityReport, CapacitySideReport } from '../src/capacity/report-types.js';
 import { niceAxis, renderCapacitySvg } from '../src/capacity/svg.js';
 import { decideCapacity } from '../src/capacity/verdict.js';
-import { parseOptions } from '../src/cli/argv.js';
+import { parseOptions } from '../src/options/argv.js';
 
 const curve = (connections: number[], throughput: number[], refused: number[] = []): CurvePoint[] =>
   connections.map((c, i) => ({ connections: c, throughput: throughput[i]!, refused_sessions: refused[i] ?? 0 }));

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findKnee } from '../src/capacity/knee.js';
 import type { CapacityReport } from '../src/capacity/report-types.js';
-import { writeWorkload } from '../src/engine.js';
+import { writeWorkload } from '../src/engine/index.js';
 import { cargoFinished } from './support/cargo-finished.js';
 import { startPostgres } from './support/postgres.js';
 import { syntheticProfile } from './support/profile.js';

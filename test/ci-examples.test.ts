@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { gateCommand } from '../src/config/gate-options.js';
+import { gateCommand } from '../src/gate/options.js';
 
 const read = (file: string): string => fs.readFileSync(fileURLToPath(new URL(`../examples/${file}`, import.meta.url)), 'utf8');
 

@@ -12,9 +12,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { tokenize } from '../src/cli/argv.js';
+import { capacityCommand } from '../src/capacity/options.js';
+import { commandHelp, type CommandSpec, parseOptions, tokenize } from '../src/options/argv.js';
 import { replayCommand } from '../src/cli/replay-options.js';
-import { replayOutcome } from '../src/cli/replay-outcome.js';
+import { gateCommand } from '../src/gate/options.js';
+import { replayOutcome } from '../src/engine/replay-outcome.js';
 import { ExitCode } from '../src/exit-codes.js';
 import { splitSql } from '../src/provision/sql-script.js';
 import { maskUrl } from '../src/provision/url.js';
@@ -321,6 +323,7 @@ describe('replay against the shared server', () => {
         ...shopMigrations(),
         '--seed',
         shop('seed.sql'),
+        // The option's former name: still accepted, with a note.
         '--deadline-s',
         '1',
         '--json',
@@ -328,7 +331,8 @@ describe('replay against the shared server', () => {
       ]);
       expect(run.code, run.stderr).toBe(ExitCode.Infrastructure);
       expect(run.stdout).toMatch(/^status\s+DEADLINE_EXCEEDED/m);
-      expect(run.stderr).toMatch(/error: the replay did not finish within the deadline of 1 s; raise --deadline-s/);
+      expect(run.stderr.split('\n')[0]).toBe('warning: option --deadline-s is deprecated: it is now called --replay-timeout-s, which works the same');
+      expect(run.stderr).toMatch(/error: the replay did not finish within the deadline of 1 s; raise --replay-timeout-s/);
       const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as ReplayReport;
       expect(report.status).toBe('deadline_exceeded');
       expect(report.totals.not_executed_by_reason.deadline).toBeGreaterThan(0);
@@ -563,6 +567,31 @@ describe('building blocks', () => {
     expect(() => tokenize('replay', ['--read-only=yes'], replayCommand.options)).toThrow(/--read-only takes no value/);
     expect(() => tokenize('replay', ['--seed'], replayCommand.options)).toThrow(/--seed needs a value/);
     expect(() => tokenize('replay', ['stray'], replayCommand.options)).toThrow(/unexpected argument 'stray'/);
+  });
+
+  it('names each replay limit once: --replay-timeout-s in every command, replay still reads --deadline-s with a note', () => {
+    const parse = <C>(spec: CommandSpec<C>, argv: string[]) => {
+      const { values, notes } = tokenize(spec.name, argv, spec.options);
+      return { config: parseOptions(spec, values), notes };
+    };
+    const limits = ['--replay-timeout-s', '2', '--statement-timeout-ms', '100'];
+    const replay = parse(replayCommand, ['--workload', 'w.wkl', ...limits, '--max-connections', '5']);
+    expect(replay.notes).toEqual([]);
+    expect(replay.config).toMatchObject({ replayTimeoutMs: 2000, statementTimeoutMs: 100, maxConnections: 5 });
+    const gate = parse(gateCommand, ['--workload', 'w.wkl', '--migrations', 'm.sql', ...limits, '--max-connections', '5']);
+    expect(gate.config).toMatchObject({ replayTimeoutMs: 2000, statementTimeoutMs: 100, maxConnections: 5 });
+    expect(parse(capacityCommand, ['--workload', 'w.wkl', '--migrations', 'm.sql', ...limits]).config).toMatchObject({ replayTimeoutMs: 2000, statementTimeoutMs: 100 });
+
+    const former = parse(replayCommand, ['--workload', 'w.wkl', '--deadline-s', '2']);
+    expect(former.config.replayTimeoutMs).toBe(2000);
+    expect(former.notes).toEqual(['option --deadline-s is deprecated: it is now called --replay-timeout-s, which works the same']);
+    expect(commandHelp(replayCommand)).toMatch(/^ {2}--replay-timeout-s S +stop a replay .*\(formerly --deadline-s\)$/m);
+
+    // One declaration, so one help text in every command.
+    for (const name of ['max-connections', 'statement-timeout-ms', 'replay-timeout-s'] as const) {
+      expect(replayCommand.options[name], name).toBe(gateCommand.options[name]);
+    }
+    expect(capacityCommand.options['replay-timeout-s']).toBe(gateCommand.options['replay-timeout-s']);
   });
 
   it('masks passwords in URLs', () => {

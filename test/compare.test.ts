@@ -1,9 +1,9 @@
-// compareReplays through src/engine.ts, on synthetic replay reports: no server needed, only the
+// compareReplays through src/engine/index.ts, on synthetic replay reports: no server needed, only the
 // addon (`npm run build:native`; npm test builds it). The statistics themselves are tested in
 // Rust (native/core/src/compare); this checks what crosses the boundary.
 import { describe, expect, it } from 'vitest';
-import { compareReplays, EngineError, type FingerprintReport, type ReplayReport } from '../src/engine.js';
-import type { Comparison } from '../src/gate/report-types.js';
+import { compareReplays, EngineError, type FingerprintReport, type ReplayReport } from '../src/engine/index.js';
+import type { Comparison } from '../src/types.js';
 
 const ZERO_LATENCY = { count: 0, mean_us: 0, min_us: 0, p50_us: 0, p95_us: 0, p99_us: 0, max_us: 0 };
 

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { GateReport } from '../src/gate/report-types.js';
+import type { GateReport } from '../src/verdict/report-types.js';
 import type { CaptureSummary, CondenseSummary } from '../src/types.js';
 import { runCli as cli } from './support/cli.js';
 import { eventually, logged } from './support/eventually.js';

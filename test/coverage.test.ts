@@ -5,11 +5,11 @@
 // customers, and the rest of each checkout is skipped); one end-to-end run checks the exit status.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { coverageOf } from '../src/gate/coverage.js';
-import type { Comparison, GateReport, Thresholds } from '../src/gate/report-types.js';
-import { decideVerdict, exitCodeOfVerdict } from '../src/gate/verdict.js';
+import { coverageOf } from '../src/verdict/coverage.js';
+import type { GateReport, Thresholds } from '../src/verdict/report-types.js';
+import type { Accounting, Comparison, FingerprintReport, ReplayReport } from '../src/types.js';
+import { decideVerdict, exitCodeOfVerdict } from '../src/verdict/decide.js';
 import { parseReport, renderJunit, renderMarkdown, toJson } from '../src/report/index.js';
-import type { Accounting, FingerprintReport, ReplayReport } from '../src/types.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { shopGate } from './support/shop-gate.js';
 

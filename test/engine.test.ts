@@ -1,4 +1,4 @@
-// The native engine through src/engine.ts, against a real PostgreSQL server from the test
+// The native engine through src/engine/index.ts, against a real PostgreSQL server from the test
 // harness (test/support). Needs the addon: `npm run build:native` (npm test builds it).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,8 +18,8 @@ import {
   type ReplayProgress,
   type ReplayReport,
   type WorkloadProfileJson,
-} from '../src/engine.js';
-import { candidatePaths, platformProblem } from '../src/native.js';
+} from '../src/engine/index.js';
+import { candidatePaths, platformProblem } from '../src/engine/native.js';
 import { syntheticProfile } from './support/profile.js';
 import { randomPassword, startPostgres } from './support/postgres.js';
 
@@ -104,7 +104,7 @@ describe('finding the addon', () => {
       checked('/repo/dist/engine.linux-x64-musl.node'),
       { file: '/repo/build/engine.linux-x64-musl.node' },
     ]);
-    expect(candidatePaths('file:///repo/src/native.ts', 'linux-x64-gnu', 'sources')).toEqual([{ file: '/repo/build/engine.linux-x64-gnu.node' }]);
+    expect(candidatePaths('file:///repo/src/engine/native.ts', 'linux-x64-gnu', 'sources')).toEqual([{ file: '/repo/build/engine.linux-x64-gnu.node' }]);
   });
 
   it('picks by CPU and C library, and names the platforms there are in one line', () => {

@@ -4,14 +4,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseOptions, tokenize } from '../src/cli/argv.js';
-import { mergeValues, readConfigFile } from '../src/config/config-file.js';
-import { gateCommand } from '../src/config/gate-options.js';
+import { parseOptions, tokenize } from '../src/options/argv.js';
+import { mergeValues, readConfigFile } from '../src/options/config-file.js';
+import { gateCommand } from '../src/gate/options.js';
 import { InputError } from '../src/exit-codes.js';
 import { planReplays } from '../src/gate/round-plan.js';
-import { planHead } from '../src/schema/migration-plan.js';
-import type { MigrationFile } from '../src/schema/sql-files.js';
-import { resolveMigrationFiles } from '../src/schema/sql-files.js';
+import { planHead } from '../src/templates/migration-plan.js';
+import { type MigrationFile, resolveMigrationFiles } from '../src/templates/sql-files.js';
 
 function parse(argv: string[]) {
   const { values } = tokenize('gate', argv, gateCommand.options);

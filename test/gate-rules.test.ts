@@ -10,7 +10,7 @@ import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { writeWorkload } from '../src/engine.js';
+import { writeWorkload } from '../src/engine/index.js';
 import { GATE_TIMEOUT_MS, gate, tmpDir, useGateFixtures } from './support/gate-run.js';
 import { syntheticProfile, type ProfileStatement } from './support/profile.js';
 

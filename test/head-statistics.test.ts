@@ -1,12 +1,12 @@
-// Head's statistics on a copy of base (src/schema/head-statistics.ts): tables the PR's migrations
+// Head's statistics on a copy of base (src/templates/head-statistics.ts): tables the PR's migrations
 // leave alone keep base's statistics exactly; those they change are analyzed, each for its reason.
 // Everything here is decided by the catalogs and the row counts, not by ANALYZE's random sample.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { settleCopyStatistics } from '../src/pipeline/copy-statistics.js';
+import { settleCopyStatistics } from '../src/pg-retest-config/copy-statistics.js';
 import { withDatabase } from '../src/provision/url.js';
-import { refreshHeadStatistics } from '../src/schema/head-statistics.js';
-import { silentLogger } from '../src/provision/types.js';
+import { refreshHeadStatistics } from '../src/templates/head-statistics.js';
+import { silentLogger } from '../src/runtime/logger.js';
 import { adminSql } from './support/admin-sql.js';
 import { startPostgres } from './support/postgres.js';
 

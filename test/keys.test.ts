@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { GateReport } from '../src/gate/report-types.js';
+import type { GateReport } from '../src/verdict/report-types.js';
 import type { ReplayReport } from '../src/types.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { runCli } from './support/shop-gate.js';

@@ -4,9 +4,9 @@
 // end-to-end run checks the options, the exit status and the message.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { checkAbsoluteLimits } from '../src/gate/absolute-limits.js';
-import type { GateReport } from '../src/gate/report-types.js';
-import { decideVerdict } from '../src/gate/verdict.js';
+import { checkAbsoluteLimits } from '../src/verdict/absolute-limits.js';
+import type { GateReport } from '../src/verdict/report-types.js';
+import { decideVerdict } from '../src/verdict/decide.js';
 import { parseReport, renderJunit, renderMarkdown, toJson } from '../src/report/index.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { shop, shopGate } from './support/shop-gate.js';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { captureEvidence } from '../src/gate/capture-evidence.js';
-import { loadWorkload, type StatementExample, type Workload } from '../src/engine.js';
+import { loadWorkload, type StatementExample, type Workload } from '../src/engine/index.js';
 import type { CaptureSummary } from '../src/types.js';
 
 const oltp = (file: string): string => fileURLToPath(new URL(`../examples/oltp/${file}`, import.meta.url));

@@ -6,12 +6,12 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'smol-toml';
 import { InputError } from '../src/exit-codes.js';
-import { pipelineConfigFrom } from '../src/pipeline/config.js';
-import { conninfoToUrl } from '../src/pipeline/conninfo.js';
-import { checkLimits, sideFigures } from '../src/pipeline/limits.js';
-import { majorOfImage, planRun } from '../src/pipeline/plan.js';
-import { allowRegressions } from '../src/pipeline/variants.js';
-import { decideVerdict } from '../src/gate/verdict.js';
+import { pipelineConfigFrom } from '../src/pg-retest-config/config.js';
+import { conninfoToUrl } from '../src/pg-retest-config/conninfo.js';
+import { checkLimits, sideFigures } from '../src/pg-retest-config/limits.js';
+import { majorOfImage, planRun } from '../src/pg-retest-config/plan.js';
+import { allowRegressions } from '../src/pg-retest-config/variants.js';
+import { decideVerdict } from '../src/verdict/decide.js';
 import { parseReport } from '../src/report/index.js';
 
 const read = (toml: string) => pipelineConfigFrom(parse(toml), '.pg-retest.toml');

@@ -10,14 +10,14 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { run } from '../src/cli/main.js';
-import type { Io } from '../src/cli/io.js';
-import { writeWorkload } from '../src/engine.js';
-import type { RunReport } from '../src/pipeline/report-types.js';
+import type { Io } from '../src/runtime/io.js';
+import { writeWorkload } from '../src/engine/index.js';
+import type { RunReport } from '../src/pg-retest-config/report-types.js';
 import { dockerUnavailable } from '../src/provision/docker.js';
 import { VARIANTS_LATENCY_OUT_OF_REACH } from './support/latency-rule.js';
 import { cargoFinished } from './support/cargo-finished.js';
 import { syntheticProfile } from './support/profile.js';
-import { findClientProgram } from '../src/schema/seed.js';
+import { findClientProgram } from '../src/templates/seed.js';
 
 const tag = `t_run_${Math.random().toString(36).slice(2, 8)}`;
 const databases = { a: `${tag}_a`, noIndex: `${tag}_noidx`, same: `${tag}_same` };

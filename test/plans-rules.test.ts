@@ -3,11 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseReport, renderJunit, renderMarkdown } from '../src/report/index.js';
-import { parseOptions, tokenize } from '../src/cli/argv.js';
-import { gateCommand } from '../src/config/gate-options.js';
+import { parseOptions, tokenize } from '../src/options/argv.js';
+import { gateCommand } from '../src/gate/options.js';
 import { InputError } from '../src/exit-codes.js';
-import type { Comparison, Thresholds } from '../src/gate/report-types.js';
-import { decideVerdict } from '../src/gate/verdict.js';
+import type { Thresholds } from '../src/verdict/report-types.js';
+import type { Comparison } from '../src/types.js';
+import { decideVerdict } from '../src/verdict/decide.js';
 import { evaluatePlanRules } from '../src/plans/rules.js';
 import { describeChange, parseExplain, planShape, type RawPlanNode, sameShape, seqScanSwitches, shapeLines } from '../src/plans/shape.js';
 import type { FingerprintPlan, PlanRules, PlansReport } from '../src/plans/types.js';

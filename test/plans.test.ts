@@ -9,12 +9,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWorkload } from '../src/engine.js';
-import type { FingerprintComparison, GateReport } from '../src/gate/report-types.js';
+import { loadWorkload } from '../src/engine/index.js';
+import type { GateReport } from '../src/verdict/report-types.js';
+import type { FingerprintComparison } from '../src/types.js';
 import { MIN_BUFFER_DELTA, probePlans } from '../src/plans/probe.js';
 import type { PlansReport } from '../src/plans/types.js';
-import { silentLogger } from '../src/provision/types.js';
-import { refreshHeadStatistics } from '../src/schema/head-statistics.js';
+import { silentLogger } from '../src/runtime/logger.js';
+import { refreshHeadStatistics } from '../src/templates/head-statistics.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { startPostgres } from './support/postgres.js';
 
@@ -248,7 +249,7 @@ describe('plans with pg_stat_statements', () => {
     'A/A: a head copied from base keeps its statistics and plans every fingerprint as base does, 3 times in 3',
     async () => {
       // An A/A gate run's head is a copy of base with no migration: its statistics stay base's
-      // (src/schema/head-statistics.ts). A fresh ANALYZE of the copy instead planned the order
+      // (src/templates/head-statistics.ts). A fresh ANALYZE of the copy instead planned the order
       // history differently in 1 of 10 copies on a fresh-clone run (bitmap heap scan and sort →
       // index scan): two samples of orders, not the PR.
       const changes: string[][] = [];

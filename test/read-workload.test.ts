@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readWorkload, writeWorkload } from '../src/engine.js';
+import { readWorkload, writeWorkload } from '../src/engine/index.js';
 
 const shop = (file: string): string => fileURLToPath(new URL(`../examples/shop/${file}`, import.meta.url));
 

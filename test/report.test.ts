@@ -3,9 +3,10 @@
 // read through parseReport, which also checks that they match the schema.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { FingerprintComparison, GateReport } from '../src/gate/report-types.js';
+import type { GateReport } from '../src/verdict/report-types.js';
+import type { FingerprintComparison } from '../src/types.js';
 import { maskMessage, parseReport, renderJunit, renderMarkdown, ReportFormatError, toJson } from '../src/report/index.js';
-import { interval, signedPercent } from '../src/report/numbers.js';
+import { interval, signedPercent } from '../src/format/numbers.js';
 
 const FIXTURES = ['pass', 'regression', 'new-errors', 'migration-failure', 'error'] as const;
 

@@ -3,10 +3,10 @@
 // their inputs; the runs against real servers are in gate-servers.test.ts).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { GateReport, ServersReport } from '../src/gate/report-types.js';
-import { diffSettings, serverDifferenceLine } from '../src/gate/server-differences.js';
-import { findSessionFeatures, likelyCause, sessionFeatureOf } from '../src/gate/session-features.js';
-import { decideVerdict } from '../src/gate/verdict.js';
+import type { GateReport, ServersReport } from '../src/verdict/report-types.js';
+import { diffSettings, serverDifferenceLine } from '../src/verdict/server-differences.js';
+import { findSessionFeatures, likelyCause, sessionFeatureOf } from '../src/verdict/session-features.js';
+import { decideVerdict } from '../src/verdict/decide.js';
 import { parseReport, renderJunit, renderMarkdown, toJson } from '../src/report/index.js';
 
 describe('session state in a workload', () => {

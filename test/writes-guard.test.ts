@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { writeWorkload } from '../src/engine.js';
+import { writeWorkload } from '../src/engine/index.js';
 import { ExitCode } from '../src/exit-codes.js';
 import type { ReplayReport } from '../src/types.js';
 import { adminSql } from './support/admin-sql.js';

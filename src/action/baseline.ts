@@ -11,8 +11,9 @@
  * noise *between* the two runs (another day, another machine) is not measured; the report says
  * all of this where the verdict is.
  */
-import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
-import type { ErrorDiff, GateReport } from '../gate/report-types.js';
+import { checkAbsoluteLimits } from '../verdict/absolute-limits.js';
+import type { GateReport } from '../verdict/report-types.js';
+import type { ErrorDiff } from '../types.js';
 import { micros, plural } from '../format/units.js';
 import { code, text } from '../report/markdown-text.js';
 

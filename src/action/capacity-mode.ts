@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as core from '@actions/core';
 import { renderCapacityMarkdown } from '../capacity/markdown.js';
-import type { CapacityReport } from '../capacity/report-types.js';
+import { type CapacityReport, capacityJson } from '../capacity/report-types.js';
 import { runCapacity } from '../capacity/run-sweep.js';
 import { renderCapacitySvg } from '../capacity/svg.js';
 import type { ExitCode } from '../exit-codes.js';
@@ -22,6 +22,7 @@ import { Output } from './names.js';
 import { checkedOutputs } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
 import { inRunDir } from './state.js';
+import { writeReportFiles } from '../runtime/report-files.js';
 
 /** The sticky comment's id when none is given: not the gate's, so both can live on one PR. */
 const DEFAULT_COMMENT_ID = 'capacity';
@@ -65,11 +66,18 @@ function writeFiles(report: CapacityReport, markdown: string, dir: string): Capa
   const paths = {
     markdown: path.join(dir, 'pg-retest-capacity.md'),
     json: path.join(dir, 'pg-retest-capacity.json'),
+    // A chart needs at least one swept side; an early error has none.
     svg: report.sides.length > 0 ? path.join(dir, 'pg-retest-capacity.svg') : '',
   };
-  fs.writeFileSync(paths.markdown, markdown);
-  fs.writeFileSync(paths.json, `${JSON.stringify(report, null, 2)}\n`);
-  if (paths.svg) fs.writeFileSync(paths.svg, renderCapacitySvg(report));
+  const askedAs = 'input report-dir';
+  writeReportFiles(
+    [
+      { askedAs, path: paths.markdown, render: () => markdown },
+      { askedAs, path: paths.json, render: capacityJson },
+      { askedAs, path: paths.svg || undefined, render: renderCapacitySvg },
+    ],
+    report,
+  );
   return paths;
 }
 

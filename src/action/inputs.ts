@@ -1,14 +1,13 @@
 /**
  * The action's inputs → one typed {@link ActionSettings}. The gate's inputs go through the gate's
- * own option schema (src/config/gate-options.ts, whose option names are the input names), so
+ * own option schema (src/gate/options.ts, whose option names are the input names), so
  * the CLI and the action cannot drift apart; the inputs only the action has are declared here.
  * Nothing else in the action reads an input.
  */
 import { z } from 'zod';
-import { choice, filePath } from '../cli/option-types.js';
+import { booleanValue, choice, filePath } from '../options/values.js';
 import { capacityCommand, type CapacityConfig, capacityOptions } from '../capacity/options.js';
-import { type GateConfig, gateCommand, gateOptions } from '../config/gate-options.js';
-import { booleanValue } from '../config/values.js';
+import { type GateConfig, gateCommand, gateOptions } from '../gate/options.js';
 import { InputError } from '../exit-codes.js';
 import { ActionInput } from './names.js';
 

@@ -4,8 +4,8 @@
  * the raw output is read without the runner (a local run, the end-to-end test).
  */
 import * as core from '@actions/core';
-import type { Logger } from '../provision/types.js';
-import type { Output } from '../cli/io.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Output } from '../runtime/io.js';
 import { redact } from '../provision/url.js';
 import { encodedForms } from './secret-forms.js';
 

@@ -14,13 +14,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as core from '@actions/core';
-import type { GateConfig } from '../config/gate-options.js';
+import type { GateConfig } from '../gate/options.js';
 import { CliError, ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
 import { runGate } from '../gate/run-gate.js';
-import { exitCodeOfVerdict } from '../gate/verdict.js';
-import type { GateReport } from '../gate/report-types.js';
+import { exitCodeOfVerdict } from '../verdict/decide.js';
+import type { GateReport } from '../verdict/report-types.js';
 import { ENGINE_PLATFORMS, glibcVersion } from '../engine-platforms.mjs';
-import { platformProblem } from '../native.js';
+import { platformProblem } from '../engine/native.js';
 import { parseReport } from '../report/index.js';
 import { maskUrlsIn, passwordForms } from '../provision/url.js';
 import { removeCredentials, RUNNER_TOKENS } from './child-env.js';
@@ -33,7 +33,7 @@ import { baselineReport, baselineSection, compareWithBaseline } from './baseline
 import { ActionInput } from './names.js';
 import { baselineOutputs, checkedOutputs, outputsOf, type ReportPaths } from './outputs.js';
 import { publishComment, writeSummary } from './publish.js';
-import { reportMarkdown, writeReportFiles } from './report-files.js';
+import { reportMarkdown, writeGateReportFiles } from './report-files.js';
 import { endStep } from './end-step.js';
 import { inRunDir } from './state.js';
 import { checkTrust } from './trust.js';
@@ -114,7 +114,7 @@ async function gateMode(
   // masked in them as in the log.
   report = scrubDeep(report);
   const markdown = reportMarkdown(report, section);
-  const paths = writeReportFiles(report, markdown, reportDir);
+  const paths = writeGateReportFiles(report, markdown, reportDir);
   await writeSummary(markdown);
   const commentUrl = await publishComment(report, markdown, options, { api, repository: event.repository, pullRequest: event.pullRequest?.number });
   setOutputs(report, paths, commentUrl, overrides);

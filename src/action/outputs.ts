@@ -7,8 +7,8 @@
  * (`run: echo ${{ steps.gate.outputs.regressed-fingerprints }}`), and in `mode: comment` the
  * report is an artifact that the PR's own code wrote.
  */
-import type { GateReport } from '../gate/report-types.js';
-import { lostSessionFeatures } from '../gate/session-features.js';
+import type { GateReport } from '../verdict/report-types.js';
+import { lostSessionFeatures } from '../verdict/session-features.js';
 import type { BaselineComparison } from './baseline.js';
 import { Output } from './names.js';
 

@@ -4,7 +4,7 @@
  * changes the verdict: a comment that cannot be written is a warning.
  */
 import * as core from '@actions/core';
-import type { GateReport } from '../gate/report-types.js';
+import type { GateReport } from '../verdict/report-types.js';
 import { commentBody, CommentPermissionError, CommentRateLimitError, upsertComment } from './comment.js';
 import type { GitHubApi, Repository } from './github-api.js';
 import type { ActionOptions } from './inputs.js';

@@ -4,10 +4,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { GateReport } from '../gate/report-types.js';
+import type { GateReport } from '../verdict/report-types.js';
 import { renderMarkdown, renderJunit, toJson } from '../report/index.js';
 import { COMMENT_LIMIT, HEADER_ROOM } from './comment.js';
 import type { ReportPaths } from './outputs.js';
+import { writeReportFiles } from '../runtime/report-files.js';
 
 /**
  * The markdown every place shows: summary, comment, report file.
@@ -30,15 +31,21 @@ export function reportMarkdown(report: GateReport, section = ''): string {
  * @param dir the directory (created when missing)
  * @returns their paths
  */
-export function writeReportFiles(report: GateReport, markdown: string, dir: string): ReportPaths {
+export function writeGateReportFiles(report: GateReport, markdown: string, dir: string): ReportPaths {
   fs.mkdirSync(dir, { recursive: true });
   const paths: ReportPaths = {
     markdown: path.join(dir, 'pg-retest-report.md'),
     json: path.join(dir, 'pg-retest-report.json'),
     junit: path.join(dir, 'pg-retest-junit.xml'),
   };
-  fs.writeFileSync(paths.markdown, markdown);
-  fs.writeFileSync(paths.json, toJson(report));
-  fs.writeFileSync(paths.junit, renderJunit(report));
+  const askedAs = 'input report-dir';
+  writeReportFiles(
+    [
+      { askedAs, path: paths.markdown, render: () => markdown },
+      { askedAs, path: paths.json, render: toJson },
+      { askedAs, path: paths.junit, render: renderJunit },
+    ],
+    report,
+  );
   return paths;
 }

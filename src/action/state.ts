@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as core from '@actions/core';
-import { createProgressDisplay } from '../cli/progress.js';
-import { trapInterrupts } from '../cli/interrupt.js';
-import type { GateContext } from '../gate/run-gate.js';
+import { createProgressDisplay } from '../runtime/progress.js';
+import { trapInterrupts } from '../runtime/interrupt.js';
+import type { RunContext } from '../runtime/run-context.js';
 import { actionLogger, progressOutput } from './logger.js';
 import { State } from './names.js';
 
@@ -47,7 +47,7 @@ export function savedState(): { runDir?: string; startedAt?: string } {
  * @param measure the run
  * @returns what the run returned
  */
-export async function inRunDir<T>(env: NodeJS.ProcessEnv, workspace: string, measure: (context: GateContext) => Promise<T>): Promise<T> {
+export async function inRunDir<T>(env: NodeJS.ProcessEnv, workspace: string, measure: (context: RunContext) => Promise<T>): Promise<T> {
   const runDir = startRunDir(env);
   const interrupt = trapInterrupts((name) => core.warning(`received ${name}: stopping the replay and the server`));
   try {

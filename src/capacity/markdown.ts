@@ -5,7 +5,7 @@
  * legend, hence two charts and the series named in the text above each.
  */
 import { count, micros } from '../format/units.js';
-import { fractionPercent, signedPercent, wallTime } from '../report/numbers.js';
+import { fractionPercent, signedPercent, wallTime } from '../format/numbers.js';
 import type { CapacityReport, CapacitySideReport } from './report-types.js';
 
 const ICON = { pass: '✅', fail: '❌', report: '📈', error: '⚠️' } as const;

@@ -3,11 +3,11 @@
  * for the workload, the schemas and the server, plus the sweep's own.
  */
 import { z } from 'zod';
-import type { CommandSpec, OptionDefs } from '../cli/argv.js';
-import { classScaleFrom, classScaleOptions } from '../cli/class-scale-options.js';
-import { filePath, flag, numberValue } from '../cli/option-types.js';
-import { gateOptions, type GateTarget, schemaSourceOf, seedSourceOf } from '../config/gate-options.js';
-import { percentValue } from '../config/values.js';
+import type { CommandSpec, OptionDefs } from '../options/argv.js';
+import { classScaleFrom, classScaleOptions } from '../options/class-scale-options.js';
+import { replayLimitsFrom } from '../options/replay-limits.js';
+import { filePath, flag, numberValue, percentValue } from '../options/values.js';
+import { gateOptions, type GateTarget, schemaSourceOf, seedSourceOf } from '../gate/options.js';
 import { KNEE_DEFAULTS } from './knee.js';
 
 export const CAPACITY_DEFAULTS = {
@@ -28,7 +28,7 @@ const connectionsValue = z
     if (raw === undefined) return [...CAPACITY_DEFAULTS.connections];
     const items = (Array.isArray(raw) ? raw : [raw]).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== '');
     const values = items.map(Number);
-    const bad = items.find((item, i) => !Number.isInteger(values[i]) || values[i]! < 1 || values[i]! > 10_000);
+    const bad = items.find((_, i) => !Number.isInteger(values[i]) || values[i]! < 1 || values[i]! > 10_000);
     if (bad !== undefined || values.length === 0) {
       ctx.addIssue({ code: 'custom', message: `expected whole numbers of connections from 1 to 10000, such as 10,25,50,90, got '${bad ?? ''}'` });
       return z.NEVER;
@@ -117,6 +117,8 @@ export const capacitySchema = z
   .transform((raw) => {
     const target: GateTarget =
       raw['database-url'] !== undefined ? { kind: 'database-url', url: raw['database-url'] } : { kind: raw.provision ?? 'auto', major: raw['postgres-version'] };
+    // The sweep sets each step's connection cap itself.
+    const { statementTimeoutMs, replayTimeoutMs } = replayLimitsFrom(raw);
     return {
       workload: raw.workload,
       target,
@@ -135,8 +137,8 @@ export const capacitySchema = z
       threshold: raw['capacity-threshold'] ?? CAPACITY_DEFAULTS.threshold,
       kneeRule: { ...KNEE_DEFAULTS, minGrowth: raw['knee-growth'] ?? KNEE_DEFAULTS.minGrowth },
       confirmRuns: raw['confirm-runs'] ?? CAPACITY_DEFAULTS.confirmRuns,
-      statementTimeoutMs: raw['statement-timeout-ms'],
-      replayTimeoutMs: raw['replay-timeout-s'] === undefined ? undefined : raw['replay-timeout-s'] * 1000,
+      statementTimeoutMs,
+      replayTimeoutMs,
       outputs: { markdown: raw.markdown, json: raw.json, svg: raw.svg },
     };
   });

@@ -54,3 +54,12 @@ export interface CapacityReport {
    */
   comparison: { compared_at: number | null; compared_steps: number[]; throughput_change: number | null } | null;
 }
+
+/**
+ * The JSON report as written to a file.
+ * @param report the capacity report
+ * @returns the report, indented, with a final newline
+ */
+export function capacityJson(report: CapacityReport): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
+}

@@ -15,7 +15,7 @@
  * Without a knee on base, rule 1 reads base's recommended concurrency (the highest step below
  * the refusal point) alone, and rule 2 has nothing to compare.
  */
-import { fractionPercent, signedPercent } from '../report/numbers.js';
+import { fractionPercent, signedPercent } from '../format/numbers.js';
 import type { Knee } from './knee.js';
 import type { StepMetrics } from './metrics.js';
 

@@ -3,14 +3,13 @@
  * write the JSON report and the SVG chart where asked, and exit 0 (a sweep, or a capacity gate
  * that passed), 1 (the PR lowers capacity), 2 bad input, 3 infrastructure, 130 interrupted.
  */
-import fs from 'node:fs';
 import { renderCapacityMarkdown } from '../capacity/markdown.js';
 import type { CapacityConfig } from '../capacity/options.js';
-import type { CapacityReport } from '../capacity/report-types.js';
+import { capacityJson } from '../capacity/report-types.js';
 import { runCapacity } from '../capacity/run-sweep.js';
 import { renderCapacitySvg } from '../capacity/svg.js';
-import { type ExitCode, InputError } from '../exit-codes.js';
-import type { Io } from './io.js';
+import type { ExitCode } from '../exit-codes.js';
+import type { Io } from '../runtime/io.js';
 import { runReportingCommand } from './reporting-command.js';
 
 /**
@@ -20,35 +19,11 @@ import { runReportingCommand } from './reporting-command.js';
  * @returns the exit status
  */
 export function runCapacityCommand(config: CapacityConfig, io: Io): Promise<ExitCode> {
-  return runReportingCommand(
-    io,
-    config.outputs,
-    (context) => runCapacity(config, context),
-    (report) => writeCapacityReports(report, config.outputs, io),
-  );
-}
-
-/**
- * Prints the markdown and writes the files asked for.
- * @param report the capacity report
- * @param outputs file names by option
- * @param io where stdout goes
- */
-export function writeCapacityReports(report: CapacityReport, outputs: CapacityConfig['outputs'], io: Io): void {
-  const markdown = renderCapacityMarkdown(report);
-  io.stdout.write(markdown);
-  const files: [string, string | undefined, () => string][] = [
-    ['markdown', outputs.markdown, () => markdown],
-    ['json', outputs.json, () => `${JSON.stringify(report, null, 2)}\n`],
+  const { outputs } = config;
+  return runReportingCommand(io, (context) => runCapacity(config, context), renderCapacityMarkdown, [
+    { askedAs: 'option --markdown', path: outputs.markdown, render: renderCapacityMarkdown },
+    { askedAs: 'option --json', path: outputs.json, render: capacityJson },
     // A chart needs at least one swept side; an early error has none.
-    ['svg', report.sides.length > 0 ? outputs.svg : undefined, () => renderCapacitySvg(report)],
-  ];
-  for (const [option, file, render] of files) {
-    if (file === undefined) continue;
-    try {
-      fs.writeFileSync(file, render());
-    } catch (error) {
-      throw new InputError(`option --${option}: cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
+    { askedAs: 'option --svg', path: outputs.svg, render: (report) => (report.sides.length > 0 ? renderCapacitySvg(report) : undefined) },
+  ]);
 }

@@ -1,8 +1,8 @@
 /** `capture`'s options: declared once here, validated by one schema into one {@link CaptureConfig}. */
 import { z } from 'zod';
-import type { CommandSpec } from './argv.js';
+import type { CommandSpec } from '../options/argv.js';
 import { budgetDuration, keepFrom, keepOptions, statementsValue } from './condense-options.js';
-import { filePath, flag, schemasOf } from './option-types.js';
+import { filePath, flag, schemasOf } from '../options/values.js';
 
 /** `2026-05-01T12:00:00Z` (any RFC 3339 / ISO 8601 form with a zone) → epoch milliseconds. */
 const instant = z.string().transform((raw, ctx) => {

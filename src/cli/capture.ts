@@ -1,7 +1,7 @@
 /** `capture --log FILE... --output W.wkl`: PostgreSQL logs into a workload, with progress on big logs. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { captureWorkload, type CaptureProgress, type CaptureSummary } from '../engine.js';
+import { captureWorkload, type CaptureProgress, type CaptureSummary } from '../engine/index.js';
 import { ExitCode, InputError } from '../exit-codes.js';
 import { describeKeys } from '../format/keys.js';
 import { fields } from '../format/table.js';
@@ -9,9 +9,9 @@ import { renderCondenseSummary } from '../format/workload-comparison.js';
 import { count, percent, plural, span } from '../format/units.js';
 import type { CaptureConfig } from './capture-options.js';
 import { condense } from './condense.js';
-import { fromEngineError } from './engine-errors.js';
-import type { Io } from './io.js';
-import { withProgress } from './progress.js';
+import { fromEngineError } from '../engine/errors.js';
+import type { Io } from '../runtime/io.js';
+import { withProgress } from '../runtime/progress.js';
 
 /**
  * Runs `capture`.

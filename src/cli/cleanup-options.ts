@@ -1,9 +1,9 @@
 /** `cleanup`'s options: the server, the age limit, and whether only to list. */
 import { z } from 'zod';
-import { durationValue } from '../config/values.js';
+import { durationValue, flag, schemasOf } from '../options/values.js';
 import { DEFAULT_STALE_AFTER_MS } from '../provision/leftovers.js';
-import type { CommandSpec } from './argv.js';
-import { flag, postgresUrl, schemasOf } from './option-types.js';
+import type { CommandSpec } from '../options/argv.js';
+import { postgresUrl } from '../options/postgres-url.js';
 
 const options = {
   'database-url': {

@@ -4,7 +4,7 @@ import { plural, span } from '../format/units.js';
 import { dropStaleDatabases } from '../provision/leftovers.js';
 import { describeTarget } from '../provision/url.js';
 import type { CleanupConfig } from './cleanup-options.js';
-import type { Io } from './io.js';
+import type { Io } from '../runtime/io.js';
 
 /**
  * Runs `cleanup`.

@@ -1,9 +1,8 @@
 /** `compare`'s options: replay reports in, the gate's thresholds and report files. */
 import { z } from 'zod';
-import { gateOptions, thresholdsFrom } from '../config/gate-options.js';
-import { listValue } from '../config/values.js';
-import type { CommandSpec } from './argv.js';
-import { filePath } from './option-types.js';
+import { gateOptions, thresholdsFrom } from '../gate/options.js';
+import { filePath, listValue } from '../options/values.js';
+import type { CommandSpec } from '../options/argv.js';
 
 const options = {
   base: { shape: 'list', placeholder: 'FILE', help: 'JSON reports of replays on the base schema (from replay --json); required', schema: listValue('report file') },

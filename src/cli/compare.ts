@@ -6,19 +6,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { z } from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
-import { compareReplays, type ReplayReport } from '../engine.js';
+import { compareReplays, type ReplayReport } from '../engine/index.js';
 import { ExitCode, InputError } from '../exit-codes.js';
 import { runnerDescription } from '../gate/github-event.js';
-import { type GateReport, REPORT_SCHEMA_VERSION } from '../gate/report-types.js';
-import { decideVerdict, exitCodeOfVerdict } from '../gate/verdict.js';
-import { sideAccounting } from '../gate/accounting.js';
-import { coverageOf } from '../gate/coverage.js';
-import { replayOutcome } from './replay-outcome.js';
+import { type GateReport, REPORT_SCHEMA_VERSION } from '../verdict/report-types.js';
+import { decideVerdict, exitCodeOfVerdict } from '../verdict/decide.js';
+import { sideAccounting } from '../verdict/accounting.js';
+import { coverageOf } from '../verdict/coverage.js';
+import { replayOutcome } from '../engine/replay-outcome.js';
 import type { CompareConfig } from './compare-options.js';
-import { fromEngineError } from './engine-errors.js';
-import type { Io } from './io.js';
-import { stderrLogger } from './io.js';
-import { checkOutputDirs, writeReports } from './report-files.js';
+import { fromEngineError } from '../engine/errors.js';
+import { type Io, stderrLogger } from '../runtime/io.js';
+import { comparisonOptions } from '../gate/options.js';
+import { gateReportFiles } from './gate-report-files.js';
+import { checkReportDirs, printAndWriteReport } from '../runtime/report-files.js';
+import { renderMarkdown } from '../report/markdown.js';
 
 /** Just enough of a replay report to know it is one, with samples. */
 const replayReportShape = z.object({
@@ -59,7 +61,8 @@ function readReport(file: string, option: string): ReplayReport {
  * @returns 0 pass, 1 regression
  */
 export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCode> {
-  checkOutputDirs(config.outputs);
+  const files = gateReportFiles(config.outputs);
+  checkReportDirs(files);
   const base = config.base.map((file) => readReport(file, 'base'));
   const head = config.head.map((file) => readReport(file, 'head'));
   const noise = config.noise ? (config.noise.map((file) => readReport(file, 'noise')) as [ReplayReport, ReplayReport]) : base.length >= 2 ? ([base[0]!, base[1]!] as [ReplayReport, ReplayReport]) : null;
@@ -68,14 +71,7 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
     base,
     head,
     noise,
-    options: {
-      p95Threshold: t.p95Threshold,
-      minDeltaMs: t.minDeltaMs,
-      minCalls: t.minCalls,
-      confidence: t.confidence,
-      serverThreshold: t.serverThreshold,
-      serverMinDeltaMs: t.serverMinDeltaMs,
-    },
+    options: comparisonOptions(t),
   }).catch((error: unknown) => {
     throw fromEngineError(error);
   });
@@ -120,7 +116,7 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
     coverage,
     comparison,
   };
-  writeReports(report, config.outputs, io);
+  printAndWriteReport(io, report, (r) => renderMarkdown(r), files);
   stderrLogger(io).info(report.headline);
   return exitCodeOfVerdict(decided.verdict);
 }

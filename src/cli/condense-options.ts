@@ -1,9 +1,8 @@
 /** `condense`'s options, declared once; `capture --budget` takes the same ones under its names. */
 import { z } from 'zod';
-import { GATE_DEFAULTS } from '../config/gate-options.js';
-import { durationValue, percentValue } from '../config/values.js';
-import type { CommandSpec } from './argv.js';
-import { filePath, flag, numberValue, schemasOf } from './option-types.js';
+import { GATE_DEFAULTS } from '../gate/options.js';
+import { durationValue, filePath, flag, numberValue, percentValue, schemasOf } from '../options/values.js';
+import type { CommandSpec } from '../options/argv.js';
 
 /** What condense keeps when not told otherwise. */
 export const CONDENSE_DEFAULTS = { minShare: 0.01, minCalls: GATE_DEFAULTS.minCalls, seed: 1 } as const;

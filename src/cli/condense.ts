@@ -1,14 +1,14 @@
 /** `condense --workload W --output C --duration 60s`: a workload cut down to a CI budget. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { condenseWorkload, type CondenseProgress, type CondenseSummary } from '../engine.js';
+import { condenseWorkload, type CondenseProgress, type CondenseSummary } from '../engine/index.js';
 import { ExitCode, InputError } from '../exit-codes.js';
 import { renderCondenseSummary } from '../format/workload-comparison.js';
 import { count, percent } from '../format/units.js';
 import type { CondenseConfig } from './condense-options.js';
-import { fromEngineError } from './engine-errors.js';
-import type { Io } from './io.js';
-import { withProgress } from './progress.js';
+import { fromEngineError } from '../engine/errors.js';
+import type { Io } from '../runtime/io.js';
+import { withProgress } from '../runtime/progress.js';
 
 /** What condense needs, whichever command asks (`condense`, `capture --budget`). */
 export interface CondenseRequest {

@@ -3,11 +3,12 @@
  * write the JSON and JUnit reports asked for, and exit 0 pass, 1 regression, 2 bad input,
  * 3 infrastructure, 4 inconclusive, 130 interrupted.
  */
-import type { GateConfig } from '../config/gate-options.js';
+import type { GateConfig } from '../gate/options.js';
 import type { ExitCode } from '../exit-codes.js';
 import { runGate } from '../gate/run-gate.js';
-import type { Io } from './io.js';
-import { writeReports } from './report-files.js';
+import type { Io } from '../runtime/io.js';
+import { renderMarkdown } from '../report/markdown.js';
+import { gateReportFiles } from './gate-report-files.js';
 import { runReportingCommand } from './reporting-command.js';
 
 /**
@@ -17,10 +18,5 @@ import { runReportingCommand } from './reporting-command.js';
  * @returns the exit status
  */
 export function runGateCommand(config: GateConfig, io: Io): Promise<ExitCode> {
-  return runReportingCommand(
-    io,
-    config.outputs,
-    (context) => runGate(config, context),
-    (report) => writeReports(report, config.outputs, io),
-  );
+  return runReportingCommand(io, (context) => runGate(config, context), (report) => renderMarkdown(report), gateReportFiles(config.outputs));
 }

@@ -1,16 +1,16 @@
 /** `inspect <file.wkl>`: what a workload holds, as text or JSON. Replays nothing. */
 import { z } from 'zod';
-import { compareWorkloads, inspectWorkload, type WorkloadComparison } from '../engine.js';
+import { compareWorkloads, inspectWorkload, type WorkloadComparison } from '../engine/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { renderComparison, renderCondenseSummary } from '../format/workload-comparison.js';
 import { renderWorkloadSummary } from '../format/workload-summary.js';
-import type { CommandSpec } from './argv.js';
-import { readCaptureSidecar } from './capture-sidecar.js';
+import type { CommandSpec } from '../options/argv.js';
+import { readCaptureSidecar } from '../sidecars/capture.js';
 import { CONDENSE_DEFAULTS, keepOptions } from './condense-options.js';
-import { readCondenseSidecar } from './condense-sidecar.js';
-import { fromEngineError } from './engine-errors.js';
-import type { Io } from './io.js';
-import { filePath, flag, numberValue } from './option-types.js';
+import { readCondenseSidecar } from '../sidecars/condense.js';
+import { fromEngineError } from '../engine/errors.js';
+import type { Io } from '../runtime/io.js';
+import { filePath, flag, numberValue } from '../options/values.js';
 
 const DEFAULT_TOP = 10;
 

@@ -5,22 +5,22 @@
  */
 import packageJson from '../../package.json' with { type: 'json' };
 import { CliError, ExitCode, exitCodeOf, InputError } from '../exit-codes.js';
-import { commandHelp, type CommandSpec, parseOptions, type RawValue, tokenize } from './argv.js';
+import { commandHelp, type CommandSpec, parseOptions, type RawValue, tokenize } from '../options/argv.js';
 import { capacityCommand } from '../capacity/options.js';
-import { readConfigFile, mergeValues } from '../config/config-file.js';
+import { readConfigFile, mergeValues } from '../options/config-file.js';
 import { captureCommand } from './capture-options.js';
 import { runCapture } from './capture.js';
 import { cleanupCommand } from './cleanup-options.js';
 import { runCleanup } from './cleanup.js';
 import { condenseCommand } from './condense-options.js';
 import { runCondense } from './condense.js';
-import { gateCommand } from '../config/gate-options.js';
+import { gateCommand } from '../gate/options.js';
 import { compareCommand } from './compare-options.js';
 import { runCapacityCommand } from './capacity.js';
 import { runCompare } from './compare.js';
 import { runGateCommand } from './gate.js';
 import { inspectCommand, runInspect } from './inspect.js';
-import { type Io, processIo } from './io.js';
+import { type Io, processIo } from '../runtime/io.js';
 import { maskUrlsIn } from '../provision/url.js';
 import { replayCommand } from './replay-options.js';
 import { runReplay } from './replay.js';
@@ -99,7 +99,8 @@ export async function run(argv: string[], io: Io = processIo()): Promise<ExitCod
     if (!chosen) {
       throw new InputError(`unknown command '${name}'; expected one of: ${Object.keys(commands).join(', ')} (see pg-retest-action --help)`);
     }
-    const { values, help } = tokenize(name, rest, chosen.spec.options);
+    const { values, help, notes } = tokenize(name, rest, chosen.spec.options);
+    for (const note of notes) io.stderr.write(`warning: ${note}\n`);
     if (help) {
       io.stdout.write(commandHelp(chosen.spec));
       return ExitCode.Ok;

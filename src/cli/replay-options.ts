@@ -1,10 +1,12 @@
 /** `replay`'s options: declared once here, validated by one schema into one {@link ReplayConfig}. */
 import { z } from 'zod';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
-import type { CommandSpec } from './argv.js';
-import { classScaleFrom, classScaleOptions } from './class-scale-options.js';
-import { keyHandlingFrom, keyOptions } from './key-options.js';
-import { choice, filePath, flag, numberValue, postgresUrl } from './option-types.js';
+import type { CommandSpec } from '../options/argv.js';
+import { classScaleFrom, classScaleOptions } from '../options/class-scale-options.js';
+import { keyHandlingFrom, keyOptions } from '../options/key-options.js';
+import { postgresUrl } from '../options/postgres-url.js';
+import { replayLimitOptions, replayLimitsFrom } from '../options/replay-limits.js';
+import { choice, filePath, flag, numberValue } from '../options/values.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');
 
@@ -66,24 +68,7 @@ const options = {
     help: 'with --scale: start copy k of a session k×MS milliseconds later (default 0)',
     schema: numberValue('a whole number of milliseconds, 0 or more', (n) => n >= 0, true).optional(),
   },
-  'max-connections': {
-    shape: 'value',
-    placeholder: 'N',
-    help: 'at most N sessions connected at once; later ones wait (default: no cap)',
-    schema: numberValue('a whole number of connections, 1 or more', (n) => n >= 1, true).optional(),
-  },
-  'statement-timeout-ms': {
-    shape: 'value',
-    placeholder: 'MS',
-    help: 'server-side statement_timeout for every statement (default: none)',
-    schema: numberValue('a positive number of milliseconds', (n) => n > 0 && n <= 1e9).optional(),
-  },
-  'deadline-s': {
-    shape: 'value',
-    placeholder: 'S',
-    help: 'stop the whole replay after S seconds and fail (exit 3) (default: none)',
-    schema: numberValue('a positive number of seconds', (n) => n > 0 && n <= 1e8).optional(),
-  },
+  ...replayLimitOptions,
   results: { shape: 'value', placeholder: 'FILE', help: 'write one JSON line per statement to FILE (docs/results-format.md)', schema: filePath('the per-statement results file').optional() },
   'pg-retest-results': {
     shape: 'value',
@@ -151,9 +136,7 @@ const schema = z
       classScale: classScaleFrom(raw),
       keys: keyHandlingFrom(raw),
       staggerMs: raw['stagger-ms'] ?? 0,
-      maxConnections: raw['max-connections'],
-      statementTimeoutMs: raw['statement-timeout-ms'],
-      deadlineMs: raw['deadline-s'] === undefined ? undefined : raw['deadline-s'] * 1000,
+      ...replayLimitsFrom(raw),
       resultsFile: raw.results,
       pgRetestResultsFile: raw['pg-retest-results'],
       jsonFile: raw.json,

@@ -6,25 +6,27 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadWorkload, replay, type ReplayOptions, type Workload } from '../engine.js';
+import { loadWorkload, replay, type ReplayOptions, type Workload } from '../engine/index.js';
 import { type ExitCode, InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { renderReplaySummary } from '../format/replay-summary.js';
 import { plural } from '../format/units.js';
 import { applySqlFiles, type SqlFile } from '../provision/apply-sql.js';
 import { createDatabase } from '../provision/database.js';
-import type { Logger, Server } from '../provision/index.js';
+import type { Server } from '../provision/index.js';
+import type { Logger } from '../runtime/logger.js';
 import { serverForRun } from '../provision/run-server.js';
 import { describeTarget, passwordOf, redact, replayUrl } from '../provision/url.js';
 import type { ReplayReport } from '../types.js';
-import { describeErrorsAgainstCapture, errorsAgainstCapture, readCaptureSidecar } from './capture-sidecar.js';
-import { largestFactor } from './class-scale-options.js';
-import { fromEngineError } from './engine-errors.js';
-import { trapInterrupts } from './interrupt.js';
-import { type Io, isCi, stderrLogger } from './io.js';
-import { createProgressDisplay } from './progress.js';
+import { describeErrorsAgainstCapture, errorsAgainstCapture, readCaptureSidecar } from '../sidecars/capture.js';
+import { largestFactor } from '../options/class-scale-options.js';
+import { fromEngineError } from '../engine/errors.js';
+import { trapInterrupts } from '../runtime/interrupt.js';
+import { type Io, isCi, stderrLogger } from '../runtime/io.js';
+import { createProgressDisplay } from '../runtime/progress.js';
+import { checkReportDirs, type ReportFile, writeReportFiles } from '../runtime/report-files.js';
 import type { ReplayConfig } from './replay-options.js';
-import { replayOutcome } from './replay-outcome.js';
-import { writesRefused } from './replay-writes.js';
+import { replayOutcome } from '../engine/replay-outcome.js';
+import { writesRefused } from '../engine/replay-writes.js';
 
 /** The database created on a server we started. */
 const REPLAY_DATABASE = 'pg_retest';
@@ -72,10 +74,10 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
     if (capture && run.resultsFile && fs.existsSync(run.resultsFile)) {
       io.stdout.write(describeErrorsAgainstCapture(errorsAgainstCapture(capture, run.resultsFile)));
     }
-    if (config.jsonFile) writeJson(config.jsonFile, report);
+    writeReportFiles([jsonFile(config)], report);
 
     const outcome = replayOutcome(report, {
-      deadlineS: config.deadlineMs === undefined ? undefined : config.deadlineMs / 1000,
+      deadlineS: config.replayTimeoutMs === undefined ? undefined : config.replayTimeoutMs / 1000,
     });
     // The log of a server we started is removed with it: show its end while it still exists.
     if (report.status === 'server_unavailable' && server.logFile) showLogTail(server.logFile, io);
@@ -107,16 +109,16 @@ function checkInputs(config: ReplayConfig): void {
     }
     if (!stat.isFile()) throw new InputError(`option ${option}: ${file} is not a file`);
   }
-  const outputs: [string, string | undefined][] = [
-    ['--results', config.resultsFile],
-    ['--pg-retest-results', config.pgRetestResultsFile],
-    ['--json', config.jsonFile],
-  ];
-  for (const [option, file] of outputs) {
-    if (file === undefined) continue;
-    const dir = path.dirname(path.resolve(file));
-    if (!fs.existsSync(dir)) throw new InputError(`option ${option}: directory ${dir} does not exist; create it first`);
-  }
+  checkReportDirs([
+    { askedAs: 'option --results', path: config.resultsFile },
+    { askedAs: 'option --pg-retest-results', path: config.pgRetestResultsFile },
+    jsonFile(config),
+  ]);
+}
+
+/** `--json`: the replay's report. */
+function jsonFile(config: ReplayConfig): ReportFile<ReplayReport> {
+  return { askedAs: 'option --json', path: config.jsonFile, render: (report) => `${JSON.stringify(report, null, 2)}\n` };
 }
 
 /**
@@ -158,7 +160,7 @@ async function runEngine(config: ReplayConfig, workload: Workload, url: string, 
     staggerMs: config.staggerMs,
     maxConnections: config.maxConnections,
     statementTimeoutMs: config.statementTimeoutMs,
-    deadlineMs: config.deadlineMs,
+    deadlineMs: config.replayTimeoutMs,
     resultsPath: config.resultsFile,
     pgRetestResultsPath: config.pgRetestResultsFile,
     // The JSON report carries the latency samples, so that `compare` can read it.
@@ -186,12 +188,4 @@ function showLogTail(file: string, io: Io, lines = 20): void {
   }
   if (!text) return;
   io.stderr.write(`last lines of the server log:\n${text.split('\n').slice(-lines).map((line) => `  ${line}`).join('\n')}\n`);
-}
-
-function writeJson(file: string, report: ReplayReport): void {
-  try {
-    fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  } catch (error) {
-    throw new InputError(`option --json: cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`);
-  }
 }

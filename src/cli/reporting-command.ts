@@ -1,38 +1,31 @@
 /**
  * The frame shared by the commands that run a whole job and end with a report (`gate`,
- * `capacity`): output directories checked first, progress on stderr (live on a terminal, plain
+ * `capacity`, `run`): output directories checked first, progress on stderr (live on a terminal, plain
  * lines in CI), Ctrl-C turned into a clean stop, the report written however the job ended, and
  * the error or the headline as the last line.
  */
-import type { CliError, ExitCode } from '../exit-codes.js';
-import type { GateContext } from '../gate/run-gate.js';
-import { trapInterrupts } from './interrupt.js';
-import { type Io, isCi, stderrLogger } from './io.js';
-import { createProgressDisplay } from './progress.js';
-import { checkOutputDirs } from './report-files.js';
-
-/** What a job returns: its report (always), its exit status, and the failure behind an error. */
-export interface JobOutcome<R extends { headline: string }> {
-  report: R;
-  exitCode: ExitCode;
-  error?: CliError;
-}
+import type { ExitCode } from '../exit-codes.js';
+import type { RunContext, RunOutcome } from '../runtime/run-context.js';
+import { trapInterrupts } from '../runtime/interrupt.js';
+import { type Io, isCi, stderrLogger } from '../runtime/io.js';
+import { createProgressDisplay } from '../runtime/progress.js';
+import { checkReportDirs, printAndWriteReport, type ReportFile } from '../runtime/report-files.js';
 
 /**
  * Runs a job and reports it.
  * @param io where to print
- * @param outputs the report files asked for (their directories must exist before anything runs)
  * @param job the job, given its logger, progress, environment and interrupt
- * @param write prints and writes the report
+ * @param print the report's text for stdout
+ * @param files the report's files (the directories of those asked for must exist before anything runs)
  * @returns the job's exit status
  */
 export async function runReportingCommand<R extends { headline: string }>(
   io: Io,
-  outputs: Record<string, string | undefined>,
-  job: (context: GateContext) => Promise<JobOutcome<R>>,
-  write: (report: R) => void,
+  job: (context: RunContext) => Promise<RunOutcome<R>>,
+  print: (report: R) => string,
+  files: readonly ReportFile<R>[],
 ): Promise<ExitCode> {
-  checkOutputDirs(outputs);
+  checkReportDirs(files);
   const logger = stderrLogger(io);
   const live = io.stderr.isTTY === true && !isCi(io.env);
   const interrupt = trapInterrupts((name) => logger.info(`\nreceived ${name}: stopping and cleaning up (send it again to exit at once)`));
@@ -44,7 +37,7 @@ export async function runReportingCommand<R extends { headline: string }>(
       cwd: process.cwd(),
       signal: interrupt.signal,
     });
-    write(outcome.report);
+    printAndWriteReport(io, outcome.report, print, files);
     if (outcome.error) io.stderr.write(`error: ${outcome.error.message.replace(/\s*\n\s*/g, ' ')}\n`);
     else logger.info(outcome.report.headline);
     return outcome.exitCode;

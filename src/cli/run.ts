@@ -1,21 +1,20 @@
 /**
  * `run --config .pg-retest.toml`: pg-retest's CI pipeline config, run with this tool's engine and
- * verdict (src/pipeline/run.ts). Prints the markdown report, writes `[output] json_report` and
+ * verdict (src/pg-retest-config/run.ts). Prints the markdown report, writes `[output] json_report` and
  * `junit_xml`, and exits 0 pass, 1 a threshold exceeded or a variant regressed, 2 bad config,
  * 3 infrastructure, 4 inconclusive, 130 interrupted.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
-import { type ExitCode, InputError } from '../exit-codes.js';
-import { readPipelineConfig } from '../pipeline/config.js';
-import { planRun } from '../pipeline/plan.js';
-import { renderRunJunit, renderRunMarkdown, runReportJson } from '../pipeline/render.js';
-import type { RunReport } from '../pipeline/report-types.js';
-import { runPipeline } from '../pipeline/run.js';
-import type { CommandSpec } from './argv.js';
-import { flag } from './option-types.js';
-import type { Io } from './io.js';
+import type { ExitCode } from '../exit-codes.js';
+import { readPipelineConfig } from '../pg-retest-config/config.js';
+import { planRun } from '../pg-retest-config/plan.js';
+import { renderRunJunit, renderRunMarkdown, runReportJson } from '../pg-retest-config/render.js';
+import type { RunReport } from '../pg-retest-config/report-types.js';
+import { runPipeline } from '../pg-retest-config/run.js';
+import type { CommandSpec } from '../options/argv.js';
+import { flag } from '../options/values.js';
+import type { Io } from '../runtime/io.js';
+import type { ReportFile } from '../runtime/report-files.js';
 import { runReportingCommand } from './reporting-command.js';
 
 /** pg-retest's default config file. */
@@ -65,25 +64,9 @@ export function runPipelineCommand(config: RunConfig, io: Io): Promise<ExitCode>
   const plan = planRun(readPipelineConfig(config.config));
   plan.replay.allowWrites ||= config.allowWrites;
   plan.replay.allowServerWide ||= config.allowServerWide;
-  for (const [key, file] of [['[output] json_report', plan.outputs.json], ['[output] junit_xml', plan.outputs.junit]] as const) {
-    if (file === undefined) continue;
-    const dir = path.dirname(path.resolve(file));
-    if (!fs.existsSync(dir)) throw new InputError(`config ${config.config}: ${key}: directory ${dir} does not exist; create it first`);
-  }
-  return runReportingCommand(io, {}, (context) => runPipeline(plan, context), (report) => writeRunReports(report, plan.outputs, io));
-}
-
-function writeRunReports(report: RunReport, outputs: { json?: string; junit?: string }, io: Io): void {
-  io.stdout.write(renderRunMarkdown(report));
-  for (const [key, file, render] of [
-    ['json_report', outputs.json, () => runReportJson(report)],
-    ['junit_xml', outputs.junit, () => renderRunJunit(report)],
-  ] as const) {
-    if (file === undefined) continue;
-    try {
-      fs.writeFileSync(file, render());
-    } catch (error) {
-      throw new InputError(`[output] ${key}: cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
+  const files: ReportFile<RunReport>[] = [
+    { askedAs: `config ${config.config}: [output] json_report`, path: plan.outputs.json, render: runReportJson },
+    { askedAs: `config ${config.config}: [output] junit_xml`, path: plan.outputs.junit, render: renderRunJunit },
+  ];
+  return runReportingCommand(io, (context) => runPipeline(plan, context), renderRunMarkdown, files);
 }

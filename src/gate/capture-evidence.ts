@@ -5,8 +5,8 @@
  * (docs/gate-statistics.md, "Errors"). Read from the capture's sidecar next to the workload
  * (`W.wkl.capture.json`, docs/capture.md); a workload without one has no such evidence.
  */
-import { readCaptureSidecar } from '../cli/capture-sidecar.js';
-import type { CaptureFailure, Workload } from '../engine.js';
+import { readCaptureSidecar } from '../sidecars/capture.js';
+import type { CaptureFailure, Workload } from '../engine/index.js';
 import { CliError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
 

@@ -3,9 +3,9 @@
  * engine's errors turned into the CLI's (exit 2 for bad input, 3 for infrastructure), so both
  * callers fail the same way for the same cause.
  */
-import { fromEngineError } from '../cli/engine-errors.js';
-import type { ProgressDisplay } from '../cli/progress.js';
-import { replay, type ReplayOptions, type ReplayReport, type Workload } from '../engine.js';
+import { fromEngineError } from '../engine/errors.js';
+import type { ProgressDisplay } from '../runtime/progress.js';
+import { replay, type ReplayOptions, type ReplayReport, type Workload } from '../engine/index.js';
 import { InfraError } from '../exit-codes.js';
 
 /** What a replay needs from its run. */

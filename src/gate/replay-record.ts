@@ -1,10 +1,10 @@
 /**
  * What the report keeps of one replay of a run, and the line the log shows for it: shared by the
- * gate's rounds and the A/B rounds of `run` (src/pipeline/variants.ts).
+ * gate's rounds and the A/B rounds of `run` (src/pg-retest-config/variants.ts).
  */
 import { micros, plural } from '../format/units.js';
 import type { ReplayReport } from '../types.js';
-import type { ReplayRun } from './report-types.js';
+import type { ReplayRun } from '../verdict/report-types.js';
 import type { PlannedReplay } from './round-plan.js';
 
 /**

@@ -16,7 +16,8 @@
  */
 import crypto from 'node:crypto';
 import pg from 'pg';
-import type { Logger, Server } from '../provision/index.js';
+import type { Server } from '../provision/index.js';
+import type { Logger } from '../runtime/logger.js';
 import { createLoginRole, dropRole, rolePrivileges, setDatabaseOwner } from '../provision/database.js';
 import { giveSchemaTo } from '../provision/role-ownership.js';
 import { scramVerifier } from '../provision/scram.js';

@@ -8,7 +8,7 @@
  * this runner right now; the comparison requires a regression to stand clear of it (docs/gate.md).
  * One extra replay per run costs a sixth of the replay time at the default three rounds.
  */
-import type { Side } from './report-types.js';
+import type { Side } from '../verdict/report-types.js';
 
 export interface PlannedReplay {
   round: number;

@@ -4,11 +4,12 @@
  * checkout), and turning
  * whatever was thrown into a CLI error with an exit status.
  */
-import { fromEngineError } from '../cli/engine-errors.js';
+import { fromEngineError } from '../engine/errors.js';
 import { CliError, InfraError } from '../exit-codes.js';
 import { dropDatabase } from '../provision/database.js';
-import type { Logger, Server } from '../provision/index.js';
-import type { Checkout } from '../schema/base-checkout.js';
+import type { Server } from '../provision/index.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Checkout } from '../templates/base-checkout.js';
 import { releaseReplayRole } from './replay-role.js';
 
 /**

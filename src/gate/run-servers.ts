@@ -4,17 +4,18 @@
  * whether a client keeps its server connection) and which statements of the workload depend on
  * session state (docs/gate.md, "Gating server changes").
  */
-import type { ServerSpec } from '../config/server-options.js';
-import type { Workload } from '../engine.js';
+import type { ServerSpec } from './server-options.js';
+import type { Workload } from '../engine/index.js';
 import { plural } from '../format/units.js';
-import type { Logger, Server } from '../provision/index.js';
+import type { Server } from '../provision/index.js';
+import type { Logger } from '../runtime/logger.js';
 import { withStatStatements } from '../provision/preload.js';
 import { serverForRun } from '../provision/run-server.js';
 import { maskUrl, passwordOf, redact } from '../provision/url.js';
-import type { ServerSide, ServersReport } from './report-types.js';
-import { diffSettings } from './server-differences.js';
+import type { ServerSide, ServersReport } from '../verdict/report-types.js';
+import { diffSettings } from '../verdict/server-differences.js';
 import { probeSessions, readSettings } from './server-facts.js';
-import { findSessionFeatures } from './session-features.js';
+import { findSessionFeatures } from '../verdict/session-features.js';
 
 /**
  * Starts a side's server, or checks that the user's answers.

@@ -1,8 +1,8 @@
 /**
  * What the gate reads from a server when base and head run on different ones: its settings
  * (pg_settings, as `SHOW` prints them), and whether a client keeps one server connection for
- * its whole session, which a transaction-mode pooler does not do (session-features.ts says what
- * that breaks).
+ * its whole session, which a transaction-mode pooler does not do (what that breaks:
+ * verdict/session-features.ts).
  */
 import pg from 'pg';
 import { connectError } from '../provision/database-url.js';

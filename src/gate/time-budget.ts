@@ -10,7 +10,10 @@
  * connecting, and a tenth of the budget is kept for the plan probe and the report.
  */
 import { InputError } from '../exit-codes.js';
-import { wallTime } from '../report/numbers.js';
+import { wallTime } from '../format/numbers.js';
+import type { Workload } from '../engine/index.js';
+import type { BudgetPlan } from '../verdict/report-types.js';
+import type { GateConfig } from './options.js';
 
 /** Copying the template, the checkpoint after it, connecting the sessions: per replay. */
 export const REPLAY_OVERHEAD_MS = 2_000;
@@ -18,20 +21,6 @@ export const REPLAY_OVERHEAD_MS = 2_000;
 const RESERVE = 0.1;
 /** The fastest replay the budget may ask for, as a multiple of the requested speed. */
 const MAX_SPEEDUP = 8;
-
-/** What a run will replay, and why. */
-export interface BudgetPlan {
-  budget_ms: number;
-  rounds: number;
-  confirm_rounds: number;
-  speed: number;
-  /** Replays planned (confirmation rounds counted, as if a regression were suspected). */
-  replays: number;
-  /** The estimate of those replays, ms. */
-  estimate_ms: number;
-  /** One line for the report: what was chosen and what was given up. */
-  note: string;
-}
 
 /** Replays of a run: each round a base and a head, the noise replay, two per confirmation round. */
 export function replaysOf(rounds: number, confirmRounds: number): number {
@@ -104,4 +93,27 @@ export function planForBudget(
     `option --time-budget: ${wallTime(budgetMs)} cannot hold even one round per side: the workload's ${wallTime(durationUs / 1000)} replayed ` +
       `3 times at ${asked.speed * MAX_SPEEDUP}× needs about ${wallTime(once + spentMs)}; give a larger budget or ${condense}`,
   );
+}
+
+/** What a run replays: rounds, confirmation rounds, speed, and the budget's plan when it has one. */
+export interface ReplayPlan {
+  rounds: number;
+  confirmRounds: number;
+  speed: number;
+  budget: BudgetPlan | null;
+}
+
+/**
+ * Rounds, confirmation rounds and speed: as asked, or as the time budget allows.
+ * @param config the run's options
+ * @param workload for its captured duration
+ * @param spentMs the part of the budget the run has used already
+ * @returns the plan
+ * @throws InputError when the budget cannot fit one replay per side
+ */
+export function replayPlan(config: GateConfig, workload: Workload, spentMs: number): ReplayPlan {
+  if (config.timeBudgetMs === undefined) return { rounds: config.rounds, confirmRounds: config.confirmRounds, speed: config.speed, budget: null };
+  const durationUs = workload.summary(0).duration_us;
+  const budget = planForBudget(config.timeBudgetMs, spentMs, durationUs, { rounds: config.rounds, confirmRounds: config.confirmRounds, speed: config.speed });
+  return { rounds: budget.rounds, confirmRounds: budget.confirm_rounds, speed: budget.speed, budget };
 }

@@ -2,11 +2,12 @@
  * The gate's side of the plan probe: pg_stat_statements counters collected around each replay
  * (a {@link StatementCounterLog}), then {@link probeTemplates} once the replays are compared.
  * Nothing here fails the run: a problem becomes part of the plans report, and the verdict
- * decides what it means (verdict.ts, plans/rules.ts).
+ * decides what it means (verdict/decide.ts, plans/rules.ts).
  */
-import type { Comparison } from '../gate/report-types.js';
-import type { Workload } from '../engine.js';
-import type { Logger, Server } from '../provision/index.js';
+import type { Comparison } from '../types.js';
+import type { Workload } from '../engine/index.js';
+import type { Server } from '../provision/index.js';
+import type { Logger } from '../runtime/logger.js';
 import { passwordOf, redact } from '../provision/url.js';
 import { probePlans } from './probe.js';
 import { addCounters, type CountersByQuery, findStatStatements, readReplay, watchReplay, type Watch } from './stat-statements.js';

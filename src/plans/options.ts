@@ -1,6 +1,6 @@
 /**
  * The plan options' values, shared by flags, config files and action inputs
- * (src/config/gate-options.ts declares the options themselves).
+ * (src/gate/options.ts declares the options themselves).
  */
 import { z } from 'zod';
 

@@ -8,13 +8,13 @@
  * OIDs, hence the same queryids), so plans are those the replays ran with.
  */
 import pg from 'pg';
-import type { FingerprintComparison } from '../gate/report-types.js';
-import type { StatementExample } from '../engine.js';
-import type { Logger } from '../provision/index.js';
+import type { FingerprintComparison } from '../types.js';
+import type { StatementExample } from '../engine/index.js';
+import type { Logger } from '../runtime/logger.js';
 import { EXPLAINABLE_KINDS, ExplainError, explainStatement } from './explain.js';
 import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches, type ShapeNode, shapeLines } from './shape.js';
 import type { CountersByQuery } from './stat-statements.js';
-import type { FingerprintPlan, PlanProbeFailure, PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
+import type { PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
 
 /** Buffers per call must grow by this factor (and by {@link MIN_BUFFER_DELTA}) for a plan change to count as costlier. */
 const BUFFER_GROWTH_NOTICED = 1.2;
@@ -40,121 +40,30 @@ interface SidePlan {
   queryId: string | null;
 }
 
+/** A fingerprint explained on both sides, its example beside. */
+interface Planned {
+  f: FingerprintComparison;
+  example: StatementExample;
+  base: SidePlan;
+  head: SidePlan;
+}
+
+type Clients = Record<'base' | 'head', pg.Client>;
+
 /**
  * Probes every compared fingerprint on both templates.
  * @param inputs template URLs, examples, compared fingerprints, pg_stat_statements counters
  * @returns the plans report (probe failures recorded in it, never thrown)
  */
 export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
-  const examples = new Map(inputs.examples.map((e) => [e.fingerprint, e]));
-  const hasCounters = 'base' in inputs.counters;
-  const report: PlansReport = {
-    stats: {
-      source: hasCounters ? 'pg_stat_statements' : 'explain-analyze',
-      pg_stat_statements: 'version' in inputs.counters ? inputs.counters.version : null,
-      unavailable_reason: 'unavailable' in inputs.counters ? inputs.counters.unavailable : null,
-      unjoined: 0,
-    },
-    not_explainable: 0,
-    fingerprints: [],
-    failures: [],
-    error: null,
-  };
-  const clients = { base: await connect(inputs.baseUrl), head: await connect(inputs.headUrl) };
+  const report = emptyReport(inputs.counters);
+  const clients: Clients = { base: await connect(inputs.baseUrl), head: await connect(inputs.headUrl) };
   try {
-    const planned: { f: FingerprintComparison; example: StatementExample; base: SidePlan; head: SidePlan }[] = [];
-    for (const f of inputs.fingerprints) {
-      if (!EXPLAINABLE_KINDS.has(f.kind)) {
-        report.not_explainable++;
-        continue;
-      }
-      const example = examples.get(f.fingerprint);
-      const fail = (side: 'base' | 'head', stage: 'explain' | 'buffers', error: unknown) =>
-        report.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side, stage, message: (error as Error).message, sqlstate: sqlstateOf(error) });
-      if (example === undefined) {
-        fail('base', 'explain', new Error('the workload has no captured statement with this fingerprint'));
-        continue;
-      }
-      const sides: Partial<Record<'base' | 'head', SidePlan>> = {};
-      for (const side of ['base', 'head'] as const) {
-        try {
-          const parsed = await explainStatement(clients[side], example.example, { analyze: false, major: inputs.majors[side] });
-          sides[side] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
-        } catch (error) {
-          fail(side, 'explain', error);
-        }
-      }
-      if (sides.base && sides.head) planned.push({ f, example, base: sides.base, head: sides.head });
-    }
-
+    const planned = await explainBothSides(inputs, clients, report);
     // A queryid shared by two fingerprints cannot be split between them: neither is joined.
-    const shared = (side: 'base' | 'head') => {
-      const seen = new Map<string, number>();
-      for (const p of planned) if (p[side].queryId) seen.set(p[side].queryId!, (seen.get(p[side].queryId!) ?? 0) + 1);
-      return new Set([...seen].filter(([, n]) => n > 1).map(([id]) => id));
-    };
-    const collisions = { base: shared('base'), head: shared('head') };
-
+    const collisions = { base: sharedQueryIds(planned, 'base'), head: sharedQueryIds(planned, 'head') };
     const relationRows = new Map<string, number | null>();
-    for (const p of planned) {
-      const sideOut = {} as Record<'base' | 'head', PlanSide>;
-      let unjoined = false;
-      for (const side of ['base', 'head'] as const) {
-        const plan = p[side];
-        const calls = side === 'base' ? p.f.calls_base : p.f.calls_head;
-        let stats: StatementStats | null = null;
-        let note: string | null = null;
-        if ('base' in inputs.counters) {
-          const joined = joinCounters(inputs.counters[side], plan.queryId, calls, collisions[side]);
-          if ('stats' in joined) stats = joined.stats;
-          else {
-            const evicted = (inputs.counters.evictions ?? 0) > 0 ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max` : '';
-            note = `pg_stat_statements not joined (${joined.why}${evicted}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
-            unjoined = true;
-          }
-        }
-        if (stats === null) {
-          try {
-            const analyzed = await explainStatement(clients[side], p.example.example, { analyze: true, major: inputs.majors[side], setup: p.example.setup });
-            stats = statsOfAnalyze(analyzed.plan, analyzed.executionMs);
-          } catch (error) {
-            const message = (error as Error).message;
-            note = note === null ? `EXPLAIN ANALYZE failed: ${message}` : `${note}, which failed: ${message}`;
-            report.failures.push({ fingerprint: p.f.fingerprint, normalized: p.f.normalized, side, stage: 'buffers', message, sqlstate: sqlstateOf(error) });
-          }
-        }
-        sideOut[side] = {
-          shape: shapeLines(plan.shape),
-          total_cost: plan.root['Total Cost'] ?? 0,
-          plan_rows: plan.root['Plan Rows'] ?? 0,
-          query_id: plan.queryId,
-          stats,
-          stats_note: note,
-        };
-      }
-      if (unjoined) report.stats.unjoined++;
-      const changed = !sameShape(p.base.shape, p.head.shape);
-      const seqScans: SeqScanChange[] = [];
-      if (changed) {
-        for (const s of seqScanSwitches(p.base.shape, p.head.shape)) {
-          if (!relationRows.has(s.relation)) relationRows.set(s.relation, await reltuples(clients.base, s.relation));
-          seqScans.push({ relation: s.relation, indexes: s.indexes, relation_rows: relationRows.get(s.relation) ?? null });
-        }
-      }
-      const ratio = buffersRatio(sideOut.base.stats, sideOut.head.stats);
-      report.fingerprints.push({
-        fingerprint: p.f.fingerprint,
-        normalized: p.f.normalized,
-        kind: p.f.kind,
-        base: sideOut.base,
-        head: sideOut.head,
-        changed,
-        change: changed ? describeChange(p.base.shape, p.head.shape) : null,
-        assessment: changed ? assess(sideOut.base, sideOut.head) : null,
-        seq_scans: seqScans,
-        buffers_ratio: ratio,
-      });
-    }
+    for (const p of planned) report.fingerprints.push(await comparePlans(p, inputs, clients, { report, collisions, relationRows }));
   } finally {
     await Promise.all([clients.base.end().catch(() => {}), clients.head.end().catch(() => {})]);
   }
@@ -167,6 +76,147 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
       `${report.stats.unjoined > 0 ? ` (${report.stats.unjoined} not joined, from EXPLAIN ANALYZE)` : ''}`,
   );
   return report;
+}
+
+/** The report before any probe: where buffers and server time will come from. */
+function emptyReport(counters: ProbeInputs['counters']): PlansReport {
+  return {
+    stats: {
+      source: 'base' in counters ? 'pg_stat_statements' : 'explain-analyze',
+      pg_stat_statements: 'version' in counters ? counters.version : null,
+      unavailable_reason: 'unavailable' in counters ? counters.unavailable : null,
+      unjoined: 0,
+    },
+    not_explainable: 0,
+    fingerprints: [],
+    failures: [],
+    error: null,
+  };
+}
+
+/**
+ * Every explainable fingerprint's example EXPLAINed on both sides; a failure is recorded in the
+ * report and leaves the fingerprint out.
+ */
+async function explainBothSides(inputs: ProbeInputs, clients: Clients, report: PlansReport): Promise<Planned[]> {
+  const examples = new Map(inputs.examples.map((e) => [e.fingerprint, e]));
+  const planned: Planned[] = [];
+  for (const f of inputs.fingerprints) {
+    if (!EXPLAINABLE_KINDS.has(f.kind)) {
+      report.not_explainable++;
+      continue;
+    }
+    const example = examples.get(f.fingerprint);
+    const fail = (side: 'base' | 'head', stage: 'explain' | 'buffers', error: unknown) =>
+      report.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side, stage, message: (error as Error).message, sqlstate: sqlstateOf(error) });
+    if (example === undefined) {
+      fail('base', 'explain', new Error('the workload has no captured statement with this fingerprint'));
+      continue;
+    }
+    const sides: Partial<Record<'base' | 'head', SidePlan>> = {};
+    for (const side of ['base', 'head'] as const) {
+      try {
+        const parsed = await explainStatement(clients[side], example.example, { analyze: false, major: inputs.majors[side] });
+        sides[side] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
+      } catch (error) {
+        fail(side, 'explain', error);
+      }
+    }
+    if (sides.base && sides.head) planned.push({ f, example, base: sides.base, head: sides.head });
+  }
+  return planned;
+}
+
+/** The queryids of one side that more than one fingerprint has. */
+function sharedQueryIds(planned: Planned[], side: 'base' | 'head'): Set<string> {
+  const seen = new Map<string, number>();
+  for (const p of planned) if (p[side].queryId) seen.set(p[side].queryId!, (seen.get(p[side].queryId!) ?? 0) + 1);
+  return new Set([...seen].filter(([, n]) => n > 1).map(([id]) => id));
+}
+
+/**
+ * A fingerprint's plans side by side: each side's shape and statistics, whether the shape
+ * changed, which index scans became sequential scans (with their tables' sizes), buffers growth.
+ */
+async function comparePlans(
+  p: Planned,
+  inputs: ProbeInputs,
+  clients: Clients,
+  shared: { report: PlansReport; collisions: Record<'base' | 'head', Set<string>>; relationRows: Map<string, number | null> },
+): Promise<PlansReport['fingerprints'][number]> {
+  const sides = {} as Record<'base' | 'head', PlanSide>;
+  let unjoined = false;
+  for (const side of ['base', 'head'] as const) {
+    const measured = await sideStatistics(p, side, inputs, clients[side], shared);
+    unjoined ||= measured.unjoined;
+    const plan = p[side];
+    sides[side] = {
+      shape: shapeLines(plan.shape),
+      total_cost: plan.root['Total Cost'] ?? 0,
+      plan_rows: plan.root['Plan Rows'] ?? 0,
+      query_id: plan.queryId,
+      stats: measured.stats,
+      stats_note: measured.note,
+    };
+  }
+  if (unjoined) shared.report.stats.unjoined++;
+  const changed = !sameShape(p.base.shape, p.head.shape);
+  const seqScans: SeqScanChange[] = [];
+  if (changed) {
+    for (const s of seqScanSwitches(p.base.shape, p.head.shape)) {
+      if (!shared.relationRows.has(s.relation)) shared.relationRows.set(s.relation, await reltuples(clients.base, s.relation));
+      seqScans.push({ relation: s.relation, indexes: s.indexes, relation_rows: shared.relationRows.get(s.relation) ?? null });
+    }
+  }
+  return {
+    fingerprint: p.f.fingerprint,
+    normalized: p.f.normalized,
+    kind: p.f.kind,
+    base: sides.base,
+    head: sides.head,
+    changed,
+    change: changed ? describeChange(p.base.shape, p.head.shape) : null,
+    assessment: changed ? assess(sides.base, sides.head) : null,
+    seq_scans: seqScans,
+    buffers_ratio: buffersRatio(sides.base.stats, sides.head.stats),
+  };
+}
+
+/**
+ * One side's shared buffers and server time for a fingerprint: from pg_stat_statements when its
+ * counters join exactly, else from one EXPLAIN (ANALYZE, BUFFERS); a failure is recorded.
+ */
+async function sideStatistics(
+  p: Planned,
+  side: 'base' | 'head',
+  inputs: ProbeInputs,
+  client: pg.Client,
+  shared: { report: PlansReport; collisions: Record<'base' | 'head', Set<string>> },
+): Promise<{ stats: StatementStats | null; note: string | null; unjoined: boolean }> {
+  const calls = side === 'base' ? p.f.calls_base : p.f.calls_head;
+  let stats: StatementStats | null = null;
+  let note: string | null = null;
+  let unjoined = false;
+  if ('base' in inputs.counters) {
+    const joined = joinCounters(inputs.counters[side], p[side].queryId, calls, shared.collisions[side]);
+    if ('stats' in joined) stats = joined.stats;
+    else {
+      const evicted = (inputs.counters.evictions ?? 0) > 0 ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max` : '';
+      note = `pg_stat_statements not joined (${joined.why}${evicted}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
+      unjoined = true;
+    }
+  }
+  if (stats === null) {
+    try {
+      const analyzed = await explainStatement(client, p.example.example, { analyze: true, major: inputs.majors[side], setup: p.example.setup });
+      stats = statsOfAnalyze(analyzed.plan, analyzed.executionMs);
+    } catch (error) {
+      const message = (error as Error).message;
+      note = note === null ? `EXPLAIN ANALYZE failed: ${message}` : `${note}, which failed: ${message}`;
+      shared.report.failures.push({ fingerprint: p.f.fingerprint, normalized: p.f.normalized, side, stage: 'buffers', message, sqlstate: sqlstateOf(error) });
+    }
+  }
+  return { stats, note, unjoined };
 }
 
 /**

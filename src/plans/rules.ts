@@ -5,7 +5,7 @@
  */
 import { oneLine } from '../format/table.js';
 import { plural } from '../format/units.js';
-import { maskMessage } from '../report/mask.js';
+import { maskMessage } from '../format/mask.js';
 import { MIN_BUFFER_DELTA } from './probe.js';
 import type { FingerprintPlan, PlanRules, PlansReport } from './types.js';
 

@@ -76,7 +76,7 @@ export interface PlanProbeFailure {
   side: 'base' | 'head';
   /** `explain`: no plan; `buffers`: a plan but no buffers. */
   stage: 'explain' | 'buffers';
-  /** PostgreSQL's message, unmasked (reports mask it, see src/report/mask.ts). */
+  /** PostgreSQL's message, unmasked (reports mask it, see src/format/mask.ts). */
   message: string;
   /** PostgreSQL's SQLSTATE, when there was one. */
   sqlstate: string | null;

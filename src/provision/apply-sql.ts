@@ -8,7 +8,7 @@ import pg from 'pg';
 import { InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { connectError } from './database-url.js';
 import { lineAt, splitSql } from './sql-script.js';
-import { type Logger, silentLogger } from './types.js';
+import { type Logger, silentLogger } from '../runtime/logger.js';
 import { passwordOf, redact } from './url.js';
 
 export interface SqlFile {

@@ -14,7 +14,8 @@ import type { Binaries } from './binaries.js';
 import { serverOsUser } from './os-user.js';
 import { availablePreloads } from './preload.js';
 import { startThrowawayServer } from './pg-server.mjs';
-import { type Server, type StartOptions, silentLogger } from './types.js';
+import type { Server, StartOptions } from './types.js';
+import { silentLogger } from '../runtime/logger.js';
 
 /**
  * Starts a throwaway cluster with the given binaries.

@@ -11,7 +11,7 @@ import { serverOsUser } from './os-user.js';
 import type { Provisioner, Server, StartOptions } from './types.js';
 
 export { useDatabaseUrl } from './database-url.js';
-export type { Logger, Provisioner, Server, ServerKind, StartOptions } from './types.js';
+export type { Provisioner, Server, ServerKind, StartOptions } from './types.js';
 
 /** Kinds that start a server of their own. */
 export type StartedKind = 'embedded' | 'local' | 'docker';

@@ -12,7 +12,8 @@
  */
 import { runStatements, withConnection } from './database.js';
 import { readMarker } from './database-marker.js';
-import type { Logger, Server } from './types.js';
+import type { Server } from './types.js';
+import type { Logger } from '../runtime/logger.js';
 
 /** How long a run must have been idle before a gate drops its databases (a GitHub job's limit). */
 export const DEFAULT_STALE_AFTER_MS = 6 * 3_600_000;

@@ -2,7 +2,8 @@
  * The one server of a run (`replay`, `gate`): the user's, or one started for it with enough
  * connection slots for the workload.
  */
-import { type Logger, type Server, startServer, type StartedKind, useDatabaseUrl } from './index.js';
+import { type Server, startServer, type StartedKind, useDatabaseUrl } from './index.js';
+import type { Logger } from '../runtime/logger.js';
 
 export type RunTarget = { kind: 'database-url'; url: string } | { kind: StartedKind | 'auto'; major: number | undefined };
 

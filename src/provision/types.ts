@@ -4,14 +4,7 @@
  * stop.
  */
 
-/** What provisioning and setup report as they go; the CLI prints it, the action groups it. */
-export interface Logger {
-  info(message: string): void;
-  debug(message: string): void;
-}
-
-/** A logger that drops everything (tests, library use). */
-export const silentLogger: Logger = { info() {}, debug() {} };
+import type { Logger } from '../runtime/logger.js';
 
 /** Where a server comes from. */
 export type ServerKind = 'database-url' | 'local' | 'embedded' | 'docker';

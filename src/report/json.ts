@@ -1,12 +1,12 @@
 /**
  * The JSON report: written with {@link toJson}, read back with {@link parseReport} (`compare`, a
  * committed baseline report). Reading validates at the boundary with a zod schema that mirrors
- * `src/gate/report-types.ts`; the `satisfies` below makes the compiler reject a schema that
+ * `src/verdict/report-types.ts`; the `satisfies` below makes the compiler reject a schema that
  * drifts from the type. Unknown fields are dropped, not rejected: a newer report that only added
  * fields keeps its schema version and stays readable (docs/report-format.md, Versioning).
  */
 import { z } from 'zod';
-import { type GateReport, REPORT_SCHEMA_VERSION } from '../gate/report-types.js';
+import { type GateReport, REPORT_SCHEMA_VERSION } from '../verdict/report-types.js';
 import { planRulesSchema, plansReportSchema } from '../plans/report-schema.js';
 
 const count = z.number().int().nonnegative();

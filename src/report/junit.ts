@@ -7,15 +7,16 @@
  *   migrations apply, every session replayed and accounted for), plus, for an `error` verdict, a
  *   test case with an `<error>` naming the stage. A rule that could not be evaluated is skipped.
  */
-import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
-import { inconclusiveHeadline, sharePercent } from '../gate/coverage.js';
-import { lostSessionFeatures } from '../gate/session-features.js';
-import type { FingerprintComparison, GateReport, LatencyComparison } from '../gate/report-types.js';
+import { checkAbsoluteLimits } from '../verdict/absolute-limits.js';
+import { inconclusiveHeadline, sharePercent } from '../verdict/coverage.js';
+import { lostSessionFeatures } from '../verdict/session-features.js';
+import type { GateReport } from '../verdict/report-types.js';
+import type { FingerprintComparison, LatencyComparison } from '../types.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import { oneLine } from '../format/table.js';
 import { count, micros, plural } from '../format/units.js';
-import { maskMessage } from './mask.js';
-import { fractionPercent, interval, ratioChange } from './numbers.js';
+import { maskMessage } from '../format/mask.js';
+import { fractionPercent, interval, ratioChange } from '../format/numbers.js';
 
 export interface JunitOptions {
   /** Replace data values in error messages, as in the markdown report. Default true. */

@@ -1,5 +1,5 @@
 /** The state one rendering of the markdown report carries through its sections. */
-import type { GateReport } from '../gate/report-types.js';
+import type { GateReport } from '../verdict/report-types.js';
 
 /** How many rows the tables may show. Infinity everywhere is the untruncated report. */
 export interface Limits {

@@ -4,10 +4,10 @@
  * "Coverage"; docs/keys.md). A reader must see a blind spot where the verdict is, not only in
  * the JSON report.
  */
-import { reasonInWords, sharePercent } from '../gate/coverage.js';
-import type { Coverage, GateReport, KeysSummary, SideCoverage } from '../gate/report-types.js';
+import { reasonInWords, sharePercent } from '../verdict/coverage.js';
+import type { Coverage, GateReport, KeysSummary, SideCoverage } from '../verdict/report-types.js';
 import { count, plural } from '../format/units.js';
-import { maskMessage } from './mask.js';
+import { maskMessage } from '../format/mask.js';
 import { code, mdTable, prose } from './markdown-text.js';
 
 /** Rows of the summary table: captured, executed (with its share), skipped, not executed. */

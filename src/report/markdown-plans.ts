@@ -4,11 +4,11 @@
  * the plan changed). Plans hold node types, relation and index names only, never literals;
  * probe error messages are masked like every other message.
  */
-import type { GateReport } from '../gate/report-types.js';
+import type { GateReport } from '../verdict/report-types.js';
 import { count, plural } from '../format/units.js';
 import { factor } from '../plans/rules.js';
 import type { FingerprintPlan, PlansReport, StatementStats } from '../plans/types.js';
-import { maskMessage } from './mask.js';
+import { maskMessage } from '../format/mask.js';
 import type { Context } from './markdown-context.js';
 import { code, mdTable, text } from './markdown-text.js';
 

@@ -4,28 +4,19 @@
  * the size limit by lowering {@link Limits}; a section that leaves rows out because of a limit
  * says so in place and counts them in the {@link Context}, which the closing note reports.
  */
-import type {
-  Comparison,
-  ErrorDiff,
-  FingerprintComparison,
-  FingerprintRef,
-  GateReport,
-  LatencyComparison,
-  ServersReport,
-  SessionFeature,
-  SideAccounting,
-} from '../gate/report-types.js';
+import type { GateReport, ServersReport, SessionFeature, SideAccounting } from '../verdict/report-types.js';
+import type { Comparison, ErrorDiff, FingerprintComparison, FingerprintRef, LatencyComparison } from '../types.js';
 import { count, micros, plural } from '../format/units.js';
-import { checkAbsoluteLimits } from '../gate/absolute-limits.js';
-import { sharePercent } from '../gate/coverage.js';
-import { likelyCause, lostSessionFeatures } from '../gate/session-features.js';
+import { checkAbsoluteLimits } from '../verdict/absolute-limits.js';
+import { sharePercent } from '../verdict/coverage.js';
+import { likelyCause, lostSessionFeatures } from '../verdict/session-features.js';
 import type { Context } from './markdown-context.js';
 import { coverageLines, coverageRows, keysRows } from './markdown-coverage.js';
-import { maskMessage } from './mask.js';
+import { maskMessage } from '../format/mask.js';
 import { planCells, planHeaders, statsSource } from './markdown-plans.js';
 import { evaluatePlanRules } from '../plans/rules.js';
 import { code, codeBlock, details, mdTable, prose, text } from './markdown-text.js';
-import { fractionPercent, interval, latencyRatio, ratioChange, signedPercent, wallTime } from './numbers.js';
+import { fractionPercent, interval, latencyRatio, ratioChange, signedPercent, wallTime } from '../format/numbers.js';
 
 /**
  * How many rows a table shows even when there is room for more: a comment is read, not searched.

@@ -5,7 +5,7 @@
  * collapsed table of every fingerprint loses rows, then every other table, and a closing note
  * says what is missing and where to find it (the JSON report).
  */
-import type { GateReport } from '../gate/report-types.js';
+import type { GateReport } from '../verdict/report-types.js';
 import { count, plural } from '../format/units.js';
 import {
   allFingerprintsSection,

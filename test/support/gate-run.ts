@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
-import type { GateReport } from '../../src/gate/report-types.js';
+import type { GateReport } from '../../src/verdict/report-types.js';
 import { root, shop } from './shop-gate.js';
 
 export { root, shop };
