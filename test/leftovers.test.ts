@@ -58,6 +58,22 @@ async function backdate(name: string, hours: number): Promise<void> {
   await admin.query(`COMMENT ON DATABASE ${name} IS '${rows[0]!.comment.replace(/created \S+$/, `created ${moved}`)}'`);
 }
 
+/** The roles carrying our marker. */
+async function markedRoles(): Promise<string[]> {
+  const { rows } = await admin.query<{ rolname: string }>(
+    "SELECT rolname FROM pg_roles WHERE shobj_description(oid, 'pg_authid') LIKE 'pg-retest-action run %' ORDER BY 1",
+  );
+  return rows.map((r) => r.rolname);
+}
+
+/** Moves a role's marker `hours` back. */
+async function backdateRole(name: string, hours: number): Promise<void> {
+  const { rows } = await admin.query<{ comment: string }>("SELECT shobj_description(oid, 'pg_authid') AS comment FROM pg_roles WHERE rolname = $1", [name]);
+  const created = Date.parse(/created (\S+)$/.exec(rows[0]!.comment)![1]!);
+  const moved = new Date(created - hours * HOUR).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  await admin.query(`COMMENT ON ROLE ${name} IS '${rows[0]!.comment.replace(/created \S+$/, `created ${moved}`)}'`);
+}
+
 async function databases(prefix: string): Promise<string[]> {
   const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1', [prefix]);
   return rows.map((r) => r.datname);
@@ -117,6 +133,38 @@ describe('dropping what killed runs left', () => {
     for (const name of [...(await databases(active)), ...(await databases(busy)), ...(await databases(copied))]) await admin.query(`DROP DATABASE ${name}`);
   });
 
+  it("drops a killed run's marked replay role once none of its databases is left, and no other role", async () => {
+    const [gone, living, stranger] = [run(), run(), run()];
+    for (const [role, comment] of [
+      [`${gone}_replay`, marker(gone, 7)],
+      [`${living}_replay`, marker(living, 7)],
+      // Named like ours, but unmarked, and marked for another run: not ours.
+      [`${stranger}_replay`, undefined],
+      [`${stranger}_other`, marker(gone, 9)],
+    ] as const) {
+      await admin.query(`CREATE ROLE ${role}`);
+      if (comment) await admin.query(`COMMENT ON ROLE ${role} IS '${comment}'`);
+    }
+    // The living run still has a database created an hour ago.
+    await plant(`${living}_r3_base`, marker(living, 1));
+    try {
+      const dry = await runCli(['cleanup', '--database-url', server.url, '--dry-run']);
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toContain(`would drop role ${gone}_replay (run ${gone}, created `);
+      expect(await markedRoles()).toContain(`${gone}_replay`);
+      const cli = await runCli(['cleanup', '--database-url', server.url]);
+      expect(cli.code, cli.stderr).toBe(0);
+      expect(cli.stdout).toMatch(/: dropped 0 databases and 1 role of idle runs/);
+      const { rows } = await admin.query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE rolname = ANY($1) ORDER BY 1', [
+        [`${gone}_replay`, `${living}_replay`, `${stranger}_replay`, `${stranger}_other`],
+      ]);
+      expect(rows.map((r) => r.rolname)).toEqual([`${living}_replay`, `${stranger}_other`, `${stranger}_replay`].sort());
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${living}_r3_base`);
+      for (const role of [`${gone}_replay`, `${living}_replay`, `${stranger}_replay`, `${stranger}_other`]) await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    }
+  });
+
   it('refuses a cleanup without a server, or with a bad limit', async () => {
     let r = await runCli(['cleanup']);
     expect(r.code).toBe(2);
@@ -143,16 +191,21 @@ describe('dropping what killed runs left', () => {
       await eventually(async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE starts_with(datname, $1)', ['pgr_'])).rows.length === 0, "the killed gate's connections gone");
       const left = await markedDatabases();
       expect(left.length, 'the killed run left its templates behind, marked').toBeGreaterThanOrEqual(2);
+      const roles = await markedRoles();
+      expect(roles, 'and its replay role, marked').toHaveLength(1);
 
       // Fresh: a gate now leaves them.
       expect((await dropStaleDatabases(server.url, { olderThanMs: 6 * HOUR, dryRun: true })).dropped).toEqual([]);
       // Seven hours later (the markers moved back, as the clock would have moved on).
       for (const name of left) await backdate(name, 7);
+      await backdateRole(roles[0]!, 7);
       const next = await gate(args);
       // One round of the shop's workload: too few calls to judge latency, so inconclusive (4).
       expect([0, 4], explain(next)).toContain(next.code);
       expect(next.stderr).toContain(`dropped ${left.length} database(s) left behind by runs idle for 6 h or more`);
+      expect(next.stderr).toContain(`dropped 1 replay role(s) of those runs: ${roles[0]}`);
       expect(await markedDatabases()).toEqual([]);
+      expect(await markedRoles()).toEqual([]);
       // A kill in the one round trip between CREATE DATABASE and its marker leaves an unmarked
       // database, which nothing drops: this test's own cleanup.
       for (const name of await databases('pgr_')) await admin.query(`DROP DATABASE ${name}`);

@@ -16,19 +16,24 @@ import type { Io } from '../runtime/io.js';
 export async function runCleanup(config: CleanupConfig, io: Io): Promise<ExitCode> {
   const found = await dropStaleDatabases(config.databaseUrl, { olderThanMs: config.olderThanMs, dryRun: config.dryRun });
   const verb = config.dryRun ? 'would drop' : 'dropped';
-  const lines = found.dropped.map((db) => `${verb} ${db.name} (run ${db.run}, created ${db.createdAt.toISOString()})`);
+  const lines = [
+    ...found.dropped.map((db) => `${verb} ${db.name} (run ${db.run}, created ${db.createdAt.toISOString()})`),
+    ...found.droppedRoles.map((role) => `${verb} role ${role.name} (run ${role.run}, created ${role.createdAt.toISOString()})`),
+  ];
   const kept = [
     found.kept.recent > 0 ? `${found.kept.recent} of runs active in the last ${span(config.olderThanMs * 1000)}` : '',
     found.kept.inUse > 0 ? `${found.kept.inUse} of runs with an open connection` : '',
     found.kept.notOurs > 0 ? `${found.kept.notOurs} owned by roles whose databases this user may not drop` : '',
   ].filter(Boolean);
   lines.push(
-    `${describeTarget(config.databaseUrl)}: ${verb} ${plural(found.dropped.length, 'database')} of idle runs` +
+    `${describeTarget(config.databaseUrl)}: ${verb} ${plural(found.dropped.length, 'database')}` +
+      (found.droppedRoles.length > 0 ? ` and ${plural(found.droppedRoles.length, 'role')}` : '') +
+      ' of idle runs' +
       (kept.length > 0 ? `; kept ${kept.join(', ')}` : ''),
   );
   io.stdout.write(`${lines.join('\n')}\n`);
   if (found.failed.length > 0) {
-    throw new InfraError(`${plural(found.failed.length, 'database')} could not be dropped: ${found.failed.join('; ')}`);
+    throw new InfraError(`${plural(found.failed.length, 'database or role', 'databases or roles')} could not be dropped: ${found.failed.join('; ')}`);
   }
   return ExitCode.Ok;
 }

@@ -43,7 +43,21 @@ export async function markDatabase(client: pg.Client, name: string): Promise<voi
 }
 
 /**
- * The run and creation time a database's comment marks it with, when the comment is our marker
+ * The statement that marks a role the tool has just created, as {@link markDatabase} marks a
+ * database (a `DO` block, so that the server's clock goes into the comment in the same round trip).
+ * @param name the role, a plain identifier of the tool's (`<run>_replay`)
+ * @returns the statement
+ */
+export function roleMarkerStatement(name: string): string {
+  if (!DATABASE_NAME.test(name)) throw new Error(`invalid role name '${name}'`);
+  return (
+    `DO $$ BEGIN EXECUTE format('COMMENT ON ROLE %I IS %L', '${name}', ` +
+    `'pg-retest-action run ${runOf(name)} created ' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')); END $$`
+  );
+}
+
+/**
+ * The run and creation time a database's (or role's) comment marks it with, when the comment is our marker
  * for this very name (a marker copied onto another database, or a name the tool never gives, is
  * not ours).
  * @param name the database

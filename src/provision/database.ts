@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { InfraError } from '../exit-codes.js';
 import { connectError } from './database-url.js';
-import { DATABASE_NAME, markDatabase } from './database-marker.js';
+import { DATABASE_NAME, markDatabase, roleMarkerStatement } from './database-marker.js';
 import { passwordOf, redact, withDatabase } from './url.js';
 
 /**
@@ -188,6 +188,8 @@ export async function createLoginRole(serverUrl: string, name: string, verifier:
   if (!VERIFIER.test(verifier)) throw new InfraError('a role password must be given as a SCRAM-SHA-256 verifier');
   await roleStatements(serverUrl, `cannot create role ${name}`, [
     `CREATE ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '${verifier}'`,
+    // Marked like the run's databases, so that a killed run's role is dropped with them (leftovers.ts).
+    roleMarkerStatement(name),
     ...(superuser ? [] : [`GRANT ${name} TO CURRENT_USER`]),
   ]);
 }

@@ -3,6 +3,7 @@
  * SIGKILL, a runner that vanished): every database the tool creates carries a marker
  * (database-marker.ts), and a later gate on that server, or `cleanup`, drops the marked databases
  * of runs idle for longer than a limit. Nothing without the marker is touched, whatever its name.
+ * The run's replay role is marked too, and goes once none of its run's databases is left.
  *
  * A run's databases go together: a run is idle when its newest database is older than the
  * limit. A long gate keeps creating a database per replay, so its templates, hours old, are not
@@ -29,10 +30,21 @@ export interface MarkedDatabase {
   mayDrop: boolean;
 }
 
+/** A role with our marker (a run's replay role). */
+export interface MarkedRole {
+  name: string;
+  run: string;
+  createdAt: Date;
+  /** Sessions logged in as it. */
+  connections: number;
+}
+
 /** What a cleanup found and did. */
 export interface Cleanup {
   /** Databases of idle runs: dropped, or to be dropped in a dry run. */
   dropped: MarkedDatabase[];
+  /** Replay roles of idle runs with none of their databases left: dropped, or to be in a dry run. */
+  droppedRoles: MarkedRole[];
   /** Marked databases kept: of runs active within the limit, of runs with a connection, or another role's. */
   kept: { recent: number; inUse: number; notOurs: number };
   /** Databases that could not be dropped, with why. */
@@ -64,7 +76,32 @@ async function markedDatabases(serverUrl: string): Promise<{ now: Date; database
 }
 
 /**
- * Drops the marked databases of runs idle for `olderThanMs` or more (see the module's comment).
+ * The marked roles on a server that this user may drop (superuser, or CREATEROLE).
+ * @param serverUrl a URL on the server
+ * @returns them
+ */
+async function markedRoles(serverUrl: string): Promise<MarkedRole[]> {
+  return withConnection(serverUrl, 'cannot list the roles of earlier runs', async (client) => {
+    const { rows } = await client.query<{ name: string; marker: string; connections: number }>(
+      `SELECT r.rolname AS name, s.description AS marker,
+              (SELECT count(*) FROM pg_stat_activity a WHERE a.usename = r.rolname)::int AS connections
+         FROM pg_roles r
+         JOIN pg_shdescription s ON s.objoid = r.oid AND s.classoid = 'pg_authid'::regclass
+        WHERE s.description LIKE 'pg-retest-action run %'
+          AND (SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user)`,
+    );
+    const roles: MarkedRole[] = [];
+    for (const row of rows) {
+      const marker = readMarker(row.name, row.marker);
+      if (marker) roles.push({ name: row.name, ...marker, connections: row.connections });
+    }
+    return roles;
+  });
+}
+
+/**
+ * Drops the marked databases of runs idle for `olderThanMs` or more (see the module's comment),
+ * then the marked roles of runs that have none of their databases left.
  * @param serverUrl a URL on the server (of another database)
  * @param options the age limit, and whether only to say what would be dropped
  * @returns what was found and done
@@ -74,7 +111,7 @@ export async function dropStaleDatabases(serverUrl: string, options: { olderThan
   const { now, databases } = await markedDatabases(serverUrl);
   const runs = new Map<string, MarkedDatabase[]>();
   for (const db of databases) runs.set(db.run, [...(runs.get(db.run) ?? []), db]);
-  const result: Cleanup = { dropped: [], kept: { recent: 0, inUse: 0, notOurs: 0 }, failed: [] };
+  const result: Cleanup = { dropped: [], droppedRoles: [], kept: { recent: 0, inUse: 0, notOurs: 0 }, failed: [] };
   for (const members of runs.values()) {
     const newest = Math.max(...members.map((db) => db.createdAt.getTime()));
     if (now.getTime() - newest < options.olderThanMs) {
@@ -88,19 +125,34 @@ export async function dropStaleDatabases(serverUrl: string, options: { olderThan
       }
     }
   }
+  const going = new Set(result.dropped.map((db) => db.name));
+  // A role goes with the last of its run's databases, and only when it is as idle as they are.
+  const staying = new Set(databases.filter((db) => !going.has(db.name)).map((db) => db.run));
+  result.droppedRoles = (await markedRoles(serverUrl)).filter(
+    (role) => !staying.has(role.run) && role.connections === 0 && now.getTime() - role.createdAt.getTime() >= options.olderThanMs,
+  );
   if (options.dryRun) return result;
-  const dropped: MarkedDatabase[] = [];
-  for (const db of result.dropped) {
+  result.dropped = await dropEach(serverUrl, result.dropped, 'database', result.failed);
+  result.droppedRoles = await dropEach(serverUrl, result.droppedRoles, 'role', result.failed);
+  return result;
+}
+
+/**
+ * Drops each database or role, in order; what cannot be dropped is added to `failed`.
+ * @returns those dropped
+ */
+async function dropEach<T extends { name: string }>(serverUrl: string, items: T[], kind: 'database' | 'role', failed: string[]): Promise<T[]> {
+  const dropped: T[] = [];
+  for (const item of items) {
     try {
       // No FORCE and no terminating: a connection that came since the listing means the run lives.
-      await runStatements(serverUrl, `cannot drop database ${db.name}`, [`DROP DATABASE IF EXISTS ${db.name}`]);
-      dropped.push(db);
+      await runStatements(serverUrl, `cannot drop ${kind} ${item.name}`, [`DROP ${kind.toUpperCase()} IF EXISTS ${item.name}`]);
+      dropped.push(item);
     } catch (error) {
-      result.failed.push(error instanceof Error ? error.message : String(error));
+      failed.push(error instanceof Error ? error.message : String(error));
     }
   }
-  result.dropped = dropped;
-  return result;
+  return dropped;
 }
 
 /**
@@ -118,6 +170,9 @@ export async function sweepStaleDatabases(servers: readonly (Server | undefined)
       if (found.dropped.length > 0) {
         const names = found.dropped.map((db) => db.name).join(', ');
         logger.info(`dropped ${found.dropped.length} database(s) left behind by runs idle for ${DEFAULT_STALE_AFTER_MS / 3_600_000} h or more: ${names}`);
+      }
+      if (found.droppedRoles.length > 0) {
+        logger.info(`dropped ${found.droppedRoles.length} replay role(s) of those runs: ${found.droppedRoles.map((r) => r.name).join(', ')}`);
       }
       for (const failure of found.failed) logger.info(`warning: ${failure}`);
     } catch (error) {
