@@ -39,7 +39,6 @@ const CUSTOMERS = 12_000;
 const PRODUCTS = 2000;
 const ORDERS = 120_000;
 /** Order i belongs to customer 1 + (i * 7919) % CUSTOMERS; 1679 is 7919's inverse modulo CUSTOMERS. */
-const ORDER_CUSTOMER_FACTOR = 7919;
 const ORDER_CUSTOMER_INVERSE = 1679;
 const CATEGORIES = ['kitchen', 'lighting', 'bags', 'audio', 'office', 'furniture', 'apparel', 'outdoor'];
 const price = (id) => (5 + ((id * 37) % 495) + (id % 100) / 100).toFixed(2);

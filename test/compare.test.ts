@@ -43,10 +43,11 @@ function report(fps: Fp[]): ReplayReport {
     };
     return samples ? { ...fp, samples } : fp;
   });
-  const totals = fingerprints.reduce(
-    (t, f) => ({ ...t, captured: t.captured + f.counts.captured, executed: t.executed + f.counts.executed }),
-    { ...fingerprints[0]!.counts, captured: 0, executed: 0 },
-  );
+  const totals = { ...fingerprints[0]!.counts, captured: 0, executed: 0 };
+  for (const f of fingerprints) {
+    totals.captured += f.counts.captured;
+    totals.executed += f.counts.executed;
+  }
   return {
     status: 'completed',
     message: null,

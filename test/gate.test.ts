@@ -124,7 +124,10 @@ describe('gate lifecycle', () => {
       const port = Number(/started PostgreSQL .* on 127\.0\.0\.1:(\d+)/.exec(run.stderr)?.[1]);
       const open = await new Promise<boolean>((resolve) => {
         const socket = net.connect({ host: '127.0.0.1', port });
-        socket.once('connect', () => (socket.destroy(), resolve(true)));
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve(true);
+        });
         socket.once('error', () => resolve(false));
       });
       expect(open).toBe(false);

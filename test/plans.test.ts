@@ -218,7 +218,7 @@ describe('plans with pg_stat_statements', () => {
     'the plan probe on the drop-index templates gives the same result 10 times in 10 (EXPLAIN ANALYZE fallback)',
     async () => {
       const results: string[] = [];
-      let last;
+      let last: PlansReport | undefined;
       for (let i = 0; i < 10; i++) {
         const plans = await probeDatabases('plans_base', 'plans_head');
         results.push(JSON.stringify(plans.fingerprints.map((f) => [f.fingerprint, f.base.shape, f.head.shape, f.change, f.assessment, f.seq_scans])));

@@ -150,7 +150,7 @@ describe('run with a target', () => {
       const file = path.join(tmp, 'variants.toml');
       fs.writeFileSync(
         file,
-        `[capture]\nworkload = "${shop('workload.wkl')}"\n[replay]\nspeed = 0\n` + urls.map((u, i) => `[[variants]]\nlabel = "v${i}"\ntarget = "${u}"\n`).join(''),
+        `[capture]\nworkload = "${shop('workload.wkl')}"\n[replay]\nspeed = 0\n${urls.map((u, i) => `[[variants]]\nlabel = "v${i}"\ntarget = "${u}"\n`).join('')}`,
       );
       const refused = await cli(['run', '--config', file]);
       expect(refused.code, refused.stderr).toBe(ExitCode.BadInput);

@@ -79,7 +79,9 @@ function run(command, args) {
   return r.stdout;
 }
 
-const remove = (...files) => files.forEach((f) => fs.rmSync(f, { force: true, recursive: true }));
+const remove = (...files) => {
+  for (const f of files) fs.rmSync(f, { force: true, recursive: true });
+};
 
 function captureFigure(format, bytes, seed) {
   const log = path.join(settings.dir, `bench.${format}`);

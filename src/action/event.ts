@@ -82,7 +82,7 @@ export function readEvent(env: NodeJS.ProcessEnv): EventInfo {
 
 /** Whether a PR's base repository (its API URL) is `owner/repo`; unknown is not. */
 function intoRepository(url: string | undefined, owner: string, repo: string): boolean {
-  return url !== undefined && url.toLowerCase().endsWith(`/repos/${owner}/${repo}`.toLowerCase());
+  return url?.toLowerCase().endsWith(`/repos/${owner}/${repo}`.toLowerCase()) ?? false;
 }
 
 function readPayload(env: NodeJS.ProcessEnv): unknown {

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as core from '@actions/core';
 import type { GateConfig } from '../gate/options.js';
-import { CliError, ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
+import { type CliError, ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
 import { runGate } from '../gate/run-gate.js';
 import { exitCodeOfVerdict } from '../verdict/decide.js';
 import type { GateReport } from '../verdict/report-types.js';

@@ -89,5 +89,5 @@ export function findKnee(points: readonly CurvePoint[], rule: KneeRule = KNEE_DE
 export function growthPerDoubling(from: CurvePoint, to: CurvePoint): number {
   if (!(from.throughput > 0)) return to.throughput > 0 ? Infinity : 0;
   if (!(to.throughput > 0)) return -1;
-  return Math.pow(to.throughput / from.throughput, 1 / Math.log2(to.connections / from.connections)) - 1;
+  return (to.throughput / from.throughput) ** (1 / Math.log2(to.connections / from.connections)) - 1;
 }

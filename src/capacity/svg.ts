@@ -92,12 +92,12 @@ export function renderCapacitySvg(report: CapacityReport): string {
   legend.push(`<circle cx="${lx + 6}" cy="${ly - 4}" r="8" fill="none" stroke="#333" stroke-width="2"/><text x="${lx + 20}" y="${ly}" font-size="13">knee</text>`);
   legend.push(`<circle cx="${lx + 86}" cy="${ly - 4}" r="5" fill="#c00"/><text x="${lx + 96}" y="${ly}" font-size="13">sessions refused</text>`);
   const title = `Capacity: ${path.basename(report.environment.workload.path)} × ${report.settings.scale}${report.settings.read_only ? ', read-only' : ', writes included'}`;
-  const fit = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+  const shorten = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="Helvetica, Arial, sans-serif">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
-    `<text x="${WIDTH / 2}" y="26" text-anchor="middle" font-size="16" font-weight="bold">${esc(fit(title, 100))}</text>`,
-    `<text x="${WIDTH / 2}" y="48" text-anchor="middle" font-size="13">${esc(fit(report.headline, 130))}</text>`,
+    `<text x="${WIDTH / 2}" y="26" text-anchor="middle" font-size="16" font-weight="bold">${esc(shorten(title, 100))}</text>`,
+    `<text x="${WIDTH / 2}" y="48" text-anchor="middle" font-size="13">${esc(shorten(report.headline, 130))}</text>`,
     ...panel(report, { title: 'Throughput (successful statements)', unit: 'statements / s', value: (side, c) => at(side, c)?.throughput }, left1),
     ...panel(report, { title: 'p95 latency (successful statements)', unit: 'milliseconds', value: (side, c) => (at(side, c) ? at(side, c)!.p95_us / 1000 : undefined) }, left2),
     ...legend,

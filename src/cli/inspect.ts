@@ -10,6 +10,7 @@ import { CONDENSE_DEFAULTS, keepOptions } from './condense-options.js';
 import { readCondenseSidecar } from '../sidecars/condense.js';
 import { fromEngineError } from '../engine/errors.js';
 import type { Io } from '../runtime/io.js';
+import type { WorkloadInspection } from '../types.js';
 import { filePath, flag, numberValue } from '../options/values.js';
 
 const DEFAULT_TOP = 10;
@@ -75,7 +76,7 @@ export const inspectCommand: CommandSpec<InspectConfig> = {
  * @returns the exit status
  */
 export async function runInspect(config: InspectConfig, io: Io): Promise<ExitCode> {
-  let inspection;
+  let inspection: WorkloadInspection;
   try {
     inspection = await inspectWorkload(config.file, config.top);
   } catch (error) {

@@ -9,6 +9,7 @@ import { readCaptureSidecar } from '../sidecars/capture.js';
 import type { CaptureFailure, Workload } from '../engine/index.js';
 import { CliError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
+import type { CaptureSummary } from '../types.js';
 
 export interface CaptureEvidence {
   /** The failures with their fingerprints; null without a sidecar. */
@@ -24,7 +25,7 @@ export interface CaptureEvidence {
  * @returns the evidence, or none
  */
 export function captureEvidence(workloadPath: string, workload: Workload): CaptureEvidence {
-  let sidecar;
+  let sidecar: CaptureSummary | undefined;
   try {
     sidecar = readCaptureSidecar(workloadPath);
   } catch (error) {

@@ -154,7 +154,9 @@ async function isolateReplays(
     }
   }
   const settled = settleIdentities(identities);
-  all.forEach((place, i) => (place.identity = settled.identities[i]));
+  all.forEach((place, i) => {
+    place.identity = settled.identities[i];
+  });
   const skipServerWide = foreign && !config.allowServerWide;
   const sent = skipServerWide ? 'statements that act beyond the database (roles, settings, files, other sessions) skipped' : 'every statement sent';
   if (skipServerWide) logger.info('statements that act beyond the replay database (roles, server settings, other databases, server files, other sessions) are skipped: the server is not one the gate started (--allow-server-wide sends them)');

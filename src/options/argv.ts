@@ -10,7 +10,7 @@
  * Each option is declared once, in an {@link OptionDefs} object: its name (as typed, without
  * `--`), shape, help text and schema. The same object drives parsing, validation and `--help`.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { InputError } from '../exit-codes.js';
 
 export interface OptionDef {

@@ -139,7 +139,7 @@ export function planRun(config: PipelineConfig): RunPlan {
 
   if (config.output.jsonReport !== undefined) note('output.json_report', "the run's JSON report (written whatever the outcome, errors included)");
   if (config.output.junitXml !== undefined) {
-    note('output.junit_xml', 'JUnit XML: one test case per threshold, named as pg-retest names them' + (variantsMode ? ', and per compared query of each candidate' : ''));
+    note('output.junit_xml', `JUnit XML: one test case per threshold, named as pg-retest names them${variantsMode ? ', and per compared query of each candidate' : ''}`);
   }
 
   return {

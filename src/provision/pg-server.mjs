@@ -221,11 +221,9 @@ class Supervisor {
     let pending = '';
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (chunk) => {
-      pending += chunk;
-      let newline;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
         try {
           this.push(JSON.parse(line));
         } catch {

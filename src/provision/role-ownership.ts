@@ -9,7 +9,7 @@
  * database copied from it inherits it, so a replay pays only for making the role its database's
  * owner.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { withConnection } from './database.js';
 
 /** Schemas that are the server's, not the application's. */

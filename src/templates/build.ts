@@ -12,7 +12,7 @@
  * big table under lock shows up here before it shows up in production.
  */
 import type { SchemaSource, SeedSource } from './sources.js';
-import { CliError, InfraError } from '../exit-codes.js';
+import { type CliError, InfraError } from '../exit-codes.js';
 
 import { applySqlFile, SqlFileError } from '../provision/apply-sql.js';
 import { createDatabase, vacuumAnalyzeDatabase } from '../provision/database.js';

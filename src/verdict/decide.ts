@@ -255,7 +255,7 @@ function regression(found: Regressions, comparison: Comparison, coverage: Covera
   if (found.headRanLess) parts.push('less of the workload ran on head');
   if (planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
   if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, 'query', 'queries')} reading more buffers`);
-  if (found.overLimits.length > 0) parts.push(plural(found.overLimits.length, 'absolute limit') + ' exceeded');
+  if (found.overLimits.length > 0) parts.push(`${plural(found.overLimits.length, 'absolute limit')} exceeded`);
   if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
   // A regression in what did run stands, whatever did not run; the gap is said, not hidden.
   if (coverage && !coverage.sufficient) warnings.unshift(`only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`);

@@ -87,13 +87,13 @@ export async function startFakeGitHub(repository: string, perPageLimit = 100): P
         return send(limit.status, { message: limit.message, documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' }, limit.headers);
       }
       const prefix = `/repos/${repository}`;
-      let m: RegExpExecArray | null;
       if (req.method === 'GET' && url.pathname === '/user') {
         if (state.userLogin) return send(200, { login: state.userLogin, type: 'User' });
         return send(403, { message: 'Resource not accessible by integration' });
       }
-      if ((m = new RegExp(`^${prefix}/issues/(\\d+)/comments$`).exec(url.pathname))) {
-        const issue = Number(m[1]);
+      const commentsOfIssue = new RegExp(`^${prefix}/issues/(\\d+)/comments$`).exec(url.pathname);
+      if (commentsOfIssue) {
+        const issue = Number(commentsOfIssue[1]);
         if (req.method === 'GET') {
           const perPage = Math.min(Number(url.searchParams.get('per_page') ?? 30), perPageLimit);
           const page = Number(url.searchParams.get('page') ?? 1);
@@ -115,8 +115,9 @@ export async function startFakeGitHub(repository: string, perPageLimit = 100): P
           return send(201, view(comment));
         }
       }
-      if ((m = new RegExp(`^${prefix}/issues/comments/(\\d+)$`).exec(url.pathname)) && req.method === 'PATCH') {
-        const comment = state.comments.find((c) => c.id === Number(m![1]));
+      const oneComment = new RegExp(`^${prefix}/issues/comments/(\\d+)$`).exec(url.pathname);
+      if (oneComment && req.method === 'PATCH') {
+        const comment = state.comments.find((c) => c.id === Number(oneComment[1]));
         if (!comment) return send(404, { message: 'Not Found' });
         if (state.rejectWrites) return send(state.rejectWrites, { message: 'Resource not accessible by integration' });
         // As GitHub: a token edits only its own identity's comments.

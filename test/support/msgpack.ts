@@ -102,7 +102,7 @@ export function wklSessions(bytes: Uint8Array): { id: number; user: string; data
         duration_us: q[2] as number,
         kind: q[3] as string,
         transaction_id: (q[4] ?? null) as number | null,
-        response_values: rows && rows.map((row) => (row[0] as MsgValue[][]).map((c) => [c[0] as string, c[1] as string] as [string, string])),
+        response_values: rows?.map((row) => (row[0] as MsgValue[][]).map((c) => [c[0] as string, c[1] as string] as [string, string])) ?? null,
       };
     });
     return { id: s[0] as number, user: s[1] as string, database: s[2] as string, queries };
