@@ -249,6 +249,8 @@ async function vitestTests(env) {
 async function main() {
   // The layers of src/ (.dependency-cruiser.cjs): two seconds, before minutes of building.
   await step('layers (dependency-cruiser)', 'npm', ['run', '--silent', 'lint:layers']);
+  // The TypeScript and JavaScript as Biome lints and formats them (biome.jsonc); warnings fail it too. A second.
+  await step('lint and format (biome ci)', 'npm', ['run', '--silent', 'lint:code']);
   if (!flags.has('--skip-build')) {
     // Formatting first: a second, and the Rust sources stay as rustfmt writes them.
     await step('cargo fmt --check', 'cargo', ['fmt', '--all', '--', '--check']);

@@ -101,7 +101,9 @@ export function relrToRela(file) {
   const note = headers.find((h) => h.type === PT_NOTE);
   if (!note) throw new Error(`${file}: no PT_NOTE header to map the new relocation table with`);
   const offset = align(BigInt(elf.length), PAGE);
-  const vaddr = align(loads.reduce((end, h) => (h.vaddr + h.memsz > end ? h.vaddr + h.memsz : end), 0n), PAGE);
+  // biome-ignore lint/complexity/useMathMinMax: addresses are bigints, which Math.max does not take
+  const loadsEnd = loads.reduce((end, h) => (h.vaddr + h.memsz > end ? h.vaddr + h.memsz : end), 0n);
+  const vaddr = align(loadsEnd, PAGE);
   const out = Buffer.alloc(Number(offset) + table.length);
   elf.copy(out);
   table.copy(out, Number(offset));
