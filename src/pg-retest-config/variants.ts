@@ -162,15 +162,7 @@ async function gateOne(
   const { logger } = context;
   const startedAt = new Date();
   const rounds = GATE_DEFAULTS.rounds;
-  const thresholds: Thresholds = {
-    p95_threshold: inputs.p95Threshold,
-    min_delta_ms: GATE_DEFAULTS.minDeltaMs,
-    min_calls: GATE_DEFAULTS.minCalls,
-    max_new_errors: GATE_DEFAULTS.maxNewErrors,
-    confidence: GATE_DEFAULTS.confidence,
-    plan_rules: { fail_on_plan_change: PLAN_DEFAULTS.failOnPlanChange, plan_min_rows: PLAN_DEFAULTS.planMinRows, max_buffers_growth: null },
-    min_coverage: GATE_DEFAULTS.minCoverage,
-  };
+  const thresholds = variantThresholds(inputs.p95Threshold);
   const done: { planned: PlannedReplay; report: ReplayReport }[] = [];
   const runs: ReplayRun[] = [];
   const of = (side: string) => done.filter((d) => d.planned.side === side).map((d) => d.report);
@@ -199,12 +191,6 @@ async function gateOne(
       throw fromEngineError(error);
     });
 
-  const warnings: string[] = [];
-  for (const v of [baseline, candidate]) {
-    if (v.inPlace !== null) {
-      warnings.push(`variant '${v.label}' was replayed in its own database, not on copies (a copy could not be made: ${v.inPlace}); each replay's writes stayed there for the next one`);
-    }
-  }
   await replayAll(planReplays(rounds), rounds);
   let comparison = await compare();
   let totalRounds = rounds;
@@ -255,9 +241,29 @@ async function gateOne(
     plans,
     coverage,
     keys: keysSummary(done.map((d) => d.report)),
-    warnings: [...warnings, ...decided.warnings],
+    warnings: [...inPlaceWarnings([baseline, candidate]), ...decided.warnings],
   };
   return { label: candidate.label, report, replays: of('head') };
+}
+
+/** The gate's thresholds, but for the p95 threshold the configuration sets. */
+function variantThresholds(p95Threshold: number): Thresholds {
+  return {
+    p95_threshold: p95Threshold,
+    min_delta_ms: GATE_DEFAULTS.minDeltaMs,
+    min_calls: GATE_DEFAULTS.minCalls,
+    max_new_errors: GATE_DEFAULTS.maxNewErrors,
+    confidence: GATE_DEFAULTS.confidence,
+    plan_rules: { fail_on_plan_change: PLAN_DEFAULTS.failOnPlanChange, plan_min_rows: PLAN_DEFAULTS.planMinRows, max_buffers_growth: null },
+    min_coverage: GATE_DEFAULTS.minCoverage,
+  };
+}
+
+/** One warning per variant replayed in place, whose replays saw each other's writes. */
+function inPlaceWarnings(variants: PreparedVariant[]): string[] {
+  return variants
+    .filter((v) => v.inPlace !== null)
+    .map((v) => `variant '${v.label}' was replayed in its own database, not on copies (a copy could not be made: ${v.inPlace}); each replay's writes stayed there for the next one`);
 }
 
 /** One replay of a variant: on a fresh copy of its copy, or in place. */
