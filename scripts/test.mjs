@@ -180,7 +180,10 @@ const CARGO_TEST_PROFILE = [
   '--profile',
   'ci',
   ...['pg-retest-core', 'pg-retest-node'].flatMap((crate) =>
-    ['opt-level=0', 'codegen-units=256', 'debug-assertions=true', 'overflow-checks=true'].flatMap((setting) => ['--config', `profile.ci.package.${crate}.${setting}`]),
+    ['opt-level=0', 'codegen-units=256', 'debug-assertions=true', 'overflow-checks=true'].flatMap((setting) => [
+      '--config',
+      `profile.ci.package.${crate}.${setting}`,
+    ]),
   ),
 ];
 

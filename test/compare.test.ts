@@ -142,9 +142,7 @@ describe('compareReplays', () => {
     expect(c.varying_errors).toMatchObject([{ sqlstate: '57014', class: 'interleaving', rule: 'varies', head_replays: [1] }]);
     expect(c.shared_errors).toEqual([]);
     expect(c.fixed_errors).toEqual([]);
-    expect(c.only_base).toEqual([
-      { fingerprint: id('gone'), normalized: 'SELECT * FROM gone WHERE id = $1', kind: 'select', calls: 60 },
-    ]);
+    expect(c.only_base).toEqual([{ fingerprint: id('gone'), normalized: 'SELECT * FROM gone WHERE id = $1', kind: 'select', calls: 60 }]);
     expect(c.only_head.map((r) => [r.fingerprint, r.calls])).toEqual([[id('added'), 2]]);
   });
 
@@ -172,9 +170,7 @@ describe('compareReplays', () => {
 
   it('refuses invalid options by their name', async () => {
     const base = report([{ name: 'a', samples: [1, 2, 3] }]);
-    const err = await compareReplays({ base: [base], head: [base], options: { ...options, confidence: 1.5 } }).catch(
-      (e: unknown) => e,
-    );
+    const err = await compareReplays({ base: [base], head: [base], options: { ...options, confidence: 1.5 } }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'E_OPTIONS', message: expect.stringMatching(/^confidence /) });
     const none = await compareReplays({ base: [], head: [base], options }).catch((e: unknown) => e);
     expect(none).toMatchObject({ code: 'E_OPTIONS', message: expect.stringMatching(/^no base replay/) });

@@ -119,7 +119,8 @@ export function relrToRela(file) {
   const kept = entries
     .filter((e) => e.tag !== DT_RELR && e.tag !== DT_RELRSZ && e.tag !== DT_RELRENT)
     .map((e) => (e.tag === DT_RELA ? { ...e, value: vaddr } : e.tag === DT_RELASZ ? { ...e, value: BigInt(table.length) } : e));
-  if (!kept.some((e) => e.tag === DT_RELA)) kept.splice(kept.length - 1, 0, { tag: DT_RELA, value: vaddr }, { tag: DT_RELASZ, value: BigInt(table.length) });
+  if (!kept.some((e) => e.tag === DT_RELA))
+    kept.splice(kept.length - 1, 0, { tag: DT_RELA, value: vaddr }, { tag: DT_RELASZ, value: BigInt(table.length) });
   if (kept.length > entries.length) throw new Error(`${file}: no room in the dynamic section`);
   while (kept.length < entries.length) kept.push({ tag: DT_NULL, value: 0n });
   kept.forEach((e, i) => {

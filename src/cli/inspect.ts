@@ -35,8 +35,11 @@ const options = {
     help: 'the workload this one was condensed from: compare the fingerprint mix, calls per fingerprint, concurrency and duration, and say what was dropped',
     schema: z.string().min(1).optional(),
   },
-  'min-share': { ...keepOptions['min-share'], help: 'with --against: the hot share (default: the condense sidecar\'s, else 1%)' },
-  'min-calls': { ...keepOptions['min-calls'], help: 'with --against: calls a hot fingerprint needs to be gated (default: the condense sidecar\'s, else 20)' },
+  'min-share': { ...keepOptions['min-share'], help: "with --against: the hot share (default: the condense sidecar's, else 1%)" },
+  'min-calls': {
+    ...keepOptions['min-calls'],
+    help: "with --against: calls a hot fingerprint needs to be gated (default: the condense sidecar's, else 20)",
+  },
 } as const;
 
 const schema = z

@@ -46,7 +46,9 @@ export function captureEvidence(workloadPath: string, workload: Workload): Captu
   });
   const warnings =
     unknown > 0
-      ? [`${plural(unknown, 'failed statement')} of the capture sidecar ${unknown === 1 ? 'is' : 'are'} not in the workload (a sidecar of another capture?); left out of the evidence`]
+      ? [
+          `${plural(unknown, 'failed statement')} of the capture sidecar ${unknown === 1 ? 'is' : 'are'} not in the workload (a sidecar of another capture?); left out of the evidence`,
+        ]
       : [];
   return { failures, warnings };
 }

@@ -194,9 +194,7 @@ function supervisorScript(makeError) {
     const candidate = fileURLToPath(new URL(`./${name}`, import.meta.url));
     if (fs.existsSync(candidate)) return candidate;
   }
-  throw makeError(
-    `cannot find pg-supervisor.js next to ${fileURLToPath(import.meta.url)}; the build is incomplete, run npm run build`,
-  );
+  throw makeError(`cannot find pg-supervisor.js next to ${fileURLToPath(import.meta.url)}; the build is incomplete, run npm run build`);
 }
 
 /** Our side of pg-supervisor.mjs: events in from its stdout; the config, then "stop", out on its stdin. */
@@ -301,7 +299,14 @@ async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, 
       );
     }
     if (supervisor.pid !== undefined) {
-      const client = new pg.Client({ host: '127.0.0.1', port, user: SUPERUSER, password, database: 'postgres', connectionTimeoutMillis: 5_000 });
+      const client = new pg.Client({
+        host: '127.0.0.1',
+        port,
+        user: SUPERUSER,
+        password,
+        database: 'postgres',
+        connectionTimeoutMillis: 5_000,
+      });
       client.on('error', () => {});
       try {
         await client.connect();

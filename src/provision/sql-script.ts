@@ -18,9 +18,7 @@ export interface SqlStatement {
   line: number;
 }
 
-export type SplitResult =
-  | { ok: true; statements: SqlStatement[] }
-  | { ok: false; line: number; problem: string };
+export type SplitResult = { ok: true; statements: SqlStatement[] } | { ok: false; line: number; problem: string };
 
 const IDENT_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
 const IDENT_START = /[A-Za-z_\u0080-\uffff]/;

@@ -23,9 +23,7 @@ export interface JunitOptions {
   maskValues?: boolean;
 }
 
-export type Outcome =
-  | { kind: 'passed' }
-  | { kind: 'failure' | 'error' | 'skipped'; message: string; type?: string; body?: string };
+export type Outcome = { kind: 'passed' } | { kind: 'failure' | 'error' | 'skipped'; message: string; type?: string; body?: string };
 
 export interface TestCase {
   name: string;
@@ -86,7 +84,12 @@ function latencySuite(report: GateReport): TestSuite {
       classname: 'pg-retest.fingerprint',
       time: f.head.p95_us / 1_000_000,
       outcome: f.regressed
-        ? { kind: 'failure', type: 'regression', message: f.rules.includes('client_p95') ? latencyLine(f) : serverTimeLine(f), body: fingerprintBody(f) }
+        ? {
+            kind: 'failure',
+            type: 'regression',
+            message: f.rules.includes('client_p95') ? latencyLine(f) : serverTimeLine(f),
+            body: fingerprintBody(f),
+          }
         : { kind: 'passed' },
     })),
   };
@@ -167,11 +170,21 @@ function thresholdSuite(report: GateReport, mask: boolean): TestSuite {
   if (c !== null) {
     // One case per absolute limit set (and per fingerprint over it), passed or failed.
     for (const limit of checkAbsoluteLimits(c, report.accounting?.head ?? null, t)) {
-      cases.push(thresholdCase(`head ${limit.name} within its limit`, limit.exceeded ? { kind: 'failure', type: 'limit', message: limit.line } : { kind: 'passed' }));
+      cases.push(
+        thresholdCase(
+          `head ${limit.name} within its limit`,
+          limit.exceeded ? { kind: 'failure', type: 'limit', message: limit.line } : { kind: 'passed' },
+        ),
+      );
     }
   }
   cases.push(thresholdCase('all sessions replayed and accounted for', accountingOutcome(report)));
-  cases.push(thresholdCase(`min-coverage: base executes at least ${sharePercent(report.thresholds.min_coverage ?? 0)} of the captured statements`, coverageOutcome(report)));
+  cases.push(
+    thresholdCase(
+      `min-coverage: base executes at least ${sharePercent(report.thresholds.min_coverage ?? 0)} of the captured statements`,
+      coverageOutcome(report),
+    ),
+  );
   return { name: 'thresholds', cases };
 }
 
@@ -196,7 +209,12 @@ function newErrorsOutcome(report: GateReport, c: Comparison, mask: boolean): Out
 
 function planRulesOutcome(planned: PlanRuleResult): Outcome {
   if (planned.reasons.length > 0) {
-    return { kind: 'failure', type: 'plan', message: plural(planned.reasons.length, 'plan rule violation'), body: planned.reasons.join('\n') };
+    return {
+      kind: 'failure',
+      type: 'plan',
+      message: plural(planned.reasons.length, 'plan rule violation'),
+      body: planned.reasons.join('\n'),
+    };
   }
   if (planned.unmeasured.length > 0) return { kind: 'skipped', message: `not measured: ${firstLine(planned.unmeasured[0]!)}` };
   return { kind: 'passed' };
@@ -238,9 +256,7 @@ function coverageOutcome(report: GateReport): Outcome {
     ),
     ...c.not_compared.map((n) => `not compared: ${n.normalized} (${n.fingerprint}): ${n.reason}`),
   ].join('\n');
-  return c.sufficient
-    ? { kind: 'passed' }
-    : { kind: 'failure', type: 'inconclusive', message: inconclusiveHeadline(c), body };
+  return c.sufficient ? { kind: 'passed' } : { kind: 'failure', type: 'inconclusive', message: inconclusiveHeadline(c), body };
 }
 
 /** Every planned session completed and every captured statement executed, skipped or reported. */
@@ -305,7 +321,12 @@ function seconds(value: number): string {
 }
 
 function firstLine(value: string): string {
-  return value.split(/\r?\n/).find((line) => line.trim() !== '')?.trim() ?? '';
+  return (
+    value
+      .split(/\r?\n/)
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? ''
+  );
 }
 
 /**
@@ -313,7 +334,8 @@ function firstLine(value: string): string {
  * U+FFFE, U+FFFF; unpaired surrogates). Written as `\uXXXX` text so the reader still sees that
  * something was there.
  */
-const ILLEGAL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const ILLEGAL =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 function legal(value: string): string {
   return value.replace(ILLEGAL, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
