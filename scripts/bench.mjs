@@ -260,7 +260,7 @@ function findTools() {
   const bin = findPgBin();
   const python = which('python3');
   if (!python) throw new BenchError('python3 is needed to measure pgbench CPU time; install python3');
-  const runuser = isRoot ? which('runuser') ?? ['/usr/sbin/runuser', '/sbin/runuser'].find((f) => fs.existsSync(f)) : undefined;
+  const runuser = isRoot ? (which('runuser') ?? ['/usr/sbin/runuser', '/sbin/runuser'].find((f) => fs.existsSync(f))) : undefined;
   if (isRoot && !runuser) {
     throw new BenchError('running as root: initdb/postgres must run as another user, and runuser is missing');
   }
@@ -320,7 +320,14 @@ async function startServer(tools) {
     fs.chownSync(dir, uid, gid);
   }
   const [initdb, initArgs] = tools.asServerUser('initdb', [
-    '-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '-N',
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '--auth=trust',
+    '--encoding=UTF8',
+    '--locale=C',
+    '-N',
   ]);
   await mustRun('initdb', initdb, initArgs, { quiet: true });
 
@@ -328,7 +335,12 @@ async function startServer(tools) {
   const logFile = path.join(dir, 'server.log');
   const logFd = fs.openSync(logFile, 'a');
   const [postgres, pgArgs] = tools.asServerUser('postgres', [
-    '-D', data, '-p', String(port), '-k', dir,
+    '-D',
+    data,
+    '-p',
+    String(port),
+    '-k',
+    dir,
     ...SERVER_SETTINGS.flatMap((s) => ['-c', s]),
   ]);
   const child = spawn(postgres, pgArgs, { stdio: ['ignore', logFd, logFd] });
@@ -404,7 +416,15 @@ const loadavg = () => Number(os.loadavg()[0].toFixed(2));
 async function generate(work, statements) {
   const file = path.join(work, `select-${statements}.wkl`);
   const r = await mustRun(`generating a ${statements}-statement workload`, exampleBin, [
-    'gen', '--out', file, '--statements', String(statements), '--sessions', String(SESSIONS), '--seed', String(statements),
+    'gen',
+    '--out',
+    file,
+    '--statements',
+    String(statements),
+    '--sessions',
+    String(SESSIONS),
+    '--seed',
+    String(statements),
   ]);
   const info = lastJson(r.stdout, 'bench_replay gen');
   console.log(
@@ -501,8 +521,22 @@ async function runPgbench(ctx, label, replayed) {
   const load = loadavg();
   const length = settings.fixedWork ? ['-t', String(Math.round(replayed / SESSIONS))] : ['-T', String(settings.seconds)];
   const args = [
-    '-h', ctx.host, '-p', String(ctx.port), '-U', 'postgres',
-    '-S', '-M', 'simple', '-c', String(SESSIONS), '-j', '2', ...length, '-n', 'bench',
+    '-h',
+    ctx.host,
+    '-p',
+    String(ctx.port),
+    '-U',
+    'postgres',
+    '-S',
+    '-M',
+    'simple',
+    '-c',
+    String(SESSIONS),
+    '-j',
+    '2',
+    ...length,
+    '-n',
+    'bench',
   ];
   const m = await measured(`pgbench (${label})`, ctx.work, ctx.tools.exe('pgbench'), args);
   const { stdout, usage } = m;
@@ -573,8 +607,19 @@ async function runOurs(ctx, label, file, statements, { driver = 'wire', pin = tr
     `host='${ctx.host}' port=${ctx.port} user=postgres dbname=bench sslmode=disable` +
     (serverTime ? ` ${serverTimeVariant.conninfoOptions}` : '');
   const m = await measured(`our replay (${label})`, ctx.work, exampleBin, [
-    'replay', '--wkl', file, '--conninfo', conninfo, '--expect', String(statements), '--driver', driver, '--pin', pin ? 'on' : 'off',
-    '--server-time', serverTime ? 'on' : 'off',
+    'replay',
+    '--wkl',
+    file,
+    '--conninfo',
+    conninfo,
+    '--expect',
+    String(statements),
+    '--driver',
+    driver,
+    '--pin',
+    pin ? 'on' : 'off',
+    '--server-time',
+    serverTime ? 'on' : 'off',
   ]);
   const { stdout, usage } = m;
   const j = lastJson(stdout, 'bench_replay replay');
@@ -623,7 +668,22 @@ async function runFloor(ctx, label, io) {
     `the floor client (${label})`,
     ctx.work,
     floorBin,
-    ['--host', ctx.host, '--port', String(ctx.port), '--dbname', 'bench', '--sessions', String(SESSIONS), '--threads', '2', '--seconds', String(settings.seconds), '--io', io],
+    [
+      '--host',
+      ctx.host,
+      '--port',
+      String(ctx.port),
+      '--dbname',
+      'bench',
+      '--sessions',
+      String(SESSIONS),
+      '--threads',
+      '2',
+      '--seconds',
+      String(settings.seconds),
+      '--io',
+      io,
+    ],
     { tolerate: [FLOOR_UNAVAILABLE] },
   );
   if (m.code === FLOOR_UNAVAILABLE) {
@@ -676,7 +736,6 @@ function printRun(r) {
   console.log(parts.join(', '));
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Main
 
@@ -698,7 +757,12 @@ async function main() {
   const revision = git.status === 0 ? git.stdout.trim() : 'unknown';
   console.log(`machine: ${machine.cpus} CPUs (${machine.cpu_model}), ${machine.memory_gib} GiB, ${machine.os}`);
   console.log(`revision: ${revision}`);
-  console.log(`server: ${tools.version} from ${tools.bin}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `server: ${tools.version} from ${tools.bin}; load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   console.log('note: other work on this machine adds noise; runs alternate A B A B to spread it.');
 
   if (settings.build) {
@@ -715,7 +779,9 @@ async function main() {
   // The socket is the server's own directory (-k), as on the servers the gate starts.
   const ctx = { ...srv, tools, host: settings.transport === 'socket' ? srv.dir : '127.0.0.1' };
   console.log(`  port ${srv.port}, data in ${srv.dir}, settings: ${SERVER_SETTINGS.join(' ')}`);
-  console.log(`  every client connects to ${settings.transport === 'socket' ? `the Unix-domain socket in ${srv.dir}` : `127.0.0.1:${srv.port} (TCP)`}`);
+  console.log(
+    `  every client connects to ${settings.transport === 'socket' ? `the Unix-domain socket in ${srv.dir}` : `127.0.0.1:${srv.port} (TCP)`}`,
+  );
   const pgUser = ['-h', '127.0.0.1', '-p', String(srv.port), '-U', 'postgres'];
   await mustRun('createdb', tools.exe('createdb'), [...pgUser, 'bench']);
   console.log('  pgbench -i -s 10 ...');
@@ -750,7 +816,7 @@ async function main() {
     const runT = () => runOurs(ctx, `T${i}`, file, statements, { serverTime: true });
     const tBefore = tFirst ? await runT() : undefined;
     const b = await runOurs(ctx, `B${i}`, file, statements);
-    const t = settings.serverTime ? tBefore ?? (await runT()) : undefined;
+    const t = settings.serverTime ? (tBefore ?? (await runT())) : undefined;
     const c = settings.oldPath ? await runOurs(ctx, `C${i}`, file, statements, { driver: 'tokio-postgres' }) : undefined;
     const u = settings.unpinned ? await runOurs(ctx, `U${i}`, file, statements, { pin: false }) : undefined;
     const d = settings.floor ? await runFloor(ctx, `D${i}`, 'epoll') : undefined;
@@ -774,7 +840,9 @@ async function main() {
       `  pair ${i}: ours/pgbench = ${fmt(pair.ratio, 3)} (${fmt(pair.ratio_including_load, 3)} counting the load time)` +
         (c ? `; tokio-postgres path/pgbench = ${fmt(pair.old_path_ratio, 3)}` : '') +
         (u ? `; unpinned/pgbench = ${fmt(pair.unpinned_ratio, 3)}` : '') +
-        (t ? `; server time/pgbench = ${fmt(pair.server_time_ratio, 3)} (T/B: q/s ${fmt(pair.server_time_vs_ours.qps, 3)}${pair.server_time_vs_ours.server_cpu === undefined ? '' : `, server CPU ${fmt(pair.server_time_vs_ours.server_cpu, 3)}`})` : '') +
+        (t
+          ? `; server time/pgbench = ${fmt(pair.server_time_ratio, 3)} (T/B: q/s ${fmt(pair.server_time_vs_ours.qps, 3)}${pair.server_time_vs_ours.server_cpu === undefined ? '' : `, server CPU ${fmt(pair.server_time_vs_ours.server_cpu, 3)}`})`
+          : '') +
         (d ? `; floor epoll/pgbench = ${fmt(pair.floor_epoll_ratio, 3)}` : '') +
         (e ? `; floor io_uring/pgbench = ${fmt(pair.floor_io_uring_ratio, 3)}` : '') +
         (f ? `; floor Tokio/pgbench = ${fmt(pair.floor_tokio_ratio, 3)}` : ''),
@@ -901,7 +969,8 @@ async function main() {
       met: ourReplayCpu <= cpuLimit,
     },
   };
-  if (mem320) targets.rss_320k = { target: `<= ${TARGETS.rss320kMB} MB`, value: mem320.peak_rss_mb, met: mem320.peak_rss_mb <= TARGETS.rss320kMB };
+  if (mem320)
+    targets.rss_320k = { target: `<= ${TARGETS.rss320kMB} MB`, value: mem320.peak_rss_mb, met: mem320.peak_rss_mb <= TARGETS.rss320kMB };
   if (mem1m) targets.rss_1m = { target: `<= ${TARGETS.rss1MMB} MB`, value: mem1m.peak_rss_mb, met: mem1m.peak_rss_mb <= TARGETS.rss1MMB };
 
   console.log('\n=== summary ===');
@@ -909,18 +978,35 @@ async function main() {
   const runs = [
     warmup,
     cal,
-    ...pairs.flatMap((p) => [p.pgbench, p.ours, p.server_time, p.old_path, p.unpinned, p.floor_epoll, p.floor_io_uring, p.floor_tokio].filter(Boolean)),
+    ...pairs.flatMap((p) =>
+      [p.pgbench, p.ours, p.server_time, p.old_path, p.unpinned, p.floor_epoll, p.floor_io_uring, p.floor_tokio].filter(Boolean),
+    ),
     ...memory,
   ];
   for (const r of runs) {
-    rows.push([r.label, r.tool, String(r.statements), fmt(r.qps, 0), fmt(r.cpu_s, 2), fmt(r.cpu_per_100k_s, 3), fmt(r.peak_rss_mb, 1), String(r.loadavg_before)]);
+    rows.push([
+      r.label,
+      r.tool,
+      String(r.statements),
+      fmt(r.qps, 0),
+      fmt(r.cpu_s, 2),
+      fmt(r.cpu_per_100k_s, 3),
+      fmt(r.peak_rss_mb, 1),
+      String(r.loadavg_before),
+    ]);
   }
   printTable(rows);
   console.log('');
   console.log(`q/s mean: pgbench ${fmt(summary.pgbench_qps_mean, 0)}, ours ${fmt(summary.ours_qps_mean, 0)}`);
-  console.log(`ratio ours/pgbench: ${ratios.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.ratio_mean, 3)}, ${fmtInterval(summary.ratio_ci95)} (${fmt(summary.ratio_including_load_mean, 3)} counting our load time)`);
-  console.log(`client CPU per 100k statements: pgbench ${fmt(pgCpu, 3)} s, ours ${fmt(ourCpu, 3)} s (replay alone ${fmt(ourReplayCpu, 3)} s, the rest is loading the .wkl)`);
-  console.log(`client CPU ours/pgbench per pair: ${summary.cpu_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → ${fmtInterval(summary.cpu_ratio_ci95)}`);
+  console.log(
+    `ratio ours/pgbench: ${ratios.map((x) => fmt(x, 3)).join(', ')} → mean ${fmt(summary.ratio_mean, 3)}, ${fmtInterval(summary.ratio_ci95)} (${fmt(summary.ratio_including_load_mean, 3)} counting our load time)`,
+  );
+  console.log(
+    `client CPU per 100k statements: pgbench ${fmt(pgCpu, 3)} s, ours ${fmt(ourCpu, 3)} s (replay alone ${fmt(ourReplayCpu, 3)} s, the rest is loading the .wkl)`,
+  );
+  console.log(
+    `client CPU ours/pgbench per pair: ${summary.cpu_ratio_per_pair.map((x) => fmt(x, 3)).join(', ')} → ${fmtInterval(summary.cpu_ratio_ci95)}`,
+  );
   const variants = { old_path: 'tokio-postgres path', unpinned: 'unpinned threads', server_time: 'server time on' };
   for (const [role, name] of Object.entries(variants).filter(([role]) => roles[role])) {
     console.log(
@@ -931,7 +1017,8 @@ async function main() {
   if (settings.serverTime) serverTimeVariant.print(summary.server_time_vs_ours);
   if (summary.floor) {
     const floors = Object.entries(summary.floor).map(
-      ([role, f]) => `${role.replace('floor_', '')} ${fmt(f.cpu_per_100k_s, 3)} s/100k (${fmt(f.cpu_vs_pgbench, 2)} x pgbench), q/s ratio ${fmt(f.ratio_mean, 3)} (${fmtInterval(f.ratio_ci95)})`,
+      ([role, f]) =>
+        `${role.replace('floor_', '')} ${fmt(f.cpu_per_100k_s, 3)} s/100k (${fmt(f.cpu_vs_pgbench, 2)} x pgbench), q/s ratio ${fmt(f.ratio_mean, 3)} (${fmtInterval(f.ratio_ci95)})`,
     );
     console.log(
       `floor client: ${floors.join('; ')}${uringAvailable ? '' : '; io_uring not available here'}; ` +
@@ -952,10 +1039,14 @@ async function main() {
   }
   console.log(`our peak RSS in the A/B runs (${statements} statements): ${fmt(summary.ours_peak_rss_mb_ab_runs, 1)} MB`);
   for (const m of memory) {
-    console.log(`peak RSS, load + replay of ${m.statements} statements: ${fmt(m.peak_rss_mb, 1)} MB (${fmt(m.peak_rss_after_load_mb, 1)} MB by the end of loading; compact workload ${fmt(m.workload_heap_mb, 1)} MB)`);
+    console.log(
+      `peak RSS, load + replay of ${m.statements} statements: ${fmt(m.peak_rss_mb, 1)} MB (${fmt(m.peak_rss_after_load_mb, 1)} MB by the end of loading; compact workload ${fmt(m.workload_heap_mb, 1)} MB)`,
+    );
   }
   for (const a of addonLoads) {
-    console.log(`through the addon (a Node process), load of ${a.statements} statements: peak RSS ${fmt(a.peak_rss_mb, 1)} MB, of which ${fmt(a.rss_before_load_mb, 1)} MB before loading; CPU ${fmt(a.cpu_s, 3)} s`);
+    console.log(
+      `through the addon (a Node process), load of ${a.statements} statements: peak RSS ${fmt(a.peak_rss_mb, 1)} MB, of which ${fmt(a.rss_before_load_mb, 1)} MB before loading; CPU ${fmt(a.cpu_s, 3)} s`,
+    );
   }
   console.log('targets:');
   for (const [name, t] of Object.entries(targets)) {
@@ -964,7 +1055,9 @@ async function main() {
   const busiest = Math.max(...runs.map((r) => r.loadavg_before));
   summary.max_loadavg = busiest;
   if (busiest > machine.cpus) {
-    console.log(`note: the 1-minute load average reached ${busiest} on ${machine.cpus} CPUs: other work competed with these runs, so the figures are noisy.`);
+    console.log(
+      `note: the 1-minute load average reached ${busiest} on ${machine.cpus} CPUs: other work competed with these runs, so the figures are noisy.`,
+    );
   }
   console.log('(MB = 10^6 bytes; q/s of pgbench exclude its connection time, ours are statements / replay wall time)');
 
@@ -1000,7 +1093,7 @@ try {
   await main();
 } catch (e) {
   exitCode = interrupted ? 130 : 1;
-  console.error(`\nbench: ${e instanceof BenchError ? e.message : e?.stack ?? e}`);
+  console.error(`\nbench: ${e instanceof BenchError ? e.message : (e?.stack ?? e)}`);
 } finally {
   try {
     if (server.dir) console.log('\n--- stopping the server ---');

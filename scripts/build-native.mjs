@@ -32,7 +32,7 @@ const argv = process.argv.slice(2);
 const option = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 const debug = argv.includes('--debug');
 /** Cargo's profile, and the directory under target/ it builds into. */
-const profile = debug ? 'dev' : option('--profile') ?? 'release';
+const profile = debug ? 'dev' : (option('--profile') ?? 'release');
 if (!profile || !/^[a-z][a-z0-9_-]*$/.test(profile)) {
   console.error('build-native: --profile needs a cargo profile name (e.g. ci)');
   process.exit(2);
@@ -52,7 +52,9 @@ const ids = ENGINE_PLATFORMS.map((entry) => entry.id).join(', ');
 if (!target) fail(`there is no engine platform ${wanted}; there are ${ids}`);
 const native = host?.id === target.id;
 if (!native && !canCrossBuild(target)) {
-  fail(`cannot build ${target.id} on ${hostId}: build it on a ${target.label} machine (linux-x64-gnu cross-builds linux-arm64-gnu and linux-x64-musl)`);
+  fail(
+    `cannot build ${target.id} on ${hostId}: build it on a ${target.label} machine (linux-x64-gnu cross-builds linux-arm64-gnu and linux-x64-musl)`,
+  );
 }
 
 const metadata = spawnSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], {

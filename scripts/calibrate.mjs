@@ -68,13 +68,25 @@ const conditions = opt('--conditions', 'quiet,bursts').split(',');
 const write = !args.includes('--no-write');
 const keep = opt('--keep', null);
 if (args.includes('--keep') && (!keep || keep.startsWith('--'))) {
-  console.error('calibrate: --keep needs a directory to keep the runs\' JSON reports in (e.g. --keep /tmp/calibrate-runs)');
+  console.error("calibrate: --keep needs a directory to keep the runs' JSON reports in (e.g. --keep /tmp/calibrate-runs)");
   process.exit(2);
 }
 if (keep) fs.mkdirSync(keep, { recursive: true });
 
 /** The cases of the shop's workloads, and of the race workload (examples/oltp/variants). */
-const SHOP_CASES = ['a-a', 'drop-index', 'trigger-0.5ms', 'trigger-2ms', 'read+20%', 'read+50%', 'read+0.2ms', 'read+0.6ms', 'read+1ms', 'two-indexes', 'fillfactor'];
+const SHOP_CASES = [
+  'a-a',
+  'drop-index',
+  'trigger-0.5ms',
+  'trigger-2ms',
+  'read+20%',
+  'read+50%',
+  'read+0.2ms',
+  'read+0.6ms',
+  'read+1ms',
+  'two-indexes',
+  'fillfactor',
+];
 const RACE_CASES = ['a-a', 'drop-unused-index', 'rename-column', 'unique-constraint'];
 
 /**
@@ -126,7 +138,10 @@ function fail(message) {
 if (!Number.isInteger(runs) || runs < 1) fail('--runs needs a whole number ≥ 1');
 for (const w of workloadNames) if (!WORKLOADS[w]) fail(`unknown workload ${w} (${Object.keys(WORKLOADS).join(', ')})`);
 for (const c of chosenCases ?? []) {
-  if (!workloadNames.some((w) => WORKLOADS[w].cases.includes(c))) fail(`unknown case ${c}: the workloads ${workloadNames.join(', ')} have ${[...new Set(workloadNames.flatMap((w) => WORKLOADS[w].cases))].join(', ')}`);
+  if (!workloadNames.some((w) => WORKLOADS[w].cases.includes(c)))
+    fail(
+      `unknown case ${c}: the workloads ${workloadNames.join(', ')} have ${[...new Set(workloadNames.flatMap((w) => WORKLOADS[w].cases))].join(', ')}`,
+    );
 }
 if (!fs.existsSync(cli)) fail('dist/cli.js is missing: run npm run build first');
 const library = path.join(root, 'build', 'engine.linux-x64-gnu.node');
@@ -139,7 +154,8 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-calibrate-'));
 function migrations(name, exampleName, extra = {}) {
   const dir = path.join(tmp, name);
   fs.mkdirSync(dir, { recursive: true });
-  for (const f of fs.readdirSync(example(exampleName, 'migrations'))) fs.copyFileSync(example(exampleName, 'migrations', f), path.join(dir, f));
+  for (const f of fs.readdirSync(example(exampleName, 'migrations')))
+    fs.copyFileSync(example(exampleName, 'migrations', f), path.join(dir, f));
   for (const [file, sql] of Object.entries(extra)) fs.writeFileSync(path.join(dir, file), sql);
   return path.join(dir, '*.sql');
 }
@@ -194,7 +210,22 @@ function gate(url, workload, seed, base, head, json) {
   const started = Date.now();
   const r = spawnSync(
     process.execPath,
-    [cli, 'gate', '--database-url', url, '--workload', workload, '--seed', seed, '--base-migrations', base, '--migrations', head, '--json', json],
+    [
+      cli,
+      'gate',
+      '--database-url',
+      url,
+      '--workload',
+      workload,
+      '--seed',
+      seed,
+      '--base-migrations',
+      base,
+      '--migrations',
+      head,
+      '--json',
+      json,
+    ],
     { cwd: root, encoding: 'utf8', env: { ...process.env, CI: 'true', GITHUB_EVENT_NAME: '', GITHUB_EVENT_PATH: '' } },
   );
   // The machine's 1-minute load average as the run ends: what else was competing for the CPUs.
@@ -225,7 +256,12 @@ function firedRules(report) {
 function firedSummary(outcomes) {
   const counts = new Map();
   for (const o of outcomes) for (const rule of o.fired ?? []) counts.set(rule, (counts.get(rule) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([rule, n]) => `${rule} ${n}`).join(', ') || '–';
+  return (
+    [...counts]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(([rule, n]) => `${rule} ${n}`)
+      .join(', ') || '–'
+  );
 }
 
 /** Median latency (µs) of the hot read on base, from one gate run's A/A report. */
@@ -313,7 +349,10 @@ async function caseDefinitions(name, w, measure) {
     cases[c] = {
       workload: burnWorkload,
       base: burnBase,
-      head: head(`burn-${amount}`, { '900_calib_burn.sql': burnFunction(0), '901_calib_burn.sql': burnFunction(Math.max(1, Math.round(micros))) }),
+      head: head(`burn-${amount}`, {
+        '900_calib_burn.sql': burnFunction(0),
+        '901_calib_burn.sql': burnFunction(Math.max(1, Math.round(micros))),
+      }),
     };
   }
   return cases;
@@ -345,7 +384,9 @@ async function main() {
               outcomes.push({ ...r, fired: r.code === 1 && report ? firedRules(report) : null });
               if (keep && report) fs.copyFileSync(json, path.join(keep, `${name}-${condition}-${caseName}-${i + 1}.json`));
               const fired = r.code === 1 && report ? ` (${[...firedRules(report)].join(', ')})` : '';
-              process.stdout.write(`${name} ${condition} ${caseName} ${i + 1}/${runs}: exit ${r.code}${fired}, ${r.seconds.toFixed(0)} s\n`);
+              process.stdout.write(
+                `${name} ${condition} ${caseName} ${i + 1}/${runs}: exit ${r.code}${fired}, ${r.seconds.toFixed(0)} s\n`,
+              );
             }
           } finally {
             stop();
@@ -385,7 +426,18 @@ async function main() {
  * the hot read's ~0.2 ms client median; then the fixed amounts. What "the smallest slowdown
  * caught" is read from.
  */
-const SLOWDOWNS = ['fillfactor', 'two-indexes', 'read+20%', 'read+50%', 'read+0.2ms', 'trigger-0.5ms', 'read+0.6ms', 'read+1ms', 'trigger-2ms', 'drop-index'];
+const SLOWDOWNS = [
+  'fillfactor',
+  'two-indexes',
+  'read+20%',
+  'read+50%',
+  'read+0.2ms',
+  'trigger-0.5ms',
+  'read+0.6ms',
+  'read+1ms',
+  'trigger-2ms',
+  'drop-index',
+];
 /** Changes that must pass (every failure is a false alarm), and changes that break statements (every pass is a miss). */
 const HARMLESS = ['a-a', 'drop-unused-index'];
 const BREAKING = ['rename-column', 'unique-constraint'];
@@ -427,12 +479,27 @@ function previousRows(text) {
   const lines = inner.split('\n');
   const head = lines.findIndex((line) => line.startsWith('| workload | condition | case |'));
   if (head < 0) return [];
-  const names = lines[head].split('|').slice(1, -1).map((c) => c.trim());
+  const names = lines[head]
+    .split('|')
+    .slice(1, -1)
+    .map((c) => c.trim());
   const rows = [];
   for (const line of lines.slice(head + 2)) {
     if (!line.startsWith('|')) break;
-    const cells = Object.fromEntries(line.split('|').slice(1, -1).map((c, i) => [names[i], c.trim()]));
-    rows.push({ workload: cells.workload, condition: cells.condition, case: cells.case, runs: Number(cells.runs), failed: Number.parseInt(cells.failed, 10), cells });
+    const cells = Object.fromEntries(
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((c, i) => [names[i], c.trim()]),
+    );
+    rows.push({
+      workload: cells.workload,
+      condition: cells.condition,
+      case: cells.case,
+      runs: Number(cells.runs),
+      failed: Number.parseInt(cells.failed, 10),
+      cells,
+    });
   }
   return rows;
 }
@@ -514,7 +581,9 @@ function writeTable(rows, complete) {
   const block = tableBlock(mergeRows(previousRows(text), rows), complete ? 0 : planned - rows.length);
   if (!write) return block;
   const inner = `${BEGIN}\n${block.join('\n')}\n${END}`;
-  const next = text.includes(BEGIN) ? text.replace(new RegExp(`${BEGIN}[\\s\\S]*?${END}`), inner) : `${text.trimEnd()}\n\n## Calibration\n\n${inner}\n`;
+  const next = text.includes(BEGIN)
+    ? text.replace(new RegExp(`${BEGIN}[\\s\\S]*?${END}`), inner)
+    : `${text.trimEnd()}\n\n## Calibration\n\n${inner}\n`;
   fs.writeFileSync(doc, next);
   if (complete) console.log(`\nwritten to ${path.relative(root, doc)}`);
   return block;

@@ -28,7 +28,6 @@ import { prng } from './lib/prng.mjs';
 const out = path.resolve(process.argv[2] ?? path.join(root, 'examples', 'shop', 'checkout.wkl'));
 const shop = (...parts) => path.join(root, 'examples', 'shop', ...parts);
 
-
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function client(url) {
@@ -43,10 +42,7 @@ const PRODUCTS = 2_000;
 /** One checkout: the order, 1–3 lines with their stock, the total; ids from RETURNING. */
 async function checkout(c, rnd, customer) {
   await c.query('BEGIN');
-  const { rows } = await c.query(
-    "INSERT INTO orders (customer_id, status, total) VALUES ($1, 'pending', 0) RETURNING id",
-    [customer],
-  );
+  const { rows } = await c.query("INSERT INTO orders (customer_id, status, total) VALUES ($1, 'pending', 0) RETURNING id", [customer]);
   const orderId = rows[0].id;
   const lines = 1 + Math.floor(rnd() * 3);
   const products = new Set();
@@ -55,10 +51,12 @@ async function checkout(c, rnd, customer) {
   for (const product of products) {
     const { rows: p } = await c.query('SELECT price, stock FROM products WHERE id = $1 FOR UPDATE', [product]);
     const quantity = 1 + Math.floor(rnd() * 3);
-    await c.query(
-      'INSERT INTO order_items (order_id, product_id, quantity, unit_price) VALUES ($1, $2, $3, $4)',
-      [orderId, product, quantity, p[0].price],
-    );
+    await c.query('INSERT INTO order_items (order_id, product_id, quantity, unit_price) VALUES ($1, $2, $3, $4)', [
+      orderId,
+      product,
+      quantity,
+      p[0].price,
+    ]);
     await c.query('UPDATE products SET stock = stock - $1 WHERE id = $2', [quantity, product]);
     total += quantity * Number(p[0].price);
   }

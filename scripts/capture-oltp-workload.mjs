@@ -113,7 +113,8 @@ async function client(pgbench, url, scripts, slot) {
     // Exit 2, a processed count and an SQL error: a failed statement aborted the client.
     const processed = /number of transactions actually processed: (\d+)/.exec(r.stdout);
     const failure = /aborted in command \d+ query \d+: (ERROR:[^\n]*)/.exec(r.stderr);
-    if (r.code !== 2 || !processed || !failure) throw new Error(`pgbench exited ${r.code}: ${r.stderr.trim().split('\n').slice(-3).join(' / ')}`);
+    if (r.code !== 2 || !processed || !failure)
+      throw new Error(`pgbench exited ${r.code}: ${r.stderr.trim().split('\n').slice(-3).join(' / ')}`);
     console.log(`client ${slot + 1}: ${failure[1]}; starting it again`);
     // The aborted transaction counts as run: the loop always moves on.
     left -= Number(processed[1]) + 1;
@@ -145,7 +146,9 @@ async function main() {
     const started = Date.now();
     const ended = await Promise.all(Array.from({ length: CLIENTS }, (_, slot) => client(pgbench, url, scripts, slot)));
     const races = ended.reduce((a, b) => a + b, 0);
-    console.log(`${CLIENTS} clients, ${TRANSACTIONS} transactions each, in ${((Date.now() - started) / 1000).toFixed(1)} s; ${races} ended by a failure`);
+    console.log(
+      `${CLIENTS} clients, ${TRANSACTIONS} transactions each, in ${((Date.now() - started) / 1000).toFixed(1)} s; ${races} ended by a failure`,
+    );
 
     // Only pgbench's sessions: the setup's statements are not the workload.
     captureServerLog(server, out, ['--database', 'oltp', '--application-name', 'pgbench']);

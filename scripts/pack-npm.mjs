@@ -70,7 +70,8 @@ for (const { platform, file } of engines) {
   if (path.dirname(file) !== path.join(root, 'dist')) continue;
   const sha256 = fileDigest(file);
   const listed = distManifest.digests.get(engineFile(platform.id));
-  if (sha256 !== listed) fail(`dist/${engineFile(platform.id)} has sha256 ${sha256}, dist/${MANIFEST_FILE} lists ${listed ?? 'none'}: run npm run package`);
+  if (sha256 !== listed)
+    fail(`dist/${engineFile(platform.id)} has sha256 ${sha256}, dist/${MANIFEST_FILE} lists ${listed ?? 'none'}: run npm run package`);
 }
 
 fs.rmSync(out, { recursive: true, force: true });
@@ -87,7 +88,9 @@ function pack(dir, manifest, files) {
   const r = spawnSync('npm', ['pack', '--json', '--pack-destination', out], { cwd: dir, encoding: 'utf8' });
   if (r.status !== 0) fail(`npm pack in ${dir} failed:\n${r.stderr}`);
   const [info] = JSON.parse(r.stdout);
-  console.log(`${info.filename}: ${info.entryCount} files, ${(info.size / 1e6).toFixed(1)} MB packed, ${(info.unpackedSize / 1e6).toFixed(1)} MB unpacked`);
+  console.log(
+    `${info.filename}: ${info.entryCount} files, ${(info.size / 1e6).toFixed(1)} MB packed, ${(info.unpackedSize / 1e6).toFixed(1)} MB unpacked`,
+  );
   return path.join(out, info.filename);
 }
 
@@ -115,7 +118,10 @@ const manifest = path.join(out, MANIFEST_FILE);
 fs.mkdirSync(out, { recursive: true });
 fs.writeFileSync(
   manifest,
-  formatManifest({ sourceHash: nativeSourceHash(), engines: engines.map(({ platform, file }) => ({ file: engineFile(platform.id), sha256: fileDigest(file) })) }),
+  formatManifest({
+    sourceHash: nativeSourceHash(),
+    engines: engines.map(({ platform, file }) => ({ file: engineFile(platform.id), sha256: fileDigest(file) })),
+  }),
 );
 
 pack(
@@ -127,7 +133,10 @@ pack(
     type: 'module',
     bin: { [own.name]: 'dist/cli.js' },
     files: ['dist/cli.js', 'dist/pg-supervisor.js', `dist/${MANIFEST_FILE}`, 'README.md'],
-    optionalDependencies: { ...Object.fromEntries(ENGINE_PLATFORMS.map((platform) => [platformName(platform.id), own.version])), ...embedded },
+    optionalDependencies: {
+      ...Object.fromEntries(ENGINE_PLATFORMS.map((platform) => [platformName(platform.id), own.version])),
+      ...embedded,
+    },
   },
   [
     ['dist/cli.js', 'dist/cli.js'],

@@ -74,7 +74,8 @@ function packageFrom(rev) {
     const env = { ...process.env, CARGO_TARGET_DIR: cargoTarget, PG_RETEST_CROSS_TARGET_DIR: path.join(cargoTarget, 'cross') };
     run(process.execPath, [path.join(worktree, 'scripts', 'package.mjs')], { cwd: worktree, env });
     const engines = DIST_ENGINES.map((entry) => engineFile(entry.id));
-    for (const file of ['index.js', 'post.js', 'pg-supervisor.js', ...engines, MANIFEST_FILE]) replaceFile(path.join(worktree, 'dist', file), path.join(out, file));
+    for (const file of ['index.js', 'post.js', 'pg-supervisor.js', ...engines, MANIFEST_FILE])
+      replaceFile(path.join(worktree, 'dist', file), path.join(out, file));
     console.error(`package: dist/ built from ${rev} and copied to ${path.relative(process.cwd(), out) || '.'}`);
   } finally {
     fs.rmSync(worktree, { recursive: true, force: true });
@@ -92,18 +93,28 @@ const common = {
   logLevel: 'warning',
   absWorkingDir: root,
   // Bundled CommonJS dependencies call require(); in an ES module it must be made.
-  banner: { js: "import { createRequire as __pgRetestCreateRequire } from 'node:module'; const require = __pgRetestCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __pgRetestCreateRequire } from 'node:module'; const require = __pgRetestCreateRequire(import.meta.url);",
+  },
 };
 
 fs.mkdirSync(out, { recursive: true });
 // The action's engine search (src/engine/native.ts): its own directory only, checked against the manifest.
-await build({ ...common, define: { PG_RETEST_BUNDLE: '"action"' }, entryPoints: { index: 'src/action/index.ts', post: 'src/action/post.ts' }, outdir: out });
+await build({
+  ...common,
+  define: { PG_RETEST_BUNDLE: '"action"' },
+  entryPoints: { index: 'src/action/index.ts', post: 'src/action/post.ts' },
+  outdir: out,
+});
 await build({ ...common, entryPoints: { 'pg-supervisor': 'src/provision/pg-supervisor.mjs' }, outdir: out });
 console.error(`package: bundles in ${path.relative(process.cwd(), out) || '.'}`);
 
 if (!jsOnly) {
   const host = enginePlatform(process.platform, process.arch, glibcVersion());
-  if (host?.id !== DIST_ENGINES[0]?.id) fail(`the engines are packaged on ${DIST_ENGINES[0]?.label}, which cross-builds the others; this is ${process.platform}-${process.arch}`);
+  if (host?.id !== DIST_ENGINES[0]?.id)
+    fail(
+      `the engines are packaged on ${DIST_ENGINES[0]?.label}, which cross-builds the others; this is ${process.platform}-${process.arch}`,
+    );
   const expected = nativeSourceHash();
   for (const platform of DIST_ENGINES) {
     const args = [path.join(root, 'scripts', 'build-native.mjs'), ...(platform.id === host.id ? [] : ['--target', platform.id])];
@@ -128,7 +139,9 @@ if (!jsOnly) {
 /** The toolchain, for people reading the manifest: rustc's version and the machine's system. */
 function builtWith() {
   const rustc = spawnSync('rustc', ['-V'], { cwd: root, encoding: 'utf8' }).stdout?.trim() || 'rustc (unknown)';
-  const release = fs.existsSync('/etc/os-release') ? /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(fs.readFileSync('/etc/os-release', 'utf8'))?.[1] : undefined;
+  const release = fs.existsSync('/etc/os-release')
+    ? /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(fs.readFileSync('/etc/os-release', 'utf8'))?.[1]
+    : undefined;
   return `${rustc}, ${release ?? `${os.type()} ${os.release()}`}`;
 }
 

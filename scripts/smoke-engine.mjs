@@ -88,12 +88,15 @@ try {
     problems.push(`executed ${totals.executed} (ok ${totals.ok}, errors ${totals.errors}) of ${SESSIONS.flat().length}`);
   }
   const sqlstates = report.fingerprints.flatMap((f) => f.errors.map((e) => e.sqlstate)).sort();
-  if (JSON.stringify(sqlstates) !== JSON.stringify(EXPECTED_ERRORS)) problems.push(`errors ${sqlstates.join(', ') || 'none'}, expected ${EXPECTED_ERRORS.join(', ')}`);
+  if (JSON.stringify(sqlstates) !== JSON.stringify(EXPECTED_ERRORS))
+    problems.push(`errors ${sqlstates.join(', ') || 'none'}, expected ${EXPECTED_ERRORS.join(', ')}`);
   const rows = report.fingerprints.reduce((n, f) => n + f.rows, 0);
   if (rows !== 3 + 2 + 100) problems.push(`${rows} rows, expected 105 (3 inserted, 2 selected, 100 generated)`);
-  if (report.fingerprints.length !== SESSIONS.flat().length) problems.push(`${report.fingerprints.length} fingerprints, expected one per statement`);
+  if (report.fingerprints.length !== SESSIONS.flat().length)
+    problems.push(`${report.fingerprints.length} fingerprints, expected one per statement`);
   const kinds = new Set(report.fingerprints.map((f) => f.kind));
-  for (const kind of ['select', 'insert']) if (!kinds.has(kind)) problems.push(`no ${kind} among the parsed kinds (${[...kinds].join(', ')})`);
+  for (const kind of ['select', 'insert'])
+    if (!kinds.has(kind)) problems.push(`no ${kind} among the parsed kinds (${[...kinds].join(', ')})`);
   console.log(
     JSON.stringify({
       engine: engineFile,

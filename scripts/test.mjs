@@ -180,7 +180,10 @@ const CARGO_TEST_PROFILE = [
   '--profile',
   'ci',
   ...['pg-retest-core', 'pg-retest-node'].flatMap((crate) =>
-    ['opt-level=0', 'codegen-units=256', 'debug-assertions=true', 'overflow-checks=true'].flatMap((setting) => ['--config', `profile.ci.package.${crate}.${setting}`]),
+    ['opt-level=0', 'codegen-units=256', 'debug-assertions=true', 'overflow-checks=true'].flatMap((setting) => [
+      '--config',
+      `profile.ci.package.${crate}.${setting}`,
+    ]),
   ),
 ];
 
@@ -249,6 +252,8 @@ async function vitestTests(env) {
 async function main() {
   // The layers of src/ (.dependency-cruiser.cjs): two seconds, before minutes of building.
   await step('layers (dependency-cruiser)', 'npm', ['run', '--silent', 'lint:layers']);
+  // The TypeScript and JavaScript as Biome lints and formats them (biome.jsonc); warnings fail it too. A second.
+  await step('lint and format (biome ci)', 'npm', ['run', '--silent', 'lint:code']);
   if (!flags.has('--skip-build')) {
     // Formatting first: a second, and the Rust sources stay as rustfmt writes them.
     await step('cargo fmt --check', 'cargo', ['fmt', '--all', '--', '--check']);

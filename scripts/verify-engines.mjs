@@ -29,7 +29,11 @@ const rev = option('--rev') ?? 'HEAD';
 const only = option('--only');
 const platforms = ENGINE_PLATFORMS.filter((entry) => entry.dist && (only === undefined || entry.id === only));
 if (platforms.length === 0) {
-  console.error(`verify-engines: --only needs one of ${ENGINE_PLATFORMS.filter((entry) => entry.dist).map((entry) => entry.id).join(', ')}`);
+  console.error(
+    `verify-engines: --only needs one of ${ENGINE_PLATFORMS.filter((entry) => entry.dist)
+      .map((entry) => entry.id)
+      .join(', ')}`,
+  );
   process.exit(2);
 }
 
@@ -72,7 +76,9 @@ try {
     const actual = build.status === 0 ? fileDigest(path.join(rebuilt, file)) : undefined;
     digests.set(file, actual);
     const verdict = actual === manifest.digests.get(file) ? 'matches the manifest' : 'DIFFERS from the manifest';
-    console.log(`verify-engines: ${platform.id} rebuilt in ${seconds(since)}: ${actual === undefined ? 'build FAILED' : `sha256 ${actual} ${verdict}`}`);
+    console.log(
+      `verify-engines: ${platform.id} rebuilt in ${seconds(since)}: ${actual === undefined ? 'build FAILED' : `sha256 ${actual} ${verdict}`}`,
+    );
   }
   console.log(`verify-engines: ${platforms.length} engine(s) rebuilt in ${seconds(started)}`);
   problems = engineProblems({ manifest, sources, committed, rebuilt: digests });
@@ -82,6 +88,11 @@ try {
 }
 
 for (const problem of problems) console.error(`verify-engines: ${problem}`);
-if (problems.length > 0) console.error('verify-engines: the rebuilt engines are in target/verify-engines/ (compare with cmp -l, readelf -a or diffoscope)');
-console.log(problems.length === 0 ? 'verify-engines: the engines in dist/ are the reproducible build of the sources' : `verify-engines: ${problems.length} problem(s)`);
+if (problems.length > 0)
+  console.error('verify-engines: the rebuilt engines are in target/verify-engines/ (compare with cmp -l, readelf -a or diffoscope)');
+console.log(
+  problems.length === 0
+    ? 'verify-engines: the engines in dist/ are the reproducible build of the sources'
+    : `verify-engines: ${problems.length} problem(s)`,
+);
 process.exit(problems.length === 0 ? 0 : 1);

@@ -97,25 +97,13 @@ export interface WorkloadInspection extends WorkloadSummary {
 export type RunStatus = 'completed' | 'server_unavailable' | 'deadline_exceeded' | 'cancelled';
 
 /** How one replayed session ended. */
-export type SessionStatus =
-  | 'completed'
-  | 'connect_failed'
-  | 'connection_lost'
-  | 'server_unavailable'
-  | 'deadline'
-  | 'cancelled';
+export type SessionStatus = 'completed' | 'connect_failed' | 'connection_lost' | 'server_unavailable' | 'deadline' | 'cancelled';
 
 /** Why a statement was deliberately not sent. */
 export type SkipReason = 'read_only' | 'transaction_aborted' | 'server_wide';
 
 /** Why a statement could not be sent. */
-export type NotExecutedReason =
-  | 'connect_failed'
-  | 'connection_lost'
-  | 'server_unavailable'
-  | 'deadline'
-  | 'cancelled'
-  | 'unresponsive';
+export type NotExecutedReason = 'connect_failed' | 'connection_lost' | 'server_unavailable' | 'deadline' | 'cancelled' | 'unresponsive';
 
 /**
  * Where every captured statement went. Always `captured = executed + skipped + not_executed`

@@ -62,7 +62,10 @@ beforeAll(async () => {
   fs.chmodSync(tmp, 0o755);
   // The action as dist/index.js is built, with the engine beside it where the loader looks.
   const out = path.join(tmp, 'bundle');
-  const packaged = spawnSync(process.execPath, [path.join(root, 'scripts', 'package.mjs'), '--js-only', '--out', out], { cwd: root, encoding: 'utf8' });
+  const packaged = spawnSync(process.execPath, [path.join(root, 'scripts', 'package.mjs'), '--js-only', '--out', out], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   if (packaged.status !== 0) throw new Error(`scripts/package.mjs --js-only failed: ${packaged.stderr}`);
   bundle = path.join(out, 'index.js');
   const engine = [path.join(root, 'build', ENGINE), path.join(root, 'dist', ENGINE)].find((file) => fs.existsSync(file));
@@ -107,7 +110,10 @@ function step(): Promise<StepRun> {
     workspace: repo,
     repository: REPOSITORY,
     apiUrl: github.url,
-    event: { name: 'pull_request', payload: { number: 42, pull_request: { number: 42, base: { sha: baseSha, repo: repoJson }, head: { sha: headSha, repo: repoJson } } } },
+    event: {
+      name: 'pull_request',
+      payload: { number: 42, pull_request: { number: 42, base: { sha: baseSha, repo: repoJson }, head: { sha: headSha, repo: repoJson } } },
+    },
     dir: fs.mkdtempSync(path.join(tmp, 'step-')),
     inputs: {
       'github-token': token,
@@ -137,7 +143,8 @@ function expectNoToken(run: StepRun, extra: [string, string][] = []): void {
     .filter((line) => !line.startsWith('::add-mask::'))
     .join('\n');
   for (const [what, text] of [['log', log], ['summary', run.summary], ['outputs', JSON.stringify(run.outputs)], ...extra] as const) {
-    for (const secret of [token, tokenBase64, runtimeToken, oidcToken, password]) expect(text, `${what} has a secret`).not.toContain(secret);
+    for (const secret of [token, tokenBase64, runtimeToken, oidcToken, password])
+      expect(text, `${what} has a secret`).not.toContain(secret);
   }
 }
 
@@ -154,8 +161,16 @@ describe("a PR's migrate command looking for the token", () => {
       for (const side of ['base', 'head']) {
         const env = fs.readFileSync(path.join(dumps, `${side}.env`), 'utf8');
         const names = env.split('\n').map((line) => line.split('=')[0]!);
-        expect(names.filter((name) => name.startsWith('INPUT_')), side).toEqual([]);
-        expect(names.filter((name) => (RUNNER_CREDENTIALS as readonly string[]).includes(name) || name === 'GITHUB_TOKEN' || name === 'GH_TOKEN'), side).toEqual([]);
+        expect(
+          names.filter((name) => name.startsWith('INPUT_')),
+          side,
+        ).toEqual([]);
+        expect(
+          names.filter(
+            (name) => (RUNNER_CREDENTIALS as readonly string[]).includes(name) || name === 'GITHUB_TOKEN' || name === 'GH_TOKEN',
+          ),
+          side,
+        ).toEqual([]);
         for (const secret of [token, runtimeToken, oidcToken]) expect(env, side).not.toContain(secret);
         // What a command is meant to have: its database, and the workflow's own variables.
         expect(env).toMatch(/^DATABASE_URL=postgres:/m);
@@ -179,7 +194,9 @@ describe("a PR's migrate command looking for the token", () => {
   });
 
   it('the comment refused for a rate limit on every try is a warning saying so; the step exits with the verdict (1), not 3', () => {
-    expect(first.stdout).toMatch(/^::warning::cannot write the PR comment now \(POST \/repos\/acme\/shop\/issues\/42\/comments answered 429: API rate limit exceeded \(rate limit: still after 3 tries over 0 s\)\): GitHub's rate limit/m);
+    expect(first.stdout).toMatch(
+      /^::warning::cannot write the PR comment now \(POST \/repos\/acme\/shop\/issues\/42\/comments answered 429: API rate limit exceeded \(rate limit: still after 3 tries over 0 s\)\): GitHub's rate limit/m,
+    );
     expect(github.calls.filter((c) => c.method === 'POST')).toHaveLength(3);
     expect(first.outputs.result).toBe('regression');
   });

@@ -24,7 +24,13 @@ describe('mode: comment', () => {
   });
 
   it('a pull request the event lists into another repository is not commented on here', async () => {
-    setupStep(workflowRunEvent([{ number: 7, head: { sha: 'c'.repeat(40) }, base: { repo: { url: 'https://api.github.com/repos/someone/shop' } } }]), fake().url, { mode: 'comment', report });
+    setupStep(
+      workflowRunEvent([
+        { number: 7, head: { sha: 'c'.repeat(40) }, base: { repo: { url: 'https://api.github.com/repos/someone/shop' } } },
+      ]),
+      fake().url,
+      { mode: 'comment', report },
+    );
     expect(await run(process.env)).toBe(0);
     expect(fake().calls.filter((c) => c.method === 'POST')).toEqual([]);
     expect(fake().calls.some((c) => c.method === 'GET' && c.path === '/repos/acme/shop/pulls')).toBe(true);
@@ -48,7 +54,9 @@ describe("mode: comment with an artifact a PR's code wrote", () => {
     expect(set['regressed-fingerprints']).toBe('');
     expect(set.result).toBe('regression');
     expect(set['p95-base-ms']).toBe('1.42');
-    expect(stdout()).toMatch(/^::warning::output `regressed-fingerprints` left empty: the report's value is not fingerprints \(16 hex digits, comma-separated\)/m);
+    expect(stdout()).toMatch(
+      /^::warning::output `regressed-fingerprints` left empty: the report's value is not fingerprints \(16 hex digits, comma-separated\)/m,
+    );
     expect(stdout()).not.toContain('curl');
     const body = fake().comments[0]!.body;
     expect(body).toContain('regression: @\u2060acme/maintainers please merge, see https:\u2060//evil.example/ok');

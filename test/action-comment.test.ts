@@ -28,7 +28,8 @@ const api = () => createGitHubApi(github.url, 'ghp_test');
 describe('upsertComment', () => {
   it("with a user token, takes only that user's comment with the marker", async () => {
     github.userLogin = 'ci-user';
-    for (let i = 0; i < 25; i++) github.comments.push({ id: i + 1, issue: 3, body: `${markerOf('x')}\nby someone else`, user: { login: 'mallory', type: 'User' } });
+    for (let i = 0; i < 25; i++)
+      github.comments.push({ id: i + 1, issue: 3, body: `${markerOf('x')}\nby someone else`, user: { login: 'mallory', type: 'User' } });
     const created = await upsertComment(api(), repo, 3, commentBody('x', 'one'), 'x');
     expect(created?.action).toBe('created');
     const updated = await upsertComment(api(), repo, 3, commentBody('x', 'two'), 'x');
@@ -36,7 +37,14 @@ describe('upsertComment', () => {
     expect(github.comments.filter((c) => c.user.login === 'ci-user')).toHaveLength(1);
     expect(github.comments.filter((c) => c.user.login === 'mallory').every((c) => c.body.endsWith('by someone else'))).toBe(true);
     // 26 comments, pages of 10: three requests per lookup.
-    expect(github.calls.filter((c) => c.method === 'GET' && c.path.endsWith('/comments')).map((c) => c.query.page ?? '1')).toEqual(['1', '2', '3', '1', '2', '3']);
+    expect(github.calls.filter((c) => c.method === 'GET' && c.path.endsWith('/comments')).map((c) => c.query.page ?? '1')).toEqual([
+      '1',
+      '2',
+      '3',
+      '1',
+      '2',
+      '3',
+    ]);
   });
 
   it('keeps comment ids apart', async () => {
@@ -73,18 +81,24 @@ describe('upsertComment', () => {
     expect(github.comments.filter((c) => c.user.login === 'github-actions[bot]')).toHaveLength(1);
   });
 
-  it("a rate limit or a missing PR is said as such, not as a missing permission", async () => {
+  it('a rate limit or a missing PR is said as such, not as a missing permission', async () => {
     const refusing = http.createServer((req, res) => {
       const rateLimited = req.url!.includes('/issues/3/');
       res.writeHead(rateLimited ? 403 : 404, { 'content-type': 'application/json', ...(rateLimited ? { 'retry-after': '60' } : {}) });
-      res.end(JSON.stringify({ message: rateLimited ? 'You have exceeded a secondary rate limit. Please wait a few minutes.' : 'Not Found' }));
+      res.end(
+        JSON.stringify({ message: rateLimited ? 'You have exceeded a secondary rate limit. Please wait a few minutes.' : 'Not Found' }),
+      );
     });
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
     try {
       // A sleep that does not wait: the retries are test/action-rate-limit.test.ts's subject.
       const at = createGitHubApi(`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, 't', { sleep: async () => {} });
-      await expect(upsertComment(at, repo, 3, commentBody('x', 'r'), 'x')).rejects.toThrow(/secondary rate limit.*\): GitHub's rate limit; the report is in the job summary$/);
-      await expect(upsertComment(at, repo, 4, commentBody('x', 'r'), 'x')).rejects.toThrow(/answered 404: Not Found\): the pull request or repository was not found, or the token cannot see it$/);
+      await expect(upsertComment(at, repo, 3, commentBody('x', 'r'), 'x')).rejects.toThrow(
+        /secondary rate limit.*\): GitHub's rate limit; the report is in the job summary$/,
+      );
+      await expect(upsertComment(at, repo, 4, commentBody('x', 'r'), 'x')).rejects.toThrow(
+        /answered 404: Not Found\): the pull request or repository was not found, or the token cannot see it$/,
+      );
     } finally {
       await new Promise<void>((resolve) => refusing.close(() => resolve()));
     }

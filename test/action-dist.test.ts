@@ -42,7 +42,8 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 function distCopy(name: string, swap: Record<string, Buffer> = {}): string {
   const dir = path.join(tmp, name);
   fs.mkdirSync(dir);
-  for (const file of ['index.js', 'post.js', 'pg-supervisor.js', 'cli.js', MANIFEST_FILE, ...distEngines]) fs.copyFileSync(path.join(dist, file), path.join(dir, file));
+  for (const file of ['index.js', 'post.js', 'pg-supervisor.js', 'cli.js', MANIFEST_FILE, ...distEngines])
+    fs.copyFileSync(path.join(dist, file), path.join(dir, file));
   for (const [file, bytes] of Object.entries(swap)) fs.writeFileSync(path.join(dir, file), bytes);
   return dir;
 }
@@ -78,7 +79,10 @@ function runCli(dir: string) {
 describe('dist/', () => {
   it('holds the bundles npm run package builds from these sources', () => {
     const rebuilt = path.join(tmp, 'rebuilt');
-    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'package.mjs'), '--js-only', '--out', rebuilt], { cwd: root, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'package.mjs'), '--js-only', '--out', rebuilt], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     expect(run.status, run.stderr).toBe(0);
     for (const file of ['index.js', 'post.js', 'pg-supervisor.js']) {
       const committed = fs.readFileSync(path.join(dist, file));
@@ -88,12 +92,17 @@ describe('dist/', () => {
   });
 
   it('holds a manifest of the engines built from the current native sources', () => {
-    expect(manifest().sourceHash, `dist/${MANIFEST_FILE} was written for other native sources: run npm run package and commit dist/`).toBe(nativeSourceHash());
+    expect(manifest().sourceHash, `dist/${MANIFEST_FILE} was written for other native sources: run npm run package and commit dist/`).toBe(
+      nativeSourceHash(),
+    );
   });
 
   it.each(distEngines)('holds %s with the digest its manifest lists', (file) => {
     expect(fs.existsSync(path.join(dist, file)), `dist/${file} is missing: run npm run package and commit dist/`).toBe(true);
-    expect(fileDigest(path.join(dist, file)), `dist/${file} is not the engine dist/${MANIFEST_FILE} lists: run npm run package and commit dist/`).toBe(manifest().digests.get(file));
+    expect(
+      fileDigest(path.join(dist, file)),
+      `dist/${file} is not the engine dist/${MANIFEST_FILE} lists: run npm run package and commit dist/`,
+    ).toBe(manifest().digests.get(file));
   });
 
   it('lists exactly the engines of the platforms the action supports, in a file sha256sum -c checks', () => {
@@ -105,7 +114,12 @@ describe('dist/', () => {
   });
 
   it('holds exactly the engines of the platforms the action supports, stripped release builds', () => {
-    expect(fs.readdirSync(dist).filter((name) => name.endsWith('.node')).sort()).toEqual([...distEngines].sort());
+    expect(
+      fs
+        .readdirSync(dist)
+        .filter((name) => name.endsWith('.node'))
+        .sort(),
+    ).toEqual([...distEngines].sort());
     for (const engine of distEngines) {
       const file = spawnSync('file', [path.join(dist, engine)], { encoding: 'utf8' });
       if (file.status === 0) expect(file.stdout).toMatch(/stripped/);
@@ -122,14 +136,28 @@ describe('dist/', () => {
     expect(count(/\/registry\/src\/index\.crates\.io-/g)).toBeGreaterThan(0);
     expect(count(/(?<!\/cargo)\/registry\/src\/index\.crates\.io-/g), 'a crates.io source path outside /cargo').toBe(0);
     expect(count(/\/release\/build\/pg_query-[0-9a-f]{16}\/out\//g)).toBeGreaterThan(0);
-    expect(count(/(?<!\/pg-retest\/target(?:\/[a-z0-9_]+-unknown-linux-[a-z]+)?)\/release\/build\/pg_query-[0-9a-f]{16}\/out\//g), 'a C source path outside /pg-retest/target').toBe(0);
+    expect(
+      count(/(?<!\/pg-retest\/target(?:\/[a-z0-9_]+-unknown-linux-[a-z]+)?)\/release\/build\/pg_query-[0-9a-f]{16}\/out\//g),
+      'a C source path outside /pg-retest/target',
+    ).toBe(0);
   });
 
   it('is committed: only the CLI bundle is ignored', () => {
-    const ignored = spawnSync('git', ['check-ignore', 'dist/index.js', 'dist/post.js', 'dist/pg-supervisor.js', `dist/${MANIFEST_FILE}`, ...distEngines.map((file) => `dist/${file}`)], {
-      cwd: root,
-      encoding: 'utf8',
-    });
+    const ignored = spawnSync(
+      'git',
+      [
+        'check-ignore',
+        'dist/index.js',
+        'dist/post.js',
+        'dist/pg-supervisor.js',
+        `dist/${MANIFEST_FILE}`,
+        ...distEngines.map((file) => `dist/${file}`),
+      ],
+      {
+        cwd: root,
+        encoding: 'utf8',
+      },
+    );
     expect(ignored.stdout.trim()).toBe('');
   });
 });
@@ -137,9 +165,9 @@ describe('dist/', () => {
 describe('the engines manifest', () => {
   const digest = (c: string) => c.repeat(64);
 
-  it('is sha256sum\'s format with the source hash as a comment, read back as written', () => {
+  it("is sha256sum's format with the source hash as a comment, read back as written", () => {
     const text = formatManifest({ sourceHash: digest('a'), builtWith: 'rustc 1.95.0', engines: [{ file: x64, sha256: digest('b') }] });
-    expect(text).toMatch(new RegExp(`^# native-sources: a{64}$\\n^# built-with: rustc 1\\.95\\.0$\\n^b{64}  engine\\.linux-x64-gnu\\.node$`, 'm'));
+    expect(text).toMatch(/^# native-sources: a{64}$\n^# built-with: rustc 1\.95\.0$\n^b{64} {2}engine\.linux-x64-gnu\.node$/m);
     expect(parseManifest(text, 'm')).toEqual({ sourceHash: digest('a'), digests: new Map([[x64, digest('b')]]) });
     // sha256sum --binary writes ' *' before the name.
     expect(parseManifest(`${digest('c')} *${x64}\r\n`, 'm').digests.get(x64)).toBe(digest('c'));
@@ -151,7 +179,9 @@ describe('the engines manifest', () => {
     ['an engine listed twice', `${'b'.repeat(64)}  ${x64}\n${'c'.repeat(64)}  ${x64}`],
     ['anything else', 'engine.linux-x64-gnu.node: OK'],
   ])('refuses %s, naming the line', (_, text) => {
-    expect(() => parseManifest(`# native-sources: ${'a'.repeat(64)}\n${text}`, 'dist/engines.sha256')).toThrow(/^dist\/engines\.sha256, line \d: expected '<sha256>  <engine file>' once per file/);
+    expect(() => parseManifest(`# native-sources: ${'a'.repeat(64)}\n${text}`, 'dist/engines.sha256')).toThrow(
+      /^dist\/engines\.sha256, line \d: expected '<sha256> {2}<engine file>' once per file/,
+    );
   });
 });
 
@@ -165,12 +195,17 @@ describe('a swapped engine', () => {
   // The review's case: a file that is no engine at all, with the source hash in its bytes; and
   // a working engine, with the same hash, that is not the committed one.
   it.each([
-    ['4 KB of another binary and the source hash', () => Buffer.concat([fs.readFileSync(process.execPath).subarray(0, 4096), Buffer.from(nativeSourceHash())])],
+    [
+      '4 KB of another binary and the source hash',
+      () => Buffer.concat([fs.readFileSync(process.execPath).subarray(0, 4096), Buffer.from(nativeSourceHash())]),
+    ],
     ['a working engine altered by one byte', () => tamperedEngine(path.join(dist, x64))],
   ])('is refused by the action and by the CLI before it is loaded: %s', (name, bytes) => {
     const swapped = bytes();
     const dir = distCopy(`swapped-${name.length}`, { [x64]: swapped });
-    const refusal = new RegExp(`refusing to load the pg-retest engine ${dir}/${x64.replaceAll('.', '\\.')}: its sha256 is ${fileDigest(path.join(dir, x64))}, \\S+/${MANIFEST_FILE.replace('.', '\\.')} lists ${manifest().digests.get(x64)};`);
+    const refusal = new RegExp(
+      `refusing to load the pg-retest engine ${dir}/${x64.replaceAll('.', '\\.')}: its sha256 is ${fileDigest(path.join(dir, x64))}, \\S+/${MANIFEST_FILE.replace('.', '\\.')} lists ${manifest().digests.get(x64)};`,
+    );
     const action = runAction(dir);
     expect(action.code, action.output).toBe(ExitCode.Infrastructure);
     expect(action.output).toMatch(refusal);
@@ -186,9 +221,15 @@ describe('a swapped engine', () => {
     fs.rmSync(path.join(missing, MANIFEST_FILE));
     const run = runCli(missing);
     expect(run.code, run.output).toBe(ExitCode.Infrastructure);
-    expect(run.output).toMatch(new RegExp(`refusing to load the pg-retest engine \\S+/${x64.replaceAll('.', '\\.')}: its manifest \\S+ is missing;`));
-    const unlisted = distCopy('unlisted', { [MANIFEST_FILE]: Buffer.from(formatManifest({ sourceHash: nativeSourceHash(), engines: [] })) });
-    expect(runCli(unlisted).output).toMatch(/lists no digest for engine\.linux-x64-gnu\.node; restore the manifest, or run npm run package\n?$/);
+    expect(run.output).toMatch(
+      new RegExp(`refusing to load the pg-retest engine \\S+/${x64.replaceAll('.', '\\.')}: its manifest \\S+ is missing;`),
+    );
+    const unlisted = distCopy('unlisted', {
+      [MANIFEST_FILE]: Buffer.from(formatManifest({ sourceHash: nativeSourceHash(), engines: [] })),
+    });
+    expect(runCli(unlisted).output).toMatch(
+      /lists no digest for engine\.linux-x64-gnu\.node; restore the manifest, or run npm run package\n?$/,
+    );
   });
 
   it('with the manifest edited to match is loaded, and is what the rebuild check reports', () => {
@@ -207,7 +248,14 @@ describe('a swapped engine', () => {
     // the digests of the committed manifest, which `npm run verify-engines` proves, not the forged ones.
     const rebuilt = new Map(distEngines.map((file) => [file, listed.digests.get(file)]));
     const committed = new Map(distEngines.map((file) => [file, fileDigest(path.join(dir, file))]));
-    const problems: string[] = engineProblems({ manifest: parseManifest(forged, MANIFEST_FILE), sources: nativeSourceHash(), committed, rebuilt });
-    expect(problems).toEqual([`dist/${x64}: the rebuild has sha256 ${listed.digests.get(x64)}, the manifest lists ${fileDigest(path.join(dir, x64))}`]);
+    const problems: string[] = engineProblems({
+      manifest: parseManifest(forged, MANIFEST_FILE),
+      sources: nativeSourceHash(),
+      committed,
+      rebuilt,
+    });
+    expect(problems).toEqual([
+      `dist/${x64}: the rebuild has sha256 ${listed.digests.get(x64)}, the manifest lists ${fileDigest(path.join(dir, x64))}`,
+    ]);
   });
 });

@@ -40,7 +40,10 @@ const password = `Pw-${randomBytes(9).toString('base64url')}`;
 const token = `ghs_${randomBytes(18).toString('hex')}`;
 
 function git(cwd: string, ...args: string[]): string {
-  const run = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8' });
+  const run = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], {
+    cwd,
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${run.stderr}`);
   return run.stdout.trim();
 }
@@ -79,7 +82,12 @@ beforeAll(async () => {
   // only by following the pagination.
   github = await startFakeGitHub(REPOSITORY, 100);
   for (let i = 0; i < 120; i++) {
-    github.comments.push({ id: i + 1, issue: PR_NUMBER, body: i === 7 ? '<!-- pg-retest-action:comment id=default -->\nquoted by a person' : `comment ${i}`, user: { login: 'someone', type: 'User' } });
+    github.comments.push({
+      id: i + 1,
+      issue: PR_NUMBER,
+      body: i === 7 ? '<!-- pg-retest-action:comment id=default -->\nquoted by a person' : `comment ${i}`,
+      user: { login: 'someone', type: 'User' },
+    });
   }
 });
 
@@ -235,7 +243,8 @@ describe('the action on a pull request that drops an index', () => {
       second = await step({ inputs: gateInputs({ rounds: '1', ...QUICK, 'fail-on-regression': 'false' }) });
       expect(second.code, explain(second)).toBe(0);
       expect(second.outputs.result).toMatch(/^(pass|regression)$/);
-      if (second.outputs.result === 'regression') expect(second.stdout).toMatch(/^::warning::.*regression.*\(not failing: fail-on-regression is false\)$/m);
+      if (second.outputs.result === 'regression')
+        expect(second.stdout).toMatch(/^::warning::.*regression.*\(not failing: fail-on-regression is false\)$/m);
       expect(second.stdout).not.toMatch(/^::error::/m);
       expect(writes().map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH /repos/${REPOSITORY}/issues/comments/${ourComments()[0]!.id}`]);
       expect(ourComments()).toHaveLength(1);
@@ -256,7 +265,14 @@ describe('the action on a pull request that drops an index', () => {
         name: 'workflow_run',
         payload: {
           action: 'completed',
-          workflow_run: { id: 1, event: 'pull_request', head_sha: headSha, head_branch: 'drop-index', head_repository: { full_name: 'contributor/shop', owner: { login: 'contributor' } }, pull_requests: [] },
+          workflow_run: {
+            id: 1,
+            event: 'pull_request',
+            head_sha: headSha,
+            head_branch: 'drop-index',
+            head_repository: { full_name: 'contributor/shop', owner: { login: 'contributor' } },
+            pull_requests: [],
+          },
           repository: { full_name: REPOSITORY },
         },
       },
@@ -314,7 +330,10 @@ describe('mode: capacity on the pull request', () => {
       expect(svg.startsWith('<svg') || svg.startsWith('<?xml')).toBe(true);
       expect(svg).toContain('connections');
       const json = JSON.parse(fs.readFileSync(run.outputs['json-report-path']!, 'utf8')) as { sides: { side: string; steps: unknown[] }[] };
-      expect(json.sides.map((side) => [side.side, side.steps.length])).toEqual([['base', 3], ['head', 3]]);
+      expect(json.sides.map((side) => [side.side, side.steps.length])).toEqual([
+        ['base', 3],
+        ['head', 3],
+      ]);
       expect(run.outputs['knee-connections']).toMatch(/^\d*$/);
       expect(run.outputs['capacity-change-pct']).toMatch(/^-?\d+(\.\d+)?$/);
       // Its own sticky comment: the gate's stays as it was.
@@ -332,7 +351,10 @@ describe('mode: capacity on the pull request', () => {
 
 describe('the action without a pull request', () => {
   it('a push event without base-ref fails with status 2 and one line naming base-ref', async () => {
-    const run = await step({ inputs: gateInputs(), event: { name: 'push', payload: { ref: 'refs/heads/main', before: baseSha, after: headSha } } });
+    const run = await step({
+      inputs: gateInputs(),
+      event: { name: 'push', payload: { ref: 'refs/heads/main', before: baseSha, after: headSha } },
+    });
     expect(run.code, explain(run)).toBe(2);
     const errors = run.stdout.split('\n').filter((line) => line.startsWith('::error::'));
     expect(errors).toHaveLength(1);
@@ -366,7 +388,10 @@ describe('the action on a push, against a baseline report', () => {
 
       const run = await step({
         inputs: gateInputs({ rounds: '1', ...QUICK, 'baseline-report': baselineFile }),
-        event: { name: 'push', payload: { ref: 'refs/heads/main', before: baseSha, after: headSha, repository: { full_name: REPOSITORY } } },
+        event: {
+          name: 'push',
+          payload: { ref: 'refs/heads/main', before: baseSha, after: headSha, repository: { full_name: REPOSITORY } },
+        },
       });
       expect(run.code, explain(run)).toBe(1);
       expect(run.outputs.result, explain(run)).toBe('regression');
@@ -394,11 +419,16 @@ describe('the action on a push, against a baseline report', () => {
 
 describe('an unsupported platform', () => {
   it('fails in one line that says what is supported, before starting anything', async () => {
-    const pretend = "Object.defineProperty(process, 'platform', { value: 'darwin' }); Object.defineProperty(process, 'arch', { value: 'arm64' });";
+    const pretend =
+      "Object.defineProperty(process, 'platform', { value: 'darwin' }); Object.defineProperty(process, 'arch', { value: 'arm64' });";
     const run = await step({ inputs: gateInputs(), nodeArgs: ['--import', `data:text/javascript,${encodeURIComponent(pretend)}`] });
     expect(run.code, explain(run)).toBe(2);
     const errors = run.stdout.split('\n').filter((line) => line.startsWith('::error::'));
-    expect(errors).toEqual([expect.stringMatching(/^::error::the pg-retest engine does not run on darwin-arm64; it is built for linux-x64-gnu, linux-arm64-gnu and linux-x64-musl in the action; use runs-on: ubuntu-24.04 or ubuntu-24.04-arm/)]);
+    expect(errors).toEqual([
+      expect.stringMatching(
+        /^::error::the pg-retest engine does not run on darwin-arm64; it is built for linux-x64-gnu, linux-arm64-gnu and linux-x64-musl in the action; use runs-on: ubuntu-24.04 or ubuntu-24.04-arm/,
+      ),
+    ]);
     expect(run.state['run-dir']).toBeUndefined();
   });
 });
@@ -421,7 +451,10 @@ describe('the post step', () => {
       });
       expect(killed, explain(main)).toBe(true);
       const runDir = main.state['run-dir']!;
-      const pidFiles = fs.readdirSync(runDir).map((d) => path.join(runDir, d, 'data', 'postmaster.pid')).filter((f) => fs.existsSync(f));
+      const pidFiles = fs
+        .readdirSync(runDir)
+        .map((d) => path.join(runDir, d, 'data', 'postmaster.pid'))
+        .filter((f) => fs.existsSync(f));
       expect(pidFiles).toHaveLength(1);
       const serverPid = Number(fs.readFileSync(pidFiles[0]!, 'utf8').split('\n')[0]);
       expect(alive(serverPid)).toBe(true);
@@ -448,4 +481,3 @@ function childrenOf(pid: number): number[] {
   }
   return out;
 }
-

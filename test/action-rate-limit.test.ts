@@ -51,7 +51,13 @@ describe('a rate-limited request', () => {
 
   it('403 with x-ratelimit-remaining: 0 waits until x-ratelimit-reset (and a second)', async () => {
     const reset = String(NOW / 1000 + 30);
-    github.rateLimit = { times: 1, status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset }, message: 'API rate limit exceeded for installation', method: 'POST' };
+    github.rateLimit = {
+      times: 1,
+      status: 403,
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset },
+      message: 'API rate limit exceeded for installation',
+      method: 'POST',
+    };
     expect((await upsertComment(api(), repo, 3, commentBody('x', 'one'), 'x'))?.action).toBe('created');
     expect(waits).toEqual([31_000]);
   });
@@ -66,7 +72,9 @@ describe('a rate-limited request', () => {
       );
     expect(error).toBeInstanceOf(GitHubApiError);
     expect((error as GitHubApiError).rateLimited).toBe(true);
-    expect((error as GitHubApiError).message).toBe('GET /repos/acme/shop/issues/3/comments: 429 API rate limit exceeded (rate limit: GitHub asked to wait 3600 s, more than the 60 s the action waits)');
+    expect((error as GitHubApiError).message).toBe(
+      'GET /repos/acme/shop/issues/3/comments: 429 API rate limit exceeded (rate limit: GitHub asked to wait 3600 s, more than the 60 s the action waits)',
+    );
     expect(waits).toEqual([]);
   });
 
@@ -96,7 +104,9 @@ describe('mode: comment under a rate limit, through the entry point', () => {
     const { summary, stdout } = setup();
     github.rateLimit = { times: 100, status: 429, headers: { 'retry-after': '1' }, message: 'API rate limit exceeded', method: 'POST' };
     expect(await run(process.env, { retry })).toBe(0);
-    expect(stdout()).toMatch(/^::warning::cannot write the PR comment now \(POST .* answered 429: API rate limit exceeded \(rate limit: still after 3 tries over 2 s\)\): GitHub's rate limit; the report is in the job summary$/m);
+    expect(stdout()).toMatch(
+      /^::warning::cannot write the PR comment now \(POST .* answered 429: API rate limit exceeded \(rate limit: still after 3 tries over 2 s\)\): GitHub's rate limit; the report is in the job summary$/m,
+    );
     expect(fs.readFileSync(summary, 'utf8')).toMatch(/pg-retest: regression/);
     expect(posts()).toHaveLength(3);
     expect(waits).toEqual([1_000, 1_000]);

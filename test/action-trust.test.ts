@@ -37,7 +37,10 @@ function setup(event: string, payload: unknown, inputs: Record<string, string>):
   files = setupStep({ name: event, payload }, 'http://127.0.0.1:1', inputs);
 }
 
-const errors = () => stdout().split('\n').filter((line) => line.startsWith('::error::'));
+const errors = () =>
+  stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('::error::'));
 const gateInputs = { workload: 'db/workload.wkl', migrations: 'db/migrations/*.sql' };
 
 describe('pull_request_target and workflow_run', () => {
@@ -53,11 +56,13 @@ describe('pull_request_target and workflow_run', () => {
     expect(fs.readFileSync(files.state, 'utf8')).toBe('');
   });
 
-  it("says when the PR comes from a fork (or from a repository GitHub no longer knows)", async () => {
+  it('says when the PR comes from a fork (or from a repository GitHub no longer knows)', async () => {
     for (const head of ['someone/shop', null]) {
       setup('pull_request_target', pr(head), gateInputs);
       expect(await run(process.env)).toBe(2);
-      expect(errors().at(-1)).toMatch(/^::error::refusing mode: gate on a pull_request_target event: pull request #9 comes from a fork, and its migrations/);
+      expect(errors().at(-1)).toMatch(
+        /^::error::refusing mode: gate on a pull_request_target event: pull request #9 comes from a fork, and its migrations/,
+      );
     }
   });
 
@@ -65,17 +70,23 @@ describe('pull_request_target and workflow_run', () => {
     for (const mode of ['gate', 'capacity']) {
       setup('workflow_run', workflowRunEvent().payload, { ...gateInputs, mode });
       expect(await run(process.env)).toBe(2);
-      expect(errors().at(-1)).toMatch(new RegExp(`^::error::refusing mode: ${mode} on a workflow_run event: .*allow-untrusted-pr-code: true`));
+      expect(errors().at(-1)).toMatch(
+        new RegExp(`^::error::refusing mode: ${mode} on a workflow_run event: .*allow-untrusted-pr-code: true`),
+      );
     }
     setup('workflow_run', workflowRunEvent().payload, { mode: 'comment' });
     expect(await run(process.env)).toBe(2);
-    expect(errors().at(-1)).toBe('::error::input `report` is required with mode: comment: the JSON report (json-report-path) of the gate run, e.g. from a downloaded artifact');
+    expect(errors().at(-1)).toBe(
+      '::error::input `report` is required with mode: comment: the JSON report (json-report-path) of the gate run, e.g. from a downloaded artifact',
+    );
   });
 
   it('allow-untrusted-pr-code: true runs it, with a warning (here it stops at the next check, the missing workload)', async () => {
     setup('pull_request_target', pr('someone/shop'), { 'allow-untrusted-pr-code': 'true', migrations: 'db/migrations/*.sql' });
     expect(await run(process.env)).toBe(2);
-    expect(stdout()).toMatch(/^::warning::running mode: gate on a pull_request_target event \(allow-untrusted-pr-code: true\): the checked-out code runs with this workflow's write token and secrets in reach$/m);
+    expect(stdout()).toMatch(
+      /^::warning::running mode: gate on a pull_request_target event \(allow-untrusted-pr-code: true\): the checked-out code runs with this workflow's write token and secrets in reach$/m,
+    );
     expect(errors()).toEqual([expect.stringMatching(/^::error::input `workload`/)]);
   });
 
@@ -90,7 +101,9 @@ describe('a pull_request from a fork', () => {
   it('is run, and the log says it has a read-only token and no secrets', async () => {
     setup('pull_request', pr('someone/shop'), { migrations: 'db/migrations/*.sql' });
     expect(await run(process.env)).toBe(2);
-    expect(stdout()).toMatch(/^pull request #9 comes from a fork: GitHub gives this run a read-only token and no secrets .*workflow_run job with mode: comment/m);
+    expect(stdout()).toMatch(
+      /^pull request #9 comes from a fork: GitHub gives this run a read-only token and no secrets .*workflow_run job with mode: comment/m,
+    );
     expect(errors()).toEqual([expect.stringMatching(/^::error::input `workload`/)]);
   });
 
@@ -117,7 +130,9 @@ describe('the environment the action passes on', () => {
     });
     await run(process.env);
     const left = Object.keys(process.env);
-    expect(left.filter((name) => name.startsWith('INPUT_') || name.startsWith('ACTIONS_') || ['GITHUB_TOKEN', 'GH_TOKEN'].includes(name))).toEqual([]);
+    expect(
+      left.filter((name) => name.startsWith('INPUT_') || name.startsWith('ACTIONS_') || ['GITHUB_TOKEN', 'GH_TOKEN'].includes(name)),
+    ).toEqual([]);
     expect(JSON.stringify(process.env)).not.toMatch(/ghs_test_token|runtime-token-value|oidc-request-token|s3cret-pw/);
     expect(process.env.MY_SETTING).toBe('kept');
     expect(process.env.GITHUB_REPOSITORY).toBe('acme/shop');

@@ -28,7 +28,8 @@ beforeAll(() => {
     env: { ...process.env, GOBIN: tools, GOFLAGS: '-mod=mod' },
     encoding: 'utf8',
   });
-  if (install.status !== 0) throw new Error(`go install actionlint ${ACTIONLINT_VERSION} failed: ${install.error?.message ?? install.stderr}`);
+  if (install.status !== 0)
+    throw new Error(`go install actionlint ${ACTIONLINT_VERSION} failed: ${install.error?.message ?? install.stderr}`);
 }, 600_000);
 
 describe('workflows', () => {
@@ -59,15 +60,24 @@ describe('workflows', () => {
     expect(run.status).toBe(0);
   });
 
-  it.each(workflows.filter((file) => file.startsWith('examples/')))("%s keeps the token out of .git/config and pins GitHub's actions by commit", (file) => {
-    const jobs = Object.values((parse(fs.readFileSync(path.join(root, file), 'utf8')) as { jobs: Record<string, { steps: { uses?: string; with?: Record<string, unknown> }[] }> }).jobs);
-    for (const step of jobs.flatMap((job) => job.steps)) {
-      if (!step.uses?.startsWith('actions/')) continue;
-      // A tag can be moved to other code; a commit cannot.
-      expect(step.uses, file).toMatch(/^actions\/[a-z-]+@[0-9a-f]{40}$/);
-      if (step.uses.startsWith('actions/checkout@')) expect(step.with?.['persist-credentials'], `${file}: ${step.uses}`).toBe(false);
-    }
-  });
+  it.each(workflows.filter((file) => file.startsWith('examples/')))(
+    "%s keeps the token out of .git/config and pins GitHub's actions by commit",
+    (file) => {
+      const jobs = Object.values(
+        (
+          parse(fs.readFileSync(path.join(root, file), 'utf8')) as {
+            jobs: Record<string, { steps: { uses?: string; with?: Record<string, unknown> }[] }>;
+          }
+        ).jobs,
+      );
+      for (const step of jobs.flatMap((job) => job.steps)) {
+        if (!step.uses?.startsWith('actions/')) continue;
+        // A tag can be moved to other code; a commit cannot.
+        expect(step.uses, file).toMatch(/^actions\/[a-z-]+@[0-9a-f]{40}$/);
+        if (step.uses.startsWith('actions/checkout@')) expect(step.with?.['persist-credentials'], `${file}: ${step.uses}`).toBe(false);
+      }
+    },
+  );
 
   it('actionlint does catch a wrong input of the action', () => {
     const bad = path.join(root, 'target', 'tools', 'bad-workflow.yml');

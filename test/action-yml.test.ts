@@ -38,9 +38,11 @@ describe('action.yml', () => {
     expect(action.runs).toEqual({ using: 'node24', main: 'dist/index.js', post: 'dist/post.js' });
   });
 
-  it("gives the action-only inputs defaults the code agrees with", () => {
+  it('gives the action-only inputs defaults the code agrees with', () => {
     expect(action.inputs['github-token']!.default).toBe('${{ github.token }}');
-    const fromYml = readActionOptions(reader(Object.fromEntries(Object.keys(actionOptions).map((n) => [n, action.inputs[n]!.default ?? '']))));
+    const fromYml = readActionOptions(
+      reader(Object.fromEntries(Object.keys(actionOptions).map((n) => [n, action.inputs[n]!.default ?? '']))),
+    );
     const fromCode = readActionOptions(reader({ 'github-token': '${{ github.token }}' }));
     expect(fromYml).toEqual(fromCode);
     expect(fromCode).toMatchObject({ mode: 'gate', comment: 'always', 'comment-id': 'default', 'fail-on-regression': true });
@@ -70,18 +72,27 @@ describe('inputs', () => {
   it.each([
     [{ workload: 'w.wkl', migrations: 'm.sql', 'p95-threshold': '20' }, /^input `p95-threshold`: expected a percentage such as 20%/],
     [{ workload: 'w.wkl' }, /^input `migrations`: is required: .*give input `migrate-command`/],
-    [{ workload: 'w.wkl', migrations: 'm.sql', 'database-url': 'mysql://u:hunter22@h/db' }, /^input `database-url`: expected a URL such as postgres:/],
+    [
+      { workload: 'w.wkl', migrations: 'm.sql', 'database-url': 'mysql://u:hunter22@h/db' },
+      /^input `database-url`: expected a URL such as postgres:/,
+    ],
   ])('names the input in a one-line error: %j', (inputs, message) => {
     expect(() => readGateConfig(reader(inputs))).toThrow(message);
   });
 
   it('rejects a bad comment policy and comment-id in one line each', () => {
-    expect(() => readActionOptions(reader({ comment: 'sometimes' }))).toThrow('input `comment`: expected one of always, on-regression, never, got \'sometimes\'');
+    expect(() => readActionOptions(reader({ comment: 'sometimes' }))).toThrow(
+      "input `comment`: expected one of always, on-regression, never, got 'sometimes'",
+    );
     expect(() => readActionOptions(reader({ 'comment-id': 'a b' }))).toThrow(/^input `comment-id`: expected up to 64 letters/);
-    expect(() => readActionOptions(reader({ 'fail-on-regression': 'maybe' }))).toThrow(/^input `fail-on-regression`: expected true or false/);
+    expect(() => readActionOptions(reader({ 'fail-on-regression': 'maybe' }))).toThrow(
+      /^input `fail-on-regression`: expected true or false/,
+    );
   });
 
   it('never repeats a password from a bad database-url', () => {
-    expect(() => readGateConfig(reader({ workload: 'w.wkl', migrations: 'm.sql', 'database-url': 'mysql://u:hunter22@h/db' }))).not.toThrow(/hunter22/);
+    expect(() => readGateConfig(reader({ workload: 'w.wkl', migrations: 'm.sql', 'database-url': 'mysql://u:hunter22@h/db' }))).not.toThrow(
+      /hunter22/,
+    );
   });
 });

@@ -38,8 +38,18 @@ function side(connections: number[], throughput: number[], refused: number[] = [
 
 describe('knee rule', () => {
   it('measures growth per doubling: linear scaling is +100 %, a flat curve 0', () => {
-    expect(growthPerDoubling({ connections: 10, throughput: 100, refused_sessions: 0 }, { connections: 40, throughput: 400, refused_sessions: 0 })).toBeCloseTo(1);
-    expect(growthPerDoubling({ connections: 10, throughput: 100, refused_sessions: 0 }, { connections: 90, throughput: 100, refused_sessions: 0 })).toBeCloseTo(0);
+    expect(
+      growthPerDoubling(
+        { connections: 10, throughput: 100, refused_sessions: 0 },
+        { connections: 40, throughput: 400, refused_sessions: 0 },
+      ),
+    ).toBeCloseTo(1);
+    expect(
+      growthPerDoubling(
+        { connections: 10, throughput: 100, refused_sessions: 0 },
+        { connections: 90, throughput: 100, refused_sessions: 0 },
+      ),
+    ).toBeCloseTo(0);
   });
 
   it('names the step where a rising curve flattens', () => {
@@ -153,7 +163,16 @@ function report(sides: CapacitySideReport[]): CapacityReport {
     reasons: [],
     warnings: [],
     error: null,
-    settings: { connections: [1, 2, 4, 8, 16], scale: 5, class_scale: {}, speed: 0, read_only: true, capacity_threshold: 0.15, knee_rule: { minGrowth: 0.1, minSteps: 3 }, confirm_runs: 2 },
+    settings: {
+      connections: [1, 2, 4, 8, 16],
+      scale: 5,
+      class_scale: {},
+      speed: 0,
+      read_only: true,
+      capacity_threshold: 0.15,
+      knee_rule: { minGrowth: 0.1, minSteps: 3 },
+      confirm_runs: 2,
+    },
     environment: {
       server: null,
       server_version: '15.18',
@@ -180,7 +199,12 @@ describe('capacity report', () => {
   });
 
   it('draws an SVG with both axes, units, ticks and a legend', () => {
-    const svg = renderCapacitySvg(report([side([1, 2, 4, 8, 16], [1000, 1900, 3500, 3700, 3650]), { ...side([1, 2, 4, 8, 16], [900, 1500, 2000, 2100, 2050]), side: 'head' }]));
+    const svg = renderCapacitySvg(
+      report([
+        side([1, 2, 4, 8, 16], [1000, 1900, 3500, 3700, 3650]),
+        { ...side([1, 2, 4, 8, 16], [900, 1500, 2000, 2100, 2050]), side: 'head' },
+      ]),
+    );
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg).toContain('statements / s');
     expect(svg).toContain('milliseconds');
@@ -207,13 +231,23 @@ describe('capacity options', () => {
   });
 
   it('rejects bad steps and writes without a schema to copy, naming the fix', () => {
-    expect(() => parse({ workload: 'w.wkl', 'database-url': 'postgres://u@h/db', connections: '10,abc' })).toThrow(/--connections: expected whole numbers/);
-    expect(() => parse({ workload: 'w.wkl', 'database-url': 'postgres://u@h/db', 'allow-writes': true })).toThrow(/--allow-writes: needs a schema/);
+    expect(() => parse({ workload: 'w.wkl', 'database-url': 'postgres://u@h/db', connections: '10,abc' })).toThrow(
+      /--connections: expected whole numbers/,
+    );
+    expect(() => parse({ workload: 'w.wkl', 'database-url': 'postgres://u@h/db', 'allow-writes': true })).toThrow(
+      /--allow-writes: needs a schema/,
+    );
     expect(() => parse({ workload: 'w.wkl' })).toThrow(/--migrations: is required/);
   });
 
   it('compares when a base schema is named', () => {
-    const config = parse({ workload: 'w.wkl', migrations: 'm/*.sql', 'base-migrations': 'b/*.sql', 'scale-analytical': '2', 'capacity-threshold': '20%' });
+    const config = parse({
+      workload: 'w.wkl',
+      migrations: 'm/*.sql',
+      'base-migrations': 'b/*.sql',
+      'scale-analytical': '2',
+      'capacity-threshold': '20%',
+    });
     expect(config.compare).toBe(true);
     expect(config.classScale).toEqual({ scaleAnalytical: 2 });
     expect(config.threshold).toBe(0.2);
@@ -224,23 +258,43 @@ describe('mode: capacity inputs and outputs', () => {
   it('builds the capacity config from input strings, naming the input on bad values', async () => {
     const { readCapacityConfig, inputNames, capacityOnlyInputs } = await import('../src/action/inputs.js');
     const reader = (inputs: Record<string, string>) => (name: string) => inputs[name] ?? '';
-    const config = readCapacityConfig(reader({ workload: 'w.wkl', migrations: 'db/*.sql', connections: '10,25,50,90', scale: '20', 'scale-bulk': '0', 'capacity-threshold': '20%' }));
+    const config = readCapacityConfig(
+      reader({
+        workload: 'w.wkl',
+        migrations: 'db/*.sql',
+        connections: '10,25,50,90',
+        scale: '20',
+        'scale-bulk': '0',
+        'capacity-threshold': '20%',
+      }),
+    );
     expect(config.connections).toEqual([10, 25, 50, 90]);
     expect(config.scale).toBe(20);
     expect(config.classScale).toEqual({ scaleBulk: 0 });
     expect(config.threshold).toBe(0.2);
     expect(config.outputs).toEqual({ markdown: undefined, json: undefined, svg: undefined });
-    expect(() => readCapacityConfig(reader({ workload: 'w.wkl', migrations: 'db/*.sql', connections: '10,x' }))).toThrow(/^input `connections`: expected whole numbers/);
+    expect(() => readCapacityConfig(reader({ workload: 'w.wkl', migrations: 'db/*.sql', connections: '10,x' }))).toThrow(
+      /^input `connections`: expected whole numbers/,
+    );
     expect(capacityOnlyInputs()).toEqual(expect.arrayContaining(['connections', 'scale', 'allow-writes', 'capacity-threshold']));
     expect(inputNames()).not.toContain('svg');
   });
 
   it('sets result, knee and change outputs', async () => {
     const { capacityOutputs } = await import('../src/action/capacity-mode.js');
-    const r = report([side([1, 2, 4, 8, 16], [1000, 1900, 3500, 3700, 3650]), { ...side([1, 2, 4, 8, 16], [900, 1500, 2000, 2100, 2050]), side: 'head' }]);
+    const r = report([
+      side([1, 2, 4, 8, 16], [1000, 1900, 3500, 3700, 3650]),
+      { ...side([1, 2, 4, 8, 16], [900, 1500, 2000, 2100, 2050]), side: 'head' },
+    ]);
     r.verdict = 'fail';
     r.comparison = { compared_at: 4, compared_steps: [4, 8, 16], throughput_change: -0.4286 };
     const out = capacityOutputs(r, { markdown: 'a.md', json: 'a.json', svg: 'a.svg' }, undefined);
-    expect(out).toMatchObject({ result: 'regression', 'knee-connections': '4', 'capacity-change-pct': '-42.9', 'capacity-svg-path': 'a.svg', 'comment-url': '' });
+    expect(out).toMatchObject({
+      result: 'regression',
+      'knee-connections': '4',
+      'capacity-change-pct': '-42.9',
+      'capacity-svg-path': 'a.svg',
+      'comment-url': '',
+    });
   });
 });

@@ -111,7 +111,7 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
   );
 
   it(
-    'sessions refused above the server\'s limit are counted, not retried away, and the refusal point is named',
+    "sessions refused above the server's limit are counted, not retried away, and the refusal point is named",
     async () => {
       // Whether short sessions overlap enough to pass a server's limit depends on scheduling, so
       // refusal is tested with sessions that each hold their connection for a second: 16 of them
@@ -120,8 +120,18 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
       const small = await startPostgres({ settings: { max_connections: '8' } });
       try {
         const workload = path.join(tmp, 'sleepers.wkl');
-        await writeWorkload(workload, syntheticProfile(Array.from({ length: 16 }, () => [[0, 'SELECT pg_sleep(1)']]), { user: 'postgres', database: 'postgres' }));
-        const run = await capacity('refusal', ['--database-url', small.url, '--workload', workload, '--scale', '1', '--connections', '4,32'], { seed: false });
+        await writeWorkload(
+          workload,
+          syntheticProfile(
+            Array.from({ length: 16 }, () => [[0, 'SELECT pg_sleep(1)']]),
+            { user: 'postgres', database: 'postgres' },
+          ),
+        );
+        const run = await capacity(
+          'refusal',
+          ['--database-url', small.url, '--workload', workload, '--scale', '1', '--connections', '4,32'],
+          { seed: false },
+        );
         expect(run.code, run.stderr).toBe(0);
         const [sweep] = run.report.sides;
         const at = (c: number) => sweep!.steps.find((s) => s.connections === c)!;
@@ -180,7 +190,15 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
       // comparison and a pass; how often the 15 % default alarms on identical schemas is a property
       // of the rule under load, measured over many runs (docs/capacity.md), not something one run
       // can show.
-      const run = await capacity('a-a', [...base, '--migrations', shop('migrations', '*.sql'), '--connections', '1,2,4,8,16,32', '--capacity-threshold', '99%']);
+      const run = await capacity('a-a', [
+        ...base,
+        '--migrations',
+        shop('migrations', '*.sql'),
+        '--connections',
+        '1,2,4,8,16,32',
+        '--capacity-threshold',
+        '99%',
+      ]);
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       expect(run.report.verdict).toBe('pass');
       expect(run.report.comparison!.throughput_change).not.toBeNull();
@@ -192,7 +210,17 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
     'per-class factors and --allow-writes: every step replays the writes on a fresh copy, with a warning',
     async () => {
       // The shop's 40 sessions are 30 mixed and 10 transactional (checkouts): leave the checkouts out.
-      const run = await capacity('writes', ['--migrations', shop('migrations', '*.sql'), '--connections', '1,2,4', '--scale', '2', '--scale-transactional', '0', '--allow-writes']);
+      const run = await capacity('writes', [
+        '--migrations',
+        shop('migrations', '*.sql'),
+        '--connections',
+        '1,2,4',
+        '--scale',
+        '2',
+        '--scale-transactional',
+        '0',
+        '--allow-writes',
+      ]);
       expect(run.code, run.stderr).toBe(0);
       const { report } = run;
       expect(report.settings.read_only).toBe(false);
@@ -220,7 +248,27 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
     await client.end();
     const json = path.join(tmp, 'replay.json');
     const url = server.url.replace(/\/postgres$/, '/class_scale');
-    const replay = spawnSync(process.execPath, [cliPath, 'replay', '--database-url', url, '--workload', shop('workload.wkl'), '--read-only', '--speed', '0', '--scale', '3', '--scale-mixed', '0', '--json', json], { encoding: 'utf8' });
+    const replay = spawnSync(
+      process.execPath,
+      [
+        cliPath,
+        'replay',
+        '--database-url',
+        url,
+        '--workload',
+        shop('workload.wkl'),
+        '--read-only',
+        '--speed',
+        '0',
+        '--scale',
+        '3',
+        '--scale-mixed',
+        '0',
+        '--json',
+        json,
+      ],
+      { encoding: 'utf8' },
+    );
     // An empty database: the statements fail (SQL errors are results), the plan is what counts.
     expect(replay.status, replay.stderr).toBe(0);
     const report = JSON.parse(fs.readFileSync(json, 'utf8')) as { sessions_planned: number; sessions_excluded: number };
@@ -243,7 +291,11 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
       const orders = await shopDb.query('SELECT count(*)::int AS n FROM orders');
       await shopDb.end();
       const json = path.join(tmp, 'as-is.json');
-      const sweep = spawnSync(process.execPath, [cliPath, 'capacity', '--database-url', url, '--workload', shop('workload.wkl'), '--connections', '1,2,4', '--json', json], { encoding: 'utf8' });
+      const sweep = spawnSync(
+        process.execPath,
+        [cliPath, 'capacity', '--database-url', url, '--workload', shop('workload.wkl'), '--connections', '1,2,4', '--json', json],
+        { encoding: 'utf8' },
+      );
       expect(sweep.status, sweep.stderr).toBe(0);
       const report = JSON.parse(fs.readFileSync(json, 'utf8')) as CapacityReport;
       expect(report.sides.map((s) => s.side)).toEqual(['database']);
@@ -261,7 +313,11 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
   );
 
   it('bad input is one line naming the fix (exit 2), before any server work', () => {
-    const bad = spawnSync(process.execPath, [cliPath, 'capacity', '--workload', shop('workload.wkl'), '--database-url', server.url, '--allow-writes'], { encoding: 'utf8' });
+    const bad = spawnSync(
+      process.execPath,
+      [cliPath, 'capacity', '--workload', shop('workload.wkl'), '--database-url', server.url, '--allow-writes'],
+      { encoding: 'utf8' },
+    );
     expect(bad.status).toBe(2);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stderr).toMatch(/--allow-writes: needs a schema to copy/);

@@ -48,7 +48,10 @@ SELECT 1/0;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const title = major === undefined ? "capture (skipped: needs the machine's own PostgreSQL 15+ with pgbench and psql)" : `capture from PostgreSQL ${major} logs`;
+const title =
+  major === undefined
+    ? "capture (skipped: needs the machine's own PostgreSQL 15+ with pgbench and psql)"
+    : `capture from PostgreSQL ${major} logs`;
 
 describe.skipIf(major === undefined)(title, () => {
   let server: TestServer;
@@ -114,7 +117,12 @@ describe.skipIf(major === undefined)(title, () => {
     const client = new pg.Client(url);
     await client.connect();
     try {
-      await client.query('INSERT INTO items (name, price, created_at, note) VALUES ($1, $2, $3, $4)', ["o'brien", 12.5, '2026-05-01T12:00:00Z', null]);
+      await client.query('INSERT INTO items (name, price, created_at, note) VALUES ($1, $2, $3, $4)', [
+        "o'brien",
+        12.5,
+        '2026-05-01T12:00:00Z',
+        null,
+      ]);
       const eleven = Array.from({ length: 11 }, (_, i) => String(i + 1));
       const sql = `SELECT concat_ws(',', ${eleven.map((n) => `$${n}::text`).join(', ')}) AS list`;
       const { rows } = await client.query(sql, eleven);
@@ -184,7 +192,11 @@ describe.skipIf(major === undefined)(title, () => {
       .filter(Boolean)
       .map((line) => JSON.parse(line) as { dbname?: string; error_severity: string; message: string; statement?: string })
       .filter((e) => e.dbname === db)
-      .filter((e) => (e.error_severity === 'LOG' && /^duration: [\d.]+ ms {2}(statement|execute [^:]+): /.test(e.message)) || (e.error_severity === 'ERROR' && e.statement)).length;
+      .filter(
+        (e) =>
+          (e.error_severity === 'LOG' && /^duration: [\d.]+ ms {2}(statement|execute [^:]+): /.test(e.message)) ||
+          (e.error_severity === 'ERROR' && e.statement),
+      ).length;
   }
 
   it('captures csvlog and jsonlog into the same bytes, every time, with parameters put back', async () => {
@@ -206,7 +218,11 @@ describe.skipIf(major === undefined)(title, () => {
     expect(sidecar.statements).toBe(s.statements);
     const inspected = await cli(['inspect', fromCsv, '--json']);
     expect(inspected.code).toBe(0);
-    const inspection = JSON.parse(inspected.stdout) as { statements: number; capture: CaptureSummary; top_fingerprints_by_time: { captured_total_us: number }[] };
+    const inspection = JSON.parse(inspected.stdout) as {
+      statements: number;
+      capture: CaptureSummary;
+      top_fingerprints_by_time: { captured_total_us: number }[];
+    };
     expect(inspection.statements).toBe(s.statements);
     expect(inspection.capture.failed).toEqual(s.failed);
     const times = inspection.top_fingerprints_by_time.map((f) => f.captured_total_us);
@@ -218,8 +234,12 @@ describe.skipIf(major === undefined)(title, () => {
     expect(sessions[0]!.queries[0]!.sql).toBe("SELECT 'first session' AS s");
     expect(sessions[1]!.queries[0]!.sql).toBe("SELECT 'second session' AS s");
     // Extended and prepared: values back in, literals and the quote-containing value intact.
-    expect(sqls).toContain("SELECT '42'::int + 1 AS next, 'widget'::text AS t, '2026-05-01 12:00:00+00'::timestamptz AS ts, '$1 stays' AS lit;");
-    expect(sqls.filter((q) => q.includes("VALUES ('widget', '42' * 0.5, '2026-05-01 12:00:00+00', 'it''s $1 -- /* not a comment */')"))).toHaveLength(6);
+    expect(sqls).toContain(
+      "SELECT '42'::int + 1 AS next, 'widget'::text AS t, '2026-05-01 12:00:00+00'::timestamptz AS ts, '$1 stays' AS lit;",
+    );
+    expect(
+      sqls.filter((q) => q.includes("VALUES ('widget', '42' * 0.5, '2026-05-01 12:00:00+00', 'it''s $1 -- /* not a comment */')")),
+    ).toHaveLength(6);
     // The server logs a typed value in its output form (here the timestamptz in the session's zone).
     expect(sqls).toContain("INSERT INTO items (name, price, created_at, note) VALUES ('o''brien', '12.5', '2026-05-01 12:00:00+00', NULL)");
     expect(sqls.find((q) => q.startsWith('SELECT concat_ws'))).toBe(
@@ -237,15 +257,32 @@ describe.skipIf(major === undefined)(title, () => {
     const s = await capture([minDuration.csv], wkl, '--database', 'app');
     const results = path.join(tmp, 'results.jsonl');
     const report = path.join(tmp, 'report.json');
-    const r = await cli(['replay', '--workload', wkl, '--database-url', dbUrl('replay1'), '--allow-writes', '--results', results, '--json', report]);
+    const r = await cli([
+      'replay',
+      '--workload',
+      wkl,
+      '--database-url',
+      dbUrl('replay1'),
+      '--allow-writes',
+      '--results',
+      results,
+      '--json',
+      report,
+    ]);
     expect(r.stderr).not.toMatch(/error:/);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('against the capture: 1 error where the statement failed at capture time too (expected), 0 new errors');
-    const lines = fs.readFileSync(results, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = fs
+      .readFileSync(results, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const errors = lines.filter((l) => l.outcome === 'error');
     expect(lines.filter((l) => /there is no parameter/.test(String(l.message ?? '')))).toEqual([]);
     // The only failure is the one the capture saw fail.
-    expect(errors.map((e) => [e.source_session, e.index, e.sqlstate])).toEqual(s.failed.map((f) => [f.session_id - 1, f.statement_index, '22012']));
+    expect(errors.map((e) => [e.source_session, e.index, e.sqlstate])).toEqual(
+      s.failed.map((f) => [f.session_id - 1, f.statement_index, '22012']),
+    );
     const rep = JSON.parse(fs.readFileSync(report, 'utf8')) as ReplayReport;
     expect(rep.totals.executed).toBe(loggedStatements(minDuration.json, 'app'));
     expect(rep.totals.not_executed + rep.totals.skipped).toBe(0);
@@ -270,8 +307,7 @@ describe.skipIf(major === undefined)(title, () => {
     const s = await capture([separateLines.csv], b, '--database', 'app2');
     expect(s.log_style).toBe('statement_duration');
     expect(s.failed).toHaveLength(1);
-    const shape = (file: string) =>
-      wklSessions(fs.readFileSync(file)).map((x) => x.queries.map((q) => [q.sql, q.kind, q.transaction_id]));
+    const shape = (file: string) => wklSessions(fs.readFileSync(file)).map((x) => x.queries.map((q) => [q.sql, q.kind, q.transaction_id]));
     expect(shape(b)).toEqual(shape(a));
   });
 
@@ -279,13 +315,12 @@ describe.skipIf(major === undefined)(title, () => {
     const base = path.join(tmp, 'tz-base.wkl');
     await capture([minDuration.csv], base, '--database', 'app');
     // The same log with every timestamp rewritten to UTC.
-    const utc = fs.readFileSync(minDuration.csv, 'utf8').replace(
-      /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) (EST|EDT),/gm,
-      (_, date: string, time: string, zone: string) => {
+    const utc = fs
+      .readFileSync(minDuration.csv, 'utf8')
+      .replace(/^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) (EST|EDT),/gm, (_, date: string, time: string, zone: string) => {
         const t = new Date(`${date}T${time}${zone === 'EST' ? '-05:00' : '-04:00'}`).toISOString();
         return `${t.slice(0, 10)} ${t.slice(11, 23)} UTC,`;
-      },
-    );
+      });
     expect(utc).not.toEqual(fs.readFileSync(minDuration.csv, 'utf8'));
     const utcLog = path.join(tmp, 'utc.csv');
     fs.writeFileSync(utcLog, utc);
@@ -310,7 +345,12 @@ describe.skipIf(major === undefined)(title, () => {
   });
 
   it('leaves out statements whose parameters the log truncated, and says so', async () => {
-    const files = await phase({ log_min_duration_statement: '0', log_statement: 'none', log_duration: 'off', log_parameter_max_length: '8' });
+    const files = await phase({
+      log_min_duration_statement: '0',
+      log_statement: 'none',
+      log_duration: 'off',
+      log_parameter_max_length: '8',
+    });
     const client = new pg.Client(dbUrl('app3'));
     await client.connect();
     await client.query('SELECT $1::text AS short', ['abc']);
@@ -368,7 +408,10 @@ describe.skipIf(major === undefined)(title, () => {
     for (const text of [r.stdout, r.stderr, fs.readFileSync(out, 'latin1'), fs.readFileSync(`${out}.capture.json`, 'utf8')]) {
       expect(text).not.toContain('hunter2');
     }
-    expect(wklSessions(fs.readFileSync(out)).flatMap((x) => x.queries.map((q) => q.sql))).toEqual(["SELECT 'kept'", 'DROP ROLE capture_pw']);
+    expect(wklSessions(fs.readFileSync(out)).flatMap((x) => x.queries.map((q) => q.sql))).toEqual([
+      "SELECT 'kept'",
+      'DROP ROLE capture_pw',
+    ]);
   });
 
   it('refuses bad input with one line and exit 2', async () => {
@@ -392,9 +435,21 @@ describe.skipIf(major === undefined)(title, () => {
 
 describe('capture progress line', () => {
   it('says how much of the logs has been read', () => {
-    const p = { stage: 'reading', bytes_read: 50 * 1024 * 1024, bytes_total: 200 * 1024 * 1024, records: 1234, statements: 0, statements_total: 0, done: false };
+    const p = {
+      stage: 'reading',
+      bytes_read: 50 * 1024 * 1024,
+      bytes_total: 200 * 1024 * 1024,
+      records: 1234,
+      statements: 0,
+      statements_total: 0,
+      done: false,
+    };
     expect(describeCapture(p)).toBe('capturing: 50.0 MB of 200.0 MB read (25%), 1,234 log entries');
-    expect(describeCapture({ ...p, stage: 'sorting', statements: 1500 })).toBe("capturing: putting each session's lines together, 1,500 statements so far");
-    expect(describeCapture({ ...p, stage: 'writing', statements: 500, statements_total: 2000 })).toBe('capturing: writing the workload, 500 of 2,000 statements (25%)');
+    expect(describeCapture({ ...p, stage: 'sorting', statements: 1500 })).toBe(
+      "capturing: putting each session's lines together, 1,500 statements so far",
+    );
+    expect(describeCapture({ ...p, stage: 'writing', statements: 500, statements_total: 2000 })).toBe(
+      'capturing: writing the workload, 500 of 2,000 statements (25%)',
+    );
   });
 });

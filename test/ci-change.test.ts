@@ -17,13 +17,23 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 describe('changeUnderTest', () => {
   it('GitLab: the merge request diff base, its number and head', () => {
-    const change = changeUnderTest({ GITLAB_CI: 'true', CI_MERGE_REQUEST_DIFF_BASE_SHA: 'a'.repeat(40), CI_MERGE_REQUEST_IID: '17', CI_COMMIT_SHA: 'b'.repeat(40) });
+    const change = changeUnderTest({
+      GITLAB_CI: 'true',
+      CI_MERGE_REQUEST_DIFF_BASE_SHA: 'a'.repeat(40),
+      CI_MERGE_REQUEST_IID: '17',
+      CI_COMMIT_SHA: 'b'.repeat(40),
+    });
     expect(change).toMatchObject({ system: 'gitlab', number: 17, baseRef: 'a'.repeat(40), headSha: 'b'.repeat(40) });
     expect(change!.describe).toMatch(/CI_MERGE_REQUEST_DIFF_BASE_SHA/);
   });
 
   it('Jenkins: the change target branch as fetched', () => {
-    const change = changeUnderTest({ JENKINS_URL: 'https://ci.example.com/', CHANGE_ID: '42', CHANGE_TARGET: 'main', GIT_COMMIT: 'c'.repeat(40) });
+    const change = changeUnderTest({
+      JENKINS_URL: 'https://ci.example.com/',
+      CHANGE_ID: '42',
+      CHANGE_TARGET: 'main',
+      GIT_COMMIT: 'c'.repeat(40),
+    });
     expect(change).toMatchObject({ system: 'jenkins', number: 42, baseRef: 'origin/main', headSha: 'c'.repeat(40) });
   });
 
@@ -35,7 +45,10 @@ describe('changeUnderTest', () => {
 });
 
 function git(cwd: string, ...args: string[]): string {
-  const run = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8' });
+  const run = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], {
+    cwd,
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${run.stderr}`);
   return run.stdout.trim();
 }
@@ -55,12 +68,37 @@ describe('the gate in a GitLab merge request pipeline', () => {
     fs.copyFileSync(shop('variants', 'rename-column', rename), path.join(dir, 'db', 'migrations', rename));
     git(dir, 'add', '.');
     git(dir, 'commit', '--quiet', '-m', 'mr');
-    const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true', GITLAB_CI: 'true', CI_MERGE_REQUEST_DIFF_BASE_SHA: base, CI_MERGE_REQUEST_IID: '5' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      CI: 'true',
+      GITLAB_CI: 'true',
+      CI_MERGE_REQUEST_DIFF_BASE_SHA: base,
+      CI_MERGE_REQUEST_IID: '5',
+    };
     for (const name of ['GITHUB_EVENT_NAME', 'GITHUB_EVENT_PATH', 'GITHUB_ACTIONS', 'JENKINS_URL']) delete env[name];
     const json = path.join(dir, 'report.json');
     const r = spawnSync(
       process.execPath,
-      [path.join(root, 'dist', 'cli.js'), 'gate', '--database-url', inject('pgUrl'), '--workload', 'db/workload.wkl', '--migrations', 'db/migrations/*.sql', '--rounds', '1', '--confirm-rounds', '0', '--speed', '0', '--min-coverage', '0%', '--json', json],
+      [
+        path.join(root, 'dist', 'cli.js'),
+        'gate',
+        '--database-url',
+        inject('pgUrl'),
+        '--workload',
+        'db/workload.wkl',
+        '--migrations',
+        'db/migrations/*.sql',
+        '--rounds',
+        '1',
+        '--confirm-rounds',
+        '0',
+        '--speed',
+        '0',
+        '--min-coverage',
+        '0%',
+        '--json',
+        json,
+      ],
       { cwd: dir, env, encoding: 'utf8' },
     );
     // No seed: what matters is where base came from, and that head's renamed column is new errors.

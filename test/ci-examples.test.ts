@@ -17,14 +17,27 @@ function gateFlags(text: string): string[] {
   return commands.flatMap((c) => [...c.split(/\n\s*(?:-\s|\S+:|'''|\}|sh )/)[0]!.matchAll(/--([a-z0-9-]+)/g)].map((m) => m[1]!));
 }
 
+/** The parts of the GitLab example these tests read; the tests check that they are there. */
+interface GitlabCi {
+  stages: string[];
+  'db-regression': {
+    stage: string;
+    script: string[];
+    after_script: string[];
+    rules: { if?: string }[];
+    variables: Record<string, string>;
+    artifacts: { reports: { junit: string }; when: string };
+  };
+}
+
 describe('examples/gitlab/.gitlab-ci.yml', () => {
-  const ci = parse(read('gitlab/.gitlab-ci.yml')) as Record<string, any>;
+  const ci = parse(read('gitlab/.gitlab-ci.yml')) as GitlabCi;
   const job = ci['db-regression'];
 
   it('is a job GitLab accepts: a declared stage, a script, merge request rules', () => {
     expect(ci.stages).toContain(job.stage);
     expect(Array.isArray(job.script) && job.script.length).toBeTruthy();
-    expect(job.rules.some((r: { if?: string }) => r.if?.includes('"merge_request_event"'))).toBe(true);
+    expect(job.rules.some((r) => r.if?.includes('"merge_request_event"'))).toBe(true);
     // The base commit must be in the clone.
     expect(job.variables.GIT_DEPTH).toBe('0');
   });

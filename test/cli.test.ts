@@ -29,7 +29,11 @@ const fixtureWkl = path.join(root, 'test', 'fixtures', 'wkl', 'workload.wkl');
 const shop = (name: string): string => path.join(root, 'examples', 'shop', name);
 /** The sample shop's schema: its migrations, in apply order. */
 const shopMigrations = (): string[] =>
-  fs.readdirSync(shop('migrations')).filter((name) => name.endsWith('.sql')).sort().map((name) => shop(path.join('migrations', name)));
+  fs
+    .readdirSync(shop('migrations'))
+    .filter((name) => name.endsWith('.sql'))
+    .sort()
+    .map((name) => shop(path.join('migrations', name)));
 
 let tmp: string;
 
@@ -294,7 +298,9 @@ describe('replay against the shared server', () => {
       const errorStates = report.fingerprints.flatMap((f) => f.errors.map((e) => e.sqlstate));
       expect(errorStates).toEqual(['23505', '23505']);
       // The summary's figures are the report's.
-      expect(run.stdout).toContain(`${report.totals.captured.toLocaleString('en-US')} planned: ${report.totals.executed.toLocaleString('en-US')} executed`);
+      expect(run.stdout).toContain(
+        `${report.totals.captured.toLocaleString('en-US')} planned: ${report.totals.executed.toLocaleString('en-US')} executed`,
+      );
 
       const lines = fs.readFileSync(resultsFile, 'utf8').trim().split('\n');
       expect(lines).toHaveLength(report.totals.captured + 2); // header, statements, summary
@@ -331,7 +337,9 @@ describe('replay against the shared server', () => {
       ]);
       expect(run.code, run.stderr).toBe(ExitCode.Infrastructure);
       expect(run.stdout).toMatch(/^status\s+DEADLINE_EXCEEDED/m);
-      expect(run.stderr.split('\n')[0]).toBe('warning: option --deadline-s is deprecated: it is now called --replay-timeout-s, which works the same');
+      expect(run.stderr.split('\n')[0]).toBe(
+        'warning: option --deadline-s is deprecated: it is now called --replay-timeout-s, which works the same',
+      );
       expect(run.stderr).toMatch(/error: the replay did not finish within the deadline of 1 s; raise --replay-timeout-s/);
       const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as ReplayReport;
       expect(report.status).toBe('deadline_exceeded');
@@ -410,7 +418,18 @@ describe('replay when the server dies', () => {
     try {
       let killed = false;
       const run = await cli(
-        ['replay', '--workload', shop('workload.wkl'), '--database-url', server.url, '--allow-writes', '--setup', ...shopMigrations(), '--seed', shop('seed.sql')],
+        [
+          'replay',
+          '--workload',
+          shop('workload.wkl'),
+          '--database-url',
+          server.url,
+          '--allow-writes',
+          '--setup',
+          ...shopMigrations(),
+          '--seed',
+          shop('seed.sql'),
+        ],
         {
           onStderr(soFar) {
             if (!killed && soFar.includes('replaying against')) {
@@ -460,7 +479,17 @@ describe('replay on a server the CLI starts', () => {
     let signalled = false;
     const run = await cli(
       // local when the machine has PostgreSQL (faster to start), else embedded.
-      ['replay', '--workload', shop('workload.wkl'), '--provision', localMajors().length > 0 ? 'local' : 'embedded', '--setup', ...shopMigrations(), '--seed', shop('seed.sql')],
+      [
+        'replay',
+        '--workload',
+        shop('workload.wkl'),
+        '--provision',
+        localMajors().length > 0 ? 'local' : 'embedded',
+        '--setup',
+        ...shopMigrations(),
+        '--seed',
+        shop('seed.sql'),
+      ],
       {
         onStderr(soFar, child) {
           if (!signalled && soFar.includes('replaying against')) {
@@ -520,7 +549,16 @@ describe('building blocks', () => {
             connect_attempts: 5,
             scheduled_start_us: 0,
             actual_start_us: null,
-            counts: { captured: 2, executed: 0, ok: 0, errors: 0, skipped: 0, not_executed: 2, skipped_by_reason: {}, not_executed_by_reason: { connect_failed: 2 } },
+            counts: {
+              captured: 2,
+              executed: 0,
+              ok: 0,
+              errors: 0,
+              skipped: 0,
+              not_executed: 2,
+              skipped_by_reason: {},
+              not_executed_by_reason: { connect_failed: 2 },
+            },
           },
         ],
       }),
@@ -528,7 +566,16 @@ describe('building blocks', () => {
     expect(failed.exitCode).toBe(ExitCode.Infrastructure);
     expect(failed.problem).toContain('--max-connections');
     const unbalanced = report({
-      totals: { captured: 5, executed: 4, ok: 4, errors: 0, skipped: 0, not_executed: 0, skipped_by_reason: {}, not_executed_by_reason: {} },
+      totals: {
+        captured: 5,
+        executed: 4,
+        ok: 4,
+        errors: 0,
+        skipped: 0,
+        not_executed: 0,
+        skipped_by_reason: {},
+        not_executed_by_reason: {},
+      },
     });
     expect(replayOutcome(unbalanced).exitCode).toBe(ExitCode.Infrastructure);
   });
@@ -561,7 +608,11 @@ describe('building blocks', () => {
   });
 
   it('takes several --setup files after one option, and repeated options, in order', () => {
-    const { values } = tokenize('replay', ['--setup', 'a.sql', 'b.sql', '--seed', 's.sql', '--setup=c.sql', '--read-only'], replayCommand.options);
+    const { values } = tokenize(
+      'replay',
+      ['--setup', 'a.sql', 'b.sql', '--seed', 's.sql', '--setup=c.sql', '--read-only'],
+      replayCommand.options,
+    );
     expect(values).toEqual({ setup: ['a.sql', 'b.sql', 'c.sql'], seed: 's.sql', 'read-only': true });
     expect(() => tokenize('replay', ['--speed', '1', '--speed', '2'], replayCommand.options)).toThrow(/--speed is given more than once/);
     expect(() => tokenize('replay', ['--read-only=yes'], replayCommand.options)).toThrow(/--read-only takes no value/);
@@ -580,7 +631,10 @@ describe('building blocks', () => {
     expect(replay.config).toMatchObject({ replayTimeoutMs: 2000, statementTimeoutMs: 100, maxConnections: 5 });
     const gate = parse(gateCommand, ['--workload', 'w.wkl', '--migrations', 'm.sql', ...limits, '--max-connections', '5']);
     expect(gate.config).toMatchObject({ replayTimeoutMs: 2000, statementTimeoutMs: 100, maxConnections: 5 });
-    expect(parse(capacityCommand, ['--workload', 'w.wkl', '--migrations', 'm.sql', ...limits]).config).toMatchObject({ replayTimeoutMs: 2000, statementTimeoutMs: 100 });
+    expect(parse(capacityCommand, ['--workload', 'w.wkl', '--migrations', 'm.sql', ...limits]).config).toMatchObject({
+      replayTimeoutMs: 2000,
+      statementTimeoutMs: 100,
+    });
 
     const former = parse(replayCommand, ['--workload', 'w.wkl', '--deadline-s', '2']);
     expect(former.config.replayTimeoutMs).toBe(2000);

@@ -43,10 +43,11 @@ function report(fps: Fp[]): ReplayReport {
     };
     return samples ? { ...fp, samples } : fp;
   });
-  const totals = fingerprints.reduce(
-    (t, f) => ({ ...t, captured: t.captured + f.counts.captured, executed: t.executed + f.counts.executed }),
-    { ...fingerprints[0]!.counts, captured: 0, executed: 0 },
-  );
+  const totals = { ...fingerprints[0]!.counts, captured: 0, executed: 0 };
+  for (const f of fingerprints) {
+    totals.captured += f.counts.captured;
+    totals.executed += f.counts.executed;
+  }
   return {
     status: 'completed',
     message: null,
@@ -141,9 +142,7 @@ describe('compareReplays', () => {
     expect(c.varying_errors).toMatchObject([{ sqlstate: '57014', class: 'interleaving', rule: 'varies', head_replays: [1] }]);
     expect(c.shared_errors).toEqual([]);
     expect(c.fixed_errors).toEqual([]);
-    expect(c.only_base).toEqual([
-      { fingerprint: id('gone'), normalized: 'SELECT * FROM gone WHERE id = $1', kind: 'select', calls: 60 },
-    ]);
+    expect(c.only_base).toEqual([{ fingerprint: id('gone'), normalized: 'SELECT * FROM gone WHERE id = $1', kind: 'select', calls: 60 }]);
     expect(c.only_head.map((r) => [r.fingerprint, r.calls])).toEqual([[id('added'), 2]]);
   });
 
@@ -171,9 +170,7 @@ describe('compareReplays', () => {
 
   it('refuses invalid options by their name', async () => {
     const base = report([{ name: 'a', samples: [1, 2, 3] }]);
-    const err = await compareReplays({ base: [base], head: [base], options: { ...options, confidence: 1.5 } }).catch(
-      (e: unknown) => e,
-    );
+    const err = await compareReplays({ base: [base], head: [base], options: { ...options, confidence: 1.5 } }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'E_OPTIONS', message: expect.stringMatching(/^confidence /) });
     const none = await compareReplays({ base: [], head: [base], options }).catch((e: unknown) => e);
     expect(none).toMatchObject({ code: 'E_OPTIONS', message: expect.stringMatching(/^no base replay/) });

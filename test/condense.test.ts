@@ -52,7 +52,10 @@ const PAYABLE = 100;
 /** The statement the PR slows down, as the gate names it (pgbench sends the semicolon). */
 const STOCK_UPDATE = 'UPDATE products SET stock = stock - $1 WHERE id = $2;';
 
-const title = major === undefined ? "condense (skipped: needs the machine's own PostgreSQL 15+ with pgbench and psql)" : `condense a PostgreSQL ${major} log of thousands of sessions`;
+const title =
+  major === undefined
+    ? "condense (skipped: needs the machine's own PostgreSQL 15+ with pgbench and psql)"
+    : `condense a PostgreSQL ${major} log of thousands of sessions`;
 
 describe.skipIf(major === undefined)(title, () => {
   let server: TestServer;
@@ -87,7 +90,10 @@ describe.skipIf(major === undefined)(title, () => {
     const split = splitSql(fs.readFileSync(shop('seed.sql'), 'utf8'));
     if (!split.ok) throw new Error(`seed.sql line ${split.line}: ${split.problem}`);
     const seed = split.statements.map((s) => s.text).filter((t) => /^\s*(--.*\n\s*)*INSERT INTO (customers|products) /.test(t));
-    const files = fs.readdirSync(shop('migrations')).sort().map((f) => shop('migrations', f));
+    const files = fs
+      .readdirSync(shop('migrations'))
+      .sort()
+      .map((f) => shop('migrations', f));
     fs.writeFileSync(path.join(tmp, 'seed.sql'), `${seed.join(';\n')};\nSELECT setval('orders_id_seq', 120000);\n`);
     for (const f of [...files, path.join(tmp, 'seed.sql')]) {
       const r = spawnSync(tool('psql'), ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url.toString(), '-f', f], { encoding: 'utf8' });
@@ -98,7 +104,22 @@ describe.skipIf(major === undefined)(title, () => {
     // A fixed --random-seed: the same customers, products and quantities every run.
     const pgbench = (script: string, clients: number, transactions: number, seed: number) =>
       new Promise<void>((resolve, reject) => {
-        const args = ['-n', '-C', '-M', 'extended', `--random-seed=${seed}`, '-c', String(clients), '-j', String(clients), '-t', String(transactions), '-f', script, url.toString()];
+        const args = [
+          '-n',
+          '-C',
+          '-M',
+          'extended',
+          `--random-seed=${seed}`,
+          '-c',
+          String(clients),
+          '-j',
+          String(clients),
+          '-t',
+          String(transactions),
+          '-f',
+          script,
+          url.toString(),
+        ];
         const p = spawn(tool('pgbench'), args, { cwd: tmp });
         let err = '';
         p.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -124,7 +145,9 @@ describe.skipIf(major === undefined)(title, () => {
           await eventually(
             async () => {
               if (checkoutsDone) throw new Error('the checkouts stopped');
-              const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE id > 120000 AND created_at < now() - interval '2.5 s'");
+              const { rows } = await db.query<{ n: number }>(
+                "SELECT count(*)::int AS n FROM orders WHERE id > 120000 AND created_at < now() - interval '2.5 s'",
+              );
               return rows[0]!.n >= PAYABLE;
             },
             `${PAYABLE} orders created 2.5 s ago`,
@@ -158,7 +181,9 @@ describe.skipIf(major === undefined)(title, () => {
     // pgbench -C: a session per transaction.
     expect(capture.sessions).toBeGreaterThanOrEqual(2_000);
     expect(capture.workload).toBe(path.join(tmp, 'ci.full.wkl'));
-    expect(condense.fits, JSON.stringify({ warnings: condense.warnings, windows: condense.windows, pulled_in: condense.pulled_in })).toBe(true);
+    expect(condense.fits, JSON.stringify({ warnings: condense.warnings, windows: condense.windows, pulled_in: condense.pulled_in })).toBe(
+      true,
+    );
     expect(condense.comparison.condensed.duration_us).toBeLessThanOrEqual(1_500_000);
     expect(condense.comparison.condensed.statements).toBeLessThan(capture.statements);
     const hot = condense.comparison.fingerprints.filter((f) => f.hot);

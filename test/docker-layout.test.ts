@@ -37,10 +37,16 @@ describe('docker/Dockerfile', () => {
     const out = path.join(tmp, 'npm');
     const pack = spawnSync(process.execPath, [path.join(root, 'scripts', 'pack-npm.mjs'), '--out', out], { cwd: root, encoding: 'utf8' });
     expect(pack.status, pack.stderr).toBe(0);
-    const copy = /^COPY (.+) \/tmp\/pkg\/$/m.exec(dockerfile)![1]!.split(/\s+/).map((f) => f.replaceAll('${VERSION}', own.version));
+    const copy = /^COPY (.+) \/tmp\/pkg\/$/m
+      .exec(dockerfile)![1]!
+      .split(/\s+/)
+      .map((f) => f.replaceAll('${VERSION}', own.version));
     // The image is linux/amd64 on Debian (glibc): the CLI and that platform's engine package, of
     // the ones pack:npm writes.
-    expect(copy.map((f) => path.basename(f)).sort()).toEqual([`pg-retest-action-${own.version}.tgz`, `pg-retest-action-linux-x64-gnu-${own.version}.tgz`]);
+    expect(copy.map((f) => path.basename(f)).sort()).toEqual([
+      `pg-retest-action-${own.version}.tgz`,
+      `pg-retest-action-linux-x64-gnu-${own.version}.tgz`,
+    ]);
     for (const f of copy) expect(fs.existsSync(path.join(out, path.basename(f))), f).toBe(true);
     for (const f of copy) expect(f.startsWith('target/npm/')).toBe(true);
 
@@ -52,13 +58,22 @@ describe('docker/Dockerfile', () => {
       const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
       fs.symlinkSync(fs.realpathSync(found), path.join(bin, tool));
     }
-    const network = Object.fromEntries(Object.entries(process.env).filter(([n]) => /^(NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|HTTPS?_PROXY|NO_PROXY)$/i.test(n)));
+    const network = Object.fromEntries(
+      Object.entries(process.env).filter(([n]) => /^(NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|HTTPS?_PROXY|NO_PROXY)$/i.test(n)),
+    );
     const env = { ...network, HOME: process.env.HOME ?? tmp, PATH: bin };
     const tarballs = copy.map((f) => path.join(out, path.basename(f)));
     // The embedded binaries are another package from the registry; the layout is what is checked.
-    const install = spawnSync('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--omit=optional', ...tarballs], { env, encoding: 'utf8' });
+    const install = spawnSync(
+      'npm',
+      ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--omit=optional', ...tarballs],
+      { env, encoding: 'utf8' },
+    );
     expect(install.status, install.stderr).toBe(0);
-    const help = spawnSync(path.join(prefix, 'bin', 'pg-retest-action'), ['--help'], { env: { ...env, PATH: `${path.join(prefix, 'bin')}:${bin}` }, encoding: 'utf8' });
+    const help = spawnSync(path.join(prefix, 'bin', 'pg-retest-action'), ['--help'], {
+      env: { ...env, PATH: `${path.join(prefix, 'bin')}:${bin}` },
+      encoding: 'utf8',
+    });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^usage: pg-retest-action <command> \[options\]/);
     // Packing and an install from the registry: seconds on a quiet machine, minutes on a loaded one.

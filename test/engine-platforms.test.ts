@@ -53,18 +53,24 @@ describe.each([
     const node = foreignNode(id);
     const url = await freshDatabase();
     const started = Date.now();
-    const run = spawnSync(node.command, [...node.args, path.join(root, 'scripts', 'smoke-engine.mjs'), '--engine', engine(id), '--url', url, '--hash', nativeSourceHash()], {
-      encoding: 'utf8',
-      env: { ...process.env, ...node.env },
-      timeout: 180_000,
-    });
+    const run = spawnSync(
+      node.command,
+      [...node.args, path.join(root, 'scripts', 'smoke-engine.mjs'), '--engine', engine(id), '--url', url, '--hash', nativeSourceHash()],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, ...node.env },
+        timeout: 180_000,
+      },
+    );
     expect(run.status, `${run.error ?? ''}${run.stderr}`).toBe(0);
     const result = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}');
     // The process really was that platform: arm64, or x64 without glibc.
     expect(result.platform).toBe(platform);
     expect(result.glibc === null).toBe(!glibc);
     expect(result).toMatchObject({ executed: 6, errors: ['22012', '42703'], rows: 105, sourceHash: nativeSourceHash() });
-    console.log(`${id}: smoke replay on ${result.platform} (${result.glibc ? `glibc ${result.glibc}` : 'musl'}, Node ${result.node}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.log(
+      `${id}: smoke replay on ${result.platform} (${result.glibc ? `glibc ${result.glibc}` : 'musl'}, Node ${result.node}) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
   });
 
   it(glibc ? 'is an aarch64 library against glibc' : 'is an x86-64 library against musl, with nothing of glibc', () => {

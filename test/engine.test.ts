@@ -98,13 +98,19 @@ describe('finding the addon', () => {
   it('the action looks only beside its bundle, checked against the manifest there; the CLI also in build/; the sources only in build/', () => {
     const checked = (file: string) => ({ file, manifest: '/repo/dist/engines.sha256' });
     // A build/ directory in the repository a workflow checks out must not decide what the action runs.
-    expect(candidatePaths('file:///repo/dist/index.js', 'linux-x64-gnu', 'action')).toEqual([checked('/repo/dist/engine.linux-x64-gnu.node')]);
-    expect(candidatePaths('file:///repo/dist/index.js', 'linux-arm64-gnu', 'action')).toEqual([checked('/repo/dist/engine.linux-arm64-gnu.node')]);
+    expect(candidatePaths('file:///repo/dist/index.js', 'linux-x64-gnu', 'action')).toEqual([
+      checked('/repo/dist/engine.linux-x64-gnu.node'),
+    ]);
+    expect(candidatePaths('file:///repo/dist/index.js', 'linux-arm64-gnu', 'action')).toEqual([
+      checked('/repo/dist/engine.linux-arm64-gnu.node'),
+    ]);
     expect(candidatePaths('file:///repo/dist/cli.js', 'linux-x64-musl', 'cli')).toEqual([
       checked('/repo/dist/engine.linux-x64-musl.node'),
       { file: '/repo/build/engine.linux-x64-musl.node' },
     ]);
-    expect(candidatePaths('file:///repo/src/engine/native.ts', 'linux-x64-gnu', 'sources')).toEqual([{ file: '/repo/build/engine.linux-x64-gnu.node' }]);
+    expect(candidatePaths('file:///repo/src/engine/native.ts', 'linux-x64-gnu', 'sources')).toEqual([
+      { file: '/repo/build/engine.linux-x64-gnu.node' },
+    ]);
   });
 
   it('picks by CPU and C library, and names the platforms there are in one line', () => {
@@ -113,7 +119,9 @@ describe('finding the addon', () => {
     expect(platformProblem('linux', 'x64', undefined)).toBeUndefined();
     expect(platformProblem('darwin', 'arm64', undefined)).toBeUndefined();
     const all = 'linux-x64-gnu, linux-arm64-gnu, linux-x64-musl and darwin-arm64';
-    expect(platformProblem('linux', 'arm64', undefined)).toBe(`the pg-retest engine does not run on linux-arm64-musl; it is built for ${all}`);
+    expect(platformProblem('linux', 'arm64', undefined)).toBe(
+      `the pg-retest engine does not run on linux-arm64-musl; it is built for ${all}`,
+    );
     expect(platformProblem('win32', 'x64', undefined)).toBe(`the pg-retest engine does not run on win32-x64; it is built for ${all}`);
     expect(platformProblem('darwin', 'x64', undefined)).toMatch(/^[^\n]*darwin-x64; it is built for linux-x64-gnu/);
   });
@@ -187,9 +195,7 @@ describe('loading workloads', () => {
   it('refuses a pg-retest results file, saying what it is', async () => {
     // [[1, [["SELECT 1", 10, 12, true, nil, 0]]]]: one session with one result, as
     // `pg-retest replay --output` writes it (MessagePack, positional arrays).
-    const results = Buffer.from([
-      0x91, 0x92, 0x01, 0x91, 0x96, 0xa8, ...Buffer.from('SELECT 1'), 0x0a, 0x0c, 0xc3, 0xc0, 0x00,
-    ]);
+    const results = Buffer.from([0x91, 0x92, 0x01, 0x91, 0x96, 0xa8, ...Buffer.from('SELECT 1'), 0x0a, 0x0c, 0xc3, 0xc0, 0x00]);
     const file = path.join(tmp, 'results.wkl');
     fs.writeFileSync(file, results);
     const err = await rejection(inspectWorkload(file));
@@ -269,9 +275,11 @@ describe('replay', () => {
     expect(report.sessions.map((s) => s.status)).toEqual(['completed', 'completed']);
 
     const missing = report.fingerprints.find((f) => f.normalized.includes('missing_table'));
-    expect(missing?.errors).toEqual([{ sqlstate: '42P01', message: expect.stringContaining('missing_table'), count: 2, instances: expect.any(Array) }]);
+    expect(missing?.errors).toEqual([
+      { sqlstate: '42P01', message: expect.stringContaining('missing_table'), count: 2, instances: expect.any(Array) },
+    ]);
     // Each failure names its captured statement: session and statement index in the workload.
-    expect(missing?.errors[0]!.instances).toHaveLength(2);
+    expect(missing?.errors[0]?.instances).toHaveLength(2);
     const inserts = report.fingerprints.find((f) => f.kind === 'insert');
     expect(inserts?.counts).toMatchObject({ captured: 3, ok: 2, errors: 1 });
     expect(inserts?.errors).toEqual([{ sqlstate: '23505', message: expect.any(String), count: 1, instances: [expect.any(Array)] }]);

@@ -7,7 +7,10 @@ import { root } from './support/shop-gate.js';
 
 describe('functions in src/', () => {
   it('are at most 120 lines long', () => {
-    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'long-functions.mjs'), 'src', '120'], { cwd: root, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'long-functions.mjs'), 'src', '120'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toBe('0 function(s) over 120 lines in src\n');
   });

@@ -32,7 +32,9 @@ describe('gate on a PR that drops an index (base from git)', () => {
       expect(report.warnings.join('\n')).toMatch(/2 confirmation rounds were replayed and the verdict is on all 5: \d+ confirmed/);
       // The plan change, on exactly the fingerprint that lost its index.
       const changed = report.plans!.fingerprints.filter((f) => f.changed);
-      expect(changed.map((f) => [f.fingerprint, f.change])).toEqual([[first.fingerprint, 'orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan']]);
+      expect(changed.map((f) => [f.fingerprint, f.change])).toEqual([
+        [first.fingerprint, 'orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan'],
+      ]);
       expect(changed[0]!.buffers_ratio).toBeGreaterThan(10);
       expect(report.environment.base.sha).toMatch(/^[0-9a-f]{40}$/);
       expect(report.migrations.filter((m) => m.side === 'head').map((m) => m.name)).toHaveLength(1);

@@ -54,7 +54,9 @@ function insertSessions(): ProfileStatement[][] {
   return [0, 1, 2].map((s) =>
     Array.from({ length: 50 }, (_, i): ProfileStatement => {
       const v = s * 25 + Math.floor(i / 2);
-      return i % 2 === 0 ? [i * 4000, `INSERT INTO t (v) VALUES (${v})`, 'Insert'] : [i * 4000, `SELECT count(*) FROM t WHERE v = ${v}`, 'Select'];
+      return i % 2 === 0
+        ? [i * 4000, `INSERT INTO t (v) VALUES (${v})`, 'Insert']
+        : [i * 4000, `SELECT count(*) FROM t WHERE v = ${v}`, 'Select'];
     }),
   );
 }
@@ -66,20 +68,34 @@ describe('errors judged by what they are and how often', () => {
       const wkl = await workload('inserts', insertSessions());
       const base = migrations('errors-base', { '1.sql': TABLE });
       const race = migrations('errors-race', { '1.sql': TABLE + failOnceOnHead('23505', 7) });
-      const args = (head: string) => ['gate', '--database-url', inject('pgUrl'), '--workload', wkl, '--base-migrations', base, '--migrations', head];
+      const args = (head: string) => [
+        'gate',
+        '--database-url',
+        inject('pgUrl'),
+        '--workload',
+        wkl,
+        '--base-migrations',
+        base,
+        '--migrations',
+        head,
+      ];
 
       const raced = await gate(args(race));
       expect(raced.code, raced.stderr).toBe(0);
       const c = raced.report!.comparison!;
       expect(c.new_errors).toEqual([]);
-      expect(c.varying_errors).toMatchObject([{ sqlstate: '23505', class: 'interleaving', rule: 'varies', head_replays: [1, 0, 0], base_count: 0 }]);
+      expect(c.varying_errors).toMatchObject([
+        { sqlstate: '23505', class: 'interleaving', rule: 'varies', head_replays: [1, 0, 0], base_count: 0 },
+      ]);
       expect(raced.stdout).toMatch(/1 failure that varies between replays \(not gated\)/);
 
       const broken = migrations('errors-broken', { '1.sql': TABLE + failOnceOnHead('23505', 7) + failOnceOnHead('42703', 8) });
       const failed = await gate(args(broken));
       expect(failed.code, failed.stderr).toBe(1);
       const f = failed.report!.comparison!;
-      expect(f.new_errors).toMatchObject([{ sqlstate: '42703', class: 'deterministic', rule: 'deterministic', head_count: 1, head_replays: [1, 0, 0] }]);
+      expect(f.new_errors).toMatchObject([
+        { sqlstate: '42703', class: 'deterministic', rule: 'deterministic', head_count: 1, head_replays: [1, 0, 0] },
+      ]);
       expect(f.varying_errors.map((e) => e.sqlstate)).toEqual(['23505']);
       expect(failed.report!.headline).toMatch(/^regression: 1 new error/);
     },
@@ -112,9 +128,11 @@ async function noisyRelay(target: URL): Promise<{ url: string; close: () => Prom
     let last = Promise.resolve();
     upstream.on('data', (chunk: Buffer) => {
       const delay = random() * 4;
-      last = last.then(() => new Promise((resolve) => setTimeout(resolve, delay))).then(() => {
-        if (!client.destroyed) client.write(chunk);
-      });
+      last = last
+        .then(() => new Promise((resolve) => setTimeout(resolve, delay)))
+        .then(() => {
+          if (!client.destroyed) client.write(chunk);
+        });
     });
     upstream.on('end', () => void last.then(() => client.end()));
     client.on('end', () => upstream.end());
@@ -139,7 +157,10 @@ describe('the server-time rule', () => {
     async () => {
       // Four sessions of 40 point reads each, 5 ms apart: 160 calls per replay.
       const reads = [0, 1, 2, 3].map((s) =>
-        Array.from({ length: 40 }, (_, i): ProfileStatement => [i * 5000, `SELECT v FROM hot WHERE id = ${s * 40 + i + 1} AND work()`, 'Select']),
+        Array.from(
+          { length: 40 },
+          (_, i): ProfileStatement => [i * 5000, `SELECT v FROM hot WHERE id = ${s * 40 + i + 1} AND work()`, 'Select'],
+        ),
       );
       const wkl = await workload('reads', reads);
       const table = 'CREATE TABLE hot (id int PRIMARY KEY, v int);\nINSERT INTO hot SELECT g, g FROM generate_series(1, 1000) g;\n';
@@ -166,7 +187,13 @@ END $$;
         const f = c.fingerprints.find((x) => x.normalized.includes('FROM hot'))!;
         expect(f.rules).toContain('server_time');
         expect(f.server_time!.shift_us).toBeGreaterThanOrEqual(250);
-        expect(f.server_time!.checks).toEqual({ over_threshold: true, ci_above_noise: true, over_min_delta: true, enough_calls: true, slower_in_every_replay: true });
+        expect(f.server_time!.checks).toEqual({
+          over_threshold: true,
+          ci_above_noise: true,
+          over_min_delta: true,
+          enough_calls: true,
+          slower_in_every_replay: true,
+        });
         // The relay's delays are in the client's timings, not in the server's.
         expect(f.base.p95_us).toBeGreaterThan(5 * f.server_time!.base.p95_us);
         expect(run.stdout).toMatch(/server time per call \d+ µs → \d+ µs median/);

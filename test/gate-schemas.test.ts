@@ -7,7 +7,21 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { GATE_TIMEOUT_MS, exampleDatabase, explain, gate, git, leftoverDatabases, prGate, repoWithPr, root, shop, tmpDir, useGateFixtures, variant } from './support/gate-run.js';
+import {
+  GATE_TIMEOUT_MS,
+  exampleDatabase,
+  explain,
+  gate,
+  git,
+  leftoverDatabases,
+  prGate,
+  repoWithPr,
+  root,
+  shop,
+  tmpDir,
+  useGateFixtures,
+  variant,
+} from './support/gate-run.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 
 useGateFixtures();
@@ -34,9 +48,11 @@ describe('gate on the PR variants (base from git)', () => {
   );
 
   it(
-    "a failing PR migration: regression \"the PR's migrations fail\" with file and line, exit 1",
+    'a failing PR migration: regression "the PR\'s migrations fail" with file and line, exit 1',
     async () => {
-      const dir = repoWithPr({ 'db/migrations/900_broken.sql': 'ALTER TABLE orders ADD COLUMN note text;\n\nALTER TABLE no_such_table ADD COLUMN x int;\n' });
+      const dir = repoWithPr({
+        'db/migrations/900_broken.sql': 'ALTER TABLE orders ADD COLUMN note text;\n\nALTER TABLE no_such_table ADD COLUMN x int;\n',
+      });
       const run = await prGate(dir, NO_TIMING);
       expect(run.code, explain(run)).toBe(1);
       expect(run.report!.verdict).toBe('regression');
@@ -85,12 +101,29 @@ describe('gate on the PR variants (base from git)', () => {
       const prFile = path.basename(Object.keys(pr)[0]!);
       const dir = repoWithPr(pr, { 'migrate.cjs': tool });
       const run = await gate(
-        ['gate', '--database-url', inject('pgUrl'), '--workload', 'db/workload.wkl', '--seed', 'db/seed.sql', '--migrate-command', `node migrate.cjs`, '--base-ref', 'HEAD~1', ...NO_TIMING, '--fail-on-plan-change', 'seq-scan'],
+        [
+          'gate',
+          '--database-url',
+          inject('pgUrl'),
+          '--workload',
+          'db/workload.wkl',
+          '--seed',
+          'db/seed.sql',
+          '--migrate-command',
+          `node migrate.cjs`,
+          '--base-ref',
+          'HEAD~1',
+          ...NO_TIMING,
+          '--fail-on-plan-change',
+          'seq-scan',
+        ],
         dir,
       );
       expect(run.code, explain(run)).toBe(1);
       expect(run.stderr).toContain(`applied ${prFile}`);
-      expect(run.report!.migrations.filter((m) => m.side === 'head')).toEqual([expect.objectContaining({ name: 'migrate-command', ok: true })]);
+      expect(run.report!.migrations.filter((m) => m.side === 'head')).toEqual([
+        expect.objectContaining({ name: 'migrate-command', ok: true }),
+      ]);
     },
     GATE_TIMEOUT_MS,
   );
@@ -101,9 +134,20 @@ describe('compare', () => {
     'applies the gate rules to replay reports: same reports pass, a slowed fingerprint regresses',
     async () => {
       const base = path.join(tmpDir(), 'replay-base.json');
-      const replayed = await gate(['replay', '--database-url', await exampleDatabase(), '--allow-writes', '--workload', shop('workload.wkl'), '--json', base]);
+      const replayed = await gate([
+        'replay',
+        '--database-url',
+        await exampleDatabase(),
+        '--allow-writes',
+        '--workload',
+        shop('workload.wkl'),
+        '--json',
+        base,
+      ]);
       expect(replayed.code, explain(replayed)).toBe(0);
-      const report = JSON.parse(fs.readFileSync(base, 'utf8')) as { fingerprints: { fingerprint: string; samples: number[]; counts: { executed: number } }[] };
+      const report = JSON.parse(fs.readFileSync(base, 'utf8')) as {
+        fingerprints: { fingerprint: string; samples: number[]; counts: { executed: number } }[];
+      };
       expect(report.fingerprints.every((f) => Array.isArray(f.samples))).toBe(true);
 
       const same = await gate(['compare', '--base', base, base, '--head', base]);
@@ -134,11 +178,26 @@ describe('seed from a pg_dump archive', () => {
     async () => {
       const archive = path.join(tmpDir(), 'seed.pgdump');
       // Data only: the schema comes from the migrations, as with a SQL seed.
-      const dumped = spawnSync('pg_dump', ['--format=custom', '--data-only', '--file', archive, '--dbname', await exampleDatabase()], { encoding: 'utf8' });
+      const dumped = spawnSync('pg_dump', ['--format=custom', '--data-only', '--file', archive, '--dbname', await exampleDatabase()], {
+        encoding: 'utf8',
+      });
       expect(dumped.status, dumped.stderr).toBe(0);
       expect(fs.readFileSync(archive).subarray(0, 5).toString('latin1')).toBe('PGDMP');
       const migrations = shop('migrations', '*.sql');
-      const run = await gate(['gate', '--database-url', inject('pgUrl'), '--workload', shop('workload.wkl'), '--seed', archive, '--base-migrations', migrations, '--migrations', migrations, ...NO_TIMING]);
+      const run = await gate([
+        'gate',
+        '--database-url',
+        inject('pgUrl'),
+        '--workload',
+        shop('workload.wkl'),
+        '--seed',
+        archive,
+        '--base-migrations',
+        migrations,
+        '--migrations',
+        migrations,
+        ...NO_TIMING,
+      ]);
       expect(run.code, explain(run)).toBe(0);
       expect(run.stderr).toContain(`loading the seed (${archive})`);
       // Without the data, the checkout's inserts would fail their foreign keys (23503); only the
@@ -151,4 +210,3 @@ describe('seed from a pg_dump archive', () => {
     GATE_TIMEOUT_MS,
   );
 });
-

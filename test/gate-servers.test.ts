@@ -25,7 +25,13 @@ type Session = ProfileStatement[];
 
 /** Point lookups: four sessions of 30, 2 ms apart. */
 function lookups(): Session[] {
-  return [0, 1, 2, 3].map((s) => Array.from({ length: 30 }, (_, i) => [i * 2000 + s * 500, `SELECT name FROM customers WHERE id = ${1 + ((s * 30 + i) * 37) % 5000}`, 'Select']));
+  return [0, 1, 2, 3].map((s) =>
+    Array.from({ length: 30 }, (_, i) => [
+      i * 2000 + s * 500,
+      `SELECT name FROM customers WHERE id = ${1 + (((s * 30 + i) * 37) % 5000)}`,
+      'Select',
+    ]),
+  );
 }
 
 /**
@@ -42,7 +48,11 @@ function sessionState(): Session[] {
     [1000, `PREPARE lookup AS SELECT name FROM customers WHERE id = $1`, 'Other'],
     [2000, 'LISTEN order_ready', 'Other'],
     [3000, `SELECT pg_advisory_lock(${100 + s})`, 'Select'],
-    ...Array.from({ length: 20 }, (_, i): Session[number] => [4000 + i * 2000, i % 2 === 0 ? 'SELECT count(*) FROM widgets' : `EXECUTE lookup(${i + s})`, i % 2 === 0 ? 'Select' : 'Other']),
+    ...Array.from({ length: 20 }, (_, i): Session[number] => [
+      4000 + i * 2000,
+      i % 2 === 0 ? 'SELECT count(*) FROM widgets' : `EXECUTE lookup(${i + s})`,
+      i % 2 === 0 ? 'Select' : 'Other',
+    ]),
     [50_000, `SELECT pg_advisory_unlock(${100 + s})`, 'Select'],
   ]);
 }
@@ -151,7 +161,11 @@ describe.concurrent('head on a server the gate starts', () => {
     'work_mem=64kB on head: the NOT IN that no longer hashes fails, named, with the setting and its temp blocks',
     async () => {
       // 25 ms: far below the 260 ms the NOT IN gains, far above what a busy runner adds to it.
-      const run = await gate(project.spill, ['--postgres-version', String(baseMajor), '--head-postgres-config', 'work_mem=64kB'], ['--p95-threshold', '50%', '--min-delta-ms', '25']);
+      const run = await gate(
+        project.spill,
+        ['--postgres-version', String(baseMajor), '--head-postgres-config', 'work_mem=64kB'],
+        ['--p95-threshold', '50%', '--min-delta-ms', '25'],
+      );
       expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(1);
       const r = run.report;
       expect(r.servers!.settings).toEqual([{ name: 'work_mem', base: '4MB', head: '64kB' }]);
@@ -188,80 +202,91 @@ describe.concurrent('head on a server the gate starts', () => {
   );
 });
 
-describe.skipIf(pgbouncerBinary() === undefined).concurrent('head through PgBouncer in transaction mode, in front of the same server', () => {
-  let pooler: PgBouncer;
-  const direct = () => inject('pgUrl');
-  beforeAll(async () => {
-    const url = new URL(direct());
-    pooler = await startPgBouncer({ port: Number(url.port), user: decodeURIComponent(url.username) }, 'transaction');
+describe
+  .skipIf(pgbouncerBinary() === undefined)
+  .concurrent('head through PgBouncer in transaction mode, in front of the same server', () => {
+    let pooler: PgBouncer;
+    const direct = () => inject('pgUrl');
+    beforeAll(async () => {
+      const url = new URL(direct());
+      pooler = await startPgBouncer({ port: Number(url.port), user: decodeURIComponent(url.username) }, 'transaction');
+    });
+    afterAll(async () => {
+      await pooler?.stop();
+    });
+
+    it(
+      'a workload without session state passes; the report names the pooler and that it does not keep sessions',
+      async () => {
+        const run = await gate(project.lookups, ['--base-database-url', direct(), '--head-database-url', pooler.url()]);
+        expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
+        const servers = run.report.servers!;
+        expect(servers.base.keeps_sessions).toBe(true);
+        expect(servers.head.keeps_sessions).toBe(false);
+        expect(servers.head.sessions_note).toMatch(/transaction pooling/);
+        expect(servers.head.url).toBe(pooler.url());
+        // The migrations' server connections the pooler keeps idle on head's template are ended,
+        // so head's statistics are decided from the catalogs (nothing changed: base's are kept).
+        expect(run.stderr).toMatch(/^head: every table keeps base's statistics \(none changed\)$/m);
+        expect(servers.session_features).toEqual([]);
+        expect(servers.settings).toEqual([]);
+        expect(run.report.warnings).toContain(
+          "head's server does not keep a client on one server connection (a transaction pooler); no statement of the workload depends on that",
+        );
+      },
+      RUN_TIMEOUT_MS,
+    );
+
+    it(
+      '--statement-timeout-ms, which travels as the options startup parameter, stops the run with the fix',
+      async () => {
+        const run = await gate(project.lookups, [
+          '--base-database-url',
+          direct(),
+          '--head-database-url',
+          pooler.url(),
+          '--statement-timeout-ms',
+          '60000',
+        ]);
+        expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(3);
+        expect(run.report.error).toMatchObject({ stage: 'replay' });
+        // PgBouncer's message; the engine adds the fix (ALTER ROLE … SET statement_timeout), tested in native/core's replay::tests.
+        expect(run.report.error!.message).toMatch(
+          /^cannot connect to PostgreSQL at 127\.0\.0\.1:\d+\/pgr_\w+_h_r1_head as postgres: unsupported startup parameter: options/,
+        );
+      },
+      RUN_TIMEOUT_MS,
+    );
+
+    it(
+      'session SET, a prepared statement, LISTEN and an advisory lock fail as new errors, each named with what breaks it',
+      async () => {
+        const run = await gate(project.sessions, ['--base-database-url', direct(), '--head-database-url', pooler.url()]);
+        expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(1);
+        const r = run.report;
+        expect(r.servers!.sessions_lost_on_head).toBe(true);
+        const named = r.servers!.session_features.map((f) => [f.feature, f.normalized]);
+        expect(named).toEqual(
+          expect.arrayContaining([
+            ['session-set', 'SET search_path TO $1, $2'],
+            ['prepared-statement', 'PREPARE lookup AS SELECT name FROM customers WHERE id = $1'],
+            ['prepared-statement', expect.stringMatching(/^EXECUTE lookup\(/)],
+            ['listen', 'LISTEN order_ready'],
+            ['advisory-lock', expect.stringMatching(/^SELECT pg_advisory_lock\(\$1\)$/)],
+            ['advisory-lock', expect.stringMatching(/^SELECT pg_advisory_unlock\(\$1\)$/)],
+          ]),
+        );
+        expect(named).toHaveLength(6);
+        expect(r.headline).toMatch(/^regression: \d+ new errors/);
+        expect(r.reasons).toContain(
+          'session SET in `SET search_path TO $1, $2` (' +
+            r.servers!.session_features.find((f) => f.feature === 'session-set')!.fingerprint +
+            "): head's server does not keep a client on one server connection (a transaction pooler), and the setting stays on the server connection that ran it: the session's later transactions may run without it, and other clients with it",
+        );
+        // Base (direct) ran everything without an error.
+        expect(r.accounting!.base.errors).toBe(0);
+        expect(run.stdout).toContain('| session state | statement | what a transaction pooler does to it |');
+      },
+      RUN_TIMEOUT_MS,
+    );
   });
-  afterAll(async () => {
-    await pooler?.stop();
-  });
-
-  it(
-    'a workload without session state passes; the report names the pooler and that it does not keep sessions',
-    async () => {
-      const run = await gate(project.lookups, ['--base-database-url', direct(), '--head-database-url', pooler.url()]);
-      expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
-      const servers = run.report.servers!;
-      expect(servers.base.keeps_sessions).toBe(true);
-      expect(servers.head.keeps_sessions).toBe(false);
-      expect(servers.head.sessions_note).toMatch(/transaction pooling/);
-      expect(servers.head.url).toBe(pooler.url());
-      // The migrations' server connections the pooler keeps idle on head's template are ended,
-      // so head's statistics are decided from the catalogs (nothing changed: base's are kept).
-      expect(run.stderr).toMatch(/^head: every table keeps base's statistics \(none changed\)$/m);
-      expect(servers.session_features).toEqual([]);
-      expect(servers.settings).toEqual([]);
-      expect(run.report.warnings).toContain(
-        "head's server does not keep a client on one server connection (a transaction pooler); no statement of the workload depends on that",
-      );
-    },
-    RUN_TIMEOUT_MS,
-  );
-
-  it(
-    '--statement-timeout-ms, which travels as the options startup parameter, stops the run with the fix',
-    async () => {
-      const run = await gate(project.lookups, ['--base-database-url', direct(), '--head-database-url', pooler.url(), '--statement-timeout-ms', '60000']);
-      expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(3);
-      expect(run.report.error).toMatchObject({ stage: 'replay' });
-      // PgBouncer's message; the engine adds the fix (ALTER ROLE … SET statement_timeout), tested in native/core's replay::tests.
-      expect(run.report.error!.message).toMatch(/^cannot connect to PostgreSQL at 127\.0\.0\.1:\d+\/pgr_\w+_h_r1_head as postgres: unsupported startup parameter: options/);
-    },
-    RUN_TIMEOUT_MS,
-  );
-
-  it(
-    'session SET, a prepared statement, LISTEN and an advisory lock fail as new errors, each named with what breaks it',
-    async () => {
-      const run = await gate(project.sessions, ['--base-database-url', direct(), '--head-database-url', pooler.url()]);
-      expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(1);
-      const r = run.report;
-      expect(r.servers!.sessions_lost_on_head).toBe(true);
-      const named = r.servers!.session_features.map((f) => [f.feature, f.normalized]);
-      expect(named).toEqual(
-        expect.arrayContaining([
-          ['session-set', 'SET search_path TO $1, $2'],
-          ['prepared-statement', 'PREPARE lookup AS SELECT name FROM customers WHERE id = $1'],
-          ['prepared-statement', expect.stringMatching(/^EXECUTE lookup\(/)],
-          ['listen', 'LISTEN order_ready'],
-          ['advisory-lock', expect.stringMatching(/^SELECT pg_advisory_lock\(\$1\)$/)],
-          ['advisory-lock', expect.stringMatching(/^SELECT pg_advisory_unlock\(\$1\)$/)],
-        ]),
-      );
-      expect(named).toHaveLength(6);
-      expect(r.headline).toMatch(/^regression: \d+ new errors/);
-      expect(r.reasons).toContain(
-        'session SET in `SET search_path TO $1, $2` (' +
-          r.servers!.session_features.find((f) => f.feature === 'session-set')!.fingerprint +
-          "): head's server does not keep a client on one server connection (a transaction pooler), and the setting stays on the server connection that ran it: the session's later transactions may run without it, and other clients with it",
-      );
-      // Base (direct) ran everything without an error.
-      expect(r.accounting!.base.errors).toBe(0);
-      expect(run.stdout).toContain('| session state | statement | what a transaction pooler does to it |');
-    },
-    RUN_TIMEOUT_MS,
-  );
-});

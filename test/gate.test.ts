@@ -9,7 +9,20 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { describe, expect, inject, it } from 'vitest';
 import { localMajors, startPostgres } from './support/postgres.js';
-import { GATE_TIMEOUT_MS, exampleArgs, explain, gate, git, leftoverDatabases, prGate, repoWithPr, shop, tmpDir, useGateFixtures, variant } from './support/gate-run.js';
+import {
+  GATE_TIMEOUT_MS,
+  exampleArgs,
+  explain,
+  gate,
+  git,
+  leftoverDatabases,
+  prGate,
+  repoWithPr,
+  shop,
+  tmpDir,
+  useGateFixtures,
+  variant,
+} from './support/gate-run.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 
 useGateFixtures();
@@ -22,7 +35,14 @@ describe('gate on identical schemas (A/A)', () => {
       // The verdict's latency rule is a statistic; its false-alarm rate is measured by
       // `npm run calibrate` (docs/gate-statistics.md), not here, so it is put out of reach.
       const migrations = shop('migrations', '*.sql');
-      const run = await gate([...exampleArgs(shop()), '--base-migrations', migrations, '--migrations', migrations, ...LATENCY_RULE_OUT_OF_REACH]);
+      const run = await gate([
+        ...exampleArgs(shop()),
+        '--base-migrations',
+        migrations,
+        '--migrations',
+        migrations,
+        ...LATENCY_RULE_OUT_OF_REACH,
+      ]);
       const report = run.report;
       expect(report, explain(run)).toBeDefined();
       expect(run.code, explain(run)).toBe(0);
@@ -68,7 +88,13 @@ describe('gate on the PR variants (base from git)', () => {
       // buffers rule could not be evaluated and the verdict would be an error.
       // This test is about plans; a latency false alarm on a loaded runner is the calibration
       // bench's business (docs/testing.md, "Timing"), so the latency rule is out of reach.
-      const run = await prGate(repoWithPr(variant('add-index')), ['--fail-on-plan-change', 'seq-scan', '--max-buffers-growth', '10x', ...LATENCY_RULE_OUT_OF_REACH]);
+      const run = await prGate(repoWithPr(variant('add-index')), [
+        '--fail-on-plan-change',
+        'seq-scan',
+        '--max-buffers-growth',
+        '10x',
+        ...LATENCY_RULE_OUT_OF_REACH,
+      ]);
       expect(run.code, explain(run)).toBe(0);
       expect(run.report!.verdict).toBe('pass');
       expect(run.report!.plans!.stats.source).toBe('explain-analyze');
@@ -108,7 +134,19 @@ describe('gate lifecycle', () => {
       let signalled = false;
       // auto picks the machine's PostgreSQL here when it has one (else the embedded one).
       const run = await gate(
-        ['gate', '--provision', 'auto', '--workload', 'db/workload.wkl', '--seed', 'db/seed.sql', '--migrations', 'db/migrations/*.sql', '--base-ref', 'HEAD~1'],
+        [
+          'gate',
+          '--provision',
+          'auto',
+          '--workload',
+          'db/workload.wkl',
+          '--seed',
+          'db/seed.sql',
+          '--migrations',
+          'db/migrations/*.sql',
+          '--base-ref',
+          'HEAD~1',
+        ],
         dir,
         (soFar, child) => {
           if (!signalled && soFar.includes('replay 2 of 7')) {
@@ -124,7 +162,10 @@ describe('gate lifecycle', () => {
       const port = Number(/started PostgreSQL .* on 127\.0\.0\.1:(\d+)/.exec(run.stderr)?.[1]);
       const open = await new Promise<boolean>((resolve) => {
         const socket = net.connect({ host: '127.0.0.1', port });
-        socket.once('connect', () => (socket.destroy(), resolve(true)));
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve(true);
+        });
         socket.once('error', () => resolve(false));
       });
       expect(open).toBe(false);
@@ -135,9 +176,21 @@ describe('gate lifecycle', () => {
   );
 
   it('--provision docker without a Docker engine: exit 3 saying so', async () => {
-    const run = await gate(['gate', '--provision', 'docker', '--workload', shop('workload.wkl'), '--migrations', shop('migrations', '*.sql'), '--base-migrations', shop('migrations', '*.sql')]);
+    const run = await gate([
+      'gate',
+      '--provision',
+      'docker',
+      '--workload',
+      shop('workload.wkl'),
+      '--migrations',
+      shop('migrations', '*.sql'),
+      '--base-migrations',
+      shop('migrations', '*.sql'),
+    ]);
     expect(run.code, explain(run)).toBe(3);
-    expect(run.stderr).toMatch(/^error: cannot start a docker server: no Docker engine .*; start Docker, or use --provision embedded or local/m);
+    expect(run.stderr).toMatch(
+      /^error: cannot start a docker server: no Docker engine .*; start Docker, or use --provision embedded or local/m,
+    );
   });
 });
 
@@ -174,7 +227,20 @@ describe('gate on bad input', () => {
 
   it('a base ref the clone does not have: exit 2 with the fetch-depth hint', async () => {
     const dir = repoWithPr({});
-    const run = await gate(['gate', '--database-url', inject('pgUrl'), '--workload', 'db/workload.wkl', '--migrations', 'db/migrations/*.sql', '--base-ref', 'deadbeef'], dir);
+    const run = await gate(
+      [
+        'gate',
+        '--database-url',
+        inject('pgUrl'),
+        '--workload',
+        'db/workload.wkl',
+        '--migrations',
+        'db/migrations/*.sql',
+        '--base-ref',
+        'deadbeef',
+      ],
+      dir,
+    );
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/'deadbeef' is not a commit in this clone; fetch it first \(actions\/checkout with fetch-depth: 0/);
   });
@@ -187,7 +253,14 @@ describe('gate on bad input', () => {
       });
     });
     const password = `Sekr1t-${randomBytes(6).toString('hex')}`;
-    const run = await gate(['gate', '--database-url', `postgres://app:${password}@127.0.0.1:${port}/shop`, '--workload', shop('workload.wkl'), ...migrations()]);
+    const run = await gate([
+      'gate',
+      '--database-url',
+      `postgres://app:${password}@127.0.0.1:${port}/shop`,
+      '--workload',
+      shop('workload.wkl'),
+      ...migrations(),
+    ]);
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(/^error: cannot connect to 127\.0\.0\.1:\d+\/shop as app: .*nothing is listening there/m);
     expect(run.stdout + run.stderr + JSON.stringify(run.report)).not.toContain(password);
@@ -197,7 +270,14 @@ describe('gate on bad input', () => {
     const server = await startPostgres({ password: `right-${randomBytes(6).toString('hex')}` });
     try {
       const wrong = `Wr0ng-${randomBytes(6).toString('hex')}`;
-      const run = await gate(['gate', '--database-url', `postgres://postgres:${wrong}@127.0.0.1:${server.port}/postgres`, '--workload', shop('workload.wkl'), ...migrations()]);
+      const run = await gate([
+        'gate',
+        '--database-url',
+        `postgres://postgres:${wrong}@127.0.0.1:${server.port}/postgres`,
+        '--workload',
+        shop('workload.wkl'),
+        ...migrations(),
+      ]);
       expect(run.code).toBe(3);
       expect(run.stderr).toMatch(/^error: cannot connect to .*password authentication failed.*check the user name and password/m);
       expect(run.stdout + run.stderr + JSON.stringify(run.report)).not.toContain(wrong);

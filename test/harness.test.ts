@@ -96,7 +96,9 @@ describe('startPostgres', () => {
       expect(fs.existsSync(path.join(server.socketDir!, `.s.PGSQL.${server.port}`))).toBe(true);
 
       const overSocket = replayUrl({ socketDir: server.socketDir }, server.url);
-      expect(overSocket).toBe(`postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(server.socketDir!)}:${server.port}/postgres`);
+      expect(overSocket).toBe(
+        `postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(server.socketDir!)}:${server.port}/postgres`,
+      );
       expect(describeTarget(overSocket)).toBe(`${server.socketDir}:${server.port}/postgres as postgres`);
       const [row] = await query(overSocket, "select coalesce(inet_client_addr()::text, 'socket') as via");
       expect(row?.via).toBe('socket');

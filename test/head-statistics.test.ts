@@ -32,7 +32,10 @@ async function runAt(databaseUrl: string, ...statements: string[]): Promise<pg.Q
 
 /** Every statistic of `table` that pg_stats shows, as text. */
 async function statsOf(database: string, table: string): Promise<string> {
-  const rows = await run(database, `SELECT attname, null_frac, n_distinct, most_common_vals::text, histogram_bounds::text, correlation FROM pg_stats WHERE tablename = '${table}' ORDER BY attname`);
+  const rows = await run(
+    database,
+    `SELECT attname, null_frac, n_distinct, most_common_vals::text, histogram_bounds::text, correlation FROM pg_stats WHERE tablename = '${table}' ORDER BY attname`,
+  );
   return JSON.stringify(rows);
 }
 
@@ -111,7 +114,9 @@ describe("head's statistics on a copy of base", () => {
     expect(await statsOf(changed, 'renamed')).toBe((await statsOf(base, 'renamed')).replace('"attname":"v"', '"attname":"value"'));
     // The analyzed tables have fresh statistics: the expression index's, the new column's.
     expect(await run(changed, "SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'expr_lower_v'")).toEqual([{ n: 1 }]);
-    expect(await run(changed, "SELECT null_frac FROM pg_stats WHERE tablename = 'widened' AND attname = 'note'")).toEqual([{ null_frac: 1 }]);
+    expect(await run(changed, "SELECT null_frac FROM pg_stats WHERE tablename = 'widened' AND attname = 'note'")).toEqual([
+      { null_frac: 1 },
+    ]);
   });
 
   it('a parent that gained or lost a partition or child is analyzed, though no row moved', async () => {
@@ -124,7 +129,9 @@ describe("head's statistics on a copy of base", () => {
     ];
     for (const [name, migration, parent] of cases) {
       const copy = await head(name, migration);
-      expect(await refreshHeadStatistics(url(base), url(copy), silentLogger), name).toEqual([{ table: parent, reason: 'a partition or child table changed' }]);
+      expect(await refreshHeadStatistics(url(base), url(copy), silentLogger), name).toEqual([
+        { table: parent, reason: 'a partition or child table changed' },
+      ]);
     }
   });
 
@@ -135,7 +142,9 @@ describe("head's statistics on a copy of base", () => {
       ['extstats', 'CREATE STATISTICS expr_kv (ndistinct) ON k, v FROM expr'],
     ]) {
       const copy = await head(name!, migration!);
-      expect(await refreshHeadStatistics(url(base), url(copy), silentLogger), name).toEqual([{ table: 'public.expr', reason: 'new expression index or extended statistics' }]);
+      expect(await refreshHeadStatistics(url(base), url(copy), silentLogger), name).toEqual([
+        { table: 'public.expr', reason: 'new expression index or extended statistics' },
+      ]);
     }
   });
 
@@ -167,9 +176,21 @@ describe("head's statistics on a copy of base", () => {
       }
       const analyzed = await refreshHeadStatistics(url(base), url(copy), silentLogger, 200);
       expect(analyzed.map((a) => a.table)).toEqual([
-        ...['kept', 'written', 'widened', 'indexed', 'expr', 'truncated', 'renamed', 'events', 'events_low', 'events_high', 'spare', 'par', 'kid'].map(
-          (t) => `public.${t}`,
-        ),
+        ...[
+          'kept',
+          'written',
+          'widened',
+          'indexed',
+          'expr',
+          'truncated',
+          'renamed',
+          'events',
+          'events_low',
+          'events_high',
+          'spare',
+          'par',
+          'kid',
+        ].map((t) => `public.${t}`),
       ]);
       expect(new Set(analyzed.map((a) => a.reason))).toEqual(new Set(['migrations still connected']));
     } finally {
@@ -186,9 +207,9 @@ describe("a variant's copy (run with [[variants]])", () => {
     await adminSql(`CREATE DATABASE ${source}`);
     await run(
       source,
-      "CREATE TABLE kept (id int PRIMARY KEY, v text); INSERT INTO kept SELECT g, md5(random()::text) FROM generate_series(1, 60000) g; ANALYZE kept",
+      'CREATE TABLE kept (id int PRIMARY KEY, v text); INSERT INTO kept SELECT g, md5(random()::text) FROM generate_series(1, 60000) g; ANALYZE kept',
       // Not analyzed, as after a restore; autovacuum is kept away so that it stays so.
-      "CREATE TABLE fresh (id int PRIMARY KEY, v text) WITH (autovacuum_enabled = false); INSERT INTO fresh SELECT g, md5(random()::text) FROM generate_series(1, 1000) g",
+      'CREATE TABLE fresh (id int PRIMARY KEY, v text) WITH (autovacuum_enabled = false); INSERT INTO fresh SELECT g, md5(random()::text) FROM generate_series(1, 1000) g',
       'CREATE TABLE empty (id int)',
     );
     const copy = `${tag}_variant_copy`;
@@ -207,7 +228,11 @@ describe('before PostgreSQL 15', () => {
     try {
       const on = (database: string): string => withDatabase(server.url, database);
       await runAt(on('postgres'), 'CREATE DATABASE b');
-      await runAt(on('b'), "CREATE TABLE orders (id int PRIMARY KEY, status text); INSERT INTO orders SELECT g, 'pending' FROM generate_series(1, 1000) g; CREATE TABLE kept (id int)", 'VACUUM ANALYZE');
+      await runAt(
+        on('b'),
+        "CREATE TABLE orders (id int PRIMARY KEY, status text); INSERT INTO orders SELECT g, 'pending' FROM generate_series(1, 1000) g; CREATE TABLE kept (id int)",
+        'VACUUM ANALYZE',
+      );
       await runAt(on('postgres'), 'CREATE DATABASE h TEMPLATE b');
       await runAt(on('h'), "UPDATE orders SET status = 'archived' WHERE id > 50");
       expect(await refreshHeadStatistics(on('b'), on('h'), silentLogger)).toEqual(

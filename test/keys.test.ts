@@ -81,7 +81,10 @@ async function replay(url: string, ...flags: string[]): Promise<ReplayReport> {
 }
 
 function errorsWith(r: ReplayReport, sqlstate: string): number {
-  return r.fingerprints.flatMap((f) => f.errors).filter((e) => e.sqlstate === sqlstate).reduce((n, e) => n + e.count, 0);
+  return r.fingerprints
+    .flatMap((f) => f.errors)
+    .filter((e) => e.sqlstate === sqlstate)
+    .reduce((n, e) => n + e.count, 0);
 }
 
 beforeAll(async () => {
@@ -109,7 +112,9 @@ describe('checkout.wkl: ids from RETURNING', () => {
   it('inspect says how many keys and links the workload has, and where its sequence stood', async () => {
     const r = await run(['inspect', workload]);
     expect(r.code, explain(r)).toBe(0);
-    expect(r.stdout).toMatch(/keys\s+36 statements return generated keys, 36 with a known value \(inferred at capture, recorded in the workload\); \d+ later literals carry them/);
+    expect(r.stdout).toMatch(
+      /keys\s+36 statements return generated keys, 36 with a known value \(inferred at capture, recorded in the workload\); \d+ later literals carry them/,
+    );
     expect(r.stdout).toMatch(/sequences\s+orders\.id from 120001/);
   });
 

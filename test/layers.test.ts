@@ -31,7 +31,10 @@ function tree(name: string, files: Record<string, string | null>): string {
   for (const [file, imported] of Object.entries(files)) {
     const at = path.join(dir, 'src', file);
     fs.mkdirSync(path.dirname(at), { recursive: true });
-    fs.writeFileSync(at, imported === null ? 'export const value = 1;\n' : `import { value } from '${imported}';\nexport const copy = value;\n`);
+    fs.writeFileSync(
+      at,
+      imported === null ? 'export const value = 1;\n' : `import { value } from '${imported}';\nexport const copy = value;\n`,
+    );
   }
   return dir;
 }

@@ -52,7 +52,10 @@ async function markedDatabases(): Promise<string[]> {
 
 /** Moves a database's marker `hours` back. */
 async function backdate(name: string, hours: number): Promise<void> {
-  const { rows } = await admin.query<{ comment: string }>("SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1", [name]);
+  const { rows } = await admin.query<{ comment: string }>(
+    "SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1",
+    [name],
+  );
   const created = Date.parse(/created (\S+)$/.exec(rows[0]!.comment)![1]!);
   const moved = new Date(created - hours * HOUR).toISOString().replace(/\.\d{3}Z$/, 'Z');
   await admin.query(`COMMENT ON DATABASE ${name} IS '${rows[0]!.comment.replace(/created \S+$/, `created ${moved}`)}'`);
@@ -68,14 +71,19 @@ async function markedRoles(): Promise<string[]> {
 
 /** Moves a role's marker `hours` back. */
 async function backdateRole(name: string, hours: number): Promise<void> {
-  const { rows } = await admin.query<{ comment: string }>("SELECT shobj_description(oid, 'pg_authid') AS comment FROM pg_roles WHERE rolname = $1", [name]);
+  const { rows } = await admin.query<{ comment: string }>(
+    "SELECT shobj_description(oid, 'pg_authid') AS comment FROM pg_roles WHERE rolname = $1",
+    [name],
+  );
   const created = Date.parse(/created (\S+)$/.exec(rows[0]!.comment)![1]!);
   const moved = new Date(created - hours * HOUR).toISOString().replace(/\.\d{3}Z$/, 'Z');
   await admin.query(`COMMENT ON ROLE ${name} IS '${rows[0]!.comment.replace(/created \S+$/, `created ${moved}`)}'`);
 }
 
 async function databases(prefix: string): Promise<string[]> {
-  const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1', [prefix]);
+  const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1', [
+    prefix,
+  ]);
   return rows.map((r) => r.datname);
 }
 
@@ -83,7 +91,10 @@ describe('databases the tool creates', () => {
   it('carry a marker naming their run and when they were created', async () => {
     const name = `${run()}_base`;
     await createDatabase(server.url, name);
-    const { rows } = await admin.query<{ comment: string; now: Date }>('SELECT shobj_description(oid, $2) AS comment, now() FROM pg_database WHERE datname = $1', [name, 'pg_database']);
+    const { rows } = await admin.query<{ comment: string; now: Date }>(
+      'SELECT shobj_description(oid, $2) AS comment, now() FROM pg_database WHERE datname = $1',
+      [name, 'pg_database'],
+    );
     const match = /^pg-retest-action run (pgr_[0-9a-f]{8}) created (\S+)$/.exec(rows[0]!.comment ?? '');
     expect(match, rows[0]!.comment).not.toBeNull();
     expect(`${match![1]}_base`).toBe(name);
@@ -94,7 +105,7 @@ describe('databases the tool creates', () => {
 });
 
 describe('dropping what killed runs left', () => {
-  it("drops the marked databases of idle runs, and nothing fresh, in use, unmarked or marked for another name", async () => {
+  it('drops the marked databases of idle runs, and nothing fresh, in use, unmarked or marked for another name', async () => {
     const [idle, busy, active, copied] = [run(), run(), run(), run()];
     await plant(`${idle}_base`, marker(idle, 7));
     await plant(`${idle}_r1_head`, marker(idle, 6.5));
@@ -115,7 +126,9 @@ describe('dropping what killed runs left', () => {
       const cli = await runCli(['cleanup', '--database-url', server.url]);
       expect(cli.code, cli.stderr).toBe(0);
       expect(cli.stdout).toContain(`dropped ${idle}_base (run ${idle}, created `);
-      expect(cli.stdout).toMatch(/: dropped 2 databases of idle runs; kept 2 of runs active in the last 6 h 00 min, 1 of runs with an open connection/);
+      expect(cli.stdout).toMatch(
+        /: dropped 2 databases of idle runs; kept 2 of runs active in the last 6 h 00 min, 1 of runs with an open connection/,
+      );
       expect(await databases(idle)).toEqual([]);
       expect(await databases(active)).toHaveLength(2);
       expect(await databases(busy)).toHaveLength(1);
@@ -130,7 +143,8 @@ describe('dropping what killed runs left', () => {
     } finally {
       await connection.end();
     }
-    for (const name of [...(await databases(active)), ...(await databases(busy)), ...(await databases(copied))]) await admin.query(`DROP DATABASE ${name}`);
+    for (const name of [...(await databases(active)), ...(await databases(busy)), ...(await databases(copied))])
+      await admin.query(`DROP DATABASE ${name}`);
   });
 
   it("drops a killed run's marked replay role once none of its databases is left, and no other role", async () => {
@@ -161,7 +175,8 @@ describe('dropping what killed runs left', () => {
       expect(rows.map((r) => r.rolname)).toEqual([`${living}_replay`, `${stranger}_other`, `${stranger}_replay`].sort());
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS ${living}_r3_base`);
-      for (const role of [`${gone}_replay`, `${living}_replay`, `${stranger}_replay`, `${stranger}_other`]) await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      for (const role of [`${gone}_replay`, `${living}_replay`, `${stranger}_replay`, `${stranger}_other`])
+        await admin.query(`DROP ROLE IF EXISTS ${role}`);
     }
   });
 
@@ -178,7 +193,19 @@ describe('dropping what killed runs left', () => {
     "a SIGKILLed gate's databases are dropped by the next gate once the limit has passed",
     async () => {
       const migrations = shop('migrations', '*.sql');
-      const args = ['gate', '--database-url', server.url, '--workload', shop('workload.wkl'), '--base-migrations', migrations, '--migrations', migrations, '--rounds', '1'];
+      const args = [
+        'gate',
+        '--database-url',
+        server.url,
+        '--workload',
+        shop('workload.wkl'),
+        '--base-migrations',
+        migrations,
+        '--migrations',
+        migrations,
+        '--rounds',
+        '1',
+      ];
       let killed = false;
       const first = await gate(args, undefined, (soFar, child) => {
         if (!killed && soFar.includes('round 1/')) {
@@ -188,7 +215,10 @@ describe('dropping what killed runs left', () => {
       });
       expect(killed, explain(first)).toBe(true);
       // Its connections end with it; until then it would count as alive.
-      await eventually(async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE starts_with(datname, $1)', ['pgr_'])).rows.length === 0, "the killed gate's connections gone");
+      await eventually(
+        async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE starts_with(datname, $1)', ['pgr_'])).rows.length === 0,
+        "the killed gate's connections gone",
+      );
       const left = await markedDatabases();
       expect(left.length, 'the killed run left its templates behind, marked').toBeGreaterThanOrEqual(2);
       const roles = await markedRoles();

@@ -61,7 +61,9 @@ describe('the verdict and the reports with limits', () => {
   });
 
   it('JUnit has a case per limit; markdown lists the limits with the thresholds; JSON keeps them', () => {
-    expect(renderJunit(r)).toMatch(/<testcase name="head error rate within its limit"[^>]*>\s*<failure message="head&apos;s error rate 0.08 %|<testcase name="head error rate within its limit"[^>]*>\s*<failure message="head's error rate 0.08 %/);
+    expect(renderJunit(r)).toMatch(
+      /<testcase name="head error rate within its limit"[^>]*>\s*<failure message="head&apos;s error rate 0.08 %|<testcase name="head error rate within its limit"[^>]*>\s*<failure message="head's error rate 0.08 %/,
+    );
     expect(renderMarkdown(r)).toContain('head error rate ≤ 0.05 %');
     expect(parseReport(toJson(r), 'again').thresholds.error_rate_max).toBe(0.0005);
   });
@@ -69,7 +71,17 @@ describe('the verdict and the reports with limits', () => {
 
 describe('the gate with limits', () => {
   const gate = (limit: string) =>
-    shopGate('checkout.wkl', ['--seed', shop('seed.sql'), '--rounds', '1', '--confirm-rounds', '0', ...LATENCY_RULE_OUT_OF_REACH, '--p95-max-ms', limit]);
+    shopGate('checkout.wkl', [
+      '--seed',
+      shop('seed.sql'),
+      '--rounds',
+      '1',
+      '--confirm-rounds',
+      '0',
+      ...LATENCY_RULE_OUT_OF_REACH,
+      '--p95-max-ms',
+      limit,
+    ]);
 
   it('a p95 limit below what head measures fails (exit 1) naming the limit and the value; far above it passes', () => {
     // 1 µs: no statement over a network round trip is that fast. 100 s: none is that slow. The

@@ -49,11 +49,25 @@ describe('the npm packages', () => {
     const pack = spawnSync(process.execPath, [path.join(root, 'scripts', 'pack-npm.mjs')], { cwd: root, encoding: 'utf8' });
     expect(pack.status, pack.stderr).toBe(0);
     const tarball = (tgz: string) => path.join(root, 'target', 'npm', tgz);
-    const listing = (tgz: string) => spawnSync('tar', ['-tzf', tarball(tgz)], { encoding: 'utf8' }).stdout.trim().split('\n').sort();
-    const manifest = (tgz: string) => JSON.parse(spawnSync('tar', ['-xzOf', tarball(tgz), 'package/package.json'], { encoding: 'utf8' }).stdout);
-    expect(listing('pg-retest-action-0.1.0.tgz')).toEqual(['package/README.md', 'package/dist/cli.js', 'package/dist/engines.sha256', 'package/dist/pg-supervisor.js', 'package/package.json']);
+    const listing = (tgz: string) =>
+      spawnSync('tar', ['-tzf', tarball(tgz)], { encoding: 'utf8' })
+        .stdout.trim()
+        .split('\n')
+        .sort();
+    const manifest = (tgz: string) =>
+      JSON.parse(spawnSync('tar', ['-xzOf', tarball(tgz), 'package/package.json'], { encoding: 'utf8' }).stdout);
+    expect(listing('pg-retest-action-0.1.0.tgz')).toEqual([
+      'package/README.md',
+      'package/dist/cli.js',
+      'package/dist/engines.sha256',
+      'package/dist/pg-supervisor.js',
+      'package/package.json',
+    ]);
     // The CLI carries the digest of every engine packed; each is the one dist/ carries and lists.
-    const listed = parseManifest(spawnSync('tar', ['-xzOf', tarball('pg-retest-action-0.1.0.tgz'), 'package/dist/engines.sha256'], { encoding: 'utf8' }).stdout, 'engines.sha256');
+    const listed = parseManifest(
+      spawnSync('tar', ['-xzOf', tarball('pg-retest-action-0.1.0.tgz'), 'package/dist/engines.sha256'], { encoding: 'utf8' }).stdout,
+      'engines.sha256',
+    );
     const distManifest = parseManifest(fs.readFileSync(path.join(root, 'dist', 'engines.sha256'), 'utf8'), 'dist/engines.sha256');
     // Every platform package is an optional dependency; npm installs the one whose os, cpu and libc fit.
     expect(Object.keys(manifest('pg-retest-action-0.1.0.tgz').optionalDependencies)).toEqual([
@@ -72,60 +86,62 @@ describe('the npm packages', () => {
     console.log(pack.stdout.trim());
   });
 
-  it(
-    'install with only Node on the PATH and gate the drop-index PR on the embedded server',
-    () => {
-      const app = path.join(tmp, 'app');
-      fs.mkdirSync(app);
-      fs.writeFileSync(path.join(app, 'package.json'), '{ "name": "app", "private": true }\n');
-      // Nothing of the machine's PATH; only how it reaches the registry (a proxy, its CA).
-      const network = Object.fromEntries(
-        Object.entries(process.env).filter(([name]) => /^(NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|HTTPS?_PROXY|NO_PROXY|npm_config_(registry|cafile|proxy|https_proxy|strict_ssl))$/i.test(name)),
-      );
-      const env = { ...network, HOME: process.env.HOME ?? tmp, PATH: bin, npm_config_update_notifier: 'false' };
-      expect(spawnSync('sh', ['-c', 'command -v cargo || command -v clang || command -v cc'], { env, encoding: 'utf8' }).stdout).toBe('');
-      const tarballs = ['pg-retest-action-0.1.0.tgz', 'pg-retest-action-linux-x64-gnu-0.1.0.tgz'].map((t) => path.join(root, 'target', 'npm', t));
-      const started = Date.now();
-      const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', ...tarballs], { cwd: app, env, encoding: 'utf8' });
-      expect(install.status, `${install.error ?? ""} ${install.stderr}`).toBe(0);
-      console.log(`npm install of the two tarballs: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      const json = path.join(tmp, 'report.json');
-      const gate = spawnSync(
-        'npx',
-        [
-          'pg-retest-action',
-          'gate',
-          '--provision',
-          'embedded',
-          '--workload',
-          shop('workload.wkl'),
-          '--base-migrations',
-          shop('migrations', '*.sql'),
-          '--migrations',
-          shop('migrations', '*.sql'),
-          shop('variants', 'drop-index', '*.sql'),
-          '--seed',
-          shop('seed.sql'),
-          '--fail-on-plan-change',
-          'seq-scan',
-          '--rounds',
-          '1',
-          '--confirm-rounds',
-          '0',
-          '--json',
-          json,
-        ],
-        { cwd: app, env, encoding: 'utf8' },
-      );
-      expect(gate.status, gate.stderr).toBe(1);
-      const report = JSON.parse(fs.readFileSync(json, 'utf8'));
-      expect(report.environment.server_kind).toBe('embedded');
-      const changed = report.plans.fingerprints.filter((f: { changed: boolean }) => f.changed).map((f: { change: string }) => f.change);
-      expect(changed).toEqual(['orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan']);
-      expect(gate.stdout).toMatch(/sequential scan on orders \(120,000 rows\)/);
-    },
-    300_000,
-  );
+  it('install with only Node on the PATH and gate the drop-index PR on the embedded server', () => {
+    const app = path.join(tmp, 'app');
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), '{ "name": "app", "private": true }\n');
+    // Nothing of the machine's PATH; only how it reaches the registry (a proxy, its CA).
+    const network = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) =>
+        /^(NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|HTTPS?_PROXY|NO_PROXY|npm_config_(registry|cafile|proxy|https_proxy|strict_ssl))$/i.test(
+          name,
+        ),
+      ),
+    );
+    const env = { ...network, HOME: process.env.HOME ?? tmp, PATH: bin, npm_config_update_notifier: 'false' };
+    expect(spawnSync('sh', ['-c', 'command -v cargo || command -v clang || command -v cc'], { env, encoding: 'utf8' }).stdout).toBe('');
+    const tarballs = ['pg-retest-action-0.1.0.tgz', 'pg-retest-action-linux-x64-gnu-0.1.0.tgz'].map((t) =>
+      path.join(root, 'target', 'npm', t),
+    );
+    const started = Date.now();
+    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', ...tarballs], { cwd: app, env, encoding: 'utf8' });
+    expect(install.status, `${install.error ?? ''} ${install.stderr}`).toBe(0);
+    console.log(`npm install of the two tarballs: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const json = path.join(tmp, 'report.json');
+    const gate = spawnSync(
+      'npx',
+      [
+        'pg-retest-action',
+        'gate',
+        '--provision',
+        'embedded',
+        '--workload',
+        shop('workload.wkl'),
+        '--base-migrations',
+        shop('migrations', '*.sql'),
+        '--migrations',
+        shop('migrations', '*.sql'),
+        shop('variants', 'drop-index', '*.sql'),
+        '--seed',
+        shop('seed.sql'),
+        '--fail-on-plan-change',
+        'seq-scan',
+        '--rounds',
+        '1',
+        '--confirm-rounds',
+        '0',
+        '--json',
+        json,
+      ],
+      { cwd: app, env, encoding: 'utf8' },
+    );
+    expect(gate.status, gate.stderr).toBe(1);
+    const report = JSON.parse(fs.readFileSync(json, 'utf8'));
+    expect(report.environment.server_kind).toBe('embedded');
+    const changed = report.plans.fingerprints.filter((f: { changed: boolean }) => f.changed).map((f: { change: string }) => f.change);
+    expect(changed).toEqual(['orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan']);
+    expect(gate.stdout).toMatch(/sequential scan on orders \(120,000 rows\)/);
+  }, 300_000);
 
   it.each(['linux-arm64-gnu', 'linux-x64-musl'])('installed as npm does on %s, the CLI loads the engine of that platform package', (id) => {
     const node = foreignNode(id);
@@ -135,9 +151,17 @@ describe('the npm packages', () => {
     // On such a machine npm picks this package by its os, cpu and libc; this one is neither, so
     // npm is told to (--force), without the optional dependencies (the other platforms, the server).
     const tarballs = ['pg-retest-action-0.1.0.tgz', `pg-retest-action-${id}-0.1.0.tgz`].map((t) => path.join(root, 'target', 'npm', t));
-    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--force', '--omit=optional', ...tarballs], { cwd: app, encoding: 'utf8' });
+    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--force', '--omit=optional', ...tarballs], {
+      cwd: app,
+      encoding: 'utf8',
+    });
     expect(install.status, install.stderr).toBe(0);
-    expect(fs.readdirSync(path.join(app, 'node_modules')).filter((name) => !name.startsWith('.')).sort()).toEqual(['pg-retest-action', `pg-retest-action-${id}`]);
+    expect(
+      fs
+        .readdirSync(path.join(app, 'node_modules'))
+        .filter((name) => !name.startsWith('.'))
+        .sort(),
+    ).toEqual(['pg-retest-action', `pg-retest-action-${id}`]);
     const cli = path.join(app, 'node_modules', 'pg-retest-action', 'dist', 'cli.js');
     const inspect = spawnSync(node.command, [...node.args, cli, 'inspect', path.join(root, 'test', 'fixtures', 'wkl', 'workload.wkl')], {
       cwd: app,
@@ -152,11 +176,20 @@ describe('the npm packages', () => {
     const app = path.join(tmp, 'app-swapped');
     fs.mkdirSync(app);
     fs.writeFileSync(path.join(app, 'package.json'), '{ "name": "app", "private": true }\n');
-    const tarballs = ['pg-retest-action-0.1.0.tgz', 'pg-retest-action-linux-x64-gnu-0.1.0.tgz'].map((t) => path.join(root, 'target', 'npm', t));
-    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--omit=optional', ...tarballs], { cwd: app, encoding: 'utf8' });
+    const tarballs = ['pg-retest-action-0.1.0.tgz', 'pg-retest-action-linux-x64-gnu-0.1.0.tgz'].map((t) =>
+      path.join(root, 'target', 'npm', t),
+    );
+    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--omit=optional', ...tarballs], {
+      cwd: app,
+      encoding: 'utf8',
+    });
     expect(install.status, install.stderr).toBe(0);
     const cli = path.join(app, 'node_modules', 'pg-retest-action', 'dist', 'cli.js');
-    const inspect = () => spawnSync(process.execPath, [cli, 'inspect', path.join(root, 'test', 'fixtures', 'wkl', 'workload.wkl')], { cwd: app, encoding: 'utf8' });
+    const inspect = () =>
+      spawnSync(process.execPath, [cli, 'inspect', path.join(root, 'test', 'fixtures', 'wkl', 'workload.wkl')], {
+        cwd: app,
+        encoding: 'utf8',
+      });
     const accepted = inspect();
     expect(accepted.status, accepted.stderr).toBe(0);
     // A working engine with the same source hash, altered by one byte, in the platform package.
@@ -164,6 +197,10 @@ describe('the npm packages', () => {
     fs.writeFileSync(engine, tamperedEngine(engine));
     const refused = inspect();
     expect(refused.status, refused.stderr).toBe(3);
-    expect(refused.stderr).toMatch(new RegExp(`refusing to load the pg-retest engine ${engine.replaceAll('.', '\\.')}: its sha256 is [0-9a-f]{64}, \\S+/pg-retest-action/dist/engines\\.sha256 lists [0-9a-f]{64};`));
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `refusing to load the pg-retest engine ${engine.replaceAll('.', '\\.')}: its sha256 is [0-9a-f]{64}, \\S+/pg-retest-action/dist/engines\\.sha256 lists [0-9a-f]{64};`,
+      ),
+    );
   });
 });

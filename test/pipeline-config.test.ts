@@ -63,8 +63,20 @@ junit_xml = "results.xml"
 describe('reading .pg-retest.toml', () => {
   it('reads every section and key with its type, and fills in pg-retest defaults', () => {
     const c = read(FULL);
-    expect(c.capture).toMatchObject({ sourceLog: 'logs/postgresql.csv', sourceType: 'pg-csv', sourceHost: 'db-primary', pgVersion: '16.4', maskValues: false });
-    expect(c.provision).toEqual({ backend: 'docker', image: 'postgres:16', restoreFrom: 'backup.sql', connectionString: undefined, port: 0 });
+    expect(c.capture).toMatchObject({
+      sourceLog: 'logs/postgresql.csv',
+      sourceType: 'pg-csv',
+      sourceHost: 'db-primary',
+      pgVersion: '16.4',
+      maskValues: false,
+    });
+    expect(c.provision).toEqual({
+      backend: 'docker',
+      image: 'postgres:16',
+      restoreFrom: 'backup.sql',
+      connectionString: undefined,
+      port: 0,
+    });
     expect(c.replay).toMatchObject({ speed: 2, readOnly: false, scale: 2, staggerMs: 500, scaleAnalytical: 0 });
     expect(c.thresholds).toEqual({ p95MaxMs: 50, p99MaxMs: 200, errorRateMaxPct: 1, regressionThresholdPct: 20, regressionMaxCount: 5 });
     expect(c.output).toEqual({ jsonReport: 'report.json', junitXml: 'results.xml' });
@@ -93,7 +105,10 @@ describe('reading .pg-retest.toml', () => {
       ['[capture]\nsource_type = "oracle"', '[capture] source_type: expected one of pg-csv, mysql-slow, rds, got "oracle"'],
       ['replay = 3', '[replay]: expected a section ([replay] followed by its keys), got 3'],
       ['[[variants]]\nlabel = "a"', '[[variants]] #1 target: is required'],
-      ['[[variants]]\nlabel = "a"\ntarget = 5', '[[variants]] #1 target: expected a connection string (host=… port=… user=… dbname=…, or a postgres:// URL), got a number'],
+      [
+        '[[variants]]\nlabel = "a"\ntarget = 5',
+        '[[variants]] #1 target: expected a connection string (host=… port=… user=… dbname=…, or a postgres:// URL), got a number',
+      ],
     ];
     for (const [toml, message] of cases) expect(rejected(toml)).toContain(`config .pg-retest.toml: ${message}`);
     const secret = rejected('[capture]\nworkload = "w.wkl"\n[replay]\ntarget = "host=db password=hunter2 port=x"');
@@ -114,9 +129,17 @@ describe('connection strings', () => {
   });
 
   it('the image names the major', () => {
-    expect(['postgres:16', 'postgres:16.4-alpine', 'docker.io/library/postgres:17', 'postgis/postgis:15-3.4', 'timescale/timescaledb:latest-pg14', 'postgres', 'postgres:latest'].map(majorOfImage)).toEqual([
-      16, 16, 17, 15, 14, undefined, undefined,
-    ]);
+    expect(
+      [
+        'postgres:16',
+        'postgres:16.4-alpine',
+        'docker.io/library/postgres:17',
+        'postgis/postgis:15-3.4',
+        'timescale/timescaledb:latest-pg14',
+        'postgres',
+        'postgres:latest',
+      ].map(majorOfImage),
+    ).toEqual([16, 16, 17, 15, 14, undefined, undefined]);
   });
 });
 
@@ -138,7 +161,9 @@ describe('what a config asks for', () => {
 
   it('A/B: two variants are gated against the first; regression_threshold_pct is the p95 threshold', () => {
     const plan = planRun(
-      read(`${FULL}\n[[variants]]\nlabel = "main"\ntarget = "host=db dbname=main"\n[[variants]]\nlabel = "pr"\ntarget = "postgres://db/pr"\n`),
+      read(
+        `${FULL}\n[[variants]]\nlabel = "main"\ntarget = "host=db dbname=main"\n[[variants]]\nlabel = "pr"\ntarget = "postgres://db/pr"\n`,
+      ),
     );
     expect(plan.mode).toBe('variants');
     expect(plan.variants).toEqual([
@@ -152,8 +177,12 @@ describe('what a config asks for', () => {
   });
 
   it('refuses what it cannot do, naming the key and the alternative', () => {
-    expect(rejected('[capture]\nsource_type = "rds"\nrds_instance = "prod"')).toMatch(/\[capture\] source_type: 'rds' is not supported here: pg-retest-action does not call AWS\. Download the logs first \(aws rds download-db-log-file-portion/);
-    expect(rejected('[capture]\nsource_log = "slow.log"\nsource_type = "mysql-slow"\n[replay]\ntarget = "host=x"')).toMatch(/'mysql-slow' is not supported here/);
+    expect(rejected('[capture]\nsource_type = "rds"\nrds_instance = "prod"')).toMatch(
+      /\[capture\] source_type: 'rds' is not supported here: pg-retest-action does not call AWS\. Download the logs first \(aws rds download-db-log-file-portion/,
+    );
+    expect(rejected('[capture]\nsource_log = "slow.log"\nsource_type = "mysql-slow"\n[replay]\ntarget = "host=x"')).toMatch(
+      /'mysql-slow' is not supported here/,
+    );
     expect(rejected('[replay]\ntarget = "host=x"')).toMatch(/\[capture\]: no workload: set workload/);
     expect(rejected('[capture]\nworkload = "w.wkl"')).toMatch(/\[replay\] target: no target: set \[replay\] target/);
     expect(rejected('[capture]\nworkload = "w.wkl"\n[provision]\nbackend = "k8s"')).toMatch(/\[provision\] backend: expected "docker"/);
@@ -174,7 +203,11 @@ describe('pg-retest limits', () => {
 
   it('pooled over replays: nearest rank of every successful execution', () => {
     const replay = (samples: number[]) =>
-      ({ totals: { executed: samples.length, errors: 0, ok: samples.length }, latency: { p95_us: 0, p99_us: 0 }, fingerprints: [{ samples }] }) as never;
+      ({
+        totals: { executed: samples.length, errors: 0, ok: samples.length },
+        latency: { p95_us: 0, p99_us: 0 },
+        fingerprints: [{ samples }],
+      }) as never;
     const f = sideFigures([replay([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), replay([11, 12, 13, 14, 15, 16, 17, 18, 19, 20])]);
     expect(f).toEqual({ ok: 20, executed: 20, errors: 0, p95_us: 19, p99_us: 20 });
   });

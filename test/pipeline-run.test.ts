@@ -45,7 +45,11 @@ function conninfo(database: string): string {
 async function cli(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const io: Io = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, env: { ...process.env, CI: 'true' } };
+  const io: Io = {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+    env: { ...process.env, CI: 'true' },
+  };
   const status = await run(args, io);
   return { status, stdout, stderr };
 }
@@ -74,12 +78,18 @@ beforeAll(async () => {
     ],
     databases.a,
   );
-  await admin([`CREATE DATABASE ${databases.noIndex} TEMPLATE ${databases.a}`, `CREATE DATABASE ${databases.same} TEMPLATE ${databases.a}`]);
+  await admin([
+    `CREATE DATABASE ${databases.noIndex} TEMPLATE ${databases.a}`,
+    `CREATE DATABASE ${databases.same} TEMPLATE ${databases.a}`,
+  ]);
   await admin(['DROP INDEX items_k_idx', 'ANALYZE items'], databases.noIndex);
   // Two sessions of 15 lookups by k (an index scan, or a sequential scan of 120,000 rows without
   // the index) and 15 by primary key each, 2 ms apart.
   const session = (id: number): [number, string][] =>
-    Array.from({ length: 30 }, (_, i) => [i * 2000, i % 2 === 0 ? `SELECT id, payload FROM items WHERE k = ${id * 100 + i}` : `SELECT payload FROM items WHERE id = ${id * 1000 + i}`]);
+    Array.from({ length: 30 }, (_, i) => [
+      i * 2000,
+      i % 2 === 0 ? `SELECT id, payload FROM items WHERE k = ${id * 100 + i}` : `SELECT payload FROM items WHERE id = ${id * 1000 + i}`,
+    ]);
   await writeWorkload(path.join(dir, 'lookups.wkl'), syntheticProfile([session(1), session(2)]));
 }, 30 * 60_000);
 
@@ -111,26 +121,38 @@ describe('run: one target, pg-retest thresholds', () => {
     const result = await cli(['run', '--config', single('0.001', 'tight')]);
     expect(result.status, result.stderr).toBe(1);
     // The last line of the log is the headline: the limit and the measured value.
-    expect(result.stderr.trim().split('\n').pop()).toMatch(/^regression: P95 latency [\d.]+ (µs|ms) exceeds the 0\.001 ms limit \(thresholds\.p95_max_ms\)$/);
+    expect(result.stderr.trim().split('\n').pop()).toMatch(
+      /^regression: P95 latency [\d.]+ (µs|ms) exceeds the 0\.001 ms limit \(thresholds\.p95_max_ms\)$/,
+    );
     const report = readReport(path.join(dir, 'tight.json'));
     expect(report.verdict).toBe('regression');
     expect(report.thresholds).toMatchObject([{ name: 'p95_latency', status: 'failed', limit: 0.001 }]);
     expect(report.replay!.totals).toMatchObject({ captured: 60, executed: 60, errors: 0 });
     expect(report.config.keys.find((k) => k.key === 'replay.target')).toMatchObject({ value: '(connection string)' });
     const junit = fs.readFileSync(path.join(dir, 'tight.xml'), 'utf8');
-    expect(junit).toMatch(/<testcase name="p95_latency" classname="pg-retest.threshold" time="0.000">\s*<failure message="P95 latency [^"]+ exceeds the 0.001 ms limit/);
+    expect(junit).toMatch(
+      /<testcase name="p95_latency" classname="pg-retest.threshold" time="0.000">\s*<failure message="P95 latency [^"]+ exceeds the 0.001 ms limit/,
+    );
   });
 
   it('passes (exit 0) when the limit is far above it', async () => {
     // 60 s: no lookup here is that slow.
     const result = await cli(['run', '--config', single('60000', 'loose')]);
     expect(result.status, result.stderr).toBe(0);
-    expect(readReport(path.join(dir, 'loose.json'))).toMatchObject({ verdict: 'pass', thresholds: [{ name: 'p95_latency', status: 'passed' }] });
-    expect(fs.readFileSync(path.join(dir, 'loose.xml'), 'utf8')).toMatch(/<testcase name="p95_latency" classname="pg-retest.threshold" time="0.000"\/>/);
+    expect(readReport(path.join(dir, 'loose.json'))).toMatchObject({
+      verdict: 'pass',
+      thresholds: [{ name: 'p95_latency', status: 'passed' }],
+    });
+    expect(fs.readFileSync(path.join(dir, 'loose.xml'), 'utf8')).toMatch(
+      /<testcase name="p95_latency" classname="pg-retest.threshold" time="0.000"\/>/,
+    );
   });
 
   it('regression_max_count without variants: not evaluated, the run is inconclusive (exit 4) with its limits met', async () => {
-    const file = config('count.toml', fs.readFileSync(single('60000', 'count'), 'utf8').replace('[output]', 'regression_max_count = 5\n[output]'));
+    const file = config(
+      'count.toml',
+      fs.readFileSync(single('60000', 'count'), 'utf8').replace('[output]', 'regression_max_count = 5\n[output]'),
+    );
     const result = await cli(['run', '--config', file]);
     expect(result.status, result.stderr).toBe(4);
     expect(readReport(path.join(dir, 'count.json')).thresholds.map((t) => [t.name, t.status])).toEqual([
@@ -171,10 +193,14 @@ describe('run: [[variants]]', () => {
     const gate = report.variants!.candidates[0]!.report;
     expect(gate.verdict).toBe('regression');
     // The lookup by k regressed; the others may too on a busy runner (they share its two cores with the scans).
-    expect(gate.comparison!.fingerprints.filter((f) => f.regressed).map((f) => f.normalized)).toContain('SELECT id, payload FROM items WHERE k = $1');
+    expect(gate.comparison!.fingerprints.filter((f) => f.regressed).map((f) => f.normalized)).toContain(
+      'SELECT id, payload FROM items WHERE k = $1',
+    );
     const plan = gate.plans!.fingerprints.find((f) => f.normalized === 'SELECT id, payload FROM items WHERE k = $1')!;
     expect(plan.seq_scans.map((s) => s.relation)).toEqual(['items']);
-    expect(report.reasons).toContainEqual(expect.stringMatching(/^'noindex' against 'baseline': `SELECT id, payload FROM items WHERE k = \$1` \(\w+\): p95 /));
+    expect(report.reasons).toContainEqual(
+      expect.stringMatching(/^'noindex' against 'baseline': `SELECT id, payload FROM items WHERE k = \$1` \(\w+\): p95 /),
+    );
     // The user's databases are left as they were: only copies were replayed.
     expect(gate.environment.base.source).toMatch(/replayed on fresh copies/);
   });
@@ -193,47 +219,60 @@ describe('run: [[variants]]', () => {
 });
 
 describe('run: captured from a csvlog, into a server started for the run', () => {
-  it.skipIf(dockerHere || findClientProgram('psql') === undefined)('backend = "docker" without Docker starts PostgreSQL 15 and loads restore_from with psql, COPY included', async () => {
-    const log = path.join(dir, 'postgresql.csv');
-    const line = (i: number, sql: string) =>
-      `2026-01-15 10:00:0${i}.000 UTC,"app","shop",4321,"127.0.0.1:5000",65a4f000.10e1,${i + 1},"SELECT",2026-01-15 10:00:00 UTC,3/1,0,LOG,00000,"duration: 0.250 ms  statement: ${sql}",,,,,,,,,"psql","client backend",,0`;
-    fs.writeFileSync(log, `${[0, 1, 2, 3].map((i) => line(i, `SELECT name FROM products WHERE id = ${i + 1}`)).join('\n')}\n`);
-    fs.writeFileSync(
-      path.join(dir, 'backup.sql'),
-      ['CREATE TABLE products (id int PRIMARY KEY, name text);', 'ALTER TABLE products OWNER TO app_owner;', 'COPY products (id, name) FROM stdin;', '1\tpen', '2\tink', '3\tpad', '4\tcup', '\\.', ''].join('\n'),
-    );
-    const file = config(
-      'captured.toml',
-      [
-        '[capture]',
-        `source_log = "${log}"`,
-        'mask_values = true',
-        '[provision]',
-        'backend = "docker"',
-        'image = "postgres:15"',
-        `restore_from = "${path.join(dir, 'backup.sql')}"`,
-        '[replay]',
-        'speed = 0',
-        '[thresholds]',
-        'error_rate_max_pct = 0',
-        '[output]',
-        `json_report = "${path.join(dir, 'captured.json')}"`,
-      ].join('\n'),
-    );
-    const result = await cli(['run', '--config', file]);
-    expect(result.status, result.stderr).toBe(0);
-    const report = readReport(path.join(dir, 'captured.json'));
-    expect(report.workload).toMatchObject({ source: 'capture', statements: 4 });
-    expect(report.target!.version).toMatch(/^15\./);
-    // The dump's ALTER … OWNER TO a role the fresh server lacks fails; psql goes on, and it is reported.
-    expect(report.target!.restore).toMatchObject({ method: 'psql', error_count: 1 });
-    expect(report.warnings.join('\n')).toMatch(/restore_from .*backup\.sql: 1 statement failed .*app_owner/);
-    expect(report.replay!.totals).toMatchObject({ executed: 4, errors: 0 });
-    expect(report.thresholds).toMatchObject([{ name: 'error_rate', status: 'passed', measured: 0 }]);
-    const understood = Object.fromEntries(report.config.keys.map((k) => [k.key, k.understood]));
-    expect(understood['provision.backend']).toMatch(/^docker, where a Docker engine answers; here there is no Docker engine/);
-    expect(understood['capture.mask_values']).toMatch(/^not applied/);
-  });
+  it.skipIf(dockerHere || findClientProgram('psql') === undefined)(
+    'backend = "docker" without Docker starts PostgreSQL 15 and loads restore_from with psql, COPY included',
+    async () => {
+      const log = path.join(dir, 'postgresql.csv');
+      const line = (i: number, sql: string) =>
+        `2026-01-15 10:00:0${i}.000 UTC,"app","shop",4321,"127.0.0.1:5000",65a4f000.10e1,${i + 1},"SELECT",2026-01-15 10:00:00 UTC,3/1,0,LOG,00000,"duration: 0.250 ms  statement: ${sql}",,,,,,,,,"psql","client backend",,0`;
+      fs.writeFileSync(log, `${[0, 1, 2, 3].map((i) => line(i, `SELECT name FROM products WHERE id = ${i + 1}`)).join('\n')}\n`);
+      fs.writeFileSync(
+        path.join(dir, 'backup.sql'),
+        [
+          'CREATE TABLE products (id int PRIMARY KEY, name text);',
+          'ALTER TABLE products OWNER TO app_owner;',
+          'COPY products (id, name) FROM stdin;',
+          '1\tpen',
+          '2\tink',
+          '3\tpad',
+          '4\tcup',
+          '\\.',
+          '',
+        ].join('\n'),
+      );
+      const file = config(
+        'captured.toml',
+        [
+          '[capture]',
+          `source_log = "${log}"`,
+          'mask_values = true',
+          '[provision]',
+          'backend = "docker"',
+          'image = "postgres:15"',
+          `restore_from = "${path.join(dir, 'backup.sql')}"`,
+          '[replay]',
+          'speed = 0',
+          '[thresholds]',
+          'error_rate_max_pct = 0',
+          '[output]',
+          `json_report = "${path.join(dir, 'captured.json')}"`,
+        ].join('\n'),
+      );
+      const result = await cli(['run', '--config', file]);
+      expect(result.status, result.stderr).toBe(0);
+      const report = readReport(path.join(dir, 'captured.json'));
+      expect(report.workload).toMatchObject({ source: 'capture', statements: 4 });
+      expect(report.target!.version).toMatch(/^15\./);
+      // The dump's ALTER … OWNER TO a role the fresh server lacks fails; psql goes on, and it is reported.
+      expect(report.target!.restore).toMatchObject({ method: 'psql', error_count: 1 });
+      expect(report.warnings.join('\n')).toMatch(/restore_from .*backup\.sql: 1 statement failed .*app_owner/);
+      expect(report.replay!.totals).toMatchObject({ executed: 4, errors: 0 });
+      expect(report.thresholds).toMatchObject([{ name: 'error_rate', status: 'passed', measured: 0 }]);
+      const understood = Object.fromEntries(report.config.keys.map((k) => [k.key, k.understood]));
+      expect(understood['provision.backend']).toMatch(/^docker, where a Docker engine answers; here there is no Docker engine/);
+      expect(understood['capture.mask_values']).toMatch(/^not applied/);
+    },
+  );
 });
 
 describe('run: bad and unknown keys', () => {
@@ -242,13 +281,18 @@ describe('run: bad and unknown keys', () => {
     const warned = await cli([
       'run',
       '--config',
-      config('unknown.toml', `[capture]\nworkload = "${workload}"\n[replay]\ntarget = "${conninfo(databases.a)}"\nspeed = 0\nmax_connections = 5\n`),
+      config(
+        'unknown.toml',
+        `[capture]\nworkload = "${workload}"\n[replay]\ntarget = "${conninfo(databases.a)}"\nspeed = 0\nmax_connections = 5\n`,
+      ),
     ]);
     expect(warned.status, warned.stderr).toBe(0);
     expect(warned.stderr).toContain('warning: [replay] max_connections: unknown key, ignored (pg-retest ignores it too)');
     const bad = await cli(['run', '--config', config('bad.toml', `[capture]\nworkload = "${workload}"\n[replay]\nspeed = "fast"\n`)]);
     expect(bad.status).toBe(2);
-    expect(bad.stderr.trim().split('\n')).toEqual([`error: config ${path.join(dir, 'bad.toml')}: [replay] speed: expected a number ≥ 0 (1 = captured timing, 0 = as fast as possible), got "fast"`]);
+    expect(bad.stderr.trim().split('\n')).toEqual([
+      `error: config ${path.join(dir, 'bad.toml')}: [replay] speed: expected a number ≥ 0 (1 = captured timing, 0 = as fast as possible), got "fast"`,
+    ]);
   });
 });
 

@@ -13,10 +13,23 @@ import { evaluatePlanRules } from '../src/plans/rules.js';
 import { describeChange, parseExplain, planShape, type RawPlanNode, sameShape, seqScanSwitches, shapeLines } from '../src/plans/shape.js';
 import type { FingerprintPlan, PlanRules, PlansReport } from '../src/plans/types.js';
 
-const scan = (type: string, relation: string, extra: Partial<RawPlanNode> = {}): RawPlanNode => ({ 'Node Type': type, 'Relation Name': relation, Schema: 'public', ...extra });
-const node = (type: string, plans: RawPlanNode[], extra: Partial<RawPlanNode> = {}): RawPlanNode => ({ 'Node Type': type, Plans: plans, ...extra });
+const scan = (type: string, relation: string, extra: Partial<RawPlanNode> = {}): RawPlanNode => ({
+  'Node Type': type,
+  'Relation Name': relation,
+  Schema: 'public',
+  ...extra,
+});
+const node = (type: string, plans: RawPlanNode[], extra: Partial<RawPlanNode> = {}): RawPlanNode => ({
+  'Node Type': type,
+  Plans: plans,
+  ...extra,
+});
 
-const indexed = node('Limit', [node('Sort', [scan('Bitmap Heap Scan', 'orders', { Plans: [{ 'Node Type': 'Bitmap Index Scan', 'Index Name': 'orders_customer_created_idx' }] })])]);
+const indexed = node('Limit', [
+  node('Sort', [
+    scan('Bitmap Heap Scan', 'orders', { Plans: [{ 'Node Type': 'Bitmap Index Scan', 'Index Name': 'orders_customer_created_idx' }] }),
+  ]),
+]);
 const sequential = node('Limit', [node('Sort', [scan('Seq Scan', 'orders')])]);
 
 describe('plan shapes', () => {
@@ -29,10 +42,14 @@ describe('plan shapes', () => {
   });
 
   it('names nodes as EXPLAIN text does, and leaves conditions and costs out', () => {
-    const plan = node('Hash Join', [
-      node('Aggregate', [scan('Seq Scan', 'order_items', { 'Parallel Aware': true })], { Strategy: 'Hashed' }),
-      scan('Index Scan', 'products', { 'Index Name': 'products_pkey', 'Scan Direction': 'Backward', 'Total Cost': 4 }),
-    ], { 'Join Type': 'Left' });
+    const plan = node(
+      'Hash Join',
+      [
+        node('Aggregate', [scan('Seq Scan', 'order_items', { 'Parallel Aware': true })], { Strategy: 'Hashed' }),
+        scan('Index Scan', 'products', { 'Index Name': 'products_pkey', 'Scan Direction': 'Backward', 'Total Cost': 4 }),
+      ],
+      { 'Join Type': 'Left' },
+    );
     expect(shapeLines(planShape(plan))).toEqual([
       'Hash Left Join',
       '  HashAggregate',
@@ -53,7 +70,9 @@ describe('plan shapes', () => {
     expect(seqScanSwitches(head, base)).toEqual([]);
     // Nodes that appear without a change of access are named too.
     const nested = planShape(node('Nested Loop', [scan('Seq Scan', 'a'), scan('Index Scan', 'b', { 'Index Name': 'b_pkey' })]));
-    const hashed = planShape(node('Hash Join', [scan('Seq Scan', 'a'), node('Hash', [scan('Index Scan', 'b', { 'Index Name': 'b_pkey' })])]));
+    const hashed = planShape(
+      node('Hash Join', [scan('Seq Scan', 'a'), node('Hash', [scan('Index Scan', 'b', { 'Index Name': 'b_pkey' })])]),
+    );
     expect(describeChange(nested, hashed)).toBe('added Hash Join, Hash; removed Nested Loop');
   });
 });
@@ -64,7 +83,16 @@ function fingerprintPlan(over: Partial<FingerprintPlan> = {}): FingerprintPlan {
     total_cost: cost,
     plan_rows: 10,
     query_id: '1',
-    stats: { source: 'pg_stat_statements' as const, calls: 144, rows: 1440, shared_hit: bpc * 144, shared_read: 0, buffers_per_call: bpc, total_ms: 1, mean_ms: 0.01 },
+    stats: {
+      source: 'pg_stat_statements' as const,
+      calls: 144,
+      rows: 1440,
+      shared_hit: bpc * 144,
+      shared_read: 0,
+      buffers_per_call: bpc,
+      total_ms: 1,
+      mean_ms: 0.01,
+    },
     stats_note: null,
   });
   return {
@@ -93,7 +121,12 @@ function plansReport(fingerprints: FingerprintPlan[], over: Partial<PlansReport>
   };
 }
 
-const rules = (over: Partial<PlanRules> = {}): PlanRules => ({ fail_on_plan_change: 'none', plan_min_rows: 10_000, max_buffers_growth: null, ...over });
+const rules = (over: Partial<PlanRules> = {}): PlanRules => ({
+  fail_on_plan_change: 'none',
+  plan_min_rows: 10_000,
+  max_buffers_growth: null,
+  ...over,
+});
 
 describe('plan rules', () => {
   it('none gates nothing; seq-scan needs a large enough table; any takes every change', () => {
@@ -111,7 +144,9 @@ describe('plan rules', () => {
   });
 
   it('max-buffers-growth compares buffers per call, and ignores a few pages', () => {
-    expect(evaluatePlanRules(plansReport([fingerprintPlan()]), rules({ max_buffers_growth: 10 })).reasons[0]).toMatch(/shared buffers per call 15 → 1,230 \(85×, allowed: 10×\)$/);
+    expect(evaluatePlanRules(plansReport([fingerprintPlan()]), rules({ max_buffers_growth: 10 })).reasons[0]).toMatch(
+      /shared buffers per call 15 → 1,230 \(85×, allowed: 10×\)$/,
+    );
     expect(evaluatePlanRules(plansReport([fingerprintPlan()]), rules({ max_buffers_growth: 100 })).reasons).toEqual([]);
     const small = fingerprintPlan({ changed: false, buffers_ratio: 12 });
     small.base.stats!.buffers_per_call = 1;
@@ -120,21 +155,61 @@ describe('plan rules', () => {
   });
 
   it('a rule that could not be evaluated makes the verdict an error, never a pass', () => {
-    const comparison = { fingerprints: [], new_errors: [], shared_errors: [], fixed_errors: [], only_base: [], only_head: [], noise_floor: { value: 0.05, method: 'm', fingerprints: 3 }, overall: { regressed: false } } as unknown as Comparison;
+    const comparison = {
+      fingerprints: [],
+      new_errors: [],
+      shared_errors: [],
+      fixed_errors: [],
+      only_base: [],
+      only_head: [],
+      noise_floor: { value: 0.05, method: 'm', fingerprints: 3 },
+      overall: { regressed: false },
+    } as unknown as Comparison;
     comparison.fingerprints.push({ regressed: false, checks: { enough_calls: true } } as Comparison['fingerprints'][number]);
-    const thresholds = (r: PlanRules): Thresholds => ({ p95_threshold: 0.2, min_delta_ms: 0.5, min_calls: 20, max_new_errors: 0, confidence: 0.95, plan_rules: r });
-    const failed = plansReport([], { failures: [{ fingerprint: 'ab', normalized: 'SELECT $1', side: 'head', stage: 'explain', message: 'boom', sqlstate: null }] });
+    const thresholds = (r: PlanRules): Thresholds => ({
+      p95_threshold: 0.2,
+      min_delta_ms: 0.5,
+      min_calls: 20,
+      max_new_errors: 0,
+      confidence: 0.95,
+      plan_rules: r,
+    });
+    const failed = plansReport([], {
+      failures: [{ fingerprint: 'ab', normalized: 'SELECT $1', side: 'head', stage: 'explain', message: 'boom', sqlstate: null }],
+    });
     expect(decideVerdict({ comparison, migrationFailure: null, thresholds: thresholds(rules()), plans: failed }).verdict).toBe('pass');
-    const gated = decideVerdict({ comparison, migrationFailure: null, thresholds: thresholds(rules({ fail_on_plan_change: 'seq-scan' })), plans: failed });
+    const gated = decideVerdict({
+      comparison,
+      migrationFailure: null,
+      thresholds: thresholds(rules({ fail_on_plan_change: 'seq-scan' })),
+      plans: failed,
+    });
     expect(gated.verdict).toBe('error');
     expect(gated.reasons[0]).toMatch(/1 plan probe failed; first: `SELECT \$1` \(ab\) on head \(explain\): boom/);
-    const whole = decideVerdict({ comparison, migrationFailure: null, thresholds: thresholds(rules({ max_buffers_growth: 10 })), plans: null });
+    const whole = decideVerdict({
+      comparison,
+      migrationFailure: null,
+      thresholds: thresholds(rules({ max_buffers_growth: 10 })),
+      plans: null,
+    });
     expect(whole.verdict).toBe('error');
     const noBuffers = fingerprintPlan({ changed: false, buffers_ratio: null });
     noBuffers.head.stats = null;
     noBuffers.head.stats_note = 'EXPLAIN ANALYZE failed: x';
-    expect(decideVerdict({ comparison, migrationFailure: null, thresholds: thresholds(rules({ max_buffers_growth: 10 })), plans: plansReport([noBuffers]) }).verdict).toBe('error');
-    const regressed = decideVerdict({ comparison, migrationFailure: null, thresholds: thresholds(rules({ fail_on_plan_change: 'seq-scan' })), plans: plansReport([fingerprintPlan()]) });
+    expect(
+      decideVerdict({
+        comparison,
+        migrationFailure: null,
+        thresholds: thresholds(rules({ max_buffers_growth: 10 })),
+        plans: plansReport([noBuffers]),
+      }).verdict,
+    ).toBe('error');
+    const regressed = decideVerdict({
+      comparison,
+      migrationFailure: null,
+      thresholds: thresholds(rules({ fail_on_plan_change: 'seq-scan' })),
+      plans: plansReport([fingerprintPlan()]),
+    });
     expect(regressed.verdict).toBe('regression');
     expect(regressed.headline).toBe('regression: 1 plan change');
   });
@@ -146,7 +221,9 @@ describe('plan options', () => {
 
   it('default to showing plans only', () => {
     expect(parse(base).planRules).toEqual({ fail_on_plan_change: 'none', plan_min_rows: 10_000, max_buffers_growth: null });
-    expect(parse([...base, '--fail-on-plan-change', 'seq-scan', '--plan-min-rows', '5000', '--max-buffers-growth', '10x']).planRules).toEqual({
+    expect(
+      parse([...base, '--fail-on-plan-change', 'seq-scan', '--plan-min-rows', '5000', '--max-buffers-growth', '10x']).planRules,
+    ).toEqual({
       fail_on_plan_change: 'seq-scan',
       plan_min_rows: 5000,
       max_buffers_growth: 10,
@@ -164,8 +241,12 @@ describe('plan options', () => {
       }
       throw new Error('accepted');
     };
-    expect(error(['--fail-on-plan-change', 'sometimes'])).toMatch(/option --fail-on-plan-change: expected one of none, seq-scan, any, got 'sometimes'/);
-    expect(error(['--max-buffers-growth', '0.5x'])).toMatch(/option --max-buffers-growth: expected a growth factor above 1 such as 10x, got '0.5x'/);
+    expect(error(['--fail-on-plan-change', 'sometimes'])).toMatch(
+      /option --fail-on-plan-change: expected one of none, seq-scan, any, got 'sometimes'/,
+    );
+    expect(error(['--max-buffers-growth', '0.5x'])).toMatch(
+      /option --max-buffers-growth: expected a growth factor above 1 such as 10x, got '0.5x'/,
+    );
   });
 });
 
@@ -196,6 +277,8 @@ describe('reports with plans', () => {
     const xml = renderJunit(report);
     expect(xml).toMatch(/<testcase name="query plans within the plan rules"[^>]*>\s*<failure[^>]*message="1 plan rule violation"/);
     report.plans = null;
-    expect(renderJunit(report)).toMatch(/<testcase name="query plans within the plan rules"[^>]*>\s*<skipped message="not measured: plans could not be probed"/);
+    expect(renderJunit(report)).toMatch(
+      /<testcase name="query plans within the plan rules"[^>]*>\s*<skipped message="not measured: plans could not be probed"/,
+    );
   });
 });

@@ -50,7 +50,8 @@ describe('pg_stat_statements on started servers', () => {
       try {
         const status = await findStatStatements(server.url, major, 'pgr_test_stats');
         if (major >= 14) expect(status).toMatchObject({ available: true, createdDatabase: 'pgr_test_stats' });
-        else expect(status).toEqual({ available: false, reason: expect.stringMatching(/PostgreSQL 13 does not show the query identifier/) });
+        else
+          expect(status).toEqual({ available: false, reason: expect.stringMatching(/PostgreSQL 13 does not show the query identifier/) });
         // A statement captured with a bind parameter: planned generically on 16+, an error before.
         const client = new pg.Client(server.url);
         await client.connect();
@@ -73,19 +74,15 @@ describe('pg_stat_statements on started servers', () => {
     120_000,
   );
 
-  it(
-    'the local installation starts with it preloaded and the gate uses it',
-    async () => {
-      const local = localBinaries(process.env.PG_RETEST_BINDIR)[0];
-      if (!local) return;
-      const bins = await findLocalBinaries(local.major);
-      const server = await startCluster(bins, 'local', { settings: preload });
-      try {
-        expect(await findStatStatements(server.url, bins.major, 'pgr_test_stats')).toMatchObject({ available: local.major >= 14 });
-      } finally {
-        await server.stop();
-      }
-    },
-    120_000,
-  );
+  it('the local installation starts with it preloaded and the gate uses it', async () => {
+    const local = localBinaries(process.env.PG_RETEST_BINDIR)[0];
+    if (!local) return;
+    const bins = await findLocalBinaries(local.major);
+    const server = await startCluster(bins, 'local', { settings: preload });
+    try {
+      expect(await findStatStatements(server.url, bins.major, 'pgr_test_stats')).toMatchObject({ available: local.major >= 14 });
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
 });

@@ -59,8 +59,18 @@ function gate(args: string[]): Promise<{ code: number | null; stdout: string; st
 
 function shopArgs(baseFiles: string[], headFiles: string[], extra: string[] = []): string[] {
   return [
-    'gate', '--database-url', server.url, '--workload', shop('workload.wkl'), '--seed', shop('seed.sql'),
-    '--base-migrations', ...baseFiles, '--migrations', ...headFiles, ...extra,
+    'gate',
+    '--database-url',
+    server.url,
+    '--workload',
+    shop('workload.wkl'),
+    '--seed',
+    shop('seed.sql'),
+    '--base-migrations',
+    ...baseFiles,
+    '--migrations',
+    ...headFiles,
+    ...extra,
   ];
 }
 
@@ -155,138 +165,136 @@ describe('plans with pg_stat_statements', () => {
     expect(head / base).toBeLessThanOrEqual(expected * grown);
   }
 
-  it(
-    'drop-index: the order history, and only it, switches to a sequential scan; buffers grow as the seed implies; the plan rules fail the run',
-    async () => {
-      const migrations = shop('migrations', '*.sql');
-      const run = await gate(
-        shopArgs([migrations], [migrations, shop('variants', 'drop-index', '*.sql')], ['--fail-on-plan-change', 'seq-scan', '--max-buffers-growth', '10x']),
+  it('drop-index: the order history, and only it, switches to a sequential scan; buffers grow as the seed implies; the plan rules fail the run', async () => {
+    const migrations = shop('migrations', '*.sql');
+    const run = await gate(
+      shopArgs(
+        [migrations],
+        [migrations, shop('variants', 'drop-index', '*.sql')],
+        ['--fail-on-plan-change', 'seq-scan', '--max-buffers-growth', '10x'],
+      ),
+    );
+    const plans = run.report.plans!;
+    expect(plans, run.stderr).toBeTruthy();
+    expect(plans.error).toBeNull();
+    expect(plans.stats).toMatchObject({ source: 'pg_stat_statements', unavailable_reason: null, unjoined: 0 });
+    expect(plans.failures).toEqual([]);
+    // Every compared fingerprint EXPLAIN can plan was probed (the rest is transaction control).
+    const compared = run.report.comparison!.fingerprints;
+    const explainable = compared.filter((f) => ['select', 'insert', 'update', 'delete'].includes(f.kind));
+    expect(plans.fingerprints).toHaveLength(explainable.length);
+    expect(plans.not_explainable).toBe(compared.length - explainable.length);
+
+    const changed = plans.fingerprints.filter((f) => f.changed);
+    expect(changed.map((f) => f.normalized)).toEqual([expect.stringMatching(ORDER_HISTORY)]);
+    const history = changed[0]!;
+    expect(history.change).toBe('orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan');
+    expect(history.assessment).toBe('regression');
+    expect(history.seq_scans).toEqual([{ relation: 'orders', indexes: ['orders_customer_created_idx'], relation_rows: 120_000 }]);
+    // Joined exactly: pg_stat_statements counted every successful execution of the replays,
+    // for every probed fingerprint.
+    for (const f of plans.fingerprints) {
+      const c = compared.find((x) => x.fingerprint === f.fingerprint)!;
+      expect(f.base.stats, f.normalized).toMatchObject({ source: 'pg_stat_statements', calls: c.calls_base });
+      expect(f.head.stats, f.normalized).toMatchObject({ source: 'pg_stat_statements', calls: c.calls_head });
+      expect(f.base.query_id).toMatch(/^-?\d+$/);
+    }
+    expectSeedFactor(history.base.stats!.buffers_per_call, history.head.stats!.buffers_per_call);
+    // Server time follows the buffers: the sequential scan costs more per call (about 8× the
+    // index lookup's mean here; 2× leaves room for a burst of load on the head rounds alone).
+    expect(history.head.stats!.mean_ms).toBeGreaterThan(history.base.stats!.mean_ms * 2);
+    // Unchanged plans of reads keep their buffers, within what concurrent writes move. Not the
+    // writes': a write that extends a table under contention may touch the pages it adds,
+    // which depends on how many sessions wait on the extension lock at that moment.
+    // Small reads may also fetch a heap page per dead index entry not yet killed, which depends
+    // on when the scans' snapshots end: within 1.5× or MIN_BUFFER_DELTA pages, which the
+    // gate's buffers rule does not count either.
+    for (const f of plans.fingerprints.filter((x) => !x.changed && x.kind === 'select')) {
+      const grown = f.head.stats!.buffers_per_call - f.base.stats!.buffers_per_call;
+      expect(
+        f.buffers_ratio! < 1.5 || grown < MIN_BUFFER_DELTA,
+        `${f.normalized}: ${f.base.stats!.buffers_per_call} → ${f.head.stats!.buffers_per_call}`,
+      ).toBe(true);
+    }
+
+    expect(run.code).toBe(1);
+    expect(run.report.verdict).toBe('regression');
+    expect(run.report.reasons.filter((r) => r.includes('sequential scan on orders (120,000 rows)'))).toHaveLength(1);
+    expect(run.report.reasons.filter((r) => /shared buffers per call .* allowed: 10×/.test(r))).toHaveLength(1);
+    expect(run.stdout).toContain('#### Plan changes');
+    expect(run.stdout).toContain('orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan');
+    // Literals of the captured example never reach the comment.
+    expect(run.stdout).not.toMatch(/customer_id = \d/);
+  }, 240_000);
+
+  it('the plan probe on the drop-index templates gives the same result 10 times in 10 (EXPLAIN ANALYZE fallback)', async () => {
+    const results: string[] = [];
+    let last: PlansReport | undefined;
+    for (let i = 0; i < 10; i++) {
+      const plans = await probeDatabases('plans_base', 'plans_head');
+      results.push(
+        JSON.stringify(plans.fingerprints.map((f) => [f.fingerprint, f.base.shape, f.head.shape, f.change, f.assessment, f.seq_scans])),
       );
-      const plans = run.report.plans!;
-      expect(plans, run.stderr).toBeTruthy();
-      expect(plans.error).toBeNull();
-      expect(plans.stats).toMatchObject({ source: 'pg_stat_statements', unavailable_reason: null, unjoined: 0 });
-      expect(plans.failures).toEqual([]);
-      // Every compared fingerprint EXPLAIN can plan was probed (the rest is transaction control).
-      const compared = run.report.comparison!.fingerprints;
-      const explainable = compared.filter((f) => ['select', 'insert', 'update', 'delete'].includes(f.kind));
-      expect(plans.fingerprints).toHaveLength(explainable.length);
-      expect(plans.not_explainable).toBe(compared.length - explainable.length);
+      last = plans;
+    }
+    expect(new Set(results).size).toBe(1);
+    // Every plan was probed and every statement executed: the checkout's line insert refers
+    // to the order its transaction inserted just before, so the probe replays that
+    // transaction's earlier statements first (alone, it fails the foreign key).
+    expect(last!.failures).toEqual([]);
+    const lineInsert = last!.fingerprints.find(
+      (f) => f.normalized.startsWith('INSERT INTO order_items') && f.normalized.includes('currval'),
+    );
+    expect(lineInsert?.base.stats?.source).toBe('explain-analyze');
+    expect(lineInsert?.head.stats?.calls).toBe(1);
+    const changed = last!.fingerprints.filter((f) => f.changed);
+    expect(changed.map((f) => f.normalized)).toEqual([expect.stringMatching(ORDER_HISTORY)]);
+    expect(changed[0]!.change).toBe('orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan');
+    // The fallback's one execution shows the same pages as the replays' averages.
+    expect(changed[0]!.base.stats!.source).toBe('explain-analyze');
+    expectSeedFactor(changed[0]!.base.stats!.buffers_per_call, changed[0]!.head.stats!.buffers_per_call);
+    // Writes were explained inside transactions that were rolled back.
+    const rows = await query<{ n: number }>(
+      'plans_base',
+      "SELECT count(*)::int AS n FROM customers WHERE email = 'new.customer@example.com'",
+    );
+    expect(rows[0]!.n).toBe(0);
+  }, 120_000);
 
-      const changed = plans.fingerprints.filter((f) => f.changed);
-      expect(changed.map((f) => f.normalized)).toEqual([expect.stringMatching(ORDER_HISTORY)]);
-      const history = changed[0]!;
-      expect(history.change).toBe('orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan');
-      expect(history.assessment).toBe('regression');
-      expect(history.seq_scans).toEqual([{ relation: 'orders', indexes: ['orders_customer_created_idx'], relation_rows: 120_000 }]);
-      // Joined exactly: pg_stat_statements counted every successful execution of the replays,
-      // for every probed fingerprint.
-      for (const f of plans.fingerprints) {
-        const c = compared.find((x) => x.fingerprint === f.fingerprint)!;
-        expect(f.base.stats, f.normalized).toMatchObject({ source: 'pg_stat_statements', calls: c.calls_base });
-        expect(f.head.stats, f.normalized).toMatchObject({ source: 'pg_stat_statements', calls: c.calls_head });
-        expect(f.base.query_id).toMatch(/^-?\d+$/);
+  it('A/A: a head copied from base keeps its statistics and plans every fingerprint as base does, 3 times in 3', async () => {
+    // An A/A gate run's head is a copy of base with no migration: its statistics stay base's
+    // (src/templates/head-statistics.ts). A fresh ANALYZE of the copy instead planned the order
+    // history differently in 1 of 10 copies on a fresh-clone run (bitmap heap scan and sort →
+    // index scan): two samples of orders, not the PR.
+    const changes: string[][] = [];
+    for (let i = 0; i < 3; i++) {
+      await query('postgres', 'CREATE DATABASE plans_aa TEMPLATE plans_base');
+      try {
+        expect(await refreshHeadStatistics(databaseUrl('plans_base'), databaseUrl('plans_aa'), silentLogger)).toEqual([]);
+        const plans = await probeDatabases('plans_base', 'plans_aa');
+        expect(plans.fingerprints.length).toBeGreaterThan(20);
+        expect(plans.failures.filter((f) => f.stage === 'explain')).toEqual([]);
+        changes.push(plans.fingerprints.filter((f) => f.changed).map((f) => `${f.normalized}: ${f.change}`));
+      } finally {
+        await query('postgres', 'DROP DATABASE plans_aa');
       }
-      expectSeedFactor(history.base.stats!.buffers_per_call, history.head.stats!.buffers_per_call);
-      // Server time follows the buffers: the sequential scan costs more per call (about 8× the
-      // index lookup's mean here; 2× leaves room for a burst of load on the head rounds alone).
-      expect(history.head.stats!.mean_ms).toBeGreaterThan(history.base.stats!.mean_ms * 2);
-      // Unchanged plans of reads keep their buffers, within what concurrent writes move. Not the
-      // writes': a write that extends a table under contention may touch the pages it adds,
-      // which depends on how many sessions wait on the extension lock at that moment.
-      // Small reads may also fetch a heap page per dead index entry not yet killed, which depends
-      // on when the scans' snapshots end: within 1.5× or MIN_BUFFER_DELTA pages, which the
-      // gate's buffers rule does not count either.
-      for (const f of plans.fingerprints.filter((x) => !x.changed && x.kind === 'select')) {
-        const grown = f.head.stats!.buffers_per_call - f.base.stats!.buffers_per_call;
-        expect(f.buffers_ratio! < 1.5 || grown < MIN_BUFFER_DELTA, `${f.normalized}: ${f.base.stats!.buffers_per_call} → ${f.head.stats!.buffers_per_call}`).toBe(true);
-      }
+    }
+    expect(changes).toEqual(Array(3).fill([]));
+  }, 180_000);
 
-      expect(run.code).toBe(1);
-      expect(run.report.verdict).toBe('regression');
-      expect(run.report.reasons.filter((r) => r.includes('sequential scan on orders (120,000 rows)'))).toHaveLength(1);
-      expect(run.report.reasons.filter((r) => /shared buffers per call .* allowed: 10×/.test(r))).toHaveLength(1);
-      expect(run.stdout).toContain('#### Plan changes');
-      expect(run.stdout).toContain('orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan');
-      // Literals of the captured example never reach the comment.
-      expect(run.stdout).not.toMatch(/customer_id = \d/);
-    },
-    240_000,
-  );
-
-  it(
-    'the plan probe on the drop-index templates gives the same result 10 times in 10 (EXPLAIN ANALYZE fallback)',
-    async () => {
-      const results: string[] = [];
-      let last;
-      for (let i = 0; i < 10; i++) {
-        const plans = await probeDatabases('plans_base', 'plans_head');
-        results.push(JSON.stringify(plans.fingerprints.map((f) => [f.fingerprint, f.base.shape, f.head.shape, f.change, f.assessment, f.seq_scans])));
-        last = plans;
-      }
-      expect(new Set(results).size).toBe(1);
-      // Every plan was probed and every statement executed: the checkout's line insert refers
-      // to the order its transaction inserted just before, so the probe replays that
-      // transaction's earlier statements first (alone, it fails the foreign key).
-      expect(last!.failures).toEqual([]);
-      const lineInsert = last!.fingerprints.find((f) => f.normalized.startsWith('INSERT INTO order_items') && f.normalized.includes('currval'));
-      expect(lineInsert?.base.stats?.source).toBe('explain-analyze');
-      expect(lineInsert?.head.stats?.calls).toBe(1);
-      const changed = last!.fingerprints.filter((f) => f.changed);
-      expect(changed.map((f) => f.normalized)).toEqual([expect.stringMatching(ORDER_HISTORY)]);
-      expect(changed[0]!.change).toBe('orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan');
-      // The fallback's one execution shows the same pages as the replays' averages.
-      expect(changed[0]!.base.stats!.source).toBe('explain-analyze');
-      expectSeedFactor(changed[0]!.base.stats!.buffers_per_call, changed[0]!.head.stats!.buffers_per_call);
-      // Writes were explained inside transactions that were rolled back.
-      const rows = await query<{ n: number }>('plans_base', "SELECT count(*)::int AS n FROM customers WHERE email = 'new.customer@example.com'");
-      expect(rows[0]!.n).toBe(0);
-    },
-    120_000,
-  );
-
-  it(
-    'A/A: a head copied from base keeps its statistics and plans every fingerprint as base does, 3 times in 3',
-    async () => {
-      // An A/A gate run's head is a copy of base with no migration: its statistics stay base's
-      // (src/templates/head-statistics.ts). A fresh ANALYZE of the copy instead planned the order
-      // history differently in 1 of 10 copies on a fresh-clone run (bitmap heap scan and sort →
-      // index scan): two samples of orders, not the PR.
-      const changes: string[][] = [];
-      for (let i = 0; i < 3; i++) {
-        await query('postgres', 'CREATE DATABASE plans_aa TEMPLATE plans_base');
-        try {
-          expect(await refreshHeadStatistics(databaseUrl('plans_base'), databaseUrl('plans_aa'), silentLogger)).toEqual([]);
-          const plans = await probeDatabases('plans_base', 'plans_aa');
-          expect(plans.fingerprints.length).toBeGreaterThan(20);
-          expect(plans.failures.filter((f) => f.stage === 'explain')).toEqual([]);
-          changes.push(plans.fingerprints.filter((f) => f.changed).map((f) => `${f.normalized}: ${f.change}`));
-        } finally {
-          await query('postgres', 'DROP DATABASE plans_aa');
-        }
-      }
-      expect(changes).toEqual(Array(3).fill([]));
-    },
-    180_000,
-  );
-
-  it(
-    'a PR that adds the index back: the plan change is an improvement, and even seq-scan gating passes',
-    async () => {
-      const index = path.join(tmp, '101_orders_customer_index.sql');
-      fs.writeFileSync(index, 'CREATE INDEX orders_customer_created_idx ON orders (customer_id, created_at DESC);\n');
-      const base = [shop('migrations', '*.sql'), shop('variants', 'drop-index', '*.sql')];
-      // About plans: the latency rule is out of reach (docs/testing.md, "Timing").
-      const run = await gate(shopArgs(base, [...base, index], ['--fail-on-plan-change', 'seq-scan', ...LATENCY_RULE_OUT_OF_REACH]));
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.report.verdict).toBe('pass');
-      const changed = run.report.plans!.fingerprints.filter((f) => f.changed);
-      expect(changed.map((f) => [f.change, f.assessment])).toEqual([
-        ['orders: Seq Scan → Bitmap Heap Scan using orders_customer_created_idx', 'improvement'],
-      ]);
-      expect(changed[0]!.seq_scans).toEqual([]);
-      expect(run.stdout).toContain('✅ improvement');
-    },
-    240_000,
-  );
+  it('a PR that adds the index back: the plan change is an improvement, and even seq-scan gating passes', async () => {
+    const index = path.join(tmp, '101_orders_customer_index.sql');
+    fs.writeFileSync(index, 'CREATE INDEX orders_customer_created_idx ON orders (customer_id, created_at DESC);\n');
+    const base = [shop('migrations', '*.sql'), shop('variants', 'drop-index', '*.sql')];
+    // About plans: the latency rule is out of reach (docs/testing.md, "Timing").
+    const run = await gate(shopArgs(base, [...base, index], ['--fail-on-plan-change', 'seq-scan', ...LATENCY_RULE_OUT_OF_REACH]));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.report.verdict).toBe('pass');
+    const changed = run.report.plans!.fingerprints.filter((f) => f.changed);
+    expect(changed.map((f) => [f.change, f.assessment])).toEqual([
+      ['orders: Seq Scan → Bitmap Heap Scan using orders_customer_created_idx', 'improvement'],
+    ]);
+    expect(changed[0]!.seq_scans).toEqual([]);
+    expect(run.stdout).toContain('✅ improvement');
+  }, 240_000);
 });

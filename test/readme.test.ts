@@ -32,7 +32,10 @@ function layoutPaths(block: string[]): string[] {
   for (const line of block) {
     const indent = line.length - line.trimStart().length;
     if (line.trim() === '' || indent > 4) continue;
-    const names = line.trim().split(/\s{2,}/)[0]!.split(', ');
+    const names = line
+      .trim()
+      .split(/\s{2,}/)[0]!
+      .split(', ');
     for (const name of names) paths.push(indent > 0 ? `src/${name}` : name);
   }
   return paths;

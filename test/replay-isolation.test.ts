@@ -40,7 +40,8 @@ let workloads: { kept: string; sent: string };
 
 /** Statements the application's sessions sent, with the ones that act beyond its database among them. */
 function sessions({ victim, intruder }: { victim: string; intruder: string }): ProfileStatement[][] {
-  const lookups = (s: number): ProfileStatement[] => Array.from({ length: 40 }, (_, i) => [i * 1000, `SELECT qty FROM items WHERE id = ${1 + ((s * 40 + i) % 100)}`, 'Select']);
+  const lookups = (s: number): ProfileStatement[] =>
+    Array.from({ length: 40 }, (_, i) => [i * 1000, `SELECT qty FROM items WHERE id = ${1 + ((s * 40 + i) % 100)}`, 'Select']);
   return [
     lookups(0),
     lookups(1),
@@ -74,7 +75,9 @@ async function query<T extends pg.QueryResultRow>(text: string, values: unknown[
 
 /** A victim's password hash and connection limit, as the server keeps them. */
 async function victimState(victim: string): Promise<string> {
-  const rows = await query<{ state: string }>("SELECT rolpassword || '/' || rolconnlimit AS state FROM pg_authid WHERE rolname = $1", [victim]);
+  const rows = await query<{ state: string }>("SELECT rolpassword || '/' || rolconnlimit AS state FROM pg_authid WHERE rolname = $1", [
+    victim,
+  ]);
   return rows[0]!.state;
 }
 
@@ -103,15 +106,23 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const role of [kept.intruder, kept.victim, sent.intruder, sent.victim, reader, limited]) await adminSql(`DROP ROLE IF EXISTS ${role}`);
+  for (const role of [kept.intruder, kept.victim, sent.intruder, sent.victim, reader, limited])
+    await adminSql(`DROP ROLE IF EXISTS ${role}`);
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
 /** `gate` on the items schema (A/A), one round. */
-async function gate(server: string[], extra: string[] = [], workload = workloads.kept): Promise<{ code: number | null; stderr: string; report: GateReport }> {
+async function gate(
+  server: string[],
+  extra: string[] = [],
+  workload = workloads.kept,
+): Promise<{ code: number | null; stderr: string; report: GateReport }> {
   const json = path.join(tmp, `report-${randomBytes(4).toString('hex')}.json`);
   const args = ['gate', ...server, '--workload', workload, '--base-migrations', migrations, '--migrations', migrations, '--seed', seed];
-  const run = await runCli([...args, '--rounds', '1', '--confirm-rounds', '0', '--min-coverage', '50%', ...LATENCY_RULE_OUT_OF_REACH, '--json', json, ...extra], tmp);
+  const run = await runCli(
+    [...args, '--rounds', '1', '--confirm-rounds', '0', '--min-coverage', '50%', ...LATENCY_RULE_OUT_OF_REACH, '--json', json, ...extra],
+    tmp,
+  );
   if (!fs.existsSync(json)) throw new Error(`no JSON report (exit ${run.code}):\n${run.stderr}`);
   return { code: run.code, stderr: run.stderr, report: JSON.parse(fs.readFileSync(json, 'utf8')) as GateReport };
 }
@@ -153,7 +164,7 @@ describe.concurrent('replay isolation', () => {
   );
 
   it(
-    '--database-url with --allow-server-wide: the statements are sent, as the URL\'s user',
+    "--database-url with --allow-server-wide: the statements are sent, as the URL's user",
     async () => {
       const run = await gate(['--database-url', inject('pgUrl')], ['--allow-server-wide'], workloads.sent);
       try {
@@ -187,7 +198,7 @@ describe.concurrent('replay isolation', () => {
   );
 
   it(
-    'a server the gate starts: every statement is sent, as the run\'s role, whose lack of CREATEROLE refuses the role statements on both sides',
+    "a server the gate starts: every statement is sent, as the run's role, whose lack of CREATEROLE refuses the role statements on both sides",
     async () => {
       const major = localMajors()[0] ?? 16;
       const run = await gate(['--postgres-version', String(major)]);

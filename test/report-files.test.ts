@@ -32,7 +32,9 @@ describe('report files', () => {
   it('names the option of a file whose directory is missing, before a run and when writing (exit 2)', () => {
     const missing = path.join(tmp, 'no-such-dir', 'report.json');
     const files: ReportFile<object>[] = [{ askedAs: '[output] json_report', path: missing, render: () => '{}' }];
-    expect(() => checkReportDirs(files)).toThrow(`[output] json_report: directory ${path.dirname(missing)} does not exist; create it first`);
+    expect(() => checkReportDirs(files)).toThrow(
+      `[output] json_report: directory ${path.dirname(missing)} does not exist; create it first`,
+    );
     let thrown: unknown;
     try {
       writeReportFiles(files, {});

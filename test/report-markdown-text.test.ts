@@ -13,9 +13,7 @@ const J = '\u2060';
 
 /** What GitHub would act on in markdown outside code spans and blocks. */
 function live(markdown: string): string[] {
-  const outside = markdown
-    .replace(/^(`{3,})[^\n]*\n[\s\S]*?\n\1$/gm, '')
-    .replace(/(`+)[\s\S]*?\1/g, '');
+  const outside = markdown.replace(/^(`{3,})[^\n]*\n[\s\S]*?\n\1$/gm, '').replace(/(`+)[\s\S]*?\1/g, '');
   const patterns = [/(^|[^A-Za-z0-9_])@[A-Za-z0-9][\w-]*(\/[\w-]+)?/g, /#[0-9]+/g, /\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, /\bwww\.\S+/gi];
   return patterns.flatMap((pattern) => Array.from(outside.matchAll(pattern), (m) => m[0].trim()));
 }

@@ -118,16 +118,8 @@ describe('maskMessage', () => {
       'duplicate key value violates unique constraint "users_email_key"\nDETAIL:  Key (email)=(a@b.c) already exists.',
       'duplicate key value violates unique constraint "users_email_key"\nDETAIL:  Key (email)=(…) already exists.',
     ],
-    [
-      '23505',
-      'Key (lower(email::text))=(Ann (admin)@b.c) already exists.',
-      'Key (lower(email::text))=(…) already exists.',
-    ],
-    [
-      '23503',
-      'Key (order_id)=(99812) is not present in table "orders".',
-      'Key (order_id)=(…) is not present in table "orders".',
-    ],
+    ['23505', 'Key (lower(email::text))=(Ann (admin)@b.c) already exists.', 'Key (lower(email::text))=(…) already exists.'],
+    ['23503', 'Key (order_id)=(99812) is not present in table "orders".', 'Key (order_id)=(…) is not present in table "orders".'],
     [
       '23P01',
       'Key (room, during)=(4, [2026-01-01,2026-01-02)) conflicts with existing key (room, during)=(4, [2026-01-01,2026-01-03)).',
@@ -220,11 +212,11 @@ describe('renderMarkdown', () => {
 
   it('keeps tables intact when SQL holds pipes, backticks and dollar signs', () => {
     const report = clone(fixture('regression'));
-    report.comparison!.fingerprints[0]!.normalized = "SELECT a || b, '`x`' AS \"q|r\" FROM t WHERE c = $1";
+    report.comparison!.fingerprints[0]!.normalized = 'SELECT a || b, \'`x`\' AS "q|r" FROM t WHERE c = $1';
     const md = renderMarkdown(report);
     expectTablesIntact(md);
     // A backtick in the SQL makes the code span's fence longer.
-    expect(md).toContain("`` SELECT a \\|\\| b, '`x`' AS \"q\\|r\" FROM t WHERE c = $1 ``");
+    expect(md).toContain('`` SELECT a \\|\\| b, \'`x`\' AS "q\\|r" FROM t WHERE c = $1 ``');
   });
 
   it('new errors: SQLSTATE, message, statement and calls; identifiers kept, values masked', () => {
@@ -305,8 +297,15 @@ describe('renderMarkdown', () => {
     expect(row(renderMarkdown(report))).toBeUndefined(); // older reports say nothing about it
     report.environment.head_statistics = { analyzed: [] };
     expect(row(renderMarkdown(report))).toBe("| head statistics | base's, for every table (the migrations changed none) |");
-    report.environment.head_statistics = { analyzed: [{ table: 'public.orders', reason: 'rows written' }, { table: 'public.added', reason: 'new' }] };
-    expect(row(renderMarkdown(report))).toBe("| head statistics | base's, except the tables analyzed after the migrations: `public.orders` (rows written), `public.added` (new) |");
+    report.environment.head_statistics = {
+      analyzed: [
+        { table: 'public.orders', reason: 'rows written' },
+        { table: 'public.added', reason: 'new' },
+      ],
+    };
+    expect(row(renderMarkdown(report))).toBe(
+      "| head statistics | base's, except the tables analyzed after the migrations: `public.orders` (rows written), `public.added` (new) |",
+    );
     const back = parseReport(toJson(report), 'round trip');
     expect(back.environment.head_statistics).toEqual(report.environment.head_statistics);
     report.environment.head_statistics = null;
@@ -315,7 +314,9 @@ describe('renderMarkdown', () => {
 
   it('shows code quoted in reasons as code and escapes the rest', () => {
     const report = clone(fixture('regression'));
-    report.reasons = ['1 new error (allowed: 0); first: SQLSTATE 42703 in `SELECT a | b FROM t WHERE x = $1`: column "a" does not exist, costs $5'];
+    report.reasons = [
+      '1 new error (allowed: 0); first: SQLSTATE 42703 in `SELECT a | b FROM t WHERE x = $1`: column "a" does not exist, costs $5',
+    ];
     const md = renderMarkdown(report);
     expect(md).toContain(
       '- 1 new error (allowed: 0); first: SQLSTATE 42703 in `SELECT a | b FROM t WHERE x = $1`: column "a" does not exist, costs \\$5\n',
@@ -464,7 +465,9 @@ describe('renderJunit', () => {
     const root = checkXml(renderJunit(fixture('migration-failure')));
     const outcome = (name: string) => root.children[1]!.children.find((c) => c.attrs.name === name)!.children[0]!;
     expect(outcome('PR migrations apply').name).toBe('failure');
-    expect(outcome('PR migrations apply').attrs.message).toContain('migrations/0003_users_email_unique.sql:4: could not create unique index');
+    expect(outcome('PR migrations apply').attrs.message).toContain(
+      'migrations/0003_users_email_unique.sql:4: could not create unique index',
+    );
     expect(outcome('whole-workload p95 within 20 %').name).toBe('skipped');
   });
 

@@ -35,7 +35,9 @@ describe('passwords', () => {
   });
 
   it('echoed back in an error about what was typed are masked', async () => {
-    expect(maskUrlsIn("unexpected argument 'postgres://u:topsecret@h/db' and password=hunter22 x")).toBe("unexpected argument 'postgres://u:****@h/db' and password=**** x");
+    expect(maskUrlsIn("unexpected argument 'postgres://u:topsecret@h/db' and password=hunter22 x")).toBe(
+      "unexpected argument 'postgres://u:****@h/db' and password=**** x",
+    );
     const r = await runCli(['inspect', 'w.wkl', 'postgres://u:topsecret@h/db']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/unexpected argument 'postgres:\/\/u:\*\*\*\*@h\/db'/);
@@ -53,7 +55,11 @@ describe("the Docker server's password", () => {
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-docker-'));
     const argsFile = path.join(bin, 'args');
     // `docker info` answers; `docker run` records its arguments and fails without a word.
-    fs.writeFileSync(path.join(bin, 'docker'), `#!/bin/sh\nif [ "$1" = info ]; then echo 27.0; exit 0; fi\necho "$@ / $POSTGRES_PASSWORD" > ${argsFile}\nexit 125\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      path.join(bin, 'docker'),
+      `#!/bin/sh\nif [ "$1" = info ]; then echo 27.0; exit 0; fi\necho "$@ / $POSTGRES_PASSWORD" > ${argsFile}\nexit 125\n`,
+      { mode: 0o755 },
+    );
     process.env.PATH = `${bin}:${saved}`;
     const error = await new DockerProvisioner().start({ major: 16 }).then(
       () => null,
@@ -71,14 +77,22 @@ describe('data values in messages the PR comment shows', () => {
   it('a function raising its own message, a syntax error near a literal, a command with no SQLSTATE', () => {
     expect(maskMessage('customer ann@example.com not found', 'P0001')).toBe("… (a function's own message, masked: it may carry data)");
     expect(maskMessage('syntax error at or near "ann@example.com"', '42601')).toBe('syntax error at or near "…"');
-    expect(maskMessage('ERROR:  invalid input syntax for type integer: "ann@example.com"', null)).toBe('ERROR:  invalid input syntax for type integer: "…"');
+    expect(maskMessage('ERROR:  invalid input syntax for type integer: "ann@example.com"', null)).toBe(
+      'ERROR:  invalid input syntax for type integer: "…"',
+    );
     expect(maskMessage('column "emial" does not exist', '42703')).toBe('column "emial" does not exist');
   });
 
   it("the PR's failing migration, in the verdict's reason", () => {
     const decided = decideVerdict({
       comparison: null,
-      migrationFailure: { side: 'head', name: 'db/002.sql', line: 1, message: 'invalid input syntax for type integer: "ann@example.com"', sqlstate: '22P02' },
+      migrationFailure: {
+        side: 'head',
+        name: 'db/002.sql',
+        line: 1,
+        message: 'invalid input syntax for type integer: "ann@example.com"',
+        sqlstate: '22P02',
+      },
       thresholds: { p95_threshold: 0.2, min_delta_ms: 0.5, min_calls: 20, max_new_errors: 0, confidence: 0.95 },
     });
     expect(decided.reasons).toEqual(['the PR\'s migrations fail: db/002.sql, line 1: invalid input syntax for type integer: "…"']);
@@ -138,7 +152,17 @@ describe('a password with characters a URL must percent-encode', () => {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
   const at = (written: string) => `postgres://postgres:${written}@127.0.0.1:${server.port}/postgres`;
-  const gateArgs = (url: string) => ['gate', '--database-url', url, '--workload', shop('workload.wkl'), '--base-migrations', shop('migrations', '*.sql'), '--migrations', shop('migrations', '*.sql')];
+  const gateArgs = (url: string) => [
+    'gate',
+    '--database-url',
+    url,
+    '--workload',
+    shop('workload.wkl'),
+    '--base-migrations',
+    shop('migrations', '*.sql'),
+    '--migrations',
+    shop('migrations', '*.sql'),
+  ];
 
   it('written as is, is refused before any connection, with the fix and no piece of it', async () => {
     for (const written of [password, 'Qx@Zk', 'Qx#Zk', 'Qx/Zk', 'Qx?Zk', 'Qx Zk', 'Qx%Zk']) {
@@ -184,12 +208,16 @@ describe('a password with characters a URL must percent-encode', () => {
 describe('a target of a pg-retest config with such a password', () => {
   it('as a URL, is refused the same way; as key=value pairs, becomes a URL that encodes it', () => {
     // Before: accepted, and the engine read another password and host than node-postgres.
-    expect(() => conninfoToUrl('postgres://app:Qx@Zk@db/app')).toThrow(/^an '@' in the user name, the password or after the host is not percent-encoded.*percent-encode/);
+    expect(() => conninfoToUrl('postgres://app:Qx@Zk@db/app')).toThrow(
+      /^an '@' in the user name, the password or after the host is not percent-encoded.*percent-encode/,
+    );
     const url = conninfoToUrl("host=db user=app password='Qx@Zk w/Jv?#%Ym' dbname=app");
     expect(passwordOf(url)).toBe('Qx@Zk w/Jv?#%Ym');
     expect(urlCredentialProblem(url)).toBeUndefined();
     // tokio-postgres would take everything up to this '@' for the user info.
-    expect(urlCredentialProblem('postgres://db/app?application_name=me@host')).toMatch(/^a '\/', '\?' or '#' in the user name or password, or an '@' after the host, is not percent-encoded/);
+    expect(urlCredentialProblem('postgres://db/app?application_name=me@host')).toMatch(
+      /^a '\/', '\?' or '#' in the user name or password, or an '@' after the host, is not percent-encoded/,
+    );
   });
 });
 
@@ -244,7 +272,9 @@ describe('a throwaway server and the processes it runs in', () => {
     }
     try {
       const tree = descendants(process.pid);
-      const postmaster = tree.find((pid) => procText(pid, 'cmdline').startsWith(`${path.join(server.bindir, 'postgres')} -D ${server.dataDir}`));
+      const postmaster = tree.find((pid) =>
+        procText(pid, 'cmdline').startsWith(`${path.join(server.bindir, 'postgres')} -D ${server.dataDir}`),
+      );
       expect(postmaster, 'the server among the processes this test started').toBeDefined();
       const supervisor = tree.find((pid) => /pg-supervisor\.(m?js)/.test(procText(pid, 'cmdline')));
       expect(supervisor).toBeDefined();

@@ -50,7 +50,14 @@ describe('session state in a workload', () => {
   });
 
   it('lists them per fingerprint, and ties a new error to the statement that left the state', () => {
-    const example = (fingerprint: string, normalized: string) => ({ fingerprint, normalized, kind: 'other', writes: false, example: normalized, setup: [] });
+    const example = (fingerprint: string, normalized: string) => ({
+      fingerprint,
+      normalized,
+      kind: 'other',
+      writes: false,
+      example: normalized,
+      setup: [],
+    });
     const features = findSessionFeatures([
       example('a', 'SELECT 1'),
       example('b', 'SET search_path TO $1'),
@@ -86,16 +93,39 @@ describe('settings that differ', () => {
       ['new_setting', 'y'],
       ['server_version', '17.6'],
     ]);
-    expect(diffSettings(base, head)).toEqual({ settings: [{ name: 'work_mem', base: '4MB', head: '64kB' }], only_base: ['old_setting'], only_head: ['new_setting'] });
+    expect(diffSettings(base, head)).toEqual({
+      settings: [{ name: 'work_mem', base: '4MB', head: '64kB' }],
+      only_base: ['old_setting'],
+      only_head: ['new_setting'],
+    });
   });
 });
 
 function side(over: Partial<ServersReport['base']> = {}): ServersReport['base'] {
-  return { version: '15.14', kind: 'local', description: 'PostgreSQL 15.14 (local) on 127.0.0.1:5432', url: null, postgres_config: {}, keeps_sessions: true, sessions_note: 'a server the gate started', ...over };
+  return {
+    version: '15.14',
+    kind: 'local',
+    description: 'PostgreSQL 15.14 (local) on 127.0.0.1:5432',
+    url: null,
+    postgres_config: {},
+    keeps_sessions: true,
+    sessions_note: 'a server the gate started',
+    ...over,
+  };
 }
 
 function servers(over: Partial<ServersReport> = {}): ServersReport {
-  return { base: side(), head: side(), settings: [], only_base: [], only_head: [], settings_error: null, session_features: [], sessions_lost_on_head: false, ...over };
+  return {
+    base: side(),
+    head: side(),
+    settings: [],
+    only_base: [],
+    only_head: [],
+    settings_error: null,
+    session_features: [],
+    sessions_lost_on_head: false,
+    ...over,
+  };
 }
 
 const pooled = servers({
@@ -106,7 +136,16 @@ const pooled = servers({
     keeps_sessions: false,
     sessions_note: 'gave another client the server connection (process 42) of a client between its transactions (transaction pooling)',
   }),
-  session_features: findSessionFeatures([{ fingerprint: '1111222233334444', normalized: 'SET search_path TO $1', kind: 'other', writes: false, example: 'SET search_path TO app', setup: [] }]),
+  session_features: findSessionFeatures([
+    {
+      fingerprint: '1111222233334444',
+      normalized: 'SET search_path TO $1',
+      kind: 'other',
+      writes: false,
+      example: 'SET search_path TO app',
+      setup: [],
+    },
+  ]),
   sessions_lost_on_head: true,
 });
 
@@ -122,17 +161,25 @@ describe('the headline', () => {
         }),
       ),
     ).toBe('PostgreSQL 15.14 → 17.6; a 1 → 2, b 1 → 2, c 1 → 2, d 1 → 2 and 1 more setting; 2 settings on one side only');
-    expect(serverDifferenceLine(pooled)).toBe("head through postgres://app:****@pooler:6432/app; head's server does not keep a client on one server connection");
+    expect(serverDifferenceLine(pooled)).toBe(
+      "head through postgres://app:****@pooler:6432/app; head's server does not keep a client on one server connection",
+    );
   });
 });
 
-const fixture = (name: string): GateReport => parseReport(readFileSync(new URL(`./fixtures/reports/${name}.json`, import.meta.url), 'utf8'), name);
+const fixture = (name: string): GateReport =>
+  parseReport(readFileSync(new URL(`./fixtures/reports/${name}.json`, import.meta.url), 'utf8'), name);
 
 /** The pass fixture with head behind a transaction pooler and a session SET in the workload. */
 function pooledReport(): GateReport {
   const report = structuredClone(fixture('pass'));
   report.servers = structuredClone(pooled);
-  const decided = decideVerdict({ comparison: report.comparison, migrationFailure: null, thresholds: report.thresholds, servers: report.servers });
+  const decided = decideVerdict({
+    comparison: report.comparison,
+    migrationFailure: null,
+    thresholds: report.thresholds,
+    servers: report.servers,
+  });
   return { ...report, ...decided };
 }
 
@@ -154,8 +201,15 @@ describe('the verdict and the reports', () => {
     const both = structuredClone(pooled);
     both.base.keeps_sessions = false;
     both.sessions_lost_on_head = false;
-    expect(decideVerdict({ comparison: base.comparison, migrationFailure: null, thresholds: base.thresholds, servers: both }).verdict).toBe('pass');
-    const allowed = decideVerdict({ comparison: base.comparison, migrationFailure: null, thresholds: { ...base.thresholds, max_new_errors: 1 }, servers: pooled });
+    expect(decideVerdict({ comparison: base.comparison, migrationFailure: null, thresholds: base.thresholds, servers: both }).verdict).toBe(
+      'pass',
+    );
+    const allowed = decideVerdict({
+      comparison: base.comparison,
+      migrationFailure: null,
+      thresholds: { ...base.thresholds, max_new_errors: 1 },
+      servers: pooled,
+    });
     expect(allowed.verdict).toBe('pass');
     expect(allowed.headline).toMatch(/, 1 new error \(allowed: 1\) \(head's server: /);
   });
@@ -171,7 +225,9 @@ describe('the verdict and the reports', () => {
     expect(md).toContain('| sessions | base kept; head not kept: gave another client the server connection (process 42)');
     expect(md).not.toContain('| settings |');
     const junit = renderJunit(report);
-    expect(junit).toContain(`<failure message="1 new error" type="new-errors">session SET, which head's server does not keep (the setting stays`);
+    expect(junit).toContain(
+      `<failure message="1 new error" type="new-errors">session SET, which head's server does not keep (the setting stays`,
+    );
     expect(parseReport(toJson(report)).servers).toEqual(report.servers);
   });
 });

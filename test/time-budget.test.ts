@@ -34,22 +34,34 @@ describe('planForBudget', () => {
   });
 
   it('a workload that cannot fit once per side is refused with the estimate', () => {
-    expect(() => planForBudget(5_000, 0, 600_000_000, asked)).toThrow(/^option --time-budget: 5.0 s cannot hold even one round per side: the workload's 10 min 00 s replayed 3 times at 8× needs about 3 min 51 s;/);
+    expect(() => planForBudget(5_000, 0, 600_000_000, asked)).toThrow(
+      /^option --time-budget: 5.0 s cannot hold even one round per side: the workload's 10 min 00 s replayed 3 times at 8× needs about 3 min 51 s;/,
+    );
     // Ten minutes hold 11 replays of 47 s (less the overhead) at captured speed: condense to that.
-    expect(() => planForBudget(600_000, 0, 3_600_000_000, asked)).toThrow(/give a larger budget or condense the workload to fit \(pg-retest-action condense --workload W.wkl --output W-ci.wkl --duration 47s, docs\/cli.md\)$/);
+    expect(() => planForBudget(600_000, 0, 3_600_000_000, asked)).toThrow(
+      /give a larger budget or condense the workload to fit \(pg-retest-action condense --workload W.wkl --output W-ci.wkl --duration 47s, docs\/cli.md\)$/,
+    );
     expect(() => planForBudget(60_000, 0, SHOP_US, { ...asked, speed: 0 })).toThrow(/needs a replay speed above 0/);
   });
 });
 
 describe('the gate with a time budget', () => {
-  const gate = (budget: string, json: string) => shopGate('checkout.wkl', ['--min-coverage', '0%', '--time-budget', budget, '--json', json]);
+  const gate = (budget: string, json: string) =>
+    shopGate('checkout.wkl', ['--min-coverage', '0%', '--time-budget', budget, '--json', json]);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-budget-'));
 
   it('too small: exit 2 before any server work, one line with the estimate', () => {
     const r = gate('1s', path.join(tmp, 'small.json'));
     expect(r.status).toBe(2);
-    expect(r.stderr.trim().split('\n').filter((l) => l.startsWith('error:'))).toHaveLength(1);
-    expect(r.stderr).toMatch(/^error: option --time-budget: 1.0 s cannot hold even one round per side: the workload's 860 ms replayed 3 times at 8× needs about/m);
+    expect(
+      r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('error:')),
+    ).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /^error: option --time-budget: 1.0 s cannot hold even one round per side: the workload's 860 ms replayed 3 times at 8× needs about/m,
+    );
   });
 
   it('large enough: the run says what it chose, in the report and the log', () => {

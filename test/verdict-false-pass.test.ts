@@ -57,7 +57,8 @@ function report(fps: Fp[], extra: Partial<ReplayReport> = {}): ReplayReport {
       samples: ok,
     };
   });
-  const sum = (k: 'captured' | 'executed' | 'ok' | 'errors' | 'skipped' | 'not_executed') => fingerprints.reduce((n, f) => n + f.counts[k], 0);
+  const sum = (k: 'captured' | 'executed' | 'ok' | 'errors' | 'skipped' | 'not_executed') =>
+    fingerprints.reduce((n, f) => n + f.counts[k], 0);
   const skipped = sum('skipped');
   const notExecuted = sum('not_executed');
   return {
@@ -115,7 +116,6 @@ async function gateVerdict(base: ReplayReport[], noise: ReplayReport, head: Repl
 
 const three = (make: () => ReplayReport): ReplayReport[] => [make(), make(), make()];
 
-
 describe('the verdict does not pass', () => {
   it('an error base saw once that head has on every execution, aborting the rest of each transaction', async () => {
     // Transaction: INSERT a (then b). Base: `a` hits 23505 once per replay (a retry in the
@@ -143,7 +143,7 @@ describe('the verdict does not pass', () => {
     expect(decided.reasons.some((r) => r.startsWith('head executed 67 %'))).toBe(true);
   });
 
-  it('a statement timing out on half of head\'s calls, once on base: the survivors are fast', async () => {
+  it("a statement timing out on half of head's calls, once on base: the survivors are fast", async () => {
     const timeout = (count: number) => [{ sqlstate: '57014', message: 'canceling statement due to statement timeout', count }];
     const baseReplay = () => report([{ name: 'a', ok: around(199, 1000), errors: timeout(1) }]);
     const headReplay = () => report([{ name: 'a', ok: around(100, 1000), errors: timeout(100) }]);
@@ -152,15 +152,22 @@ describe('the verdict does not pass', () => {
     expect(decided.headline).toMatch(/new error/);
   });
 
-  it('base\'s own rare failure that head repeats a few times more is listed as varying, not gated', async () => {
+  it("base's own rare failure that head repeats a few times more is listed as varying, not gated", async () => {
     const deadlock = (count: number) => [{ sqlstate: '40P01', message: 'deadlock detected', count }];
     const baseReplay = () => report([{ name: 'a', ok: around(199, 1000), errors: deadlock(1) }]);
     const headReplay = () => report([{ name: 'a', ok: around(198, 1000), errors: deadlock(2) }]);
     const { comparison, decided } = await gateVerdict(three(baseReplay), baseReplay(), three(headReplay));
     expect(decided.verdict).toBe('pass');
     // (The noise replay here is identical to a round, so it is taken as that round.)
-    expect(comparison.varying_errors.map((e) => [e.base_replays, e.head_replays])).toEqual([[[1, 1, 1], [2, 2, 2]]]);
-    expect(decided.warnings.some((w) => w.startsWith('1 statement group fails now and then, varying between replays (6 failures on head'))).toBe(true);
+    expect(comparison.varying_errors.map((e) => [e.base_replays, e.head_replays])).toEqual([
+      [
+        [1, 1, 1],
+        [2, 2, 2],
+      ],
+    ]);
+    expect(
+      decided.warnings.some((w) => w.startsWith('1 statement group fails now and then, varying between replays (6 failures on head')),
+    ).toBe(true);
   });
 
   it('a deterministic failure base has once that head repeats a few times more stays a fidelity warning', async () => {
@@ -190,8 +197,18 @@ describe('the verdict does not pass', () => {
   });
 
   it('run [[variants]]: slower queries within regression_max_count do not make too little coverage a pass', async () => {
-    const baseReplay = () => report([{ name: 'a', ok: around(100, 1000) }, { name: 'c', ok: around(2000, 500) }, { name: 'b', ok: [], skipped: 2000 }]);
-    const headReplay = () => report([{ name: 'a', ok: around(100, 4000) }, { name: 'c', ok: around(2000, 500) }, { name: 'b', ok: [], skipped: 2000 }]);
+    const baseReplay = () =>
+      report([
+        { name: 'a', ok: around(100, 1000) },
+        { name: 'c', ok: around(2000, 500) },
+        { name: 'b', ok: [], skipped: 2000 },
+      ]);
+    const headReplay = () =>
+      report([
+        { name: 'a', ok: around(100, 4000) },
+        { name: 'c', ok: around(2000, 500) },
+        { name: 'b', ok: [], skipped: 2000 },
+      ]);
     const { coverage, inputs, decided } = await gateVerdict(three(baseReplay), baseReplay(), three(headReplay));
     expect(coverage.sufficient).toBe(false);
     expect(decided.verdict).toBe('regression');
@@ -207,10 +224,39 @@ describe('the verdict does not pass', () => {
       fs.writeFileSync(file, JSON.stringify(r));
       return file;
     };
-    const base = [0, 1, 2].map((i) => write(`b${i}.json`, report([{ name: 'a', ok: around(100, 800) }, { name: 'b', ok: around(100, 800) }])));
-    const head = [0, 1, 2].map((i) => write(`h${i}.json`, report([{ name: 'a', ok: around(100, 800) }, { name: 'b', ok: [], notExecuted: 100 }], { sessions_completed: 5, sessions_failed: 5 })));
+    const base = [0, 1, 2].map((i) =>
+      write(
+        `b${i}.json`,
+        report([
+          { name: 'a', ok: around(100, 800) },
+          { name: 'b', ok: around(100, 800) },
+        ]),
+      ),
+    );
+    const head = [0, 1, 2].map((i) =>
+      write(
+        `h${i}.json`,
+        report(
+          [
+            { name: 'a', ok: around(100, 800) },
+            { name: 'b', ok: [], notExecuted: 100 },
+          ],
+          { sessions_completed: 5, sessions_failed: 5 },
+        ),
+      ),
+    );
     const io = { stdout: { write: () => true }, stderr: { write: () => true }, env: {} } as never;
-    const t = { p95Threshold: 0.2, minDeltaMs: 0.5, minCalls: 20, maxNewErrors: 0, confidence: 0.95, minCoverage: 0.95, p95MaxMs: null, p99MaxMs: null, errorRateMax: null };
+    const t = {
+      p95Threshold: 0.2,
+      minDeltaMs: 0.5,
+      minCalls: 20,
+      maxNewErrors: 0,
+      confidence: 0.95,
+      minCoverage: 0.95,
+      p95MaxMs: null,
+      p99MaxMs: null,
+      errorRateMax: null,
+    };
     const run = runCompare({ base, head, noise: undefined, thresholds: t, outputs: {} } as never, io);
     await expect(run).rejects.toThrow(InputError);
     await expect(run).rejects.toThrow(/option --head: the replay in .*h0\.json did not run in full: 5 sessions of 10 did not complete/);
@@ -218,7 +264,11 @@ describe('the verdict does not pass', () => {
 
   it('--error-rate-max-pct 1 is refused, not read as 100 %', () => {
     const parse = (value: string) => {
-      const { values } = tokenize('gate', ['--workload', 'w', '--migrations', 'x', '--base-ref', 'm', '--error-rate-max-pct', value], gateCommand.options);
+      const { values } = tokenize(
+        'gate',
+        ['--workload', 'w', '--migrations', 'x', '--base-ref', 'm', '--error-rate-max-pct', value],
+        gateCommand.options,
+      );
       return parseOptions(gateCommand, values).thresholds.errorRateMax;
     };
     expect(() => parse('1')).toThrow(/a plain number is a fraction here: write '1%'/);

@@ -79,13 +79,17 @@ function run(command, args) {
   return r.stdout;
 }
 
-const remove = (...files) => files.forEach((f) => fs.rmSync(f, { force: true, recursive: true }));
+const remove = (...files) => {
+  for (const f of files) fs.rmSync(f, { force: true, recursive: true });
+};
 
 function captureFigure(format, bytes, seed) {
   const log = path.join(settings.dir, `bench.${format}`);
   const wkl = path.join(settings.dir, `bench-${format}.wkl`);
   console.log(`generating a ${(bytes / 1e9).toFixed(1)} GB ${format}log ...`);
-  const gen = JSON.parse(run(captureBin, ['gen-log', '--format', format, '--bytes', String(Math.round(bytes)), '--seed', String(seed), '--out', log]));
+  const gen = JSON.parse(
+    run(captureBin, ['gen-log', '--format', format, '--bytes', String(Math.round(bytes)), '--seed', String(seed), '--out', log]),
+  );
   console.log(`capturing it (${gen.sessions.toLocaleString('en-US')} sessions) ...`);
   const c = measured(`capture-${format}`, captureBin, ['capture', '--out', wkl, '--log', log]);
   remove(log);
@@ -128,7 +132,9 @@ async function replayFigure() {
       peak_rss_after_load_mb: (r.peak_rss_after_load_kb * 1024) / MB,
       peak_rss_mb: (r.peak_rss_kb * 1024) / MB,
     };
-    console.log(`  10M replay: peak RSS ${figure.peak_rss_mb.toFixed(0)} MB (${figure.peak_rss_after_load_mb.toFixed(0)} MB after loading; the compact workload ${figure.workload_heap_mb.toFixed(0)} MB), ${figure.qps.toFixed(0)} q/s`);
+    console.log(
+      `  10M replay: peak RSS ${figure.peak_rss_mb.toFixed(0)} MB (${figure.peak_rss_after_load_mb.toFixed(0)} MB after loading; the compact workload ${figure.workload_heap_mb.toFixed(0)} MB), ${figure.qps.toFixed(0)} q/s`,
+    );
     return figure;
   } finally {
     await server.stop();
@@ -149,7 +155,10 @@ async function main() {
     capture: [],
   };
   try {
-    for (const [format, seed] of [['csv', 1], ['json', 2]]) {
+    for (const [format, seed] of [
+      ['csv', 1],
+      ['json', 2],
+    ]) {
       const { figure, wkl } = captureFigure(format, settings.gb * 1e9, seed);
       results.capture.push(figure);
       remove(wkl, `${wkl}.capture.json`);

@@ -63,7 +63,10 @@ export function summary(pairs) {
     client_cpu_added_us: figure('client_cpu_added_us'),
     server_cpu_ratio: figure('server_cpu'),
     server_cpu_added_us: figure('server_cpu_added_us'),
-    client_cpu_replay_per_100k_s: { ours: mean(b.map((r) => r.cpu_replay_per_100k_s)), server_time: mean(t.map((r) => r.cpu_replay_per_100k_s)) },
+    client_cpu_replay_per_100k_s: {
+      ours: mean(b.map((r) => r.cpu_replay_per_100k_s)),
+      server_time: mean(t.map((r) => r.cpu_replay_per_100k_s)),
+    },
     server_cpu_per_100k_s: b.every((r) => r.server_cpu_per_100k_s !== undefined)
       ? { ours: mean(b.map((r) => r.server_cpu_per_100k_s)), server_time: mean(t.map((r) => r.server_cpu_per_100k_s)) }
       : undefined,

@@ -13,7 +13,9 @@
 export function engineProblems({ manifest, sources, committed, rebuilt }) {
   const problems = [];
   if (manifest.sourceHash !== sources) {
-    problems.push(`the manifest was written for native sources ${manifest.sourceHash ?? '(none listed)'}, the sources are ${sources}: run npm run package and commit dist/`);
+    problems.push(
+      `the manifest was written for native sources ${manifest.sourceHash ?? '(none listed)'}, the sources are ${sources}: run npm run package and commit dist/`,
+    );
   }
   for (const [file, sha256] of committed) {
     const listed = manifest.digests.get(file) ?? 'none';

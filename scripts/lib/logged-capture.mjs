@@ -47,7 +47,11 @@ export async function startLoggingServer(name) {
  */
 export function captureServerLog(server, out, filters) {
   const logDir = path.join(server.dataDir, 'log');
-  const logs = fs.readdirSync(logDir).filter((f) => f.endsWith('.csv')).sort().map((f) => path.join(logDir, f));
+  const logs = fs
+    .readdirSync(logDir)
+    .filter((f) => f.endsWith('.csv'))
+    .sort()
+    .map((f) => path.join(logDir, f));
   const capture = spawnSync(process.execPath, [cli, 'capture', ...logs.flatMap((l) => ['--log', l]), ...filters, '--output', out], {
     cwd: root,
     encoding: 'utf8',

@@ -101,7 +101,9 @@ export function relrToRela(file) {
   const note = headers.find((h) => h.type === PT_NOTE);
   if (!note) throw new Error(`${file}: no PT_NOTE header to map the new relocation table with`);
   const offset = align(BigInt(elf.length), PAGE);
-  const vaddr = align(loads.reduce((end, h) => (h.vaddr + h.memsz > end ? h.vaddr + h.memsz : end), 0n), PAGE);
+  // biome-ignore lint/complexity/useMathMinMax: addresses are bigints, which Math.max does not take
+  const loadsEnd = loads.reduce((end, h) => (h.vaddr + h.memsz > end ? h.vaddr + h.memsz : end), 0n);
+  const vaddr = align(loadsEnd, PAGE);
   const out = Buffer.alloc(Number(offset) + table.length);
   elf.copy(out);
   table.copy(out, Number(offset));
@@ -117,7 +119,8 @@ export function relrToRela(file) {
   const kept = entries
     .filter((e) => e.tag !== DT_RELR && e.tag !== DT_RELRSZ && e.tag !== DT_RELRENT)
     .map((e) => (e.tag === DT_RELA ? { ...e, value: vaddr } : e.tag === DT_RELASZ ? { ...e, value: BigInt(table.length) } : e));
-  if (!kept.some((e) => e.tag === DT_RELA)) kept.splice(kept.length - 1, 0, { tag: DT_RELA, value: vaddr }, { tag: DT_RELASZ, value: BigInt(table.length) });
+  if (!kept.some((e) => e.tag === DT_RELA))
+    kept.splice(kept.length - 1, 0, { tag: DT_RELA, value: vaddr }, { tag: DT_RELASZ, value: BigInt(table.length) });
   if (kept.length > entries.length) throw new Error(`${file}: no room in the dynamic section`);
   while (kept.length < entries.length) kept.push({ tag: DT_NULL, value: 0n });
   kept.forEach((e, i) => {

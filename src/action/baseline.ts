@@ -55,7 +55,14 @@ export function compareWithBaseline(now: GateReport, baseline: GateReport, sourc
   const t = now.thresholds;
   const noise = c.noise_floor.value;
   const byFingerprint = new Map(b.fingerprints.map((f) => [f.fingerprint, f]));
-  const judge = (fingerprint: string, normalized: string, callsBaseline: number, callsNow: number, p95BaselineUs: number, p95NowUs: number): BaselineRow => {
+  const judge = (
+    fingerprint: string,
+    normalized: string,
+    callsBaseline: number,
+    callsNow: number,
+    p95BaselineUs: number,
+    p95NowUs: number,
+  ): BaselineRow => {
     const ratio = Math.max(p95NowUs, 1) / Math.max(p95BaselineUs, 1);
     const regressed =
       callsBaseline >= t.min_calls &&
@@ -83,14 +90,22 @@ export function compareWithBaseline(now: GateReport, baseline: GateReport, sourc
   const before = new Set([...b.new_errors, ...b.shared_errors, ...b.varying_errors].map(key));
   const counted = (e: ErrorDiff) => e.class !== 'interleaving' || e.rule === 'every_replay' || e.rule === 'rate';
   const seen = new Map<string, ErrorDiff>();
-  for (const e of [...c.new_errors, ...c.shared_errors, ...c.fixed_errors].filter(counted)) if (!before.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
+  for (const e of [...c.new_errors, ...c.shared_errors, ...c.fixed_errors].filter(counted))
+    if (!before.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
   const newErrors = [...seen.values()];
 
   const slower = rows.filter((r) => r.regressed);
   const reasons = [
-    ...slower.map((r) => `\`${r.normalized.slice(0, 80)}\` (${r.fingerprint}): p95 ${micros(r.p95BaselineUs)} in the baseline report → ${micros(r.p95NowUs)} now`),
-    ...(overall.regressed ? [`whole workload: p95 ${micros(overall.p95BaselineUs)} in the baseline report → ${micros(overall.p95NowUs)} now`] : []),
-    ...(newErrors.length > t.max_new_errors ? newErrors.map((e) => `new error ${e.sqlstate} in \`${e.normalized.slice(0, 80)}\` (${e.fingerprint})`) : []),
+    ...slower.map(
+      (r) =>
+        `\`${r.normalized.slice(0, 80)}\` (${r.fingerprint}): p95 ${micros(r.p95BaselineUs)} in the baseline report → ${micros(r.p95NowUs)} now`,
+    ),
+    ...(overall.regressed
+      ? [`whole workload: p95 ${micros(overall.p95BaselineUs)} in the baseline report → ${micros(overall.p95NowUs)} now`]
+      : []),
+    ...(newErrors.length > t.max_new_errors
+      ? newErrors.map((e) => `new error ${e.sqlstate} in \`${e.normalized.slice(0, 80)}\` (${e.fingerprint})`)
+      : []),
   ];
   const regression = reasons.length > 0;
   const threshold = `${Math.round(Math.max(t.p95_threshold, noise) * 100)} %`;
@@ -122,11 +137,16 @@ export function baselineReport(now: GateReport, result: BaselineComparison, base
     headline: result.headline,
     reasons: result.reasons,
     warnings: [result.note, ...now.warnings],
-    environment: { ...now.environment, base: { ref: 'baseline-report', sha: baseline.environment.head.sha, source: `baseline-report: ${source}` } },
+    environment: {
+      ...now.environment,
+      base: { ref: 'baseline-report', sha: baseline.environment.head.sha, source: `baseline-report: ${source}` },
+    },
   };
   // What this run found on its own, which the baseline cannot speak for, stands: absolute limits
   // it exceeded, and too little of the workload run to call anything a pass.
-  const limits = now.comparison ? checkAbsoluteLimits(now.comparison, now.accounting?.head ?? null, now.thresholds).filter((c) => c.exceeded) : [];
+  const limits = now.comparison
+    ? checkAbsoluteLimits(now.comparison, now.accounting?.head ?? null, now.thresholds).filter((c) => c.exceeded)
+    : [];
   if (limits.length > 0) {
     report.verdict = 'regression';
     report.reasons = [...result.reasons, ...limits.map((c) => c.line)];
@@ -160,6 +180,7 @@ export function baselineSection(result: BaselineComparison, rows = 15): string {
     '',
   ];
   if (result.rows.length > rows) lines.push(`${result.rows.length - rows} more in the JSON report's comparison.`, '');
-  if (result.notInBaseline > 0) lines.push(`${result.notInBaseline} measured statement(s) are not in the baseline report and were not compared.`, '');
+  if (result.notInBaseline > 0)
+    lines.push(`${result.notInBaseline} measured statement(s) are not in the baseline report and were not compared.`, '');
   return `${lines.join('\n')}\n`;
 }

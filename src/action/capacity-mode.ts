@@ -31,7 +31,14 @@ const DEFAULT_COMMENT_ID = 'capacity';
  * Runs the sweep and reports it.
  * @returns the exit status: 0 (a sweep, or the gate passed), 1 (the PR lowers capacity, unless fail-on-regression is false), 2, 3
  */
-export async function capacityMode(read: InputReader, options: ActionOptions, event: EventInfo, api: GitHubApi, env: NodeJS.ProcessEnv, workspace: string): Promise<ExitCode> {
+export async function capacityMode(
+  read: InputReader,
+  options: ActionOptions,
+  event: EventInfo,
+  api: GitHubApi,
+  env: NodeJS.ProcessEnv,
+  workspace: string,
+): Promise<ExitCode> {
   const config = readCapacityConfig(read);
   const commentId = options['comment-id'] === 'default' ? DEFAULT_COMMENT_ID : options['comment-id'];
   const reportDir = path.resolve(options['report-dir'] ?? path.join(env.RUNNER_TEMP || os.tmpdir(), 'pg-retest-action', commentId));
@@ -43,11 +50,16 @@ export async function capacityMode(read: InputReader, options: ActionOptions, ev
   const paths = writeFiles(report, markdown, reportDir);
   await writeSummary(markdown);
   const gateVerdict = report.verdict === 'fail' ? 'regression' : report.verdict === 'error' ? 'error' : 'pass';
-  const commentUrl = await publishComment({ verdict: gateVerdict }, markdown, { ...options, 'comment-id': commentId }, {
-    api,
-    repository: event.repository,
-    pullRequest: event.pullRequest?.number,
-  });
+  const commentUrl = await publishComment(
+    { verdict: gateVerdict },
+    markdown,
+    { ...options, 'comment-id': commentId },
+    {
+      api,
+      repository: event.repository,
+      pullRequest: event.pullRequest?.number,
+    },
+  );
   const outputs = checkedOutputs(capacityOutputs(report, paths, commentUrl), (message) => core.warning(message));
   for (const [name, value] of Object.entries(outputs)) core.setOutput(name, scrub(value));
 

@@ -48,7 +48,9 @@ export function removeCredentials(env: NodeJS.ProcessEnv, tokens: (string | unde
   const removed: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     const credential =
-      name.startsWith('INPUT_') || (RUNNER_CREDENTIALS as readonly string[]).includes(name) || (value !== undefined && needles.some((token) => value.includes(token)));
+      name.startsWith('INPUT_') ||
+      (RUNNER_CREDENTIALS as readonly string[]).includes(name) ||
+      (value !== undefined && needles.some((token) => value.includes(token)));
     if (!credential) continue;
     delete env[name];
     removed.push(name);

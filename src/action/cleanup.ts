@@ -33,7 +33,11 @@ const SHUTDOWN_STEPS: [NodeJS.Signals, number][] = [
  * @param workspace the repository the base checkout was a worktree of
  * @returns what was done
  */
-export async function cleanupRun(runDir: string | undefined, startedAt: string | undefined, workspace: string | undefined): Promise<CleanupReport> {
+export async function cleanupRun(
+  runDir: string | undefined,
+  startedAt: string | undefined,
+  workspace: string | undefined,
+): Promise<CleanupReport> {
   const report: CleanupReport = { stoppedServers: [], removedContainers: [], removedRunDir: false, warnings: [] };
   if (runDir && fs.existsSync(runDir)) {
     for (const pid of leftoverPostmasters(runDir)) {
@@ -51,7 +55,9 @@ export async function cleanupRun(runDir: string | undefined, startedAt: string |
       report.warnings.push(`could not remove ${runDir}: ${(error as Error).message}`);
     }
     if (workspace && fs.existsSync(path.join(workspace, '.git'))) {
-      await run('git', ['-C', workspace, 'worktree', 'prune']).catch((error: Error) => report.warnings.push(`git worktree prune: ${error.message}`));
+      await run('git', ['-C', workspace, 'worktree', 'prune']).catch((error: Error) =>
+        report.warnings.push(`git worktree prune: ${error.message}`),
+      );
     }
   }
   if (startedAt) {

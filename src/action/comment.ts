@@ -81,7 +81,9 @@ export async function upsertComment(
     return { action: 'created', url: created.html_url };
   } catch (error) {
     if (error instanceof GitHubApiError && error.rateLimited) {
-      throw new CommentRateLimitError(`cannot write the PR comment now (${error.method} ${error.path} answered ${error.status}: ${error.detail}): GitHub's rate limit; the report is in the job summary`);
+      throw new CommentRateLimitError(
+        `cannot write the PR comment now (${error.method} ${error.path} answered ${error.status}: ${error.detail}): GitHub's rate limit; the report is in the job summary`,
+      );
     }
     if (error instanceof GitHubApiError && error.status === 404) {
       throw new CommentPermissionError(
@@ -92,7 +94,7 @@ export async function upsertComment(
       throw new CommentPermissionError(
         `cannot write the PR comment (${error.method} ${error.path} answered ${error.status}: ${error.detail}): ` +
           'the token lacks the pull-requests: write permission. Add `permissions: { pull-requests: write }` to the job; ' +
-          "a pull request from a fork always gets a read-only token: post the report from a workflow_run workflow with `mode: comment` (docs/action.md)",
+          'a pull request from a fork always gets a read-only token: post the report from a workflow_run workflow with `mode: comment` (docs/action.md)',
       );
     }
     throw error;

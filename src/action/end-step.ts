@@ -17,7 +17,13 @@ import { scrub } from './logger.js';
  * @param failOnRegression the input
  * @returns the step's exit status
  */
-export function endStep(kind: 'pass' | 'regression' | 'failed', headline: string, exitCode: ExitCode, error: CliError | undefined, failOnRegression: boolean): ExitCode {
+export function endStep(
+  kind: 'pass' | 'regression' | 'failed',
+  headline: string,
+  exitCode: ExitCode,
+  error: CliError | undefined,
+  failOnRegression: boolean,
+): ExitCode {
   if (kind === 'pass') {
     core.info(headline);
     return ExitCode.Ok;

@@ -59,7 +59,8 @@ export function readEvent(env: NodeJS.ProcessEnv): EventInfo {
   const payload = readPayload(env);
   if (name === 'pull_request' || name === 'pull_request_target') {
     const pr = pullRequestPayload.safeParse(payload);
-    if (!pr.success) throw new InputError(`the ${name} event payload (GITHUB_EVENT_PATH) has no pull_request with number, base.sha and head.sha`);
+    if (!pr.success)
+      throw new InputError(`the ${name} event payload (GITHUB_EVENT_PATH) has no pull_request with number, base.sha and head.sha`);
     const p = pr.data.pull_request;
     // A head repository GitHub no longer knows (a deleted fork) is no proof of being this one.
     const fromFork = p.head.repo == null || p.head.repo.full_name !== (p.base.repo?.full_name ?? `${owner}/${repo}`);
@@ -74,7 +75,9 @@ export function readEvent(env: NodeJS.ProcessEnv): EventInfo {
       headOwner: r.head_repository?.owner.login ?? owner,
       // GitHub also lists PRs of other repositories whose head is this branch (a fork's PR into
       // its own parent): only those into this repository are this repository's numbers.
-      pullRequests: r.pull_requests.filter((p) => intoRepository(p.base?.repo?.url, owner, repo)).map((p) => ({ number: p.number, headSha: p.head.sha })),
+      pullRequests: r.pull_requests
+        .filter((p) => intoRepository(p.base?.repo?.url, owner, repo))
+        .map((p) => ({ number: p.number, headSha: p.head.sha })),
     };
   }
   return info;
@@ -82,7 +85,7 @@ export function readEvent(env: NodeJS.ProcessEnv): EventInfo {
 
 /** Whether a PR's base repository (its API URL) is `owner/repo`; unknown is not. */
 function intoRepository(url: string | undefined, owner: string, repo: string): boolean {
-  return url !== undefined && url.toLowerCase().endsWith(`/repos/${owner}/${repo}`.toLowerCase());
+  return url?.toLowerCase().endsWith(`/repos/${owner}/${repo}`.toLowerCase()) ?? false;
 }
 
 function readPayload(env: NodeJS.ProcessEnv): unknown {
@@ -91,6 +94,8 @@ function readPayload(env: NodeJS.ProcessEnv): unknown {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new InputError(`cannot read the event payload ${file} (GITHUB_EVENT_PATH): ${error instanceof Error ? error.message : String(error)}`);
+    throw new InputError(
+      `cannot read the event payload ${file} (GITHUB_EVENT_PATH): ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

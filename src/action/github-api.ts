@@ -20,7 +20,10 @@ export interface Repository {
 
 const commentSchema = z.object({
   id: z.number(),
-  body: z.string().nullish().transform((body) => body ?? ''),
+  body: z
+    .string()
+    .nullish()
+    .transform((body) => body ?? ''),
   html_url: z.string(),
   user: z.object({ login: z.string(), type: z.string().optional() }).nullish(),
 });
@@ -117,7 +120,10 @@ export function createGitHubApi(baseUrl: string, token: string, retry: Partial<R
       const wait = rateLimitWait(response, detail, attempt, policy.now());
       if (wait === undefined) throw new GitHubApiError(method, url.pathname, response.status, detail);
       if (attempt >= policy.tries || waited + wait > policy.budgetMs) {
-        const after = attempt === 1 ? `GitHub asked to wait ${Math.ceil(wait / 1000)} s, more than the ${policy.budgetMs / 1000} s the action waits` : `still after ${attempt} tries over ${Math.round(waited / 1000)} s`;
+        const after =
+          attempt === 1
+            ? `GitHub asked to wait ${Math.ceil(wait / 1000)} s, more than the ${policy.budgetMs / 1000} s the action waits`
+            : `still after ${attempt} tries over ${Math.round(waited / 1000)} s`;
         throw new GitHubApiError(method, url.pathname, response.status, `${detail} (rate limit: ${after})`, true);
       }
       await policy.sleep(wait);
@@ -187,10 +193,16 @@ function errorDetail(text: string): string {
  * @param now the time (ms since the epoch)
  * @returns milliseconds, or undefined
  */
-export function rateLimitWait(response: Pick<Response, 'status' | 'headers'>, detail: string, attempt: number, now: number): number | undefined {
+export function rateLimitWait(
+  response: Pick<Response, 'status' | 'headers'>,
+  detail: string,
+  attempt: number,
+  now: number,
+): number | undefined {
   const retryAfter = response.headers.get('retry-after');
   const remaining = response.headers.get('x-ratelimit-remaining');
-  const limited = response.status === 429 || (response.status === 403 && (retryAfter !== null || remaining === '0' || /rate limit/i.test(detail)));
+  const limited =
+    response.status === 429 || (response.status === 403 && (retryAfter !== null || remaining === '0' || /rate limit/i.test(detail)));
   if (!limited) return undefined;
   if (retryAfter !== null) {
     // Seconds, or an HTTP date.

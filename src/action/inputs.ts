@@ -18,7 +18,9 @@ export const COMMENT_POLICIES = ['always', 'on-regression', 'never'] as const;
 export const actionOptions = {
   [ActionInput.Mode]: {
     help: 'gate: run the gate (the default); comment: post the report of an earlier run (`report`), for a workflow_run workflow; capacity: sweep concurrency and gate on lost headroom (docs/capacity.md)',
-    schema: choice(MODES).optional().transform((mode) => mode ?? 'gate'),
+    schema: choice(MODES)
+      .optional()
+      .transform((mode) => mode ?? 'gate'),
   },
   [ActionInput.GithubToken]: {
     help: 'the token that writes the PR comment (needs pull-requests: write)',
@@ -26,7 +28,9 @@ export const actionOptions = {
   },
   [ActionInput.Comment]: {
     help: 'always (the default), on-regression (create a comment only for a regression or an error; an existing one is always updated), never',
-    schema: choice(COMMENT_POLICIES).optional().transform((policy) => policy ?? 'always'),
+    schema: choice(COMMENT_POLICIES)
+      .optional()
+      .transform((policy) => policy ?? 'always'),
   },
   [ActionInput.CommentId]: {
     help: 'tells this gate\'s comment from other gates\' in the same repository (letters, digits, ".", "_", "-")',
@@ -62,9 +66,11 @@ export const actionOptions = {
   },
 } as const;
 
-const actionSchema = z.object(Object.fromEntries(Object.entries(actionOptions).map(([name, def]) => [name, def.schema])) as {
-  [K in keyof typeof actionOptions]: (typeof actionOptions)[K]['schema'];
-});
+const actionSchema = z.object(
+  Object.fromEntries(Object.entries(actionOptions).map(([name, def]) => [name, def.schema])) as {
+    [K in keyof typeof actionOptions]: (typeof actionOptions)[K]['schema'];
+  },
+);
 
 export type ActionOptions = z.output<typeof actionSchema>;
 

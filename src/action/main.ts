@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as core from '@actions/core';
 import type { GateConfig } from '../gate/options.js';
-import { CliError, ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
+import { type CliError, ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
 import { runGate } from '../gate/run-gate.js';
 import { exitCodeOfVerdict } from '../verdict/decide.js';
 import type { GateReport } from '../verdict/report-types.js';
@@ -56,7 +56,8 @@ export async function run(env: NodeJS.ProcessEnv = process.env, { retry }: RunOp
     // Secrets first: nothing below may print them, not even in an error about another input.
     const tokens = [read(ActionInput.GithubToken), ...RUNNER_TOKENS.map((name) => env[name])];
     for (const token of tokens) addSecret(token);
-    for (const url of ['database-url', 'base-database-url', 'head-database-url']) for (const form of passwordForms(read(url))) addSecret(form);
+    for (const url of ['database-url', 'base-database-url', 'head-database-url'])
+      for (const form of passwordForms(read(url))) addSecret(form);
     // Then, before anything is started, the credentials out of what every child inherits.
     for (const target of new Set([env, process.env])) {
       const removed = removeCredentials(target, tokens);
@@ -97,7 +98,9 @@ async function gateMode(
   if (baselineFile !== undefined) config = sameCommitOnBothSides(config);
   else requireBase(config, event);
   // Decided before the run directory becomes TMPDIR: the reports must outlive it.
-  const reportDir = path.resolve(options['report-dir'] ?? path.join(env.RUNNER_TEMP || os.tmpdir(), 'pg-retest-action', options['comment-id']));
+  const reportDir = path.resolve(
+    options['report-dir'] ?? path.join(env.RUNNER_TEMP || os.tmpdir(), 'pg-retest-action', options['comment-id']),
+  );
   const outcome = await inRunDir(env, workspace, (context) => runGate(config, context));
   let { report, exitCode, error } = outcome;
   let section = '';
@@ -116,7 +119,11 @@ async function gateMode(
   const markdown = reportMarkdown(report, section);
   const paths = writeGateReportFiles(report, markdown, reportDir);
   await writeSummary(markdown);
-  const commentUrl = await publishComment(report, markdown, options, { api, repository: event.repository, pullRequest: event.pullRequest?.number });
+  const commentUrl = await publishComment(report, markdown, options, {
+    api,
+    repository: event.repository,
+    pullRequest: event.pullRequest?.number,
+  });
   setOutputs(report, paths, commentUrl, overrides);
   return verdict(report, exitCode, error, options);
 }
@@ -126,13 +133,21 @@ async function gateMode(
  * (macOS has an engine, but as an npm package only).
  */
 function checkPlatform(): void {
-  const problem = platformProblem(process.platform, process.arch, glibcVersion(), ENGINE_PLATFORMS.filter((entry) => entry.dist));
+  const problem = platformProblem(
+    process.platform,
+    process.arch,
+    glibcVersion(),
+    ENGINE_PLATFORMS.filter((entry) => entry.dist),
+  );
   if (problem) throw new InputError(`${problem} in the action; use runs-on: ubuntu-24.04 or ubuntu-24.04-arm (or an Alpine container job)`);
 }
 
 async function commentMode(options: ActionOptions, event: EventInfo, api: GitHubApi): Promise<ExitCode> {
   const file = options.report;
-  if (file === undefined) throw new InputError('input `report` is required with mode: comment: the JSON report (json-report-path) of the gate run, e.g. from a downloaded artifact');
+  if (file === undefined)
+    throw new InputError(
+      'input `report` is required with mode: comment: the JSON report (json-report-path) of the gate run, e.g. from a downloaded artifact',
+    );
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -158,7 +173,8 @@ async function commentMode(options: ActionOptions, event: EventInfo, api: GitHub
 async function pullRequestOf(event: EventInfo, api: GitHubApi): Promise<number | undefined> {
   if (event.pullRequest) return event.pullRequest.number;
   const run = event.workflowRun;
-  if (!run) throw new InputError(`mode: comment runs on a workflow_run (or pull_request) event, not on ${event.name || 'an unknown event'}`);
+  if (!run)
+    throw new InputError(`mode: comment runs on a workflow_run (or pull_request) event, not on ${event.name || 'an unknown event'}`);
   const listed = run.pullRequests.find((p) => p.headSha === run.headSha);
   if (listed) return listed.number;
   let open: Awaited<ReturnType<GitHubApi['pullRequestsForHead']>>;
@@ -166,11 +182,16 @@ async function pullRequestOf(event: EventInfo, api: GitHubApi): Promise<number |
     open = await api.pullRequestsForHead(event.repository, `${run.headOwner}:${run.headBranch}`);
   } catch (error) {
     // Posting is this job's only work, and a comment that cannot be written is a warning.
-    core.warning(`cannot look up the pull request of ${run.headOwner}:${run.headBranch}: ${error instanceof Error ? error.message : String(error)}; the report is in the job summary`);
+    core.warning(
+      `cannot look up the pull request of ${run.headOwner}:${run.headBranch}: ${error instanceof Error ? error.message : String(error)}; the report is in the job summary`,
+    );
     return undefined;
   }
   const match = open.find((p) => p.head.sha === run.headSha);
-  if (!match) core.info(`no open pull request has ${run.headOwner}:${run.headBranch} at ${run.headSha.slice(0, 12)} as its head: nothing to comment on`);
+  if (!match)
+    core.info(
+      `no open pull request has ${run.headOwner}:${run.headBranch} at ${run.headSha.slice(0, 12)} as its head: nothing to comment on`,
+    );
   return match?.number;
 }
 
@@ -208,7 +229,9 @@ function readBaseline(file: string): GateReport {
   }
   const report = parseReport(text, file);
   if (report.comparison === null) {
-    throw new InputError(`input \`baseline-report\`: ${file} has no comparison (its run ended with ${report.verdict}); give the report of a run that measured`);
+    throw new InputError(
+      `input \`baseline-report\`: ${file} has no comparison (its run ended with ${report.verdict}); give the report of a run that measured`,
+    );
   }
   return report;
 }
@@ -219,7 +242,12 @@ function sameCommitOnBothSides(config: GateConfig): GateConfig {
   return { ...config, baseRef: 'HEAD' };
 }
 
-function setOutputs(report: GateReport, paths: ReportPaths | undefined, commentUrl: string | undefined, overrides: Record<string, string> = {}): void {
+function setOutputs(
+  report: GateReport,
+  paths: ReportPaths | undefined,
+  commentUrl: string | undefined,
+  overrides: Record<string, string> = {},
+): void {
   const outputs = checkedOutputs({ ...outputsOf(report, paths, commentUrl), ...overrides }, (message) => core.warning(message));
   for (const [name, value] of Object.entries(outputs)) core.setOutput(name, scrub(value));
 }

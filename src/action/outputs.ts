@@ -38,7 +38,12 @@ export function outputsOf(report: GateReport, paths: ReportPaths | undefined, co
     [Output.P95HeadMs]: comparison ? ms(comparison.overall.head.p95_us) : '',
     [Output.P95DeltaPct]: comparison ? String(Math.round((comparison.overall.ratio - 1) * 1000) / 10) : '',
     [Output.NewErrors]: comparison ? String(comparison.new_errors.length + lostSessionFeatures(report.servers).length) : '',
-    [Output.RegressedFingerprints]: comparison ? comparison.fingerprints.filter((f) => f.regressed).map((f) => f.fingerprint).join(',') : '',
+    [Output.RegressedFingerprints]: comparison
+      ? comparison.fingerprints
+          .filter((f) => f.regressed)
+          .map((f) => f.fingerprint)
+          .join(',')
+      : '',
   };
 }
 
@@ -54,7 +59,10 @@ export function baselineOutputs(result: BaselineComparison): Record<string, stri
     [Output.P95HeadMs]: ms(result.overall.p95NowUs),
     [Output.P95DeltaPct]: String(Math.round((result.overall.ratio - 1) * 1000) / 10),
     [Output.NewErrors]: String(result.newErrors.length),
-    [Output.RegressedFingerprints]: result.rows.filter((r) => r.regressed).map((r) => r.fingerprint).join(','),
+    [Output.RegressedFingerprints]: result.rows
+      .filter((r) => r.regressed)
+      .map((r) => r.fingerprint)
+      .join(','),
   };
 }
 
@@ -63,7 +71,10 @@ const NUMBER = /^-?\d+(\.\d+)?(e[+-]\d+)?$/;
 
 /** What each output may hold, and how the warning names it. */
 const OUTPUT_RULES: Record<string, { valid: (value: string) => boolean; expected: string }> = {
-  [Output.Result]: { valid: (v) => ['pass', 'regression', 'inconclusive', 'error', 'report'].includes(v), expected: 'a verdict (pass, regression, inconclusive, error, report)' },
+  [Output.Result]: {
+    valid: (v) => ['pass', 'regression', 'inconclusive', 'error', 'report'].includes(v),
+    expected: 'a verdict (pass, regression, inconclusive, error, report)',
+  },
   [Output.ReportPath]: { valid: isPath, expected: 'an absolute path' },
   [Output.JsonReportPath]: { valid: isPath, expected: 'an absolute path' },
   [Output.JunitPath]: { valid: isPath, expected: 'an absolute path' },
@@ -75,7 +86,10 @@ const OUTPUT_RULES: Record<string, { valid: (value: string) => boolean; expected
   [Output.CapacityChangePct]: { valid: (v) => NUMBER.test(v), expected: 'a number' },
   [Output.NewErrors]: { valid: (v) => /^\d+$/.test(v), expected: 'a count' },
   [Output.KneeConnections]: { valid: (v) => /^\d+$/.test(v), expected: 'a count' },
-  [Output.RegressedFingerprints]: { valid: (v) => /^[0-9a-f]{16}(,[0-9a-f]{16})*$/.test(v), expected: 'fingerprints (16 hex digits, comma-separated)' },
+  [Output.RegressedFingerprints]: {
+    valid: (v) => /^[0-9a-f]{16}(,[0-9a-f]{16})*$/.test(v),
+    expected: 'fingerprints (16 hex digits, comma-separated)',
+  },
 };
 
 /** An absolute path of printable characters (a path never needs a control character or a quote). */
@@ -99,7 +113,9 @@ export function checkedOutputs(outputs: Record<string, string>, warn: (message: 
       continue;
     }
     checked[name] = '';
-    warn(`output \`${name}\` left empty: the report's value is not ${rule?.expected ?? 'a known output'} (a report is not trusted where a pull request could have written it)`);
+    warn(
+      `output \`${name}\` left empty: the report's value is not ${rule?.expected ?? 'a known output'} (a report is not trusted where a pull request could have written it)`,
+    );
   }
   return checked;
 }

@@ -36,7 +36,12 @@ export interface CommentTarget {
  * @param target where to post
  * @returns the comment's URL, when there is one
  */
-export async function publishComment(report: Pick<GateReport, 'verdict'>, markdown: string, options: ActionOptions, target: CommentTarget): Promise<string | undefined> {
+export async function publishComment(
+  report: Pick<GateReport, 'verdict'>,
+  markdown: string,
+  options: ActionOptions,
+  target: CommentTarget,
+): Promise<string | undefined> {
   if (options.comment === 'never') return undefined;
   if (target.pullRequest === undefined) {
     core.info('not a pull request: no PR comment (the report is in the job summary)');

@@ -51,7 +51,13 @@ export async function inRunDir<T>(env: NodeJS.ProcessEnv, workspace: string, mea
   const runDir = startRunDir(env);
   const interrupt = trapInterrupts((name) => core.warning(`received ${name}: stopping the replay and the server`));
   try {
-    return await measure({ logger: actionLogger, createProgress: () => createProgressDisplay(progressOutput, false), env, cwd: workspace, signal: interrupt.signal });
+    return await measure({
+      logger: actionLogger,
+      createProgress: () => createProgressDisplay(progressOutput, false),
+      env,
+      cwd: workspace,
+      signal: interrupt.signal,
+    });
   } finally {
     interrupt.dispose();
     fs.rmSync(runDir, { recursive: true, force: true });

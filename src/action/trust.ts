@@ -27,7 +27,7 @@ export function checkTrust(event: EventInfo, mode: 'gate' | 'comment' | 'capacit
   if (mode === 'comment') return;
   const fromFork = event.pullRequest?.fromFork === true;
   if ((PRIVILEGED_EVENTS as readonly string[]).includes(event.name)) {
-    const whose = fromFork ? `pull request #${event.pullRequest!.number} comes from a fork, and its` : 'the pull request\'s';
+    const whose = fromFork ? `pull request #${event.pullRequest!.number} comes from a fork, and its` : "the pull request's";
     if (!allowed) {
       throw new InputError(
         `refusing mode: ${mode} on a ${event.name} event: ${whose} migrations (SQL run as a superuser), migrate-command and seed-command would run with this workflow's write token and secrets in reach; ` +
@@ -35,7 +35,9 @@ export function checkTrust(event: EventInfo, mode: 'gate' | 'comment' | 'capacit
           `(examples/workflows/fork-safe-gate.yml and fork-safe-comment.yml), or set ${ActionInput.AllowUntrustedPrCode}: true if this job only runs code you trust`,
       );
     }
-    core.warning(`running mode: ${mode} on a ${event.name} event (${ActionInput.AllowUntrustedPrCode}: true): the checked-out code runs with this workflow's write token and secrets in reach`);
+    core.warning(
+      `running mode: ${mode} on a ${event.name} event (${ActionInput.AllowUntrustedPrCode}: true): the checked-out code runs with this workflow's write token and secrets in reach`,
+    );
     return;
   }
   if (fromFork) {

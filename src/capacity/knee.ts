@@ -57,7 +57,13 @@ export function findKnee(points: readonly CurvePoint[], rule: KneeRule = KNEE_DE
   const refusal = sorted.find((p) => p.refused_sessions > 0)?.connections ?? null;
   const usable = sorted.filter((p) => refusal === null || p.connections < refusal);
   const lastUsable = usable.at(-1)?.connections ?? null;
-  const none = (reason: string): Knee => ({ connections: null, throughput: null, reason, refusal_connections: refusal, recommended_connections: lastUsable });
+  const none = (reason: string): Knee => ({
+    connections: null,
+    throughput: null,
+    reason,
+    refusal_connections: refusal,
+    recommended_connections: lastUsable,
+  });
 
   if (usable.length < rule.minSteps) {
     return none(`no knee: ${usable.length} step(s) below the refusal point, at least ${rule.minSteps} are needed to see the curve flatten`);
@@ -77,7 +83,9 @@ export function findKnee(points: readonly CurvePoint[], rule: KneeRule = KNEE_DE
       };
     }
   }
-  return none(`no knee within the sweep: throughput still grows by at least ${pct}% per doubling of connections up to ${lastUsable} connections`);
+  return none(
+    `no knee within the sweep: throughput still grows by at least ${pct}% per doubling of connections up to ${lastUsable} connections`,
+  );
 }
 
 /**
@@ -89,5 +97,5 @@ export function findKnee(points: readonly CurvePoint[], rule: KneeRule = KNEE_DE
 export function growthPerDoubling(from: CurvePoint, to: CurvePoint): number {
   if (!(from.throughput > 0)) return to.throughput > 0 ? Infinity : 0;
   if (!(to.throughput > 0)) return -1;
-  return Math.pow(to.throughput / from.throughput, 1 / Math.log2(to.connections / from.connections)) - 1;
+  return (to.throughput / from.throughput) ** (1 / Math.log2(to.connections / from.connections)) - 1;
 }

@@ -22,7 +22,13 @@ export function renderCapacityMarkdown(report: CapacityReport): string {
   const w = report.environment.workload;
   out.push(
     `Workload \`${w.path}\` (${count(w.sessions)} sessions, ${count(w.statements)} statements) × ${s.scale}` +
-      `${Object.keys(s.class_scale).length > 0 ? ` (per class: ${Object.entries(s.class_scale).map(([k, v]) => `${k.replace(/^scale/, '').toLowerCase()} ${v}`).join(', ')})` : ''}` +
+      `${
+        Object.keys(s.class_scale).length > 0
+          ? ` (per class: ${Object.entries(s.class_scale)
+              .map(([k, v]) => `${k.replace(/^scale/, '').toLowerCase()} ${v}`)
+              .join(', ')})`
+          : ''
+      }` +
       `, ${s.read_only ? 'read-only' : 'writes included'}, speed ${s.speed === 0 ? 'as fast as possible' : `${s.speed}×`}` +
       `, swept at ${s.connections.join(', ')} connections; server ${report.environment.server_version ?? '?'}` +
       `${report.environment.max_connections !== null ? ` with max_connections = ${report.environment.max_connections}` : ''}; ${wallTime(report.environment.wall_time_ms)}.`,
@@ -43,13 +49,20 @@ export function renderCapacityMarkdown(report: CapacityReport): string {
 function sideSection(side: CapacitySideReport, report: CapacityReport): string[] {
   const k = side.knee;
   const lines = [`### ${side.side}`, ''];
-  const knee = k.connections !== null ? `**knee at ${k.connections} connections**, ${count(k.throughput!)} statements/s` : `**no knee within the sweep**`;
-  const recommended = k.recommended_connections !== null ? `recommended at most ${k.recommended_connections} connections` : 'no step to recommend';
+  const knee =
+    k.connections !== null
+      ? `**knee at ${k.connections} connections**, ${count(k.throughput!)} statements/s`
+      : `**no knee within the sweep**`;
+  const recommended =
+    k.recommended_connections !== null ? `recommended at most ${k.recommended_connections} connections` : 'no step to recommend';
   const refusal =
     k.refusal_connections !== null
       ? `sessions refused from ${k.refusal_connections} connections${side.headroom_to_refusal !== null ? ` (${side.headroom_to_refusal.toFixed(1)}× the recommended)` : ''}`
       : `no refused sessions up to ${Math.max(...report.settings.connections)} connections`;
-  const headroom = side.headroom_to_knee !== null ? `; the knee is ${side.headroom_to_knee.toFixed(1)}× the captured workload's rate of ${count(report.environment.workload.captured_rate!)} statements/s` : '';
+  const headroom =
+    side.headroom_to_knee !== null
+      ? `; the knee is ${side.headroom_to_knee.toFixed(1)}× the captured workload's rate of ${count(report.environment.workload.captured_rate!)} statements/s`
+      : '';
   lines.push(`${knee}; ${recommended}; ${refusal}${headroom}. _${k.reason}._`, '');
   lines.push('| connections | statements/s | p50 | p95 | p99 | ok | errors | refused sessions | skipped writes | runs |');
   lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
@@ -61,7 +74,8 @@ function sideSection(side: CapacitySideReport, report: CapacityReport): string[]
   }
   if (report.comparison && side.side === 'head' && report.comparison.throughput_change !== null) {
     const steps = report.comparison.compared_steps;
-    const where = steps.length > 1 ? `base's knee (median of ${steps.join(', ')} connections)` : `${report.comparison.compared_at} connections`;
+    const where =
+      steps.length > 1 ? `base's knee (median of ${steps.join(', ')} connections)` : `${report.comparison.compared_at} connections`;
     lines.push('', `Throughput at ${where}: ${signedPercent(report.comparison.throughput_change)} vs base.`);
   }
   return lines;

@@ -30,7 +30,10 @@ const connectionsValue = z
     const values = items.map(Number);
     const bad = items.find((_, i) => !Number.isInteger(values[i]) || values[i]! < 1 || values[i]! > 10_000);
     if (bad !== undefined || values.length === 0) {
-      ctx.addIssue({ code: 'custom', message: `expected whole numbers of connections from 1 to 10000, such as 10,25,50,90, got '${bad ?? ''}'` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected whole numbers of connections from 1 to 10000, such as 10,25,50,90, got '${bad ?? ''}'`,
+      });
       return z.NEVER;
     }
     return [...new Set(values)].sort((a, b) => a - b);
@@ -81,9 +84,19 @@ export const capacityOptions = {
     help: `when base and head differ beyond the threshold, replay the compared steps N more times on each side and decide on the median (default ${CAPACITY_DEFAULTS.confirmRuns}; 0 decides at once)`,
     schema: numberValue('a whole number from 0 to 10', (n) => n >= 0 && n <= 10, true).optional(),
   },
-  markdown: { shape: 'value', placeholder: 'FILE', help: 'also write the markdown report to FILE (it is always printed)', schema: filePath('the markdown report').optional() },
+  markdown: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'also write the markdown report to FILE (it is always printed)',
+    schema: filePath('the markdown report').optional(),
+  },
   json: { shape: 'value', placeholder: 'FILE', help: 'write the JSON report to FILE', schema: filePath('the JSON report').optional() },
-  svg: { shape: 'value', placeholder: 'FILE', help: 'write the chart (throughput and p95 vs concurrency) as an SVG image to FILE', schema: filePath('the SVG chart').optional() },
+  svg: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'write the chart (throughput and p95 vs concurrency) as an SVG image to FILE',
+    schema: filePath('the SVG chart').optional(),
+  },
 } as const satisfies OptionDefs;
 
 type Shape = { [K in keyof typeof capacityOptions]: (typeof capacityOptions)[K]['schema'] };
@@ -95,28 +108,44 @@ export const capacitySchema = z
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
     const hasFiles = raw.migrations.length > 0;
     const hasSchema = hasFiles || raw['migrate-command'] !== undefined;
-    if (hasFiles && raw['migrate-command'] !== undefined) issue('migrate-command', 'cannot be combined with --migrations; give SQL files or a command, not both');
+    if (hasFiles && raw['migrate-command'] !== undefined)
+      issue('migrate-command', 'cannot be combined with --migrations; give SQL files or a command, not both');
     if (!hasSchema) {
-      if (raw['database-url'] === undefined) issue('migrations', 'is required: the SQL migration files (globs) or --migrate-command; or give --database-url to sweep an existing database as it is');
+      if (raw['database-url'] === undefined)
+        issue(
+          'migrations',
+          'is required: the SQL migration files (globs) or --migrate-command; or give --database-url to sweep an existing database as it is',
+        );
       for (const name of ['base-migrations', 'base-ref', 'seed', 'seed-command'] as const) {
         const value = raw[name];
-        if (value !== undefined && !(Array.isArray(value) && value.length === 0)) issue(name, 'applies when the schema is built from --migrations or --migrate-command');
+        if (value !== undefined && !(Array.isArray(value) && value.length === 0))
+          issue(name, 'applies when the schema is built from --migrations or --migrate-command');
       }
-      if (raw['allow-writes']) issue('allow-writes', 'needs a schema to copy for every step (--migrations or --migrate-command); an existing database is swept read-only');
+      if (raw['allow-writes'])
+        issue(
+          'allow-writes',
+          'needs a schema to copy for every step (--migrations or --migrate-command); an existing database is swept read-only',
+        );
     }
-    if (raw['base-migrations'].length > 0 && !hasFiles) issue('base-migrations', 'applies to SQL migration files (--migrations); with --migrate-command use --base-ref');
-    if (raw['base-migrations'].length > 0 && raw['base-ref'] !== undefined) issue('base-ref', 'cannot be combined with --base-migrations; the base schema comes from one of them');
-    if (raw.seed !== undefined && raw['seed-command'] !== undefined) issue('seed-command', 'cannot be combined with --seed; give a seed file or a command, not both');
+    if (raw['base-migrations'].length > 0 && !hasFiles)
+      issue('base-migrations', 'applies to SQL migration files (--migrations); with --migrate-command use --base-ref');
+    if (raw['base-migrations'].length > 0 && raw['base-ref'] !== undefined)
+      issue('base-ref', 'cannot be combined with --base-migrations; the base schema comes from one of them');
+    if (raw.seed !== undefined && raw['seed-command'] !== undefined)
+      issue('seed-command', 'cannot be combined with --seed; give a seed file or a command, not both');
     if (raw['database-url'] !== undefined) {
       for (const name of ['provision', 'postgres-version'] as const) {
         if (raw[name] !== undefined) issue(name, 'applies to a server the CLI starts; it cannot be combined with --database-url');
       }
-      if (Object.keys(raw['postgres-config']).length > 0) issue('postgres-config', 'applies to a server the CLI starts; set these on the server behind --database-url yourself');
+      if (Object.keys(raw['postgres-config']).length > 0)
+        issue('postgres-config', 'applies to a server the CLI starts; set these on the server behind --database-url yourself');
     }
   })
   .transform((raw) => {
     const target: GateTarget =
-      raw['database-url'] !== undefined ? { kind: 'database-url', url: raw['database-url'] } : { kind: raw.provision ?? 'auto', major: raw['postgres-version'] };
+      raw['database-url'] !== undefined
+        ? { kind: 'database-url', url: raw['database-url'] }
+        : { kind: raw.provision ?? 'auto', major: raw['postgres-version'] };
     // The sweep sets each step's connection cap itself.
     const { statementTimeoutMs, replayTimeoutMs } = replayLimitsFrom(raw);
     return {

@@ -83,7 +83,9 @@ export async function runCapacity(config: CapacityConfig, context: RunContext): 
 function emptyReport(config: CapacityConfig, startedAt: Date): CapacityReport {
   const warnings: string[] = [];
   if (config.allowWrites) {
-    warnings.push('writes were replayed (--allow-writes): every step ran on a fresh copy of the schema, but within a step the scaled copies of each session write the same rows, so state multiplies and contention may be higher than in production');
+    warnings.push(
+      'writes were replayed (--allow-writes): every step ran on a fresh copy of the schema, but within a step the scaled copies of each session write the same rows, so state multiplies and contention may be higher than in production',
+    );
   }
   return {
     schema_version: CAPACITY_REPORT_VERSION,
@@ -145,10 +147,15 @@ async function decideAgainstBase(config: CapacityConfig, report: CapacityReport,
   if (decided.verdict === 'fail' && config.confirmRuns > 0) {
     // One run per step can be unlucky on a shared machine: replay the steps the verdict
     // reads (both knees and the plateau it compares) again on both sides and decide on medians.
-    const confirm = [...new Set([base.knee.connections, head.knee.connections, ...decided.compared_steps].filter((c): c is number => c !== null))].sort((a, b) => a - b);
-    logger.info(`capacity loss suspected: replaying ${confirm.join(', ')} connections ${plural(config.confirmRuns, 'more time')} per side to confirm`);
+    const confirm = [
+      ...new Set([base.knee.connections, head.knee.connections, ...decided.compared_steps].filter((c): c is number => c !== null)),
+    ].sort((a, b) => a - b);
+    logger.info(
+      `capacity loss suspected: replaying ${confirm.join(', ')} connections ${plural(config.confirmRuns, 'more time')} per side to confirm`,
+    );
     for (let round = 0; round < config.confirmRuns; round++) {
-      for (const c of confirm) for (const side of round % 2 === 0 ? (['head', 'base'] as const) : (['base', 'head'] as const)) await sweep.step(side, c);
+      for (const c of confirm)
+        for (const side of round % 2 === 0 ? (['head', 'base'] as const) : (['base', 'head'] as const)) await sweep.step(side, c);
     }
     const suspected = decided.reasons.length;
     base = sweep.sideReport('base', rate);
@@ -164,13 +171,20 @@ async function decideAgainstBase(config: CapacityConfig, report: CapacityReport,
   report.verdict = decided.verdict;
   report.headline = decided.headline;
   report.reasons = decided.reasons;
-  report.comparison = { compared_at: decided.compared_at, compared_steps: decided.compared_steps, throughput_change: decided.throughput_change };
+  report.comparison = {
+    compared_at: decided.compared_at,
+    compared_steps: decided.compared_steps,
+    throughput_change: decided.throughput_change,
+  };
 }
 
 /** A warning for each side whose sessions failed to connect for another reason than the server's limit. */
 function warnFailedSessions(report: CapacityReport): void {
   for (const side of report.sides) {
     const failed = side.steps.filter((s) => s.failed_sessions > 0);
-    if (failed.length > 0) report.warnings.push(`${side.side}: sessions failed to connect for a reason other than "too many clients" at ${failed.map((s) => `${s.connections} connections (${s.failed_sessions})`).join(', ')}`);
+    if (failed.length > 0)
+      report.warnings.push(
+        `${side.side}: sessions failed to connect for a reason other than "too many clients" at ${failed.map((s) => `${s.connections} connections (${s.failed_sessions})`).join(', ')}`,
+      );
   }
 }

@@ -48,7 +48,9 @@ export async function readSweepWorkload(config: CapacityConfig, report: Capacity
   logger.info(`workload ${config.workload}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`);
   report.warnings.push(...workload.warnings);
   if (!config.allowWrites && summary.writes > 0) {
-    logger.info(`read-only sweep: ${plural(summary.writes, 'statement')} that can change data are skipped at every step (--allow-writes replays them)`);
+    logger.info(
+      `read-only sweep: ${plural(summary.writes, 'statement')} that can change data are skipped at every step (--allow-writes replays them)`,
+    );
   }
   checkSeed(config);
   return workload;
@@ -72,7 +74,12 @@ export function sweepsBase(config: CapacityConfig, change: ChangeUnderTest | und
  * @param context working directory and log
  * @returns where base's files (or its migrate command) live
  */
-export async function checkOutSweepBase(ref: string, report: CapacityReport, held: SweepHoldings, context: Pick<RunContext, 'cwd' | 'logger'>): Promise<string> {
+export async function checkOutSweepBase(
+  ref: string,
+  report: CapacityReport,
+  held: SweepHoldings,
+  context: Pick<RunContext, 'cwd' | 'logger'>,
+): Promise<string> {
   const checkout = await checkoutBase(ref, context.cwd);
   held.checkout = checkout;
   report.environment.base = `${ref} (${checkout.sha.slice(0, 12)})`;
@@ -90,7 +97,13 @@ export async function checkOutSweepBase(ref: string, report: CapacityReport, hel
  * @param logger progress lines
  * @returns the server
  */
-export async function startSweepServer(config: CapacityConfig, report: CapacityReport, held: SweepHoldings, workload: Workload, logger: Logger): Promise<Server> {
+export async function startSweepServer(
+  config: CapacityConfig,
+  report: CapacityReport,
+  held: SweepHoldings,
+  workload: Workload,
+  logger: Logger,
+): Promise<Server> {
   const server = await serverForRun(config.target, {
     sessions: workload.sessions * largestFactor(config.scale, config.classScale),
     maxConnections: Math.max(...config.connections),
@@ -106,7 +119,9 @@ export async function startSweepServer(config: CapacityConfig, report: CapacityR
   environment.max_connections = Number(shown.rows[0]?.max_connections) || null;
   const over = config.connections.filter((c) => environment.max_connections !== null && c > environment.max_connections);
   if (over.length > 0) {
-    logger.info(`the server allows ${environment.max_connections} connections: steps ${over.join(', ')} are above it, refused sessions will be counted`);
+    logger.info(
+      `the server allows ${environment.max_connections} connections: steps ${over.join(', ')} are above it, refused sessions will be counted`,
+    );
   }
   return server;
 }
@@ -135,13 +150,20 @@ export async function sweepSources(
   }
   const { prefix, created } = where.databases;
   created.push(`${prefix}_base`, `${prefix}_head`);
-  const source = where.compare ? config.schema : { ...config.schema, ...(config.schema.kind === 'files' ? { base: config.schema.head } : {}) };
-  const templates = await buildTemplates(runTemplateInputs({ serverUrl: where.server.url, prefix, source, baseRoot: where.baseRoot }, config, context));
+  const source = where.compare
+    ? config.schema
+    : { ...config.schema, ...(config.schema.kind === 'files' ? { base: config.schema.head } : {}) };
+  const templates = await buildTemplates(
+    runTemplateInputs({ serverUrl: where.server.url, prefix, source, baseRoot: where.baseRoot }, config, context),
+  );
   if (templates.head === null) {
     const failure = templates.failure!;
-    throw new InfraError(`head's migration ${failure.name} fails${failure.line ? ` at line ${failure.line}` : ''}: ${failure.message}; fix it, then measure capacity`);
+    throw new InfraError(
+      `head's migration ${failure.name} fails${failure.line ? ` at line ${failure.line}` : ''}: ${failure.message}; fix it, then measure capacity`,
+    );
   }
-  report.environment.head = config.schema.kind === 'files' ? `files: ${config.schema.head.join(', ')}` : `migrate-command: ${config.schema.command}`;
+  report.environment.head =
+    config.schema.kind === 'files' ? `files: ${config.schema.head.join(', ')}` : `migrate-command: ${config.schema.command}`;
   if (where.compare) {
     sources.set('base', { kind: 'template', name: templates.base });
     sources.set('head', { kind: 'template', name: templates.head });

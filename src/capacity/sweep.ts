@@ -115,7 +115,13 @@ export class Sweep {
 }
 
 /** One replay at one step: a refused session fails at once (no retries), so it is counted. */
-async function replayStep(config: CapacityConfig, workload: Workload, url: string, connections: number, context: RunContext): Promise<ReplayReport> {
+async function replayStep(
+  config: CapacityConfig,
+  workload: Workload,
+  url: string,
+  connections: number,
+  context: RunContext,
+): Promise<ReplayReport> {
   const result = await replayOnce(
     workload,
     {
@@ -136,7 +142,12 @@ async function replayStep(config: CapacityConfig, workload: Workload, url: strin
   );
   if (result.status === 'cancelled') throw new InterruptedError('interrupted; the capacity sweep stopped before it finished');
   if (result.status !== 'completed') {
-    throw new InfraError(redact(`the replay at ${connections} connections did not complete (${result.status}${result.message ? `: ${result.message}` : ''})`, passwordOf(url)));
+    throw new InfraError(
+      redact(
+        `the replay at ${connections} connections did not complete (${result.status}${result.message ? `: ${result.message}` : ''})`,
+        passwordOf(url),
+      ),
+    );
   }
   return result;
 }

@@ -50,13 +50,18 @@ export function decideCapacity(base: CapacitySide, head: CapacitySide, threshold
   let plateau: number[] = [];
   if (at !== null) {
     const usable = (side: CapacitySide, c: number) => side.steps.find((s) => s.connections === c && s.refused_sessions === 0);
-    plateau = base.steps.map((s) => s.connections).filter((c) => c >= at && (base.knee.connections !== null || c === at) && usable(base, c) && usable(head, c));
+    plateau = base.steps
+      .map((s) => s.connections)
+      .filter((c) => c >= at && (base.knee.connections !== null || c === at) && usable(base, c) && usable(head, c));
     const b = median(plateau.map((c) => usable(base, c)!.throughput));
     const h = median(plateau.map((c) => usable(head, c)!.throughput));
     if (plateau.length > 0 && b > 0) {
       change = (h - b) / b;
       if (change < -threshold) {
-        const where = plateau.length > 1 ? `base's knee (median of ${plateau.join(', ')} connections, where base is flat)` : `${at} connections${base.knee.connections !== null ? " (base's knee)" : ''}`;
+        const where =
+          plateau.length > 1
+            ? `base's knee (median of ${plateau.join(', ')} connections, where base is flat)`
+            : `${at} connections${base.knee.connections !== null ? " (base's knee)" : ''}`;
         reasons.push(
           `throughput at ${where} fell by ${fractionPercent(-change)}: ${h.toFixed(0)} statements/s on head vs ${b.toFixed(0)} on base (threshold ${fractionPercent(threshold)})`,
         );
@@ -71,7 +76,9 @@ export function decideCapacity(base: CapacitySide, head: CapacitySide, threshold
     // A/A sweeps moved the knee one step either way with plateau changes of 4–6 %.
     const lower = change !== null && change < -threshold / 2;
     if (headKnee !== null && headKnee < baseKnee * (1 - threshold) && lower) {
-      reasons.push(`the knee moved left: head flattens at ${headKnee} connections, base at ${baseKnee} (threshold ${fractionPercent(threshold)})`);
+      reasons.push(
+        `the knee moved left: head flattens at ${headKnee} connections, base at ${baseKnee} (threshold ${fractionPercent(threshold)})`,
+      );
     } else if (headKnee === null && head.knee.refusal_connections !== null && head.knee.refusal_connections <= baseKnee * (1 - threshold)) {
       reasons.push(`head refuses sessions at ${head.knee.refusal_connections} connections, below base's knee at ${baseKnee}`);
     }

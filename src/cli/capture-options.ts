@@ -32,30 +32,62 @@ const options = {
     shape: 'list',
     placeholder: 'FILE',
     help: 'PostgreSQL log files (csvlog or jsonlog, plain or .gz), oldest first; repeatable (required)',
-    schema: z.array(z.string().min(1), { error: (issue) => (issue.input === undefined ? 'is required: the PostgreSQL log file(s) to capture' : 'expected paths') }),
+    schema: z.array(z.string().min(1), {
+      error: (issue) => (issue.input === undefined ? 'is required: the PostgreSQL log file(s) to capture' : 'expected paths'),
+    }),
   },
-  output: { shape: 'value', placeholder: 'FILE', help: 'the workload (.wkl) to write; the sidecar FILE.capture.json goes next to it (required)', schema: filePath('the .wkl file to write') },
+  output: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'the workload (.wkl) to write; the sidecar FILE.capture.json goes next to it (required)',
+    schema: filePath('the .wkl file to write'),
+  },
   database: { shape: 'list', placeholder: 'NAME', help: 'keep only statements run in these databases', schema: names('a database name') },
   user: { shape: 'list', placeholder: 'NAME', help: 'keep only statements run by these users', schema: names('a user name') },
-  'application-name': { shape: 'list', placeholder: 'NAME', help: 'keep only statements from these application_name values', schema: names('an application name') },
-  since: { shape: 'value', placeholder: 'TIME', help: 'keep statements starting at or after TIME (e.g. 2026-05-01T12:00:00Z)', schema: instant.optional() },
+  'application-name': {
+    shape: 'list',
+    placeholder: 'NAME',
+    help: 'keep only statements from these application_name values',
+    schema: names('an application name'),
+  },
+  since: {
+    shape: 'value',
+    placeholder: 'TIME',
+    help: 'keep statements starting at or after TIME (e.g. 2026-05-01T12:00:00Z)',
+    schema: instant.optional(),
+  },
   until: { shape: 'value', placeholder: 'TIME', help: 'keep statements starting before TIME', schema: instant.optional() },
   'include-noise': { shape: 'flag', help: 'keep driver SETs, SHOW and catalog-only introspection (left out by default)', schema: flag },
   'zone-offset': {
     shape: 'list',
     placeholder: 'ABBR=±HH:MM',
-    help: "offset of a time zone abbreviation the log uses that is ambiguous or unknown (e.g. CST=+08:00); repeatable",
+    help: 'offset of a time zone abbreviation the log uses that is ambiguous or unknown (e.g. CST=+08:00); repeatable',
     schema: z.array(zoneOffset).optional(),
   },
-  'source-host': { shape: 'value', placeholder: 'NAME', help: 'recorded in the workload as its source (informational; default unknown)', schema: z.string().min(1).optional() },
-  'pg-version': { shape: 'value', placeholder: 'VERSION', help: 'recorded in the workload (informational; default unknown)', schema: z.string().min(1).optional() },
+  'source-host': {
+    shape: 'value',
+    placeholder: 'NAME',
+    help: 'recorded in the workload as its source (informational; default unknown)',
+    schema: z.string().min(1).optional(),
+  },
+  'pg-version': {
+    shape: 'value',
+    placeholder: 'VERSION',
+    help: 'recorded in the workload (informational; default unknown)',
+    schema: z.string().min(1).optional(),
+  },
   budget: {
     shape: 'value',
     placeholder: 'DURATION',
     help: 'then condense it (see `condense`) to replay within this (e.g. 60s): --output gets the condensed workload, --full-output the whole capture',
     schema: budgetDuration,
   },
-  'budget-statements': { shape: 'value', placeholder: 'N', help: 'then condense it to at most N statements (with or without --budget)', schema: statementsValue },
+  'budget-statements': {
+    shape: 'value',
+    placeholder: 'N',
+    help: 'then condense it to at most N statements (with or without --budget)',
+    schema: statementsValue,
+  },
   'full-output': {
     shape: 'value',
     placeholder: 'FILE',
@@ -74,7 +106,11 @@ const schema = z
     }
     const budgeted = raw.budget !== undefined || raw['budget-statements'] !== undefined;
     if (!budgeted && raw['full-output'] !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['full-output'], message: 'only goes with --budget or --budget-statements (the capture is --output otherwise)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['full-output'],
+        message: 'only goes with --budget or --budget-statements (the capture is --output otherwise)',
+      });
     }
   })
   .transform((raw) => ({
@@ -91,7 +127,12 @@ const schema = z
     pgVersion: raw['pg-version'],
     budget:
       raw.budget !== undefined || raw['budget-statements'] !== undefined
-        ? { durationMs: raw.budget, statements: raw['budget-statements'], fullOutput: raw['full-output'] ?? fullOutputFor(raw.output), ...keepFrom(raw) }
+        ? {
+            durationMs: raw.budget,
+            statements: raw['budget-statements'],
+            fullOutput: raw['full-output'] ?? fullOutputFor(raw.output),
+            ...keepFrom(raw),
+          }
         : undefined,
     json: raw.json,
   }));

@@ -21,8 +21,12 @@ import { withProgress } from '../runtime/progress.js';
  */
 export async function runCapture(config: CaptureConfig, io: Io): Promise<ExitCode> {
   for (const log of config.logs) {
-    if (!fs.existsSync(log)) throw new InputError(`option --log: the log file ${log} does not exist; pass the csvlog or jsonlog files of the server (log_directory)`);
-    if (fs.statSync(log).isDirectory()) throw new InputError(`option --log: ${log} is a directory; pass the log files in it (e.g. ${path.join(log, '*.csv')})`);
+    if (!fs.existsSync(log))
+      throw new InputError(
+        `option --log: the log file ${log} does not exist; pass the csvlog or jsonlog files of the server (log_directory)`,
+      );
+    if (fs.statSync(log).isDirectory())
+      throw new InputError(`option --log: ${log} is a directory; pass the log files in it (e.g. ${path.join(log, '*.csv')})`);
   }
   const outDir = path.dirname(path.resolve(config.output));
   if (!fs.existsSync(outDir)) throw new InputError(`option --output: the directory ${outDir} does not exist; create it first`);
@@ -109,7 +113,11 @@ export function renderCaptureSummary(s: CaptureSummary): string {
     ...(s.keys ? [['keys', describeKeys(s.keys)] as [string, string]] : []),
   ]);
   if (s.warnings.length > 0) {
-    lines.push('', `${s.incomplete ? 'the capture is incomplete: ' : ''}warnings (${s.warnings.length}):`, ...s.warnings.map((w) => `  ${w}`));
+    lines.push(
+      '',
+      `${s.incomplete ? 'the capture is incomplete: ' : ''}warnings (${s.warnings.length}):`,
+      ...s.warnings.map((w) => `  ${w}`),
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -33,7 +33,9 @@ export async function runCleanup(config: CleanupConfig, io: Io): Promise<ExitCod
   );
   io.stdout.write(`${lines.join('\n')}\n`);
   if (found.failed.length > 0) {
-    throw new InfraError(`${plural(found.failed.length, 'database or role', 'databases or roles')} could not be dropped: ${found.failed.join('; ')}`);
+    throw new InfraError(
+      `${plural(found.failed.length, 'database or role', 'databases or roles')} could not be dropped: ${found.failed.join('; ')}`,
+    );
   }
   return ExitCode.Ok;
 }

@@ -5,8 +5,18 @@ import { filePath, listValue } from '../options/values.js';
 import type { CommandSpec } from '../options/argv.js';
 
 const options = {
-  base: { shape: 'list', placeholder: 'FILE', help: 'JSON reports of replays on the base schema (from replay --json); required', schema: listValue('report file') },
-  head: { shape: 'list', placeholder: 'FILE', help: 'JSON reports of replays on the head schema; required', schema: listValue('report file') },
+  base: {
+    shape: 'list',
+    placeholder: 'FILE',
+    help: 'JSON reports of replays on the base schema (from replay --json); required',
+    schema: listValue('report file'),
+  },
+  head: {
+    shape: 'list',
+    placeholder: 'FILE',
+    help: 'JSON reports of replays on the head schema; required',
+    schema: listValue('report file'),
+  },
   noise: {
     shape: 'list',
     placeholder: 'FILE',
@@ -20,7 +30,12 @@ const options = {
   'min-calls': gateOptions['min-calls'],
   'max-new-errors': gateOptions['max-new-errors'],
   'min-coverage': gateOptions['min-coverage'],
-  markdown: { shape: 'value', placeholder: 'FILE', help: 'also write the markdown report to FILE (it is always printed)', schema: filePath('the markdown report').optional() },
+  markdown: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'also write the markdown report to FILE (it is always printed)',
+    schema: filePath('the markdown report').optional(),
+  },
   json: { shape: 'value', placeholder: 'FILE', help: 'write the JSON report to FILE', schema: filePath('the JSON report').optional() },
   junit: { shape: 'value', placeholder: 'FILE', help: 'write JUnit XML to FILE', schema: filePath('the JUnit XML report').optional() },
 } as const;
@@ -31,9 +46,12 @@ const shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [n
 const schema = z
   .object(shape)
   .superRefine((raw, ctx) => {
-    if (raw.base.length === 0) ctx.addIssue({ code: 'custom', path: ['base'], message: 'is required: at least one replay report on the base schema' });
-    if (raw.head.length === 0) ctx.addIssue({ code: 'custom', path: ['head'], message: 'is required: at least one replay report on the head schema' });
-    if (raw.noise.length !== 0 && raw.noise.length !== 2) ctx.addIssue({ code: 'custom', path: ['noise'], message: `expected exactly two report files, got ${raw.noise.length}` });
+    if (raw.base.length === 0)
+      ctx.addIssue({ code: 'custom', path: ['base'], message: 'is required: at least one replay report on the base schema' });
+    if (raw.head.length === 0)
+      ctx.addIssue({ code: 'custom', path: ['head'], message: 'is required: at least one replay report on the head schema' });
+    if (raw.noise.length !== 0 && raw.noise.length !== 2)
+      ctx.addIssue({ code: 'custom', path: ['noise'], message: `expected exactly two report files, got ${raw.noise.length}` });
   })
   .transform((raw) => ({
     base: raw.base,
@@ -48,7 +66,7 @@ export type CompareConfig = z.output<typeof schema>;
 export const compareCommand: CommandSpec<CompareConfig> = {
   name: 'compare',
   summary:
-    'Compare replay reports (written by `replay --json`) of the base and the head schema with the gate\'s rules, print the ' +
+    "Compare replay reports (written by `replay --json`) of the base and the head schema with the gate's rules, print the " +
     'markdown report and exit 0 pass, 1 regression or 4 inconclusive. For people who run the replays themselves.',
   options,
   schema,

@@ -23,13 +23,24 @@ import { checkReportDirs, printAndWriteReport } from '../runtime/report-files.js
 import { renderMarkdown } from '../report/markdown.js';
 
 /** Just enough of a replay report to know it is one, with samples. */
-const replayReportShape = z.object({
-  status: z.string(),
-  server_version: z.string(),
-  sessions_failed: z.number(),
-  totals: z.object({ captured: z.number(), executed: z.number(), ok: z.number(), errors: z.number(), skipped: z.number(), not_executed: z.number() }).passthrough(),
-  fingerprints: z.array(z.object({ fingerprint: z.string(), samples: z.array(z.number()).optional() }).passthrough()),
-}).passthrough();
+const replayReportShape = z
+  .object({
+    status: z.string(),
+    server_version: z.string(),
+    sessions_failed: z.number(),
+    totals: z
+      .object({
+        captured: z.number(),
+        executed: z.number(),
+        ok: z.number(),
+        errors: z.number(),
+        skipped: z.number(),
+        not_executed: z.number(),
+      })
+      .passthrough(),
+    fingerprints: z.array(z.object({ fingerprint: z.string(), samples: z.array(z.number()).optional() }).passthrough()),
+  })
+  .passthrough();
 
 function readReport(file: string, option: string): ReplayReport {
   let data: unknown;
@@ -39,14 +50,19 @@ function readReport(file: string, option: string): ReplayReport {
     throw new InputError(`option --${option}: cannot read ${file} as JSON (${error instanceof Error ? error.message : String(error)})`);
   }
   const parsed = replayReportShape.safeParse(data);
-  if (!parsed.success) throw new InputError(`option --${option}: ${file} is not a replay report (write one with pg-retest-action replay --json)`);
+  if (!parsed.success)
+    throw new InputError(`option --${option}: ${file} is not a replay report (write one with pg-retest-action replay --json)`);
   if (parsed.data.status !== 'completed') {
-    throw new InputError(`option --${option}: the replay in ${file} did not complete (status ${parsed.data.status}); its latencies cannot be compared`);
+    throw new InputError(
+      `option --${option}: the replay in ${file} did not complete (status ${parsed.data.status}); its latencies cannot be compared`,
+    );
   }
   // A replay that left sessions or statements out did not measure what the other side did.
   const outcome = replayOutcome(data as ReplayReport);
   if (outcome.exitCode !== ExitCode.Ok) {
-    throw new InputError(`option --${option}: the replay in ${file} did not run in full: ${outcome.problem ?? 'see its report'}; compare only complete replays`);
+    throw new InputError(
+      `option --${option}: the replay in ${file} did not run in full: ${outcome.problem ?? 'see its report'}; compare only complete replays`,
+    );
   }
   if (parsed.data.fingerprints.some((f) => f.samples === undefined)) {
     throw new InputError(`option --${option}: ${file} has no latency samples; write it with this version's replay --json`);
@@ -65,7 +81,11 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
   checkReportDirs(files);
   const base = config.base.map((file) => readReport(file, 'base'));
   const head = config.head.map((file) => readReport(file, 'head'));
-  const noise = config.noise ? (config.noise.map((file) => readReport(file, 'noise')) as [ReplayReport, ReplayReport]) : base.length >= 2 ? ([base[0]!, base[1]!] as [ReplayReport, ReplayReport]) : null;
+  const noise = config.noise
+    ? (config.noise.map((file) => readReport(file, 'noise')) as [ReplayReport, ReplayReport])
+    : base.length >= 2
+      ? ([base[0]!, base[1]!] as [ReplayReport, ReplayReport])
+      : null;
   const t = config.thresholds;
   const comparison = await compareReplays({
     base,

@@ -19,7 +19,10 @@ export const keepOptions = {
     shape: 'value',
     placeholder: 'PCT',
     help: `a fingerprint carrying at least this share of calls or of captured server time is hot: it keeps --min-calls calls (default ${CONDENSE_DEFAULTS.minShare * 100}%)`,
-    schema: percentValue('a percentage such as 1% (or a fraction such as 0.01), above 0 and at most 100%', (f) => f > 0 && f <= 1).optional(),
+    schema: percentValue(
+      'a percentage such as 1% (or a fraction such as 0.01), above 0 and at most 100%',
+      (f) => f > 0 && f <= 1,
+    ).optional(),
   },
   'min-calls': {
     shape: 'value',
@@ -45,8 +48,18 @@ export function keepFrom(raw: { 'min-share'?: number; 'min-calls'?: number; seed
 }
 
 const options = {
-  workload: { shape: 'value', placeholder: 'FILE', help: 'the workload (.wkl) to condense (required)', schema: filePath('the .wkl workload to condense') },
-  output: { shape: 'value', placeholder: 'FILE', help: 'the condensed .wkl to write; its sidecar FILE.condense.json goes next to it (required)', schema: filePath('the .wkl file to write') },
+  workload: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'the workload (.wkl) to condense (required)',
+    schema: filePath('the .wkl workload to condense'),
+  },
+  output: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'the condensed .wkl to write; its sidecar FILE.condense.json goes next to it (required)',
+    schema: filePath('the .wkl file to write'),
+  },
   duration: {
     shape: 'value',
     placeholder: 'DURATION',
@@ -62,7 +75,11 @@ const schema = z
   .object(schemasOf(options))
   .superRefine((raw, ctx) => {
     if (raw.duration === undefined && raw.statements === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['duration'], message: 'is required, or --statements: the budget to condense to (e.g. --duration 60s)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['duration'],
+        message: 'is required, or --statements: the budget to condense to (e.g. --duration 60s)',
+      });
     }
   })
   .transform((raw) => ({

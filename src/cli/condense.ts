@@ -72,7 +72,10 @@ export async function runCondense(config: CondenseConfig, io: Io): Promise<ExitC
  * @returns e.g. `condensing: writing, 12,345 of 50,000 statements (25%)`
  */
 export function describeCondense(p: CondenseProgress): string {
-  const what = { reading: 'reading the workload', analysing: 'finding the hot fingerprints', selecting: 'choosing windows', writing: 'writing' }[p.stage] ?? p.stage;
+  const what =
+    { reading: 'reading the workload', analysing: 'finding the hot fingerprints', selecting: 'choosing windows', writing: 'writing' }[
+      p.stage
+    ] ?? p.stage;
   if (p.statements_total > 0 && p.stage !== 'selecting') {
     return `condensing: ${what}, ${count(p.statements)} of ${count(p.statements_total)} statements (${percent(p.statements, p.statements_total)})`;
   }

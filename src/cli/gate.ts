@@ -18,5 +18,10 @@ import { runReportingCommand } from './reporting-command.js';
  * @returns the exit status
  */
 export function runGateCommand(config: GateConfig, io: Io): Promise<ExitCode> {
-  return runReportingCommand(io, (context) => runGate(config, context), (report) => renderMarkdown(report), gateReportFiles(config.outputs));
+  return runReportingCommand(
+    io,
+    (context) => runGate(config, context),
+    (report) => renderMarkdown(report),
+    gateReportFiles(config.outputs),
+  );
 }

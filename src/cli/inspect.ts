@@ -10,6 +10,7 @@ import { CONDENSE_DEFAULTS, keepOptions } from './condense-options.js';
 import { readCondenseSidecar } from '../sidecars/condense.js';
 import { fromEngineError } from '../engine/errors.js';
 import type { Io } from '../runtime/io.js';
+import type { WorkloadInspection } from '../types.js';
 import { filePath, flag, numberValue } from '../options/values.js';
 
 const DEFAULT_TOP = 10;
@@ -34,8 +35,11 @@ const options = {
     help: 'the workload this one was condensed from: compare the fingerprint mix, calls per fingerprint, concurrency and duration, and say what was dropped',
     schema: z.string().min(1).optional(),
   },
-  'min-share': { ...keepOptions['min-share'], help: 'with --against: the hot share (default: the condense sidecar\'s, else 1%)' },
-  'min-calls': { ...keepOptions['min-calls'], help: 'with --against: calls a hot fingerprint needs to be gated (default: the condense sidecar\'s, else 20)' },
+  'min-share': { ...keepOptions['min-share'], help: "with --against: the hot share (default: the condense sidecar's, else 1%)" },
+  'min-calls': {
+    ...keepOptions['min-calls'],
+    help: "with --against: calls a hot fingerprint needs to be gated (default: the condense sidecar's, else 20)",
+  },
 } as const;
 
 const schema = z
@@ -75,7 +79,7 @@ export const inspectCommand: CommandSpec<InspectConfig> = {
  * @returns the exit status
  */
 export async function runInspect(config: InspectConfig, io: Io): Promise<ExitCode> {
-  let inspection;
+  let inspection: WorkloadInspection;
   try {
     inspection = await inspectWorkload(config.file, config.top);
   } catch (error) {

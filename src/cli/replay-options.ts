@@ -11,7 +11,12 @@ import { choice, filePath, flag, numberValue } from '../options/values.js';
 const majors = SUPPORTED_MAJORS.join(', ');
 
 const options = {
-  workload: { shape: 'value', placeholder: 'FILE', help: 'the captured workload (.wkl) to replay (required)', schema: filePath('the captured workload (.wkl) to replay') },
+  workload: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'the captured workload (.wkl) to replay (required)',
+    schema: filePath('the captured workload (.wkl) to replay'),
+  },
   'database-url': {
     shape: 'value',
     placeholder: 'URL',
@@ -28,7 +33,11 @@ const options = {
     shape: 'value',
     placeholder: 'MAJOR',
     help: `major version of the server to start (${majors}); default: 18 for embedded, the newest installed for local`,
-    schema: numberValue(`a PostgreSQL major version: ${majors}`, (n) => (SUPPORTED_MAJORS as readonly number[]).includes(n), true).optional(),
+    schema: numberValue(
+      `a PostgreSQL major version: ${majors}`,
+      (n) => (SUPPORTED_MAJORS as readonly number[]).includes(n),
+      true,
+    ).optional(),
   },
   setup: {
     shape: 'list',
@@ -36,7 +45,12 @@ const options = {
     help: 'SQL files applied in order before the seed (schema, migrations); repeatable, accepts several',
     schema: z.array(z.string().min(1)).optional(),
   },
-  seed: { shape: 'value', placeholder: 'FILE', help: 'SQL file applied after the setup files (test data)', schema: filePath('the seed SQL file').optional() },
+  seed: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'SQL file applied after the setup files (test data)',
+    schema: filePath('the seed SQL file').optional(),
+  },
   speed: {
     shape: 'value',
     placeholder: 'S',
@@ -69,14 +83,24 @@ const options = {
     schema: numberValue('a whole number of milliseconds, 0 or more', (n) => n >= 0, true).optional(),
   },
   ...replayLimitOptions,
-  results: { shape: 'value', placeholder: 'FILE', help: 'write one JSON line per statement to FILE (docs/results-format.md)', schema: filePath('the per-statement results file').optional() },
+  results: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'write one JSON line per statement to FILE (docs/results-format.md)',
+    schema: filePath('the per-statement results file').optional(),
+  },
   'pg-retest-results': {
     shape: 'value',
     placeholder: 'FILE',
     help: "write results in pg-retest's format (.wkl) for `pg-retest compare --replay`",
-    schema: filePath("the pg-retest results file").optional(),
+    schema: filePath('the pg-retest results file').optional(),
   },
-  json: { shape: 'value', placeholder: 'FILE', help: 'write the full replay report as JSON to FILE', schema: filePath('the JSON report file').optional() },
+  json: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'write the full replay report as JSON to FILE',
+    schema: filePath('the JSON report file').optional(),
+  },
 } as const;
 
 type Options = typeof options;
@@ -85,9 +109,7 @@ type Shape = { [K in keyof Options]: Options[K]['schema'] };
 const shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema])) as unknown as Shape;
 
 /** Where the replay runs. */
-export type Target =
-  | { kind: 'database-url'; url: string }
-  | { kind: 'embedded' | 'local'; major: number | undefined };
+export type Target = { kind: 'database-url'; url: string } | { kind: 'embedded' | 'local'; major: number | undefined };
 
 const schema = z
   .object(shape)
@@ -108,7 +130,11 @@ const schema = z
     }
     for (const name of ['allow-writes', 'allow-server-wide'] as const) {
       if (raw[name] && raw['database-url'] === undefined) {
-        ctx.addIssue({ code: 'custom', path: [name], message: 'applies with --database-url; a server the CLI starts gets a database of its own' });
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'applies with --database-url; a server the CLI starts gets a database of its own',
+        });
       }
     }
     if (raw['allow-writes'] && raw['read-only']) {

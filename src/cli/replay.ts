@@ -42,9 +42,7 @@ export async function runReplay(config: ReplayConfig, io: Io): Promise<ExitCode>
   checkInputs(config);
 
   const workload = await load(config.workload);
-  logger.info(
-    `workload ${config.workload}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`,
-  );
+  logger.info(`workload ${config.workload}: ${plural(workload.sessions, 'session')}, ${plural(workload.statements, 'statement')}`);
   for (const warning of workload.warnings) logger.info(`warning: ${warning}`);
   refuseUnaskedWrites(config, workload);
   // With a capture sidecar, the per-statement results tell expected failures from new ones.
@@ -127,7 +125,10 @@ function jsonFile(config: ReplayConfig): ReportFile<ReplayReport> {
  */
 function refuseUnaskedWrites(config: ReplayConfig, workload: Workload): void {
   if (config.target.kind !== 'database-url' || config.readOnly || config.allowWrites) return;
-  const refusal = writesRefused(workload.summary(0), describeTarget(config.target.url), { allow: 'pass --allow-writes', skip: '--read-only' });
+  const refusal = writesRefused(workload.summary(0), describeTarget(config.target.url), {
+    allow: 'pass --allow-writes',
+    skip: '--read-only',
+  });
   if (refusal) throw refusal;
 }
 
@@ -144,7 +145,11 @@ function throwIfAborted(signal: AbortSignal): void {
 }
 
 function getServer(config: ReplayConfig, workload: Workload, logger: Logger): Promise<Server> {
-  return serverForRun(config.target, { sessions: workload.sessions * largestFactor(config.scale, config.classScale), maxConnections: config.maxConnections, logger });
+  return serverForRun(config.target, {
+    sessions: workload.sessions * largestFactor(config.scale, config.classScale),
+    maxConnections: config.maxConnections,
+    logger,
+  });
 }
 
 async function runEngine(config: ReplayConfig, workload: Workload, url: string, io: Io, signal: AbortSignal): Promise<ReplayReport> {
@@ -187,5 +192,11 @@ function showLogTail(file: string, io: Io, lines = 20): void {
     return;
   }
   if (!text) return;
-  io.stderr.write(`last lines of the server log:\n${text.split('\n').slice(-lines).map((line) => `  ${line}`).join('\n')}\n`);
+  io.stderr.write(
+    `last lines of the server log:\n${text
+      .split('\n')
+      .slice(-lines)
+      .map((line) => `  ${line}`)
+      .join('\n')}\n`,
+  );
 }

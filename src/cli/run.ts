@@ -40,8 +40,16 @@ const options = {
 } as const;
 
 const schema = z
-  .object({ config: options.config.schema, 'allow-writes': options['allow-writes'].schema, 'allow-server-wide': options['allow-server-wide'].schema })
-  .transform((raw) => ({ config: raw.config ?? DEFAULT_PIPELINE_CONFIG, allowWrites: raw['allow-writes'], allowServerWide: raw['allow-server-wide'] }));
+  .object({
+    config: options.config.schema,
+    'allow-writes': options['allow-writes'].schema,
+    'allow-server-wide': options['allow-server-wide'].schema,
+  })
+  .transform((raw) => ({
+    config: raw.config ?? DEFAULT_PIPELINE_CONFIG,
+    allowWrites: raw['allow-writes'],
+    allowServerWide: raw['allow-server-wide'],
+  }));
 
 export type RunConfig = z.output<typeof schema>;
 

@@ -2,7 +2,19 @@
 // This is the only module that imports src/engine/native.ts (and so the `.node` file); it wraps the
 // native objects as `inner`, fills in nothing the engine decides itself, and rethrows every
 // native failure as an EngineError whose `code` callers map to an exit status.
-import type { CaptureProgress, CaptureSummary, Comparison, CondenseProgress, CondenseSummary, ReplayProgress, ReplayReport, WorkloadComparison, WorkloadInspection, WorkloadProfileJson, WorkloadSummary } from '../types.js';
+import type {
+  CaptureProgress,
+  CaptureSummary,
+  Comparison,
+  CondenseProgress,
+  CondenseSummary,
+  ReplayProgress,
+  ReplayReport,
+  WorkloadComparison,
+  WorkloadInspection,
+  WorkloadProfileJson,
+  WorkloadSummary,
+} from '../types.js';
 import * as native from './native.js';
 
 export type * from '../types.js';
@@ -273,11 +285,7 @@ export interface ReplayControl {
  *   EngineError only when the replay could not start (`E_OPTIONS`, `E_CONNECT`,
  *   `E_RESULTS_FILE`, `E_CANCELLED`)
  */
-export async function replay(
-  workload: Workload,
-  options: ReplayOptions,
-  control: ReplayControl = {},
-): Promise<ReplayReport> {
+export async function replay(workload: Workload, options: ReplayOptions, control: ReplayControl = {}): Promise<ReplayReport> {
   const { onProgress, signal } = control;
   let progress: ((p: ReplayProgress) => void) | undefined;
   if (onProgress) {
@@ -354,6 +362,8 @@ export async function compareReplays(input: CompareReplaysInput): Promise<Compar
   const { base, head, noise, capture, options } = input;
   return engineCall(
     () =>
-      native.binding().compareReplays({ base, head, noise: noise ?? undefined, capture: capture ?? undefined, options }) as Promise<Comparison>,
+      native
+        .binding()
+        .compareReplays({ base, head, noise: noise ?? undefined, capture: capture ?? undefined, options }) as Promise<Comparison>,
   );
 }

@@ -185,16 +185,22 @@ function expectedDigest(file: string, manifest: string): string {
   try {
     text = fs.readFileSync(manifest, 'utf8');
   } catch {
-    throw unavailable(`refusing to load the pg-retest engine ${file}: its manifest ${manifest} is missing; restore it (a fresh checkout or install), or in a checkout of the sources run npm run package`);
+    throw unavailable(
+      `refusing to load the pg-retest engine ${file}: its manifest ${manifest} is missing; restore it (a fresh checkout or install), or in a checkout of the sources run npm run package`,
+    );
   }
   let expected: string | undefined;
   try {
     expected = parseManifest(text, manifest).digests.get(path.basename(file));
   } catch (err) {
-    throw unavailable(`refusing to load the pg-retest engine ${file}: ${err instanceof Error ? err.message : String(err)}; restore the manifest, or run npm run package`);
+    throw unavailable(
+      `refusing to load the pg-retest engine ${file}: ${err instanceof Error ? err.message : String(err)}; restore the manifest, or run npm run package`,
+    );
   }
   if (expected === undefined) {
-    throw unavailable(`refusing to load the pg-retest engine ${file}: ${manifest} lists no digest for ${path.basename(file)}; restore the manifest, or run npm run package`);
+    throw unavailable(
+      `refusing to load the pg-retest engine ${file}: ${manifest} lists no digest for ${path.basename(file)}; restore the manifest, or run npm run package`,
+    );
   }
   return expected;
 }

@@ -19,7 +19,8 @@ export function describeKeys(k: KeyStats, inferredAtCapture = false): string {
   if (k.producers === 0) return 'none (no statement returns generated values)';
   // A log capture records the keys it inferred as response_values: say where they came from.
   const source = inferredAtCapture && k.source === 'response_values' ? 'inferred at capture, recorded in the workload' : SOURCES[k.source];
-  const known = k.producers_with_values === 0 ? 'none of their values known' : `${count(k.producers_with_values)} with a known value (${source})`;
+  const known =
+    k.producers_with_values === 0 ? 'none of their values known' : `${count(k.producers_with_values)} with a known value (${source})`;
   const ambiguous = k.ambiguous > 0 ? ` (${count(k.ambiguous)} also sent earlier: linked within their session only)` : '';
   return `${plural(k.producers, 'statement')} return generated keys, ${known}; ${plural(k.links, 'later literal')} carry them${ambiguous}`;
 }

@@ -71,7 +71,7 @@ const QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
  * @returns the message with values replaced by `…`
  */
 export function maskMessage(message: string, sqlstate: string | null): string {
-  if (sqlstate !== null && sqlstate.startsWith('P0')) return `${MASK} (a function's own message, masked: it may carry data)`;
+  if (sqlstate?.startsWith('P0')) return `${MASK} (a function's own message, masked: it may carry data)`;
   let masked = message.replace(KEY_VALUES, `$1${MASK})`).replace(FAILING_ROW, `$1${MASK})`);
   if (sqlstate === null || sqlstate === '42601' || /^2[23]/.test(sqlstate)) {
     masked = masked.replace(QUOTED, (whole, before: string | undefined, quoted: string) => {

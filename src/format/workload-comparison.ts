@@ -63,13 +63,19 @@ export function renderComparison(c: WorkloadComparison): string[] {
  * @returns text ending in a newline
  */
 export function renderCondenseSummary(s: CondenseSummary): string {
-  const budget = [s.budget.duration_us !== null ? span(s.budget.duration_us) : undefined, s.budget.statements !== null ? plural(s.budget.statements, 'statement') : undefined]
+  const budget = [
+    s.budget.duration_us !== null ? span(s.budget.duration_us) : undefined,
+    s.budget.statements !== null ? plural(s.budget.statements, 'statement') : undefined,
+  ]
     .filter(Boolean)
     .join(', ');
   const windows = s.windows.map((w) => `+${span(w.from_us)} → +${span(w.to_us)} (${span(w.duration_us)})`);
   const lines = fields([
     ['condensed', `${s.workload} (sidecar ${s.sidecar}) from ${s.source}, seed ${count(s.seed)}`],
-    ['budget', `${budget}: ${span(s.comparison.condensed.duration_us)} and ${plural(s.comparison.condensed.statements, 'statement')}, ${s.fits ? 'fits' : 'does not fit'}`],
+    [
+      'budget',
+      `${budget}: ${span(s.comparison.condensed.duration_us)} and ${plural(s.comparison.condensed.statements, 'statement')}, ${s.fits ? 'fits' : 'does not fit'}`,
+    ],
     ['windows', `${plural(s.windows.length, 'window')} of the capture: ${windows.join(', ')}`],
     [
       'pulled in',

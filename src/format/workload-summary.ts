@@ -21,7 +21,11 @@ export function renderWorkloadSummary(file: string, w: WorkloadInspection, captu
     .filter(([, n]) => n > 0)
     .map(([cls, n]) => `${cls} ${count(n)}`)
     .join(', ');
-  const source = [w.source_host && `from ${w.source_host}`, w.pg_version && w.pg_version !== 'unknown' && `PostgreSQL ${w.pg_version}`, w.capture_method]
+  const source = [
+    w.source_host && `from ${w.source_host}`,
+    w.pg_version && w.pg_version !== 'unknown' && `PostgreSQL ${w.pg_version}`,
+    w.capture_method,
+  ]
     .filter(Boolean)
     .join(', ');
   const duration =
@@ -40,20 +44,21 @@ export function renderWorkloadSummary(file: string, w: WorkloadInspection, captu
         'statements',
         `${count(w.statements)} (${plural(w.fingerprints, 'fingerprint')}, ${plural(w.distinct_statements, 'distinct text')}), ` +
           `${count(w.writes)} may write (${percent(w.writes, w.statements)})` +
-          (w.server_wide > 0 ? `, ${count(w.server_wide)} act beyond their database (roles, server settings, files: not sent to a server the run did not start)` : ''),
+          (w.server_wide > 0
+            ? `, ${count(w.server_wide)} act beyond their database (roles, server settings, files: not sent to a server the run did not start)`
+            : ''),
       ],
       ['by kind', kinds || 'none'],
       ['transactions', count(w.transactions)],
       ['duration', duration],
       ['keys', describeKeys(w.keys, (capture?.keys?.inferred ?? 0) > 0)],
-      ...(describeSequenceHints(w.sequence_hints) ? [['sequences', `${describeSequenceHints(w.sequence_hints)} (set there before each replay)`] as [string, string]] : []),
+      ...(describeSequenceHints(w.sequence_hints)
+        ? [['sequences', `${describeSequenceHints(w.sequence_hints)} (set there before each replay)`] as [string, string]]
+        : []),
     ]),
   ];
   if (w.offsets_look_session_relative) {
-    lines.push(
-      '',
-      'note: every session starts near offset 0, as in pg-retest proxy captures; at replay all sessions start together',
-    );
+    lines.push('', 'note: every session starts near offset 0, as in pg-retest proxy captures; at replay all sessions start together');
   }
   if (w.warnings.length > 0) {
     lines.push('', `warnings (${w.warnings.length}):`, ...w.warnings.map((warning) => `  ${warning}`));
@@ -88,12 +93,18 @@ function renderCaptureNotes(c: CaptureSummary): string[] {
     .map(([reason, n]) => `${reason.replaceAll('_', ' ')} ${count(n)}`)
     .join(', ');
   const lines = fields([
-    ['capture', `from ${plural(c.inputs.length, 'log file')} (${c.log_style.replaceAll('_', ' + ')} logging), ${count(c.statements)} statements`],
+    [
+      'capture',
+      `from ${plural(c.inputs.length, 'log file')} (${c.log_style.replaceAll('_', ' + ')} logging), ${count(c.statements)} statements`,
+    ],
     ['failed', `${count(c.failed_statements)} statement(s) failed at capture time (expected failures at replay)`],
     ['left out', left || 'none'],
   ]);
   if (c.warnings.length > 0) {
-    lines.push(`${c.incomplete ? 'the capture is incomplete: ' : ''}capture warnings (${c.warnings.length}):`, ...c.warnings.map((x) => `  ${x}`));
+    lines.push(
+      `${c.incomplete ? 'the capture is incomplete: ' : ''}capture warnings (${c.warnings.length}):`,
+      ...c.warnings.map((x) => `  ${x}`),
+    );
   }
   return lines;
 }

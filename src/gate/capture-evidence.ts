@@ -9,6 +9,7 @@ import { readCaptureSidecar } from '../sidecars/capture.js';
 import type { CaptureFailure, Workload } from '../engine/index.js';
 import { CliError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
+import type { CaptureSummary } from '../types.js';
 
 export interface CaptureEvidence {
   /** The failures with their fingerprints; null without a sidecar. */
@@ -24,7 +25,7 @@ export interface CaptureEvidence {
  * @returns the evidence, or none
  */
 export function captureEvidence(workloadPath: string, workload: Workload): CaptureEvidence {
-  let sidecar;
+  let sidecar: CaptureSummary | undefined;
   try {
     sidecar = readCaptureSidecar(workloadPath);
   } catch (error) {
@@ -45,7 +46,9 @@ export function captureEvidence(workloadPath: string, workload: Workload): Captu
   });
   const warnings =
     unknown > 0
-      ? [`${plural(unknown, 'failed statement')} of the capture sidecar ${unknown === 1 ? 'is' : 'are'} not in the workload (a sidecar of another capture?); left out of the evidence`]
+      ? [
+          `${plural(unknown, 'failed statement')} of the capture sidecar ${unknown === 1 ? 'is' : 'are'} not in the workload (a sidecar of another capture?); left out of the evidence`,
+        ]
       : [];
   return { failures, warnings };
 }

@@ -23,7 +23,8 @@ export interface ChangeUnderTest extends PullRequestContext {
  */
 export function changeUnderTest(env: NodeJS.ProcessEnv): ChangeUnderTest | undefined {
   const github = pullRequestFromEnv(env);
-  if (github) return { ...github, system: 'github', baseRef: github.baseSha, describe: `GitHub pull request #${github.number}: its base commit` };
+  if (github)
+    return { ...github, system: 'github', baseRef: github.baseSha, describe: `GitHub pull request #${github.number}: its base commit` };
 
   // GitLab merge request pipelines: the merge base of the MR's source and target branches
   // (what the MR's diff is against), which is what the base schema must be built from.

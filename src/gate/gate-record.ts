@@ -12,7 +12,15 @@ import { currentCommit } from '../templates/base-checkout.js';
 import type { MigrationFailure, Templates } from '../templates/build.js';
 import { sideAccounting } from '../verdict/accounting.js';
 import { coverageOf, keysSummary } from '../verdict/coverage.js';
-import { type Environment, type GateReport, REPORT_SCHEMA_VERSION, type ReplayRun, type ServersReport, type Side, type Thresholds } from '../verdict/report-types.js';
+import {
+  type Environment,
+  type GateReport,
+  REPORT_SCHEMA_VERSION,
+  type ReplayRun,
+  type ServersReport,
+  type Side,
+  type Thresholds,
+} from '../verdict/report-types.js';
 import type { ChangeUnderTest } from './ci-change.js';
 import { runnerDescription } from './github-event.js';
 import type { GateConfig } from './options.js';
@@ -54,7 +62,11 @@ export class GateRecord {
    * @param context the environment and working directory
    * @returns the record, with the run's settings filled in
    */
-  static async start(config: GateConfig, change: ChangeUnderTest | undefined, context: { env: NodeJS.ProcessEnv; cwd: string }): Promise<GateRecord> {
+  static async start(
+    config: GateConfig,
+    change: ChangeUnderTest | undefined,
+    context: { env: NodeJS.ProcessEnv; cwd: string },
+  ): Promise<GateRecord> {
     const startedAt = new Date();
     const environment: Environment = {
       server_version: null,

@@ -46,7 +46,9 @@ export function pullRequestFromEnv(env: NodeJS.ProcessEnv): PullRequestContext |
  */
 export function runnerDescription(env: NodeJS.ProcessEnv, hostname: string): string {
   if (env.GITHUB_ACTIONS === 'true') {
-    return `GitHub Actions ${env.RUNNER_ENVIRONMENT ?? ''} runner ${env.RUNNER_NAME ?? ''} (${env.RUNNER_OS ?? ''} ${env.RUNNER_ARCH ?? ''})`.replace(/\s+/g, ' ').trim();
+    return `GitHub Actions ${env.RUNNER_ENVIRONMENT ?? ''} runner ${env.RUNNER_NAME ?? ''} (${env.RUNNER_OS ?? ''} ${env.RUNNER_ARCH ?? ''})`
+      .replace(/\s+/g, ' ')
+      .trim();
   }
   if (env.GITLAB_CI === 'true') return `GitLab CI runner ${env.CI_RUNNER_DESCRIPTION ?? hostname}`;
   return `${hostname} (${process.platform}-${process.arch})`;

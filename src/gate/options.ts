@@ -14,7 +14,14 @@ import { SUPPORTED_MAJORS } from '../provision/binaries.js';
 import { factorValue, PLAN_DEFAULTS } from '../plans/options.js';
 import type { PlanRules } from '../plans/types.js';
 import { keyHandlingFrom, keyOptions } from '../options/key-options.js';
-import { headServerOptions, planServers, PROVISION_KINDS, type ProvisionKind, serverOptionIssues, type ServerPlan } from './server-options.js';
+import {
+  headServerOptions,
+  planServers,
+  PROVISION_KINDS,
+  type ProvisionKind,
+  serverOptionIssues,
+  type ServerPlan,
+} from './server-options.js';
 
 export { PROVISION_KINDS, type ProvisionKind };
 export type { ServerPlan, ServerSpec } from './server-options.js';
@@ -38,7 +45,12 @@ export const GATE_DEFAULTS = {
 
 /** Options every way of running the gate has (the action reuses these). */
 export const gateOptions = {
-  workload: { shape: 'value', placeholder: 'FILE', help: 'the captured workload (.wkl) to replay (required)', schema: filePath('the captured workload (.wkl)') },
+  workload: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'the captured workload (.wkl) to replay (required)',
+    schema: filePath('the captured workload (.wkl)'),
+  },
   migrations: {
     shape: 'list',
     placeholder: 'GLOB',
@@ -96,7 +108,11 @@ export const gateOptions = {
     shape: 'value',
     placeholder: 'MAJOR',
     help: `major version of the server to start (${majors}); default: the newest available`,
-    schema: numberValue(`a PostgreSQL major version: ${majors}`, (n) => (SUPPORTED_MAJORS as readonly number[]).includes(n), true).optional(),
+    schema: numberValue(
+      `a PostgreSQL major version: ${majors}`,
+      (n) => (SUPPORTED_MAJORS as readonly number[]).includes(n),
+      true,
+    ).optional(),
   },
   'postgres-config': {
     shape: 'list',
@@ -133,7 +149,10 @@ export const gateOptions = {
     shape: 'value',
     placeholder: 'PCT',
     help: `a fingerprint regresses when its p95 grows by more than this (default ${GATE_DEFAULTS.p95Threshold * 100}%)`,
-    schema: percentValue('a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%', (f) => f > 0 && f <= 10).optional(),
+    schema: percentValue(
+      'a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%',
+      (f) => f > 0 && f <= 10,
+    ).optional(),
   },
   'min-delta-ms': {
     shape: 'value',
@@ -145,7 +164,10 @@ export const gateOptions = {
     shape: 'value',
     placeholder: 'PCT',
     help: `a fingerprint also regresses when the server's own time per call (its median) grows by more than this (default ${GATE_DEFAULTS.serverThreshold * 100}%)`,
-    schema: percentValue('a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%', (f) => f > 0 && f <= 10).optional(),
+    schema: percentValue(
+      'a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%',
+      (f) => f > 0 && f <= 10,
+    ).optional(),
   },
   'server-min-delta-ms': {
     shape: 'value',
@@ -214,7 +236,7 @@ export const gateOptions = {
     shape: 'flag',
     help:
       "on a --database-url server, also send the workload's statements that act beyond the replay database (roles, ALTER SYSTEM, " +
-      'databases, tablespaces, COPY … PROGRAM, server files, other sessions) and replay as the URL\'s user: only for a server that is yours to change',
+      "databases, tablespaces, COPY … PROGRAM, server files, other sessions) and replay as the URL's user: only for a server that is yours to change",
     schema: booleanValue(false),
   },
   ...keyOptions,
@@ -228,9 +250,24 @@ const cliOptions = {
     help: 'read options from a YAML or JSON file (keys are the option names); flags given here win',
     schema: z.string().min(1).optional(),
   },
-  markdown: { shape: 'value', placeholder: 'FILE', help: 'also write the markdown report to FILE (it is always printed)', schema: filePath('the markdown report').optional() },
-  json: { shape: 'value', placeholder: 'FILE', help: 'write the JSON report to FILE (docs/report-format.md)', schema: filePath('the JSON report').optional() },
-  junit: { shape: 'value', placeholder: 'FILE', help: 'write JUnit XML to FILE, for CI systems that show test results', schema: filePath('the JUnit XML report').optional() },
+  markdown: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'also write the markdown report to FILE (it is always printed)',
+    schema: filePath('the markdown report').optional(),
+  },
+  json: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'write the JSON report to FILE (docs/report-format.md)',
+    schema: filePath('the JSON report').optional(),
+  },
+  junit: {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'write JUnit XML to FILE, for CI systems that show test results',
+    schema: filePath('the JUnit XML report').optional(),
+  },
 } as const satisfies OptionDefs;
 
 const options = { ...gateOptions, ...cliOptions };

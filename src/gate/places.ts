@@ -88,7 +88,12 @@ export async function startServers(
   await sweepStaleDatabases([held.base.server, held.head?.server], logger);
   const places: Places = { base: held.base, head: held.head ?? held.base, separate: held.head !== undefined };
   if (config.servers.head !== null) {
-    record.servers = await compareServers({ base: config.servers.base, head: config.servers.head }, { base: places.base.server, head: places.head.server }, workload, logger);
+    record.servers = await compareServers(
+      { base: config.servers.base, head: config.servers.head },
+      { base: places.base.server, head: places.head.server },
+      workload,
+      logger,
+    );
     record.warnings.push(...serverWarnings(record.servers));
   }
   return places;
@@ -104,7 +109,13 @@ export async function startServers(
  * @param logger progress lines
  * @returns how the replays run
  */
-export async function prepareReplays(config: GateConfig, record: GateRecord, places: Places, templates: { base: string; head: string }, logger: Logger): Promise<ReplaySetup> {
+export async function prepareReplays(
+  config: GateConfig,
+  record: GateRecord,
+  places: Places,
+  templates: { base: string; head: string },
+  logger: Logger,
+): Promise<ReplaySetup> {
   const all = places.separate ? [places.base, places.head] : [places.base];
   // The server's own time per statement, on every replay of both sides or on none.
   const serverTime = await serverTimeOf(all);
@@ -142,11 +153,19 @@ async function isolateReplays(
 ): Promise<{ skipServerWide: boolean; note: string; warnings: string[] }> {
   const all = places.head ? [places.base, places.head] : [places.base];
   const foreign = all.some((place) => place.server.kind === 'database-url');
-  const asked = foreign && config.allowServerWide ? 'allow-server-wide: the workload runs with its privileges, statements that act beyond the database included' : undefined;
+  const asked =
+    foreign && config.allowServerWide
+      ? 'allow-server-wide: the workload runs with its privileges, statements that act beyond the database included'
+      : undefined;
   const identities: PlaceIdentity[] = [];
   for (const place of all) {
     const replayed = places.head ? [place === places.head ? templates.head : templates.base] : [templates.base, templates.head];
-    const rolePlace: RolePlace = { server: place.server, prefix: place.prefix, templates: replayed, readsCounters: place.counters?.unavailable === null };
+    const rolePlace: RolePlace = {
+      server: place.server,
+      prefix: place.prefix,
+      templates: replayed,
+      readsCounters: place.counters?.unavailable === null,
+    };
     try {
       identities.push(await prepareReplayRole(rolePlace, logger, asked));
     } finally {
@@ -154,10 +173,17 @@ async function isolateReplays(
     }
   }
   const settled = settleIdentities(identities);
-  all.forEach((place, i) => (place.identity = settled.identities[i]));
+  all.forEach((place, i) => {
+    place.identity = settled.identities[i];
+  });
   const skipServerWide = foreign && !config.allowServerWide;
-  const sent = skipServerWide ? 'statements that act beyond the database (roles, settings, files, other sessions) skipped' : 'every statement sent';
-  if (skipServerWide) logger.info('statements that act beyond the replay database (roles, server settings, other databases, server files, other sessions) are skipped: the server is not one the gate started (--allow-server-wide sends them)');
+  const sent = skipServerWide
+    ? 'statements that act beyond the database (roles, settings, files, other sessions) skipped'
+    : 'every statement sent';
+  if (skipServerWide)
+    logger.info(
+      'statements that act beyond the replay database (roles, server settings, other databases, server files, other sessions) are skipped: the server is not one the gate started (--allow-server-wide sends them)',
+    );
   return { skipServerWide, note: `${settled.note}; ${sent}`, warnings: settled.warnings };
 }
 

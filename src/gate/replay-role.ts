@@ -84,7 +84,9 @@ export async function prepareReplayRole(place: RolePlace, logger: Logger, asUser
       const handover = await giveSchemaTo(withDatabase(place.server.url, template), role.name);
       objects += handover.objects;
       if (handover.refused.length > 0 && template === place.templates[0]) {
-        warnings.push(`the replay role ${role.name} could not join these roles of the schema, so a workload's SET ROLE to them fails: ${handover.refused.join('; ')}`);
+        warnings.push(
+          `the replay role ${role.name} could not join these roles of the schema, so a workload's SET ROLE to them fails: ${handover.refused.join('; ')}`,
+        );
       }
     }
     await checkLogin(roleUrl(replayUrl(place.server, withDatabase(place.server.url, place.templates[0]!)), role));
@@ -93,7 +95,9 @@ export async function prepareReplayRole(place: RolePlace, logger: Logger, asUser
         `pg_stat_statements shows ${user} the statements of the replay role ${role.name} without their query ids, so buffers and server time come from EXPLAIN; grant pg_read_all_stats to ${user} to use them`,
       );
     }
-    logger.info(`replays run as ${role.name}, a role of the run's own (${objects} objects of the schema handed to it in ${Date.now() - started} ms)`);
+    logger.info(
+      `replays run as ${role.name}, a role of the run's own (${objects} objects of the schema handed to it in ${Date.now() - started} ms)`,
+    );
     return { role, user, warnings };
   } catch (error) {
     const why = redact(error instanceof Error ? error.message : String(error), secret);
@@ -160,9 +164,12 @@ export function settleIdentities(identities: PlaceIdentity[]): { identities: Pla
   }
   const users = [...new Set(identities.map((i) => i.user))].join(' and ');
   const note = `${users}, the URL's user: ${without.reason}`;
-  const other = identities.length > 1 && identities.some((i) => i.role !== undefined) ? '; so that both sides replay alike, neither uses one' : '';
+  const other =
+    identities.length > 1 && identities.some((i) => i.role !== undefined) ? '; so that both sides replay alike, neither uses one' : '';
   if (!without.asked) {
-    warnings.push(`the replays ran as ${users}, not as a role of the run's own: ${without.reason}${other}. The workload ran with that user's privileges (docs/gate.md, "Replay isolation")`);
+    warnings.push(
+      `the replays ran as ${users}, not as a role of the run's own: ${without.reason}${other}. The workload ran with that user's privileges (docs/gate.md, "Replay isolation")`,
+    );
   }
   return { identities: identities.map((i) => ({ user: i.user, reason: i.reason ?? without.reason, warnings: [] })), note, warnings };
 }

@@ -39,7 +39,9 @@ export function planReplays(rounds: number): PlannedReplay[] {
   for (let round = 1; round <= rounds; round++) {
     const sides: Side[] = round % 2 === 1 ? ['base', 'head'] : ['head', 'base'];
     if (round === 1) sides.push('noise');
-    sides.forEach((side, i) => plan.push({ round, position: i + 1, side }));
+    sides.forEach((side, i) => {
+      plan.push({ round, position: i + 1, side });
+    });
   }
   return plan;
 }

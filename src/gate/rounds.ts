@@ -62,7 +62,9 @@ export async function replayAndCompare(rounds: Rounds): Promise<Comparison> {
   // slowest ones (docs/gate-statistics.md); more rounds make that chance negligible, and
   // cost time only when a regression is suspected.
   const total = plan.rounds + plan.confirmRounds;
-  context.logger.info(`${plural(suspected, 'suspected regression')} after ${plural(plan.rounds, 'round')}: replaying ${plan.confirmRounds} more to confirm`);
+  context.logger.info(
+    `${plural(suspected, 'suspected regression')} after ${plural(plan.rounds, 'round')}: replaying ${plan.confirmRounds} more to confirm`,
+  );
   record.stage = 'replay';
   await replayRounds(rounds, planConfirmation(plan.rounds, plan.confirmRounds), total, plan.speed);
   record.environment.rounds = total;
@@ -92,7 +94,9 @@ async function replayRounds(rounds: Rounds, plan: PlannedReplay[], totalRounds: 
     const place = planned.side === 'head' ? places.head : places.base;
     const template = planned.side === 'head' ? templates.head : templates.base;
     const name = `${place.prefix}_r${planned.round}_${planned.side}`;
-    context.logger.info(`round ${planned.round}/${totalRounds}: replay ${index + 1} of ${plan.length} on ${planned.side === 'noise' ? 'base again (noise)' : planned.side}`);
+    context.logger.info(
+      `round ${planned.round}/${totalRounds}: replay ${index + 1} of ${plan.length} on ${planned.side === 'noise' ? 'base again (noise)' : planned.side}`,
+    );
     place.created.push(name);
     const url = await createDatabase(place.server.url, name, template);
     if (setup.serverTime.available) await sendDurations(place.server.url, name);

@@ -54,7 +54,16 @@ export async function runGate(config: GateConfig, context: RunContext): Promise<
     const built = { base: templates.base, head: templates.head };
     const setup = await prepareReplays(config, record, places, built, context.logger);
 
-    const comparison = await replayAndCompare({ config, record, context, workload: workload.workload, evidence: workload.evidence, places, templates: built, setup });
+    const comparison = await replayAndCompare({
+      config,
+      record,
+      context,
+      workload: workload.workload,
+      evidence: workload.evidence,
+      places,
+      templates: built,
+      setup,
+    });
     return await judge(config, record, workload, comparison, { places, templates: built, secrets: secretsOf(held) }, context);
   } catch (thrown) {
     const error = toCliError(thrown, stageLabel(record.stage));
@@ -96,7 +105,14 @@ async function judge(
     base: { url: withDatabase(base.server.url, where.templates.base), major: majorOf(base.server.version) },
     head: { url: withDatabase(head.server.url, where.templates.head), major: majorOf(head.server.version) },
   };
-  record.plans = await probeTemplates(workload.workload, comparison, targets, sideCounters(base.counters!, head.counters!), context.logger, where.secrets);
+  record.plans = await probeTemplates(
+    workload.workload,
+    comparison,
+    targets,
+    sideCounters(base.counters!, head.counters!),
+    context.logger,
+    where.secrets,
+  );
   const decided = decideVerdict({
     comparison,
     coverage: coverageOf(record.side('base'), record.side('head'), config.thresholds.minCoverage),

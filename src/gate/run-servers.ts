@@ -25,7 +25,12 @@ import { findSessionFeatures } from '../verdict/session-features.js';
  * @param side which side, for the log
  * @returns the server
  */
-export async function startSideServer(spec: ServerSpec, sizing: { sessions: number; maxConnections: number | undefined }, logger: Logger, side: 'base' | 'head'): Promise<Server> {
+export async function startSideServer(
+  spec: ServerSpec,
+  sizing: { sessions: number; maxConnections: number | undefined },
+  logger: Logger,
+  side: 'base' | 'head',
+): Promise<Server> {
   if (spec.kind === 'database-url') return serverForRun(spec, { ...sizing, logger });
   const server = await serverForRun(
     { kind: spec.kind, major: spec.major },
@@ -59,7 +64,8 @@ export async function compareServers(
   logger: Logger,
 ): Promise<ServersReport> {
   const secrets = [passwordOf(servers.base.url), passwordOf(servers.head.url)];
-  const clean = (error: unknown) => secrets.reduce<string>((m, s) => redact(m, s), (error instanceof Error ? error.message : String(error)).split('\n')[0]!);
+  const clean = (error: unknown) =>
+    secrets.reduce<string>((m, s) => redact(m, s), (error instanceof Error ? error.message : String(error)).split('\n')[0]!);
   let settings: ReturnType<typeof diffSettings> = { settings: [], only_base: [], only_head: [] };
   let settingsError: string | null = null;
   try {
@@ -113,14 +119,19 @@ export function serverWarnings(servers: ServersReport): string[] {
   const warnings: string[] = [];
   const features = servers.session_features.length;
   if (servers.sessions_lost_on_head && features === 0) {
-    warnings.push("head's server does not keep a client on one server connection (a transaction pooler); no statement of the workload depends on that");
+    warnings.push(
+      "head's server does not keep a client on one server connection (a transaction pooler); no statement of the workload depends on that",
+    );
   }
   if (servers.base.keeps_sessions === false && features > 0) {
     warnings.push(
       `base's server does not keep a client on one server connection either: ${plural(features, 'statement group')} of the workload that depend on session state may fail or misbehave on both sides (workload fidelity, not gated)`,
     );
   }
-  for (const [side, s] of [['base', servers.base], ['head', servers.head]] as const) {
+  for (const [side, s] of [
+    ['base', servers.base],
+    ['head', servers.head],
+  ] as const) {
     if (s.keeps_sessions === null) warnings.push(`whether ${side}'s server keeps a client on one server connection ${s.sessions_note}`);
   }
   return warnings;

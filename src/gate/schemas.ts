@@ -3,7 +3,14 @@
  * base's server, or, when head has a server of its own, base's there and both again on head's,
  * as one server would have them.
  */
-import { BaseSchemaError, buildBaseTemplate, buildTemplates, runTemplateInputs, type TemplateInputs, type Templates } from '../templates/build.js';
+import {
+  BaseSchemaError,
+  buildBaseTemplate,
+  buildTemplates,
+  runTemplateInputs,
+  type TemplateInputs,
+  type Templates,
+} from '../templates/build.js';
 import type { RunContext } from '../runtime/run-context.js';
 import type { GateRecord } from './gate-record.js';
 import type { GateConfig } from './options.js';
@@ -19,8 +26,15 @@ import type { Place, Places } from './places.js';
  * @returns the templates; `head` is null when head's migrations failed
  * @throws BaseSchemaError when base's migrations fail: nothing can be measured
  */
-export async function buildSchemas(config: GateConfig, record: GateRecord, places: Places, baseRoot: string, context: RunContext): Promise<Templates> {
-  const inputs = (place: Place): TemplateInputs => runTemplateInputs({ serverUrl: place.server.url, prefix: place.prefix, source: config.schema, baseRoot }, config, context);
+export async function buildSchemas(
+  config: GateConfig,
+  record: GateRecord,
+  places: Places,
+  baseRoot: string,
+  context: RunContext,
+): Promise<Templates> {
+  const inputs = (place: Place): TemplateInputs =>
+    runTemplateInputs({ serverUrl: place.server.url, prefix: place.prefix, source: config.schema, baseRoot }, config, context);
   const { base, head } = places;
   let templates: Templates;
   try {
@@ -31,7 +45,11 @@ export async function buildSchemas(config: GateConfig, record: GateRecord, place
       head.created.push(`${head.prefix}_base`, `${head.prefix}_head`);
       context.logger.info("building base's and head's schemas again on head's server");
       const onHead = await buildHeadServerTemplates(inputs(head));
-      templates = { ...onHead, base: baseTemplate.name, migrations: [...baseTemplate.migrations, ...onHead.migrations.filter((m) => m.side === 'head')] };
+      templates = {
+        ...onHead,
+        base: baseTemplate.name,
+        migrations: [...baseTemplate.migrations, ...onHead.migrations.filter((m) => m.side === 'head')],
+      };
     } else {
       base.created.push(`${base.prefix}_base`, `${base.prefix}_head`);
       templates = await buildTemplates(inputs(base));

@@ -13,7 +13,12 @@ const PROBE_CLIENTS = 4;
 const PROBE_WAIT_MS = 5_000;
 
 async function connect(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, query_timeout: PROBE_WAIT_MS, application_name: 'pg-retest-action probe' });
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: 10_000,
+    query_timeout: PROBE_WAIT_MS,
+    application_name: 'pg-retest-action probe',
+  });
   client.on('error', () => {});
   client.on('notice', () => {});
   try {
@@ -69,16 +74,22 @@ export async function probeSessions(url: string): Promise<{ keeps: boolean; note
       } catch (error) {
         // PgBouncer in statement mode refuses transaction blocks.
         const message = error instanceof Error ? error.message : String(error);
-        if (/transaction blocks not allowed/i.test(message)) return { keeps: false, note: `refuses transaction blocks (statement pooling): ${message}` };
+        if (/transaction blocks not allowed/i.test(message))
+          return { keeps: false, note: `refuses transaction blocks (statement pooling): ${message}` };
         // Made to wait for a free server connection (a small pool in session mode): the first
         // client is holding on to its own.
         if (/timeout/i.test(message)) break;
         throw error;
       }
-      if (held === pid) return { keeps: false, note: `gave another client the server connection (process ${pid}) of a client between its transactions (transaction pooling)` };
+      if (held === pid)
+        return {
+          keeps: false,
+          note: `gave another client the server connection (process ${pid}) of a client between its transactions (transaction pooling)`,
+        };
     }
     const again = await backendPid(first);
-    if (again !== pid) return { keeps: false, note: `moved a client from server process ${pid} to ${again} between two statements (transaction pooling)` };
+    if (again !== pid)
+      return { keeps: false, note: `moved a client from server process ${pid} to ${again} between two statements (transaction pooling)` };
     return { keeps: true, note: 'a client keeps its server connection between transactions' };
   } finally {
     for (const other of others) {

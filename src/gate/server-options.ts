@@ -50,7 +50,11 @@ export const headServerOptions = {
     shape: 'value',
     placeholder: 'MAJOR',
     help: `start a second server of this major for head (${majors}), to gate an upgrade; base keeps --postgres-version`,
-    schema: numberValue(`a PostgreSQL major version: ${majors}`, (n) => (SUPPORTED_MAJORS as readonly number[]).includes(n), true).optional(),
+    schema: numberValue(
+      `a PostgreSQL major version: ${majors}`,
+      (n) => (SUPPORTED_MAJORS as readonly number[]).includes(n),
+      true,
+    ).optional(),
   },
   'head-postgres-config': {
     shape: 'list',
@@ -122,9 +126,16 @@ export function serverOptionIssues(raw: RawServerOptions): [option: string, mess
  * @returns base's server, and head's when it differs
  */
 export function planServers(raw: RawServerOptions): ServerPlan {
-  const started = (major: number | undefined, settings: Record<string, string>): ServerSpec => ({ kind: raw.provision ?? 'auto', major, settings });
+  const started = (major: number | undefined, settings: Record<string, string>): ServerSpec => ({
+    kind: raw.provision ?? 'auto',
+    major,
+    settings,
+  });
   const baseUrl = raw['base-database-url'] ?? raw['database-url'];
-  const base = baseUrl !== undefined ? { kind: 'database-url' as const, url: baseUrl } : started(raw['postgres-version'], { ...raw['postgres-config'], ...raw['base-postgres-config'] });
+  const base =
+    baseUrl !== undefined
+      ? { kind: 'database-url' as const, url: baseUrl }
+      : started(raw['postgres-version'], { ...raw['postgres-config'], ...raw['base-postgres-config'] });
   const separate =
     raw['base-database-url'] !== undefined ||
     Object.keys(raw['base-postgres-config']).length > 0 ||

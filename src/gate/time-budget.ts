@@ -47,7 +47,9 @@ export function planForBudget(
   asked: { rounds: number; confirmRounds: number; speed: number },
 ): BudgetPlan {
   if (asked.speed === 0) {
-    throw new InputError('option --time-budget needs a replay speed above 0: at speed 0 (as fast as possible) a replay has no duration to plan with');
+    throw new InputError(
+      'option --time-budget needs a replay speed above 0: at speed 0 (as fast as possible) a replay has no duration to plan with',
+    );
   }
   const left = budgetMs * (1 - RESERVE) - spentMs;
   const shapes: [number, number][] = [
@@ -112,8 +114,13 @@ export interface ReplayPlan {
  * @throws InputError when the budget cannot fit one replay per side
  */
 export function replayPlan(config: GateConfig, workload: Workload, spentMs: number): ReplayPlan {
-  if (config.timeBudgetMs === undefined) return { rounds: config.rounds, confirmRounds: config.confirmRounds, speed: config.speed, budget: null };
+  if (config.timeBudgetMs === undefined)
+    return { rounds: config.rounds, confirmRounds: config.confirmRounds, speed: config.speed, budget: null };
   const durationUs = workload.summary(0).duration_us;
-  const budget = planForBudget(config.timeBudgetMs, spentMs, durationUs, { rounds: config.rounds, confirmRounds: config.confirmRounds, speed: config.speed });
+  const budget = planForBudget(config.timeBudgetMs, spentMs, durationUs, {
+    rounds: config.rounds,
+    confirmRounds: config.confirmRounds,
+    speed: config.speed,
+  });
   return { rounds: budget.rounds, confirmRounds: budget.confirm_rounds, speed: budget.speed, budget };
 }

@@ -10,7 +10,7 @@
  * Each option is declared once, in an {@link OptionDefs} object: its name (as typed, without
  * `--`), shape, help text and schema. The same object drives parsing, validation and `--help`.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { InputError } from '../exit-codes.js';
 
 export interface OptionDef {
@@ -54,7 +54,11 @@ export interface CommandSpec<Config> {
  *   former option name used
  * @throws InputError for an unknown option, a missing value, a repeated single-value option or a surplus argument
  */
-export function tokenize(command: string, argv: string[], defs: OptionDefs): { values: Record<string, RawValue>; help: boolean; notes: string[] } {
+export function tokenize(
+  command: string,
+  argv: string[],
+  defs: OptionDefs,
+): { values: Record<string, RawValue>; help: boolean; notes: string[] } {
   const values: Record<string, RawValue> = {};
   const notes: string[] = [];
   const positionals = Object.keys(defs).filter((name) => defs[name]!.shape === 'positional');
@@ -90,7 +94,9 @@ export function tokenize(command: string, argv: string[], defs: OptionDefs): { v
     const name = currentName(typed, defs);
     const def = defs[name];
     if (!def || def.shape === 'positional' || !arg.startsWith('--')) {
-      throw new InputError(`${command}: unknown option ${arg.split('=')[0]}${suggest(typed, defs)}; see pg-retest-action ${command} --help`);
+      throw new InputError(
+        `${command}: unknown option ${arg.split('=')[0]}${suggest(typed, defs)}; see pg-retest-action ${command} --help`,
+      );
     }
     if (name !== typed) notes.push(`option --${typed} is deprecated: it is now called --${name}, which works the same`);
     const usage = `--${name}${def.placeholder ? ` ${def.placeholder}` : ''}`;

@@ -7,13 +7,37 @@ import type { OptionDefs } from './argv.js';
 import { numberValue } from './values.js';
 
 const factor = (what: string) =>
-  numberValue(`a whole number of copies of each ${what} session, 0 (leave them out) or more`, (n) => n >= 0 && n <= 10_000, true).optional();
+  numberValue(
+    `a whole number of copies of each ${what} session, 0 (leave them out) or more`,
+    (n) => n >= 0 && n <= 10_000,
+    true,
+  ).optional();
 
 export const classScaleOptions = {
-  'scale-analytical': { shape: 'value', placeholder: 'N', help: 'copies of each analytical session (long reads), instead of --scale; 0 leaves them out', schema: factor('analytical') },
-  'scale-transactional': { shape: 'value', placeholder: 'N', help: 'copies of each transactional session (short transactions), instead of --scale; 0 leaves them out', schema: factor('transactional') },
-  'scale-mixed': { shape: 'value', placeholder: 'N', help: 'copies of each mixed session, instead of --scale; 0 leaves them out', schema: factor('mixed') },
-  'scale-bulk': { shape: 'value', placeholder: 'N', help: 'copies of each bulk session (COPY, big writes), instead of --scale; 0 leaves them out', schema: factor('bulk') },
+  'scale-analytical': {
+    shape: 'value',
+    placeholder: 'N',
+    help: 'copies of each analytical session (long reads), instead of --scale; 0 leaves them out',
+    schema: factor('analytical'),
+  },
+  'scale-transactional': {
+    shape: 'value',
+    placeholder: 'N',
+    help: 'copies of each transactional session (short transactions), instead of --scale; 0 leaves them out',
+    schema: factor('transactional'),
+  },
+  'scale-mixed': {
+    shape: 'value',
+    placeholder: 'N',
+    help: 'copies of each mixed session, instead of --scale; 0 leaves them out',
+    schema: factor('mixed'),
+  },
+  'scale-bulk': {
+    shape: 'value',
+    placeholder: 'N',
+    help: 'copies of each bulk session (COPY, big writes), instead of --scale; 0 leaves them out',
+    schema: factor('bulk'),
+  },
 } as const satisfies OptionDefs;
 
 /** The engine's per-class options, from the parsed values. */
@@ -28,7 +52,12 @@ export interface ClassScale {
  * @param raw parsed option values
  * @returns the factors given, under the engine's names (absent ones stay absent)
  */
-export function classScaleFrom(raw: { 'scale-analytical'?: number; 'scale-transactional'?: number; 'scale-mixed'?: number; 'scale-bulk'?: number }): ClassScale {
+export function classScaleFrom(raw: {
+  'scale-analytical'?: number;
+  'scale-transactional'?: number;
+  'scale-mixed'?: number;
+  'scale-bulk'?: number;
+}): ClassScale {
   const out: ClassScale = {};
   if (raw['scale-analytical'] !== undefined) out.scaleAnalytical = raw['scale-analytical'];
   if (raw['scale-transactional'] !== undefined) out.scaleTransactional = raw['scale-transactional'];

@@ -30,7 +30,9 @@ export function readConfigFile(file: string, defs: OptionDefs): Record<string, R
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    throw new InputError(`option --config: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}); check the path`);
+    throw new InputError(
+      `option --config: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}); check the path`,
+    );
   }
   let data: unknown;
   try {
@@ -75,7 +77,9 @@ export function mergeValues(fromFile: Record<string, RawValue>, fromArgs: Record
 function toRaw(value: unknown, list: boolean, settings: boolean): RawValue | null | undefined {
   if (value === null) return null;
   if (settings && typeof value === 'object' && !Array.isArray(value)) {
-    const pairs = Object.entries(value as Record<string, unknown>).map(([k, v]) => (scalar(v) === undefined ? undefined : `${k}=${quote(scalar(v)!)}`));
+    const pairs = Object.entries(value as Record<string, unknown>).map(([k, v]) =>
+      scalar(v) === undefined ? undefined : `${k}=${quote(scalar(v)!)}`,
+    );
     return pairs.every((pair) => pair !== undefined) ? (pairs as string[]) : undefined;
   }
   if (Array.isArray(value)) {

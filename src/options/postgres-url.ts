@@ -24,7 +24,8 @@ export function urlCredentialProblem(url: string): string | undefined {
   let problem: string | undefined;
   const userinfo = rest.slice(0, at);
   if (rest.indexOf('@', at + 1) >= 0) problem = "an '@' in the user name, the password or after the host is not percent-encoded";
-  else if (/[/?#]/.test(userinfo)) problem = "a '/', '?' or '#' in the user name or password, or an '@' after the host, is not percent-encoded";
+  else if (/[/?#]/.test(userinfo))
+    problem = "a '/', '?' or '#' in the user name or password, or an '@' after the host, is not percent-encoded";
   else if (/\s/.test(userinfo)) problem = 'a space in the user name or password is not percent-encoded';
   else if (/%(?![0-9a-f]{2})/i.test(userinfo)) problem = "a '%' in the user name or password starts no %XX escape";
   if (problem === undefined) return undefined;

@@ -41,7 +41,11 @@ export interface ReplayLimits {
  * @param raw parsed options (a command without one of them leaves it out)
  * @returns the limits, undefined where none was given
  */
-export function replayLimitsFrom(raw: { 'max-connections'?: number; 'statement-timeout-ms'?: number; 'replay-timeout-s'?: number }): ReplayLimits {
+export function replayLimitsFrom(raw: {
+  'max-connections'?: number;
+  'statement-timeout-ms'?: number;
+  'replay-timeout-s'?: number;
+}): ReplayLimits {
   const timeoutS = raw['replay-timeout-s'];
   return {
     maxConnections: raw['max-connections'],

@@ -7,7 +7,10 @@
 import { z } from 'zod';
 
 /** A boolean flag: true when given. */
-export const flag = z.literal(true).optional().transform((value) => value === true);
+export const flag = z
+  .literal(true)
+  .optional()
+  .transform((value) => value === true);
 
 /**
  * A number from a string.
@@ -117,7 +120,10 @@ export function percentValue(expected: string, accept: (fraction: number) => boo
     const match = /^([0-9]*\.?[0-9]+)\s*(%?)$/.exec(text);
     const fraction = match ? Number(match[1]) / (match[2] ? 100 : 1) : Number.NaN;
     if (bareBelowOne && match && !match[2] && fraction >= 1) {
-      ctx.addIssue({ code: 'custom', message: `a plain number is a fraction here: write '${match[1]}%' for that many percent, or '100%' to allow every one; got '${raw}'` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `a plain number is a fraction here: write '${match[1]}%' for that many percent, or '100%' to allow every one; got '${raw}'`,
+      });
       return z.NEVER;
     }
     if (!Number.isFinite(fraction) || !accept(fraction)) {

@@ -75,7 +75,14 @@ export interface PipelineConfig {
 }
 
 /** pg-retest's defaults (its src/config/mod.rs). */
-export const PG_RETEST_DEFAULTS = { sourceType: 'pg-csv', image: 'postgres:16', speed: 1, scale: 1, staggerMs: 0, regressionThresholdPct: 20 } as const;
+export const PG_RETEST_DEFAULTS = {
+  sourceType: 'pg-csv',
+  image: 'postgres:16',
+  speed: 1,
+  scale: 1,
+  staggerMs: 0,
+  regressionThresholdPct: 20,
+} as const;
 
 type Kind = 'text' | 'secret' | 'path' | 'bool' | 'number' | 'integer';
 
@@ -90,8 +97,16 @@ const text = (expected = 'a string'): KeySpec => ({ kind: 'text', expected });
 const secret: KeySpec = { kind: 'secret', expected: 'a connection string (host=… port=… user=… dbname=…, or a postgres:// URL)' };
 const path = (what: string): KeySpec => ({ kind: 'path', expected: `a path: ${what}` });
 const bool: KeySpec = { kind: 'bool', expected: 'true or false' };
-const number = (expected: string, accept: (n: number) => boolean): KeySpec => ({ kind: 'number', expected, accept: accept as (value: never) => boolean });
-const integer = (expected: string, accept: (n: number) => boolean): KeySpec => ({ kind: 'integer', expected, accept: accept as (value: never) => boolean });
+const number = (expected: string, accept: (n: number) => boolean): KeySpec => ({
+  kind: 'number',
+  expected,
+  accept: accept as (value: never) => boolean,
+});
+const integer = (expected: string, accept: (n: number) => boolean): KeySpec => ({
+  kind: 'integer',
+  expected,
+  accept: accept as (value: never) => boolean,
+});
 const classFactor = integer('a whole number of copies, 0 (leave the class out) or more', (n) => n >= 0 && n <= 10_000);
 
 /** Every key pg-retest's pipeline config has (wkl-format §6), and `[replay] allow_writes` and `allow_server_wide` of ours. */
@@ -99,7 +114,11 @@ const SECTIONS = {
   capture: {
     workload: path('the captured workload (.wkl)'),
     source_log: path('the PostgreSQL log to capture'),
-    source_type: { kind: 'text', expected: 'one of pg-csv, mysql-slow, rds', accept: ((v: string) => ['pg-csv', 'mysql-slow', 'rds'].includes(v)) as (value: never) => boolean },
+    source_type: {
+      kind: 'text',
+      expected: 'one of pg-csv, mysql-slow, rds',
+      accept: ((v: string) => ['pg-csv', 'mysql-slow', 'rds'].includes(v)) as (value: never) => boolean,
+    },
     source_host: text(),
     pg_version: text(),
     mask_values: bool,
@@ -159,7 +178,8 @@ export function readPipelineConfig(file: string): PipelineConfig {
     source = fs.readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const hint = code === 'ENOENT' ? `there is no ${file} in ${process.cwd()}; give the file with --config` : 'check the path and its permissions';
+    const hint =
+      code === 'ENOENT' ? `there is no ${file} in ${process.cwd()}; give the file with --config` : 'check the path and its permissions';
     throw new InputError(`config ${file}: cannot read it (${code ?? String(error)}); ${hint}`);
   }
   let data: Record<string, unknown>;
@@ -196,7 +216,9 @@ export function pipelineConfigFrom(data: Record<string, unknown>, file: string):
       continue;
     }
     if (!(name in SECTIONS)) {
-      warnings.push(`config ${file}: unknown ${isTable(value) ? 'section' : 'key'} '${name}' is ignored (pg-retest ignores it too); known sections: ${[...Object.keys(SECTIONS), 'variants'].map((s) => `[${s}]`).join(', ')}`);
+      warnings.push(
+        `config ${file}: unknown ${isTable(value) ? 'section' : 'key'} '${name}' is ignored (pg-retest ignores it too); known sections: ${[...Object.keys(SECTIONS), 'variants'].map((s) => `[${s}]`).join(', ')}`,
+      );
       continue;
     }
     const section = name as Section;

@@ -31,13 +31,15 @@ export function conninfoToUrl(conninfo: string): string {
   }
   const pairs = parseKeyValues(text);
   const host = pairs.get('host') ?? pairs.get('hostaddr');
-  if (host === undefined || host === '') throw new Error('no host= in the connection string (e.g. host=127.0.0.1 port=5432 user=app dbname=shop)');
+  if (host === undefined || host === '')
+    throw new Error('no host= in the connection string (e.g. host=127.0.0.1 port=5432 user=app dbname=shop)');
   if (host.includes(',')) throw new Error('several hosts are not supported; name one host');
   const port = pairs.get('port');
   if (port !== undefined && !/^\d{1,5}$/.test(port)) throw new Error('port= must be a number');
   const user = pairs.get('user');
   const password = pairs.get('password');
-  const credentials = user === undefined ? '' : `${encodeURIComponent(user)}${password === undefined ? '' : `:${encodeURIComponent(password)}`}@`;
+  const credentials =
+    user === undefined ? '' : `${encodeURIComponent(user)}${password === undefined ? '' : `:${encodeURIComponent(password)}`}@`;
   // A host that is a directory is a Unix socket; percent-encoded, both pg and tokio-postgres read it so.
   const hostPart = host.startsWith('/') ? encodeURIComponent(host) : host.includes(':') ? `[${host}]` : host;
   const query = new URLSearchParams();
@@ -64,7 +66,8 @@ function parseKeyValues(text: string): Map<string, string> {
     while (i < text.length && /[A-Za-z0-9_]/.test(text[i]!)) i++;
     const key = text.slice(keyStart, i).toLowerCase();
     skipSpace();
-    if (key === '' || text[i] !== '=') throw new Error('expected key=value pairs such as host=127.0.0.1 port=5432 dbname=shop, or a postgres:// URL');
+    if (key === '' || text[i] !== '=')
+      throw new Error('expected key=value pairs such as host=127.0.0.1 port=5432 dbname=shop, or a postgres:// URL');
     i++;
     skipSpace();
     let value = '';

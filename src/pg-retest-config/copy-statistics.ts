@@ -24,7 +24,9 @@ ORDER BY c.oid`;
  * @returns the tables analyzed
  */
 export async function settleCopyStatistics(url: string): Promise<string[]> {
-  const tables = (await runStatements(url, 'cannot read the tables of a database copy', [UNANALYZED])).rows.map((r: { name: string }) => r.name);
+  const tables = (await runStatements(url, 'cannot read the tables of a database copy', [UNANALYZED])).rows.map(
+    (r: { name: string }) => r.name,
+  );
   await runStatements(url, 'VACUUM failed', ['VACUUM', ...tables.map((t) => `ANALYZE ${t}`)]);
   return tables;
 }

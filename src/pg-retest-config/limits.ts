@@ -73,7 +73,15 @@ export function checkLimits(limits: PipelineLimits, figures: SideFigures, varian
   ] as const) {
     if (limitMs === undefined) continue;
     if (figures.ok === 0) {
-      checks.push({ name, key, variant, limit: limitMs, measured: null, status: 'not_evaluated', message: `${label} latency${on}: not measured, no statement succeeded (${key})` });
+      checks.push({
+        name,
+        key,
+        variant,
+        limit: limitMs,
+        measured: null,
+        status: 'not_evaluated',
+        message: `${label} latency${on}: not measured, no statement succeeded (${key})`,
+      });
       continue;
     }
     const ms = us / 1000;
@@ -113,7 +121,13 @@ export function checkLimits(limits: PipelineLimits, figures: SideFigures, varian
  */
 export function checkRegressionCount(max: number, slower: { normalized: string; fingerprint: string }[], variant: string): ThresholdCheck {
   const failed = slower.length > max;
-  const named = slower.length > 0 ? `: ${slower.slice(0, 3).map((s) => s.fingerprint).join(', ')}${slower.length > 3 ? ', …' : ''}` : '';
+  const named =
+    slower.length > 0
+      ? `: ${slower
+          .slice(0, 3)
+          .map((s) => s.fingerprint)
+          .join(', ')}${slower.length > 3 ? ', …' : ''}`
+      : '';
   return {
     name: 'regression_count',
     key: 'thresholds.regression_max_count',

@@ -82,8 +82,14 @@ export function planRun(config: PipelineConfig): RunPlan {
   const variants = variantsMode
     ? config.variants.map((v, i) => {
         const url = targetUrl(v.target, `[[variants]] #${i + 1} target`, fail);
-        note(`variants[${i + 1}].label`, i === 0 ? 'the baseline: every other variant is gated against it' : `a candidate, gated against '${config.variants[0]!.label}'`);
-        note(`variants[${i + 1}].target`, `where '${v.label}' is replayed: each replay runs on a fresh copy of this database when the user may create databases there, else in it`);
+        note(
+          `variants[${i + 1}].label`,
+          i === 0 ? 'the baseline: every other variant is gated against it' : `a candidate, gated against '${config.variants[0]!.label}'`,
+        );
+        note(
+          `variants[${i + 1}].target`,
+          `where '${v.label}' is replayed: each replay runs on a fresh copy of this database when the user may create databases there, else in it`,
+        );
         return { label: v.label, url };
       })
     : [];
@@ -125,7 +131,8 @@ export function planRun(config: PipelineConfig): RunPlan {
       }
     }
   } else {
-    const why = "a single target has no baseline replay to compare with; pg-retest compared the replay with the durations recorded at capture, on another server under another load, which is not a measure of a regression";
+    const why =
+      'a single target has no baseline replay to compare with; pg-retest compared the replay with the durations recorded at capture, on another server under another load, which is not a measure of a regression';
     if (t.regressionMaxCount !== undefined) {
       note(
         'thresholds.regression_max_count',
@@ -137,9 +144,13 @@ export function planRun(config: PipelineConfig): RunPlan {
     }
   }
 
-  if (config.output.jsonReport !== undefined) note('output.json_report', "the run's JSON report (written whatever the outcome, errors included)");
+  if (config.output.jsonReport !== undefined)
+    note('output.json_report', "the run's JSON report (written whatever the outcome, errors included)");
   if (config.output.junitXml !== undefined) {
-    note('output.junit_xml', 'JUnit XML: one test case per threshold, named as pg-retest names them' + (variantsMode ? ', and per compared query of each candidate' : ''));
+    note(
+      'output.junit_xml',
+      `JUnit XML: one test case per threshold, named as pg-retest names them${variantsMode ? ', and per compared query of each candidate' : ''}`,
+    );
   }
 
   return {
@@ -167,7 +178,8 @@ function workloadSource(config: PipelineConfig, note: Note, fail: Fail): Workloa
   const rdsKeys = ['rds_instance', 'rds_region', 'rds_log_file'];
   if (c.workload !== undefined) {
     note('capture.workload', 'the workload replayed (a .wkl as pg-retest writes it, every format version)');
-    for (const key of ['source_log', 'source_type', ...capturedKeys, ...rdsKeys]) note(`capture.${key}`, 'not used: capture.workload is given and takes precedence, as in pg-retest');
+    for (const key of ['source_log', 'source_type', ...capturedKeys, ...rdsKeys])
+      note(`capture.${key}`, 'not used: capture.workload is given and takes precedence, as in pg-retest');
     return { kind: 'file', path: c.workload };
   }
   if (c.sourceType === 'rds') {
@@ -189,8 +201,12 @@ function workloadSource(config: PipelineConfig, note: Note, fail: Fail): Workloa
   if (c.sourceLog === undefined) {
     fail('[capture]', 'no workload: set workload (a .wkl file) or source_log (a PostgreSQL csvlog or jsonlog file to capture)');
   }
-  note('capture.source_log', "captured with pg-retest-action's log capture (csvlog or jsonlog) into a workload kept for this run only; the statements that failed at capture time and those left out are in the capture summary");
-  if (config.given.some((g) => g.key === 'capture.source_type')) note('capture.source_type', 'pg-csv: a PostgreSQL csvlog (a jsonlog is recognised too)');
+  note(
+    'capture.source_log',
+    "captured with pg-retest-action's log capture (csvlog or jsonlog) into a workload kept for this run only; the statements that failed at capture time and those left out are in the capture summary",
+  );
+  if (config.given.some((g) => g.key === 'capture.source_type'))
+    note('capture.source_type', 'pg-csv: a PostgreSQL csvlog (a jsonlog is recognised too)');
   for (const key of ['source_host', 'pg_version']) note(`capture.${key}`, 'recorded in the captured workload (informational)');
   note(
     'capture.mask_values',
@@ -212,27 +228,48 @@ function singleTarget(config: PipelineConfig, note: Note, fail: Fail): TargetPla
   const provisionKeys = ['backend', 'image', 'restore_from', 'connection_string', 'port'];
   if (config.replay.target !== undefined) {
     note('replay.target', IN_PLACE);
-    for (const key of provisionKeys) note(`provision.${key}`, 'not used: [replay] target is set, and pg-retest ignores [provision] then too');
+    for (const key of provisionKeys)
+      note(`provision.${key}`, 'not used: [replay] target is set, and pg-retest ignores [provision] then too');
     return { kind: 'url', url: targetUrl(config.replay.target, '[replay] target', fail), key: 'replay.target' };
   }
   if (p?.connectionString !== undefined) {
     note('provision.connection_string', IN_PLACE);
-    for (const key of ['backend', 'image', 'port']) note(`provision.${key}`, 'not used: connection_string is given, so no server is started (as in pg-retest)');
-    note('provision.restore_from', 'not applied: pg-retest loads it only into the server it starts; the database behind connection_string is used as it is');
+    for (const key of ['backend', 'image', 'port'])
+      note(`provision.${key}`, 'not used: connection_string is given, so no server is started (as in pg-retest)');
+    note(
+      'provision.restore_from',
+      'not applied: pg-retest loads it only into the server it starts; the database behind connection_string is used as it is',
+    );
     return { kind: 'url', url: targetUrl(p.connectionString, '[provision] connection_string', fail), key: 'provision.connection_string' };
   }
   if (p === null) {
-    return fail('[replay] target', 'no target: set [replay] target (a connection string), [provision] connection_string, [provision] backend = "docker" (a throwaway server), or two [[variants]]');
+    return fail(
+      '[replay] target',
+      'no target: set [replay] target (a connection string), [provision] connection_string, [provision] backend = "docker" (a throwaway server), or two [[variants]]',
+    );
   }
-  if (p.backend === undefined) return fail('[provision] backend', 'is required when [provision] has no connection_string: "docker" starts a throwaway server for the run');
+  if (p.backend === undefined)
+    return fail(
+      '[provision] backend',
+      'is required when [provision] has no connection_string: "docker" starts a throwaway server for the run',
+    );
   if (!['docker', 'embedded', 'local'].includes(p.backend)) {
-    return fail('[provision] backend', `expected "docker" (pg-retest's only backend), or "embedded" or "local" (servers pg-retest-action starts without Docker), got ${JSON.stringify(p.backend)}`);
+    return fail(
+      '[provision] backend',
+      `expected "docker" (pg-retest's only backend), or "embedded" or "local" (servers pg-retest-action starts without Docker), got ${JSON.stringify(p.backend)}`,
+    );
   }
   const major = majorOfImage(p.image);
   if (p.backend !== 'docker' && major !== undefined && !(SUPPORTED_MAJORS as readonly number[]).includes(major)) {
-    return fail('[provision] image', `PostgreSQL ${major} cannot be started without Docker; the ${p.backend} backend has majors ${SUPPORTED_MAJORS.join(', ')}`);
+    return fail(
+      '[provision] image',
+      `PostgreSQL ${major} cannot be started without Docker; the ${p.backend} backend has majors ${SUPPORTED_MAJORS.join(', ')}`,
+    );
   }
-  note('provision.image', major === undefined ? `${p.image}: no major in the tag, so the newest available` : `${p.image}: PostgreSQL ${major}`);
+  note(
+    'provision.image',
+    major === undefined ? `${p.image}: no major in the tag, so the newest available` : `${p.image}: PostgreSQL ${major}`,
+  );
   note('provision.port', 'not used: the server listens on a free port of 127.0.0.1 (nothing outside the run connects to it)');
   if (p.restoreFrom !== undefined) note('provision.restore_from', 'loaded into the started server before the replay');
   return { kind: 'start', backend: p.backend as StartBackend, image: p.image, major, restoreFrom: p.restoreFrom };
@@ -291,25 +328,44 @@ function replaySettings(config: PipelineConfig, variantsMode: boolean, note: Not
     ['scale_mixed', r.scaleMixed],
     ['scale_bulk', r.scaleBulk],
   ] as const) {
-    if (value !== undefined) note(`replay.${key}`, `${value} cop${value === 1 ? 'y' : 'ies'} of each ${key.slice(6)} session instead of scale${scaling}`);
+    if (value !== undefined)
+      note(`replay.${key}`, `${value} cop${value === 1 ? 'y' : 'ies'} of each ${key.slice(6)} session instead of scale${scaling}`);
   }
   const classScale: ReplaySettings['classScale'] = {};
   if (r.scaleAnalytical !== undefined) classScale.scaleAnalytical = r.scaleAnalytical;
   if (r.scaleTransactional !== undefined) classScale.scaleTransactional = r.scaleTransactional;
   if (r.scaleMixed !== undefined) classScale.scaleMixed = r.scaleMixed;
   if (r.scaleBulk !== undefined) classScale.scaleBulk = r.scaleBulk;
-  return { speed: r.speed, readOnly: r.readOnly, allowWrites: r.allowWrites, allowServerWide: r.allowServerWide, scale: r.scale, staggerMs: r.staggerMs, classScale };
+  return {
+    speed: r.speed,
+    readOnly: r.readOnly,
+    allowWrites: r.allowWrites,
+    allowServerWide: r.allowServerWide,
+    scale: r.scale,
+    staggerMs: r.staggerMs,
+    classScale,
+  };
 }
 
 function limitsOf(config: PipelineConfig, variantsMode: boolean, note: Note): PipelineLimits {
   const t = config.thresholds;
   const on = variantsMode ? 'every variant but the first, all its replays pooled' : 'the replay';
   if (t.p95MaxMs !== undefined) {
-    note('thresholds.p95_max_ms', `fails when the whole-workload p95 of successful statements on ${on} is above ${t.p95MaxMs} ms (inclusive limit, as in pg-retest, which also counted failed and skipped statements as 0 µs)`);
+    note(
+      'thresholds.p95_max_ms',
+      `fails when the whole-workload p95 of successful statements on ${on} is above ${t.p95MaxMs} ms (inclusive limit, as in pg-retest, which also counted failed and skipped statements as 0 µs)`,
+    );
   }
-  if (t.p99MaxMs !== undefined) note('thresholds.p99_max_ms', `fails when the whole-workload p99 of successful statements on ${on} is above ${t.p99MaxMs} ms (inclusive limit)`);
+  if (t.p99MaxMs !== undefined)
+    note(
+      'thresholds.p99_max_ms',
+      `fails when the whole-workload p99 of successful statements on ${on} is above ${t.p99MaxMs} ms (inclusive limit)`,
+    );
   if (t.errorRateMaxPct !== undefined) {
-    note('thresholds.error_rate_max_pct', `fails when more than ${t.errorRateMaxPct} % of the statements executed on ${on} fail (pg-retest also counted statements skipped after a failed transaction as errors)`);
+    note(
+      'thresholds.error_rate_max_pct',
+      `fails when more than ${t.errorRateMaxPct} % of the statements executed on ${on} fail (pg-retest also counted statements skipped after a failed transaction as errors)`,
+    );
   }
   return { p95MaxMs: t.p95MaxMs, p99MaxMs: t.p99MaxMs, errorRateMaxPct: t.errorRateMaxPct };
 }

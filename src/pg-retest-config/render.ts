@@ -49,7 +49,20 @@ export function renderRunMarkdown(report: RunReport): string {
       '',
       ...mdTable(
         ['captured', 'executed', 'ok', 'errors', 'skipped', 'not executed', 'sessions', 'p50', 'p95', 'p99'],
-        [[count(t.captured), count(t.executed), count(t.ok), count(t.errors), count(t.skipped), count(t.not_executed), `${r.sessions_completed} / ${r.sessions_planned}`, micros(r.latency.p50_us), micros(r.latency.p95_us), micros(r.latency.p99_us)]],
+        [
+          [
+            count(t.captured),
+            count(t.executed),
+            count(t.ok),
+            count(t.errors),
+            count(t.skipped),
+            count(t.not_executed),
+            `${r.sessions_completed} / ${r.sessions_planned}`,
+            micros(r.latency.p50_us),
+            micros(r.latency.p95_us),
+            micros(r.latency.p99_us),
+          ],
+        ],
         ['right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
       ),
       '',
@@ -68,7 +81,12 @@ export function renderRunMarkdown(report: RunReport): string {
     }
   }
   for (const c of report.variants?.candidates ?? []) {
-    lines.push(`#### '${text(c.label)}' against '${text(report.variants!.baseline)}'`, '', ...demoted(renderMarkdown(c.report, { chart: false })), '');
+    lines.push(
+      `#### '${text(c.label)}' against '${text(report.variants!.baseline)}'`,
+      '',
+      ...demoted(renderMarkdown(c.report, { chart: false })),
+      '',
+    );
   }
   if (report.warnings.length > 0) lines.push('#### Warnings', '', ...report.warnings.map((w) => `- ${prose(w)}`), '');
   if (report.config.keys.length > 0) {
@@ -89,13 +107,16 @@ export function renderRunMarkdown(report: RunReport): string {
 /** The gate's report under a heading of ours: its headings two levels down (code blocks left alone). */
 function demoted(markdown: string): string[] {
   let fence: string | null = null;
-  return markdown.trimEnd().split('\n').map((line) => {
-    const opening = /^(`{3,})/.exec(line)?.[1];
-    if (fence === null && opening) fence = opening;
-    else if (fence !== null && line.startsWith(fence)) fence = null;
-    else if (fence === null && /^#{1,4} /.test(line)) return `##${line}`;
-    return line;
-  });
+  return markdown
+    .trimEnd()
+    .split('\n')
+    .map((line) => {
+      const opening = /^(`{3,})/.exec(line)?.[1];
+      if (fence === null && opening) fence = opening;
+      else if (fence !== null && line.startsWith(fence)) fence = null;
+      else if (fence === null && /^#{1,4} /.test(line)) return `##${line}`;
+      return line;
+    });
 }
 
 /** A limit as written in the config (`50 ms`), a measured latency with a unit that fits (`850 µs`). */
@@ -141,7 +162,12 @@ export function renderRunJunit(report: RunReport): string {
       outcome: { kind: 'error', type: report.error?.stage ?? 'error', message: report.error?.message ?? report.headline },
     });
   } else if (report.verdict === 'inconclusive') {
-    cases.push({ name: 'everything asked for was measured', classname: 'pg-retest.run', time: 0, outcome: { kind: 'failure', type: 'inconclusive', message: report.headline, body: report.reasons.join('\n') } });
+    cases.push({
+      name: 'everything asked for was measured',
+      classname: 'pg-retest.run',
+      time: 0,
+      outcome: { kind: 'failure', type: 'inconclusive', message: report.headline, body: report.reasons.join('\n') },
+    });
   }
   const suites: TestSuite[] = [{ name: 'pg-retest', cases }];
   for (const c of report.variants?.candidates ?? []) {

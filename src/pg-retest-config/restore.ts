@@ -57,8 +57,12 @@ export async function restoreFrom(file: string, url: string, logger: Logger, sig
   }
   logger.info(`restore_from ${file}: loading with psql`);
   const stderr = await runPsql(psql, file, url, signal);
-  const errors = stderr.split('\n').filter((line) => /\b(ERROR|FATAL):/.test(line)).map((line) => line.trim());
-  if (errors.length > 0) logger.info(`warning: restore_from ${file}: ${errors.length} statement(s) failed and psql went on; first: ${errors[0]}`);
+  const errors = stderr
+    .split('\n')
+    .filter((line) => /\b(ERROR|FATAL):/.test(line))
+    .map((line) => line.trim());
+  if (errors.length > 0)
+    logger.info(`warning: restore_from ${file}: ${errors.length} statement(s) failed and psql went on; first: ${errors[0]}`);
   return { file, method: 'psql', errors: errors.slice(0, LISTED), error_count: errors.length };
 }
 

@@ -86,7 +86,9 @@ export async function runPipeline(plan: RunPlan, context: RunContext): Promise<R
       report.replay = replaySummary(result.report);
       if (result.target.restore && result.target.restore.error_count > 0) {
         const r = result.target.restore;
-        report.warnings.push(`restore_from ${r.file}: ${plural(r.error_count, 'statement')} failed and psql went on (as pg-retest does); first: ${r.errors[0]}`);
+        report.warnings.push(
+          `restore_from ${r.file}: ${plural(r.error_count, 'statement')} failed and psql went on (as pg-retest does); first: ${r.errors[0]}`,
+        );
       }
       const outcome = replayOutcome(result.report);
       if (outcome.problem) {
@@ -148,24 +150,42 @@ export async function runPipeline(plan: RunPlan, context: RunContext): Promise<R
  * The workload file, or the log captured into one in `scratch`.
  * @returns the loaded workload and what the report says of it
  */
-async function obtainWorkload(source: RunPlan['workload'], scratch: string | undefined): Promise<{ workload: Workload; info: NonNullable<RunReport['workload']> }> {
+async function obtainWorkload(
+  source: RunPlan['workload'],
+  scratch: string | undefined,
+): Promise<{ workload: Workload; info: NonNullable<RunReport['workload']> }> {
   if (source.kind === 'file') {
     const workload = await loadWorkloadFor(source.path, 'file');
-    return { workload, info: { path: source.path, source: 'file', sessions: workload.sessions, statements: workload.statements, capture: null } };
+    return {
+      workload,
+      info: { path: source.path, source: 'file', sessions: workload.sessions, statements: workload.statements, capture: null },
+    };
   }
   const file = path.join(scratch!, 'captured.wkl');
   const summary = await capture(source, file);
   const workload = await loadWorkloadFor(file, 'capture');
-  return { workload, info: { path: source.log, source: 'capture', sessions: workload.sessions, statements: workload.statements, capture: summary } };
+  return {
+    workload,
+    info: { path: source.log, source: 'capture', sessions: workload.sessions, statements: workload.statements, capture: summary },
+  };
 }
 
-async function capture(source: Extract<RunPlan['workload'], { kind: 'capture' }>, output: string): Promise<NonNullable<NonNullable<RunReport['workload']>['capture']>> {
+async function capture(
+  source: Extract<RunPlan['workload'], { kind: 'capture' }>,
+  output: string,
+): Promise<NonNullable<NonNullable<RunReport['workload']>['capture']>> {
   if (!fs.existsSync(source.log) || !fs.statSync(source.log).isFile()) {
     throw new InputError(`[capture] source_log: file ${source.log} does not exist; check the path (relative to ${process.cwd()})`);
   }
   try {
     const summary = await captureWorkload({ logs: [source.log], output, sourceHost: source.sourceHost, pgVersion: source.pgVersion });
-    return { log: source.log, statements: summary.statements, failed_statements: summary.failed_statements, excluded: summary.excluded, warnings: summary.warnings };
+    return {
+      log: source.log,
+      statements: summary.statements,
+      failed_statements: summary.failed_statements,
+      excluded: summary.excluded,
+      warnings: summary.warnings,
+    };
   } catch (error) {
     const mapped = fromEngineError(error);
     throw mapped instanceof InputError ? new InputError(`[capture] source_log: ${mapped.message}`) : mapped;
@@ -176,7 +196,8 @@ async function loadWorkloadFor(file: string, kind: 'file' | 'capture'): Promise<
   try {
     return await loadGateWorkload(file);
   } catch (error) {
-    if (kind === 'file' && error instanceof InputError) throw new InputError(error.message.replace(/^option --workload/, '[capture] workload'));
+    if (kind === 'file' && error instanceof InputError)
+      throw new InputError(error.message.replace(/^option --workload/, '[capture] workload'));
     throw error;
   }
 }
@@ -196,7 +217,13 @@ function replaySummary(r: ReplayReport): NonNullable<RunReport['replay']> {
       .filter((f) => f.latency.count > 0)
       .sort((a, b) => b.latency.p95_us - a.latency.p95_us)
       .slice(0, 10)
-      .map((f) => ({ fingerprint: f.fingerprint, normalized: f.normalized, calls: f.counts.executed, p95_us: f.latency.p95_us, errors: f.counts.errors })),
+      .map((f) => ({
+        fingerprint: f.fingerprint,
+        normalized: f.normalized,
+        calls: f.counts.executed,
+        p95_us: f.latency.p95_us,
+        errors: f.counts.errors,
+      })),
   };
 }
 
@@ -217,14 +244,22 @@ function decide(report: RunReport, notReached: string[]): { verdict: Verdict; he
   const candidates = report.variants?.candidates ?? [];
   const errored = candidates.find((c) => c.report.verdict === 'error');
   if (errored) {
-    return { verdict: 'error', headline: `error: '${errored.label}' could not be compared: ${errored.report.headline}`, reasons: errored.report.reasons };
+    return {
+      verdict: 'error',
+      headline: `error: '${errored.label}' could not be compared: ${errored.report.headline}`,
+      reasons: errored.report.reasons,
+    };
   }
   const regressed = candidates.filter((c) => c.report.verdict === 'regression');
   for (const c of regressed) reasons.push(...c.report.reasons.map((r) => `'${c.label}' against '${report.variants!.baseline}': ${r}`));
   if (reasons.length > 0) {
     const parts = [];
-    if (failed.length > 0) parts.push(`${plural(failed.length, 'threshold')} exceeded (${[...new Set(failed.map((t) => t.name))].join(', ')})`);
-    if (regressed.length > 0) parts.push(`${regressed.map((c) => `'${c.label}'`).join(', ')} regressed against '${report.variants!.baseline}': ${regressed.map((c) => c.report.headline.replace(/^regression: /, '')).join('; ')}`);
+    if (failed.length > 0)
+      parts.push(`${plural(failed.length, 'threshold')} exceeded (${[...new Set(failed.map((t) => t.name))].join(', ')})`);
+    if (regressed.length > 0)
+      parts.push(
+        `${regressed.map((c) => `'${c.label}'`).join(', ')} regressed against '${report.variants!.baseline}': ${regressed.map((c) => c.report.headline.replace(/^regression: /, '')).join('; ')}`,
+      );
     // One finding is its own headline: the limit and the measured value, or the query.
     return { verdict: 'regression', headline: `regression: ${reasons.length === 1 ? reasons[0] : parts.join('; ')}`, reasons };
   }
@@ -233,7 +268,8 @@ function decide(report: RunReport, notReached: string[]): { verdict: Verdict; he
     ...notReached,
     ...candidates.filter((c) => c.report.verdict === 'inconclusive').map((c) => `'${c.label}': ${c.report.headline}`),
   ];
-  if (unmeasured.length > 0) return { verdict: 'inconclusive', headline: `inconclusive: ${oneLine(unmeasured[0]!, 300)}`, reasons: unmeasured };
+  if (unmeasured.length > 0)
+    return { verdict: 'inconclusive', headline: `inconclusive: ${oneLine(unmeasured[0]!, 300)}`, reasons: unmeasured };
   const judged = report.thresholds.filter((t) => t.status === 'passed');
   const what = [
     ...(judged.length > 0 ? [`${plural(judged.length, 'threshold')} met`] : []),

@@ -110,11 +110,19 @@ export async function replaySingleTarget(
  */
 export function refuseUnaskedWrites(workload: Workload, replay: ReplaySettings, target: string): void {
   if (replay.readOnly || replay.allowWrites) return;
-  const refusal = writesRefused(workload.summary(0), target, { allow: 'set allow_writes = true under [replay] (or pass --allow-writes)', skip: 'read_only = true' });
+  const refusal = writesRefused(workload.summary(0), target, {
+    allow: 'set allow_writes = true under [replay] (or pass --allow-writes)',
+    skip: 'read_only = true',
+  });
   if (refusal) throw refusal;
 }
 
-async function startServer(target: Extract<TargetPlan, { kind: 'start' }>, sessions: number, logger: Logger, note: (key: string, text: string) => void): Promise<Server> {
+async function startServer(
+  target: Extract<TargetPlan, { kind: 'start' }>,
+  sessions: number,
+  logger: Logger,
+  note: (key: string, text: string) => void,
+): Promise<Server> {
   const options = { sessions, maxConnections: undefined, logger };
   if (target.backend !== 'docker') {
     const server = await serverForRun({ kind: target.backend, major: target.major }, options);
@@ -127,7 +135,9 @@ async function startServer(target: Extract<TargetPlan, { kind: 'start' }>, sessi
     note('provision.backend', `docker: ${target.image} in Docker, started for the run and removed after it`);
     return server;
   }
-  logger.info(`[provision] backend = "docker": ${noDocker}; starting PostgreSQL${target.major ? ` ${target.major}` : ''} without Docker instead`);
+  logger.info(
+    `[provision] backend = "docker": ${noDocker}; starting PostgreSQL${target.major ? ` ${target.major}` : ''} without Docker instead`,
+  );
   const server = await serverForRun({ kind: 'auto', major: target.major }, options);
   const plain = /^(docker\.io\/)?(library\/)?postgres(:|$)/.test(target.image);
   note(

@@ -96,7 +96,9 @@ export async function gateVariants(inputs: VariantsInputs, context: RunContext):
       prepared.push(await prepareVariant(v, `${prefix}_v${i}`, created, context));
     }
     // A copy is the run's own; a variant replayed in place is the user's database.
-    for (const v of prepared) if (v.copy === null) refuseUnaskedWrites(inputs.workload, inputs.replay, `variant '${v.label}' (${describeTarget(v.url)}, which could not be copied)`);
+    for (const v of prepared)
+      if (v.copy === null)
+        refuseUnaskedWrites(inputs.workload, inputs.replay, `variant '${v.label}' (${describeTarget(v.url)}, which could not be copied)`);
     const results: CandidateResult[] = [];
     for (const candidate of prepared.slice(1)) {
       throwIfAborted(context.signal);
@@ -124,7 +126,9 @@ async function prepareVariant(
   for (const maintenance of database === '' ? [] : ['postgres', 'template1'].filter((m) => m !== database)) {
     const maintenanceUrl = withDatabase(v.url, maintenance);
     try {
-      await runStatements(maintenanceUrl, `cannot copy database ${database}`, [`CREATE DATABASE ${copyName} TEMPLATE ${quoteIdent(database)}`]);
+      await runStatements(maintenanceUrl, `cannot copy database ${database}`, [
+        `CREATE DATABASE ${copyName} TEMPLATE ${quoteIdent(database)}`,
+      ]);
     } catch (error) {
       lastError = redact((error as Error).message, passwordOf(v.url));
       // No such maintenance database (or no access to it): try the next one.
@@ -162,15 +166,7 @@ async function gateOne(
   const { logger } = context;
   const startedAt = new Date();
   const rounds = GATE_DEFAULTS.rounds;
-  const thresholds: Thresholds = {
-    p95_threshold: inputs.p95Threshold,
-    min_delta_ms: GATE_DEFAULTS.minDeltaMs,
-    min_calls: GATE_DEFAULTS.minCalls,
-    max_new_errors: GATE_DEFAULTS.maxNewErrors,
-    confidence: GATE_DEFAULTS.confidence,
-    plan_rules: { fail_on_plan_change: PLAN_DEFAULTS.failOnPlanChange, plan_min_rows: PLAN_DEFAULTS.planMinRows, max_buffers_growth: null },
-    min_coverage: GATE_DEFAULTS.minCoverage,
-  };
+  const thresholds = variantThresholds(inputs.p95Threshold);
   const done: { planned: PlannedReplay; report: ReplayReport }[] = [];
   const runs: ReplayRun[] = [];
   const of = (side: string) => done.filter((d) => d.planned.side === side).map((d) => d.report);
@@ -180,13 +176,16 @@ async function gateOne(
     for (const [index, planned] of plan.entries()) {
       throwIfAborted(context.signal);
       const variant = variantOf(planned);
-      logger.info(`'${candidate.label}' against '${baseline.label}', round ${planned.round}/${total}: replay ${index + 1} of ${plan.length} on '${variant.label}'${planned.side === 'noise' ? ' again (noise)' : ''}`);
+      logger.info(
+        `'${candidate.label}' against '${baseline.label}', round ${planned.round}/${total}: replay ${index + 1} of ${plan.length} on '${variant.label}'${planned.side === 'noise' ? ' again (noise)' : ''}`,
+      );
       const report = await replayVariant(variant, `${prefix}_r${planned.round}_${planned.side}`, inputs, created, context);
       done.push({ planned, report });
       runs.push(replayRecord(planned, report));
       logger.info(replayLine(report));
       const outcome = replayOutcome(report);
-      if (outcome.problem) throw new InfraError(redact(`variant '${variant.label}', round ${planned.round}: ${outcome.problem}`, passwordOf(variant.url)));
+      if (outcome.problem)
+        throw new InfraError(redact(`variant '${variant.label}', round ${planned.round}: ${outcome.problem}`, passwordOf(variant.url)));
     }
   };
   const compare = (): Promise<Comparison> =>
@@ -194,24 +193,25 @@ async function gateOne(
       base: of('base'),
       head: of('head'),
       noise: [of('base')[0]!, of('noise')[0]!],
-      options: { p95Threshold: thresholds.p95_threshold, minDeltaMs: thresholds.min_delta_ms, minCalls: thresholds.min_calls, confidence: thresholds.confidence },
+      options: {
+        p95Threshold: thresholds.p95_threshold,
+        minDeltaMs: thresholds.min_delta_ms,
+        minCalls: thresholds.min_calls,
+        confidence: thresholds.confidence,
+      },
     }).catch((error: unknown) => {
       throw fromEngineError(error);
     });
 
-  const warnings: string[] = [];
-  for (const v of [baseline, candidate]) {
-    if (v.inPlace !== null) {
-      warnings.push(`variant '${v.label}' was replayed in its own database, not on copies (a copy could not be made: ${v.inPlace}); each replay's writes stayed there for the next one`);
-    }
-  }
   await replayAll(planReplays(rounds), rounds);
   let comparison = await compare();
   let totalRounds = rounds;
   const suspected = comparison.fingerprints.filter((f) => f.regressed).length + (comparison.overall.regressed ? 1 : 0);
   if (suspected > 0 && GATE_DEFAULTS.confirmRounds > 0) {
     totalRounds = rounds + GATE_DEFAULTS.confirmRounds;
-    logger.info(`${plural(suspected, 'latency regression')} after ${rounds} rounds: replaying ${GATE_DEFAULTS.confirmRounds} more to confirm`);
+    logger.info(
+      `${plural(suspected, 'latency regression')} after ${rounds} rounds: replaying ${GATE_DEFAULTS.confirmRounds} more to confirm`,
+    );
     await replayAll(planConfirmation(rounds, GATE_DEFAULTS.confirmRounds), totalRounds);
     comparison = await compare();
   }
@@ -221,7 +221,8 @@ async function gateOne(
   const verdictInputs = { comparison, coverage, headAccounting: sideAccounting(of('head')), migrationFailure: null, thresholds, plans };
   const decided = allowRegressions(verdictInputs, decideVerdict(verdictInputs), inputs.regressionMaxCount);
 
-  const describe = (v: PreparedVariant) => `[[variants]] '${v.label}': PostgreSQL ${v.version} at ${describeTarget(v.url)}${v.copy ? ', replayed on fresh copies' : ', replayed in place'}`;
+  const describe = (v: PreparedVariant) =>
+    `[[variants]] '${v.label}': PostgreSQL ${v.version} at ${describeTarget(v.url)}${v.copy ? ', replayed on fresh copies' : ', replayed in place'}`;
   const report: GateReport = {
     schema_version: REPORT_SCHEMA_VERSION,
     tool: { name: 'pg-retest-action', version: packageJson.version },
@@ -255,9 +256,32 @@ async function gateOne(
     plans,
     coverage,
     keys: keysSummary(done.map((d) => d.report)),
-    warnings: [...warnings, ...decided.warnings],
+    warnings: [...inPlaceWarnings([baseline, candidate]), ...decided.warnings],
   };
   return { label: candidate.label, report, replays: of('head') };
+}
+
+/** The gate's thresholds, but for the p95 threshold the configuration sets. */
+function variantThresholds(p95Threshold: number): Thresholds {
+  return {
+    p95_threshold: p95Threshold,
+    min_delta_ms: GATE_DEFAULTS.minDeltaMs,
+    min_calls: GATE_DEFAULTS.minCalls,
+    max_new_errors: GATE_DEFAULTS.maxNewErrors,
+    confidence: GATE_DEFAULTS.confidence,
+    plan_rules: { fail_on_plan_change: PLAN_DEFAULTS.failOnPlanChange, plan_min_rows: PLAN_DEFAULTS.planMinRows, max_buffers_growth: null },
+    min_coverage: GATE_DEFAULTS.minCoverage,
+  };
+}
+
+/** One warning per variant replayed in place, whose replays saw each other's writes. */
+function inPlaceWarnings(variants: PreparedVariant[]): string[] {
+  return variants
+    .filter((v) => v.inPlace !== null)
+    .map(
+      (v) =>
+        `variant '${v.label}' was replayed in its own database, not on copies (a copy could not be made: ${v.inPlace}); each replay's writes stayed there for the next one`,
+    );
 }
 
 /** One replay of a variant: on a fresh copy of its copy, or in place. */
@@ -280,7 +304,16 @@ async function replayVariant(
     return await replayOnce(
       inputs.workload,
       // Copies or not, every variant is on a server the run did not start.
-      { conninfo: url, speed: r.speed, readOnly: r.readOnly, skipServerWide: !r.allowServerWide, scale: r.scale, staggerMs: r.staggerMs, ...r.classScale, includeSamples: true },
+      {
+        conninfo: url,
+        speed: r.speed,
+        readOnly: r.readOnly,
+        skipServerWide: !r.allowServerWide,
+        scale: r.scale,
+        staggerMs: r.staggerMs,
+        ...r.classScale,
+        includeSamples: true,
+      },
       context,
     );
   } finally {
@@ -292,7 +325,13 @@ async function replayVariant(
 }
 
 /** The compared queries' plans on both variants (their copies when there are copies). */
-async function probeVariants(baseline: PreparedVariant, candidate: PreparedVariant, workload: Workload, comparison: Comparison, logger: RunContext['logger']): Promise<PlansReport> {
+async function probeVariants(
+  baseline: PreparedVariant,
+  candidate: PreparedVariant,
+  workload: Workload,
+  comparison: Comparison,
+  logger: RunContext['logger'],
+): Promise<PlansReport> {
   const at = (v: PreparedVariant) => (v.copy === null ? v.url : withDatabase(v.url, v.copy));
   try {
     return await probePlans({
@@ -345,7 +384,10 @@ export function allowRegressions(inputs: VerdictInputs, decided: VerdictResult, 
   // decideVerdict lists the slower queries' reasons first; anything after them is another finding.
   if (slower > max || decided.reasons.length > slower) return decided;
   const allowed = decided.reasons.map((r) => `allowed by regression_max_count: ${r}`);
-  const without = decideVerdict({ ...inputs, comparison: { ...comparison, fingerprints: comparison.fingerprints.map((f) => ({ ...f, regressed: false })) } });
+  const without = decideVerdict({
+    ...inputs,
+    comparison: { ...comparison, fingerprints: comparison.fingerprints.map((f) => ({ ...f, regressed: false })) },
+  });
   if (without.verdict !== 'pass') return { ...without, warnings: [...allowed, ...without.warnings] };
   return {
     verdict: 'pass',

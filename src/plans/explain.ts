@@ -118,7 +118,10 @@ async function replaySetup(client: pg.Client, setup: readonly string[]): Promise
   if (failure) {
     const { index, error } = failure;
     const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
-    throw new ExplainError(`replaying what its transaction ran first, statement ${index + 1} of ${setup.length} failed: ${message}`, sqlstateOf(error));
+    throw new ExplainError(
+      `replaying what its transaction ran first, statement ${index + 1} of ${setup.length} failed: ${message}`,
+      sqlstateOf(error),
+    );
   }
 }
 

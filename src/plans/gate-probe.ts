@@ -77,7 +77,9 @@ export class StatementCounterLog {
       addCounters(this.sides[side], replay.counters);
       if (replay.evicted) {
         this.evictions++;
-        this.logger.info('warning: pg_stat_statements evicted entries during this replay (pg_stat_statements.max reached); some counts may be short');
+        this.logger.info(
+          'warning: pg_stat_statements evicted entries during this replay (pg_stat_statements.max reached); some counts may be short',
+        );
       }
     } catch (error) {
       this.fail(error);
@@ -115,7 +117,12 @@ export function sideCounters(base: StatementCounterLog, head: StatementCounterLo
   const h = head.result();
   if ('unavailable' in b) return { unavailable: `on base's server: ${b.unavailable}` };
   if ('unavailable' in h) return { unavailable: `on head's server: ${h.unavailable}` };
-  return { base: b.base, head: h.head, version: b.version === h.version ? b.version : `${b.version} / ${h.version}`, evictions: b.evictions + h.evictions };
+  return {
+    base: b.base,
+    head: h.head,
+    version: b.version === h.version ? b.version : `${b.version} / ${h.version}`,
+    evictions: b.evictions + h.evictions,
+  };
 }
 
 /** Where a side's template is. */

@@ -68,7 +68,9 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
     await Promise.all([clients.base.end().catch(() => {}), clients.head.end().catch(() => {})]);
   }
   const order = { regression: 0, neutral: 1, improvement: 2 } as const;
-  report.fingerprints.sort((a, b) => Number(b.changed) - Number(a.changed) || (a.assessment && b.assessment ? order[a.assessment] - order[b.assessment] : 0));
+  report.fingerprints.sort(
+    (a, b) => Number(b.changed) - Number(a.changed) || (a.assessment && b.assessment ? order[a.assessment] - order[b.assessment] : 0),
+  );
   const changed = report.fingerprints.filter((f) => f.changed).length;
   inputs.logger.info(
     `plans: ${report.fingerprints.length} fingerprints EXPLAINed on both sides, ${changed} changed` +
@@ -108,7 +110,14 @@ async function explainBothSides(inputs: ProbeInputs, clients: Clients, report: P
     }
     const example = examples.get(f.fingerprint);
     const fail = (side: 'base' | 'head', stage: 'explain' | 'buffers', error: unknown) =>
-      report.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side, stage, message: (error as Error).message, sqlstate: sqlstateOf(error) });
+      report.failures.push({
+        fingerprint: f.fingerprint,
+        normalized: f.normalized,
+        side,
+        stage,
+        message: (error as Error).message,
+        sqlstate: sqlstateOf(error),
+      });
     if (example === undefined) {
       fail('base', 'explain', new Error('the workload has no captured statement with this fingerprint'));
       continue;
@@ -201,19 +210,33 @@ async function sideStatistics(
     const joined = joinCounters(inputs.counters[side], p[side].queryId, calls, shared.collisions[side]);
     if ('stats' in joined) stats = joined.stats;
     else {
-      const evicted = (inputs.counters.evictions ?? 0) > 0 ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max` : '';
+      const evicted =
+        (inputs.counters.evictions ?? 0) > 0
+          ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max`
+          : '';
       note = `pg_stat_statements not joined (${joined.why}${evicted}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
       unjoined = true;
     }
   }
   if (stats === null) {
     try {
-      const analyzed = await explainStatement(client, p.example.example, { analyze: true, major: inputs.majors[side], setup: p.example.setup });
+      const analyzed = await explainStatement(client, p.example.example, {
+        analyze: true,
+        major: inputs.majors[side],
+        setup: p.example.setup,
+      });
       stats = statsOfAnalyze(analyzed.plan, analyzed.executionMs);
     } catch (error) {
       const message = (error as Error).message;
       note = note === null ? `EXPLAIN ANALYZE failed: ${message}` : `${note}, which failed: ${message}`;
-      shared.report.failures.push({ fingerprint: p.f.fingerprint, normalized: p.f.normalized, side, stage: 'buffers', message, sqlstate: sqlstateOf(error) });
+      shared.report.failures.push({
+        fingerprint: p.f.fingerprint,
+        normalized: p.f.normalized,
+        side,
+        stage: 'buffers',
+        message,
+        sqlstate: sqlstateOf(error),
+      });
     }
   }
   return { stats, note, unjoined };
@@ -224,7 +247,12 @@ async function sideStatistics(
  * known, no other fingerprint has it, and the calls counted equal the replays' successful
  * executions (a fingerprint spread over several queryids, or an entry evicted, shows up there).
  */
-function joinCounters(counters: CountersByQuery, queryId: string | null, calls: number, collisions: Set<string>): { stats: StatementStats } | { why: string } {
+function joinCounters(
+  counters: CountersByQuery,
+  queryId: string | null,
+  calls: number,
+  collisions: Set<string>,
+): { stats: StatementStats } | { why: string } {
   if (queryId === null) return { why: 'EXPLAIN showed no query identifier' };
   if (collisions.has(queryId)) return { why: `queryid ${queryId} is shared with another fingerprint` };
   const c = counters.get(queryId);
@@ -285,7 +313,9 @@ function sqlstateOf(error: unknown): string | null {
 
 async function reltuples(client: pg.Client, relation: string): Promise<number | null> {
   try {
-    const result = await client.query<{ n: number | null }>('SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)', [relation]);
+    const result = await client.query<{ n: number | null }>('SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)', [
+      relation,
+    ]);
     const n = result.rows[0]?.n;
     // -1: never analyzed (PostgreSQL 14+).
     return n === undefined || n === null || n < 0 ? null : n;

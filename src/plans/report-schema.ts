@@ -47,12 +47,21 @@ export const plansReportSchema = z.object({
       changed: z.boolean(),
       change: z.string().nullable(),
       assessment: z.enum(['improvement', 'regression', 'neutral']).nullable(),
-      seq_scans: z.array(z.object({ relation: z.string(), indexes: z.array(z.string()), relation_rows: z.number().nonnegative().nullable() })),
+      seq_scans: z.array(
+        z.object({ relation: z.string(), indexes: z.array(z.string()), relation_rows: z.number().nonnegative().nullable() }),
+      ),
       buffers_ratio: z.number().nonnegative().nullable(),
     }),
   ),
   failures: z.array(
-    z.object({ fingerprint: z.string(), normalized: z.string(), side: z.enum(['base', 'head']), stage: z.enum(['explain', 'buffers']), message: z.string(), sqlstate: z.string().nullable() }),
+    z.object({
+      fingerprint: z.string(),
+      normalized: z.string(),
+      side: z.enum(['base', 'head']),
+      stage: z.enum(['explain', 'buffers']),
+      message: z.string(),
+      sqlstate: z.string().nullable(),
+    }),
   ),
   error: z.string().nullable(),
 }) satisfies z.ZodType<PlansReport>;

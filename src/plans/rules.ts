@@ -56,14 +56,22 @@ export function evaluatePlanRules(plans: PlansReport | null, rules: PlanRules): 
     if (planGate && f.changed) {
       const seq = f.seq_scans.filter((s) => s.relation_rows !== null && s.relation_rows >= rules.plan_min_rows);
       if (rules.fail_on_plan_change === 'any' || seq.length > 0) {
-        const what = seq.length > 0 ? `sequential scan on ${seq.map((s) => `${s.relation} (${Math.round(s.relation_rows!).toLocaleString('en-US')} rows)`).join(', ')}` : 'plan changed';
+        const what =
+          seq.length > 0
+            ? `sequential scan on ${seq.map((s) => `${s.relation} (${Math.round(s.relation_rows!).toLocaleString('en-US')} rows)`).join(', ')}`
+            : 'plan changed';
         const buffers = buffersPhrase(f);
         out.reasons.push(`${statement(f)}: ${what}: \`${f.change}\`${buffers ? `; ${buffers}` : ''}`);
         out.planChanges++;
       }
       // A seq-scan switch on a relation of unknown size cannot be judged against plan-min-rows.
       if (rules.fail_on_plan_change === 'seq-scan' && f.seq_scans.some((s) => s.relation_rows === null)) {
-        out.unmeasured.push(`${statement(f)}: the size of ${f.seq_scans.filter((s) => s.relation_rows === null).map((s) => s.relation).join(', ')} is unknown`);
+        out.unmeasured.push(
+          `${statement(f)}: the size of ${f.seq_scans
+            .filter((s) => s.relation_rows === null)
+            .map((s) => s.relation)
+            .join(', ')} is unknown`,
+        );
       }
     }
     if (buffersGate) {
@@ -74,7 +82,9 @@ export function evaluatePlanRules(plans: PlansReport | null, rules: PlanRules): 
         const b = f.base.stats!.buffers_per_call;
         const h = f.head.stats!.buffers_per_call;
         if (f.buffers_ratio > rules.max_buffers_growth! && h - b >= MIN_BUFFER_DELTA) {
-          out.reasons.push(`${statement(f)}: ${buffersPhrase(f)} (${factor(f.buffers_ratio)}, allowed: ${factor(rules.max_buffers_growth!)})`);
+          out.reasons.push(
+            `${statement(f)}: ${buffersPhrase(f)} (${factor(f.buffers_ratio)}, allowed: ${factor(rules.max_buffers_growth!)})`,
+          );
           out.bufferGrowth++;
         }
       }

@@ -102,7 +102,12 @@ export interface ShapeNode {
 }
 
 const JOIN_NODES = new Set(['Nested Loop', 'Hash Join', 'Merge Join']);
-const AGGREGATE_NAMES: Record<string, string> = { Plain: 'Aggregate', Sorted: 'GroupAggregate', Hashed: 'HashAggregate', Mixed: 'MixedAggregate' };
+const AGGREGATE_NAMES: Record<string, string> = {
+  Plain: 'Aggregate',
+  Sorted: 'GroupAggregate',
+  Hashed: 'HashAggregate',
+  Mixed: 'MixedAggregate',
+};
 
 /** The node's name as EXPLAIN's text format prints it. */
 function nodeName(raw: RawPlanNode): string {
@@ -152,10 +157,13 @@ export function shapeLines(shape: ShapeNode[]): string[] {
 
 /** True when two shapes are the same plan. */
 export function sameShape(a: ShapeNode[], b: ShapeNode[]): boolean {
-  return a.length === b.length && a.every((n, i) => {
-    const m = b[i]!;
-    return n.depth === m.depth && n.node === m.node && n.relation === m.relation && n.index === m.index;
-  });
+  return (
+    a.length === b.length &&
+    a.every((n, i) => {
+      const m = b[i]!;
+      return n.depth === m.depth && n.node === m.node && n.relation === m.relation && n.index === m.index;
+    })
+  );
 }
 
 const SEQUENTIAL = new Set(['Seq Scan', 'Parallel Seq Scan']);
@@ -241,10 +249,12 @@ export function describeChange(base: ShapeNode[], head: ShapeNode[]): string {
   }
   for (const [relation, h] of headAccess) if (!baseAccess.has(relation)) parts.push(`${relation}: now read (${h.methods.join(' + ')})`);
   // Other nodes (joins, sorts, aggregates, …) by count: what head has more of, and less of.
-  const isAccess = (n: ShapeNode) => n.relation !== null || n.node.startsWith('Bitmap Index Scan') || n.node === 'BitmapAnd' || n.node === 'BitmapOr';
+  const isAccess = (n: ShapeNode) =>
+    n.relation !== null || n.node.startsWith('Bitmap Index Scan') || n.node === 'BitmapAnd' || n.node === 'BitmapOr';
   const counts = (shape: ShapeNode[]) => {
     const m = new Map<string, number>();
-    for (const n of shape) if (!isAccess(n) || (n.relation !== null && !relationAccessNode(n))) m.set(describeNode(n), (m.get(describeNode(n)) ?? 0) + 1);
+    for (const n of shape)
+      if (!isAccess(n) || (n.relation !== null && !relationAccessNode(n))) m.set(describeNode(n), (m.get(describeNode(n)) ?? 0) + 1);
     return m;
   };
   const bc = counts(base);

@@ -45,16 +45,25 @@ const MIN_MAJOR = 14;
  */
 export async function findStatStatements(serverUrl: string, major: number, statsDatabase: string): Promise<StatStatementsStatus> {
   if (major < MIN_MAJOR) {
-    return { available: false, reason: `PostgreSQL ${major} does not show the query identifier in EXPLAIN (14 and later do), which the exact join to fingerprints needs` };
+    return {
+      available: false,
+      reason: `PostgreSQL ${major} does not show the query identifier in EXPLAIN (14 and later do), which the exact join to fingerprints needs`,
+    };
   }
   try {
     const found = await withClient(serverUrl, async (client) => {
       const loaded = (await client.query<{ v: string }>("SELECT current_setting('shared_preload_libraries') AS v")).rows[0]!.v;
-      if (!loaded.split(',').map((s) => s.trim().replace(/^"|"$/g, '')).includes('pg_stat_statements')) {
+      if (
+        !loaded
+          .split(',')
+          .map((s) => s.trim().replace(/^"|"$/g, ''))
+          .includes('pg_stat_statements')
+      ) {
         return { available: false as const, reason: 'the server does not load it (add pg_stat_statements to shared_preload_libraries)' };
       }
       const computeQueryId = (await client.query<{ v: string }>("SELECT current_setting('compute_query_id') AS v")).rows[0]!.v;
-      if (computeQueryId === 'off') return { available: false as const, reason: 'compute_query_id is off on the server (set it to auto or on)' };
+      if (computeQueryId === 'off')
+        return { available: false as const, reason: 'compute_query_id is off on the server (set it to auto or on)' };
       const ext = await client.query<{ extversion: string }>("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'");
       return ext.rows[0] ? { available: true as const, url: serverUrl, version: ext.rows[0].extversion, createdDatabase: null } : null;
     });
@@ -63,7 +72,8 @@ export async function findStatStatements(serverUrl: string, major: number, stats
     try {
       const version = await withClient(url, async (client) => {
         await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-        return (await client.query<{ extversion: string }>("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'")).rows[0]!.extversion;
+        return (await client.query<{ extversion: string }>("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'"))
+          .rows[0]!.extversion;
       }).catch((error: unknown) => {
         throw new Error(`cannot create the extension in a database of the gate's own: ${messageOf(error)}`);
       });
@@ -105,7 +115,8 @@ export interface ReplayCounters {
  */
 export async function watchReplay(statsUrl: string, database: string): Promise<Watch> {
   return withClient(statsUrl, async (client) => {
-    const dbid = (await client.query<{ oid: number }>('SELECT oid::int8::float8 AS oid FROM pg_database WHERE datname = $1', [database])).rows[0]?.oid;
+    const dbid = (await client.query<{ oid: number }>('SELECT oid::int8::float8 AS oid FROM pg_database WHERE datname = $1', [database]))
+      .rows[0]?.oid;
     if (dbid === undefined) throw new Error(`database ${database} does not exist`);
     let reset = true;
     try {
@@ -125,7 +136,10 @@ export async function watchReplay(statsUrl: string, database: string): Promise<W
  * @returns counters by queryid
  */
 export async function readReplay(statsUrl: string, watch: Watch): Promise<ReplayCounters> {
-  const [after, dealloc] = await withClient(statsUrl, async (client) => [await counters(client, watch.dbid), await deallocations(client)] as const);
+  const [after, dealloc] = await withClient(
+    statsUrl,
+    async (client) => [await counters(client, watch.dbid), await deallocations(client)] as const,
+  );
   const out: CountersByQuery = new Map();
   for (const [id, now] of after) {
     const was = watch.before.get(id);
@@ -159,7 +173,14 @@ export function addCounters(total: CountersByQuery, replay: CountersByQuery): vo
     total.set(
       id,
       t
-        ? { calls: t.calls + c.calls, rows: t.rows + c.rows, sharedHit: t.sharedHit + c.sharedHit, sharedRead: t.sharedRead + c.sharedRead, tempWritten: t.tempWritten + c.tempWritten, totalMs: t.totalMs + c.totalMs }
+        ? {
+            calls: t.calls + c.calls,
+            rows: t.rows + c.rows,
+            sharedHit: t.sharedHit + c.sharedHit,
+            sharedRead: t.sharedRead + c.sharedRead,
+            tempWritten: t.tempWritten + c.tempWritten,
+            totalMs: t.totalMs + c.totalMs,
+          }
         : { ...c },
     );
   }
@@ -178,7 +199,15 @@ function subtract(a: StatementCounters, b: StatementCounters): StatementCounters
 
 async function counters(client: pg.Client, dbid: number): Promise<CountersByQuery> {
   // Top-level statements only: a function's inner statements are part of the caller's time.
-  const result = await client.query<{ queryid: string; calls: number; rows: number; hit: number; read: number; temp: number; total_ms: number }>(
+  const result = await client.query<{
+    queryid: string;
+    calls: number;
+    rows: number;
+    hit: number;
+    read: number;
+    temp: number;
+    total_ms: number;
+  }>(
     `SELECT queryid::text AS queryid, sum(calls)::float8 AS calls, sum(rows)::float8 AS rows,
             sum(shared_blks_hit)::float8 AS hit, sum(shared_blks_read)::float8 AS read,
             sum(temp_blks_written)::float8 AS temp, sum(total_exec_time)::float8 AS total_ms
@@ -187,7 +216,12 @@ async function counters(client: pg.Client, dbid: number): Promise<CountersByQuer
       GROUP BY queryid`,
     [dbid],
   );
-  return new Map(result.rows.map((r) => [r.queryid, { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, tempWritten: r.temp, totalMs: r.total_ms }]));
+  return new Map(
+    result.rows.map((r) => [
+      r.queryid,
+      { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, tempWritten: r.temp, totalMs: r.total_ms },
+    ]),
+  );
 }
 
 async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -204,4 +238,3 @@ async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>
 function messageOf(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 }
-

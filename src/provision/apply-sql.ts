@@ -50,12 +50,19 @@ export async function applySqlFiles(url: string, files: SqlFile[], options: Appl
   for (const file of files) {
     const started = Date.now();
     const count = await applySqlFile(url, file, options.signal);
-    logger.info(`${file.role} ${file.path}: ${count} statement${count === 1 ? '' : 's'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    logger.info(
+      `${file.role} ${file.path}: ${count} statement${count === 1 ? '' : 's'} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
   }
   if (files.length > 0) {
-    await withClient(url, options.signal, async (client) => {
-      await client.query('ANALYZE');
-    }, (error) => new InfraError(redact(`ANALYZE after setup failed: ${messageOf(error)}`, passwordOf(url))));
+    await withClient(
+      url,
+      options.signal,
+      async (client) => {
+        await client.query('ANALYZE');
+      },
+      (error) => new InfraError(redact(`ANALYZE after setup failed: ${messageOf(error)}`, passwordOf(url))),
+    );
   }
 }
 

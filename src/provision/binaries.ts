@@ -7,7 +7,16 @@
 import { InfraError } from '../exit-codes.js';
 import type { OsUser } from './os-user.js';
 import { glibcVersion, platformId } from '../engine-platforms.mjs';
-import { type Binaries, EMBEDDED_PLATFORMS, embeddedBinaries, embeddedPackages, embeddedSupported, localBinaries, SUPPORTED_MAJORS, UnsafeCacheError } from './pg-binaries.mjs';
+import {
+  type Binaries,
+  EMBEDDED_PLATFORMS,
+  embeddedBinaries,
+  embeddedPackages,
+  embeddedSupported,
+  localBinaries,
+  SUPPORTED_MAJORS,
+  UnsafeCacheError,
+} from './pg-binaries.mjs';
 
 export { SUPPORTED_MAJORS };
 export type { Binaries };

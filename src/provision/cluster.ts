@@ -27,7 +27,8 @@ import { silentLogger } from '../runtime/logger.js';
 export async function startCluster(bins: Binaries, kind: 'local' | 'embedded', options: StartOptions = {}): Promise<Server> {
   const logger = options.logger ?? silentLogger;
   const preloads = availablePreloads(bins.bindir, options.settings);
-  if (preloads.dropped.length > 0) logger.info(`not preloading ${preloads.dropped.join(', ')}: these binaries do not have it (${bins.bindir})`);
+  if (preloads.dropped.length > 0)
+    logger.info(`not preloading ${preloads.dropped.join(', ')}: these binaries do not have it (${bins.bindir})`);
   const server = await startThrowawayServer({
     bins,
     user: await serverOsUser(),

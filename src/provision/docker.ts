@@ -65,15 +65,31 @@ export class DockerProvisioner implements Provisioner {
     let id: string;
     try {
       id = await docker(
-        ['run', '--detach', '--rm', '--publish', '127.0.0.1::5432', '--env', 'POSTGRES_PASSWORD', '--label', 'pg-retest-action=1', image, ...settings],
+        [
+          'run',
+          '--detach',
+          '--rm',
+          '--publish',
+          '127.0.0.1::5432',
+          '--env',
+          'POSTGRES_PASSWORD',
+          '--label',
+          'pg-retest-action=1',
+          image,
+          ...settings,
+        ],
         10 * 60_000,
         { POSTGRES_PASSWORD: password },
       );
     } catch (error) {
-      throw new InfraError(`docker run ${image} failed: ${redact((error as Error).message, password)}; check the image name and that Docker can pull it`);
+      throw new InfraError(
+        `docker run ${image} failed: ${redact((error as Error).message, password)}; check the image name and that Docker can pull it`,
+      );
     }
     const stop = async () => {
-      await docker(['rm', '--force', '--volumes', id], 60_000).catch((error: Error) => options.logger?.info(`warning: could not remove container ${id.slice(0, 12)}: ${error.message}`));
+      await docker(['rm', '--force', '--volumes', id], 60_000).catch((error: Error) =>
+        options.logger?.info(`warning: could not remove container ${id.slice(0, 12)}: ${error.message}`),
+      );
     };
     try {
       const published = await docker(['port', id, '5432/tcp'], 30_000);

@@ -141,7 +141,12 @@ export async function dropStaleDatabases(serverUrl: string, options: { olderThan
  * Drops each database or role, in order; what cannot be dropped is added to `failed`.
  * @returns those dropped
  */
-async function dropEach<T extends { name: string }>(serverUrl: string, items: T[], kind: 'database' | 'role', failed: string[]): Promise<T[]> {
+async function dropEach<T extends { name: string }>(
+  serverUrl: string,
+  items: T[],
+  kind: 'database' | 'role',
+  failed: string[],
+): Promise<T[]> {
   const dropped: T[] = [];
   for (const item of items) {
     try {
@@ -169,14 +174,20 @@ export async function sweepStaleDatabases(servers: readonly (Server | undefined)
       const found = await dropStaleDatabases(url, { olderThanMs: DEFAULT_STALE_AFTER_MS });
       if (found.dropped.length > 0) {
         const names = found.dropped.map((db) => db.name).join(', ');
-        logger.info(`dropped ${found.dropped.length} database(s) left behind by runs idle for ${DEFAULT_STALE_AFTER_MS / 3_600_000} h or more: ${names}`);
+        logger.info(
+          `dropped ${found.dropped.length} database(s) left behind by runs idle for ${DEFAULT_STALE_AFTER_MS / 3_600_000} h or more: ${names}`,
+        );
       }
       if (found.droppedRoles.length > 0) {
-        logger.info(`dropped ${found.droppedRoles.length} replay role(s) of those runs: ${found.droppedRoles.map((r) => r.name).join(', ')}`);
+        logger.info(
+          `dropped ${found.droppedRoles.length} replay role(s) of those runs: ${found.droppedRoles.map((r) => r.name).join(', ')}`,
+        );
       }
       for (const failure of found.failed) logger.info(`warning: ${failure}`);
     } catch (error) {
-      logger.info(`warning: could not look for databases earlier runs left behind: ${error instanceof Error ? error.message : String(error)}`);
+      logger.info(
+        `warning: could not look for databases earlier runs left behind: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 }

@@ -252,7 +252,9 @@ function embeddedCache(user, env = process.env) {
   try {
     fs.mkdirSync(dir, { recursive: true, mode });
   } catch (error) {
-    throw new UnsafeCacheError(`cannot create the embedded-binaries cache ${dir}: ${error instanceof Error ? error.message : String(error)}; set XDG_CACHE_HOME to a directory of yours`);
+    throw new UnsafeCacheError(
+      `cannot create the embedded-binaries cache ${dir}: ${error instanceof Error ? error.message : String(error)}; set XDG_CACHE_HOME to a directory of yours`,
+    );
   }
   checkTrusted(path.dirname(dir), { parent: true });
   checkTrusted(dir);
@@ -294,12 +296,16 @@ function checkTrusted(file, how = {}) {
   const me = process.getuid?.();
   const fix = `remove it (rm -rf ${file}) or set XDG_CACHE_HOME to a directory of yours, and run again`;
   if (stat.uid !== me && stat.uid !== 0) {
-    throw new UnsafeCacheError(`the embedded-binaries cache ${file} belongs to uid ${stat.uid}, not to this user: refusing to run what is in it; ${fix}`);
+    throw new UnsafeCacheError(
+      `the embedded-binaries cache ${file} belongs to uid ${stat.uid}, not to this user: refusing to run what is in it; ${fix}`,
+    );
   }
   const sticky = how.parent && (stat.mode & 0o1000) !== 0;
   if (!stat.isSymbolicLink() && (stat.mode & 0o022) !== 0 && !sticky) {
     const mode = (stat.mode & 0o7777).toString(8).padStart(4, '0');
-    throw new UnsafeCacheError(`the embedded-binaries cache ${file} is writable by others (mode ${mode}): refusing to run what is in it; ${fix}`);
+    throw new UnsafeCacheError(
+      `the embedded-binaries cache ${file} is writable by others (mode ${mode}): refusing to run what is in it; ${fix}`,
+    );
   }
 }
 

@@ -194,9 +194,7 @@ function supervisorScript(makeError) {
     const candidate = fileURLToPath(new URL(`./${name}`, import.meta.url));
     if (fs.existsSync(candidate)) return candidate;
   }
-  throw makeError(
-    `cannot find pg-supervisor.js next to ${fileURLToPath(import.meta.url)}; the build is incomplete, run npm run build`,
-  );
+  throw makeError(`cannot find pg-supervisor.js next to ${fileURLToPath(import.meta.url)}; the build is incomplete, run npm run build`);
 }
 
 /** Our side of pg-supervisor.mjs: events in from its stdout; the config, then "stop", out on its stdin. */
@@ -221,11 +219,9 @@ class Supervisor {
     let pending = '';
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (chunk) => {
-      pending += chunk;
-      let newline;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
         try {
           this.push(JSON.parse(line));
         } catch {
@@ -303,7 +299,14 @@ async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, 
       );
     }
     if (supervisor.pid !== undefined) {
-      const client = new pg.Client({ host: '127.0.0.1', port, user: SUPERUSER, password, database: 'postgres', connectionTimeoutMillis: 5_000 });
+      const client = new pg.Client({
+        host: '127.0.0.1',
+        port,
+        user: SUPERUSER,
+        password,
+        database: 'postgres',
+        connectionTimeoutMillis: 5_000,
+      });
       client.on('error', () => {});
       try {
         await client.connect();

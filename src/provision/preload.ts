@@ -42,7 +42,10 @@ function moduleDirs(bindir: string): string[] {
  * @param settings the settings to start with
  * @returns the settings to use and the libraries dropped
  */
-export function availablePreloads(bindir: string, settings: Record<string, string> | undefined): { settings: Record<string, string> | undefined; dropped: string[] } {
+export function availablePreloads(
+  bindir: string,
+  settings: Record<string, string> | undefined,
+): { settings: Record<string, string> | undefined; dropped: string[] } {
   if (settings?.shared_preload_libraries === undefined) return { settings, dropped: [] };
   const dirs = moduleDirs(bindir);
   const wanted = libraries(settings.shared_preload_libraries);

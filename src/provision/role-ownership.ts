@@ -9,7 +9,7 @@
  * database copied from it inherits it, so a replay pays only for making the role its database's
  * owner.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { withConnection } from './database.js';
 
 /** Schemas that are the server's, not the application's. */
@@ -84,7 +84,8 @@ export interface SchemaHandover {
  */
 export async function giveSchemaTo(databaseUrl: string, role: string): Promise<SchemaHandover> {
   return withConnection(databaseUrl, `cannot give the schema's objects to ${role}`, async (client) => {
-    const me = (await client.query<{ oid: number }>('SELECT oid::int8::float8 AS oid FROM pg_roles WHERE rolname = current_user')).rows[0]!.oid;
+    const me = (await client.query<{ oid: number }>('SELECT oid::int8::float8 AS oid FROM pg_roles WHERE rolname = current_user')).rows[0]!
+      .oid;
     let objects = 0;
     await client.query('BEGIN');
     try {
@@ -110,7 +111,8 @@ async function joinRoles(client: pg.Client, role: string): Promise<{ joined: str
   const refused: string[] = [];
   for (const name of names) {
     try {
-      const sql = (await client.query<{ sql: string }>('SELECT format($$GRANT %I TO %I$$, $1::text, $2::text) AS sql', [name, role])).rows[0]!.sql;
+      const sql = (await client.query<{ sql: string }>('SELECT format($$GRANT %I TO %I$$, $1::text, $2::text) AS sql', [name, role]))
+        .rows[0]!.sql;
       await client.query(sql);
       joined.push(name);
     } catch (error) {

@@ -18,9 +18,7 @@ export interface SqlStatement {
   line: number;
 }
 
-export type SplitResult =
-  | { ok: true; statements: SqlStatement[] }
-  | { ok: false; line: number; problem: string };
+export type SplitResult = { ok: true; statements: SqlStatement[] } | { ok: false; line: number; problem: string };
 
 const IDENT_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
 const IDENT_START = /[A-Za-z_\u0080-\uffff]/;
@@ -72,9 +70,13 @@ export function splitSql(sql: string): SplitResult {
       let depth = 1;
       i += 2;
       while (i < n && depth > 0) {
-        if (sql[i] === '/' && sql[i + 1] === '*') (depth++, (i += 2));
-        else if (sql[i] === '*' && sql[i + 1] === '/') (depth--, (i += 2));
-        else i++;
+        if (sql[i] === '/' && sql[i + 1] === '*') {
+          depth++;
+          i += 2;
+        } else if (sql[i] === '*' && sql[i + 1] === '/') {
+          depth--;
+          i += 2;
+        } else i++;
       }
       continue;
     }
@@ -99,9 +101,13 @@ export function splitSql(sql: string): SplitResult {
       i++;
       continue;
     }
-    if (c === '(') (parens++, i++);
-    else if (c === ')') (parens = Math.max(0, parens - 1), i++);
-    else if (c === "'") {
+    if (c === '(') {
+      parens++;
+      i++;
+    } else if (c === ')') {
+      parens = Math.max(0, parens - 1);
+      i++;
+    } else if (c === "'") {
       const escapes = i > 0 && /[eE]/.test(sql[i - 1]!) && (i < 2 || !IDENT_CHAR.test(sql[i - 2]!));
       i = skipQuoted(sql, i, "'", escapes);
     } else if (c === '"') {

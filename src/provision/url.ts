@@ -104,7 +104,11 @@ function writtenPassword(url: string, standard: boolean): string | undefined {
 /** `secret` as written into a URL in any way: each character itself or percent-encoded (hex
  * digits in either case), a space also as `+`. */
 function anyEncoding(secret: string): RegExp {
-  const hex = (b: number) => b.toString(16).padStart(2, '0').replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
+  const hex = (b: number) =>
+    b
+      .toString(16)
+      .padStart(2, '0')
+      .replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
   const parts = [...secret].map((ch) => {
     const encoded = [...new TextEncoder().encode(ch)].map((b) => `%${hex(b)}`).join('');
     const plain = ch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -89,13 +89,11 @@ const fingerprintRef = z.object({ fingerprint: z.string(), normalized: z.string(
 
 const comparison = z.object({
   noise_floor: noiseFloor,
-  server_time: z
-    .object({ measured: z.boolean(), reason: z.string().nullable(), noise_floor: noiseFloor })
-    .default({
-      measured: false,
-      reason: 'not in reports of schema version 1',
-      noise_floor: { value: 0, method: 'not measured: not in reports of schema version 1', fingerprints: 0 },
-    }),
+  server_time: z.object({ measured: z.boolean(), reason: z.string().nullable(), noise_floor: noiseFloor }).default({
+    measured: false,
+    reason: 'not in reports of schema version 1',
+    noise_floor: { value: 0, method: 'not measured: not in reports of schema version 1', fingerprints: 0 },
+  }),
   overall: latencyComparison,
   fingerprints: z.array(fingerprintComparison),
   new_errors: z.array(errorDiff('deterministic')),
@@ -196,7 +194,9 @@ const serversSchema = z.object({
 
 export const gateReportSchema = z.object({
   // Version 1 is read too (fields it lacks take their defaults) and comes out as the current one.
-  schema_version: z.union([z.literal(1), z.literal(REPORT_SCHEMA_VERSION)]).transform((): typeof REPORT_SCHEMA_VERSION => REPORT_SCHEMA_VERSION),
+  schema_version: z
+    .union([z.literal(1), z.literal(REPORT_SCHEMA_VERSION)])
+    .transform((): typeof REPORT_SCHEMA_VERSION => REPORT_SCHEMA_VERSION),
   tool: z.object({ name: z.literal('pg-retest-action'), version: z.string() }),
   verdict: z.enum(['pass', 'regression', 'inconclusive', 'error']),
   headline: z.string(),
@@ -250,11 +250,15 @@ export const gateReportSchema = z.object({
       .nullable()
       .optional(),
   }),
-  migrations: z.array(
-    z.object({ side: schemaSide, name: z.string(), wall_time_ms: z.number().nonnegative(), ok: z.boolean() }),
-  ),
+  migrations: z.array(z.object({ side: schemaSide, name: z.string(), wall_time_ms: z.number().nonnegative(), ok: z.boolean() })),
   migration_failure: z
-    .object({ side: schemaSide, name: z.string(), line: z.number().int().positive().nullable(), message: z.string(), sqlstate: z.string().nullable().optional() })
+    .object({
+      side: schemaSide,
+      name: z.string(),
+      line: z.number().int().positive().nullable(),
+      message: z.string(),
+      sqlstate: z.string().nullable().optional(),
+    })
     .nullable(),
   replays: z.array(
     z.object({
@@ -341,7 +345,5 @@ function fromVersion1(report: GateReport): void {
 /** `comparison.fingerprints[3].ratio` */
 function fieldPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '(top level)';
-  return path
-    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`))
-    .join('');
+  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`)).join('');
 }

@@ -11,8 +11,8 @@ import { checkAbsoluteLimits } from '../verdict/absolute-limits.js';
 import { inconclusiveHeadline, sharePercent } from '../verdict/coverage.js';
 import { lostSessionFeatures } from '../verdict/session-features.js';
 import type { GateReport } from '../verdict/report-types.js';
-import type { FingerprintComparison, LatencyComparison } from '../types.js';
-import { evaluatePlanRules } from '../plans/rules.js';
+import type { Comparison, FingerprintComparison, LatencyComparison } from '../types.js';
+import { evaluatePlanRules, type PlanRuleResult } from '../plans/rules.js';
 import { oneLine } from '../format/table.js';
 import { count, micros, plural } from '../format/units.js';
 import { maskMessage } from '../format/mask.js';
@@ -23,9 +23,7 @@ export interface JunitOptions {
   maskValues?: boolean;
 }
 
-export type Outcome =
-  | { kind: 'passed' }
-  | { kind: 'failure' | 'error' | 'skipped'; message: string; type?: string; body?: string };
+export type Outcome = { kind: 'passed' } | { kind: 'failure' | 'error' | 'skipped'; message: string; type?: string; body?: string };
 
 export interface TestCase {
   name: string;
@@ -86,7 +84,12 @@ function latencySuite(report: GateReport): TestSuite {
       classname: 'pg-retest.fingerprint',
       time: f.head.p95_us / 1_000_000,
       outcome: f.regressed
-        ? { kind: 'failure', type: 'regression', message: f.rules.includes('client_p95') ? latencyLine(f) : serverTimeLine(f), body: fingerprintBody(f) }
+        ? {
+            kind: 'failure',
+            type: 'regression',
+            message: f.rules.includes('client_p95') ? latencyLine(f) : serverTimeLine(f),
+            body: fingerprintBody(f),
+          }
         : { kind: 'passed' },
     })),
   };
@@ -128,18 +131,12 @@ function thresholdSuite(report: GateReport, mask: boolean): TestSuite {
         ? "not measured: the PR's migrations fail"
         : `not measured${report.error ? `: ${report.error.stage} failed` : ''}`,
   };
-  const threshold = (name: string, outcome: Outcome, time = 0): TestCase => ({
-    name,
-    classname: 'pg-retest.threshold',
-    time,
-    outcome,
-  });
   const cases: TestCase[] = [];
 
   if (report.verdict === 'error') {
     const e = report.error;
     cases.push(
-      threshold('run completes', {
+      thresholdCase('run completes', {
         kind: 'error',
         type: e?.stage ?? 'error',
         message: e ? `${e.stage}: ${firstLine(e.message)}` : report.headline,
@@ -149,7 +146,7 @@ function thresholdSuite(report: GateReport, mask: boolean): TestSuite {
   }
 
   cases.push(
-    threshold(
+    thresholdCase(
       `whole-workload p95 within ${fractionPercent(t.p95_threshold)}`,
       c === null
         ? notMeasured
@@ -159,75 +156,86 @@ function thresholdSuite(report: GateReport, mask: boolean): TestSuite {
       c === null ? 0 : c.overall.head.p95_us / 1_000_000,
     ),
   );
-
-  if (c === null) {
-    cases.push(threshold(`new errors ≤ ${count(t.max_new_errors)}`, notMeasured));
-  } else {
-    const lost = lostSessionFeatures(report.servers);
-    const total = c.new_errors.length + lost.length;
-    const over = total > t.max_new_errors;
-    const list = [
-      ...lost.map((f) => `${f.label}, which head's server does not keep (${f.breaks}): ${oneLine(f.normalized, 200)}`),
-      ...c.new_errors.map(
-        (e) =>
-          `${e.sqlstate} ${mask ? maskMessage(e.message, e.sqlstate) : e.message} (${plural(e.head_count, 'failed call')}): ${oneLine(e.normalized, 200)}`,
-      ),
-    ];
-    cases.push(
-      threshold(
-        `new errors ≤ ${count(t.max_new_errors)}`,
-        over ? { kind: 'failure', type: 'new-errors', message: `${plural(total, 'new error')}`, body: list.join('\n') } : { kind: 'passed' },
-      ),
-    );
-  }
+  cases.push(thresholdCase(`new errors ≤ ${count(t.max_new_errors)}`, c === null ? notMeasured : newErrorsOutcome(report, c, mask)));
 
   // The plan rules, when asked for (docs/plans.md): their own case, so that a run failed by
   // them alone has a failing case too.
   const rules = t.plan_rules;
   if (c !== null && rules && (rules.fail_on_plan_change !== 'none' || rules.max_buffers_growth !== null)) {
-    const planned = evaluatePlanRules(report.plans ?? null, rules);
-    cases.push(
-      threshold(
-        'query plans within the plan rules',
-        planned.reasons.length > 0
-          ? { kind: 'failure', type: 'plan', message: plural(planned.reasons.length, 'plan rule violation'), body: planned.reasons.join('\n') }
-          : planned.unmeasured.length > 0
-            ? { kind: 'skipped', message: `not measured: ${firstLine(planned.unmeasured[0]!)}` }
-            : { kind: 'passed' },
-      ),
-    );
+    cases.push(thresholdCase('query plans within the plan rules', planRulesOutcome(evaluatePlanRules(report.plans ?? null, rules))));
   }
 
+  cases.push(headMigrationsCase(report, mask));
+
+  if (c !== null) {
+    // One case per absolute limit set (and per fingerprint over it), passed or failed.
+    for (const limit of checkAbsoluteLimits(c, report.accounting?.head ?? null, t)) {
+      cases.push(
+        thresholdCase(
+          `head ${limit.name} within its limit`,
+          limit.exceeded ? { kind: 'failure', type: 'limit', message: limit.line } : { kind: 'passed' },
+        ),
+      );
+    }
+  }
+  cases.push(thresholdCase('all sessions replayed and accounted for', accountingOutcome(report)));
+  cases.push(
+    thresholdCase(
+      `min-coverage: base executes at least ${sharePercent(report.thresholds.min_coverage ?? 0)} of the captured statements`,
+      coverageOutcome(report),
+    ),
+  );
+  return { name: 'thresholds', cases };
+}
+
+function thresholdCase(name: string, outcome: Outcome, time = 0): TestCase {
+  return { name, classname: 'pg-retest.threshold', time, outcome };
+}
+
+/** The new errors of head and the session features its server lost, against the limit. */
+function newErrorsOutcome(report: GateReport, c: Comparison, mask: boolean): Outcome {
+  const lost = lostSessionFeatures(report.servers);
+  const total = c.new_errors.length + lost.length;
+  if (total <= report.thresholds.max_new_errors) return { kind: 'passed' };
+  const list = [
+    ...lost.map((f) => `${f.label}, which head's server does not keep (${f.breaks}): ${oneLine(f.normalized, 200)}`),
+    ...c.new_errors.map(
+      (e) =>
+        `${e.sqlstate} ${mask ? maskMessage(e.message, e.sqlstate) : e.message} (${plural(e.head_count, 'failed call')}): ${oneLine(e.normalized, 200)}`,
+    ),
+  ];
+  return { kind: 'failure', type: 'new-errors', message: `${plural(total, 'new error')}`, body: list.join('\n') };
+}
+
+function planRulesOutcome(planned: PlanRuleResult): Outcome {
+  if (planned.reasons.length > 0) {
+    return {
+      kind: 'failure',
+      type: 'plan',
+      message: plural(planned.reasons.length, 'plan rule violation'),
+      body: planned.reasons.join('\n'),
+    };
+  }
+  if (planned.unmeasured.length > 0) return { kind: 'skipped', message: `not measured: ${firstLine(planned.unmeasured[0]!)}` };
+  return { kind: 'passed' };
+}
+
+/** Whether the PR's migrations applied, timed by their runs on head. */
+function headMigrationsCase(report: GateReport, mask: boolean): TestCase {
+  const name = 'PR migrations apply';
   const failure = report.migration_failure;
   const headRuns = report.migrations.filter((m) => m.side === 'head');
   const headTime = headRuns.reduce((sum, m) => sum + m.wall_time_ms, 0) / 1_000;
   if (failure?.side === 'head') {
     const where = failure.line === null ? failure.name : `${failure.name}:${failure.line}`;
     const text = mask ? maskMessage(failure.message, null) : failure.message;
-    cases.push(
-      threshold(
-        'PR migrations apply',
-        { kind: 'failure', type: 'migration', message: `${where}: ${firstLine(text)}`, body: text },
-        headTime,
-      ),
-    );
-  } else if (failure?.side === 'base') {
-    cases.push(threshold('PR migrations apply', { kind: 'skipped', message: "not run: the base branch's migrations fail" }));
-  } else if (headRuns.length === 0 && report.verdict === 'error') {
-    cases.push(threshold('PR migrations apply', { kind: 'skipped', message: `not run: ${report.error?.stage ?? 'the run'} failed first` }));
-  } else {
-    cases.push(threshold('PR migrations apply', { kind: 'passed' }, headTime));
+    return thresholdCase(name, { kind: 'failure', type: 'migration', message: `${where}: ${firstLine(text)}`, body: text }, headTime);
   }
-
-  if (c !== null) {
-    // One case per absolute limit set (and per fingerprint over it), passed or failed.
-    for (const limit of checkAbsoluteLimits(c, report.accounting?.head ?? null, t)) {
-      cases.push(threshold(`head ${limit.name} within its limit`, limit.exceeded ? { kind: 'failure', type: 'limit', message: limit.line } : { kind: 'passed' }));
-    }
+  if (failure?.side === 'base') return thresholdCase(name, { kind: 'skipped', message: "not run: the base branch's migrations fail" });
+  if (headRuns.length === 0 && report.verdict === 'error') {
+    return thresholdCase(name, { kind: 'skipped', message: `not run: ${report.error?.stage ?? 'the run'} failed first` });
   }
-  cases.push(threshold('all sessions replayed and accounted for', accountingOutcome(report)));
-  cases.push(threshold(`min-coverage: base executes at least ${sharePercent(report.thresholds.min_coverage ?? 0)} of the captured statements`, coverageOutcome(report)));
-  return { name: 'thresholds', cases };
+  return thresholdCase(name, { kind: 'passed' }, headTime);
 }
 
 /** ` (transaction_aborted 855)`, or nothing when there are no reasons. */
@@ -248,9 +256,7 @@ function coverageOutcome(report: GateReport): Outcome {
     ),
     ...c.not_compared.map((n) => `not compared: ${n.normalized} (${n.fingerprint}): ${n.reason}`),
   ].join('\n');
-  return c.sufficient
-    ? { kind: 'passed' }
-    : { kind: 'failure', type: 'inconclusive', message: inconclusiveHeadline(c), body };
+  return c.sufficient ? { kind: 'passed' } : { kind: 'failure', type: 'inconclusive', message: inconclusiveHeadline(c), body };
 }
 
 /** Every planned session completed and every captured statement executed, skipped or reported. */
@@ -315,7 +321,12 @@ function seconds(value: number): string {
 }
 
 function firstLine(value: string): string {
-  return value.split(/\r?\n/).find((line) => line.trim() !== '')?.trim() ?? '';
+  return (
+    value
+      .split(/\r?\n/)
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? ''
+  );
 }
 
 /**
@@ -323,7 +334,8 @@ function firstLine(value: string): string {
  * U+FFFE, U+FFFF; unpaired surrogates). Written as `\uXXXX` text so the reader still sees that
  * something was there.
  */
-const ILLEGAL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const ILLEGAL =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 function legal(value: string): string {
   return value.replace(ILLEGAL, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);

@@ -24,7 +24,8 @@ export function coverageRows(c: Coverage): string[][] {
 function reasonsOf(side: SideCoverage): string[] {
   const out: string[] = [];
   for (const [reason, n] of Object.entries(side.skipped_by_reason)) if (n > 0) out.push(`${count(n)} skipped: ${reasonInWords(reason)}`);
-  for (const [reason, n] of Object.entries(side.not_executed_by_reason)) if (n > 0) out.push(`${count(n)} not sent: ${reasonInWords(reason)}`);
+  for (const [reason, n] of Object.entries(side.not_executed_by_reason))
+    if (n > 0) out.push(`${count(n)} not sent: ${reasonInWords(reason)}`);
   return out;
 }
 
@@ -83,7 +84,12 @@ export function keysRows(keys: KeysSummary | null | undefined): [string, string]
   const rows: [string, string][] = [];
   const k = keys.correlation;
   if (k) {
-    const source = k.source === 'inferred' ? 'inferred from the statements that use them' : k.source === 'mixed' ? 'recorded or inferred' : 'recorded in the workload';
+    const source =
+      k.source === 'inferred'
+        ? 'inferred from the statements that use them'
+        : k.source === 'mixed'
+          ? 'recorded or inferred'
+          : 'recorded in the workload';
     rows.push([
       'generated keys',
       `${plural(k.producers, 'statement')} returning keys (${source}), ${plural(k.links, 'literal')} carrying them; ` +
@@ -92,7 +98,9 @@ export function keysRows(keys: KeysSummary | null | undefined): [string, string]
   }
   if (keys.sequences && keys.sequences.length > 0) {
     const described = keys.sequences.map((s) =>
-      s.action === 'set' ? `${code(s.sequence, Infinity, true)} → ${s.value ?? '–'} (${s.source})` : `${code(s.sequence, Infinity, true)} kept: ${prose(maskMessage(s.reason ?? '', null), true)}`,
+      s.action === 'set'
+        ? `${code(s.sequence, Infinity, true)} → ${s.value ?? '–'} (${s.source})`
+        : `${code(s.sequence, Infinity, true)} kept: ${prose(maskMessage(s.reason ?? '', null), true)}`,
     );
     rows.push(['sequences at capture time', described.join('; ')]);
   }

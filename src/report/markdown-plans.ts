@@ -46,7 +46,8 @@ function serverCell(f: FingerprintPlan): string {
 
 /** Where the buffer counts come from, in one sentence. */
 function sourceLine(p: PlansReport): string {
-  const unjoined = p.stats.unjoined > 0 ? ` (${plural(p.stats.unjoined, 'fingerprint')} not matched exactly: one EXPLAIN (ANALYZE, BUFFERS) instead)` : '';
+  const unjoined =
+    p.stats.unjoined > 0 ? ` (${plural(p.stats.unjoined, 'fingerprint')} not matched exactly: one EXPLAIN (ANALYZE, BUFFERS) instead)` : '';
   if (p.stats.source === 'pg_stat_statements') {
     return `Buffers and server time per call: pg_stat_statements ${text(p.stats.pg_stat_statements ?? '')}, every replay of each side${unjoined}.`;
   }
@@ -89,8 +90,17 @@ export function planChangesSection(ctx: Context): string[] {
       `${count(Math.round(f.base.total_cost))} → ${count(Math.round(f.head.total_cost))}`,
     ]);
     lines.push(
-      ...mdTable(['statement', 'change (base → head)', '', 'shared buffers per call', 'server mean', 'estimated cost'], rows, ['left', 'left', 'left', 'right', 'right', 'right']),
-      ...(changed.length > shown.length ? ['', `_… ${plural(changed.length - shown.length, 'plan change')} more in the JSON report._`] : []),
+      ...mdTable(['statement', 'change (base → head)', '', 'shared buffers per call', 'server mean', 'estimated cost'], rows, [
+        'left',
+        'left',
+        'left',
+        'right',
+        'right',
+        'right',
+      ]),
+      ...(changed.length > shown.length
+        ? ['', `_… ${plural(changed.length - shown.length, 'plan change')} more in the JSON report._`]
+        : []),
       '',
     );
   }
@@ -128,7 +138,11 @@ function spillLines(ctx: Context, p: PlansReport, cap: number): string[] {
   if (spills.length === 0) return [];
   const shown = spills.slice(0, cap);
   if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(spills.length, CAP) - shown.length;
-  const rows = shown.map((f) => [code(f.normalized, SQL_CHARS, true), `${pages(temp(f.base.stats)!)} → ${pages(temp(f.head.stats)!)}`, serverCell(f)]);
+  const rows = shown.map((f) => [
+    code(f.normalized, SQL_CHARS, true),
+    `${pages(temp(f.base.stats)!)} → ${pages(temp(f.head.stats)!)}`,
+    serverCell(f),
+  ]);
   return [
     `${plural(spills.length, 'statement')} wrote more to temporary files on head (a sort, hash or materialization larger than work_mem):`,
     '',

@@ -82,7 +82,8 @@ export function verdictPhrase(report: GateReport): string {
     if (newErrors > t.max_new_errors) parts.push(plural(newErrors, 'new error'));
     const planned = t.plan_rules ? evaluatePlanRules(report.plans ?? null, t.plan_rules) : null;
     if (planned && planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
-    if (planned && planned.bufferGrowth > 0) parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? 'query' : 'queries'} reading more buffers`);
+    if (planned && planned.bufferGrowth > 0)
+      parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? 'query' : 'queries'} reading more buffers`);
     const overLimits = checkAbsoluteLimits(c, report.accounting?.head ?? null, t).filter((l) => l.exceeded).length;
     if (overLimits > 0) parts.push(`${plural(overLimits, 'absolute limit')} exceeded`);
   }
@@ -155,7 +156,8 @@ export function summarySection(ctx: Context): string[] {
 /** Whether the server's own time per statement was compared, and its floor. */
 function serverTimeLine(c: Comparison): string {
   const st = c.server_time;
-  if (!st.measured) return `Server time per statement: not compared${st.reason ? ` (${text(st.reason)})` : ''}; latency was judged on the client p95.`;
+  if (!st.measured)
+    return `Server time per statement: not compared${st.reason ? ` (${text(st.reason)})` : ''}; latency was judged on the client p95.`;
   return (
     'Server time per statement (what the server itself spent on each call, without the waits for a CPU around it): ' +
     `compared by median shift; its noise floor ${fractionPercent(st.noise_floor.value)} from replaying base twice.`
@@ -176,7 +178,10 @@ function latencyRows(l: LatencyComparison): string[][] {
 }
 
 /** Why a slower fingerprint did not count as a regression: each rule, with the checks it failed. */
-export function notGatedBecause(f: LatencyComparison & Partial<Pick<FingerprintComparison, 'server_time'>>, t: GateReport['thresholds']): string {
+export function notGatedBecause(
+  f: LatencyComparison & Partial<Pick<FingerprintComparison, 'server_time'>>,
+  t: GateReport['thresholds'],
+): string {
   const why: string[] = [];
   if (!f.checks.enough_calls) why.push(`fewer than ${count(t.min_calls)} calls`);
   if (!f.checks.slower_in_every_replay) why.push('not slower in every replay (median)');
@@ -235,15 +240,42 @@ export function regressionsSection(ctx: Context): string[] {
   if (c === null) return [];
   const lines: string[] = [];
   const worst = regressions(c);
-  const header = ['#', 'statement', 'calls base / head', 'p95 base', 'p95 head', 'Δ p95', 'CI', 'server time (median)', ...planHeaders(ctx.report)];
-  const align: ('left' | 'right')[] = ['right', 'left', 'right', 'right', 'right', 'right', 'right', 'right', ...planHeaders(ctx.report).map(() => 'right' as const)];
+  const header = [
+    '#',
+    'statement',
+    'calls base / head',
+    'p95 base',
+    'p95 head',
+    'Δ p95',
+    'CI',
+    'server time (median)',
+    ...planHeaders(ctx.report),
+  ];
+  const align: ('left' | 'right')[] = [
+    'right',
+    'left',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+    ...planHeaders(ctx.report).map(() => 'right' as const),
+  ];
   if (worst.length > 0) {
     const { shown, more } = take(ctx, worst, CAPS.regressions);
-    const rows = shown.map((f, i) => [String(i + 1), code(f.normalized, SQL_CHARS, true), ...latencyCells(f), ...planCells(ctx.report, f.fingerprint), rulesCell(f)]);
+    const rows = shown.map((f, i) => [
+      String(i + 1),
+      code(f.normalized, SQL_CHARS, true),
+      ...latencyCells(f),
+      ...planCells(ctx.report, f.fingerprint),
+      rulesCell(f),
+    ]);
     lines.push(`#### ${plural(worst.length, 'regression')} by fingerprint`, '', ...mdTable([...header, 'rule'], rows, [...align, 'left']));
     lines.push(...moreLine(more, 'regression', 'in the full table below'), '');
   }
-  const slowerOnServer = (f: FingerprintComparison) => (f.server_time?.shift_us ?? 0) > 0 && (f.server_time!.checks.over_threshold || f.server_time!.checks.ci_above_noise);
+  const slowerOnServer = (f: FingerprintComparison) =>
+    (f.server_time?.shift_us ?? 0) > 0 && (f.server_time!.checks.over_threshold || f.server_time!.checks.ci_above_noise);
   const slower = c.fingerprints
     .filter((f) => !f.regressed && ((f.delta_us > 0 && (f.checks.over_threshold || f.checks.ci_above_noise)) || slowerOnServer(f)))
     .sort((a, b) => b.ratio - a.ratio);
@@ -302,7 +334,9 @@ export function newErrorsSection(ctx: Context): string[] {
   if (c === null || total === 0) return [];
   const allowed = ctx.report.thresholds.max_new_errors;
   const verdict =
-    total > allowed ? `more than the ${count(allowed)} allowed (\`max-new-errors\`)` : `within the ${count(allowed)} allowed (\`max-new-errors\`)`;
+    total > allowed
+      ? `more than the ${count(allowed)} allowed (\`max-new-errors\`)`
+      : `within the ${count(allowed)} allowed (\`max-new-errors\`)`;
   const lines = [`#### ${plural(total, 'new error')}`, ''];
   if (lost.length > 0) {
     const { shown, more } = take(ctx, lost, CAPS.newErrors);
@@ -323,7 +357,9 @@ export function newErrorsSection(ctx: Context): string[] {
     const sorted = [...c.new_errors].sort((a, b) => b.head_count - a.head_count);
     const { shown, more } = take(ctx, sorted, CAPS.newErrors);
     lines.push(
-      lost.length > 0 ? 'Statements that failed on head and not on base:' : `Statements that fail on head and not on base (or far more often), ${verdict}.`,
+      lost.length > 0
+        ? 'Statements that failed on head and not on base:'
+        : `Statements that fail on head and not on base (or far more often), ${verdict}.`,
       '',
       ...errorTable(ctx, shown, true, lost, true),
       ...moreLine(more, 'new error', 'in the JSON report'),
@@ -344,7 +380,13 @@ const RULE_WORDS: Record<ErrorDiff['rule'], string> = {
   fixed: 'base only',
 };
 
-function errorTable(ctx: Context, errors: ErrorDiff[], bothSides: boolean, lost: readonly SessionFeature[] = [], withRule = false): string[] {
+function errorTable(
+  ctx: Context,
+  errors: ErrorDiff[],
+  bothSides: boolean,
+  lost: readonly SessionFeature[] = [],
+  withRule = false,
+): string[] {
   const rows = errors.map((e) => {
     const cause = lost.length > 0 ? likelyCause(e, lost) : undefined;
     return [
@@ -359,11 +401,14 @@ function errorTable(ctx: Context, errors: ErrorDiff[], bothSides: boolean, lost:
   const calls = bothSides ? 'failed calls base / head' : 'failed calls';
   const ruleHeader = withRule ? ['counts because'] : [];
   const causeHeader = lost.length > 0 ? ['likely cause'] : [];
-  return mdTable(
-    ['SQLSTATE', 'message', 'statement', calls, ...ruleHeader, ...causeHeader],
-    rows,
-    ['left', 'left', 'left', 'right', ...ruleHeader.map(() => 'left' as const), ...causeHeader.map(() => 'left' as const)],
-  );
+  return mdTable(['SQLSTATE', 'message', 'statement', calls, ...ruleHeader, ...causeHeader], rows, [
+    'left',
+    'left',
+    'left',
+    'right',
+    ...ruleHeader.map(() => 'left' as const),
+    ...causeHeader.map(() => 'left' as const),
+  ]);
 }
 
 /** `0, 2, 1, 0`: failures per replay. */
@@ -395,11 +440,14 @@ export function varyingErrorsSection(ctx: Context): string[] {
       "statement timeout) come and go between identical replays. These stayed within what base's replays and the capture " +
       'show, so they are listed, not counted as new errors.',
     '',
-    ...mdTable(
-      ['SQLSTATE', 'message', 'statement', 'failed per base replay (noise last)', 'failed per head replay', 'at capture'],
-      rows,
-      ['left', 'left', 'left', 'right', 'right', 'right'],
-    ),
+    ...mdTable(['SQLSTATE', 'message', 'statement', 'failed per base replay (noise last)', 'failed per head replay', 'at capture'], rows, [
+      'left',
+      'left',
+      'left',
+      'right',
+      'right',
+      'right',
+    ]),
     ...moreLine(more, 'varying failure', 'in the JSON report'),
     '',
   ];
@@ -467,7 +515,11 @@ export function fidelitySection(ctx: Context): string[] {
   const blocks: string[] = [];
   if (c !== null) {
     if (c.shared_errors.length > 0) {
-      const { shown, more } = take(ctx, [...c.shared_errors].sort((a, b) => b.head_count - a.head_count), CAPS.fidelity);
+      const { shown, more } = take(
+        ctx,
+        [...c.shared_errors].sort((a, b) => b.head_count - a.head_count),
+        CAPS.fidelity,
+      );
       blocks.push(
         `${plural(c.shared_errors.length, 'statement')} ${c.shared_errors.length === 1 ? 'fails' : 'fail'} on both sides: ` +
           'the workload does not replay cleanly on base either ' +
@@ -491,7 +543,11 @@ export function fidelitySection(ctx: Context): string[] {
 
 function onlyOneSide(ctx: Context, refs: FingerprintRef[], side: 'base' | 'head'): string[] {
   if (refs.length === 0) return [];
-  const { shown, more } = take(ctx, [...refs].sort((a, b) => b.calls - a.calls), CAPS.fidelity);
+  const { shown, more } = take(
+    ctx,
+    [...refs].sort((a, b) => b.calls - a.calls),
+    CAPS.fidelity,
+  );
   const why = side === 'base' ? 'e.g. a statement the PR no longer runs' : 'e.g. statements of the PR only';
   return [
     `${plural(refs.length, 'fingerprint')} ran on ${side} only (${why}), not compared:`,
@@ -522,11 +578,16 @@ export function allFingerprintsSection(ctx: Context): string[] {
     status(f),
   ]);
   const body = [
-    ...mdTable(
-      ['fingerprint', 'statement', 'calls base / head', 'p50', 'p95', 'Δ p95', 'CI', ''],
-      rows,
-      ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'left'],
-    ),
+    ...mdTable(['fingerprint', 'statement', 'calls base / head', 'p50', 'p95', 'Δ p95', 'CI', ''], rows, [
+      'left',
+      'left',
+      'right',
+      'right',
+      'right',
+      'right',
+      'right',
+      'left',
+    ]),
     ...(hidden > 0 ? ['', `_… ${plural(hidden, 'fingerprint')} more, not shown to keep this comment under GitHub's size limit._`] : []),
   ];
   return [...details(`All ${plural(c.fingerprints.length, 'compared fingerprint')}`, body), ''];
@@ -565,7 +626,10 @@ export function environmentSection(ctx: Context): string[] {
           ['server', `${orNone(e.server_kind)}${e.server === null ? '' : `: ${text(e.server)}`}`],
           ['settings', config === '' ? '–' : config],
         ] as [string, string][])),
-    ['workload', `${code(e.workload.path, Infinity, true)}: ${plural(e.workload.sessions, 'session')}, ${plural(e.workload.statements, 'statement')}`],
+    [
+      'workload',
+      `${code(e.workload.path, Infinity, true)}: ${plural(e.workload.sessions, 'session')}, ${plural(e.workload.statements, 'statement')}`,
+    ],
     ['rounds', `${count(e.rounds)}, order alternating`],
     ...(e.time_budget ? ([['time budget', text(e.time_budget.note)]] as [string, string][]) : []),
     ['speed', e.speed === 0 ? '0 (as fast as possible)' : `${e.speed}×`],
@@ -578,9 +642,19 @@ export function environmentSection(ctx: Context): string[] {
     ['runner', text(e.runner)],
     ['started', text(e.started_at)],
     ['wall time', wallTime(e.wall_time_ms)],
-    ['noise floor', noise ? `${fractionPercent(noise.value)} over ${plural(noise.fingerprints, 'fingerprint')}: ${text(noise.method)}` : '–'],
+    [
+      'noise floor',
+      noise ? `${fractionPercent(noise.value)} over ${plural(noise.fingerprints, 'fingerprint')}: ${text(noise.method)}` : '–',
+    ],
     ...(r.comparison
-      ? ([['server time', r.comparison.server_time.measured ? `compared; noise floor ${fractionPercent(r.comparison.server_time.noise_floor.value)} over ${plural(r.comparison.server_time.noise_floor.fingerprints, 'fingerprint')}` : `not compared: ${text(r.comparison.server_time.reason ?? 'not measured')}`]] as [string, string][])
+      ? ([
+          [
+            'server time',
+            r.comparison.server_time.measured
+              ? `compared; noise floor ${fractionPercent(r.comparison.server_time.noise_floor.value)} over ${plural(r.comparison.server_time.noise_floor.fingerprints, 'fingerprint')}`
+              : `not compared: ${text(r.comparison.server_time.reason ?? 'not measured')}`,
+          ],
+        ] as [string, string][])
       : []),
     ...(r.plans ? ([['buffers and server time', statsSource(r.plans)]] as [string, string][]) : []),
     ...keysRows(r.keys),
@@ -593,7 +667,9 @@ export function environmentSection(ctx: Context): string[] {
         (t.p95_max_ms ? `, head p95 ≤ ${t.p95_max_ms} ms` : '') +
         (t.p99_max_ms ? `, head p99 ≤ ${t.p99_max_ms} ms` : '') +
         // A limit as set (0.05 %), not rounded like a measured change.
-        (t.error_rate_max !== undefined && t.error_rate_max !== null ? `, head error rate ≤ ${Number((t.error_rate_max * 100).toPrecision(3))} %` : ''),
+        (t.error_rate_max !== undefined && t.error_rate_max !== null
+          ? `, head error rate ≤ ${Number((t.error_rate_max * 100).toPrecision(3))} %`
+          : ''),
     ],
     ['tool', `${text(r.tool.name)} ${text(r.tool.version)}`],
   ];
@@ -612,11 +688,16 @@ export function environmentSection(ctx: Context): string[] {
     ]);
     body.push(
       '',
-      ...mdTable(
-        ['round', 'position', 'side', 'status', 'wall time', 'statements', 'errors', 'p95'],
-        rows,
-        ['right', 'right', 'left', 'left', 'right', 'right', 'right', 'right'],
-      ),
+      ...mdTable(['round', 'position', 'side', 'status', 'wall time', 'statements', 'errors', 'p95'], rows, [
+        'right',
+        'right',
+        'left',
+        'left',
+        'right',
+        'right',
+        'right',
+        'right',
+      ]),
       ...moreLine(more, 'replay', 'in the JSON report'),
     );
   }
@@ -628,15 +709,33 @@ const SETTINGS_SHOWN = 30;
 
 /** The environment rows of a run whose head had a server of its own: each side's, and what differs. */
 function serverRows(s: ServersReport): [string, string][] {
-  const config = (c: Record<string, string>) => Object.entries(c).map(([k, v]) => code(`${k}=${v}`, Infinity, true)).join(', ') || '–';
+  const config = (c: Record<string, string>) =>
+    Object.entries(c)
+      .map(([k, v]) => code(`${k}=${v}`, Infinity, true))
+      .join(', ') || '–';
   const where = (side: ServersReport['base']) => `${text(side.kind)}: ${text(side.url ?? side.description)}`;
   const sessions = (side: ServersReport['base']) =>
-    side.keeps_sessions === null ? `unknown (${text(side.sessions_note)})` : side.keeps_sessions ? 'kept' : `not kept: ${text(side.sessions_note)}`;
+    side.keeps_sessions === null
+      ? `unknown (${text(side.sessions_note)})`
+      : side.keeps_sessions
+        ? 'kept'
+        : `not kept: ${text(side.sessions_note)}`;
   const differ = s.settings.slice(0, SETTINGS_SHOWN).map((d) => `${code(d.name, Infinity, true)} ${text(d.base)} → ${text(d.head)}`);
   const hidden = s.settings.length - differ.length;
-  const only = (names: string[]) => (names.length === 0 ? '–' : names.slice(0, SETTINGS_SHOWN).map((n) => code(n, Infinity, true)).join(', ') + (names.length > SETTINGS_SHOWN ? ` and ${count(names.length - SETTINGS_SHOWN)} more` : ''));
+  const only = (names: string[]) =>
+    names.length === 0
+      ? '–'
+      : names
+          .slice(0, SETTINGS_SHOWN)
+          .map((n) => code(n, Infinity, true))
+          .join(', ') + (names.length > SETTINGS_SHOWN ? ` and ${count(names.length - SETTINGS_SHOWN)} more` : '');
   return [
-    ['PostgreSQL', s.base.version === s.head.version ? `${text(s.base.version)} on both sides` : `base ${text(s.base.version)}, head ${text(s.head.version)}`],
+    [
+      'PostgreSQL',
+      s.base.version === s.head.version
+        ? `${text(s.base.version)} on both sides`
+        : `base ${text(s.base.version)}, head ${text(s.head.version)}`,
+    ],
     ['base server', where(s.base)],
     ['head server', where(s.head)],
     ['settings given', `base ${config(s.base.postgres_config)}; head ${config(s.head.postgres_config)}`],

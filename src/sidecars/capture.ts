@@ -71,7 +71,10 @@ export function errorsAgainstCapture(sidecar: CaptureSummary, resultsFile: strin
  * @returns text ending in a newline
  */
 export function describeErrorsAgainstCapture(c: ErrorsAgainstCapture): string {
-  const parts = [`${plural(c.expected, 'error')} where the statement failed at capture time too (expected)`, `${plural(c.new, 'new error')}`];
+  const parts = [
+    `${plural(c.expected, 'error')} where the statement failed at capture time too (expected)`,
+    `${plural(c.new, 'new error')}`,
+  ];
   if (c.nowSucceeding > 0) parts.push(`${plural(c.nowSucceeding, 'statement')} that failed at capture time succeeded`);
   return `\nagainst the capture: ${parts.join(', ')}\n`;
 }

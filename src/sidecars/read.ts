@@ -21,7 +21,9 @@ export function readSidecar<T>(file: string, schema: z.ZodType, format: string, 
     throw new InputError(`${file} is not valid JSON (${(error as Error).message}); delete it or ${redo}`);
   }
   if (!schema.safeParse(parsed).success) {
-    throw new InputError(`${file} is not a ${format.replace('pg-retest-action ', '')} sidecar (format "${format}", version 1); delete it or ${redo}`);
+    throw new InputError(
+      `${file} is not a ${format.replace('pg-retest-action ', '')} sidecar (format "${format}", version 1); delete it or ${redo}`,
+    );
   }
   return parsed as T;
 }

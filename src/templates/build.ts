@@ -12,7 +12,7 @@
  * big table under lock shows up here before it shows up in production.
  */
 import type { SchemaSource, SeedSource } from './sources.js';
-import { CliError, InfraError } from '../exit-codes.js';
+import { type CliError, InfraError } from '../exit-codes.js';
 
 import { applySqlFile, SqlFileError } from '../provision/apply-sql.js';
 import { createDatabase, vacuumAnalyzeDatabase } from '../provision/database.js';
@@ -92,7 +92,12 @@ function commandStep(command: string, cwd: string, side: 'base' | 'head', inputs
  * Runs steps in order, timing each.
  * @returns the runs, and the failure if a step failed (later steps do not run)
  */
-async function runSteps(side: 'base' | 'head', steps: Step[], url: string, logger: Logger): Promise<{ runs: MigrationRun[]; failure: MigrationFailure | null; error?: CliError }> {
+async function runSteps(
+  side: 'base' | 'head',
+  steps: Step[],
+  url: string,
+  logger: Logger,
+): Promise<{ runs: MigrationRun[]; failure: MigrationFailure | null; error?: CliError }> {
   const runs: MigrationRun[] = [];
   for (const step of steps) {
     const started = performance.now();
@@ -102,9 +107,14 @@ async function runSteps(side: 'base' | 'head', steps: Step[], url: string, logge
       const wall = Math.round(performance.now() - started);
       runs.push({ side, name: step.name, wall_time_ms: wall, ok: false });
       if (error instanceof SqlFileError) {
-        return { runs, failure: { side, name: step.name, line: error.line, message: error.serverMessage, sqlstate: error.sqlstate ?? null }, error };
+        return {
+          runs,
+          failure: { side, name: step.name, line: error.line, message: error.serverMessage, sqlstate: error.sqlstate ?? null },
+          error,
+        };
       }
-      if (error instanceof CommandError) return { runs, failure: { side, name: step.name, line: null, message: error.detail, sqlstate: null }, error };
+      if (error instanceof CommandError)
+        return { runs, failure: { side, name: step.name, line: null, message: error.detail, sqlstate: null }, error };
       throw error;
     }
     const wall = Math.round(performance.now() - started);
@@ -133,7 +143,14 @@ export function runTemplateInputs(
   run: Pick<TemplateInputs, 'seed' | 'headFromScratch'>,
   context: TemplateContext,
 ): TemplateInputs {
-  return { ...where, headRoot: context.cwd, seed: run.seed, headFromScratch: run.headFromScratch, logger: context.logger, signal: context.signal };
+  return {
+    ...where,
+    headRoot: context.cwd,
+    seed: run.seed,
+    headFromScratch: run.headFromScratch,
+    logger: context.logger,
+    signal: context.signal,
+  };
 }
 
 /** The steps of each schema, and whether head is built on a copy of base. */
@@ -149,11 +166,19 @@ async function planSteps(inputs: TemplateInputs, forHead: boolean): Promise<Sche
   const { logger, source } = inputs;
   if (source.kind === 'files') {
     const explicitBase = source.base !== undefined;
-    const baseFiles = await resolveMigrationFiles(source.base ?? source.head, inputs.baseRoot, explicitBase ? 'base-migrations' : 'migrations', explicitBase);
+    const baseFiles = await resolveMigrationFiles(
+      source.base ?? source.head,
+      inputs.baseRoot,
+      explicitBase ? 'base-migrations' : 'migrations',
+      explicitBase,
+    );
     const headFiles = await resolveMigrationFiles(source.head, inputs.headRoot, 'migrations', true);
     if (baseFiles.length === 0) logger.info('base: no migration files in the base commit; base starts from an empty database');
     const plan = planHead(baseFiles, headFiles, inputs.headFromScratch);
-    if (forHead && plan.mode === 'copy') logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(', ') || 'none'}`);
+    if (forHead && plan.mode === 'copy')
+      logger.info(
+        `head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(', ') || 'none'}`,
+      );
     return {
       base: fileSteps(baseFiles, inputs.signal),
       headFull: fileSteps(headFiles, inputs.signal),
@@ -222,14 +247,29 @@ export async function buildTemplates(inputs: TemplateInputs): Promise<Templates>
   }
   if (head.failure) {
     logger.info(`head: ${head.error!.message}`);
-    return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason, headStatistics: null };
+    return {
+      base: base.name,
+      head: null,
+      migrations: [...base.runs, ...head.runs],
+      failure: head.failure,
+      headFromScratch: steps.scratchReason,
+      headStatistics: null,
+    };
   }
   // A copy of base keeps base's statistics where the PR left a table alone (head-statistics.ts);
   // a head built from scratch has none to keep.
   let headStatistics: HeadStatistics | null = null;
-  if (steps.headDelta) headStatistics = { analyzed: await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger) };
+  if (steps.headDelta)
+    headStatistics = { analyzed: await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger) };
   else await vacuumAnalyzeDatabase(headUrl);
-  return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason, headStatistics };
+  return {
+    base: base.name,
+    head: headName,
+    migrations: [...base.runs, ...head.runs],
+    failure: null,
+    headFromScratch: steps.scratchReason,
+    headStatistics,
+  };
 }
 
 /** One migration applied to a schema. */

@@ -161,7 +161,12 @@ async function othersEnded(url: string, withinMs: number): Promise<boolean> {
  * @param sessionsEndWithinMs how long the migrations' sessions get to end
  * @returns the analyzed tables with the reason, in the order of their oids
  */
-export async function refreshHeadStatistics(baseUrl: string, headUrl: string, logger: Logger, sessionsEndWithinMs = SESSIONS_END_WITHIN_MS): Promise<{ table: string; reason: string }[]> {
+export async function refreshHeadStatistics(
+  baseUrl: string,
+  headUrl: string,
+  logger: Logger,
+  sessionsEndWithinMs = SESSIONS_END_WITHIN_MS,
+): Promise<{ table: string; reason: string }[]> {
   let stale: { table: string; reason: string }[];
   const analyzeAll = async (reason: string) => [...(await tablesOf(headUrl)).values()].map((t) => ({ table: t.name, reason }));
   if (majorOf(await serverVersion(headUrl)) < 15) {

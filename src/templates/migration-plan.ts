@@ -6,9 +6,7 @@
  */
 import type { MigrationFile } from './sql-files.js';
 
-export type HeadPlan =
-  | { mode: 'copy'; newFiles: MigrationFile[] }
-  | { mode: 'scratch'; reason: string };
+export type HeadPlan = { mode: 'copy'; newFiles: MigrationFile[] } | { mode: 'scratch'; reason: string };
 
 /**
  * Decides how to build head.

@@ -72,7 +72,9 @@ export function findClientProgram(name: string): string | undefined {
 function findPgRestore(): string {
   const found = findClientProgram('pg_restore');
   if (found !== undefined) return found;
-  throw new InputError('option --seed: the file is a pg_dump archive, and pg_restore is not installed; install the PostgreSQL client package or give a SQL file');
+  throw new InputError(
+    'option --seed: the file is a pg_dump archive, and pg_restore is not installed; install the PostgreSQL client package or give a SQL file',
+  );
 }
 
 function restoreDump(file: string, url: string): Promise<void> {
@@ -86,7 +88,9 @@ function restoreDump(file: string, url: string): Promise<void> {
       (error, _stdout, stderr) => {
         if (!error) return resolve();
         const detail = redact((stderr || error.message).trim().split('\n').slice(-2).join(' / '), passwordOf(url));
-        reject(new InfraError(`seed ${file}: pg_restore failed: ${detail}; check that the archive matches the schema the migrations build`));
+        reject(
+          new InfraError(`seed ${file}: pg_restore failed: ${detail}; check that the archive matches the schema the migrations build`),
+        );
       },
     );
   });

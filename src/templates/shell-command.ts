@@ -90,7 +90,12 @@ export function runCommand(what: string, command: string, options: CommandOption
       if (code === 0) return resolve();
       const status = code === null ? `killed by ${signal}` : `exit status ${code}`;
       const last = tail.length ? `: ${tail.join(' / ')}` : '';
-      reject(new CommandError(`${what} '${command}' failed (${status})${last}; run it by hand against a scratch database to see why`, `${status}${last}`));
+      reject(
+        new CommandError(
+          `${what} '${command}' failed (${status})${last}; run it by hand against a scratch database to see why`,
+          `${status}${last}`,
+        ),
+      );
     });
   });
 }

@@ -8,7 +8,17 @@ import type { SideAccounting } from './report-types.js';
  * @returns their accounting
  */
 export function sideAccounting(reports: ReplayReport[]): SideAccounting {
-  const total: SideAccounting = { replays: 0, sessions_planned: 0, sessions_completed: 0, captured: 0, executed: 0, ok: 0, errors: 0, skipped: 0, not_executed: 0 };
+  const total: SideAccounting = {
+    replays: 0,
+    sessions_planned: 0,
+    sessions_completed: 0,
+    captured: 0,
+    executed: 0,
+    ok: 0,
+    errors: 0,
+    skipped: 0,
+    not_executed: 0,
+  };
   for (const report of reports) {
     total.replays += 1;
     total.sessions_planned += report.sessions_planned;

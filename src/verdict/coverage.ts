@@ -18,7 +18,8 @@ import type { Coverage, KeysSummary, NotCompared, SideCoverage } from './report-
 const REASONS: Record<string, string> = {
   transaction_aborted: 'an earlier statement of its transaction failed',
   read_only: 'the replay was read-only',
-  server_wide: "it acts beyond the replay's database (roles, server settings, other databases, server files, other sessions) on a server the run did not start",
+  server_wide:
+    "it acts beyond the replay's database (roles, server settings, other databases, server files, other sessions) on a server the run did not start",
   connect_failed: 'its session was refused a connection',
   connection_lost: 'its connection broke',
   server_unavailable: 'the server became unavailable',
@@ -41,7 +42,15 @@ function add(into: Record<string, number>, from: Partial<Record<string, number>>
 }
 
 function sideCoverage(reports: ReplayReport[]): SideCoverage {
-  const side: SideCoverage = { captured: 0, executed: 0, skipped: 0, not_executed: 0, skipped_by_reason: {}, not_executed_by_reason: {}, executed_share: 1 };
+  const side: SideCoverage = {
+    captured: 0,
+    executed: 0,
+    skipped: 0,
+    not_executed: 0,
+    skipped_by_reason: {},
+    not_executed_by_reason: {},
+    executed_share: 1,
+  };
   for (const r of reports) {
     side.captured += r.totals.captured;
     side.executed += r.totals.executed;
@@ -177,7 +186,12 @@ export function inconclusiveHeadline(c: Coverage): string {
  * @returns one line per fingerprint that never ran (at most 20, then a count)
  */
 export function notComparedWarnings(c: Coverage): string[] {
-  const shown = c.not_compared.slice(0, 20).map((n) => `not compared: \`${oneLine(n.normalized, 80)}\` (${n.fingerprint}) never executed on either side: ${n.reason}`);
-  if (c.not_compared.length > shown.length) shown.push(`not compared: ${plural(c.not_compared.length - shown.length, 'more fingerprint')} never executed (listed in the JSON report)`);
+  const shown = c.not_compared
+    .slice(0, 20)
+    .map((n) => `not compared: \`${oneLine(n.normalized, 80)}\` (${n.fingerprint}) never executed on either side: ${n.reason}`);
+  if (c.not_compared.length > shown.length)
+    shown.push(
+      `not compared: ${plural(c.not_compared.length - shown.length, 'more fingerprint')} never executed (listed in the JSON report)`,
+    );
   return shown;
 }

@@ -173,7 +173,10 @@ function findRegressions(inputs: VerdictInputs, comparison: Comparison, coverage
   }
   const overLimits = checkAbsoluteLimits(comparison, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
   reasons.push(...overLimits.map((c) => c.line));
-  const planned = evaluatePlanRules(inputs.plans ?? null, thresholds.plan_rules ?? { fail_on_plan_change: 'none', plan_min_rows: 0, max_buffers_growth: null });
+  const planned = evaluatePlanRules(
+    inputs.plans ?? null,
+    thresholds.plan_rules ?? { fail_on_plan_change: 'none', plan_min_rows: 0, max_buffers_growth: null },
+  );
   reasons.push(...planned.reasons);
   return { reasons, slower, newErrors, tooManyErrors, headRanLess, overLimits, planned };
 }
@@ -185,14 +188,17 @@ function newErrorReasons(comparison: Comparison, lost: SessionFeature[], newErro
   const firstLine = first
     ? `; first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}${cause ? ` (likely the ${cause.label} \`${oneLine(cause.normalized, 60)}\`)` : ''}`
     : '';
-  const ofWhich = lost.length > 0 ? `, ${plural(lost.length, 'statement group')} depending on session state that head's server does not keep` : '';
+  const ofWhich =
+    lost.length > 0 ? `, ${plural(lost.length, 'statement group')} depending on session state that head's server does not keep` : '';
   const reasons = [`${plural(newErrors, 'new error')} (allowed: ${allowed})${ofWhich}${firstLine}`];
   for (const e of comparison.new_errors) {
     const line = errorRuleLine(e);
     if (line) reasons.push(line);
   }
   for (const f of lost) {
-    reasons.push(`${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`);
+    reasons.push(
+      `${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`,
+    );
   }
   return reasons;
 }
@@ -223,7 +229,9 @@ function comparisonWarnings(comparison: Comparison, thresholds: Thresholds): str
     );
   }
   if (comparison.shared_errors.length > 0) {
-    warnings.push(`${plural(comparison.shared_errors.length, 'statement group')} fail on both sides about as often (workload fidelity, not gated)`);
+    warnings.push(
+      `${plural(comparison.shared_errors.length, 'statement group')} fail on both sides about as often (workload fidelity, not gated)`,
+    );
   }
   const varying = comparison.varying_errors ?? [];
   if (varying.length > 0) {
@@ -241,7 +249,10 @@ function comparisonWarnings(comparison: Comparison, thresholds: Thresholds): str
     warnings.push(`${comparison.only_base.length} fingerprint(s) ran only on base and ${comparison.only_head.length} only on head`);
   }
   const ungated = comparison.fingerprints.filter((f) => !f.checks.enough_calls).length;
-  if (ungated > 0) warnings.push(`${plural(ungated, 'fingerprint')} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency`);
+  if (ungated > 0)
+    warnings.push(
+      `${plural(ungated, 'fingerprint')} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency`,
+    );
   return warnings;
 }
 
@@ -255,21 +266,32 @@ function regression(found: Regressions, comparison: Comparison, coverage: Covera
   if (found.headRanLess) parts.push('less of the workload ran on head');
   if (planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
   if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, 'query', 'queries')} reading more buffers`);
-  if (found.overLimits.length > 0) parts.push(plural(found.overLimits.length, 'absolute limit') + ' exceeded');
+  if (found.overLimits.length > 0) parts.push(`${plural(found.overLimits.length, 'absolute limit')} exceeded`);
   if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
   // A regression in what did run stands, whatever did not run; the gap is said, not hidden.
-  if (coverage && !coverage.sufficient) warnings.unshift(`only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`);
+  if (coverage && !coverage.sufficient)
+    warnings.unshift(
+      `only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`,
+    );
   return { verdict: 'regression', headline: `regression: ${parts.join(', ')}`, reasons: found.reasons, warnings };
 }
 
 /** No rule fired: a pass, unless something kept the comparison from speaking for the PR. */
-function withoutRegression(found: Regressions, comparison: Comparison, coverage: Coverage | null, thresholds: Thresholds, warnings: string[]): VerdictResult {
+function withoutRegression(
+  found: Regressions,
+  comparison: Comparison,
+  coverage: Coverage | null,
+  thresholds: Thresholds,
+  warnings: string[],
+): VerdictResult {
   // The plan rules were asked for and could not be evaluated everywhere: no pass.
   if (found.planned.unmeasured.length > 0) {
     return {
       verdict: 'error',
       headline: 'error: the plan rules could not be evaluated',
-      reasons: found.planned.unmeasured.map((u) => `${u}; the plan rules (fail-on-plan-change, max-buffers-growth) need every plan measured`),
+      reasons: found.planned.unmeasured.map(
+        (u) => `${u}; the plan rules (fail-on-plan-change, max-buffers-growth) need every plan measured`,
+      ),
       warnings,
     };
   }

@@ -20,23 +20,28 @@ import type { ErrorDiff } from '../types.js';
 export const SESSION_FEATURES: Record<SessionFeatureKind, { label: string; breaks: string }> = {
   'session-set': {
     label: 'session SET',
-    breaks: "the setting stays on the server connection that ran it: the session's later transactions may run without it, and other clients with it",
+    breaks:
+      "the setting stays on the server connection that ran it: the session's later transactions may run without it, and other clients with it",
   },
   'prepared-statement': {
     label: 'prepared statement by name',
-    breaks: 'PREPARE creates it on one server connection: an EXECUTE on another fails with 26000 (does not exist), a second PREPARE on the same one with 42P05',
+    breaks:
+      'PREPARE creates it on one server connection: an EXECUTE on another fails with 26000 (does not exist), a second PREPARE on the same one with 42P05',
   },
   listen: {
     label: 'LISTEN',
-    breaks: 'notifications go to the server connection that ran LISTEN, which the pooler hands to other clients: the session never receives them',
+    breaks:
+      'notifications go to the server connection that ran LISTEN, which the pooler hands to other clients: the session never receives them',
   },
   'advisory-lock': {
     label: 'session advisory lock',
-    breaks: 'the lock belongs to the server connection, not the client: the unlock may run elsewhere (and return false), and the lock stays held for whoever gets that connection next',
+    breaks:
+      'the lock belongs to the server connection, not the client: the unlock may run elsewhere (and return false), and the lock stays held for whoever gets that connection next',
   },
   'temporary-table': {
     label: 'temporary table',
-    breaks: 'it exists only on the server connection that created it: later transactions of the session fail with 42P01 (does not exist) on another',
+    breaks:
+      'it exists only on the server connection that created it: later transactions of the session fail with 42P01 (does not exist) on another',
   },
   'cursor-with-hold': {
     label: 'cursor WITH HOLD',
@@ -64,14 +69,24 @@ export function sessionFeatureOf(sql: string): SessionFeatureKind | null {
   const [first, second] = words;
   if (first === 'set' || first === 'reset') {
     // SET LOCAL, SET TRANSACTION and SET CONSTRAINTS end with the transaction.
-    if (second === 'local' || second === 'transaction' || second === 'constraints' || (second === 'session' && words[2] === 'characteristics')) return null;
+    if (
+      second === 'local' ||
+      second === 'transaction' ||
+      second === 'constraints' ||
+      (second === 'session' && words[2] === 'characteristics')
+    )
+      return null;
     return 'session-set';
   }
   if (first === 'prepare' && second !== 'transaction') return 'prepared-statement';
   if (first === 'execute' || first === 'deallocate') return 'prepared-statement';
   if (first === 'listen' || first === 'unlisten') return 'listen';
   if (first === 'declare' && /\bwith\s+hold\b/i.test(text)) return 'cursor-with-hold';
-  if (first === 'create' && /^create\s+(?:(?:global|local)\s+)?(?:temp|temporary)\s+(?:table|view|sequence)\b/i.test(text) && !/\bon\s+commit\s+drop\b/i.test(text)) {
+  if (
+    first === 'create' &&
+    /^create\s+(?:(?:global|local)\s+)?(?:temp|temporary)\s+(?:table|view|sequence)\b/i.test(text) &&
+    !/\bon\s+commit\s+drop\b/i.test(text)
+  ) {
     return 'temporary-table';
   }
   // Session-level advisory locks (the _xact_ ones end with the transaction).
@@ -91,7 +106,13 @@ export function findSessionFeatures(examples: readonly StatementExample[]): Sess
   for (const e of examples) {
     const kind = sessionFeatureOf(e.normalized) ?? sessionFeatureOf(e.example);
     if (kind === null) continue;
-    found.push({ fingerprint: e.fingerprint, normalized: e.normalized, feature: kind, label: SESSION_FEATURES[kind].label, breaks: SESSION_FEATURES[kind].breaks });
+    found.push({
+      fingerprint: e.fingerprint,
+      normalized: e.normalized,
+      feature: kind,
+      label: SESSION_FEATURES[kind].label,
+      breaks: SESSION_FEATURES[kind].breaks,
+    });
   }
   return found;
 }
@@ -113,7 +134,10 @@ export function lostSessionFeatures(servers: ServersReport | null | undefined): 
  * @param features the workload's session features
  * @returns the feature, or undefined
  */
-export function likelyCause(error: Pick<ErrorDiff, 'fingerprint' | 'sqlstate'>, features: readonly SessionFeature[]): SessionFeature | undefined {
+export function likelyCause(
+  error: Pick<ErrorDiff, 'fingerprint' | 'sqlstate'>,
+  features: readonly SessionFeature[],
+): SessionFeature | undefined {
   const typical = features.filter((f) => TYPICAL_ERRORS[f.feature]?.includes(error.sqlstate));
   // The statement that left the state (the PREPARE an EXECUTE needed) explains more than the
   // one that failed for want of it.

@@ -38,7 +38,13 @@ export function useFakeGitHub(): () => FakeGitHub {
 }
 
 /** The defaults the runner passes for the action's own inputs (action.yml). */
-export const INPUT_DEFAULTS = { 'github-token': 'ghs_test_token', mode: 'gate', comment: 'always', 'comment-id': 'default', 'fail-on-regression': 'true' };
+export const INPUT_DEFAULTS = {
+  'github-token': 'ghs_test_token',
+  mode: 'gate',
+  comment: 'always',
+  'comment-id': 'default',
+  'fail-on-regression': 'true',
+};
 
 export interface InProcessStep {
   summary: string;
@@ -110,5 +116,12 @@ export function readCommandFile(file: string): Record<string, string> {
 /** A workflow_run payload of a run on branch `fix` of `someone`, at `c…c`, listing these PRs. */
 export const workflowRunEvent = (pullRequests: unknown[] = []) => ({
   name: 'workflow_run',
-  payload: { workflow_run: { head_sha: 'c'.repeat(40), head_branch: 'fix', head_repository: { owner: { login: 'someone' } }, pull_requests: pullRequests } },
+  payload: {
+    workflow_run: {
+      head_sha: 'c'.repeat(40),
+      head_branch: 'fix',
+      head_repository: { owner: { login: 'someone' } },
+      pull_requests: pullRequests,
+    },
+  },
 });

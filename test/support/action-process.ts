@@ -54,7 +54,12 @@ export interface StepSpec {
 export function runStep(spec: StepSpec): Promise<StepRun> {
   const { dir } = spec;
   fs.chmodSync(dir, 0o755);
-  const files = { event: path.join(dir, 'event.json'), summary: path.join(dir, 'summary.md'), output: path.join(dir, 'output'), state: path.join(dir, 'state') };
+  const files = {
+    event: path.join(dir, 'event.json'),
+    summary: path.join(dir, 'summary.md'),
+    output: path.join(dir, 'output'),
+    state: path.join(dir, 'state'),
+  };
   fs.writeFileSync(files.event, JSON.stringify(spec.event.payload));
   for (const file of [files.summary, files.output, files.state]) if (!spec.reuseFiles) fs.writeFileSync(file, '');
   const runnerTemp = path.join(dir, 'runner-temp');

@@ -78,7 +78,10 @@ export function exampleArgs(dir: string): string[] {
 }
 
 export function git(cwd: string, ...args: string[]): string {
-  const run = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8' });
+  const run = spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], {
+    cwd,
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${run.stderr}`);
   return run.stdout.trim();
 }
@@ -113,7 +116,20 @@ export function variant(name: string): Record<string, string> {
 
 export function prGate(dir: string, extra: string[] = []): Promise<GateRun> {
   return gate(
-    ['gate', '--database-url', inject('pgUrl'), '--workload', 'db/workload.wkl', '--seed', 'db/seed.sql', '--migrations', 'db/migrations/*.sql', '--base-ref', 'HEAD~1', ...extra],
+    [
+      'gate',
+      '--database-url',
+      inject('pgUrl'),
+      '--workload',
+      'db/workload.wkl',
+      '--seed',
+      'db/seed.sql',
+      '--migrations',
+      'db/migrations/*.sql',
+      '--base-ref',
+      'HEAD~1',
+      ...extra,
+    ],
     dir,
   );
 }
@@ -128,7 +144,9 @@ export async function leftoverDatabases(run: GateRun): Promise<string[]> {
   const client = new pg.Client(inject('pgUrl'));
   await client.connect();
   try {
-    const result = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [`${prefix}_`]);
+    const result = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [
+      `${prefix}_`,
+    ]);
     return result.rows.map((r) => r.datname);
   } finally {
     await client.end();
@@ -162,4 +180,3 @@ export async function exampleDatabase(): Promise<string> {
   }
   return url.toString();
 }
-

@@ -65,7 +65,15 @@ export const ACTIONS_BOT = { login: 'github-actions[bot]', type: 'Bot' };
  */
 export async function startFakeGitHub(repository: string, perPageLimit = 100): Promise<FakeGitHub> {
   let nextId = 1000;
-  const state: Omit<FakeGitHub, 'url' | 'close'> = { calls: [], comments: [], pulls: [], rejectWrites: undefined, repository, userLogin: undefined, rateLimit: undefined };
+  const state: Omit<FakeGitHub, 'url' | 'close'> = {
+    calls: [],
+    comments: [],
+    pulls: [],
+    rejectWrites: undefined,
+    repository,
+    userLogin: undefined,
+    rateLimit: undefined,
+  };
 
   const server = http.createServer((req, res) => {
     let body = '';
@@ -73,7 +81,13 @@ export async function startFakeGitHub(repository: string, perPageLimit = 100): P
     req.on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      state.calls.push({ method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body });
+      state.calls.push({
+        method: req.method ?? '',
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers: req.headers,
+        body,
+      });
       const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
         res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
         res.end(JSON.stringify(value));
@@ -84,16 +98,20 @@ export async function startFakeGitHub(repository: string, perPageLimit = 100): P
       const limit = state.rateLimit;
       if (limit && limit.times > 0 && (limit.method === undefined || limit.method === req.method)) {
         limit.times--;
-        return send(limit.status, { message: limit.message, documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' }, limit.headers);
+        return send(
+          limit.status,
+          { message: limit.message, documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' },
+          limit.headers,
+        );
       }
       const prefix = `/repos/${repository}`;
-      let m: RegExpExecArray | null;
       if (req.method === 'GET' && url.pathname === '/user') {
         if (state.userLogin) return send(200, { login: state.userLogin, type: 'User' });
         return send(403, { message: 'Resource not accessible by integration' });
       }
-      if ((m = new RegExp(`^${prefix}/issues/(\\d+)/comments$`).exec(url.pathname))) {
-        const issue = Number(m[1]);
+      const commentsOfIssue = new RegExp(`^${prefix}/issues/(\\d+)/comments$`).exec(url.pathname);
+      if (commentsOfIssue) {
+        const issue = Number(commentsOfIssue[1]);
         if (req.method === 'GET') {
           const perPage = Math.min(Number(url.searchParams.get('per_page') ?? 30), perPageLimit);
           const page = Number(url.searchParams.get('page') ?? 1);
@@ -115,8 +133,9 @@ export async function startFakeGitHub(repository: string, perPageLimit = 100): P
           return send(201, view(comment));
         }
       }
-      if ((m = new RegExp(`^${prefix}/issues/comments/(\\d+)$`).exec(url.pathname)) && req.method === 'PATCH') {
-        const comment = state.comments.find((c) => c.id === Number(m![1]));
+      const oneComment = new RegExp(`^${prefix}/issues/comments/(\\d+)$`).exec(url.pathname);
+      if (oneComment && req.method === 'PATCH') {
+        const comment = state.comments.find((c) => c.id === Number(oneComment[1]));
         if (!comment) return send(404, { message: 'Not Found' });
         if (state.rejectWrites) return send(state.rejectWrites, { message: 'Resource not accessible by integration' });
         // As GitHub: a token edits only its own identity's comments.
@@ -127,7 +146,10 @@ export async function startFakeGitHub(repository: string, perPageLimit = 100): P
       }
       if (url.pathname === `${prefix}/pulls` && req.method === 'GET') {
         const head = url.searchParams.get('head');
-        return send(200, state.pulls.filter((p) => head === null || p.head.label === head));
+        return send(
+          200,
+          state.pulls.filter((p) => head === null || p.head.label === head),
+        );
       }
       return send(404, { message: 'Not Found' });
     });

@@ -26,12 +26,14 @@ export function decodeMsgpack(bytes: Uint8Array): MsgValue {
     return out;
   };
   const u = (size: 1 | 2 | 4 | 8): number => {
-    const v = size === 1 ? view.getUint8(at) : size === 2 ? view.getUint16(at) : size === 4 ? view.getUint32(at) : Number(view.getBigUint64(at));
+    const v =
+      size === 1 ? view.getUint8(at) : size === 2 ? view.getUint16(at) : size === 4 ? view.getUint32(at) : Number(view.getBigUint64(at));
     at += size;
     return v;
   };
   const i = (size: 1 | 2 | 4 | 8): number => {
-    const v = size === 1 ? view.getInt8(at) : size === 2 ? view.getInt16(at) : size === 4 ? view.getInt32(at) : Number(view.getBigInt64(at));
+    const v =
+      size === 1 ? view.getInt8(at) : size === 2 ? view.getInt16(at) : size === 4 ? view.getInt32(at) : Number(view.getBigInt64(at));
     at += size;
     return v;
   };
@@ -43,27 +45,54 @@ export function decodeMsgpack(bytes: Uint8Array): MsgValue {
     if ((b & 0xf0) === 0x90) return array(b & 0x0f);
     if ((b & 0xe0) === 0xa0) return str(b & 0x1f);
     switch (b) {
-      case 0xc0: return null;
-      case 0xc2: return false;
-      case 0xc3: return true;
-      case 0xca: { const v = view.getFloat32(at); at += 4; return v; }
-      case 0xcb: { const v = view.getFloat64(at); at += 8; return v; }
-      case 0xcc: return u(1);
-      case 0xcd: return u(2);
-      case 0xce: return u(4);
-      case 0xcf: return u(8);
-      case 0xd0: return i(1);
-      case 0xd1: return i(2);
-      case 0xd2: return i(4);
-      case 0xd3: return i(8);
-      case 0xd9: return str(u(1));
-      case 0xda: return str(u(2));
-      case 0xdb: return str(u(4));
-      case 0xdc: return array(u(2));
-      case 0xdd: return array(u(4));
-      case 0xde: return map(u(2));
-      case 0xdf: return map(u(4));
-      default: throw new Error(`msgpack: unsupported type byte 0x${b.toString(16)} at ${at - 1}`);
+      case 0xc0:
+        return null;
+      case 0xc2:
+        return false;
+      case 0xc3:
+        return true;
+      case 0xca: {
+        const v = view.getFloat32(at);
+        at += 4;
+        return v;
+      }
+      case 0xcb: {
+        const v = view.getFloat64(at);
+        at += 8;
+        return v;
+      }
+      case 0xcc:
+        return u(1);
+      case 0xcd:
+        return u(2);
+      case 0xce:
+        return u(4);
+      case 0xcf:
+        return u(8);
+      case 0xd0:
+        return i(1);
+      case 0xd1:
+        return i(2);
+      case 0xd2:
+        return i(4);
+      case 0xd3:
+        return i(8);
+      case 0xd9:
+        return str(u(1));
+      case 0xda:
+        return str(u(2));
+      case 0xdb:
+        return str(u(4));
+      case 0xdc:
+        return array(u(2));
+      case 0xdd:
+        return array(u(4));
+      case 0xde:
+        return map(u(2));
+      case 0xdf:
+        return map(u(4));
+      default:
+        throw new Error(`msgpack: unsupported type byte 0x${b.toString(16)} at ${at - 1}`);
     }
   }
   const value = next();
@@ -102,7 +131,8 @@ export function wklSessions(bytes: Uint8Array): { id: number; user: string; data
         duration_us: q[2] as number,
         kind: q[3] as string,
         transaction_id: (q[4] ?? null) as number | null,
-        response_values: rows && rows.map((row) => (row[0] as MsgValue[][]).map((c) => [c[0] as string, c[1] as string] as [string, string])),
+        response_values:
+          rows?.map((row) => (row[0] as MsgValue[][]).map((c) => [c[0] as string, c[1] as string] as [string, string])) ?? null,
       };
     });
     return { id: s[0] as number, user: s[1] as string, database: s[2] as string, queries };

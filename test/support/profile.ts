@@ -16,7 +16,10 @@ export interface ProfileOrigin {
  * @param origin the user and database each session records (default `app`/`app`)
  * @returns the profile
  */
-export function syntheticProfile(sessions: ProfileStatement[][], { user = 'app', database = 'app' }: ProfileOrigin = {}): WorkloadProfileJson {
+export function syntheticProfile(
+  sessions: ProfileStatement[][],
+  { user = 'app', database = 'app' }: ProfileOrigin = {},
+): WorkloadProfileJson {
   const total = sessions.reduce((n, s) => n + s.length, 0);
   return {
     version: 2,
@@ -28,7 +31,13 @@ export function syntheticProfile(sessions: ProfileStatement[][], { user = 'app',
       id: i + 1,
       user,
       database,
-      queries: queries.map(([start_offset_us, sql, kind]) => ({ sql, start_offset_us, duration_us: 100, kind: kind ?? 'Other', transaction_id: null })),
+      queries: queries.map(([start_offset_us, sql, kind]) => ({
+        sql,
+        start_offset_us,
+        duration_us: 100,
+        kind: kind ?? 'Other',
+        transaction_id: null,
+      })),
     })),
     metadata: {
       total_queries: total,

@@ -18,9 +18,22 @@ export const shop = (...parts: string[]): string => path.join(root, 'examples', 
  */
 export function shopGate(workload: string, extra: string[], cwd = root, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
   const migrations = shop('migrations', '*.sql');
-  const args = [path.join(root, 'dist', 'cli.js'), 'gate', '--database-url', inject('pgUrl'), '--workload', shop(workload), '--base-migrations', migrations, '--migrations', migrations, ...extra];
+  const args = [
+    path.join(root, 'dist', 'cli.js'),
+    'gate',
+    '--database-url',
+    inject('pgUrl'),
+    '--workload',
+    shop(workload),
+    '--base-migrations',
+    migrations,
+    '--migrations',
+    migrations,
+    ...extra,
+  ];
   const full: NodeJS.ProcessEnv = { ...process.env, CI: 'true', ...env };
-  for (const name of ['GITHUB_EVENT_NAME', 'GITHUB_EVENT_PATH', 'GITHUB_ACTIONS', 'GITLAB_CI', 'JENKINS_URL']) if (!(name in env)) delete full[name];
+  for (const name of ['GITHUB_EVENT_NAME', 'GITHUB_EVENT_PATH', 'GITHUB_ACTIONS', 'GITLAB_CI', 'JENKINS_URL'])
+    if (!(name in env)) delete full[name];
   return spawnSync(process.execPath, args, { cwd, encoding: 'utf8', env: full });
 }
 
