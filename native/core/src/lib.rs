@@ -30,5 +30,7 @@ pub mod spill;
 pub mod sql;
 pub mod stats;
 pub mod summary;
-pub mod wkl;
 pub mod workload;
+
+/// The `.wkl` format, its own crate (`native/wkl`).
+pub use pg_retest_wkl as wkl;
