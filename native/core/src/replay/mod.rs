@@ -22,21 +22,27 @@
 //! at once with status `server_unavailable`.
 
 mod affinity;
+mod answer;
+mod cancel;
 mod connect;
 mod exec;
 mod handoff;
 mod keys;
 mod latency;
+mod lend;
 pub mod pg_retest_results;
 pub mod records;
 pub mod report;
 mod returned;
 pub mod sequences;
 mod session;
+mod socket;
 mod stop;
+mod stream;
 mod tally;
 mod tls;
 mod txn;
+mod upgrade;
 mod wire;
 mod workers;
 
@@ -58,6 +64,7 @@ pub use sequences::SequenceOutcome;
 
 use crate::classify::classify_sessions;
 use crate::fnv::FnvBuild;
+use crate::linked::LinkedWorkload;
 use crate::scale::{plan_sessions, ScaleError, ScaleOptions};
 use crate::stats::{summarize, summarize_sorted_runs};
 use crate::workload::Workload;
@@ -220,7 +227,8 @@ pub enum StopReason {
 }
 
 pub(crate) struct Shared {
-    pub workload: Arc<Workload>,
+    /// The workload and its key links.
+    pub linked: Arc<LinkedWorkload>,
     pub opts: ReplayOptions,
     pub pg_config: tokio_postgres::Config,
     pub tls: Tls,
@@ -239,6 +247,10 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    pub fn workload(&self) -> &Workload {
+        &self.linked.workload
+    }
+
     pub fn stop_reason(&self) -> Option<&StopReason> {
         self.stop.reason()
     }
@@ -430,32 +442,33 @@ fn validate(opts: &ReplayOptions) -> Result<(), ReplayError> {
 /// the smallest keys it handed out.
 async fn align_sequences(
     client: &tokio_postgres::Client,
-    workload: &Workload,
+    linked: &LinkedWorkload,
 ) -> Vec<SequenceOutcome> {
-    match workload.info.sequence_snapshot.as_deref() {
+    match linked.workload.info.sequence_snapshot.as_deref() {
         Some(snapshot) if !snapshot.is_empty() => {
             sequences::restore_snapshot(client, snapshot).await
         }
-        _ => sequences::align_inferred(client, &workload.keys().sequence_hints()).await,
+        _ => sequences::align_inferred(client, &linked.keys.sequence_hints()).await,
     }
 }
 
-/// Replays `workload` against `opts.conninfo`.
+/// Replays `linked` against `opts.conninfo`.
 ///
 /// Returns `Err` only when the replay cannot start (bad options, target unreachable before any
 /// session ran, results file not writable). Once started, it always returns a report whose
 /// status says whether the run completed, and whose counts add up.
 pub async fn replay(
-    workload: Arc<Workload>,
+    linked: Arc<LinkedWorkload>,
     opts: ReplayOptions,
     progress: Option<Arc<dyn ProgressSink>>,
     cancel: CancellationToken,
 ) -> Result<ReplayReport, ReplayError> {
+    let workload = &linked.workload;
     validate(&opts)?;
     let (pg_config, tls_options) = parse_config(&opts)?;
     let tls = Tls::new(&pg_config, &tls_options).map_err(ReplayError::Tls)?;
-    let classes = classify_sessions(&workload);
-    let plan = plan_sessions(&workload, &classes, &opts.scale)?;
+    let classes = classify_sessions(workload);
+    let plan = plan_sessions(workload, &classes, &opts.scale)?;
 
     // Preflight: one connection before any session, so a wrong password or a dead server is one
     // clear error instead of N refused sessions.
@@ -472,7 +485,7 @@ pub async fn replay(
             Ok(c) => {
                 // Writes only: a read-only replay inserts nothing that a sequence could number.
                 if opts.align_sequences && !opts.read_only {
-                    sequences = Some(align_sequences(&c.conn, &workload).await)
+                    sequences = Some(align_sequences(&c.conn, &linked).await)
                         .filter(|s: &Vec<SequenceOutcome>| !s.is_empty());
                 }
                 let v = c
@@ -538,13 +551,13 @@ pub async fn replay(
         .sum();
     let sessions_planned = plan.sessions.len() as u64;
     // Before the sessions start, so that their scratch memory is free again when they end.
-    let planned = latency::Planned::of(&workload, &plan.sessions);
-    let captured = planned.captured(&workload, &plan.sessions);
+    let planned = latency::Planned::of(workload, &plan.sessions);
+    let captured = planned.captured(workload, &plan.sessions);
     let slots = latency::Slots::new(&planned);
     let server_slots = opts.server_time.then(|| latency::Slots::new(&planned));
     drop(planned);
     let shared = Arc::new(Shared {
-        workload: Arc::clone(&workload),
+        linked: Arc::clone(&linked),
         limit: opts
             .max_connections
             .map(|n| Arc::new(Semaphore::new(n as usize))),
@@ -556,7 +569,7 @@ pub async fn replay(
         counters: Counters::default(),
         records: writer.as_ref().map(|w| w.sender.clone()),
         probing: AtomicBool::new(false),
-        keys: (opts.correlate_keys && !workload.keys().is_empty()).then(keys::KeyState::default),
+        keys: (opts.correlate_keys && !linked.keys.is_empty()).then(keys::KeyState::default),
         slots,
         server_slots,
     });
@@ -774,7 +787,7 @@ pub async fn replay(
         sessions: session_reports,
         fingerprints,
         warnings,
-        correlation: shared.keys.as_ref().map(|k| k.report(workload.keys())),
+        correlation: shared.keys.as_ref().map(|k| k.report(&linked.keys)),
         sequences,
         server_time,
     };
@@ -789,7 +802,7 @@ pub async fn replay(
             })?;
         if let Some(out) = &opts.pg_retest_results_path {
             let rows =
-                pg_retest_results::from_records(records_path, &workload).map_err(|source| {
+                pg_retest_results::from_records(records_path, workload).map_err(|source| {
                     ReplayError::ResultsFile {
                         path: shown.clone(),
                         source,

@@ -60,9 +60,9 @@ impl Run<'_> {
     fn fingerprint_index(&self, i: usize) -> u32 {
         let st = &self
             .shared
-            .workload
+            .workload()
             .statements_of(self.plan.source as usize)[i];
-        self.shared.workload.fingerprint_index(st.text)
+        self.shared.workload().fingerprint_index(st.text)
     }
 
     /// Whether statements are written to a results file (most replays write none: the
@@ -82,7 +82,7 @@ impl Run<'_> {
         let Some(tx) = &self.shared.records else {
             return;
         };
-        let fp = &self.shared.workload.fingerprints()[self.fingerprint_index(i) as usize];
+        let fp = &self.shared.workload().fingerprints()[self.fingerprint_index(i) as usize];
         let rec = StatementRecord {
             session: self.plan.id,
             source_session: self.plan.source,
@@ -136,7 +136,7 @@ impl Run<'_> {
     async fn not_executed_from(&mut self, from: usize, reason: NotExecutedReason) {
         let n = self
             .shared
-            .workload
+            .workload()
             .statements_of(self.plan.source as usize)
             .len();
         for i in from..n {
@@ -195,7 +195,7 @@ impl Run<'_> {
 }
 
 pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionReport, Tally) {
-    let workload = &shared.workload;
+    let workload = shared.workload();
     let statements = workload.statements_of(plan.source as usize);
     let speed = shared.opts.speed;
     // A child token per session: waiting on it registers with this session's token only, not
@@ -298,7 +298,7 @@ pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionRepo
     let mut watch = Watch::new(&shared.stop, shared.opts.statement_timeout);
     let mut txn = TxnState::default();
     let first = workload.sessions()[plan.source as usize].range().0;
-    let links = workload.keys();
+    let links = &shared.linked.keys;
     // Reused for every statement: the text with replayed keys, and a producer's rows.
     let mut rewritten = String::new();
     let mut returned = Returned::default();
