@@ -21,6 +21,8 @@ export const NATIVE_INPUTS = [
   'native/node/Cargo.toml',
   'native/node/build.rs',
   'native/node/src',
+  'native/wkl/Cargo.toml',
+  'native/wkl/src',
   'rust-toolchain.toml',
 ];
 

@@ -187,6 +187,15 @@ const CARGO_TEST_PROFILE = [
   ),
 ];
 
+/**
+ * clippy with every warning an error, after the engine build: with the same profile as the
+ * test build it shares the dependencies' build-script outputs, and checks only (no codegen).
+ */
+async function clippy() {
+  if (interrupted) return;
+  await step('cargo clippy (warnings are errors)', 'cargo', ['clippy', '--workspace', '--all-targets', '--profile', 'ci', '--', '-D', 'warnings']);
+}
+
 async function cargoTests(env) {
   if (interrupted) return;
   heading('cargo test --workspace --profile ci');
@@ -260,6 +269,7 @@ async function main() {
     // The ci profile: optimised like the shipped engine, without its LTO (minutes on 2 cores).
     await step('build:native (profile ci)', process.execPath, [path.join(root, 'scripts', 'build-native.mjs'), '--profile', 'ci']);
     await step('build:ts (typecheck)', 'npm', ['run', '--silent', 'build:ts']);
+    await clippy();
   }
 
   const env = { ...process.env };

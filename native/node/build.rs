@@ -10,8 +10,9 @@
 //! did not run `npm run package`).
 //!
 //! What is hashed: every file that decides what the library does, i.e. the sources and
-//! manifests of both crates, the workspace manifest, Cargo.lock and the pinned toolchain
-//! (rust-toolchain.toml: another rustc builds other bytes). Tests, examples and
+//! manifests of the workspace's crates (`tests/source_hash.rs` checks that none is left out),
+//! the workspace manifest, Cargo.lock and the pinned toolchain (rust-toolchain.toml: another
+//! rustc builds other bytes). Tests, examples and
 //! benches are left out: they are not part of the library. Each file contributes its
 //! repository-relative path (with `/`), its length and its bytes, in sorted path order, so that
 //! a rename or a moved byte changes the hash and nothing else (mtimes, permissions) does.
@@ -30,6 +31,8 @@ const INPUTS: &[&str] = &[
     "native/node/Cargo.toml",
     "native/node/build.rs",
     "native/node/src",
+    "native/wkl/Cargo.toml",
+    "native/wkl/src",
     "rust-toolchain.toml",
 ];
 

@@ -8,11 +8,12 @@
 //!
 //! `gen` writes a real `.wkl` file of pgbench `-S`-shaped point selects
 //! (`SELECT abalance FROM pgbench_accounts WHERE aid = <1..1,000,000>;`), spread evenly over the
-//! sessions. `replay` loads it with `Workload::load`, replays it as fast as possible (speed 0, one
-//! connection per session) and prints one JSON line with the counts, timings, its own CPU time and
-//! peak RSS. `--driver tokio-postgres` replays on the earlier path (a tokio-postgres client per
-//! session) instead of the session's own protocol loop, to compare the two; `--threads N` runs the
-//! sessions on N threads instead of one per core; `--pin off` leaves those threads unpinned
+//! sessions. `replay` loads it with `Workload::load` and links its keys (as the binding does),
+//! replays it as fast as possible (speed 0, one connection per session) and prints one JSON line
+//! with the counts, timings, its own CPU time and peak RSS. `--driver tokio-postgres` replays on
+//! the earlier path (a tokio-postgres client per session) instead of the session's own protocol
+//! loop, to compare the two; `--threads N` runs the sessions on N threads instead of one per core;
+//! `--pin off` leaves those threads unpinned
 //! (the engine keeps each on one CPU by default); `--server-time on` records the server's own time
 //! per statement from the `duration` line the server sends when the sessions have `log_duration`
 //! and `client_min_messages = log` in effect (the caller puts those in the conninfo's `options`),
@@ -25,6 +26,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use pg_retest_core::linked::LinkedWorkload;
 use pg_retest_core::replay::{replay, Driver, ReplayOptions, ReplayReport, RunStatus};
 use pg_retest_core::stats::summarize_sorted_runs;
 use pg_retest_core::wkl::{write_workload, Metadata, Query, QueryKind, Session, WorkloadProfile};
@@ -230,7 +232,11 @@ fn run_replay(args: &[String]) -> Result<(), String> {
         .transpose()?;
 
     let started = Instant::now();
-    let workload = Workload::load(&path).map_err(|e| format!("cannot load workload: {e}"))?;
+    // Loaded as the binding loads it: decoded, analysed and its keys linked.
+    let linked = LinkedWorkload::new(
+        Workload::load(&path).map_err(|e| format!("cannot load workload: {e}"))?,
+    );
+    let workload = &linked.workload;
     let load_s = started.elapsed().as_secs_f64();
     let after_load = usage();
     let statements = workload.statement_count();
@@ -250,7 +256,7 @@ fn run_replay(args: &[String]) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let workload = Arc::new(workload);
+    let linked = Arc::new(linked);
     let options = ReplayOptions {
         conninfo,
         speed: 0.0,
@@ -263,7 +269,7 @@ fn run_replay(args: &[String]) -> Result<(), String> {
     };
     let report = runtime
         .block_on(replay(
-            Arc::clone(&workload),
+            Arc::clone(&linked),
             options,
             None,
             CancellationToken::new(),

@@ -3,6 +3,7 @@
 //! - [`capture`]: PostgreSQL logs into a `.wkl` workload.
 //! - [`wkl`]: the pg-retest `.wkl` workload format (read every version, write pg-retest-readable).
 //! - [`workload`]: the compact, analysed form the engine replays.
+//! - [`linked`]: a workload beside its generated keys ([`keys`]), as replay and `inspect` take it.
 //! - [`sql`]: statement analysis by PostgreSQL's own parser.
 //! - [`classify`] and [`scale`]: session classes and scaled replay plans.
 //! - [`replay`]: the replay engine and its accountable report.
@@ -23,6 +24,7 @@ pub mod condense;
 pub mod example_setup;
 mod fnv;
 pub mod keys;
+pub mod linked;
 pub mod replay;
 pub mod scale;
 pub mod seeded;
@@ -30,5 +32,7 @@ pub mod spill;
 pub mod sql;
 pub mod stats;
 pub mod summary;
-pub mod wkl;
 pub mod workload;
+
+/// The `.wkl` format, its own crate (`native/wkl`).
+pub use pg_retest_wkl as wkl;

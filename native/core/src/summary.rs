@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::classify::{classify_sessions, overall_class, SessionClass};
+use crate::linked::LinkedWorkload;
 use crate::sql::{StatementKind, TxnEffect};
-use crate::workload::Workload;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FingerprintCount {
@@ -66,7 +66,8 @@ pub struct SequenceHintSummary {
     pub min_value: i64,
 }
 
-pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
+pub fn summarize_workload(linked: &LinkedWorkload, top: usize) -> WorkloadSummary {
+    let (w, keys) = (&linked.workload, &linked.keys);
     let mut by_kind: BTreeMap<String, u64> = BTreeMap::new();
     let mut per_fp: Vec<(u64, u64)> = vec![(0, 0); w.fingerprints().len()];
     let mut writes_by_kind: BTreeMap<String, u64> = BTreeMap::new();
@@ -159,9 +160,8 @@ pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
         sessions_by_class,
         top_fingerprints,
         top_fingerprints_by_time,
-        keys: w.keys().stats.clone(),
-        sequence_hints: w
-            .keys()
+        keys: keys.stats.clone(),
+        sequence_hints: keys
             .sequence_hints()
             .into_iter()
             .map(|h| SequenceHintSummary {
@@ -179,6 +179,7 @@ pub fn summarize_workload(w: &Workload, top: usize) -> WorkloadSummary {
 #[cfg(test)]
 mod tests {
     use super::summarize_workload;
+    use crate::linked::LinkedWorkload;
     use crate::wkl::QueryKind;
     use crate::workload::{WorkloadBuilder, WorkloadInfo};
 
@@ -200,7 +201,7 @@ mod tests {
                 b.push_statement(text, j as u64, 10, QueryKind::Other, None);
             }
         }
-        let s = summarize_workload(&b.finish(), 5);
+        let s = summarize_workload(&LinkedWorkload::new(b.finish()), 5);
         assert_eq!(s.writes, 5);
         let by_kind: Vec<(&str, u64)> = s
             .writes_by_kind

@@ -12,7 +12,6 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::fnv::FnvBuild;
-use crate::keys::KeyLinks;
 use crate::sql::{self, StatementKind, TxnEffect};
 use crate::wkl::{Query, QueryKind, ResponseRow, SequenceState, WorkloadProfile};
 
@@ -95,8 +94,6 @@ pub struct FingerprintEntry {
     pub txn: TxnEffect,
     /// A real captured text with this fingerprint (for EXPLAIN and debugging).
     pub example_text: u32,
-    /// Statements of this shape return generated values (`RETURNING`, sequence functions).
-    pub produces: bool,
 }
 
 /// The analysed, compact workload.
@@ -115,7 +112,6 @@ pub struct Workload {
     /// Rows the capture saw returned, by global statement index (proxy captures, and keys our
     /// capture inferred); most workloads have none.
     response_values: HashMap<u32, Vec<ResponseRow>>,
-    links: KeyLinks,
 }
 
 /// Every distinct SQL text, back to back in one string; a text's id is its position.
@@ -352,10 +348,8 @@ impl WorkloadBuilder {
             server_wide_texts: HashSet::new(),
             fingerprints: Vec::new(),
             response_values,
-            links: KeyLinks::default(),
         };
         w.analyze();
-        w.links = KeyLinks::build(&w);
         w
     }
 }
@@ -457,7 +451,6 @@ impl Workload {
             judged_by_body: info.judged_by_body,
             txn: info.txn,
             example_text: tid,
-            produces: crate::keys::producer::producer(text).is_some(),
         });
         by_fp.insert(fp, i);
         i
@@ -557,11 +550,6 @@ impl Workload {
     /// The rows the capture saw statement `g` (global index) return, when it recorded them.
     pub fn response_values(&self, g: u32) -> Option<&[ResponseRow]> {
         self.response_values.get(&g).map(Vec::as_slice)
-    }
-
-    /// Generated keys and the literals that carry them.
-    pub fn keys(&self) -> &KeyLinks {
-        &self.links
     }
 
     /// Approximate heap use, for diagnostics and the memory benchmark.

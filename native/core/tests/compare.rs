@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pg_retest_core::compare::{compare, CompareOptions, Run};
+use pg_retest_core::linked::LinkedWorkload;
 use pg_retest_core::replay::{replay, ReplayOptions, RunStatus};
 use pg_retest_core::wkl::QueryKind;
-use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
+use pg_retest_core::workload::{WorkloadBuilder, WorkloadInfo};
 use support::{fresh_database, sql};
 use tokio_util::sync::CancellationToken;
 
@@ -33,7 +34,7 @@ const SLOW_MIGRATION: &str = "
 const SLOWED: &str = "SELECT lookup($1)";
 
 /// Two sessions, each running three statement shapes 60 times.
-fn workload() -> Arc<Workload> {
+fn workload() -> Arc<LinkedWorkload> {
     let mut b = WorkloadBuilder::new(WorkloadInfo::default());
     for session in 1..=2u64 {
         b.begin_session(session, "app".into(), "app".into());
@@ -51,7 +52,7 @@ fn workload() -> Arc<Workload> {
             }
         }
     }
-    Arc::new(b.finish())
+    Arc::new(LinkedWorkload::new(b.finish()))
 }
 
 async fn database(prefix: &str, migration: Option<&str>) -> String {

@@ -6,9 +6,10 @@ mod support;
 
 use std::sync::Arc;
 
+use pg_retest_core::linked::LinkedWorkload;
 use pg_retest_core::replay::{Driver, ReplayOptions, ReplayReport, RunStatus, SessionStatus};
 use pg_retest_core::wkl::{QueryKind, ResponseRow};
-use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
+use pg_retest_core::workload::{WorkloadBuilder, WorkloadInfo};
 use support::{fresh_database, replay_to_end, scalar, sql};
 
 const SCHEMA: &str = "
@@ -32,7 +33,7 @@ fn returning(b: &mut WorkloadBuilder, column: &str, value: &str) {
 }
 
 /// Three independent sessions (each on its own rows, so the order between them changes nothing).
-fn workload() -> Arc<Workload> {
+fn workload() -> Arc<LinkedWorkload> {
     use QueryKind::*;
     let mut b = WorkloadBuilder::new(WorkloadInfo::default());
     let t = &mut 0u64;
@@ -134,7 +135,7 @@ fn workload() -> Arc<Workload> {
         Select,
     );
     statement(&mut b, t, "SELECT 43", Select);
-    Arc::new(b.finish())
+    Arc::new(LinkedWorkload::new(b.finish()))
 }
 
 /// Everything a replay reports but its timings.
@@ -345,7 +346,7 @@ async fn copy_fails_cleanly_for_lack_of_data_and_copy_out_is_counted() {
         speed: 0.0,
         ..Default::default()
     };
-    let r = replay_to_end(Arc::new(b.finish()), o).await;
+    let r = replay_to_end(Arc::new(LinkedWorkload::new(b.finish())), o).await;
     assert_eq!(r.status, RunStatus::Completed, "{:?}", r.message);
     assert_eq!((r.totals.ok, r.totals.errors), (2, 1));
     let copy_in = r

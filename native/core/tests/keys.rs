@@ -7,6 +7,7 @@ mod support;
 use std::sync::Arc;
 
 use pg_retest_core::keys::{KeyOrigin, KeySource, SequenceHint};
+use pg_retest_core::linked::LinkedWorkload;
 use pg_retest_core::replay::{ReplayOptions, ReplayReport};
 use pg_retest_core::wkl::{
     self, Metadata, Query, QueryKind, ResponseRow, SequenceState, Session, WorkloadProfile,
@@ -44,7 +45,7 @@ const SCHEMA: &str = "
 /// after the last checkout statement, and at least that long after their producers (orders 104
 /// at 6 ms and 118 at 34 ms): at speed 1 a checkout session would have to lag the timeline by
 /// about 2 s, not tens of ms, for the counts below to change.
-fn checkout_workload(recorded: bool) -> Arc<Workload> {
+fn checkout_workload(recorded: bool) -> Arc<LinkedWorkload> {
     let mut b = WorkloadBuilder::new(WorkloadInfo::default());
     let mut txn = 0u64;
     for s in 0..SESSIONS {
@@ -115,14 +116,14 @@ fn checkout_workload(recorded: bool) -> Arc<Workload> {
             None,
         );
     }
-    Arc::new(b.finish())
+    Arc::new(LinkedWorkload::new(b.finish()))
 }
 
 fn captured() -> u64 {
     SESSIONS * ORDERS_PER_SESSION * 6 + 2
 }
 
-async fn run(url: &str, w: Arc<Workload>, correlate: bool, align: bool) -> ReplayReport {
+async fn run(url: &str, w: Arc<LinkedWorkload>, correlate: bool, align: bool) -> ReplayReport {
     let o = ReplayOptions {
         conninfo: url.to_string(),
         speed: 1.0,
@@ -153,7 +154,7 @@ fn errors_by_sqlstate(r: &ReplayReport, sqlstate: &str) -> u64 {
 #[test]
 fn the_workload_links_every_use_of_a_returned_id() {
     let w = checkout_workload(false);
-    let k = w.keys();
+    let k = &w.keys;
     assert_eq!(k.stats.source, KeySource::Inferred);
     // Order inserts and item inserts return ids; only the orders' are ever used.
     assert_eq!(k.stats.producers, SESSIONS * ORDERS_PER_SESSION * 2);
@@ -272,7 +273,8 @@ async fn sequences_are_set_to_capture_time_unless_the_rows_are_already_there() {
 /// The checkout workload as a pg-retest proxy writes it: array form on disk, every RETURNING row
 /// in `response_values`, and the capture's `sequence_snapshot`.
 fn proxy_capture_file(dir: &std::path::Path) -> std::path::PathBuf {
-    let w = checkout_workload(true);
+    let linked = checkout_workload(true);
+    let w = &linked.workload;
     let mut sessions = Vec::new();
     for (s, entry) in w.sessions().iter().enumerate() {
         let (first, _) = entry.range();
@@ -335,9 +337,9 @@ async fn a_pg_retest_proxy_file_replays_with_its_response_values_and_sequence_sn
     let bytes = std::fs::read(&path).unwrap();
     let profile = wkl::decode_workload(&bytes).unwrap();
     assert!(profile.sessions[0].queries[1].response_values.is_some());
-    let w = Arc::new(Workload::load(&path).unwrap());
+    let w = Arc::new(LinkedWorkload::new(Workload::load(&path).unwrap()));
     std::fs::remove_dir_all(&dir).ok();
-    assert_eq!(w.keys().stats.source, KeySource::ResponseValues);
+    assert_eq!(w.keys.stats.source, KeySource::ResponseValues);
 
     let url = shop("keys_proxy").await;
     let r = run(&url, w, true, true).await;
@@ -356,7 +358,7 @@ async fn a_pg_retest_proxy_file_replays_with_its_response_values_and_sequence_sn
 // may take from the workload, and what it must not do to the database.
 
 /// One session of (offset, sql, recorded id).
-fn one_session(statements: &[(u64, &str, Option<&str>)]) -> Arc<Workload> {
+fn one_session(statements: &[(u64, &str, Option<&str>)]) -> Arc<LinkedWorkload> {
     let mut b = WorkloadBuilder::new(WorkloadInfo::default());
     b.begin_session(1, "app".into(), "shop".into());
     for (at, text, id) in statements {
@@ -367,10 +369,10 @@ fn one_session(statements: &[(u64, &str, Option<&str>)]) -> Arc<Workload> {
             }]);
         }
     }
-    Arc::new(b.finish())
+    Arc::new(LinkedWorkload::new(b.finish()))
 }
 
-async fn run_fast(url: &str, w: Arc<Workload>, align: bool) -> ReplayReport {
+async fn run_fast(url: &str, w: Arc<LinkedWorkload>, align: bool) -> ReplayReport {
     replay_to_end(
         w,
         ReplayOptions {
@@ -404,7 +406,7 @@ fn sequence_hints_ignore_explicit_ids_and_upserts() {
         (30, "INSERT INTO orders (customer_id) VALUES (120002) RETURNING id", Some("120002")),
     ]);
     assert_eq!(
-        w.keys().sequence_hints(),
+        w.keys.sequence_hints(),
         vec![SequenceHint {
             origin: KeyOrigin::Column {
                 table: "orders".into(),
@@ -434,7 +436,7 @@ fn a_descending_sequences_hint_is_its_first_and_largest_key() {
             Some("-3"),
         ),
     ]);
-    assert_eq!(w.keys().sequence_hints()[0].min_value, -1);
+    assert_eq!(w.keys.sequence_hints()[0].min_value, -1);
     // Counting down from a positive start: the session's order tells.
     let w = one_session(&[
         (
@@ -448,7 +450,7 @@ fn a_descending_sequences_hint_is_its_first_and_largest_key() {
             Some("899"),
         ),
     ]);
-    assert_eq!(w.keys().sequence_hints()[0].min_value, 900);
+    assert_eq!(w.keys.sequence_hints()[0].min_value, 900);
 }
 
 #[test]
@@ -468,9 +470,9 @@ fn a_text_of_several_row_returning_statements_produces_no_key() {
         QueryKind::Update,
         None,
     );
-    let w = b.finish();
-    assert!(w.keys().keys.is_empty(), "{:?}", w.keys().keys);
-    assert!(!w.keys().is_producer(0));
+    let w = LinkedWorkload::new(b.finish());
+    assert!(w.keys.keys.is_empty(), "{:?}", w.keys.keys);
+    assert!(!w.keys.is_producer(0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -488,7 +490,7 @@ async fn a_multi_statement_text_never_gives_another_statements_id_to_a_use() {
         QueryKind::Update,
         None,
     );
-    let w = Arc::new(b.finish());
+    let w = Arc::new(LinkedWorkload::new(b.finish()));
     let url = fresh_database("keys_multi").await;
     // The audit row's id (11) is an existing order's.
     sql(&url, "CREATE TABLE audit (id bigserial PRIMARY KEY, what text);
@@ -627,7 +629,7 @@ async fn a_descending_sequence_is_aligned_to_its_first_value() {
     assert!(all_errors(&r).is_empty(), "{:?}", all_errors(&r));
 }
 
-fn w_desc_again() -> Arc<Workload> {
+fn w_desc_again() -> Arc<LinkedWorkload> {
     one_session(&[
         (
             0,

@@ -5,12 +5,13 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
+use pg_retest_core::linked::LinkedWorkload;
 use pg_retest_core::replay::{
     replay, NotExecutedReason, ReplayError, ReplayOptions, ReplayReport, RunStatus, SessionStatus,
 };
 use pg_retest_core::scale::{ClassFactors, ScaleOptions};
 use pg_retest_core::wkl::QueryKind;
-use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
+use pg_retest_core::workload::{WorkloadBuilder, WorkloadInfo};
 use support::{fresh_database, replay_to_end, scalar, sql, Silence, SilencingProxy, TestServer};
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +20,7 @@ fn info() -> WorkloadInfo {
 }
 
 /// Sessions of (offset µs, sql).
-fn workload(sessions: &[Vec<(u64, &str)>]) -> Arc<Workload> {
+fn workload(sessions: &[Vec<(u64, &str)>]) -> Arc<LinkedWorkload> {
     let mut b = WorkloadBuilder::new(info());
     for (i, s) in sessions.iter().enumerate() {
         b.begin_session(i as u64 + 1, "app".into(), "app".into());
@@ -27,7 +28,7 @@ fn workload(sessions: &[Vec<(u64, &str)>]) -> Arc<Workload> {
             b.push_statement(text, *off, 100, QueryKind::Other, None);
         }
     }
-    Arc::new(b.finish())
+    Arc::new(LinkedWorkload::new(b.finish()))
 }
 
 fn opts(url: &str) -> ReplayOptions {
@@ -38,7 +39,7 @@ fn opts(url: &str) -> ReplayOptions {
     }
 }
 
-async fn run(w: Arc<Workload>, o: ReplayOptions) -> ReplayReport {
+async fn run(w: Arc<LinkedWorkload>, o: ReplayOptions) -> ReplayReport {
     replay_to_end(w, o).await
 }
 

@@ -5,19 +5,20 @@ mod support;
 
 use std::sync::Arc;
 
+use pg_retest_core::linked::LinkedWorkload;
 use pg_retest_core::replay::ReplayOptions;
 use pg_retest_core::wkl::QueryKind;
-use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
+use pg_retest_core::workload::{WorkloadBuilder, WorkloadInfo};
 use support::{fresh_database, replay_to_end, scalar, sql};
 
 /// One session of `texts`, 1 µs apart.
-fn workload(texts: &[String]) -> Arc<Workload> {
+fn workload(texts: &[String]) -> Arc<LinkedWorkload> {
     let mut b = WorkloadBuilder::new(WorkloadInfo::default());
     b.begin_session(1, "app".into(), "app".into());
     for (i, text) in texts.iter().enumerate() {
         b.push_statement(text, i as u64, 100, QueryKind::Other, None);
     }
-    Arc::new(b.finish())
+    Arc::new(LinkedWorkload::new(b.finish()))
 }
 
 fn options(url: &str, skip_server_wide: bool) -> ReplayOptions {

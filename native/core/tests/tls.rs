@@ -7,9 +7,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use pg_retest_core::linked::LinkedWorkload;
 use pg_retest_core::replay::{replay, Driver, ReplayError, ReplayOptions, RunStatus};
 use pg_retest_core::wkl::QueryKind;
-use pg_retest_core::workload::{Workload, WorkloadBuilder, WorkloadInfo};
+use pg_retest_core::workload::{WorkloadBuilder, WorkloadInfo};
 use support::TestServer;
 use tokio_util::sync::CancellationToken;
 
@@ -82,7 +83,7 @@ fn make_certs(dir: &Path) {
         .status();
 }
 
-fn workload() -> Arc<Workload> {
+fn workload() -> Arc<LinkedWorkload> {
     let mut b = WorkloadBuilder::new(WorkloadInfo::default());
     b.begin_session(1, "u".into(), "d".into());
     // Fails unless this very connection is encrypted.
@@ -93,7 +94,7 @@ fn workload() -> Arc<Workload> {
         QueryKind::Other,
         None,
     );
-    Arc::new(b.finish())
+    Arc::new(LinkedWorkload::new(b.finish()))
 }
 
 async fn try_replay(conninfo: String) -> Result<pg_retest_core::replay::ReplayReport, ReplayError> {

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pg_retest_core::wkl::{decode_pg_retest_results, decode_workload, encode_workload, sniff};
+use pg_retest_wkl::{decode_pg_retest_results, decode_workload, encode_workload, sniff};
 
 fuzz_target!(|data: &[u8]| {
     let _ = sniff(data);

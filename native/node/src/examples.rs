@@ -32,7 +32,7 @@ const MAX_SETUP_STATEMENTS: usize = 50;
 /// fingerprints were first seen.
 #[napi(catch_unwind)]
 pub fn statement_examples(workload: &Workload) -> Vec<StatementExample> {
-    let inner = &workload.inner;
+    let inner = &workload.inner.workload;
     let setups = example_setups(inner, MAX_SETUP_STATEMENTS);
     inner
         .fingerprints()

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{FromNapiValue, TypeName, Unknown, ValidateNapiValue, ValueType};
 use napi::{sys, Env};
 use napi_derive::napi;
+use pg_retest_core::linked::LinkedWorkload;
 use pg_retest_core::summary::summarize_workload;
 use pg_retest_core::wkl::{self, WorkloadProfile, MAX_WORKLOAD_BYTES};
 use pg_retest_core::workload::Workload as CoreWorkload;
@@ -24,7 +25,8 @@ const DEFAULT_TOP: usize = 10;
 /// constructed from JavaScript.
 #[napi]
 pub struct Workload {
-    pub(crate) inner: Arc<CoreWorkload>,
+    /// The analysed workload beside its key links, shared by every replay of it.
+    pub(crate) inner: Arc<LinkedWorkload>,
     warnings: Vec<String>,
 }
 
@@ -33,13 +35,13 @@ impl Workload {
     /// Captured sessions.
     #[napi(getter, catch_unwind)]
     pub fn sessions(&self) -> f64 {
-        self.inner.sessions().len() as f64
+        self.inner.workload.sessions().len() as f64
     }
 
     /// Captured statements over all sessions.
     #[napi(getter, catch_unwind)]
     pub fn statements(&self) -> f64 {
-        self.inner.statement_count() as f64
+        self.inner.workload.statement_count() as f64
     }
 
     /// What the decoder noticed but did not refuse (unknown fields, stale totals, …), one line
@@ -70,13 +72,14 @@ impl Workload {
                 let [session, index] = pair.as_slice() else {
                     return None;
                 };
-                let statements = self.inner.sessions().get(*session as usize).and(
+                let workload = &self.inner.workload;
+                let statements = workload.sessions().get(*session as usize).and(
                     (session.fract() == 0.0 && *session >= 0.0)
-                        .then(|| self.inner.statements_of(*session as usize)),
+                        .then(|| workload.statements_of(*session as usize)),
                 )?;
                 let st = (index.fract() == 0.0 && *index >= 0.0)
                     .then(|| statements.get(*index as usize))??;
-                let fp = self.inner.fingerprint_of(st.text);
+                let fp = workload.fingerprint_of(st.text);
                 Some(format!("{:016x}", fp.fingerprint))
             })
             .collect()
@@ -104,7 +107,7 @@ fn load(path: PathBuf) -> Result<Workload, BindingError> {
         .map(|w| format!("{}: {w}", path.display()))
         .collect();
     Ok(Workload {
-        inner: Arc::new(loaded.workload),
+        inner: Arc::new(LinkedWorkload::new(loaded.workload)),
         warnings,
     })
 }

@@ -22,8 +22,7 @@
 //!
 //! Doubt drops: a role that is itself named `password` is left out too.
 
-use super::filter::contains_ignore_case;
-use crate::sql::lex::{dollar_tag_end, non_code_at};
+use crate::sql::lex::{contains_ignore_case, dollar_tag_end, non_code_at};
 
 /// How deep strings within strings are searched (a body holding an `EXECUTE '…'`).
 const MAX_DEPTH: u8 = 3;

@@ -203,16 +203,14 @@ pub(crate) fn judge_errors(inputs: &ErrorInputs) -> ErrorDiffs {
     let families = families(inputs);
     let mut diffs = ErrorDiffs::default();
     for (&(fingerprint, sqlstate), t) in &tallies {
-        let judged = Judged::of(
-            fingerprint,
-            sqlstate,
-            t,
+        let evidence = Evidence {
             inputs,
-            &executions,
-            captured.as_ref(),
-            &families,
-            &tallies,
-        );
+            executions: &executions,
+            captured: captured.as_ref(),
+            families: &families,
+            tallies: &tallies,
+        };
+        let judged = Judged::of(fingerprint, sqlstate, t, &evidence);
         let (list, message) = match judged.rule {
             "fixed" => (&mut diffs.fixed, t.base_message),
             "varies" => (&mut diffs.varying, t.head_message.or(t.base_message)),
@@ -320,29 +318,132 @@ struct Judged {
     p_value: Option<f64>,
 }
 
-impl Judged {
-    #[allow(clippy::too_many_arguments)]
-    fn of(
+/// What every judgement reads besides its own failures: the replays and their executions, the
+/// capture's failures, the look-alike families and every other (fingerprint, SQLSTATE)'s
+/// failures.
+struct Evidence<'e> {
+    inputs: &'e ErrorInputs<'e>,
+    executions: &'e Executions<'e>,
+    captured: Option<&'e Captured<'e>>,
+    families: &'e HashMap<String, BTreeSet<&'e str>>,
+    tallies: &'e Tallies<'e>,
+}
+
+/// Executions of `fingerprint` per replay of one side (zeros where it never ran).
+fn executions_of(by: &HashMap<&str, Vec<u64>>, fingerprint: &str, replays: usize) -> Vec<u64> {
+    by.get(fingerprint)
+        .cloned()
+        .unwrap_or_else(|| vec![0u64; replays])
+}
+
+impl Evidence<'_> {
+    /// The look-alike statements of `fingerprint` (its family but itself).
+    fn siblings(&self, fingerprint: &str, normalized: &str) -> Vec<&str> {
+        self.families
+            .get(&family_key(normalized))
+            .map(|m| m.iter().copied().filter(|&s| s != fingerprint).collect())
+            .unwrap_or_default()
+    }
+
+    /// Siblings that failed with `sqlstate` in a base-schema replay or at capture.
+    fn failing_siblings(&self, siblings: &[&str], sqlstate: &str) -> u64 {
+        siblings
+            .iter()
+            .filter(|&&s| {
+                self.tallies
+                    .get(&(s, sqlstate))
+                    .is_some_and(|st| st.base.iter().any(|&n| n > 0))
+                    || self
+                        .captured
+                        .is_some_and(|c| c.counts.contains_key(&(s, sqlstate)))
+            })
+            .count() as u64
+    }
+
+    /// Statements of `fingerprint` that failed in every head replay and in no base-schema replay
+    /// nor at capture, and whether they count: any, where nothing races; where something does,
+    /// more than chance against as many the other way round, look-alikes counted together (they
+    /// race alike).
+    fn every_head_replay(
+        &self,
         fingerprint: &str,
         sqlstate: &str,
         t: &Tally,
-        inputs: &ErrorInputs,
-        executions: &Executions,
-        captured: Option<&Captured>,
-        families: &HashMap<String, BTreeSet<&str>>,
-        tallies: &Tallies,
-    ) -> Judged {
-        let zeros = |n: usize| vec![0u64; n];
-        let base_exec = executions
+        siblings: &[&str],
+        races_here: bool,
+    ) -> (u64, bool) {
+        let rounds = self.inputs.base_rounds;
+        let (h, b) = mirror_counts(fingerprint, t, rounds, self.captured);
+        if !races_here {
+            return (h, h > 0);
+        }
+        let (mut h_all, mut b_all) = (h, b);
+        for &s in siblings {
+            if let Some(st) = self.tallies.get(&(s, sqlstate)) {
+                let (hs, bs) = mirror_counts(s, st, rounds, self.captured);
+                h_all += hs;
+                b_all += bs;
+            }
+        }
+        (
+            h,
+            h > 0 && binomial_upper_tail(h_all, h_all + b_all, 0.5) < RATE_ALPHA,
+        )
+    }
+
+    /// The highest failure rate any base-schema replay (or the capture) shows for the statement:
+    /// its own, and its look-alikes' together in the same replay (they race alike).
+    fn highest_base_rate(
+        &self,
+        fingerprint: &str,
+        sqlstate: &str,
+        t: &Tally,
+        base_exec: &[u64],
+        siblings: &[&str],
+        capture_count: u64,
+    ) -> f64 {
+        let mut base_max = t
             .base
-            .get(fingerprint)
-            .cloned()
-            .unwrap_or_else(|| zeros(inputs.base.len()));
-        let head_exec = executions
-            .head
-            .get(fingerprint)
-            .cloned()
-            .unwrap_or_else(|| zeros(inputs.head.len()));
+            .iter()
+            .zip(base_exec)
+            .filter_map(|(&f, &n)| rate(f, n))
+            .fold(0.0, f64::max);
+        if capture_count > 0 {
+            // The capture ran the statements as often as one replay plans them.
+            let planned = base_exec
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .max(capture_count);
+            base_max = base_max.max(capture_count as f64 / planned as f64);
+        }
+        if siblings.is_empty() {
+            return base_max;
+        }
+        for i in 0..self.inputs.base.len() {
+            let (mut failed, mut executed) = (0u64, 0u64);
+            for s in siblings.iter().copied().chain([fingerprint]) {
+                failed += self.tallies.get(&(s, sqlstate)).map_or(0, |st| st.base[i]);
+                executed += self.executions.base.get(s).map_or(0, |e| e[i]);
+            }
+            if let Some(r) = rate(failed, executed) {
+                base_max = base_max.max(r);
+            }
+        }
+        base_max
+    }
+}
+
+/// A replay's failure rate, when the statement ran in it.
+fn rate(failed: u64, executed: u64) -> Option<f64> {
+    (executed > 0).then(|| failed as f64 / executed as f64)
+}
+
+impl Judged {
+    fn of(fingerprint: &str, sqlstate: &str, t: &Tally, ev: &Evidence) -> Judged {
+        let base_exec = executions_of(&ev.executions.base, fingerprint, ev.inputs.base.len());
+        let head_exec = executions_of(&ev.executions.head, fingerprint, ev.inputs.head.len());
         let (base_failed, head_failed): (u64, u64) = (t.base.iter().sum(), t.head.iter().sum());
         let mut judged = Judged {
             rule: "",
@@ -357,59 +458,22 @@ impl Judged {
             return judged;
         }
         if !is_interleaving(sqlstate) {
-            judged.rule = if base_failed == 0 {
-                "deterministic"
-            } else if more_often(
-                base_failed,
-                judged.base_executed,
-                head_failed,
-                judged.head_executed,
-            ) {
-                "more_often"
-            } else {
-                "fidelity"
-            };
+            judged.rule = judged.deterministic_rule(base_failed, head_failed);
             return judged;
         }
 
         // Interleaving: what base, the capture and look-alike statements show.
-        let capture_count = captured.map_or(0, |c| {
+        let capture_count = ev.captured.map_or(0, |c| {
             c.counts.get(&(fingerprint, sqlstate)).copied().unwrap_or(0)
         });
-        let siblings: Vec<&str> = families
-            .get(&family_key(t.normalized))
-            .map(|m| m.iter().copied().filter(|&s| s != fingerprint).collect())
-            .unwrap_or_default();
-        judged.siblings_failing = siblings
-            .iter()
-            .filter(|&&s| {
-                tallies
-                    .get(&(s, sqlstate))
-                    .is_some_and(|st| st.base.iter().any(|&n| n > 0))
-                    || captured.is_some_and(|c| c.counts.contains_key(&(s, sqlstate)))
-            })
-            .count() as u64;
+        let siblings = ev.siblings(fingerprint, t.normalized);
+        judged.siblings_failing = ev.failing_siblings(&siblings, sqlstate);
         let races_here = base_failed > 0 || capture_count > 0 || judged.siblings_failing > 0;
 
         // The same statements failing in every head replay, never on base nor at capture.
-        if inputs.head.len() >= 2 {
-            let (h, b) = mirror_counts(fingerprint, t, inputs.base_rounds, captured);
+        if ev.inputs.head.len() >= 2 {
+            let (h, counts) = ev.every_head_replay(fingerprint, sqlstate, t, &siblings, races_here);
             judged.every_head_replay = h;
-            let counts = if !races_here {
-                h > 0
-            } else {
-                // A race can repeat at one statement: as many the other way round is chance.
-                // Look-alikes race alike, so their statements are counted together.
-                let (mut h_all, mut b_all) = (h, b);
-                for &s in &siblings {
-                    if let Some(st) = tallies.get(&(s, sqlstate)) {
-                        let (hs, bs) = mirror_counts(s, st, inputs.base_rounds, captured);
-                        h_all += hs;
-                        b_all += bs;
-                    }
-                }
-                h > 0 && binomial_upper_tail(h_all, h_all + b_all, 0.5) < RATE_ALPHA
-            };
             if counts {
                 judged.rule = "every_replay";
                 return judged;
@@ -418,43 +482,20 @@ impl Judged {
 
         // The rate: every head replay above every base-schema replay (and the capture), and the
         // pooled counts unlikely under one rate.
-        let rate =
-            |failed: u64, executed: u64| (executed > 0).then(|| failed as f64 / executed as f64);
         let head_min = t
             .head
             .iter()
             .zip(&head_exec)
             .filter_map(|(&f, &n)| rate(f, n))
             .fold(f64::INFINITY, f64::min);
-        let mut base_max = t
-            .base
-            .iter()
-            .zip(&base_exec)
-            .filter_map(|(&f, &n)| rate(f, n))
-            .fold(0.0, f64::max);
-        if capture_count > 0 {
-            // The capture ran the statements as often as one replay plans them.
-            let planned = base_exec
-                .iter()
-                .copied()
-                .max()
-                .unwrap_or(0)
-                .max(capture_count);
-            base_max = base_max.max(capture_count as f64 / planned as f64);
-        }
-        for (i, _) in inputs.base.iter().enumerate() {
-            // Look-alikes race alike: their failure rate in the same replay is evidence too.
-            let (mut failed, mut executed) = (0u64, 0u64);
-            for s in siblings.iter().copied().chain([fingerprint]) {
-                failed += tallies.get(&(s, sqlstate)).map_or(0, |st| st.base[i]);
-                executed += executions.base.get(s).map_or(0, |e| e[i]);
-            }
-            if !siblings.is_empty() {
-                if let Some(r) = rate(failed, executed) {
-                    base_max = base_max.max(r);
-                }
-            }
-        }
+        let base_max = ev.highest_base_rate(
+            fingerprint,
+            sqlstate,
+            t,
+            &base_exec,
+            &siblings,
+            capture_count,
+        );
         let q = judged.head_executed as f64
             / (judged.head_executed + judged.base_executed).max(1) as f64;
         let p = binomial_upper_tail(head_failed, head_failed + base_failed, q);
@@ -465,6 +506,22 @@ impl Judged {
             "varies"
         };
         judged
+    }
+
+    /// A failure that no interleaving explains: new, more frequent, or as on base.
+    fn deterministic_rule(&self, base_failed: u64, head_failed: u64) -> &'static str {
+        if base_failed == 0 {
+            "deterministic"
+        } else if more_often(
+            base_failed,
+            self.base_executed,
+            head_failed,
+            self.head_executed,
+        ) {
+            "more_often"
+        } else {
+            "fidelity"
+        }
     }
 }
 

@@ -183,28 +183,8 @@ pub fn condense(
     options: &CondenseOptions,
     progress: &dyn Fn(CondenseProgress),
 ) -> Result<CondenseSummary, CondenseError> {
-    if options.duration_us.is_none() && options.statements.is_none() {
-        return Err(input_error(
-            "no budget given; pass --duration (e.g. 60s) and/or --statements N",
-        ));
-    }
-    if options.duration_us == Some(0) || options.statements == Some(0) {
-        return Err(input_error("the budget must be above 0"));
-    }
-    if !(options.min_share > 0.0 && options.min_share <= 1.0) {
-        return Err(input_error(format!(
-            "the hot share must be above 0 and at most 100 %, got {}",
-            options.min_share
-        )));
-    }
-    let parent = match options.output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let dir = SpillDir::new_in(&parent).map_err(|e| CondenseError {
-        kind: CondenseErrorKind::Output,
-        message: format!("cannot create temporary files in {}: {e}", parent.display()),
-    })?;
+    check_budget(options)?;
+    let dir = spill_dir(&options.output)?;
     let report = |stage, statements, statements_total| {
         progress(CondenseProgress {
             stage,
@@ -252,22 +232,71 @@ pub fn condense(
     .map_err(stream_error)?;
 
     // 3. Windows, the transactions they need, and what that costs; less room when it overflows.
+    let lanes = original.concurrency.mean.round().max(1.0) as usize;
+    let chosen = fit_to_budget(options, width, |budget, reserved| {
+        report(Stage::Selecting, 0, total);
+        choose(
+            &second, &needs, budget, reserved, &first, width, lanes, options, &dir,
+        )
+    })?;
+
+    // 4. Write.
+    let summary = write_condensed(options, &first, &second, &original, chosen, progress)?;
+    drop(dir);
+    Ok(summary)
+}
+
+/// Refuses a budget that cannot be met or a hot share out of range.
+fn check_budget(options: &CondenseOptions) -> Result<(), CondenseError> {
+    if options.duration_us.is_none() && options.statements.is_none() {
+        return Err(input_error(
+            "no budget given; pass --duration (e.g. 60s) and/or --statements N",
+        ));
+    }
+    if options.duration_us == Some(0) || options.statements == Some(0) {
+        return Err(input_error("the budget must be above 0"));
+    }
+    if !(options.min_share > 0.0 && options.min_share <= 1.0) {
+        return Err(input_error(format!(
+            "the hot share must be above 0 and at most 100 %, got {}",
+            options.min_share
+        )));
+    }
+    Ok(())
+}
+
+/// Where the passes spill: beside the output, removed when dropped.
+fn spill_dir(output: &Path) -> Result<SpillDir, CondenseError> {
+    let parent = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    SpillDir::new_in(&parent).map_err(|e| CondenseError {
+        kind: CondenseErrorKind::Output,
+        message: format!("cannot create temporary files in {}: {e}", parent.display()),
+    })
+}
+
+/// Chooses windows round by round (`choose_round(budget, reserved)`), each round reserving
+/// room for what the windows before pulled in (a duration in buckets of `width` at least); the
+/// largest choice that fits, else the last.
+fn fit_to_budget(
+    options: &CondenseOptions,
+    width: u64,
+    mut choose_round: impl FnMut(Budget, Budget) -> Result<Chosen, CondenseError>,
+) -> Result<Chosen, CondenseError> {
     let budget = Budget {
         duration_us: options.duration_us,
         statements: options.statements,
     };
-    let lanes = original.concurrency.mean.round().max(1.0) as usize;
     let mut reserved = Budget::default();
     let mut best: Option<Chosen> = None;
     let mut last: Option<Chosen> = None;
     // Consecutive rounds that overflowed: each takes twice the room of the one before, so that
     // the rounds cannot all choose the same windows again (see `grow`).
     let mut misses = 0u32;
-    for round in 1..=MAX_ROUNDS {
-        report(Stage::Selecting, 0, total);
-        let chosen = choose(
-            &second, &needs, budget, reserved, &first, width, lanes, options, &dir,
-        )?;
+    for _ in 1..=MAX_ROUNDS {
+        let chosen = choose_round(budget, reserved)?;
         let over_d = options
             .duration_us
             .map_or(0, |d| chosen.length.saturating_sub(d));
@@ -308,16 +337,26 @@ pub fn condense(
         } else {
             last = Some(chosen);
         }
-        let _ = round;
     }
+    Ok(best.or(last).expect("at least one round ran"))
+}
+
+/// Writes the chosen windows into `options.output` and the summary beside it; the last
+/// progress says done.
+fn write_condensed(
+    options: &CondenseOptions,
+    first: &analyze::FirstPass,
+    second: &analyze::SecondPass,
+    original: &WorkloadStats,
+    chosen: Chosen,
+    progress: &dyn Fn(CondenseProgress),
+) -> Result<CondenseSummary, CondenseError> {
     let Chosen {
         plan,
         measured,
         length,
         unresolved,
-    } = best.or(last).expect("at least one round ran");
-
-    // 4. Write.
+    } = chosen;
     let condensed_stats = write(
         &options.input,
         &options.output,
@@ -325,12 +364,19 @@ pub fn condense(
         &measured,
         &first.header,
         &first.sessions,
-        &|n| report(Stage::Writing, n, measured.statements),
+        &|n| {
+            progress(CondenseProgress {
+                stage: Stage::Writing,
+                statements: n,
+                statements_total: measured.statements,
+                done: false,
+            })
+        },
     )
     .map_err(stream_error)?
     .finish();
     let comparison = compare(
-        &original,
+        original,
         &condensed_stats,
         options.min_share,
         options.min_calls,
@@ -376,7 +422,6 @@ pub fn condense(
         statements_total: measured.statements,
         done: true,
     });
-    drop(dir);
     Ok(summary)
 }
 

@@ -359,13 +359,18 @@ pub(crate) fn value_key(v: &str) -> Option<u64> {
     }
 }
 
-/// Producer statements by global index; the parser runs once per fingerprint to rule most
-/// statements out, then once per distinct producer text.
+/// Producer statements by global index; the parser runs once per fingerprint (on its example
+/// text) to rule most statements out, then once per distinct producer text.
 fn find_producers(w: &Workload) -> HashMap<u32, Producer> {
+    let produces: Vec<bool> = w
+        .fingerprints()
+        .iter()
+        .map(|f| producer::producer(w.text(f.example_text)).is_some())
+        .collect();
     let mut by_text: HashMap<u32, Option<Producer>> = HashMap::new();
     let mut out = HashMap::new();
     for (g, st) in w.all_statements().iter().enumerate() {
-        if !w.fingerprint_of(st.text).produces {
+        if !produces[w.fingerprint_index(st.text) as usize] {
             continue;
         }
         let p = by_text

@@ -4,14 +4,14 @@
 //! their producers as if a proxy had seen them, so the file carries its links (any reader of
 //! pg-retest's format gets them, and loading it later needs no inference).
 
-use super::KeyStats;
+use super::{KeyLinks, KeyStats};
 use crate::wkl::{ResponseRow, WorkloadProfile};
 use crate::workload::Workload;
 
 /// Infers the keys of `profile` and records each on its producer; returns what was found.
 pub fn record_inferred(profile: &mut WorkloadProfile) -> KeyStats {
     let w = Workload::from_profile(profile.clone());
-    let links = w.keys();
+    let links = KeyLinks::build(&w);
     // Global statement index → (session, query), in the order `from_profile` numbers them.
     let mut place = Vec::with_capacity(w.statement_count() as usize);
     for (s, session) in profile.sessions.iter().enumerate() {
@@ -32,5 +32,5 @@ pub fn record_inferred(profile: &mut WorkloadProfile) -> KeyStats {
             .columns
             .push((key.column.clone(), key.captured.clone()));
     }
-    links.stats.clone()
+    links.stats
 }

@@ -16,7 +16,7 @@ fn workload(sessions: &[&[(u64, &str)]]) -> Workload {
 
 fn used_values(w: &Workload, g: u32) -> Vec<String> {
     let text = w.text(w.all_statements()[g as usize].text);
-    w.keys()
+    KeyLinks::build(w)
         .uses_in(g)
         .iter()
         .map(|u| text[u.start as usize..u.end as usize].to_string())
@@ -40,7 +40,7 @@ fn infers_the_returned_id_from_the_statements_that_use_it() {
             (30, "SELECT status FROM orders WHERE id = 120001"),
         ],
     ]);
-    let k = w.keys();
+    let k = &KeyLinks::build(&w);
     assert_eq!(k.stats.source, KeySource::Inferred);
     assert_eq!(k.stats.producers, 2);
     assert_eq!(k.keys.len(), 1, "{:?}", k.keys);
@@ -91,7 +91,7 @@ fn a_value_seen_before_its_producer_is_linked_in_its_own_session_only() {
     b.begin_session(2, "u".into(), "d".into());
     b.push_statement("SELECT * FROM u LIMIT 3", 9, 1, QueryKind::Select, None);
     let w = b.finish();
-    let k = w.keys();
+    let k = &KeyLinks::build(&w);
     assert_eq!(k.stats.source, KeySource::ResponseValues);
     assert_eq!(used_values(&w, 2), vec!["3"]);
     assert!(used_values(&w, 0).is_empty(), "before the producer");
@@ -129,7 +129,7 @@ fn recorded_values_keep_only_key_like_columns_and_every_row() {
         None,
     );
     let w = b.finish();
-    let k = w.keys();
+    let k = &KeyLinks::build(&w);
     // ids and the small integers of column a; the text column is not a key.
     assert_eq!(k.keys.len(), 4);
     assert_eq!(k.keys[1].row, 0);
@@ -147,7 +147,7 @@ fn uuid_keys_are_inferred_and_linked_as_strings() {
         (1, "INSERT INTO cart_items (cart_id, sku) VALUES ('6F9619FF-8B86-D011-B42D-00C04FC964FF', 'A-1')"),
         (2, "DELETE FROM cart_items WHERE cart_id = '6f9619ff-8b86-d011-b42d-00c04fc964ff'"),
     ]]);
-    let k = w.keys();
+    let k = &KeyLinks::build(&w);
     assert_eq!(k.keys.len(), 1);
     assert_eq!(k.keys[0].captured, "6f9619ff-8b86-d011-b42d-00c04fc964ff");
     assert_eq!(k.stats.links, 2);
@@ -179,7 +179,7 @@ fn a_producer_whose_key_is_never_used_does_not_take_the_next_ones() {
             "INSERT INTO order_items (order_id, quantity) VALUES (501, 2)",
         ),
     ]]);
-    let k = w.keys();
+    let k = &KeyLinks::build(&w);
     let by_producer: Vec<(u32, &str)> = k
         .keys
         .iter()
@@ -191,8 +191,8 @@ fn a_producer_whose_key_is_never_used_does_not_take_the_next_ones() {
 #[test]
 fn workloads_without_producers_cost_nothing() {
     let w = workload(&[&[(0, "SELECT 1"), (1, "UPDATE t SET a = 2 WHERE id = 3")]]);
-    assert!(w.keys().is_empty());
-    assert_eq!(w.keys().stats, KeyStats::default());
+    assert!(KeyLinks::build(&w).is_empty());
+    assert_eq!(KeyLinks::build(&w).stats, KeyStats::default());
 }
 
 #[test]
@@ -212,7 +212,7 @@ fn a_session_runs_in_order_even_when_log_times_say_otherwise() {
     ]]);
     assert_eq!(used_values(&w, 1), vec!["500"]);
     assert_eq!(used_values(&w, 2), vec!["500"]);
-    assert_eq!(w.keys().stats.ambiguous, 0);
+    assert_eq!(KeyLinks::build(&w).stats.ambiguous, 0);
 }
 
 #[test]
@@ -331,7 +331,7 @@ fn streamed_links(w: &Workload) -> Vec<(u32, u32)> {
 
 /// What [`KeyLinks::build`] links, as (producer, user) global indices.
 fn whole_links(w: &Workload) -> Vec<(u32, u32)> {
-    let k = w.keys();
+    let k = &KeyLinks::build(w);
     let mut links = Vec::new();
     for g in 0..w.statement_count() as u32 {
         for u in k.uses_in(g) {
@@ -457,8 +457,7 @@ fn a_key_is_not_linked_inside_an_exponent() {
         ),
     ]]);
     let text = w.text(w.all_statements()[1].text);
-    let at: Vec<usize> = w
-        .keys()
+    let at: Vec<usize> = KeyLinks::build(&w)
         .uses_in(1)
         .iter()
         .map(|u| u.start as usize)
@@ -480,12 +479,12 @@ fn a_string_with_a_backslash_quote_under_standard_conforming_strings_off() {
         (2, "INSERT INTO order_items (order_id, product_id, quantity) VALUES (120001, 43, 1)"),
         (3, "INSERT INTO notes (order_id, body) VALUES (120001, 'customer\\'s ref 120001, call back')"),
     ]]);
-    assert_eq!(w.keys().keys.len(), 1);
+    assert_eq!(KeyLinks::build(&w).keys.len(), 1);
     assert_eq!(
-        w.keys().uses_in(3).len(),
+        KeyLinks::build(&w).uses_in(3).len(),
         1,
         "the second 120001 is inside the note's text: {:?}",
-        w.keys().uses_in(3)
+        KeyLinks::build(&w).uses_in(3)
     );
 }
 
@@ -512,7 +511,7 @@ fn a_key_value_reused_as_a_quantity_or_limit_is_not_rewritten() {
         &[(20, "SELECT * FROM products ORDER BY id LIMIT 3", None)],
     ]);
     assert_eq!(
-        w.keys().uses_in(1).len(),
+        KeyLinks::build(&w).uses_in(1).len(),
         1,
         "order_id only, not the quantity"
     );
@@ -536,7 +535,11 @@ fn a_limit_is_not_inferred_as_a_key() {
         ],
         &[(20, "SELECT * FROM products ORDER BY id LIMIT 250")],
     ]);
-    assert!(w.keys().keys.is_empty(), "{:?}", w.keys().keys);
+    assert!(
+        KeyLinks::build(&w).keys.is_empty(),
+        "{:?}",
+        KeyLinks::build(&w).keys
+    );
     assert!(used_values(&w, 2).is_empty());
 }
 
@@ -554,7 +557,11 @@ fn offsets_arithmetic_and_function_arguments_are_not_inferred_as_keys() {
             ),
             (10, later),
         ]]);
-        assert!(w.keys().keys.is_empty(), "{later}: {:?}", w.keys().keys);
+        assert!(
+            KeyLinks::build(&w).keys.is_empty(),
+            "{later}: {:?}",
+            KeyLinks::build(&w).keys
+        );
     }
     // With no column known, a value is still taken.
     let w = workload(&[&[
@@ -564,7 +571,7 @@ fn offsets_arithmetic_and_function_arguments_are_not_inferred_as_keys() {
         ),
         (10, "SELECT 250"),
     ]]);
-    assert_eq!(w.keys().keys.len(), 1);
+    assert_eq!(KeyLinks::build(&w).keys.len(), 1);
 }
 
 #[test]
@@ -582,7 +589,12 @@ fn adjacent_string_constants_are_one_value() {
             None,
         ),
     ]]);
-    assert_eq!(w.keys().uses_in(1).len(), 1, "{:?}", w.keys().uses_in(1));
+    assert_eq!(
+        KeyLinks::build(&w).uses_in(1).len(),
+        1,
+        "{:?}",
+        KeyLinks::build(&w).uses_in(1)
+    );
 }
 
 #[test]
@@ -592,7 +604,11 @@ fn a_negative_value_is_not_inferred_or_linked() {
         (0, "SELECT nextval('refunds_id_seq')"),
         (10, "INSERT INTO refunds (id, amount) VALUES (-1, 9.90)"),
     ]]);
-    assert!(w.keys().keys.is_empty(), "{:?}", w.keys().keys);
+    assert!(
+        KeyLinks::build(&w).keys.is_empty(),
+        "{:?}",
+        KeyLinks::build(&w).keys
+    );
     let w = recorded_workload(&[&[
         (
             0,
@@ -604,7 +620,7 @@ fn a_negative_value_is_not_inferred_or_linked() {
     assert_eq!(used_values(&w, 1), vec!["1"]);
     let text = w.text(w.all_statements()[1].text);
     assert_eq!(
-        w.keys().uses_in(1)[0].start as usize,
+        KeyLinks::build(&w).uses_in(1)[0].start as usize,
         text.rfind('1').unwrap()
     );
 }

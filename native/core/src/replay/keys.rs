@@ -172,7 +172,7 @@ mod tests {
         );
         b.push_statement(text, 10, 1, QueryKind::Insert, None);
         let w = b.finish();
-        let links = w.keys();
+        let links = &crate::keys::KeyLinks::build(&w);
         let state = KeyState::default();
         let mut r = Returned::default();
         r.push_column("nextval");

@@ -21,6 +21,9 @@ use crate::scale::SessionPlan;
 use crate::stats::{summarize, LatencySummary};
 use crate::workload::Workload;
 
+/// The captured durations' summary per fingerprint ([`Planned::captured`]).
+pub type Captured = HashMap<u32, LatencySummary, FnvBuild>;
+
 /// Planned statements per fingerprint, in a fixed order.
 pub struct Planned {
     counts: Vec<(u32, usize)>,
@@ -58,11 +61,7 @@ impl Planned {
     }
 
     /// The captured durations' summary per fingerprint.
-    pub fn captured(
-        &self,
-        workload: &Workload,
-        sessions: &[SessionPlan],
-    ) -> HashMap<u32, LatencySummary, FnvBuild> {
+    pub fn captured(&self, workload: &Workload, sessions: &[SessionPlan]) -> Captured {
         // Where each fingerprint's run starts, then where its next value goes.
         let mut next = Vec::with_capacity(self.counts.len());
         let mut at = 0;

@@ -210,10 +210,10 @@ pub struct ReplayReport {
     /// Generated keys carried from captured to replayed values; absent when the workload has
     /// none (or correlation was off).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub correlation: Option<super::CorrelationReport>,
+    pub correlation: Option<super::keys::CorrelationReport>,
     /// Sequences aligned to capture time before the replay; absent when there were none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sequences: Option<Vec<super::SequenceOutcome>>,
+    pub sequences: Option<Vec<super::sequences::SequenceOutcome>>,
     /// How many successes have the server's own time; absent when it was not asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_time: Option<ServerTimeReport>,

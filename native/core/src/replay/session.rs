@@ -5,19 +5,25 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{connect_client_with_retry, connect_with_retry, Connected, Refused};
 use super::exec::{execute, Conn, ExecOutcome, Watch};
+use super::handoff;
+use super::options::Driver;
 use super::records::StatementRecord;
 use super::report::{NotExecutedReason, SessionReport, SessionStatus, SkipReason};
 use super::returned::Returned;
+use super::shared::Shared;
 use super::stop::Stop;
+use super::stop::StopReason;
 use super::tally::{instance, Tally};
 use super::txn::{Decision, TxnState};
-use super::{handoff, Driver, Shared, StopReason};
 use crate::scale::SessionPlan;
+use crate::sql::TxnEffect;
 use crate::stats::micros;
+use crate::workload::Statement;
 
 /// When the statement at `offset_us` (already shifted) is due, relative to the time base.
 fn due(offset_us: u64, speed: f64) -> Option<Duration> {
@@ -48,6 +54,8 @@ const COUNTER_MAX_AGE: Duration = Duration::from_millis(50);
 struct Run<'a> {
     shared: &'a Arc<Shared>,
     plan: SessionPlan,
+    /// When its first statement is due, after the run's start.
+    scheduled: Duration,
     tally: Tally,
     report: SessionReport,
     unflushed_executed: u64,
@@ -60,9 +68,9 @@ impl Run<'_> {
     fn fingerprint_index(&self, i: usize) -> u32 {
         let st = &self
             .shared
-            .workload
+            .workload()
             .statements_of(self.plan.source as usize)[i];
-        self.shared.workload.fingerprint_index(st.text)
+        self.shared.workload().fingerprint_index(st.text)
     }
 
     /// Whether statements are written to a results file (most replays write none: the
@@ -82,7 +90,7 @@ impl Run<'_> {
         let Some(tx) = &self.shared.records else {
             return;
         };
-        let fp = &self.shared.workload.fingerprints()[self.fingerprint_index(i) as usize];
+        let fp = &self.shared.workload().fingerprints()[self.fingerprint_index(i) as usize];
         let rec = StatementRecord {
             session: self.plan.id,
             source_session: self.plan.source,
@@ -136,7 +144,7 @@ impl Run<'_> {
     async fn not_executed_from(&mut self, from: usize, reason: NotExecutedReason) {
         let n = self
             .shared
-            .workload
+            .workload()
             .statements_of(self.plan.source as usize)
             .len();
         for i in from..n {
@@ -194,269 +202,398 @@ impl Run<'_> {
     }
 }
 
+/// Replays one planned session: arrive when the workload says it arrives, wait for a connection
+/// slot, connect, send its statements on schedule, and account for every one of them.
 pub async fn run_session(shared: Arc<Shared>, plan: SessionPlan) -> (SessionReport, Tally) {
-    let workload = &shared.workload;
-    let statements = workload.statements_of(plan.source as usize);
-    let speed = shared.opts.speed;
+    let mut run = Run::new(&shared, plan);
+    if run.statements().is_empty() {
+        return finish(run);
+    }
+    run.claim_slots();
     // A child token per session: waiting on it registers with this session's token only, not
     // with one list shared (and locked) by every in-flight statement of the run.
     let stop = shared.stop.token().child_token();
-    let scheduled = statements
-        .first()
-        .and_then(|s| due(plan.shift_us + s.start_offset_us, speed))
-        .unwrap_or_default();
-    let mut run = Run {
-        shared: &shared,
-        plan,
-        tally: Tally::default(),
-        unflushed_executed: 0,
-        unflushed_errors: 0,
-        flush_by: Instant::now() + COUNTER_MAX_AGE,
-        report: SessionReport {
-            id: plan.id,
-            source_id: workload.sessions()[plan.source as usize].id,
-            copy: plan.copy,
-            status: SessionStatus::Completed,
-            message: None,
-            sqlstate: None,
-            connect_attempts: 0,
-            scheduled_start_us: scheduled.as_micros() as u64,
-            actual_start_us: None,
-            counts: Default::default(),
-        },
-    };
-    if statements.is_empty() {
+    if !run.arrive(&stop).await {
         return finish(run);
     }
-    run.tally.claim(
-        statements
-            .iter()
-            .map(|st| workload.fingerprint_index(st.text)),
-        &shared.slots,
-        shared.server_slots.as_ref(),
-    );
-
-    // Arrive when the workload says this session arrives.
-    if !sleep_until(shared.start + scheduled, &shared.stop, &stop).await {
-        run.end_stopped(0).await;
+    let Ok(_permit) = run.wait_for_slot(&stop).await else {
         return finish(run);
+    };
+    let base = run.time_base();
+    let Some(conn) = run.connect(&stop).await else {
+        return finish(run);
+    };
+    run.send_statements(conn, base, &stop).await;
+    finish(run)
+}
+
+/// The run was stopped while the session waited.
+struct Stopped;
+
+/// What the statement loop keeps from one statement to the next.
+struct Sending<'a> {
+    conn: Conn,
+    watch: Watch<'a>,
+    txn: TxnState,
+    /// Reused for every statement: the text with replayed keys, and a producer's rows.
+    rewritten: String,
+    returned: Returned,
+}
+
+impl<'a> Run<'a> {
+    fn new(shared: &'a Arc<Shared>, plan: SessionPlan) -> Run<'a> {
+        let workload = shared.workload();
+        let scheduled = workload
+            .statements_of(plan.source as usize)
+            .first()
+            .and_then(|s| due(plan.shift_us + s.start_offset_us, shared.opts.speed))
+            .unwrap_or_default();
+        Run {
+            shared,
+            plan,
+            scheduled,
+            tally: Tally::default(),
+            unflushed_executed: 0,
+            unflushed_errors: 0,
+            flush_by: Instant::now() + COUNTER_MAX_AGE,
+            report: SessionReport {
+                id: plan.id,
+                source_id: workload.sessions()[plan.source as usize].id,
+                copy: plan.copy,
+                status: SessionStatus::Completed,
+                message: None,
+                sqlstate: None,
+                connect_attempts: 0,
+                scheduled_start_us: scheduled.as_micros() as u64,
+                actual_start_us: None,
+                counts: Default::default(),
+            },
+        }
     }
-    // A cap on open sessions delays a session as a whole: its own timeline moves with it, so it
-    // does not burst through its statements to catch up with the original schedule.
-    let _permit = match &shared.limit {
-        Some(sem) => tokio::select! {
-            p = sem.clone().acquire_owned() => Some(p.expect("semaphore never closed")),
-            _ = stop.cancelled() => {
-                run.end_stopped(0).await;
-                return finish(run);
-            }
-        },
-        None => None,
-    };
-    let base = if speed > 0.0 {
-        Instant::now() - scheduled
-    } else {
-        shared.start
-    };
 
-    shared
-        .counters
-        .sessions_connecting
-        .fetch_add(1, Ordering::Relaxed);
-    let connected = connect(&shared, &stop, plan.id).await;
-    shared
-        .counters
-        .sessions_connecting
-        .fetch_sub(1, Ordering::Relaxed);
-    let mut conn = match connected {
-        Ok(c) => {
-            run.report.connect_attempts = c.attempts;
-            c.conn
-        }
-        Err(refused) => {
-            run.report.connect_attempts = refused.attempts;
-            if refused.cancelled {
-                run.end_stopped(0).await;
-            } else {
-                run.report.status = SessionStatus::ConnectFailed;
-                run.report.message = Some(refused.failure.message.clone());
-                run.report.sqlstate = refused.failure.sqlstate.clone();
-                if refused.failure.server_gone {
-                    shared.suspect_server();
-                }
-                run.not_executed_from(0, NotExecutedReason::ConnectFailed)
-                    .await;
-            }
-            return finish(run);
-        }
-    };
-    shared
-        .counters
-        .sessions_active
-        .fetch_add(1, Ordering::Relaxed);
+    /// The session's statements in the workload.
+    fn statements(&self) -> &'a [Statement] {
+        self.shared
+            .workload()
+            .statements_of(self.plan.source as usize)
+    }
 
-    let mut watch = Watch::new(&shared.stop, shared.opts.statement_timeout);
-    let mut txn = TxnState::default();
-    let first = workload.sessions()[plan.source as usize].range().0;
-    let links = workload.keys();
-    // Reused for every statement: the text with replayed keys, and a producer's rows.
-    let mut rewritten = String::new();
-    let mut returned = Returned::default();
-    let mut i = 0usize;
-    while i < statements.len() {
-        let st = &statements[i];
-        if let Some(d) = due(plan.shift_us + st.start_offset_us, speed) {
-            if !sleep_until(base + d, &shared.stop, &stop).await {
-                run.end_stopped(i).await;
-                break;
-            }
-        } else if shared.stop.is_stopped() {
-            run.end_stopped(i).await;
-            break;
-        }
-        let fp_idx = workload.fingerprint_index(st.text);
-        let fp = &workload.fingerprints()[fp_idx as usize];
-        let effect = workload.txn_effect(st.text);
+    /// Claims the latency slots of the session's statements.
+    fn claim_slots(&mut self) {
+        let (shared, statements) = (self.shared, self.statements());
+        let workload = shared.workload();
+        self.tally.claim(
+            statements
+                .iter()
+                .map(|st| workload.fingerprint_index(st.text)),
+            &shared.slots,
+            shared.server_slots.as_ref(),
+        );
+    }
 
-        // Before read-only: a server-wide statement that writes nothing (reading a server file)
-        // must not slip through a read-only replay, and its reason is the more telling one.
-        if shared.opts.skip_server_wide && workload.server_wide(st.text) {
-            run.skip(i, SkipReason::ServerWide).await;
-            i += 1;
-            continue;
+    /// Arrives when the workload says this session arrives; false when the run was stopped
+    /// first (its statements are then accounted for).
+    async fn arrive(&mut self, stop: &CancellationToken) -> bool {
+        let shared = self.shared;
+        if sleep_until(shared.start + self.scheduled, &shared.stop, stop).await {
+            return true;
         }
-        if shared.opts.read_only && fp.writes {
-            run.skip(i, SkipReason::ReadOnly).await;
-            i += 1;
-            continue;
-        }
-        match txn.decide(effect) {
-            Decision::Execute => {}
-            Decision::Skip | Decision::SkipAndEndBlock => {
-                run.skip(i, SkipReason::TransactionAborted).await;
-                i += 1;
-                continue;
-            }
-        }
+        self.end_stopped(0).await;
+        false
+    }
 
-        // One clock reading for the send and one for the answer (in `execute`): each statement's
-        // own bookkeeping is derived from those two.
-        let sent = Instant::now();
-        let sent_at_us = || (sent - shared.start).as_micros() as u64;
-        if run.report.actual_start_us.is_none() {
-            run.report.actual_start_us = Some(sent_at_us());
-        }
-        let g = first + i as u32;
-        let text = workload.text(st.text);
-        let (sql, keep_rows) = match &shared.keys {
-            Some(keys) => (
-                if keys.rewrite_into(links, g, plan.copy, text, &mut rewritten) {
-                    rewritten.as_str()
-                } else {
-                    text
-                },
-                !links.produced_by(g).is_empty(),
-            ),
-            None => (text, false),
+    /// A cap on open sessions delays a session as a whole: its own timeline moves with it (see
+    /// `time_base`), so it does not burst through its statements to catch up with the original
+    /// schedule.
+    async fn wait_for_slot(
+        &mut self,
+        stop: &CancellationToken,
+    ) -> Result<Option<OwnedSemaphorePermit>, Stopped> {
+        let shared = self.shared;
+        let Some(sem) = &shared.limit else {
+            return Ok(None);
         };
-        if let Some(next) = statements.get(i + 1) {
-            workload.prefetch_next(text, next.text);
+        tokio::select! {
+            p = sem.clone().acquire_owned() => Ok(Some(p.expect("semaphore never closed"))),
+            _ = stop.cancelled() => {
+                self.end_stopped(0).await;
+                Err(Stopped)
+            }
         }
-        let rows_wanted = keep_rows.then(|| {
-            returned.clear();
-            &mut returned
-        });
-        let outcome = execute(&mut conn, &shared.tls, sent, sql, &mut watch, rows_wanted).await;
-        match outcome {
-            ExecOutcome::Ok {
-                latency,
-                rows,
-                server_us,
-            } => {
-                if let (Some(keys), true) = (&shared.keys, keep_rows) {
-                    keys.register(links, g, plan.copy, &returned);
-                }
-                let us = micros(latency);
-                run.tally.ok(fp_idx, us, rows, server_us);
-                run.count_executed(false, sent);
-                if run.recording() {
-                    run.record(i, "ok", None, Some((sent_at_us(), us, rows)), None)
+    }
+
+    /// The instant the session's offsets count from: now, less its scheduled start (so a wait
+    /// for a slot moves its whole timeline), or the run's start when nothing is paced.
+    fn time_base(&self) -> Instant {
+        if self.shared.opts.speed > 0.0 {
+            Instant::now() - self.scheduled
+        } else {
+            self.shared.start
+        }
+    }
+
+    /// The session's connection; `None` when it could not be opened (its statements are then
+    /// accounted for, and the server suspected when it seems gone).
+    async fn connect(&mut self, stop: &CancellationToken) -> Option<Conn> {
+        let shared = self.shared;
+        let counters = &shared.counters;
+        counters.sessions_connecting.fetch_add(1, Ordering::Relaxed);
+        let connected = connect(shared, stop, self.plan.id).await;
+        counters.sessions_connecting.fetch_sub(1, Ordering::Relaxed);
+        match connected {
+            Ok(c) => {
+                self.report.connect_attempts = c.attempts;
+                Some(c.conn)
+            }
+            Err(refused) => {
+                self.report.connect_attempts = refused.attempts;
+                if refused.cancelled {
+                    self.end_stopped(0).await;
+                } else {
+                    self.report.status = SessionStatus::ConnectFailed;
+                    self.report.message = Some(refused.failure.message.clone());
+                    self.report.sqlstate = refused.failure.sqlstate.clone();
+                    if refused.failure.server_gone {
+                        shared.suspect_server();
+                    }
+                    self.not_executed_from(0, NotExecutedReason::ConnectFailed)
                         .await;
                 }
-                txn.succeeded(effect);
-                if shared.server_slots.is_some() && sets_client_messages(sql) {
-                    // The workload turned the server's duration lines off for this session
-                    // (drivers do: `SET client_min_messages TO warning`); our own SET turns them
-                    // back on, so that its later statements keep their server time.
-                    let restored = execute(
-                        &mut conn,
-                        &shared.tls,
-                        Instant::now(),
-                        RESTORE_CLIENT_MESSAGES,
-                        &mut watch,
-                        None,
-                    )
-                    .await;
-                    if run.ended_by(restored, i + 1).await {
-                        break;
-                    }
-                }
+                None
             }
-            ExecOutcome::Failed {
-                latency,
-                sqlstate,
-                message,
-                failed_block,
-            } => {
-                let us = micros(latency);
-                let at = instance(run.plan.source, i as u32);
-                run.tally.error(fp_idx, &sqlstate, &message, at);
-                run.count_executed(true, sent);
-                if run.recording() {
-                    run.record(
-                        i,
-                        "error",
-                        None,
-                        Some((sent_at_us(), us, 0)),
-                        Some((&sqlstate, &message)),
-                    )
-                    .await;
+        }
+    }
+
+    /// Sends the statements on schedule over `conn`, until the last one or until the session
+    /// cannot go on; then closes the connection.
+    async fn send_statements(&mut self, conn: Conn, base: Instant, stop: &CancellationToken) {
+        let shared = self.shared;
+        let (workload, statements) = (shared.workload(), self.statements());
+        let speed = shared.opts.speed;
+        shared
+            .counters
+            .sessions_active
+            .fetch_add(1, Ordering::Relaxed);
+        let mut s = Sending {
+            conn,
+            watch: Watch::new(&shared.stop, shared.opts.statement_timeout),
+            txn: TxnState::default(),
+            rewritten: String::new(),
+            returned: Returned::default(),
+        };
+        let first = workload.sessions()[self.plan.source as usize].range().0;
+        let plan = self.plan;
+        for (i, st) in statements.iter().enumerate() {
+            if let Some(d) = due(plan.shift_us + st.start_offset_us, speed) {
+                if !sleep_until(base + d, &shared.stop, stop).await {
+                    self.end_stopped(i).await;
+                    break;
                 }
-                let upcoming = statements[i + 1..]
-                    .iter()
-                    .map(|s| workload.txn_effect(s.text));
-                txn.server_says(failed_block);
-                if txn.failed(effect, upcoming) {
-                    // Our own ROLLBACK: not a workload statement, so not recorded. Unless it is
-                    // answered, the session cannot go on: an answer still due would be read as
-                    // the next statement's.
-                    let rolled_back = execute(
-                        &mut conn,
-                        &shared.tls,
-                        Instant::now(),
-                        "ROLLBACK",
-                        &mut watch,
-                        None,
-                    )
-                    .await;
-                    if run.ended_by(rolled_back, i + 1).await {
-                        break;
-                    }
-                }
+            } else if shared.stop.is_stopped() {
+                self.end_stopped(i).await;
+                break;
             }
-            unusable => {
-                run.ended_by(unusable, i).await;
+            let fp = workload.fingerprint_index(st.text);
+            let effect = workload.txn_effect(st.text);
+            if let Some(reason) = self.skip_reason(st, fp, effect, &mut s.txn) {
+                self.skip(i, reason).await;
+                continue;
+            }
+
+            // One clock reading for the send and one for the answer (in `execute`): each
+            // statement's own bookkeeping is derived from those two.
+            let sent = Instant::now();
+            if self.report.actual_start_us.is_none() {
+                self.report.actual_start_us = Some((sent - shared.start).as_micros() as u64);
+            }
+            let g = first + i as u32;
+            let text = workload.text(st.text);
+            let (sql, keep_rows) = self.text_to_send(g, text, &mut s.rewritten);
+            if let Some(next) = statements.get(i + 1) {
+                workload.prefetch_next(text, next.text);
+            }
+            let rows_wanted = keep_rows.then(|| {
+                s.returned.clear();
+                &mut s.returned
+            });
+            let outcome = execute(
+                &mut s.conn,
+                &shared.target.tls,
+                sent,
+                sql,
+                &mut s.watch,
+                rows_wanted,
+            )
+            .await;
+            let goes_on = match outcome {
+                ExecOutcome::Ok {
+                    latency,
+                    rows,
+                    server_us,
+                } => {
+                    if let (Some(keys), true) = (&shared.keys, keep_rows) {
+                        keys.register(&shared.linked.keys, g, plan.copy, &s.returned);
+                    }
+                    let us = self.count_ok(fp, sent, latency, rows, server_us);
+                    if self.recording() {
+                        let at = self.sent_at_us(sent);
+                        self.record(i, "ok", None, Some((at, us, rows)), None).await;
+                    }
+                    s.txn.succeeded(effect);
+                    let restore = shared.server_slots.is_some() && sets_client_messages(sql);
+                    !restore || self.restore_client_messages(&mut s, i).await
+                }
+                ExecOutcome::Failed {
+                    latency,
+                    sqlstate,
+                    message,
+                    failed_block,
+                } => {
+                    let us = self.count_error(fp, i, sent, latency, (&sqlstate, &message));
+                    if self.recording() {
+                        let at = self.sent_at_us(sent);
+                        let error = Some((sqlstate.as_str(), message.as_str()));
+                        self.record(i, "error", None, Some((at, us, 0)), error)
+                            .await;
+                    }
+                    s.txn.server_says(failed_block);
+                    let upcoming = statements[i + 1..]
+                        .iter()
+                        .map(|st| workload.txn_effect(st.text));
+                    !s.txn.failed(effect, upcoming) || self.roll_back(&mut s, i).await
+                }
+                unusable => {
+                    self.ended_by(unusable, i).await;
+                    false
+                }
+            };
+            if !goes_on {
                 break;
             }
         }
-        i += 1;
+        s.conn.close();
+        shared
+            .counters
+            .sessions_active
+            .fetch_sub(1, Ordering::Relaxed);
     }
-    conn.close();
-    shared
-        .counters
-        .sessions_active
-        .fetch_sub(1, Ordering::Relaxed);
-    finish(run)
+
+    /// Why the statement is not sent, if it is not: server-wide and read-only filters, then a
+    /// transaction the server has aborted. (Inlined, as is `text_to_send`: left to itself the
+    /// compiler calls both out of the session's loop, 55 instructions a statement.)
+    #[inline(always)]
+    fn skip_reason(
+        &self,
+        st: &Statement,
+        fp: u32,
+        effect: &TxnEffect,
+        txn: &mut TxnState,
+    ) -> Option<SkipReason> {
+        let (workload, opts) = (self.shared.workload(), &self.shared.opts);
+        // Before read-only: a server-wide statement that writes nothing (reading a server file)
+        // must not slip through a read-only replay, and its reason is the more telling one.
+        if opts.skip_server_wide && workload.server_wide(st.text) {
+            return Some(SkipReason::ServerWide);
+        }
+        if opts.read_only && workload.fingerprints()[fp as usize].writes {
+            return Some(SkipReason::ReadOnly);
+        }
+        match txn.decide(effect) {
+            Decision::Execute => None,
+            Decision::Skip | Decision::SkipAndEndBlock => Some(SkipReason::TransactionAborted),
+        }
+    }
+
+    /// The text to send for statement `g` (with this replay's keys where it carries captured
+    /// ones), and whether its rows are wanted (it produces keys).
+    #[inline(always)]
+    fn text_to_send<'t>(
+        &self,
+        g: u32,
+        text: &'t str,
+        rewritten: &'t mut String,
+    ) -> (&'t str, bool) {
+        let shared = self.shared;
+        let Some(keys) = &shared.keys else {
+            return (text, false);
+        };
+        let links = &shared.linked.keys;
+        let sql = if keys.rewrite_into(links, g, self.plan.copy, text, rewritten) {
+            rewritten.as_str()
+        } else {
+            text
+        };
+        (sql, !links.produced_by(g).is_empty())
+    }
+
+    /// Counts a statement that ran; its latency in µs.
+    fn count_ok(
+        &mut self,
+        fp: u32,
+        sent: Instant,
+        latency: Duration,
+        rows: u64,
+        server_us: Option<u32>,
+    ) -> u32 {
+        let us = micros(latency);
+        self.tally.ok(fp, us, rows, server_us);
+        self.count_executed(false, sent);
+        us
+    }
+
+    /// Counts statement `i`, which the server refused; its latency in µs.
+    fn count_error(
+        &mut self,
+        fp: u32,
+        i: usize,
+        sent: Instant,
+        latency: Duration,
+        (sqlstate, message): (&str, &str),
+    ) -> u32 {
+        let us = micros(latency);
+        let at = instance(self.plan.source, i as u32);
+        self.tally.error(fp, sqlstate, message, at);
+        self.count_executed(true, sent);
+        us
+    }
+
+    /// The workload turned the server's duration lines off for this session after statement `i`
+    /// (drivers do: `SET client_min_messages TO warning`); our own SET turns them back on, so
+    /// that its later statements keep their server time. False when the session cannot go on.
+    async fn restore_client_messages(&mut self, s: &mut Sending<'_>, i: usize) -> bool {
+        let restored = execute(
+            &mut s.conn,
+            &self.shared.target.tls,
+            Instant::now(),
+            RESTORE_CLIENT_MESSAGES,
+            &mut s.watch,
+            None,
+        )
+        .await;
+        !self.ended_by(restored, i + 1).await
+    }
+
+    /// Rolls back the transaction statement `i` failed in, which the workload would not have
+    /// ended itself. Our own ROLLBACK: not a workload statement, so not recorded. Unless it is
+    /// answered, the session cannot go on (false): an answer still due would be read as the
+    /// next statement's.
+    async fn roll_back(&mut self, s: &mut Sending<'_>, i: usize) -> bool {
+        let rolled_back = execute(
+            &mut s.conn,
+            &self.shared.target.tls,
+            Instant::now(),
+            "ROLLBACK",
+            &mut s.watch,
+            None,
+        )
+        .await;
+        !self.ended_by(rolled_back, i + 1).await
+    }
+
+    /// µs after the replay's start when a statement was sent.
+    fn sent_at_us(&self, sent: Instant) -> u64 {
+        (sent - self.shared.start).as_micros() as u64
+    }
 }
 
 /// What the engine sends after a workload statement that set `client_min_messages`, when the
@@ -480,7 +617,11 @@ async fn connect(
     stop: &CancellationToken,
     seed: u64,
 ) -> Result<Connected<Conn>, Refused> {
-    let (tls, config, policy) = (&shared.tls, &shared.pg_config, shared.opts.connect);
+    let (tls, config, policy) = (
+        &shared.target.tls,
+        &shared.target.pg_config,
+        shared.opts.connect,
+    );
     match shared.opts.driver {
         Driver::Wire => {
             let open = || async { handoff::open(tls, config, seed).await.map(Conn::Wire) };

@@ -15,7 +15,13 @@ use std::task::Context;
 use futures_util::task::AtomicWaker;
 use tokio_util::sync::CancellationToken;
 
-use super::StopReason;
+/// Why the run stopped before every session ended by itself.
+#[derive(Debug, Clone)]
+pub enum StopReason {
+    Cancelled,
+    Deadline,
+    ServerUnavailable(String),
+}
 
 #[derive(Default)]
 pub struct Stop {

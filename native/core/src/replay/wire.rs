@@ -24,10 +24,11 @@ use std::task::{ready, Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 
+use super::answer::{nul_in_text, Answer};
+use super::cancel::CancelTarget;
 use super::connect::ConnectFailure;
-use super::exec::Answer;
-use super::handoff::{CancelTarget, Stream};
 use super::returned::Returned;
+use super::stream::Stream;
 
 /// Receive buffer: enough for a point query's whole answer in one read.
 const RECEIVE_INITIAL: usize = 8 * 1024;
@@ -146,7 +147,7 @@ impl WireIo {
     /// The `Query` message for `sql`, in `out`.
     fn start_query(&mut self, sql: &str) -> Result<(), Answer> {
         if memchr::memchr(0, sql.as_bytes()).is_some() {
-            return Err(super::exec::nul_in_text());
+            return Err(nul_in_text());
         }
         let Ok(len) = i32::try_from(sql.len() + 5) else {
             return Err(lost(

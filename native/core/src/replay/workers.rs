@@ -21,8 +21,8 @@ use tokio::sync::mpsc;
 use super::affinity;
 use super::report::SessionReport;
 use super::session::run_session;
+use super::shared::Shared;
 use super::tally::Tally;
-use super::Shared;
 use crate::scale::SessionPlan;
 
 /// A finished session, or the panic message of one that crashed.

@@ -11,6 +11,7 @@ use pg_query::{NodeEnum, NodeRef};
 use serde::Serialize;
 
 use super::reach;
+use super::tree::called_function;
 use crate::fnv::Fnv;
 
 /// The broad kind of a statement, for summaries and session classification.
@@ -293,17 +294,6 @@ fn nested_write(node: NodeRef<'_>) -> bool {
         }),
         _ => false,
     }
-}
-
-/// The name a function call names, without its schema (`pg_catalog.setval` is `setval`).
-pub(super) fn called_function(node: NodeRef<'_>) -> Option<&str> {
-    let NodeRef::FuncCall(f) = node else {
-        return None;
-    };
-    f.funcname.last().and_then(|n| match n.node.as_ref() {
-        Some(NodeEnum::String(s)) => Some(s.sval.as_str()),
-        _ => None,
-    })
 }
 
 fn txn_effect(t: &pg_query::protobuf::TransactionStmt) -> TxnEffect {

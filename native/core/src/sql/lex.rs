@@ -79,6 +79,24 @@ pub(crate) fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
         .map(|p| p + from)
 }
 
+/// True when `text` holds `needle` (lowercase ASCII) in any case. Runs on every captured
+/// statement: candidates are found by their first byte with memchr.
+pub(crate) fn contains_ignore_case(text: &str, needle: &[u8]) -> bool {
+    let (b, first) = (text.as_bytes(), needle[0]);
+    let mut from = 0;
+    while let Some(p) = memchr::memchr2(first, first.to_ascii_uppercase(), &b[from..]) {
+        let at = from + p;
+        if b.len() - at < needle.len() {
+            return false;
+        }
+        if b[at..at + needle.len()].eq_ignore_ascii_case(needle) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
+}
+
 /// What kind of constant a [`Literal`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LiteralKind {
@@ -334,6 +352,14 @@ pub(crate) const UNTERMINATED: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn contains_ignore_case_finds_a_needle_anywhere() {
+        assert!(contains_ignore_case("select * from PG_class", b"pg_"));
+        assert!(contains_ignore_case("Password", b"password"));
+        assert!(!contains_ignore_case("passwor", b"password"));
+        assert!(!contains_ignore_case("", b"pg_"));
+    }
 
     fn values(sql: &str) -> Vec<(LiteralKind, String)> {
         literals(sql)

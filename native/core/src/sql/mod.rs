@@ -5,6 +5,7 @@ pub mod lex;
 mod mask;
 mod reach;
 mod shape;
+mod tree;
 
 pub use analysis::{analyze, fingerprint, StatementInfo, StatementKind, TxnEffect};
 pub use mask::mask_literals;

@@ -13,7 +13,7 @@
 use pg_query::protobuf::ObjectType;
 use pg_query::{NodeEnum, NodeRef};
 
-use super::analysis::called_function;
+use super::tree::called_function;
 
 /// Functions acting on the server's files, processes, configuration, WAL and replication, or
 /// opening connections to other servers. Advisory locks, `pg_notify` and per-database statistics

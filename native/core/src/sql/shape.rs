@@ -141,29 +141,12 @@ pub fn shape_key(sql: &str) -> Option<u64> {
             continue;
         }
         if b == b'-' && s.get(i + 1) == Some(&b'-') {
-            while i < s.len() && s[i] != b'\n' {
-                i += 1;
-            }
+            i = line_end(s, i);
             pending_space = true;
             continue;
         }
         if b == b'/' && s.get(i + 1) == Some(&b'*') {
-            let mut depth = 1;
-            i += 2;
-            while i < s.len() && depth > 0 {
-                if s[i] == b'/' && s.get(i + 1) == Some(&b'*') {
-                    depth += 1;
-                    i += 2;
-                } else if s[i] == b'*' && s.get(i + 1) == Some(&b'/') {
-                    depth -= 1;
-                    i += 2;
-                } else {
-                    i += 1;
-                }
-            }
-            if depth > 0 {
-                return None;
-            }
+            i = block_comment_end(s, i)?;
             pending_space = true;
             continue;
         }
@@ -171,20 +154,8 @@ pub fn shape_key(sql: &str) -> Option<u64> {
         pending_space = false;
         if ident_char(b) && !b.is_ascii_digit() && b != b'$' {
             let start = i;
-            let mut dollar = false;
-            while let Some(&c) = s.get(i) {
-                let class = WORD_BYTES[c as usize];
-                if class == NOT_WORD {
-                    break;
-                }
-                dollar |= class == DOLLAR;
-                i += 1;
-            }
+            i = word_end(s, i)?;
             let word = &s[start..i];
-            if dollar {
-                // `$` inside identifiers is legal but rare; not worth reasoning about.
-                return None;
-            }
             if first_word {
                 if !PLAIN_KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(word)) {
                     return None;
@@ -202,71 +173,27 @@ pub fn shape_key(sql: &str) -> Option<u64> {
         }
         match b {
             b'\'' => {
-                // Escape strings (E'…') honour backslashes; standard strings only double quotes.
-                let escape =
-                    i > 0 && matches!(s[i - 1], b'e' | b'E') && (i < 2 || !ident_char(s[i - 2]));
-                i += 1;
-                loop {
-                    match s.get(i) {
-                        None => return None,
-                        Some(b'\\') if escape => i += 2,
-                        Some(b'\'') if s.get(i + 1) == Some(&b'\'') => i += 2,
-                        Some(b'\'') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(_) => i += 1,
-                    }
-                }
+                i = string_end(s, i)?;
                 h.token(STRING, spaced, 0);
             }
             b'"' => {
                 let start = i;
-                i += 1;
-                loop {
-                    match s.get(i) {
-                        None => return None,
-                        Some(b'"') if s.get(i + 1) == Some(&b'"') => i += 2,
-                        Some(b'"') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(_) => i += 1,
-                    }
-                }
+                i = quoted_end(s, i)?;
                 h.bytes(VERBATIM, spaced, &s[start..i]);
             }
-            b'$' => {
-                if s.get(i + 1).is_some_and(u8::is_ascii_digit) {
-                    let start = i;
-                    i += 1;
-                    while i < s.len() && s[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                    h.bytes(VERBATIM, spaced, &s[start..i]);
-                } else {
-                    // Dollar quoting: the body may be code, not a constant.
-                    return None;
-                }
+            // `$1`; dollar quoting is refused: the body may be code, not a constant.
+            b'$' if s.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+                let start = i;
+                i = digits_end(s, i + 1);
+                h.bytes(VERBATIM, spaced, &s[start..i]);
             }
+            b'$' => return None,
             b'0'..=b'9' => {
-                i += 1;
-                while i < s.len() {
-                    let c = s[i];
-                    let exponent_sign = (c == b'+' || c == b'-') && matches!(s[i - 1], b'e' | b'E');
-                    if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || exponent_sign {
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
+                i = number_end(s, i);
                 h.token(NUMBER, spaced, 0);
             }
             b'.' if s.get(i + 1).is_some_and(u8::is_ascii_digit) => {
-                i += 1;
-                while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'_') {
-                    i += 1;
-                }
+                i = word_chars_end(s, i + 1);
                 h.token(NUMBER, spaced, 0);
             }
             _ => {
@@ -279,6 +206,114 @@ pub fn shape_key(sql: &str) -> Option<u64> {
         return None;
     }
     Some(h.finish())
+}
+
+/// Past a `--` comment: at its newline (or the end).
+#[inline]
+fn line_end(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() && s[i] != b'\n' {
+        i += 1;
+    }
+    i
+}
+
+/// Past the `/* … */` comment at `i` (comments nest); `None` when it never closes.
+#[inline]
+fn block_comment_end(s: &[u8], mut i: usize) -> Option<usize> {
+    let mut depth = 1;
+    i += 2;
+    while i < s.len() && depth > 0 {
+        if s[i] == b'/' && s.get(i + 1) == Some(&b'*') {
+            depth += 1;
+            i += 2;
+        } else if s[i] == b'*' && s.get(i + 1) == Some(&b'/') {
+            depth -= 1;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    (depth == 0).then_some(i)
+}
+
+/// Past the unquoted word at `i`; `None` when it holds a `$` (legal inside identifiers but
+/// rare; not worth reasoning about).
+#[inline]
+fn word_end(s: &[u8], mut i: usize) -> Option<usize> {
+    let mut dollar = false;
+    while let Some(&c) = s.get(i) {
+        let class = WORD_BYTES[c as usize];
+        if class == NOT_WORD {
+            break;
+        }
+        dollar |= class == DOLLAR;
+        i += 1;
+    }
+    (!dollar).then_some(i)
+}
+
+/// Past the string constant whose quote is at `i`; `None` when it never closes. Escape strings
+/// (`E'…'`) honour backslashes; standard strings only doubled quotes.
+#[inline]
+fn string_end(s: &[u8], mut i: usize) -> Option<usize> {
+    let escape = i > 0 && matches!(s[i - 1], b'e' | b'E') && (i < 2 || !ident_char(s[i - 2]));
+    i += 1;
+    loop {
+        match s.get(i) {
+            None => return None,
+            Some(b'\\') if escape => i += 2,
+            Some(b'\'') if s.get(i + 1) == Some(&b'\'') => i += 2,
+            Some(b'\'') => return Some(i + 1),
+            Some(_) => i += 1,
+        }
+    }
+}
+
+/// Past the quoted identifier whose quote is at `i`; `None` when it never closes.
+#[inline]
+fn quoted_end(s: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        match s.get(i) {
+            None => return None,
+            Some(b'"') if s.get(i + 1) == Some(&b'"') => i += 2,
+            Some(b'"') => return Some(i + 1),
+            Some(_) => i += 1,
+        }
+    }
+}
+
+#[inline]
+fn digits_end(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() && s[i].is_ascii_digit() {
+        i += 1;
+    }
+    i
+}
+
+/// Past the number starting with the digit at `i`: the letters, digits, `_` and `.` that follow
+/// it, and an exponent's sign (`1.5e-3`).
+#[inline]
+fn number_end(s: &[u8], mut i: usize) -> usize {
+    i += 1;
+    while i < s.len() {
+        let c = s[i];
+        let exponent_sign = (c == b'+' || c == b'-') && matches!(s[i - 1], b'e' | b'E');
+        if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || exponent_sign {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    i
+}
+
+#[inline]
+fn word_chars_end(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'_') {
+        i += 1;
+    }
+    i
 }
 
 #[cfg(test)]

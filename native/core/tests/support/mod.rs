@@ -302,7 +302,7 @@ pub async fn scalar(url: &str, text: &str) -> String {
 /// Replays to the end, or fails the test: a replay must always end (the hang guard), and these
 /// tests always give it a target it can start on.
 pub async fn replay_to_end(
-    w: std::sync::Arc<pg_retest_core::workload::Workload>,
+    w: std::sync::Arc<pg_retest_core::linked::LinkedWorkload>,
     o: pg_retest_core::replay::ReplayOptions,
 ) -> pg_retest_core::replay::ReplayReport {
     tokio::time::timeout(

@@ -1,9 +1,13 @@
 use super::*;
 use crate::compare::input::{ErrorCount, FingerprintRun};
 
-/// One replay: each entry a fingerprint with its executions and failures (SQLSTATE, count,
-/// failing statements).
-fn replay(fps: &[(&str, u64, &[(&str, u64, &[(u32, u32)])])]) -> Run {
+/// A failure as the tests write it: SQLSTATE, count, the failing statements.
+type Failure<'a> = (&'a str, u64, &'a [(u32, u32)]);
+/// A fingerprint as the tests write it: name, executions, failures.
+type Executed<'a> = (&'a str, u64, &'a [Failure<'a>]);
+
+/// One replay: each entry a fingerprint with its executions and failures.
+fn replay(fps: &[Executed]) -> Run {
     Run {
         fingerprints: fps
             .iter()
@@ -306,8 +310,7 @@ fn look_alikes_count_their_statements_together_in_the_mirror_test() {
     let tables = ["t1", "t2", "t3", "t4"];
     let base: Vec<Run> = (0..3u32)
         .map(|r| {
-            let fps: Vec<(&str, u64, &[(&str, u64, &[(u32, u32)])])> =
-                tables.iter().map(|&t| (t, 250u64, &[][..])).collect();
+            let fps: Vec<Executed> = tables.iter().map(|&t| (t, 250u64, &[][..])).collect();
             let mut run = replay(&fps);
             run.fingerprints[r as usize].errors = vec![ErrorCount {
                 sqlstate: "23505".into(),

@@ -143,7 +143,7 @@ fn streamed(sessions: &[Vec<Stmt>]) -> Found {
 }
 
 fn reference(w: &Workload) -> Found {
-    let k: &KeyLinks = w.keys();
+    let k = &KeyLinks::build(w);
     let mut links = Vec::new();
     for g in 0..w.statement_count() as u32 {
         for u in k.uses_in(g) {

@@ -85,7 +85,7 @@ struct PendingKey {
 }
 
 /// The walk, fed piece by piece with [`KeyScan::feed`].
-pub(crate) struct KeyScan {
+pub struct KeyScan {
     stack: Vec<Frame>,
     /// Payload bytes of the current value still to pass over.
     skip_bytes: u64,
@@ -99,8 +99,14 @@ pub(crate) struct KeyScan {
     done: bool,
 }
 
+impl Default for KeyScan {
+    fn default() -> Self {
+        KeyScan::new()
+    }
+}
+
 impl KeyScan {
-    pub(crate) fn new() -> KeyScan {
+    pub fn new() -> KeyScan {
         KeyScan {
             stack: vec![Frame {
                 left: 1,
@@ -116,7 +122,7 @@ impl KeyScan {
     }
 
     /// Walks the next `piece` of the file's bytes.
-    pub(crate) fn feed(&mut self, mut piece: &[u8]) {
+    pub fn feed(&mut self, mut piece: &[u8]) {
         while !piece.is_empty() && !self.done {
             if self.skip_bytes > 0 {
                 let n = self.skip_bytes.min(piece.len() as u64);
@@ -185,7 +191,7 @@ impl KeyScan {
     }
 
     /// The keys found, each once, in the order first seen.
-    pub(crate) fn finish(self) -> Vec<String> {
+    pub fn finish(self) -> Vec<String> {
         self.names
     }
 
@@ -260,7 +266,7 @@ impl KeyScan {
 }
 
 /// Unknown map keys anywhere in `value`, each listed once.
-pub(crate) fn unknown_keys(value: &[u8]) -> Vec<String> {
+pub fn unknown_keys(value: &[u8]) -> Vec<String> {
     let mut scan = KeyScan::new();
     scan.feed(value);
     scan.finish()

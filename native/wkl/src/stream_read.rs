@@ -404,7 +404,7 @@ impl<'de> Visitor<'de> for QueriesSeed<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wkl::{encode_workload, Session, WorkloadProfile};
+    use crate::{encode_workload, Session, WorkloadProfile};
 
     #[derive(Default, Debug)]
     struct Collect {

@@ -145,7 +145,7 @@ impl Drop for ProfileWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wkl::{encode_workload, QueryKind, ResponseRow, Session, WorkloadProfile};
+    use crate::{encode_workload, QueryKind, ResponseRow, Session, WorkloadProfile};
 
     fn profile() -> WorkloadProfile {
         let q = |sql: &str, t: u64, txn: Option<u64>| Query {

@@ -162,7 +162,7 @@ impl WklError {
     }
 
     /// Attaches the file name; decoding happens on bytes and learns the name only afterwards.
-    pub(crate) fn in_file(mut self, path: &Path) -> Self {
+    pub fn in_file(mut self, path: &Path) -> Self {
         self.origin = Origin::File(path.to_path_buf());
         self
     }

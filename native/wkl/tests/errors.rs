@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pg_retest_core::wkl::{
+use pg_retest_wkl::{
     decode_pg_retest_results, decode_workload, encode_pg_retest_results, inspect_workload,
     load_workload, read_workload, write_workload, QueryResult, ReplayResults, WklErrorKind,
     WklWarning, WorkloadProfile,

@@ -68,7 +68,7 @@ impl fmt::Display for WklWarning {
 }
 
 /// What the warnings are judged on: the profile's own claims and what it actually holds.
-pub(crate) struct Facts<I> {
+pub struct Facts<I> {
     pub version: u8,
     pub recorded_sessions: u64,
     pub recorded_queries: u64,
@@ -91,7 +91,7 @@ pub(crate) fn warnings(profile: &WorkloadProfile, value: &[u8]) -> Vec<WklWarnin
 }
 
 /// Warnings from what a decoder gathered, in the same order whichever decoder it was.
-pub(crate) fn warnings_from(facts: Facts<impl Iterator<Item = u64>>) -> Vec<WklWarning> {
+pub fn warnings_from(facts: Facts<impl Iterator<Item = u64>>) -> Vec<WklWarning> {
     let mut out = Vec::new();
     if !facts.unknown_keys.is_empty() {
         out.push(WklWarning::UnknownFields {

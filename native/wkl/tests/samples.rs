@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use pg_retest_core::wkl::{
+use pg_retest_wkl::{
     decode_workload, encode_workload, inspect_workload, read_workload, sniff, write_workload,
     FileShape, Form, QueryKind, WorkloadProfile,
 };

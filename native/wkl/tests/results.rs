@@ -1,6 +1,6 @@
 //! pg-retest's replay results file: we write what `pg-retest compare --replay` reads.
 
-use pg_retest_core::wkl::{
+use pg_retest_wkl::{
     decode_pg_retest_results, encode_pg_retest_results, read_pg_retest_results, sniff,
     write_pg_retest_results, FileShape, QueryResult, ReplayResults,
 };

@@ -1,4 +1,4 @@
-//! Reading and writing pg-retest `.wkl` files.
+//! pg-retest-wkl: reading and writing pg-retest `.wkl` files.
 //!
 //! A `.wkl` file is exactly one MessagePack value written by rmp-serde. Two different things
 //! use the extension: a captured **workload profile** ([`WorkloadProfile`]) and pg-retest's
@@ -12,12 +12,17 @@
 //!
 //! Reading never panics and never allocates from a length claimed inside the file; see
 //! `docs/wkl.md` for what is accepted and refused, and `native/fuzz` for the fuzz target.
+//!
+//! A crate of its own: it needs nothing of the engine (`pg-retest-core`, which re-exports it as
+//! `pg_retest_core::wkl`), so the fuzz target builds it without PostgreSQL's parser, tokio or
+//! rustls. [`check`] and [`key_scan`] are public for the engine's decoder, which decodes
+//! straight into its compact form and must warn as [`decode_workload`] does.
 
-pub(crate) mod check;
+pub mod check;
 mod codec;
 mod error;
 mod file;
-pub(crate) mod key_scan;
+pub mod key_scan;
 pub mod model;
 mod peek;
 mod results;

@@ -1,7 +1,7 @@
 //! Bounded property tests of the codec; the open-ended search is the fuzz target in native/fuzz.
 
 use chrono::{DateTime, Utc};
-use pg_retest_core::wkl::{
+use pg_retest_wkl::{
     decode_pg_retest_results, decode_workload, encode_workload, sniff, Metadata, Query, QueryKind,
     ResponseRow, SequenceState, Session, TablePk, WklErrorKind, WorkloadProfile,
 };
