@@ -193,7 +193,16 @@ const CARGO_TEST_PROFILE = [
  */
 async function clippy() {
   if (interrupted) return;
-  await step('cargo clippy (warnings are errors)', 'cargo', ['clippy', '--workspace', '--all-targets', '--profile', 'ci', '--', '-D', 'warnings']);
+  await step('cargo clippy (warnings are errors)', 'cargo', [
+    'clippy',
+    '--workspace',
+    '--all-targets',
+    '--profile',
+    'ci',
+    '--',
+    '-D',
+    'warnings',
+  ]);
 }
 
 async function cargoTests(env) {
