@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shippedEngine } from './lib/shipped-engine.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -140,13 +141,26 @@ function describeExit({ code, signal, error, timedOut }) {
   return signal ? `killed by ${signal}` : `exit ${code}`;
 }
 
+/** Seconds since `start` (performance.now()), for the summary. */
+function since(start) {
+  return (performance.now() - start) / 1000;
+}
+
 /** A step that produces no test counts: one failure if it did not succeed. */
 async function step(name, command, args) {
   if (interrupted) return;
   heading(name);
+  const start = performance.now();
   const outcome = await run(command, args);
   const ok = !outcome.error && outcome.code === 0;
-  results.push({ name, passed: 0, failed: ok ? 0 : 1, skipped: 0, note: ok ? 'ok' : `failed (${describeExit(outcome)})` });
+  results.push({
+    name,
+    passed: 0,
+    failed: ok ? 0 : 1,
+    skipped: 0,
+    note: ok ? 'ok' : `failed (${describeExit(outcome)})`,
+    seconds: since(start),
+  });
 }
 
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
@@ -170,9 +184,9 @@ function slowestTests(json, n) {
 }
 
 /**
- * The Rust tests build with the ci profile, so they reuse the optimised dependencies the
- * engine's build compiled a moment before: a debug build compiles all of them again (over 5
- * minutes on 2 cores beside vitest). Our own crates build as a debug build would: unoptimised
+ * The Rust tests build with the ci profile, so they reuse the optimised dependencies an engine
+ * build compiled a moment before, and clippy its build-script outputs: a debug build compiles
+ * all of them again (over 5 minutes on 2 cores beside vitest). Our own crates build as a debug build would: unoptimised
  * (seconds, where optimising them took minutes beside vitest), with debug assertions and
  * arithmetic overflow checks.
  */
@@ -188,8 +202,33 @@ const CARGO_TEST_PROFILE = [
 ];
 
 /**
- * clippy with every warning an error, after the engine build: with the same profile as the
- * test build it shares the dependencies' build-script outputs, and checks only (no codegen).
+ * Puts the engine the tests load into build/: the shipped release engine when dist/ holds the
+ * build of these very native sources (scripts/lib/shipped-engine.mjs), else a build of the ci
+ * profile: optimised like the shipped engine, without its LTO (minutes on 2 cores).
+ */
+async function engineForTests() {
+  if (interrupted) return;
+  const shipped = shippedEngine(root);
+  if ('file' in shipped) {
+    heading('engine: the shipped one');
+    const out = path.join(root, 'build', path.basename(shipped.file));
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.copyFileSync(shipped.file, `${out}.tmp`);
+    fs.renameSync(`${out}.tmp`, out);
+    const note = `dist/${path.basename(shipped.file)}, the release build of these sources (native-sources ${shipped.sourceHash.slice(0, 12)})`;
+    console.log(note);
+    results.push({ name: 'engine for the tests', passed: 0, failed: 0, skipped: 0, note, seconds: 0 });
+    return;
+  }
+  console.log(`\nbuilding the engine: ${shipped.reason}`);
+  await step('build:native (profile ci)', process.execPath, [path.join(root, 'scripts', 'build-native.mjs'), '--profile', 'ci']);
+}
+
+/**
+ * clippy with every warning an error. It runs in the Rust lane after cargo test, beside vitest's
+ * parallel group (which mostly waits on replays), so its cold minute of checking the dependencies
+ * adds nothing to the suite's time; with the test build's profile it shares their build-script
+ * outputs (libpg_query's C build above all).
  */
 async function clippy() {
   if (interrupted) return;
@@ -208,6 +247,7 @@ async function clippy() {
 async function cargoTests(env) {
   if (interrupted) return;
   heading('cargo test --workspace --profile ci');
+  const start = performance.now();
   const counts = { passed: 0, failed: 0, skipped: 0, suites: 0 };
   const outcome = await run('cargo', ['test', '--workspace', '--no-fail-fast', ...CARGO_TEST_PROFILE], {
     env,
@@ -228,12 +268,13 @@ async function cargoTests(env) {
     failed = 1;
     note = `cargo failed without a test failure (${describeExit(outcome)}): see its output above`;
   }
-  results.push({ name: 'cargo test', runner: true, passed: counts.passed, failed, skipped: counts.skipped, note });
+  results.push({ name: 'cargo test', runner: true, passed: counts.passed, failed, skipped: counts.skipped, note, seconds: since(start) });
 }
 
 async function vitestTests(env) {
   if (interrupted) return;
   heading('vitest run');
+  const start = performance.now();
   const vitest = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
   const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-vitest-')), 'report.json');
   const outcome = await run(
@@ -264,7 +305,7 @@ async function vitestTests(env) {
     failed = 1;
     note = `vitest failed without a test failure (${note}): see its output above`;
   }
-  results.push({ name: 'vitest', runner: true, passed, failed, skipped, note });
+  results.push({ name: 'vitest', runner: true, passed, failed, skipped, note, seconds: since(start) });
 }
 
 async function main() {
@@ -275,10 +316,8 @@ async function main() {
   if (!flags.has('--skip-build')) {
     // Formatting first: a second, and the Rust sources stay as rustfmt writes them.
     await step('cargo fmt --check', 'cargo', ['fmt', '--all', '--', '--check']);
-    // The ci profile: optimised like the shipped engine, without its LTO (minutes on 2 cores).
-    await step('build:native (profile ci)', process.execPath, [path.join(root, 'scripts', 'build-native.mjs'), '--profile', 'ci']);
+    await engineForTests();
     await step('build:ts (typecheck)', 'npm', ['run', '--silent', 'build:ts']);
-    await clippy();
   }
 
   const env = { ...process.env };
@@ -308,7 +347,11 @@ async function main() {
       // this file, written once cargo has ended (test/capacity.test.ts).
       const cargoDone = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-cargo-')), 'done');
       env.PG_RETEST_CARGO_DONE = cargoDone;
-      const cargo = (flags.has('--skip-cargo') ? Promise.resolve() : cargoTests(env)).finally(() => fs.writeFileSync(cargoDone, ''));
+      const rust = async () => {
+        await cargoTests(env);
+        if (!flags.has('--skip-build')) await clippy();
+      };
+      const cargo = (flags.has('--skip-cargo') ? Promise.resolve() : rust()).finally(() => fs.writeFileSync(cargoDone, ''));
       try {
         await Promise.all([cargo, flags.has('--skip-vitest') ? undefined : vitestTests(env)]);
       } finally {
@@ -328,7 +371,8 @@ async function main() {
   heading('summary');
   for (const r of results) {
     const counts = r.runner ? `${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped; ` : '';
-    console.log(`${r.name}: ${counts}${r.note}`);
+    const took = r.seconds === undefined ? '' : ` (${r.seconds.toFixed(0)} s)`;
+    console.log(`${r.name}: ${counts}${r.note}${took}`);
   }
   const passed = results.reduce((sum, r) => sum + r.passed, 0);
   const failed = results.reduce((sum, r) => sum + r.failed, 0);
