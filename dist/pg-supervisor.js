@@ -108,11 +108,10 @@ async function shutdown() {
 var configured = new Promise((resolve) => {
   let received = "";
   process.stdin.on("data", (chunk) => {
-    received += chunk;
-    let newline;
-    while ((newline = received.indexOf("\n")) >= 0) {
-      const line = received.slice(0, newline).trim();
-      received = received.slice(newline + 1);
+    const lines = (received + chunk).split("\n");
+    received = lines.pop() ?? "";
+    for (const raw of lines) {
+      const line = raw.trim();
       if (config === void 0) {
         config = JSON.parse(line);
         resolve(config);

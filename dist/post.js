@@ -19621,7 +19621,9 @@ async function cleanupRun(runDir2, startedAt2, workspace) {
       report2.warnings.push(`could not remove ${runDir2}: ${error.message}`);
     }
     if (workspace && fs2.existsSync(path.join(workspace, ".git"))) {
-      await run("git", ["-C", workspace, "worktree", "prune"]).catch((error) => report2.warnings.push(`git worktree prune: ${error.message}`));
+      await run("git", ["-C", workspace, "worktree", "prune"]).catch(
+        (error) => report2.warnings.push(`git worktree prune: ${error.message}`)
+      );
     }
   }
   if (startedAt2) {
@@ -19720,8 +19722,12 @@ function savedState() {
 var { runDir, startedAt } = savedState();
 var report = await cleanupRun(runDir, startedAt, process.env.GITHUB_WORKSPACE);
 for (const warning2 of report.warnings) warning(warning2);
-if (report.stoppedServers.length) info(`stopped ${report.stoppedServers.length} PostgreSQL server(s) the main step left running (pid ${report.stoppedServers.join(", ")})`);
-if (report.removedContainers.length) info(`removed Docker container(s) ${report.removedContainers.map((id) => id.slice(0, 12)).join(", ")}`);
+if (report.stoppedServers.length)
+  info(
+    `stopped ${report.stoppedServers.length} PostgreSQL server(s) the main step left running (pid ${report.stoppedServers.join(", ")})`
+  );
+if (report.removedContainers.length)
+  info(`removed Docker container(s) ${report.removedContainers.map((id) => id.slice(0, 12)).join(", ")}`);
 if (!report.stoppedServers.length && !report.removedContainers.length) info("nothing left running from the main step");
 /*! Bundled license information:
 
