@@ -88,7 +88,12 @@ describe('gate on the PR variants (base from git)', () => {
       // buffers rule could not be evaluated and the verdict would be an error.
       // This test is about plans; a latency false alarm on a loaded runner is the calibration
       // bench's business (docs/testing.md, "Timing"), so the latency rule is out of reach.
+      // One round: plans do not need more, and its verdict is not the rounds' to make.
       const run = await prGate(repoWithPr(variant('add-index')), [
+        '--rounds',
+        '1',
+        '--confirm-rounds',
+        '0',
         '--fail-on-plan-change',
         'seq-scan',
         '--max-buffers-growth',
