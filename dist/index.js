@@ -48268,7 +48268,7 @@ var package_default = {
     "build:native": "node scripts/build-native.mjs",
     "build:ts": "tsc --noEmit -p tsconfig.json && npm run --silent build:cli",
     "build:cli": `esbuild src/cli.ts src/provision/pg-supervisor.mjs --bundle --platform=node --target=node20 --format=esm --outdir=dist "--entry-names=[name]" --external:pg-native --log-level=warning '--define:PG_RETEST_BUNDLE="cli"' "--banner:js=import { createRequire as __pgRetestCreateRequire } from 'node:module'; const require = __pgRetestCreateRequire(import.meta.url);"`,
-    build: "npm run build:native && npm run build:ts",
+    build: "node scripts/ensure-engine.mjs && npm run build:ts",
     package: "node scripts/package.mjs",
     "pack:npm": "node scripts/pack-npm.mjs",
     "verify-engines": "node scripts/verify-engines.mjs",
