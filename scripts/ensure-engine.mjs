@@ -7,21 +7,15 @@
 //   node scripts/ensure-engine.mjs             the shipped engine, or a release build
 //   node scripts/ensure-engine.mjs --rebuild   a release build in any case
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { shippedEngine } from './lib/shipped-engine.mjs';
+import { installShippedEngine } from './lib/shipped-engine.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const shipped = process.argv.includes('--rebuild') ? { reason: '--rebuild' } : shippedEngine(root);
-if ('file' in shipped) {
-  const out = path.join(root, 'build', path.basename(shipped.file));
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  // A temporary name and a rename: a process with the old file loaded never sees half a file.
-  fs.copyFileSync(shipped.file, `${out}.tmp`);
-  fs.renameSync(`${out}.tmp`, out);
+const shipped = process.argv.includes('--rebuild') ? { reason: '--rebuild' } : installShippedEngine(root);
+if ('out' in shipped) {
   console.error(
-    `ensure-engine: ${path.relative(root, out)} is dist/'s engine, the reproducible release build of these sources (native-sources ${shipped.sourceHash.slice(0, 12)}); --rebuild builds it anyway`,
+    `ensure-engine: ${path.relative(root, shipped.out)} is dist/'s engine, the reproducible release build of these sources (native-sources ${shipped.sourceHash.slice(0, 12)}); --rebuild builds it anyway`,
   );
 } else {
   console.error(`ensure-engine: building the engine (${shipped.reason})`);

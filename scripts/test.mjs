@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { shippedEngine } from './lib/shipped-engine.mjs';
+import { installShippedEngine } from './lib/shipped-engine.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -211,14 +211,10 @@ const CARGO_TEST_PROFILE = [
  */
 async function engineForTests() {
   if (interrupted) return;
-  const shipped = shippedEngine(root);
-  if ('file' in shipped) {
+  const shipped = installShippedEngine(root);
+  if ('out' in shipped) {
     heading('engine: the shipped one');
-    const out = path.join(root, 'build', path.basename(shipped.file));
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    fs.copyFileSync(shipped.file, `${out}.tmp`);
-    fs.renameSync(`${out}.tmp`, out);
-    const note = `dist/${path.basename(shipped.file)}, the release build of these sources (native-sources ${shipped.sourceHash.slice(0, 12)})`;
+    const note = `dist/${path.basename(shipped.out)}, the release build of these sources (native-sources ${shipped.sourceHash.slice(0, 12)})`;
     console.log(note);
     results.push({ name: 'engine for the tests', passed: 0, failed: 0, skipped: 0, note, seconds: 0 });
     return;

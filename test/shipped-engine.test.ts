@@ -10,7 +10,7 @@ import { engineFile, glibcVersion, platformId } from '../src/engine-platforms.mj
 // @ts-expect-error: a plain .mjs script without declarations
 import { NATIVE_INPUTS, nativeSourceHash } from '../scripts/package-hash.mjs';
 // @ts-expect-error: a plain .mjs script without declarations
-import { shippedEngine } from '../scripts/lib/shipped-engine.mjs';
+import { installShippedEngine, shippedEngine } from '../scripts/lib/shipped-engine.mjs';
 
 const trees: string[] = [];
 afterAll(() => {
@@ -55,6 +55,17 @@ describe('the engine npm test loads', () => {
     expect(shippedEngine(tree).reason).toMatch(
       new RegExp(`^dist/${name.replace(/\./g, '\\.')} has sha256 [0-9a-f]{64}, the manifest lists`),
     );
+  });
+
+  it('is copied into build/ when it is the build of these sources, and not otherwise', () => {
+    const tree = packagedTree();
+    const out = path.join(tree, 'build', name);
+    expect(installShippedEngine(tree)).toEqual({ out, sourceHash: nativeSourceHash(tree) });
+    expect(fs.readFileSync(out, 'utf8')).toBe('engine bytes');
+    const changed = packagedTree();
+    fs.appendFileSync(path.join(changed, 'native/core/src/lib.rs'), '// changed\n');
+    expect(installShippedEngine(changed).reason).toMatch(/^the manifest was written for native sources/);
+    expect(fs.existsSync(path.join(changed, 'build'))).toBe(false);
   });
 
   it('is built when dist/ has no engine for this machine', () => {

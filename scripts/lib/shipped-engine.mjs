@@ -29,3 +29,20 @@ export function shippedEngine(root) {
   if (problem) return { reason: problem };
   return { file, sourceHash };
 }
+
+/**
+ * Copies the shipped engine into build/, where the loader looks in a checkout, when it is the
+ * build of these sources (`shippedEngine`). A temporary name and a rename: a process that has
+ * the old file loaded never sees half a file.
+ * @param {string} root the checkout
+ * @returns {{ out: string, sourceHash: string } | { reason: string }} where it went, or why not
+ */
+export function installShippedEngine(root) {
+  const shipped = shippedEngine(root);
+  if (!('file' in shipped)) return shipped;
+  const out = path.join(root, 'build', path.basename(shipped.file));
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.copyFileSync(shipped.file, `${out}.tmp`);
+  fs.renameSync(`${out}.tmp`, out);
+  return { out, sourceHash: shipped.sourceHash };
+}
