@@ -4,13 +4,11 @@
 // throughput are in capacity.test.ts, which runs alone.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CapacityReport } from '../src/capacity/report-types.js';
-import { type CapacityRun, runCapacity } from './support/capacity-run.js';
-import { startPostgres } from './support/postgres.js';
+import { useCapacityServer } from './support/capacity-run.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cliPath = path.join(root, 'dist', 'cli.js');
@@ -18,24 +16,8 @@ const shop = (...parts: string[]): string => path.join(root, 'examples', 'shop',
 /** A sweep of both sides takes under a minute here; room for a slow runner. */
 const SWEEP_TIMEOUT_MS = 300_000;
 
-let tmp: string;
-let server: Awaited<ReturnType<typeof startPostgres>>;
-
-beforeAll(async () => {
-  const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-capacity-counts-'));
-  server = await startPostgres({ settings: { max_connections: '100' } });
-}, 120_000);
-
-afterAll(async () => {
-  await server?.stop();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
-
-/** `capacity` on the file's server (test/support/capacity-run.ts). */
-const capacity = (name: string, args: string[], options?: { seed?: boolean }): Promise<CapacityRun> =>
-  runCapacity(server.url, tmp, name, args, options);
+const fixture = useCapacityServer();
+const { capacity } = fixture;
 
 const base = ['--base-migrations', shop('migrations', '*.sql')];
 
@@ -99,12 +81,12 @@ describe('capacity on the example shop: counts and structure', () => {
 
   it('plain replay takes the per-class factors too', async () => {
     const pg = (await import('pg')).default;
-    const client = new pg.Client({ connectionString: server.url });
+    const client = new pg.Client({ connectionString: fixture.url });
     await client.connect();
     await client.query('CREATE DATABASE class_scale');
     await client.end();
-    const json = path.join(tmp, 'replay.json');
-    const url = server.url.replace(/\/postgres$/, '/class_scale');
+    const json = path.join(fixture.tmp, 'replay.json');
+    const url = fixture.url.replace(/\/postgres$/, '/class_scale');
     const replay = spawnSync(
       process.execPath,
       [
@@ -137,17 +119,17 @@ describe('capacity on the example shop: counts and structure', () => {
     'an existing database is swept as it is, read-only, and the run leaves no database behind',
     async () => {
       const pg = (await import('pg')).default;
-      const admin = new pg.Client({ connectionString: server.url });
+      const admin = new pg.Client({ connectionString: fixture.url });
       await admin.connect();
       await admin.query('CREATE DATABASE shop_as_is');
-      const url = server.url.replace(/\/postgres$/, '/shop_as_is');
+      const url = fixture.url.replace(/\/postgres$/, '/shop_as_is');
       const shopDb = new pg.Client({ connectionString: url });
       await shopDb.connect();
       for (const file of fs.readdirSync(shop('migrations')).sort()) await shopDb.query(fs.readFileSync(shop('migrations', file), 'utf8'));
       await shopDb.query(fs.readFileSync(shop('seed.sql'), 'utf8'));
       const orders = await shopDb.query('SELECT count(*)::int AS n FROM orders');
       await shopDb.end();
-      const json = path.join(tmp, 'as-is.json');
+      const json = path.join(fixture.tmp, 'as-is.json');
       const sweep = spawnSync(
         process.execPath,
         [cliPath, 'capacity', '--database-url', url, '--workload', shop('workload.wkl'), '--connections', '1,2,4', '--json', json],
@@ -172,7 +154,7 @@ describe('capacity on the example shop: counts and structure', () => {
   it('bad input is one line naming the fix (exit 2), before any server work', () => {
     const bad = spawnSync(
       process.execPath,
-      [cliPath, 'capacity', '--workload', shop('workload.wkl'), '--database-url', server.url, '--allow-writes'],
+      [cliPath, 'capacity', '--workload', shop('workload.wkl'), '--database-url', fixture.url, '--allow-writes'],
       { encoding: 'utf8' },
     );
     expect(bad.status).toBe(2);

@@ -2,44 +2,22 @@
 // server of its own with max_connections = 100, the limit the issue names. Sweeps are small
 // (the workload × 5, as fast as possible, a handful of steps), so the file stays within a few
 // minutes; assertions are on structure and counts, with generous margins for a noisy runner.
-import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findKnee } from '../src/capacity/knee.js';
 import { writeWorkload } from '../src/engine/index.js';
-import { cargoFinished } from './support/cargo-finished.js';
 import { startPostgres } from './support/postgres.js';
 import { syntheticProfile } from './support/profile.js';
-import { type CapacityRun, runCapacity } from './support/capacity-run.js';
+import { useCapacityServer } from './support/capacity-run.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const shop = (...parts: string[]): string => path.join(root, 'examples', 'shop', ...parts);
 /** A comparison with confirmation runs takes about 1–2 minutes here; room for a slow runner. */
 const SWEEP_TIMEOUT_MS = 300_000;
 
-let tmp: string;
-let server: Awaited<ReturnType<typeof startPostgres>>;
-
-beforeAll(async () => {
-  await cargoFinished();
-  const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-capacity-'));
-  server = await startPostgres({ settings: { max_connections: '100' } });
-  // Cargo may still be running when this file starts; npm test stops a hung step on its own.
-}, 30 * 60_000);
-
-afterAll(async () => {
-  await server?.stop();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
-
-/** `capacity` on the file's server (test/support/capacity-run.ts). */
-const capacity = (name: string, args: string[], options?: { seed?: boolean }): Promise<CapacityRun> =>
-  runCapacity(server.url, tmp, name, args, options);
+const fixture = useCapacityServer({ waitForCargo: true });
+const { capacity } = fixture;
 
 const base = ['--base-migrations', shop('migrations', '*.sql')];
 
@@ -88,7 +66,7 @@ describe('capacity sweep on the example shop (max_connections = 100)', () => {
       // took longer than that second.
       const small = await startPostgres({ settings: { max_connections: '8' } });
       try {
-        const workload = path.join(tmp, 'sleepers.wkl');
+        const workload = path.join(fixture.tmp, 'sleepers.wkl');
         await writeWorkload(
           workload,
           syntheticProfile(

@@ -1,10 +1,15 @@
 // `capacity` as users run it (dist/cli.js) on the example shop, with its report, for the files
 // that sweep: those that compare throughput (capacity.test.ts, alone) and those that check only
 // counts and structure (capacity-counts.test.ts, beside the others).
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { CapacityReport } from '../../src/capacity/report-types.js';
-import { runCli, shop } from './shop-gate.js';
+import { cargoFinished } from './cargo-finished.js';
+import { startPostgres } from './postgres.js';
+import { root, runCli, shop } from './shop-gate.js';
 
 export interface CapacityRun {
   code: number | null;
@@ -44,4 +49,45 @@ export async function runCapacity(
   if (!fs.existsSync(json)) throw new Error(`no JSON report (exit ${run.code}):\n${run.stderr}`);
   const report = JSON.parse(fs.readFileSync(json, 'utf8')) as CapacityReport;
   return { ...run, report, svg: fs.existsSync(svg) ? fs.readFileSync(svg, 'utf8') : '' };
+}
+
+/** A file's own server (max_connections = 100) and directory, and `capacity` on them. */
+export interface CapacityFixture {
+  readonly url: string;
+  readonly tmp: string;
+  capacity(name: string, args: string[], options?: { seed?: boolean }): Promise<CapacityRun>;
+}
+
+/**
+ * Registers the file's hooks: the CLI bundled, a directory and a server of its own, both removed
+ * after the file. `waitForCargo`: first wait until the Rust tests have ended, for files whose
+ * assertions compare throughput (test/support/cargo-finished.ts).
+ */
+export function useCapacityServer({ waitForCargo = false }: { waitForCargo?: boolean } = {}): CapacityFixture {
+  let tmp: string | undefined;
+  let server: Awaited<ReturnType<typeof startPostgres>> | undefined;
+  beforeAll(
+    async () => {
+      if (waitForCargo) await cargoFinished();
+      const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
+      if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
+      tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-capacity-'));
+      server = await startPostgres({ settings: { max_connections: '100' } });
+    },
+    // Waiting for cargo may take minutes; npm test stops a hung step on its own.
+    waitForCargo ? 30 * 60_000 : 120_000,
+  );
+  afterAll(async () => {
+    await server?.stop();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+  return {
+    get url() {
+      return server!.url;
+    },
+    get tmp() {
+      return tmp!;
+    },
+    capacity: (name, args, options) => runCapacity(server!.url, tmp!, name, args, options),
+  };
 }
