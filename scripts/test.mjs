@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installShippedEngine } from './lib/shipped-engine.mjs';
+import { chooseTestTmpdir, removeTestTmpdir } from './lib/test-tmpdir.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -317,6 +318,18 @@ async function main() {
     await step('build:ts (typecheck)', 'npm', ['run', '--silent', 'build:ts']);
   }
 
+  // Where the servers' data directories and every test's files go: tmpfs when there is room
+  // (scripts/lib/test-tmpdir.mjs); set before anything below asks os.tmpdir().
+  let tmp = { dir: undefined, reason: '' };
+  try {
+    tmp = chooseTestTmpdir(process.env);
+  } catch (err) {
+    console.error(`test: ${err.message}`);
+    return 1;
+  }
+  heading('temp directory');
+  console.log(tmp.reason);
+  if (tmp.dir) process.env.TMPDIR = tmp.dir;
   const env = { ...process.env };
   let server;
   if (!interrupted && !(flags.has('--skip-cargo') && flags.has('--skip-vitest'))) {
@@ -357,6 +370,7 @@ async function main() {
     }
   } finally {
     if (server) await server.stop();
+    removeTestTmpdir(tmp);
   }
 
   if (interrupted) results.push({ name: 'interrupted', passed: 0, failed: 1, skipped: 0, note: 'stopped by a signal' });
