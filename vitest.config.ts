@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 /**
  * Files whose assertions compare timings between replays: capacity sweeps (throughput against
  * concurrency), and the latency regressions of a dropped index (a ratio of p95s, which the
- * suite's own load on two cores compressed until a fresh-clone run passed the PR). They run on
- * their own, after the rest and after cargo, never beside other files (docs/testing.md, "Timing").
+ * suite's own load on two cores compressed until a fresh-clone run passed the PR). They run first
+ * and one at a time, never beside other files: `npm test` runs this project on its own, with only
+ * the Rust tests' build at nice 19 beside it, then the rest (docs/testing.md, "Timing").
  */
 const ALONE = ['test/capacity.test.ts', 'test/gate-regression.test.ts', 'test/pipeline-run.test.ts'];
 
@@ -30,7 +31,7 @@ export default defineConfig({
           // (vitest's default there is one). Nothing here asserts on timing that load could
           // flip: docs/testing.md, "Timing".
           maxWorkers: Number(process.env.PG_RETEST_TEST_WORKERS || 4),
-          sequence: { groupOrder: 0 },
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -40,7 +41,7 @@ export default defineConfig({
           include: ALONE,
           maxWorkers: 1,
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 0 },
         },
       },
     ],

@@ -16,7 +16,7 @@ const shop = (...parts: string[]): string => path.join(root, 'examples', 'shop',
 /** A comparison with confirmation runs takes about 1–2 minutes here; room for a slow runner. */
 const SWEEP_TIMEOUT_MS = 300_000;
 
-const fixture = useCapacityServer({ waitForCargo: true });
+const fixture = useCapacityServer();
 const { capacity } = fixture;
 
 const base = ['--base-migrations', shop('migrations', '*.sql')];

@@ -5,14 +5,13 @@
 // The verdict is a ratio of client-side p95s, and under load the tail of a fast lookup is set by
 // scheduling as much as by the server: beside the suite's other files and cargo on two cores, a
 // fresh-clone run measured replay p95s of 2.7–17 ms on both sides, a noise floor of 100 %, and
-// passed the PR. So this file runs alone (vitest.config.ts), once the Rust tests have ended. With
+// passed the PR. So this file runs in the alone group (vitest.config.ts): first, with nothing beside it but the
+// Rust tests' build at nice 19 (scripts/test.mjs). With
 // four such gates at once, two CPU hogs and a release build beside them, the order history's p95
 // ratio was still 3.2–8.9 (interval low end ≥ 2.3) in 12 runs of 12; one gate alone, 9–21.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { cargoFinished } from './support/cargo-finished.js';
+import { describe, expect, it } from 'vitest';
 import { GATE_TIMEOUT_MS, explain, leftoverDatabases, prGate, repoWithPr, useGateFixtures, variant } from './support/gate-run.js';
 
-beforeAll(cargoFinished, 30 * 60_000);
 useGateFixtures();
 
 describe('gate on a PR that drops an index (base from git)', () => {

@@ -15,7 +15,6 @@ import { writeWorkload } from '../src/engine/index.js';
 import type { RunReport } from '../src/pg-retest-config/report-types.js';
 import { dockerUnavailable } from '../src/provision/docker.js';
 import { VARIANTS_LATENCY_OUT_OF_REACH } from './support/latency-rule.js';
-import { cargoFinished } from './support/cargo-finished.js';
 import { syntheticProfile } from './support/profile.js';
 import { findClientProgram } from '../src/templates/seed.js';
 
@@ -66,7 +65,6 @@ const dockerHere = (await dockerUnavailable()) === undefined;
 const readReport = (file: string): RunReport => JSON.parse(fs.readFileSync(file, 'utf8')) as RunReport;
 
 beforeAll(async () => {
-  await cargoFinished();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-run-test-'));
   await admin([`CREATE DATABASE ${databases.a}`]);
   await admin(

@@ -7,7 +7,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import type { CapacityReport } from '../../src/capacity/report-types.js';
-import { cargoFinished } from './cargo-finished.js';
 import { startPostgres } from './postgres.js';
 import { root, runCli, shop } from './shop-gate.js';
 
@@ -60,23 +59,17 @@ export interface CapacityFixture {
 
 /**
  * Registers the file's hooks: the CLI bundled, a directory and a server of its own, both removed
- * after the file. `waitForCargo`: first wait until the Rust tests have ended, for files whose
- * assertions compare throughput (test/support/cargo-finished.ts).
+ * after the file.
  */
-export function useCapacityServer({ waitForCargo = false }: { waitForCargo?: boolean } = {}): CapacityFixture {
+export function useCapacityServer(): CapacityFixture {
   let tmp: string | undefined;
   let server: Awaited<ReturnType<typeof startPostgres>> | undefined;
-  beforeAll(
-    async () => {
-      if (waitForCargo) await cargoFinished();
-      const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
-      if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
-      tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-capacity-'));
-      server = await startPostgres({ settings: { max_connections: '100' } });
-    },
-    // Waiting for cargo may take minutes; npm test stops a hung step on its own.
-    waitForCargo ? 30 * 60_000 : 120_000,
-  );
+  beforeAll(async () => {
+    const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
+    if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-capacity-'));
+    server = await startPostgres({ settings: { max_connections: '100' } });
+  }, 120_000);
   afterAll(async () => {
     await server?.stop();
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
