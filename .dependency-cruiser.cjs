@@ -32,7 +32,7 @@ const LAYERS = [
   // shared leaves: option parsing, the terminal, the files beside a workload; text forms
   ['options', 'runtime', 'sidecars'],
   ['format'],
-  ['types.ts', 'exit-codes.ts', 'engine-platforms.mjs', 'engine-manifest.mjs'],
+  ['types.ts', 'exit-codes.ts', 'tool.ts', 'engine-platforms.mjs', 'engine-manifest.mjs'],
 ];
 
 /** The path pattern of a folder or file directly under src/. */

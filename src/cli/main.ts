@@ -3,7 +3,6 @@
  * runs it, and turns whatever it throws into one `error:` line and an exit status. Nothing
  * else in the CLI prints errors or decides exit statuses (src/exit-codes.ts).
  */
-import packageJson from '../../package.json' with { type: 'json' };
 import { CliError, ExitCode, exitCodeOf, InputError } from '../exit-codes.js';
 import { commandHelp, type CommandSpec, parseOptions, type RawValue, tokenize } from '../options/argv.js';
 import { capacityCommand } from '../capacity/options.js';
@@ -25,6 +24,7 @@ import { maskUrlsIn } from '../provision/url.js';
 import { replayCommand } from './replay-options.js';
 import { runReplay } from './replay.js';
 import { runCommand, runPipelineCommand } from './run.js';
+import { TOOL_VERSION } from '../tool.js';
 
 interface Command {
   spec: CommandSpec<unknown>;
@@ -92,7 +92,7 @@ export async function run(argv: string[], io: Io = processIo()): Promise<ExitCod
       return ExitCode.Ok;
     }
     if (name === '--version' || name === '-V') {
-      io.stdout.write(`${packageJson.version}\n`);
+      io.stdout.write(`${TOOL_VERSION}\n`);
       return ExitCode.Ok;
     }
     const chosen = commands[name];

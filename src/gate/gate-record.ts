@@ -4,7 +4,6 @@
  * the stage that failed and what it had, never a pass.
  */
 import os from 'node:os';
-import packageJson from '../../package.json' with { type: 'json' };
 import type { ReplayReport } from '../engine/index.js';
 import { InterruptedError } from '../exit-codes.js';
 import type { PlansReport } from '../plans/types.js';
@@ -25,6 +24,7 @@ import type { ChangeUnderTest } from './ci-change.js';
 import { runnerDescription } from './github-event.js';
 import type { GateConfig } from './options.js';
 import type { PlannedReplay } from './round-plan.js';
+import { toolInfo } from '../tool.js';
 
 /** Where a run is, for the error report. */
 export type Stage = 'workload' | 'base-checkout' | 'provision' | 'schema' | 'replay' | 'compare';
@@ -117,7 +117,7 @@ export class GateRecord {
     const ran = this.reports.length > 0;
     return {
       schema_version: REPORT_SCHEMA_VERSION,
-      tool: { name: 'pg-retest-action', version: packageJson.version },
+      tool: toolInfo(),
       ...decided,
       thresholds: this.thresholds,
       environment: this.environment,

@@ -10,7 +10,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import packageJson from '../../package.json' with { type: 'json' };
 import { fromEngineError } from '../engine/errors.js';
 import { replayOutcome } from '../engine/replay-outcome.js';
 import { captureWorkload, type ReplayReport, type Workload } from '../engine/index.js';
@@ -28,6 +27,7 @@ import type { RunPlan } from './plan.js';
 import { RUN_REPORT_SCHEMA_VERSION, type RunReport } from './report-types.js';
 import { replaySingleTarget } from './single-target.js';
 import { gateVariants } from './variants.js';
+import { toolInfo } from '../tool.js';
 
 /** The share of the runnable statements a single-target replay must execute for a pass (the gate's min-coverage). */
 const MIN_COVERAGE = 0.95;
@@ -45,7 +45,7 @@ export async function runPipeline(plan: RunPlan, context: RunContext): Promise<R
   const startedAt = new Date();
   const report: RunReport = {
     schema_version: RUN_REPORT_SCHEMA_VERSION,
-    tool: { name: 'pg-retest-action', version: packageJson.version },
+    tool: toolInfo(),
     command: 'run',
     config: { file: plan.config.file, mode: plan.mode, keys: [] },
     verdict: 'error',

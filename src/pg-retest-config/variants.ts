@@ -19,7 +19,6 @@
  */
 import crypto from 'node:crypto';
 import os from 'node:os';
-import packageJson from '../../package.json' with { type: 'json' };
 import { fromEngineError } from '../engine/errors.js';
 import { replayOutcome } from '../engine/replay-outcome.js';
 import { GATE_DEFAULTS } from '../gate/options.js';
@@ -45,6 +44,7 @@ import { describeTarget, passwordOf, redact, withDatabase } from '../provision/u
 import { settleCopyStatistics } from './copy-statistics.js';
 import { refuseUnaskedWrites } from './single-target.js';
 import type { ReplaySettings } from './plan.js';
+import { toolInfo } from '../tool.js';
 
 /** One variant, ready to replay. */
 interface PreparedVariant {
@@ -225,7 +225,7 @@ async function gateOne(
     `[[variants]] '${v.label}': PostgreSQL ${v.version} at ${describeTarget(v.url)}${v.copy ? ', replayed on fresh copies' : ', replayed in place'}`;
   const report: GateReport = {
     schema_version: REPORT_SCHEMA_VERSION,
-    tool: { name: 'pg-retest-action', version: packageJson.version },
+    tool: toolInfo(),
     verdict: decided.verdict,
     headline: decided.headline,
     reasons: decided.reasons,
