@@ -1,6 +1,8 @@
 // The one test command (`npm test`): checks the layers of src/, builds what the tests need,
-// starts one throwaway PostgreSQL server, runs the Rust tests and the vitest suite against
-// it, stops it, and ends with one line of totals: `N passed, N failed`.
+// starts one throwaway PostgreSQL server (its data, and every test's files, on tmpfs when there
+// is room), runs vitest's timing-sensitive files first with only the Rust tests' build at nice
+// 19 beside them, then the rest of vitest beside the Rust tests, stops the server, and ends with
+// one line of totals: `N passed, N failed`.
 //
 //   node scripts/test.mjs [--skip-build] [--skip-cargo] [--skip-vitest] [vitest args...]
 //
