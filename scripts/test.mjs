@@ -357,24 +357,15 @@ function vitestSummary() {
  */
 function startBackgroundBuild(env) {
   let child;
-  const nice = fs.existsSync('/usr/bin/nice') ? '/usr/bin/nice' : undefined;
-  const cargoArgs = ['test', '--workspace', '--no-run', ...CARGO_TEST_PROFILE];
-  const done = run(nice ?? 'cargo', nice ? ['-n', '19', 'cargo', ...cargoArgs] : cargoArgs, {
+  const done = run('nice', ['-n', '19', 'cargo', 'test', '--workspace', '--no-run', ...CARGO_TEST_PROFILE], {
     env,
     quiet: true,
-    onStart(started) {
-      child = started;
-      if (!nice) os.setPriority(started.pid, 19);
-    },
-  });
-  let finished = false;
-  done.then(() => {
-    finished = true;
+    onStart: (started) => (child = started),
   });
   return {
     async stop() {
       // Stopped, cargo keeps every unit it finished; the `cargo test` after it builds the rest.
-      if (!finished && child) stopStep(child);
+      if (child.exitCode === null && child.signalCode === null) stopStep(child);
       await done;
     },
   };

@@ -4,7 +4,7 @@
 // writes a thousand. On this project's CI machine (ext4 on a virtual disk) one CREATE DATABASE
 // from template1 costs ~190 ms of system CPU, on tmpfs ~30 ms; the suite creates thousands of
 // databases. So when a RAM-backed file system with room to spare is there, the run's temp
-// directory goes on it (docs/testing.md, "How long"). Nothing in it outlives the run.
+// directory goes on it (docs/testing.md, "How long"). It is removed when the run ends.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,8 +12,8 @@ import path from 'node:path';
 /** Where Linux keeps a tmpfs every user may write to. */
 const RAM_DIR = '/dev/shm';
 /**
- * The free space the run needs there: the suite's databases peak at a few hundred MB; a container's
- * default /dev/shm (64 MB) is too small, and then the disk is used.
+ * The free space the run needs there: a whole run peaks at about 1.5 GB; a container's default
+ * /dev/shm (64 MB) is too small, and then the disk is used.
  */
 const MIN_FREE_BYTES = 2 * 1024 ** 3;
 /** statfs f_type of tmpfs. */

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { withDatabase } from '../../src/provision/url.js';
 import type { GateReport } from '../../src/verdict/report-types.js';
 import { adminSql } from './admin-sql.js';
 import { root, shop } from './shop-gate.js';
@@ -184,9 +185,7 @@ async function exampleTemplate(): Promise<string> {
     if (ready.rowCount) return name;
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(inject('pgUrl'));
-    url.pathname = `/${name}`;
-    const target = new pg.Client(url.toString());
+    const target = new pg.Client(withDatabase(inject('pgUrl'), name));
     await target.connect();
     try {
       for (const file of files) await target.query(fs.readFileSync(file, 'utf8'));
@@ -206,7 +205,5 @@ export async function exampleDatabase(): Promise<string> {
   const template = await exampleTemplate();
   const name = `t_gate_${randomBytes(5).toString('hex')}`;
   await adminSql(`CREATE DATABASE ${name} TEMPLATE ${template}`);
-  const url = new URL(inject('pgUrl'));
-  url.pathname = `/${name}`;
-  return url.toString();
+  return withDatabase(inject('pgUrl'), name);
 }
