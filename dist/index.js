@@ -47142,6 +47142,7 @@ async function runStatements(url2, what, statements) {
     return result;
   });
 }
+var OBJECT_IN_USE = "55006";
 function checkName(name) {
   if (!DATABASE_NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
 }
@@ -47161,12 +47162,29 @@ async function createDatabase(serverUrl, name, template) {
   });
   return withDatabase(serverUrl, name);
 }
+var DROP_DEADLINE_MS = 3e4;
 async function dropDatabase(serverUrl, name) {
   checkName(name);
-  await runStatements(serverUrl, `cannot drop database ${name}`, [
-    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`,
-    `DROP DATABASE IF EXISTS ${name}`
-  ]);
+  await withConnection(serverUrl, `cannot drop database ${name}`, async (client) => {
+    const version2 = await client.query("SELECT current_setting('server_version_num') AS v");
+    const force = Number(version2.rows[0].v) >= 13e4 ? " WITH (FORCE)" : "";
+    const deadline = Date.now() + DROP_DEADLINE_MS;
+    for (; ; ) {
+      await client.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name}${force}`);
+        return;
+      } catch (error63) {
+        if (error63.code !== OBJECT_IN_USE || Date.now() > deadline) throw withDetail(error63);
+        await new Promise((resolve3) => setTimeout(resolve3, 250));
+      }
+    }
+  });
+}
+function withDetail(error63) {
+  const detail = error63.detail;
+  if (!(error63 instanceof Error) || !detail) return error63;
+  return Object.assign(new Error(`${error63.message} (${detail.replace(/\.$/, "")})`), { code: error63.code });
 }
 async function vacuumAnalyzeDatabase(url2) {
   await runStatements(url2, "VACUUM ANALYZE failed", ["VACUUM ANALYZE"]);
@@ -47208,6 +47226,11 @@ async function createLoginRole(serverUrl, name, verifier, superuser) {
     roleMarkerStatement(name),
     ...superuser ? [] : [`GRANT ${name} TO CURRENT_USER`]
   ]);
+}
+async function roleExists(serverUrl, name) {
+  return withConnection(serverUrl, `cannot look up role ${name}`, async (client) => {
+    return (await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [name])).rowCount === 1;
+  });
 }
 async function dropRole(serverUrl, name) {
   checkName(name);
@@ -48642,6 +48665,16 @@ async function joinRoles(client, role) {
 function stripCode(error63) {
   return new Error(error63 instanceof Error ? error63.message : String(error63));
 }
+async function takeSchemaBack(databaseUrl, role) {
+  await withConnection(databaseUrl, `cannot take the schema's objects back from ${role}`, async (client) => {
+    try {
+      await client.query(`REASSIGN OWNED BY ${role} TO CURRENT_USER`);
+      await client.query(`DROP OWNED BY ${role}`);
+    } catch (error63) {
+      throw stripCode(error63);
+    }
+  });
+}
 
 // src/provision/scram.ts
 import crypto2 from "node:crypto";
@@ -48692,15 +48725,19 @@ async function prepareReplayRole(place, logger, asUser) {
     return { role, user, warnings };
   } catch (error63) {
     const why = redact(error63 instanceof Error ? error63.message : String(error63), secret);
-    await releaseReplayRole(place, logger);
+    await releaseReplayRole(place, logger, place.templates);
     return { user, reason: `a role of the run's own could not be used: ${why}`, warnings: [] };
   }
 }
-async function releaseReplayRole(place, logger) {
+async function releaseReplayRole(place, logger, kept = []) {
   if (place.role === void 0) return;
   const name = place.role;
   place.role = void 0;
-  await dropRole(place.server.url, name).catch((e) => logger.info(`warning: ${redact(e.message, passwordOf(place.server.url))}`));
+  const warn = (e) => logger.info(`warning: ${redact(e.message, passwordOf(place.server.url))}`);
+  if (await roleExists(place.server.url, name).catch(() => true)) {
+    for (const database of kept) await takeSchemaBack(withDatabase(place.server.url, database), name).catch(warn);
+  }
+  await dropRole(place.server.url, name).catch(warn);
 }
 function roleUrl(url2, role) {
   const parsed = new URL(url2);

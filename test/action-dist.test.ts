@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { MANIFEST_FILE, fileDigest, formatManifest, parseManifest } from '../src/engine-manifest.mjs';
 import { ENGINE_PLATFORMS, engineFile } from '../src/engine-platforms.mjs';
 import { ExitCode } from '../src/exit-codes.js';
@@ -31,11 +31,6 @@ const fixtureWkl = path.join(root, 'test', 'fixtures', 'wkl', 'workload.wkl');
 
 const manifest = () => parseManifest(fs.readFileSync(path.join(dist, MANIFEST_FILE), 'utf8'), `dist/${MANIFEST_FILE}`);
 
-beforeAll(() => {
-  // The CLI bundle is not committed; built as `npm run build` does.
-  const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
-});
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 /** A copy of dist/ (with the CLI bundle) in a directory of its own; `swap` then replaces files in it. */

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { writeWorkload } from '../src/engine/index.js';
 import type { GateReport } from '../src/verdict/report-types.js';
+import { adminQuery } from './support/admin-sql.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { type PgBouncer, pgbouncerBinary, startPgBouncer } from './support/pgbouncer.js';
 import { localMajors } from './support/postgres.js';
@@ -225,6 +226,13 @@ describe
         expect(servers.head.keeps_sessions).toBe(false);
         expect(servers.head.sessions_note).toMatch(/transaction pooling/);
         expect(servers.head.url).toBe(pooler.url());
+        // The pooler knows no role of the run's: head replays as the URL's user, and the role,
+        // given the templates' objects first, is given none left and dropped. Nothing of the run stays.
+        expect(run.report.environment.replay_user).toMatch(/could not be used: .*cannot log in/);
+        expect(run.stderr).not.toMatch(/^warning:/m);
+        const prefix = run.report.environment.database_prefix!;
+        expect(await adminQuery('SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1)', [prefix])).toEqual([]);
+        expect(await adminQuery('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix])).toEqual([]);
         // The migrations' server connections the pooler keeps idle on head's template are ended,
         // so head's statistics are decided from the catalogs (nothing changed: base's are kept).
         expect(run.stderr).toMatch(/^head: every table keeps base's statistics \(none changed\)$/m);

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../src/provision/database.js';
+import { createDatabase, dropDatabase } from '../src/provision/database.js';
 import { dropStaleDatabases } from '../src/provision/leftovers.js';
 import { runCli } from './support/cli.js';
 import { eventually } from './support/eventually.js';
@@ -101,6 +101,31 @@ describe('databases the tool creates', () => {
     // The server's clock, to the second.
     expect(Math.abs(Date.parse(match![2]!) - rows[0]!.now.getTime())).toBeLessThan(2_000);
     await admin.query(`DROP DATABASE ${name}`);
+  });
+
+  it('are dropped while a client connects again the moment it is cut off, as a pooler does', async () => {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const name = `${run()}_r1_head`;
+      const url = await createDatabase(server.url, name);
+      let dropped = false;
+      const reconnecting = (async () => {
+        while (!dropped) {
+          const client = new pg.Client(url);
+          client.on('error', () => {});
+          const ended = new Promise((resolve) => client.once('end', resolve));
+          // Refused once the database is gone (or while the drop holds it); connected, until ended.
+          const connected = await client.connect().then(
+            () => true,
+            () => false,
+          );
+          if (connected) await ended;
+        }
+      })();
+      await dropDatabase(server.url, name);
+      dropped = true;
+      await reconnecting;
+      expect(await databases(name)).toEqual([]);
+    }
   });
 });
 

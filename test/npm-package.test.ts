@@ -34,8 +34,6 @@ function nodeOnlyPath(dir: string): string {
 }
 
 beforeAll(() => {
-  const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-npm-'));
   bin = nodeOnlyPath(path.join(tmp, 'bin'));
 });

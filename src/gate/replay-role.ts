@@ -18,8 +18,8 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import type { Server } from '../provision/index.js';
 import type { Logger } from '../runtime/logger.js';
-import { createLoginRole, dropRole, rolePrivileges, setDatabaseOwner } from '../provision/database.js';
-import { giveSchemaTo } from '../provision/role-ownership.js';
+import { createLoginRole, dropRole, roleExists, rolePrivileges, setDatabaseOwner } from '../provision/database.js';
+import { giveSchemaTo, takeSchemaBack } from '../provision/role-ownership.js';
 import { scramVerifier } from '../provision/scram.js';
 import { passwordOf, redact, replayUrl, withDatabase } from '../provision/url.js';
 
@@ -101,22 +101,28 @@ export async function prepareReplayRole(place: RolePlace, logger: Logger, asUser
     return { role, user, warnings };
   } catch (error) {
     const why = redact(error instanceof Error ? error.message : String(error), secret);
-    await releaseReplayRole(place, logger);
+    await releaseReplayRole(place, logger, place.templates);
     return { user, reason: `a role of the run's own could not be used: ${why}`, warnings: [] };
   }
 }
 
 /**
  * Drops the place's replay role, if it made one; never throws (cleanup must not hide the run's
- * outcome). Its databases must be gone first.
+ * outcome). Its databases must be gone first, or be named in `kept`.
  * @param place the place
  * @param logger for warnings
+ * @param kept databases that stay (the templates, when the replays fall back to the URL's
+ *   user): what the role was given in them is taken back first
  */
-export async function releaseReplayRole(place: Pick<RolePlace, 'server' | 'role'>, logger: Logger): Promise<void> {
+export async function releaseReplayRole(place: Pick<RolePlace, 'server' | 'role'>, logger: Logger, kept: string[] = []): Promise<void> {
   if (place.role === undefined) return;
   const name = place.role;
   place.role = undefined;
-  await dropRole(place.server.url, name).catch((e: Error) => logger.info(`warning: ${redact(e.message, passwordOf(place.server.url))}`));
+  const warn = (e: Error) => logger.info(`warning: ${redact(e.message, passwordOf(place.server.url))}`);
+  if (await roleExists(place.server.url, name).catch(() => true)) {
+    for (const database of kept) await takeSchemaBack(withDatabase(place.server.url, database), name).catch(warn);
+  }
+  await dropRole(place.server.url, name).catch(warn);
 }
 
 /**

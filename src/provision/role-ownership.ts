@@ -126,3 +126,22 @@ async function joinRoles(client: pg.Client, role: string): Promise<{ joined: str
 function stripCode(error: unknown): Error {
   return new Error(error instanceof Error ? error.message : String(error));
 }
+
+/**
+ * Undoes {@link giveSchemaTo} in a database the run goes on using as the URL's user (the role
+ * could not log in): what the role owns there, and the databases it owns, go back to the URL's
+ * user, and its privileges there are revoked. PostgreSQL drops no role that still owns or is
+ * granted anything, and a role left behind on the user's server is a leak.
+ * @param databaseUrl the database (a template the role was given)
+ * @param role the role (a plain identifier; it must exist)
+ */
+export async function takeSchemaBack(databaseUrl: string, role: string): Promise<void> {
+  await withConnection(databaseUrl, `cannot take the schema's objects back from ${role}`, async (client) => {
+    try {
+      await client.query(`REASSIGN OWNED BY ${role} TO CURRENT_USER`);
+      await client.query(`DROP OWNED BY ${role}`);
+    } catch (error) {
+      throw stripCode(error);
+    }
+  });
+}

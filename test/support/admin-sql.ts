@@ -7,15 +7,25 @@ import { inject } from 'vitest';
 /**
  * Runs one statement on the shared server's `postgres` database.
  * @param text the statement
+ * @param values its parameters
+ * @returns its rows
  */
-export async function adminSql(text: string): Promise<void> {
+export async function adminQuery<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
   const client = new pg.Client(inject('pgUrl'));
   await client.connect();
   try {
-    await client.query(text);
+    return (await client.query<T>(text, values)).rows;
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Runs one statement on the shared server's `postgres` database.
+ * @param text the statement
+ */
+export async function adminSql(text: string): Promise<void> {
+  await adminQuery(text);
 }
 
 /**

@@ -1,14 +1,10 @@
-// `capacity` as users run it (dist/cli.js) on the example shop, with its report, for the files
-// that sweep: those that compare throughput (capacity.test.ts, alone) and those that check only
-// counts and structure (capacity-counts.test.ts, beside the others).
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import type { CapacityReport } from '../../src/capacity/report-types.js';
 import { startPostgres } from './postgres.js';
-import { root, runCli, shop } from './shop-gate.js';
+import { runCli, shop } from './shop-gate.js';
 
 export interface CapacityRun {
   code: number | null;
@@ -65,8 +61,6 @@ export function useCapacityServer(): CapacityFixture {
   let tmp: string | undefined;
   let server: Awaited<ReturnType<typeof startPostgres>> | undefined;
   beforeAll(async () => {
-    const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
-    if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-capacity-'));
     server = await startPostgres({ settings: { max_connections: '100' } });
   }, 120_000);

@@ -22,11 +22,9 @@ export const GATE_TIMEOUT_MS = 180_000;
 
 let tmp: string;
 
-/** Builds the CLI bundle and a temporary directory for the calling file; call at its top level. */
+/** A temporary directory for the calling file (global setup builds the CLI bundle); call at its top level. */
 export function useGateFixtures(): void {
   beforeAll(() => {
-    const build = spawnSync('npm', ['run', '--silent', 'build:cli'], { cwd: root, encoding: 'utf8' });
-    if (build.status !== 0) throw new Error(`npm run build:cli failed:\n${build.stdout}${build.stderr}`);
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-gate-'));
   });
   afterAll(() => {

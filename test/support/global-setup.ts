@@ -1,4 +1,4 @@
-// One PostgreSQL server for the whole test run.
+// One PostgreSQL server for the whole test run, and the CLI bundle the tests run (cli-bundle.ts).
 //
 // Tests get its URL from inject('pgUrl'); child processes they start get it
 // from PG_RETEST_TEST_URL. When PG_RETEST_TEST_URL is already set (by
@@ -8,6 +8,7 @@
 // Loads vitest's types so that the augmentation below has a module to extend.
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
+import { buildCliBundle } from './cli-bundle.js';
 import { startPostgres } from './postgres.js';
 
 declare module 'vitest' {
@@ -18,6 +19,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  buildCliBundle();
   const existing = process.env.PG_RETEST_TEST_URL;
   if (existing) {
     project.provide('pgUrl', existing);
