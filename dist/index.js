@@ -47149,42 +47149,43 @@ function checkName(name) {
 async function createDatabase(serverUrl, name, template) {
   checkName(name);
   if (template !== void 0) checkName(template);
-  const statements = template === void 0 ? [`CREATE DATABASE ${name}`] : [
-    // A connection pooler keeps idle server connections to the template it built (PgBouncer for
-    // ten minutes by default), and PostgreSQL copies no database that has connections. The
-    // template is the run's own; only the run's own user's connections are ended.
-    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`,
-    `CREATE DATABASE ${name} TEMPLATE ${template}`
-  ];
   await withConnection(serverUrl, `cannot create database ${name}`, async (client) => {
-    for (const sql of statements) await client.query(sql);
+    if (template === void 0) await client.query(`CREATE DATABASE ${name}`);
+    else {
+      const ending = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`;
+      await endingConnections(client, ending, `CREATE DATABASE ${name} TEMPLATE ${template}`);
+    }
     await markDatabase(client, name);
   });
   return withDatabase(serverUrl, name);
 }
-var DROP_DEADLINE_MS = 3e4;
-async function dropDatabase(serverUrl, name) {
-  checkName(name);
-  await withConnection(serverUrl, `cannot drop database ${name}`, async (client) => {
-    const version2 = await client.query("SELECT current_setting('server_version_num') AS v");
-    const force = Number(version2.rows[0].v) >= 13e4 ? " WITH (FORCE)" : "";
-    const deadline = Date.now() + DROP_DEADLINE_MS;
-    for (; ; ) {
-      await client.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${name}${force}`);
-        return;
-      } catch (error63) {
-        if (error63.code !== OBJECT_IN_USE || Date.now() > deadline) throw withDetail(error63);
-        await new Promise((resolve3) => setTimeout(resolve3, 250));
-      }
+var IN_USE_DEADLINE_MS = 3e4;
+async function endingConnections(client, ending, statement2) {
+  const deadline = Date.now() + IN_USE_DEADLINE_MS;
+  for (; ; ) {
+    await client.query(ending);
+    try {
+      await client.query(statement2);
+      return;
+    } catch (error63) {
+      if (error63.code !== OBJECT_IN_USE || Date.now() > deadline) throw withDetail(error63);
+      await new Promise((resolve3) => setTimeout(resolve3, 250));
     }
-  });
+  }
 }
 function withDetail(error63) {
   const detail = error63.detail;
   if (!(error63 instanceof Error) || !detail) return error63;
   return Object.assign(new Error(`${error63.message} (${detail.replace(/\.$/, "")})`), { code: error63.code });
+}
+async function dropDatabase(serverUrl, name) {
+  checkName(name);
+  await withConnection(serverUrl, `cannot drop database ${name}`, async (client) => {
+    const version2 = await client.query("SELECT current_setting('server_version_num') AS v");
+    const force = Number(version2.rows[0].v) >= 13e4 ? " WITH (FORCE)" : "";
+    const ending = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`;
+    await endingConnections(client, ending, `DROP DATABASE IF EXISTS ${name}${force}`);
+  });
 }
 async function vacuumAnalyzeDatabase(url2) {
   await runStatements(url2, "VACUUM ANALYZE failed", ["VACUUM ANALYZE"]);

@@ -106,28 +106,60 @@ describe('databases the tool creates', () => {
   it('are dropped while a client connects again the moment it is cut off, as a pooler does', async () => {
     for (let attempt = 0; attempt < 10; attempt++) {
       const name = `${run()}_r1_head`;
-      const url = await createDatabase(server.url, name);
-      let dropped = false;
-      const reconnecting = (async () => {
-        while (!dropped) {
-          const client = new pg.Client(url);
-          client.on('error', () => {});
-          const ended = new Promise((resolve) => client.once('end', resolve));
-          // Refused once the database is gone (or while the drop holds it); connected, until ended.
-          const connected = await client.connect().then(
-            () => true,
-            () => false,
-          );
-          if (connected) await ended;
-        }
-      })();
+      const client = reconnecting(await createDatabase(server.url, name));
       await dropDatabase(server.url, name);
-      dropped = true;
-      await reconnecting;
+      await client.stop();
       expect(await databases(name)).toEqual([]);
     }
   });
+
+  it('are copied from a template a client connects to again the moment it is cut off', async () => {
+    const template = `${run()}_base`;
+    const client = reconnecting(await createDatabase(server.url, template));
+    const copies = Array.from({ length: 10 }, (_, i) => `${template}_r${i}`);
+    try {
+      for (const copy of copies) await createDatabase(server.url, copy, template);
+      expect(await databases(`${template}_r`)).toEqual(copies.sort());
+    } finally {
+      await client.stop();
+      for (const name of [...copies, template]) await dropDatabase(server.url, name);
+    }
+  });
 });
+
+/**
+ * One client after another on a database, each connecting the moment the last is ended, as a
+ * pooler does when its clients keep asking. Connections are refused while a drop holds the
+ * database, and once it is gone.
+ * @returns stop: waits for the last client to end
+ */
+function reconnecting(url: string): { stop: () => Promise<void> } {
+  let stopped = false;
+  let current: pg.Client | undefined;
+  const clients = (async () => {
+    while (!stopped) {
+      const client = new pg.Client(url);
+      client.on('error', () => {});
+      const ended = new Promise((resolve) => client.once('end', resolve));
+      const connected = await client.connect().then(
+        () => true,
+        () => false,
+      );
+      if (!connected) continue;
+      current = client;
+      if (stopped) await client.end();
+      else await ended;
+      current = undefined;
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await current?.end().catch(() => {});
+      await clients;
+    },
+  };
+}
 
 describe('dropping what killed runs left', () => {
   it('drops the marked databases of idle runs, and nothing fresh, in use, unmarked or marked for another name', async () => {

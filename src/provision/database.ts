@@ -70,25 +70,52 @@ function checkName(name: string): void {
 export async function createDatabase(serverUrl: string, name: string, template?: string): Promise<string> {
   checkName(name);
   if (template !== undefined) checkName(template);
-  const statements =
-    template === undefined
-      ? [`CREATE DATABASE ${name}`]
-      : [
-          // A connection pooler keeps idle server connections to the template it built (PgBouncer for
-          // ten minutes by default), and PostgreSQL copies no database that has connections. The
-          // template is the run's own; only the run's own user's connections are ended.
-          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`,
-          `CREATE DATABASE ${name} TEMPLATE ${template}`,
-        ];
   await withConnection(serverUrl, `cannot create database ${name}`, async (client) => {
-    for (const sql of statements) await client.query(sql);
+    if (template === undefined) await client.query(`CREATE DATABASE ${name}`);
+    else {
+      // A connection pooler keeps idle server connections to the template it built (PgBouncer for
+      // ten minutes by default), and PostgreSQL copies no database that has connections. The
+      // template is the run's own; only the run's own user's connections are ended.
+      const ending = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`;
+      await endingConnections(client, ending, `CREATE DATABASE ${name} TEMPLATE ${template}`);
+    }
     await markDatabase(client, name);
   });
   return withDatabase(serverUrl, name);
 }
 
-/** How long a drop goes on ending connections that keep coming back before it gives up. */
-const DROP_DEADLINE_MS = 30_000;
+/** How long a copy or drop goes on ending connections that keep coming back before it gives up. */
+const IN_USE_DEADLINE_MS = 30_000;
+
+/**
+ * Runs `statement` after ending connections with `ending`, and again (ending them again first)
+ * while it fails because the database still has some (SQLSTATE 55006) until a deadline: a pooler
+ * may connect again between the two. A failure keeps PostgreSQL's detail ("There is 1 other
+ * session using the database").
+ * @param client the connection
+ * @param ending the query that ends the connections
+ * @param statement the copy or drop
+ */
+async function endingConnections(client: pg.Client, ending: string, statement: string): Promise<void> {
+  const deadline = Date.now() + IN_USE_DEADLINE_MS;
+  for (;;) {
+    await client.query(ending);
+    try {
+      await client.query(statement);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== OBJECT_IN_USE || Date.now() > deadline) throw withDetail(error);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+/** PostgreSQL's detail after its message. */
+function withDetail(error: unknown): unknown {
+  const detail = (error as { detail?: string }).detail;
+  if (!(error instanceof Error) || !detail) return error;
+  return Object.assign(new Error(`${error.message} (${detail.replace(/\.$/, '')})`), { code: (error as { code?: string }).code });
+}
 
 /**
  * Drops a database if it exists, ending any connection still open to it (a replay cut short
@@ -101,29 +128,13 @@ export async function dropDatabase(serverUrl: string, name: string): Promise<voi
   await withConnection(serverUrl, `cannot drop database ${name}`, async (client) => {
     const version = await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
     // Ending the connections first and dropping after left a gap in which a pooler could open
-    // one again (PgBouncer did, about one run in thirty on a busy machine). FORCE (PostgreSQL 13)
+    // one again (PgBouncer did, about one run in seventy on a busy machine). FORCE (PostgreSQL 13)
     // ends them while holding the database's lock, which keeps new ones out; before 13 the
     // ending is repeated until the drop finds none.
     const force = Number(version.rows[0]!.v) >= 130000 ? ' WITH (FORCE)' : '';
-    const deadline = Date.now() + DROP_DEADLINE_MS;
-    for (;;) {
-      await client.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${name}${force}`);
-        return;
-      } catch (error) {
-        if ((error as { code?: string }).code !== OBJECT_IN_USE || Date.now() > deadline) throw withDetail(error);
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    }
+    const ending = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`;
+    await endingConnections(client, ending, `DROP DATABASE IF EXISTS ${name}${force}`);
   });
-}
-
-/** PostgreSQL's detail ("There is 1 other session using the database.") after its message. */
-function withDetail(error: unknown): unknown {
-  const detail = (error as { detail?: string }).detail;
-  if (!(error instanceof Error) || !detail) return error;
-  return Object.assign(new Error(`${error.message} (${detail.replace(/\.$/, '')})`), { code: (error as { code?: string }).code });
 }
 
 /**
