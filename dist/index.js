@@ -49113,6 +49113,7 @@ async function replay(workload, options2, control = {}) {
       }
     };
   }
+  if (signal?.aborted) throw new EngineError("E_CANCELLED", "the replay was cancelled before it started");
   return engineCall(async () => {
     const handle = startReplay(workload.inner, options2, progress);
     const cancel = () => handle.cancel();

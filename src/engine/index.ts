@@ -301,6 +301,9 @@ export async function replay(workload: Workload, options: ReplayOptions, control
       }
     };
   }
+  // Not started at all: the replay starts at once on the engine's own threads, and a cancel sent
+  // right after could reach it only once it had connected (or finished), on a busy machine.
+  if (signal?.aborted) throw new EngineError('E_CANCELLED', 'the replay was cancelled before it started');
   return engineCall(async () => {
     const handle = native.startReplay(workload.inner, options, progress);
     const cancel = (): void => handle.cancel();
