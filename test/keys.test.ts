@@ -1,3 +1,14 @@
+// Generated keys end to end (docs/keys.md), on the sample shop's checkout.wkl: traffic captured
+// through our own log capture, where every order's id comes from `INSERT … RETURNING id` and is
+// then sent back as a literal. The CLI (dist/cli.js, bundled by the test run's global setup) runs
+// against the shared test server.
+//
+// Nothing here depends on timing: correlation either carries the ids or the line inserts fail
+// their foreign key (every one of them, on a database whose sequence stands far from capture
+// time), and the stock-trigger variant adds 50 ms to a statement whose server time is ~0.05 ms.
+// One thing would: an id used by another session (the back office ships orders the shop's
+// sessions created) is only carried over if its creator has run first, and at captured speed the
+// closest such pair is 127 ms apart; the replay that counts the links runs ten times slower.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,3 +1,6 @@
+// `capacity` as users run it (dist/cli.js) on the example shop, with its report, for the files
+// that sweep: those that compare throughput (capacity.test.ts, alone) and those that check only
+// counts and structure (capacity-counts.test.ts, beside the others).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,7 +57,7 @@ export interface CapacityFixture {
 }
 
 /**
- * Registers the file's hooks: the CLI bundled, a directory and a server of its own, both removed
+ * Registers the file's hooks: a directory and a server of its own (global setup bundles the CLI), both removed
  * after the file.
  */
 export function useCapacityServer(): CapacityFixture {
