@@ -47163,7 +47163,7 @@ var IN_USE_DEADLINE_MS = 3e4;
 async function endingConnections(client, ending, statement2) {
   const deadline = Date.now() + IN_USE_DEADLINE_MS;
   for (; ; ) {
-    await client.query(ending);
+    if (ending !== void 0) await client.query(ending);
     try {
       await client.query(statement2);
       return;
@@ -47182,9 +47182,12 @@ async function dropDatabase(serverUrl, name) {
   checkName(name);
   await withConnection(serverUrl, `cannot drop database ${name}`, async (client) => {
     const version2 = await client.query("SELECT current_setting('server_version_num') AS v");
-    const force = Number(version2.rows[0].v) >= 13e4 ? " WITH (FORCE)" : "";
-    const ending = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`;
-    await endingConnections(client, ending, `DROP DATABASE IF EXISTS ${name}${force}`);
+    if (Number(version2.rows[0].v) >= 13e4) {
+      await endingConnections(client, void 0, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    } else {
+      const ending = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`;
+      await endingConnections(client, ending, `DROP DATABASE IF EXISTS ${name}`);
+    }
   });
 }
 async function vacuumAnalyzeDatabase(url2) {
@@ -47227,11 +47230,6 @@ async function createLoginRole(serverUrl, name, verifier, superuser) {
     roleMarkerStatement(name),
     ...superuser ? [] : [`GRANT ${name} TO CURRENT_USER`]
   ]);
-}
-async function roleExists(serverUrl, name) {
-  return withConnection(serverUrl, `cannot look up role ${name}`, async (client) => {
-    return (await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [name])).rowCount === 1;
-  });
 }
 async function dropRole(serverUrl, name) {
   checkName(name);
@@ -48700,11 +48698,13 @@ async function prepareReplayRole(place, logger, asUser) {
   const secret = passwordOf(place.server.url);
   place.role = role.name;
   const started = Date.now();
+  const given = [];
   try {
     await createLoginRole(place.server.url, role.name, scramVerifier(role.password), privileges.superuser);
     const warnings = [];
     let objects = 0;
     for (const template of place.templates) {
+      given.push(template);
       await setDatabaseOwner(place.server.url, template, role.name);
       const handover = await giveSchemaTo(withDatabase(place.server.url, template), role.name);
       objects += handover.objects;
@@ -48726,7 +48726,7 @@ async function prepareReplayRole(place, logger, asUser) {
     return { role, user, warnings };
   } catch (error63) {
     const why = redact(error63 instanceof Error ? error63.message : String(error63), secret);
-    await releaseReplayRole(place, logger, place.templates);
+    await releaseReplayRole(place, logger, given);
     return { user, reason: `a role of the run's own could not be used: ${why}`, warnings: [] };
   }
 }
@@ -48735,9 +48735,7 @@ async function releaseReplayRole(place, logger, kept = []) {
   const name = place.role;
   place.role = void 0;
   const warn = (e) => logger.info(`warning: ${redact(e.message, passwordOf(place.server.url))}`);
-  if (await roleExists(place.server.url, name).catch(() => true)) {
-    for (const database of kept) await takeSchemaBack(withDatabase(place.server.url, database), name).catch(warn);
-  }
+  for (const database of kept) await takeSchemaBack(withDatabase(place.server.url, database), name).catch(warn);
   await dropRole(place.server.url, name).catch(warn);
 }
 function roleUrl(url2, role) {

@@ -7,12 +7,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { inspectWorkload, writeWorkload } from '../src/engine/index.js';
 import { renderWorkloadSummary } from '../src/format/workload-summary.js';
 import type { GateReport } from '../src/verdict/report-types.js';
-import { adminSql } from './support/admin-sql.js';
+import { adminQuery, adminSql } from './support/admin-sql.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import { localMajors } from './support/postgres.js';
 import { type ProfileStatement, syntheticProfile } from './support/profile.js';
@@ -63,26 +62,18 @@ function sessions({ victim, intruder }: { victim: string; intruder: string }): P
   ];
 }
 
-async function query<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client(inject('pgUrl'));
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
 /** A victim's password hash and connection limit, as the server keeps them. */
 async function victimState(victim: string): Promise<string> {
-  const rows = await query<{ state: string }>("SELECT rolpassword || '/' || rolconnlimit AS state FROM pg_authid WHERE rolname = $1", [
+  const rows = await adminQuery<{ state: string }>("SELECT rolpassword || '/' || rolconnlimit AS state FROM pg_authid WHERE rolname = $1", [
     victim,
   ]);
   return rows[0]!.state;
 }
 
 async function rolesNamed(prefix: string): Promise<string[]> {
-  return (await query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1)', [prefix])).map((r) => r.rolname);
+  return (await adminQuery<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1)', [prefix])).map(
+    (r) => r.rolname,
+  );
 }
 
 beforeAll(async () => {
@@ -158,7 +149,7 @@ describe.concurrent('replay isolation', () => {
         `${prefix}_replay: a role created for the run (no superuser, CREATEROLE or CREATEDB), dropped after it; statements that act beyond the database (roles, settings, files, other sessions) skipped`,
       );
       expect(await rolesNamed(prefix)).toEqual([]);
-      expect(await query('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix])).toEqual([]);
+      expect(await adminQuery('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix])).toEqual([]);
     },
     RUN_TIMEOUT_MS,
   );

@@ -18,7 +18,7 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import type { Server } from '../provision/index.js';
 import type { Logger } from '../runtime/logger.js';
-import { createLoginRole, dropRole, roleExists, rolePrivileges, setDatabaseOwner } from '../provision/database.js';
+import { createLoginRole, dropRole, rolePrivileges, setDatabaseOwner } from '../provision/database.js';
 import { giveSchemaTo, takeSchemaBack } from '../provision/role-ownership.js';
 import { scramVerifier } from '../provision/scram.js';
 import { passwordOf, redact, replayUrl, withDatabase } from '../provision/url.js';
@@ -75,11 +75,14 @@ export async function prepareReplayRole(place: RolePlace, logger: Logger, asUser
   const secret = passwordOf(place.server.url);
   place.role = role.name;
   const started = Date.now();
+  /** The templates the role has been handed (or may have been, when a handover failed). */
+  const given: string[] = [];
   try {
     await createLoginRole(place.server.url, role.name, scramVerifier(role.password), privileges.superuser);
     const warnings: string[] = [];
     let objects = 0;
     for (const template of place.templates) {
+      given.push(template);
       await setDatabaseOwner(place.server.url, template, role.name);
       const handover = await giveSchemaTo(withDatabase(place.server.url, template), role.name);
       objects += handover.objects;
@@ -101,7 +104,7 @@ export async function prepareReplayRole(place: RolePlace, logger: Logger, asUser
     return { role, user, warnings };
   } catch (error) {
     const why = redact(error instanceof Error ? error.message : String(error), secret);
-    await releaseReplayRole(place, logger, place.templates);
+    await releaseReplayRole(place, logger, given);
     return { user, reason: `a role of the run's own could not be used: ${why}`, warnings: [] };
   }
 }
@@ -111,17 +114,15 @@ export async function prepareReplayRole(place: RolePlace, logger: Logger, asUser
  * outcome). Its databases must be gone first, or be named in `kept`.
  * @param place the place
  * @param logger for warnings
- * @param kept databases that stay (the templates, when the replays fall back to the URL's
- *   user): what the role was given in them is taken back first
+ * @param kept databases that stay and that the role was handed (templates, when the replays
+ *   fall back to the URL's user): what it was given there is taken back first
  */
 export async function releaseReplayRole(place: Pick<RolePlace, 'server' | 'role'>, logger: Logger, kept: string[] = []): Promise<void> {
   if (place.role === undefined) return;
   const name = place.role;
   place.role = undefined;
   const warn = (e: Error) => logger.info(`warning: ${redact(e.message, passwordOf(place.server.url))}`);
-  if (await roleExists(place.server.url, name).catch(() => true)) {
-    for (const database of kept) await takeSchemaBack(withDatabase(place.server.url, database), name).catch(warn);
-  }
+  for (const database of kept) await takeSchemaBack(withDatabase(place.server.url, database), name).catch(warn);
   await dropRole(place.server.url, name).catch(warn);
 }
 
