@@ -146,8 +146,8 @@ function step({ inputs, event = pullRequestEvent(), postOf, nodeArgs = [], onStd
 }
 
 /**
- * For the runs that only show comment handling: no confirmation rounds (an input of the gate
- * being added; an input the action does not know is ignored, as the runner ignores it).
+ * For the runs that show comment handling or the baseline: no confirmation rounds, which would
+ * only lengthen them (they accept either verdict, or take theirs from a pinned baseline).
  */
 const QUICK = { 'confirm-rounds': '0' };
 

@@ -201,8 +201,9 @@ END $$;
           enough_calls: true,
           slower_in_every_replay: true,
         });
-        // The relay's delays are in the client's timings, not in the server's.
-        expect(f.base.p95_us).toBeGreaterThan(5 * f.server_time!.base.p95_us);
+        // The relay's delays (3.8 ms at the p95) are in the client's timings, not in the server's
+        // (tens of µs; a factor of 2 leaves room for a descheduled backend on a busy runner).
+        expect(f.base.p95_us).toBeGreaterThan(2 * f.server_time!.base.p95_us);
         expect(run.stdout).toMatch(/server time per call \d+ µs → \d+ µs median/);
       } finally {
         await relay.close();
