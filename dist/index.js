@@ -49584,7 +49584,7 @@ async function startThrowawayServer(options2) {
   }
   let lastError;
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-    const port = await freePort();
+    const port = attempt === 0 && options2.firstPort !== void 0 ? options2.firstPort : await freePort();
     try {
       return await startOnce({ ...options2, makeError, settings, port });
     } catch (error63) {
@@ -49654,6 +49654,7 @@ async function startOnce({ bins, user, password, port, settings, makeError, debu
   try {
     await waitUntilReady(supervisor, {
       port,
+      dataDir,
       password,
       timeoutMs: startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
       logFile,
@@ -49788,7 +49789,15 @@ var Supervisor = class {
     return this.stopping;
   }
 };
-async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, bins, makeError, describeLog }) {
+function sameDirectory(a, b) {
+  if (path5.resolve(a) === path5.resolve(b)) return true;
+  try {
+    return fs9.realpathSync(a) === fs9.realpathSync(b);
+  } catch {
+    return false;
+  }
+}
+async function waitUntilReady(supervisor, { port, dataDir, password, timeoutMs, logFile, bins, makeError, describeLog }) {
   const deadline = Date.now() + timeoutMs;
   let lastError = "no attempt yet";
   for (; ; ) {
@@ -49815,15 +49824,19 @@ async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, 
       });
       client.on("error", () => {
       });
+      let answeredBy;
       try {
         await client.connect();
-        await client.query("select 1");
+        answeredBy = (await client.query("show data_directory")).rows[0]?.data_directory;
         await client.end();
-        return;
       } catch (error63) {
         lastError = error63 instanceof Error ? error63.message : String(error63);
         await client.end().catch(() => {
         });
+      }
+      if (answeredBy !== void 0) {
+        if (sameDirectory(answeredBy, dataDir)) return;
+        throw new PortTakenError(`port ${port} is answered by another server (data directory ${answeredBy})`);
       }
     }
     if (Date.now() > deadline) {

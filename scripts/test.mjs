@@ -402,8 +402,8 @@ async function main() {
     } else {
       heading('PostgreSQL: starting a throwaway server');
       try {
-        const { startPostgres } = await import('../test/support/postgres.mjs');
-        server = await startPostgres();
+        const { SHARED_SERVER_SETTINGS, startPostgres } = await import('../test/support/postgres.mjs');
+        server = await startPostgres({ settings: SHARED_SERVER_SETTINGS });
         env.PG_RETEST_TEST_URL = server.url;
         console.log(`PostgreSQL ${server.version} (${server.source}) at ${server.url}`);
       } catch (err) {

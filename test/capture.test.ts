@@ -105,9 +105,9 @@ describe.skipIf(major === undefined)(title, () => {
   /** The same traffic every time, against `db`. */
   async function drive(db: string): Promise<void> {
     const url = dbUrl(db);
-    // Two sessions that start 1 s apart.
+    // Two sessions that start 3 s apart.
     tool('psql', ['-X', '-q', '-d', url, '-c', "SELECT 'first session' AS s"]);
-    await sleep(1_000);
+    await sleep(3_000);
     tool('psql', ['-X', '-q', '-d', url, '-c', "SELECT 'second session' AS s"]);
     tool('pgbench', ['-n', '-M', 'simple', '-t', '3', '-f', 'simple.sql', url]);
     const vars = ['-D', 'txt=widget', '-D', 'ts=2026-05-01 12:00:00+00', '-D', `quote=${QUOTE}`];
@@ -289,15 +289,16 @@ describe.skipIf(major === undefined)(title, () => {
 
     const sessions = wklSessions(fs.readFileSync(wkl));
     const captured = sessions[1]!.queries[0]!.start_offset_us - sessions[0]!.queries[0]!.start_offset_us;
-    // A 1 s sleep plus starting psql, on a runner that may be busy with other test files.
-    expect(captured).toBeGreaterThan(950_000);
-    expect(captured).toBeLessThan(5_000_000);
+    // A 3 s sleep plus starting psql, on a runner that may be busy with other test files.
+    expect(captured).toBeGreaterThan(2_950_000);
+    expect(captured).toBeLessThan(8_000_000);
     // What is under test is that the gap between sessions survives (a session-relative capture
-    // would start both at 0): reproduced within half a second of a gap of a second or more,
-    // a margin no load on the runner comes near (docs/testing.md, "Timing").
+    // would start both at 0, 3 s off): reproduced within 1.5 s. Each replayed start includes
+    // that session's connection, which a busy shared server can delay by a good part of a
+    // second (docs/testing.md, "Timing").
     const started = new Map(rep.sessions.map((x) => [x.source_id, x.actual_start_us ?? Number.NaN]));
     const replayed = started.get(sessions[1]!.id)! - started.get(sessions[0]!.id)!;
-    expect(Math.abs(replayed - captured), `captured ${captured} µs apart, replayed ${replayed} µs apart`).toBeLessThan(500_000);
+    expect(Math.abs(replayed - captured), `captured ${captured} µs apart, replayed ${replayed} µs apart`).toBeLessThan(1_500_000);
   }, 120_000);
 
   it('gives the same workload from log_statement = all + log_duration as from log_min_duration_statement = 0', async () => {
@@ -380,7 +381,7 @@ describe.skipIf(major === undefined)(title, () => {
     expect(pgbench.excluded.application_name).toBe(all.statements - 42);
     const start = Date.parse(all.first_statement_at!);
     const early = await capture([minDuration.csv], out, '--database', 'app', '--until', new Date(start + 500).toISOString());
-    expect(early.statements).toBe(1); // the first psql session only; the second starts 1 s later
+    expect(early.statements).toBe(1); // the first psql session only; the second starts 3 s later
     const late = await capture([minDuration.csv], out, '--database', 'app', '--since', new Date(start + 500).toISOString());
     expect(late.statements).toBe(all.statements - 1);
     expect(late.excluded.time_window).toBe(1);

@@ -99,18 +99,11 @@ async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void>
   };
 }
 
-/** A port on 127.0.0.1 with nothing listening on it (taken, then released). */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/**
+ * A port on 127.0.0.1 that nothing listens on: 1 (tcpmux). A free port taken and released could
+ * be given to a test server started meanwhile; the servers here only get ports above 1023.
+ */
+const CLOSED_PORT = 1;
 
 function portAccepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -234,7 +227,7 @@ describe('options', () => {
   it('refuses a corrupt --workload before touching any server', async () => {
     const corrupt = path.join(tmp, 'corrupt-replay.wkl');
     fs.writeFileSync(corrupt, '{"not": "a workload"}');
-    const port = await closedPort();
+    const port = CLOSED_PORT;
     const run = await cli(['replay', '--workload', corrupt, '--database-url', `postgres://postgres@127.0.0.1:${port}/x`]);
     expect(run.code).toBe(ExitCode.BadInput);
     expect(run.stderr).toContain(corrupt);
@@ -379,7 +372,7 @@ describe('replay against the shared server', () => {
 
   it('fails with exit 3 on an unreachable --database-url and never prints its password', async () => {
     const password = `Sekr1t-${randomBytes(8).toString('hex')}`;
-    const port = await closedPort();
+    const port = CLOSED_PORT;
     const url = `postgres://app:${password}@127.0.0.1:${port}/shop`;
     const run = await cli(['replay', '--workload', shop('workload.wkl'), '--database-url', url, '--allow-writes']);
     expect(run.code).toBe(ExitCode.Infrastructure);
@@ -429,12 +422,16 @@ describe('replay when the server dies', () => {
           ...shopMigrations(),
           '--seed',
           shop('seed.sql'),
+          // 3.4 s captured, 13.6 s replayed: the kill 3 s in lands mid-replay however slow the
+          // engine's preflight connection is (before it, the engine would fail to connect instead).
+          '--speed',
+          '0.25',
         ],
         {
           onStderr(soFar) {
             if (!killed && soFar.includes('replaying against')) {
               killed = true;
-              setTimeout(() => server.kill('SIGKILL'), 1_000);
+              setTimeout(() => server.kill('SIGKILL'), 3_000);
             }
           },
         },
@@ -489,12 +486,15 @@ describe('replay on a server the CLI starts', () => {
         ...shopMigrations(),
         '--seed',
         shop('seed.sql'),
+        // As above: a signal 3 s into a 13.6 s replay cancels the replay, not its start.
+        '--speed',
+        '0.25',
       ],
       {
         onStderr(soFar, child) {
           if (!signalled && soFar.includes('replaying against')) {
             signalled = true;
-            setTimeout(() => child.kill('SIGTERM'), 500);
+            setTimeout(() => child.kill('SIGTERM'), 3_000);
           }
         },
       },

@@ -3,7 +3,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,14 +84,11 @@ function expectAddsUp(report: ReplayReport): void {
   expect(report.fingerprints.reduce((n, f) => n + f.counts.captured, 0)).toBe(totals.captured);
 }
 
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+/**
+ * A port on 127.0.0.1 that nothing listens on: 1 (tcpmux). A free port taken and released could
+ * be given to a test server started meanwhile; the servers here only get ports above 1023.
+ */
+const CLOSED_PORT = 1;
 
 describe('finding the addon', () => {
   it('the action looks only beside its bundle, checked against the manifest there; the CLI also in build/; the sources only in build/', () => {
@@ -395,7 +391,7 @@ describe('replay', () => {
   });
 
   it('rejects a closed port with E_CONNECT, without showing the password', async () => {
-    const port = await closedPort();
+    const port = CLOSED_PORT;
     const secret = 'hunter2-very-secret';
     const workload = await loadWorkload(fixture('sample-ecommerce.wkl'));
     const err = await rejection(

@@ -51,6 +51,21 @@ describe('shared server', () => {
 });
 
 describe('startPostgres', () => {
+  it('gives up a port another server answers on, and serves its own data directory on a free one', async () => {
+    // What a server started beside this one would do if it took the port between the probe
+    // and the bind: answer the readiness check in our server's place.
+    const first = await startPostgres();
+    try {
+      await withServer(await startPostgres({ firstPort: first.port }), async (second) => {
+        expect(second.port).not.toBe(first.port);
+        const [row] = await query(second.url, 'show data_directory');
+        expect(row?.data_directory).toBe(second.dataDir);
+      });
+    } finally {
+      await first.stop();
+    }
+  });
+
   it('applies settings, and stop() closes the port and removes the data directory', async () => {
     const server = await startPostgres({ settings: { max_connections: '5' } });
     let stopped = false;

@@ -22,6 +22,11 @@ export interface ServerOptions {
   makeError?: (message: string) => Error;
   /** Progress messages. */
   debug?: (message: string) => void;
+  /**
+   * The port to try first instead of a free one (a taken port is given up for a free one, as a
+   * port taken between the probe and the bind is). Tests use it to take that path on purpose.
+   */
+  firstPort?: number;
 }
 
 /** A running throwaway server. */

@@ -49,7 +49,7 @@ export async function startThrowawayServer(options) {
   }
   let lastError;
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-    const port = await freePort();
+    const port = attempt === 0 && options.firstPort !== undefined ? options.firstPort : await freePort();
     try {
       return await startOnce({ ...options, makeError, settings, port });
     } catch (error) {
@@ -121,6 +121,7 @@ async function startOnce({ bins, user, password, port, settings, makeError, debu
   try {
     await waitUntilReady(supervisor, {
       port,
+      dataDir,
       password,
       timeoutMs: startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
       logFile,
@@ -282,7 +283,17 @@ class Supervisor {
   }
 }
 
-async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, bins, makeError, describeLog }) {
+/** Whether two paths name the same directory (either may be a symlink or not exist). */
+function sameDirectory(a, b) {
+  if (path.resolve(a) === path.resolve(b)) return true;
+  try {
+    return fs.realpathSync(a) === fs.realpathSync(b);
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntilReady(supervisor, { port, dataDir, password, timeoutMs, logFile, bins, makeError, describeLog }) {
   const deadline = Date.now() + timeoutMs;
   let lastError = 'no attempt yet';
   for (;;) {
@@ -308,14 +319,21 @@ async function waitUntilReady(supervisor, { port, password, timeoutMs, logFile, 
         connectionTimeoutMillis: 5_000,
       });
       client.on('error', () => {});
+      let answeredBy;
       try {
         await client.connect();
-        await client.query('select 1');
+        answeredBy = (await client.query('show data_directory')).rows[0]?.data_directory;
         await client.end();
-        return;
       } catch (error) {
         lastError = error instanceof Error ? error.message : String(error);
         await client.end().catch(() => {});
+      }
+      // Another server that took the port first would answer just as well (a test suite starts
+      // servers side by side); ours is the one serving our data directory. Before ours has
+      // given up on binding, nothing else would tell the two apart.
+      if (answeredBy !== undefined) {
+        if (sameDirectory(answeredBy, dataDir)) return;
+        throw new PortTakenError(`port ${port} is answered by another server (data directory ${answeredBy})`);
       }
     }
     if (Date.now() > deadline) {

@@ -9,7 +9,7 @@
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { buildCliBundle } from './cli-bundle.js';
-import { startPostgres } from './postgres.js';
+import { SHARED_SERVER_SETTINGS, startPostgres } from './postgres.js';
 
 declare module 'vitest' {
   interface ProvidedContext {
@@ -25,7 +25,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     project.provide('pgUrl', existing);
     return undefined;
   }
-  const server = await startPostgres();
+  const server = await startPostgres({ settings: SHARED_SERVER_SETTINGS });
   process.env.PG_RETEST_TEST_URL = server.url;
   project.provide('pgUrl', server.url);
   return async () => {

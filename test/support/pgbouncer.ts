@@ -40,6 +40,11 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Another process may take the port between the probe and PgBouncer's bind. */
+const PORT_ATTEMPTS = 5;
+
+class PortTaken extends Error {}
+
 /**
  * Starts PgBouncer in front of a server that trusts connections from 127.0.0.1.
  * @param server the server's port and user
@@ -52,7 +57,21 @@ export async function startPgBouncer(
 ): Promise<PgBouncer> {
   const binary = pgbouncerBinary();
   if (!binary) throw new Error('pgbouncer is not installed: run scripts/prepare-machine.sh (apt-get install pgbouncer)');
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await freePort(), binary, server, poolMode);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function startOn(
+  port: number,
+  binary: string,
+  server: { port: number; user: string },
+  poolMode: 'session' | 'transaction' | 'statement',
+): Promise<PgBouncer> {
   const dir = fs.mkdtempSync(path.join(isRoot() ? '/tmp' : os.tmpdir(), 'pg-retest-pgbouncer-'));
   const logFile = path.join(dir, 'pgbouncer.log');
   const config = path.join(dir, 'pgbouncer.ini');
@@ -95,24 +114,35 @@ export async function startPgBouncer(
     await exited;
     fs.rmSync(dir, { recursive: true, force: true });
   };
+  const log = () => (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const client = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 2_000 });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      await client.query('SELECT 1');
-      await client.end();
-      break;
-    } catch (error) {
-      await client.end().catch(() => {});
-      if (child.exitCode !== null || Date.now() > deadline) {
-        const log = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : '';
-        await stop();
-        throw new Error(`pgbouncer did not accept connections on port ${port}: ${(error as Error).message}\n${log}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    // Ready only once PgBouncer says it listens on the port: whatever else took the port in the
+    // meantime (another test's PostgreSQL) would answer the query below just as well.
+    if (/nowhere to listen on/.test(log())) {
+      await stop();
+      throw new PortTaken(`port ${port} was taken before PgBouncer could bind it`);
     }
+    let failure = 'PgBouncer has not said it listens yet';
+    if (log().includes(`listening on 127.0.0.1:${port}`)) {
+      const client = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 2_000 });
+      client.on('error', () => {});
+      try {
+        await client.connect();
+        await client.query('SELECT 1');
+        await client.end();
+        break;
+      } catch (error) {
+        await client.end().catch(() => {});
+        failure = (error as Error).message;
+      }
+    }
+    if (child.exitCode !== null || Date.now() > deadline) {
+      const tail = log().slice(-2000);
+      await stop();
+      throw new Error(`pgbouncer did not accept connections on port ${port}: ${failure}\n${tail}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return { url, port, logFile, stop };
 }

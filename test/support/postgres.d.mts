@@ -16,6 +16,8 @@ export interface StartOptions {
   password?: string;
   /** How long to wait for the server to accept connections. Default 60 000 ms. */
   startTimeoutMs?: number;
+  /** The port to try first (a taken one is given up for a free one). */
+  firstPort?: number;
 }
 
 /** A running throwaway server. */
@@ -56,3 +58,6 @@ export function localMajors(): number[];
 
 /** A random password for tests that need password authentication. */
 export function randomPassword(): string;
+
+/** Settings of the server every test file shares. */
+export const SHARED_SERVER_SETTINGS: Record<string, string>;

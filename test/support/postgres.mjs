@@ -18,6 +18,14 @@ import crypto from 'node:crypto';
 import { embeddedBinaries, isRoot, localBinaries, lookupOsUser, SUPPORTED_MAJORS } from '../../src/provision/pg-binaries.mjs';
 import { startThrowawayServer } from '../../src/provision/pg-server.mjs';
 
+/**
+ * Settings of the server every test file shares (scripts/test.mjs, or vitest's global setup):
+ * room for the parallel test files' replays (the shop opens 40 sessions), gates' own
+ * connections and the Rust tests at once. The engine waits for a free slot; a test's helper
+ * connection or a gate's setup fails at once on "too many clients".
+ */
+export const SHARED_SERVER_SETTINGS = { max_connections: '300' };
+
 /** @type {Map<number, Promise<import('../../src/provision/pg-binaries.mjs').Binaries>>} */
 const binariesCache = new Map();
 
@@ -34,6 +42,7 @@ export async function startPostgres(opts = {}) {
     password: opts.password,
     settings: opts.settings,
     startTimeoutMs: opts.startTimeoutMs,
+    firstPort: opts.firstPort,
     dirPrefix: 'pg-retest-test-',
     fullLogs: true,
   });
