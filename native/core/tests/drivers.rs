@@ -120,7 +120,9 @@ fn workload() -> Arc<LinkedWorkload> {
     statement(&mut b, t, "SELECT 1; SELECT 2 UNION ALL SELECT 3", Select);
     statement(&mut b, t, "UPDATE counters SET v = v + 1", Update);
     statement(&mut b, t, "DELETE FROM counters WHERE v > 1000", Delete);
-    statement(&mut b, t, "SET statement_timeout = '100ms'", Other);
+    // A second: the `RESET` after the sleep runs under it too, and must not be cut short on a
+    // loaded machine.
+    statement(&mut b, t, "SET statement_timeout = '1s'", Other);
     statement(&mut b, t, "SELECT pg_sleep(2)", Select);
     statement(&mut b, t, "RESET statement_timeout", Other);
     statement(&mut b, t, "SELECT 'still here'", Select);

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use pg_retest_core::linked::LinkedWorkload;
 use pg_retest_core::replay::{
-    replay, NotExecutedReason, ReplayError, ReplayOptions, ReplayReport, RunStatus, SessionStatus,
+    replay, NotExecutedReason, Progress, ProgressSink, ReplayError, ReplayOptions, ReplayReport,
+    RunStatus, SessionStatus,
 };
 use pg_retest_core::scale::{ClassFactors, ScaleOptions};
 use pg_retest_core::wkl::QueryKind;
@@ -276,7 +277,9 @@ async fn a_statement_over_the_timeout_fails_with_57014_and_the_session_goes_on()
     let url = fresh_database("timeout").await;
     let w = workload(&[vec![(0, "SELECT pg_sleep(30)"), (1, "SELECT 42")]]);
     let mut o = opts(&url);
-    o.statement_timeout = Some(Duration::from_millis(300));
+    // `SELECT 42` runs under the same timeout: a second, so that a backend a loaded machine
+    // leaves waiting for the CPU still answers it in time.
+    o.statement_timeout = Some(Duration::from_secs(1));
     let r = run(w, o).await;
     assert_adds_up(&r);
     assert_eq!((r.totals.ok, r.totals.errors), (1, 1));
@@ -295,20 +298,22 @@ async fn a_statement_over_the_timeout_fails_with_57014_and_the_session_goes_on()
 /// A statement the server never answers (a hung server, a dead network path) is given up
 /// `statement_timeout` + 2 s + 2 s after it was sent, never sooner, and the session's rest is
 /// counted as not executed. The silent statement comes after statements spread over more than
-/// the guard's period, so the guard has fired idle and been moved on before it matters.
+/// the guard's period (the timeout + 2 s), so the guard has fired idle and been moved on before
+/// it matters. The timeout is a second, so that a loaded machine still answers the statements
+/// before the silent one within it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_statement_never_answered_is_given_up_after_the_timeout_and_two_graces() {
     let url = fresh_database("silent").await;
     let proxy = SilencingProxy::start(&url, "silence here").await;
     let w = workload(&[vec![
         (0, "SELECT 1"),
-        (1_500_000, "SELECT 2"),
-        (3_000_000, "SELECT 3 /* silence here */"),
-        (3_000_001, "SELECT 4"),
+        (2_000_000, "SELECT 2"),
+        (4_000_000, "SELECT 3 /* silence here */"),
+        (4_000_001, "SELECT 4"),
     ]]);
     let mut o = opts(&proxy.url);
     o.speed = 1.0;
-    o.statement_timeout = Some(Duration::from_millis(100));
+    o.statement_timeout = Some(Duration::from_secs(1));
     let r = run(w, o).await;
     assert_adds_up(&r);
     assert_eq!(r.status, RunStatus::Completed, "{:?}", r.message);
@@ -327,9 +332,9 @@ async fn a_statement_never_answered_is_given_up_after_the_timeout_and_two_graces
         "{:?}",
         s.message
     );
-    // Sent at 3 s, given up no sooner than 3 + 0.1 + 2 + 2 s (timers never fire early).
+    // Sent at 4 s, given up no sooner than 4 + 1 + 2 + 2 s (timers never fire early).
     assert!(
-        r.wall_time_us >= 7_100_000,
+        r.wall_time_us >= 9_000_000,
         "given up too early: {} µs",
         r.wall_time_us
     );
@@ -356,6 +361,7 @@ async fn a_wholly_hung_server_holds_no_session_past_its_guard_or_the_deadline() 
     // The statement's guard: the timeout, a grace, a cancel request and a grace.
     let proxy = SilencingProxy::start_with(&url, "hang here", Silence::Hung).await;
     let mut o = opts(&proxy.url);
+    // Should it also cut `SELECT 1` short on a loaded machine, that changes nothing checked.
     o.statement_timeout = Some(Duration::from_millis(100));
     let r = run(w(), o).await;
     assert_adds_up(&r);
@@ -372,7 +378,8 @@ async fn a_wholly_hung_server_holds_no_session_past_its_guard_or_the_deadline() 
     // The deadline: the run stops, its cancel request hangs, the session still ends.
     let proxy = SilencingProxy::start_with(&url, "hang here", Silence::Hung).await;
     let mut o = opts(&proxy.url);
-    o.deadline = Some(Duration::from_secs(2));
+    // Seconds: `SELECT 1` must be answered before it, after a connect on a loaded machine.
+    o.deadline = Some(Duration::from_secs(5));
     let r = run(w(), o).await;
     assert_adds_up(&r);
     assert_eq!((r.totals.ok, r.totals.not_executed), (1, 2));
@@ -397,6 +404,8 @@ async fn a_server_that_answers_no_query_is_judged_gone_by_a_bounded_probe() {
         (2, "SELECT 3"),
     ]]);
     let mut o = opts(&proxy.url);
+    // Should it also cut `SELECT 2` short on a loaded machine, the session still goes on to the
+    // unanswered statement.
     o.statement_timeout = Some(Duration::from_millis(100));
     let r = run(w, o).await;
     assert_eq!(r.status, RunStatus::ServerUnavailable, "{:?}", r.message);
@@ -426,7 +435,9 @@ async fn an_unanswered_rollback_ends_the_session_instead_of_shifting_answers() {
         (4, "SELECT generate_series(1, 3)"),
     ]]);
     let mut o = opts(&proxy.url);
-    o.statement_timeout = Some(Duration::from_millis(100));
+    // `BEGIN` must succeed under it: a second, enough for a backend a loaded machine leaves
+    // waiting for the CPU.
+    o.statement_timeout = Some(Duration::from_secs(1));
     let r = run(w, o).await;
     assert_adds_up(&r);
     let s = &r.sessions[0];
@@ -545,7 +556,9 @@ async fn the_deadline_ends_the_run_and_counts_what_was_left() {
     ]);
     let mut o = opts(&url);
     o.speed = 1.0;
-    o.deadline = Some(Duration::from_millis(800));
+    // Long enough for a loaded machine to connect and answer `SELECT 1` before it; the rest is
+    // due at 60 s or sleeps for 60 s.
+    o.deadline = Some(Duration::from_secs(5));
     let r = run(w, o).await;
     assert_eq!(r.status, RunStatus::DeadlineExceeded);
     assert!(r.message.as_deref().unwrap().contains("deadline"));
@@ -589,10 +602,13 @@ async fn cancellation_stops_in_flight_statements() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_arrive_when_the_workload_says() {
     let url = fresh_database("arrival").await;
+    // Seconds apart: a session's start is its first statement's send, after its connect, which
+    // a loaded machine may take a second over; a replay that ignored the speed would still be
+    // 2 s and 4 s late.
     let w = workload(&[
         vec![(0, "SELECT 1")],
-        vec![(1_000_000, "SELECT 2")],
-        vec![(2_000_000, "SELECT 3")],
+        vec![(4_000_000, "SELECT 2")],
+        vec![(8_000_000, "SELECT 3")],
     ]);
     let mut o = opts(&url);
     o.speed = 2.0;
@@ -606,12 +622,15 @@ async fn sessions_arrive_when_the_workload_says() {
     let sched: Vec<u64> = r.sessions.iter().map(|s| s.scheduled_start_us).collect();
     assert_eq!(
         sched,
-        vec![0, 500_000, 1_000_000],
+        vec![0, 2_000_000, 4_000_000],
         "speed 2 halves the offsets"
     );
     for (a, s) in starts.iter().zip(&sched) {
         assert!(*a >= *s, "never early: {a} < {s}");
-        assert!(*a < *s + 400_000, "roughly on time: {a} vs {s}");
+        assert!(
+            *a < *s + 1_500_000,
+            "on time but for the connect: {a} vs {s}"
+        );
     }
 }
 
@@ -683,11 +702,9 @@ async fn refused(conninfo: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_server_or_wrong_password_is_one_clear_error_without_secrets() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // Port 1 (tcpmux, long unused): nothing listens there, and no test server is given it (they
+    // get ephemeral ports), whereas a port bound and let go could be taken again in between.
+    let port = 1;
     let msg = refused(&format!("postgresql://app:s3cret-pw@127.0.0.1:{port}/db")).await;
     assert!(
         msg.contains(&format!("127.0.0.1:{port}/db as app")),
@@ -781,6 +798,17 @@ async fn a_server_with_five_slots_and_twenty_uncapped_sessions_loses_nothing() {
     assert_eq!(r.sessions_failed, refused.len() as u64);
 }
 
+/// The statements a replay has executed so far, from its progress snapshots.
+#[derive(Default)]
+struct Executed(std::sync::atomic::AtomicU64);
+
+impl ProgressSink for Executed {
+    fn progress(&self, p: Progress) {
+        self.0
+            .store(p.executed, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_dying_mid_replay_ends_the_run_with_an_error_and_counts() {
     let server = TestServer::start(&[]);
@@ -794,8 +822,18 @@ async fn the_server_dying_mid_replay_ends_the_run_with_an_error_and_counts() {
     let mut o = opts(&server.url());
     o.speed = 1.0;
     let w = workload(&sessions);
-    let handle = tokio::spawn(replay(w, o, None, CancellationToken::new()));
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let executed = Arc::new(Executed::default());
+    let sink: Arc<dyn ProgressSink> = executed.clone();
+    let handle = tokio::spawn(replay(w, o, Some(sink), CancellationToken::new()));
+    // The server dies once statements have run (a loaded machine may take a while to connect)
+    // and long before the sessions' 10 s of them are through.
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while executed.0.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("no statement ran within 60 s");
     server.stop_immediately();
     let r = tokio::time::timeout(Duration::from_secs(60), handle)
         .await
@@ -886,7 +924,7 @@ async fn the_session_cap_limits_open_sessions_and_a_delayed_session_keeps_its_ow
             vec![
                 (0, "SELECT pg_sleep(0.2)"),
                 (1, probe),
-                (300_000, "SELECT 1"),
+                (1_500_000, "SELECT 1"),
             ]
         })
         .collect();
@@ -903,7 +941,7 @@ async fn the_session_cap_limits_open_sessions_and_a_delayed_session_keeps_its_ow
         scalar(&url, "SELECT (max(n) <= 1)::text FROM seen").await,
         "true"
     );
-    // A session that waited for a slot starts late but keeps its 300 ms gap (no catch-up burst).
+    // A session that waited for a slot starts late but keeps its 1.5 s gap (no catch-up burst).
     let text = std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap();
     let recs: Vec<serde_json::Value> = text
         .lines()
@@ -923,20 +961,36 @@ async fn the_session_cap_limits_open_sessions_and_a_delayed_session_keeps_its_ow
         .collect();
     assert_eq!(starts.len(), 3);
     let gap = starts.iter().max().unwrap() - starts.iter().min().unwrap();
-    // Captured 300 ms apart; compressed to ~0 if the session had lost its own timeline. CPU
-    // steal on a shared VM has shaved 30 ms off, hence the margin.
-    assert!(gap >= 200_000, "kept its own timeline: {starts:?}");
+    // Captured 1.5 s apart. A session that had lost its own timeline would send the last
+    // statement, long due after its wait for a slot, right after the 0.2 s sleep: a gap of
+    // 0.2 s. The half second of margin is for CPU steal on a busy runner (it has shaved 30 ms).
+    assert!(gap >= 1_000_000, "kept its own timeline: {starts:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_killed_mid_session_is_reported_and_the_run_goes_on() {
     let url = fresh_database("killed").await;
+    // The killer waits (up to 30 s) for the victim's statement to be running, then terminates
+    // it: on a loaded machine either session may connect late. The victim sleeps for longer
+    // than that, so it is still in its statement whenever it is found.
+    let kill = "DO $$ BEGIN
+        WHILE clock_timestamp() < statement_timestamp() + interval '30 s' LOOP
+            PERFORM pg_stat_clear_snapshot();
+            PERFORM pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND state = 'active'
+                AND query LIKE '%victim%' AND pid <> pg_backend_pid();
+            IF FOUND THEN RETURN; END IF;
+            PERFORM pg_sleep(0.05);
+        END LOOP;
+        RAISE 'no victim within 30 s';
+    END $$";
     let w = workload(&[
-        vec![(0, "SELECT pg_sleep(1) /* victim */"), (1, "SELECT 1"), (2, "SELECT 2")],
         vec![
-            (300_000, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%victim%' AND pid <> pg_backend_pid()"),
-            (400_000, "SELECT 3"),
+            (0, "SELECT pg_sleep(60) /* victim */"),
+            (1, "SELECT 1"),
+            (2, "SELECT 2"),
         ],
+        vec![(300_000, kill), (400_000, "SELECT 3")],
     ]);
     let mut o = opts(&url);
     o.speed = 1.0;

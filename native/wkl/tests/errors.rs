@@ -288,21 +288,23 @@ fn too_large_sparse_file_is_not_read() {
     }
     let started = Instant::now();
     let err = read_workload(&path).unwrap_err();
-    assert!(started.elapsed() < Duration::from_secs(1));
+    // The message's size is the file system's, known before any read (a read stops at the limit
+    // and cannot tell it); the bound catches a hang.
+    assert!(started.elapsed() < HANG);
     assert_contains(
         &err.to_string(),
         &["huge.wkl: file is 5368709120 bytes, over the 4294967296-byte limit"],
     );
 }
 
+/// Exceeded only by a hang, even on a loaded machine: these tests are about not hanging on, nor
+/// allocating, what an input merely claims, not about speed.
+const HANG: Duration = Duration::from_secs(10);
+
 fn assert_refused_quickly(bytes: &[u8]) -> String {
     let started = Instant::now();
     let err = decode_workload(bytes).unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_millis(500),
-        "took {:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < HANG, "took {:?}", started.elapsed());
     err.to_string()
 }
 
@@ -333,7 +335,7 @@ fn serde_alone_also_caps_claimed_lengths() {
     for bytes in [sessions, string] {
         let started = Instant::now();
         assert!(rmp_serde::from_slice::<WorkloadProfile>(&bytes).is_err());
-        assert!(started.elapsed() < Duration::from_millis(500));
+        assert!(started.elapsed() < HANG);
     }
 }
 

@@ -7,6 +7,11 @@
 //! The postgres process runs under a tiny shell supervisor that reads its stdin: when the test
 //! process ends for any reason (even killed), the pipe closes and the supervisor shuts the server
 //! down, so no server outlives the tests.
+//!
+//! A server's port is free when picked but may be taken before the server binds it (the
+//! TypeScript tests start servers side by side): readiness is asked over the server's own socket
+//! directory, which no other server answers for, and a server that could not bind its port is
+//! started afresh on another.
 
 #![allow(dead_code)]
 
@@ -24,6 +29,9 @@ pub struct TestServer {
     stdin: Option<ChildStdin>,
     bindir: PathBuf,
 }
+
+/// The port was taken before the server could bind it.
+struct PortTaken;
 
 fn is_root() -> bool {
     Command::new("id")
@@ -76,8 +84,26 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// A port picked free may be taken before the server binds it; each attempt picks another.
+const PORT_ATTEMPTS: u32 = 5;
+
 impl TestServer {
     pub fn start(settings: &[(&str, &str)]) -> TestServer {
+        let mut last_log = String::new();
+        for _ in 0..PORT_ATTEMPTS {
+            match TestServer::start_once(settings) {
+                Ok(server) => return server,
+                Err(log) => last_log = log,
+            }
+        }
+        panic!(
+            "no test server could bind a port in {PORT_ATTEMPTS} attempts; last log:\n{last_log}"
+        );
+    }
+
+    /// A server in a fresh directory on a port picked free; `Err` with its log when another
+    /// process took the port first (the server is then stopped and its directory removed).
+    fn start_once(settings: &[(&str, &str)]) -> Result<TestServer, String> {
         let root = is_root();
         let bindir = bindir();
         let dir = tempfile::Builder::new()
@@ -156,28 +182,32 @@ impl TestServer {
             stdin,
             bindir,
         };
-        server.wait_ready();
-        server
+        match server.wait_ready() {
+            Ok(()) => Ok(server),
+            Err(PortTaken) => Err(server.log()),
+        }
     }
 
-    fn wait_ready(&self) {
+    /// Waits until the server accepts connections; `Err` when it could not bind its port.
+    fn wait_ready(&self) -> Result<(), PortTaken> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
+            // Over the socket in the server's own directory: another server that took the port
+            // would answer on 127.0.0.1 just as well. Ours creates that socket only once its TCP
+            // port is bound.
             let ok = Command::new(self.bindir.join("pg_isready"))
-                .args([
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    &self.port.to_string(),
-                    "-U",
-                    "postgres",
-                    "-q",
-                ])
+                .arg("-h")
+                .arg(&self.dir)
+                .args(["-p", &self.port.to_string(), "-U", "postgres", "-q"])
                 .status()
                 .map(|s| s.success())
                 .unwrap_or(false);
             if ok {
-                return;
+                return Ok(());
+            }
+            // The server logs this, then exits (it listens on that one address only).
+            if self.log().contains("could not bind") {
+                return Err(PortTaken);
             }
             if Instant::now() > deadline {
                 panic!(
