@@ -76,20 +76,15 @@ pub(crate) fn ratio_interval(
     iterations: u32,
     seed: u64,
 ) -> Interval {
-    debug_assert!(!base.is_empty() && !head.is_empty());
-    let (base, head) = (
-        Side::new(base, GATE_PERCENTILE),
-        Side::new(head, GATE_PERCENTILE),
-    );
-    let mut rng = Rng::new(seed);
-    let ratios: Vec<f64> = (0..iterations)
-        .map(|_| {
-            let b = base.resampled(&mut rng);
-            let h = head.resampled(&mut rng);
-            p95_ratio(b, h)
-        })
-        .collect();
-    interval_of(ratios, confidence)
+    bootstrap(
+        base,
+        head,
+        GATE_PERCENTILE,
+        confidence,
+        iterations,
+        seed,
+        p95_ratio,
+    )
 }
 
 /// The percentile-bootstrap interval of `median(head) − median(base)` in µs (the server-time
@@ -102,17 +97,33 @@ pub(crate) fn shift_interval(
     iterations: u32,
     seed: u64,
 ) -> Interval {
+    let shift = |b: u64, h: u64| h as f64 - b as f64;
+    bootstrap(base, head, 50.0, confidence, iterations, seed, shift)
+}
+
+/// The interval of `statistic(base's percentile, head's percentile)` over resamples of both
+/// sides. Base is drawn before head in every replicate: the order fixes which random numbers
+/// each side gets, so a given seed gives the same interval in every release.
+fn bootstrap(
+    base: &[u32],
+    head: &[u32],
+    percentile: f64,
+    confidence: f64,
+    iterations: u32,
+    seed: u64,
+    statistic: impl Fn(u64, u64) -> f64,
+) -> Interval {
     debug_assert!(!base.is_empty() && !head.is_empty());
-    let (base, head) = (Side::new(base, 50.0), Side::new(head, 50.0));
+    let (base, head) = (Side::new(base, percentile), Side::new(head, percentile));
     let mut rng = Rng::new(seed);
-    let shifts: Vec<f64> = (0..iterations)
+    let replicates: Vec<f64> = (0..iterations)
         .map(|_| {
             let b = base.resampled(&mut rng);
             let h = head.resampled(&mut rng);
-            h as f64 - b as f64
+            statistic(b, h)
         })
         .collect();
-    interval_of(shifts, confidence)
+    interval_of(replicates, confidence)
 }
 
 /// The central `confidence` interval of bootstrap replicates.
