@@ -47142,7 +47142,6 @@ async function runStatements(url2, what, statements) {
     return result;
   });
 }
-var OBJECT_IN_USE = "55006";
 function checkName(name) {
   if (!DATABASE_NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
 }
@@ -47152,18 +47151,22 @@ async function createDatabase(serverUrl, name, template) {
   await withConnection(serverUrl, `cannot create database ${name}`, async (client) => {
     if (template === void 0) await client.query(`CREATE DATABASE ${name}`);
     else {
-      const ending = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`;
-      await endingConnections(client, ending, `CREATE DATABASE ${name} TEMPLATE ${template}`);
+      await retryWhileInUse(client, `CREATE DATABASE ${name} TEMPLATE ${template}`, endConnections(template, "own"));
     }
     await markDatabase(client, name);
   });
   return withDatabase(serverUrl, name);
 }
+var OBJECT_IN_USE = "55006";
 var IN_USE_DEADLINE_MS = 3e4;
-async function endingConnections(client, ending, statement2) {
+function endConnections(database, whose) {
+  const own2 = whose === "own" ? " AND usename = current_user" : "";
+  return `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}'${own2} AND pid <> pg_backend_pid()`;
+}
+async function retryWhileInUse(client, statement2, endFirst) {
   const deadline = Date.now() + IN_USE_DEADLINE_MS;
   for (; ; ) {
-    if (ending !== void 0) await client.query(ending);
+    if (endFirst !== void 0) await client.query(endFirst);
     try {
       await client.query(statement2);
       return;
@@ -47182,12 +47185,8 @@ async function dropDatabase(serverUrl, name) {
   checkName(name);
   await withConnection(serverUrl, `cannot drop database ${name}`, async (client) => {
     const version2 = await client.query("SELECT current_setting('server_version_num') AS v");
-    if (Number(version2.rows[0].v) >= 13e4) {
-      await endingConnections(client, void 0, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    } else {
-      const ending = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`;
-      await endingConnections(client, ending, `DROP DATABASE IF EXISTS ${name}`);
-    }
+    if (Number(version2.rows[0].v) >= 13e4) await retryWhileInUse(client, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    else await retryWhileInUse(client, `DROP DATABASE IF EXISTS ${name}`, endConnections(name, "all"));
   });
 }
 async function vacuumAnalyzeDatabase(url2) {

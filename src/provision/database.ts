@@ -52,9 +52,6 @@ export async function runStatements(url: string, what: string, statements: strin
   });
 }
 
-/** SQLSTATE 55006: the database has other connections. */
-const OBJECT_IN_USE = '55006';
-
 function checkName(name: string): void {
   if (!DATABASE_NAME.test(name)) throw new InfraError(`invalid database name '${name}'`);
 }
@@ -76,30 +73,40 @@ export async function createDatabase(serverUrl: string, name: string, template?:
       // A connection pooler keeps idle server connections to the template it built (PgBouncer for
       // ten minutes by default), and PostgreSQL copies no database that has connections. The
       // template is the run's own; only the run's own user's connections are ended.
-      const ending = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND usename = current_user AND pid <> pg_backend_pid()`;
-      await endingConnections(client, ending, `CREATE DATABASE ${name} TEMPLATE ${template}`);
+      await retryWhileInUse(client, `CREATE DATABASE ${name} TEMPLATE ${template}`, endConnections(template, 'own'));
     }
     await markDatabase(client, name);
   });
   return withDatabase(serverUrl, name);
 }
 
+/** SQLSTATE 55006: the database has other connections. */
+const OBJECT_IN_USE = '55006';
 /** How long a copy or drop goes on ending connections that keep coming back before it gives up. */
 const IN_USE_DEADLINE_MS = 30_000;
 
 /**
- * Runs `statement` after ending connections with `ending`, and again (ending them again first)
- * while it fails because the database still has some (SQLSTATE 55006) until a deadline: a pooler
- * may connect again between the two. A failure keeps PostgreSQL's detail ("There is 1 other
- * session using the database").
- * @param client the connection
- * @param ending the query that ends the connections; none when the statement ends them itself
- * @param statement the copy or drop
+ * The query that ends the connections to a database, but this one.
+ * @param database the database (a checked identifier)
+ * @param whose `own`: only those of the current user (a database shared with others' sessions)
  */
-async function endingConnections(client: pg.Client, ending: string | undefined, statement: string): Promise<void> {
+function endConnections(database: string, whose: 'own' | 'all'): string {
+  const own = whose === 'own' ? ' AND usename = current_user' : '';
+  return `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}'${own} AND pid <> pg_backend_pid()`;
+}
+
+/**
+ * Runs `statement`, again while it fails because the database still has connections (SQLSTATE
+ * 55006), until a deadline: a pooler may connect again between ending them and the statement.
+ * A failure keeps PostgreSQL's detail ("There is 1 other session using the database").
+ * @param client the connection
+ * @param statement the copy or drop
+ * @param endFirst run before each try, to end the connections; none when the statement ends them itself
+ */
+async function retryWhileInUse(client: pg.Client, statement: string, endFirst?: string): Promise<void> {
   const deadline = Date.now() + IN_USE_DEADLINE_MS;
   for (;;) {
-    if (ending !== undefined) await client.query(ending);
+    if (endFirst !== undefined) await client.query(endFirst);
     try {
       await client.query(statement);
       return;
@@ -131,12 +138,8 @@ export async function dropDatabase(serverUrl: string, name: string): Promise<voi
     // one again (PgBouncer did, in 2 of 130 runs on a busy machine). FORCE (PostgreSQL 13)
     // ends them while holding the database's lock, which keeps new ones out; before 13 the
     // ending is repeated until the drop finds none.
-    if (Number(version.rows[0]!.v) >= 130000) {
-      await endingConnections(client, undefined, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    } else {
-      const ending = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`;
-      await endingConnections(client, ending, `DROP DATABASE IF EXISTS ${name}`);
-    }
+    if (Number(version.rows[0]!.v) >= 130000) await retryWhileInUse(client, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    else await retryWhileInUse(client, `DROP DATABASE IF EXISTS ${name}`, endConnections(name, 'all'));
   });
 }
 

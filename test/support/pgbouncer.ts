@@ -119,12 +119,13 @@ async function startOn(
   for (;;) {
     // Ready only once PgBouncer says it listens on the port: whatever else took the port in the
     // meantime (another test's PostgreSQL) would answer the query below just as well.
-    if (/nowhere to listen on/.test(log())) {
+    const said = log();
+    if (said.includes('nowhere to listen on')) {
       await stop();
       throw new PortTaken(`port ${port} was taken before PgBouncer could bind it`);
     }
     let failure = 'PgBouncer has not said it listens yet';
-    if (log().includes(`listening on 127.0.0.1:${port}`)) {
+    if (said.includes(`listening on 127.0.0.1:${port}`)) {
       const client = new pg.Client({ connectionString: url(), connectionTimeoutMillis: 2_000 });
       client.on('error', () => {});
       try {
