@@ -5,6 +5,7 @@
  * says so before starting; `docker` runs an image that has them; a `database-url` server is
  * checked. A name neither the table nor the server's own extension directory knows is bad input.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -32,12 +33,26 @@ export class ExtensionsUnavailableError extends InputError {
 /** The directories where a binary distribution keeps its extensions' control files. */
 export function extensionDirs(bins: Pick<Binaries, 'bindir' | 'major'>): string[] {
   const root = path.dirname(bins.bindir);
-  return [
-    path.join(root, 'share', 'postgresql', 'extension'),
-    path.join(root, 'share', 'extension'),
-    // Debian and Ubuntu: binaries in /usr/lib/postgresql/<major>, shared files in /usr/share.
-    `/usr/share/postgresql/${bins.major}/extension`,
-  ];
+  const dirs = [path.join(root, 'share', 'postgresql', 'extension'), path.join(root, 'share', 'extension')];
+  // Debian and Ubuntu: binaries in /usr/lib/postgresql/<major>, shared files in /usr/share
+  // (only for those binaries: an embedded server of the same major cannot load Debian's).
+  if (path.resolve(bins.bindir) === `/usr/lib/postgresql/${bins.major}/bin`) dirs.push(`/usr/share/postgresql/${bins.major}/extension`);
+  const sharedir = pgConfigSharedir(bins.bindir);
+  if (sharedir !== undefined) dirs.push(path.join(sharedir, 'extension'));
+  return [...new Set(dirs)];
+}
+
+/** `pg_config --sharedir` of the binaries' own pg_config, where they have one (other layouts). */
+function pgConfigSharedir(bindir: string): string | undefined {
+  const pgConfig = path.join(bindir, 'pg_config');
+  if (!fs.existsSync(pgConfig)) return undefined;
+  try {
+    return (
+      execFileSync(pgConfig, ['--sharedir'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined
+    );
+  } catch {
+    return undefined;
+  }
 }
 
 /**
