@@ -6,11 +6,14 @@
 // gate installs postgresql-15-postgis-3 itself when it is missing. Debian 12 has no pgvector
 // package for PostgreSQL 15: that is the extension a server lacks here.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { InputError } from '../src/exit-codes.js';
 import { gateCommand } from '../src/gate/options.js';
 import { parseOptions, tokenize } from '../src/options/argv.js';
+import { mergeValues, readConfigFile } from '../src/options/config-file.js';
+import { readGateConfig } from '../src/action/inputs.js';
 import { aptGetCommand, parsePolicy } from '../src/provision/apt.js';
 import { dockerRunArgs } from '../src/provision/docker.js';
 import { canonicalExtensionName, knownExtension, preloadsOf } from '../src/provision/extension-table.js';
@@ -61,13 +64,39 @@ describe('the extensions and image options', () => {
   it('refuse a name that is no extension name, and an image where no docker server starts', () => {
     expect(refusal([...required, '--extensions', 'postgis;drop'])).toMatch(/--extensions: .*got 'postgis;drop'/);
     expect(refusal([...required, '--image', 'postgis/postgis:16-3.5', '--provision', 'local'])).toMatch(
-      /--image: is the docker provisioner's; it cannot be combined with --provision local/,
+      /--image: is the docker provisioner's: add --provision docker instead of local/,
+    );
+    expect(refusal([...required, '--image', 'postgis/postgis:16-3.5'])).toMatch(
+      /--image: is the docker provisioner's: add --provision docker;/,
     );
     expect(refusal([...required, '--image', 'postgis/postgis:16-3.5', '--database-url', 'postgres://u@h/db'])).toMatch(
       /--image: applies to a server the gate starts/,
     );
     const docker = parse([...required, '--provision', 'docker', '--image', 'postgis/postgis:16-3.5', '--extensions', 'postgis']);
     expect(docker.servers.base).toMatchObject({ kind: 'docker', image: 'postgis/postgis:16-3.5', extensions: ['postgis'] });
+  });
+});
+
+describe('the extensions option in a config file and as an action input', () => {
+  it('takes a YAML list, and a comma-separated input', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-ext-'));
+    try {
+      const file = path.join(dir, 'gate.yml');
+      fs.writeFileSync(
+        file,
+        'workload: w.wkl\nmigrations: db/*.sql\nextensions: [postgis, pgvector]\nprovision: docker\nimage: pgvector/pgvector:pg16\n',
+      );
+      const config = parseOptions(gateCommand, mergeValues(readConfigFile(file, gateCommand.options), {}));
+      expect(config.servers.base).toMatchObject({ kind: 'docker', extensions: ['postgis', 'vector'], image: 'pgvector/pgvector:pg16' });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    const inputs: Record<string, string> = { workload: 'w.wkl', migrations: 'db/*.sql', extensions: 'postgis, vector\npg_trgm' };
+    const fromInputs = readGateConfig((name) => inputs[name] ?? '');
+    expect(fromInputs.servers.base).toMatchObject({ extensions: ['postgis', 'vector', 'pg_trgm'] });
+    expect(() => readGateConfig((name) => ({ ...inputs, extensions: 'post gis!' })[name] ?? '')).toThrow(
+      /^input `extensions`: .*got 'gis!'/,
+    );
   });
 });
 

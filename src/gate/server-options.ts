@@ -155,8 +155,9 @@ export function serverOptionIssues(raw: RawServerOptions): [option: string, mess
   }
   const plan = planServers(raw);
   const starts = [plan.base, plan.head].some((spec) => spec !== null && spec.kind !== 'database-url');
-  if (raw.image !== undefined && (raw.provision === 'local' || raw.provision === 'embedded')) {
-    issues.push(['image', `is the docker provisioner's; it cannot be combined with --provision ${raw.provision}`]);
+  if (starts && raw.image !== undefined && raw.provision !== 'docker') {
+    // Under auto, local would come first and the image would be silently left unused.
+    issues.push(['image', `is the docker provisioner's: add --provision docker${raw.provision ? ` instead of ${raw.provision}` : ''}`]);
   }
   if (!starts) {
     if (raw.image !== undefined) issues.push(['image', 'applies to a server the gate starts; it cannot be combined with --database-url']);

@@ -104,6 +104,7 @@ async function aptGet(args: string[], what: string, timeoutMs: number): Promise<
       .map((l) => l.trim())
       .filter((l) => l !== '' && !l.startsWith('W:'))
       .pop() ?? 'no output';
+  if (result.missing) throw new InfraError(`${what}: ${command.file} is not installed; run as root, or install the packages first`);
   const how =
     command.file === 'sudo'
       ? ' (through sudo -n: this user may need a password for sudo; run it as root or install the packages first)'

@@ -61,7 +61,7 @@ export async function startServer(kind: StartedKind | 'auto', options: StartOpti
     options.logger?.info(choice);
     const server = await createProvisioner(candidate).start(withLibraries);
     // With extensions asked for, the report says which server has them and why the others were passed over.
-    return lacking ? { ...server, description: `${server.description}; ${choice}` } : server;
+    return extensions.length > 0 && skipped.length > 0 ? { ...server, description: `${server.description}; ${choice}` } : server;
   }
   const wanted = `PostgreSQL${options.major ? ` ${options.major}` : ''}`;
   if (lacking) {
