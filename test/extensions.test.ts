@@ -5,6 +5,7 @@
 // (scripts/capture-postgis-workload.mjs), on the machine's PostgreSQL 15 (Debian's), where the
 // gate installs postgresql-15-postgis-3 itself when it is missing. Debian 12 has no pgvector
 // package for PostgreSQL 15: that is the extension a server lacks here.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,7 @@ import { checkDockerExtensions, ExtensionsUnavailableError, extensionsOfBinaries
 import { extensionClue, howToGetExtension } from '../src/provision/missing-extension.js';
 import { localBinaries } from '../src/provision/pg-binaries.mjs';
 import { withPreloads, withStatStatements } from '../src/provision/preload.js';
+import { adminSql } from './support/admin-sql.js';
 import { explain, GATE_TIMEOUT_MS, gate, root, useGateFixtures } from './support/gate-run.js';
 import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 
@@ -396,6 +398,36 @@ describe('servers without the package', () => {
       ]);
       expect(run.code, explain(run)).toBe(3);
       expect(run.report!.error!.message).toMatch(/^extensions: PostgreSQL \d+\.\d+ at .* lacks vector \(not in pg_available_extensions\)/);
+    },
+    GATE_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "replay's setup files: a missing extension is the server's, not the statement's to fix (exit 3)",
+    async () => {
+      const name = `t_ext_${randomBytes(4).toString('hex')}`;
+      await adminSql(`CREATE DATABASE ${name}`);
+      try {
+        const url = new URL(inject('pgUrl'));
+        url.pathname = `/${name}`;
+        const run = await gate([
+          'replay',
+          '--database-url',
+          url.toString(),
+          '--workload',
+          fixture('catalog.wkl'),
+          '--allow-writes',
+          '--setup',
+          fixture('pr', 'vector', '003_embeddings.sql'),
+        ]);
+        expect(run.code, explain(run)).toBe(3);
+        expect(run.stderr).toMatch(
+          /setup file .*003_embeddings\.sql, line 3: extension "vector" is not available .*; the server lacks the extension vector: install its package there/,
+        );
+        expect(run.stderr).not.toContain('fix the statement');
+      } finally {
+        await adminSql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }
     },
     GATE_TIMEOUT_MS,
   );

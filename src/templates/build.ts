@@ -225,7 +225,8 @@ async function seedInto(inputs: TemplateInputs, url: string): Promise<void> {
   try {
     await loadSeed(inputs.seed!, url, inputs.headRoot, inputs.logger, inputs.signal);
   } catch (error) {
-    const where = error instanceof SqlFileError ? `seed ${error.file}` : 'seed-command';
+    const seed = inputs.seed!;
+    const where = seed.kind === 'file' ? `seed ${seed.path}` : 'seed-command';
     throw (await missingExtension(error, url, inputs.serverDescription ?? 'the server', where)) ?? error;
   }
 }
