@@ -29,7 +29,10 @@ import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 useGateFixtures();
 
 const fixture = (...parts: string[]) => path.join('test', 'fixtures', 'postgis', ...parts);
-const local15 = localBinaries(process.env.PG_RETEST_BINDIR).find((b) => b.major === 15);
+const locals = localBinaries(process.env.PG_RETEST_BINDIR);
+const local15 = locals.find((b) => b.major === 15);
+/** A major the embedded packages have and the machine does not. */
+const embeddedOnly = [17, 16, 14, 13, 18].find((major) => !locals.some((b) => b.major === major))!;
 const hasAptGet = fs.existsSync('/usr/bin/apt-get');
 
 function parse(argv: string[]) {
@@ -220,6 +223,15 @@ function postgisGate(workload: string, base: string[], head: string[], extra: st
 
 const BASE = [fixture('migrations', '*.sql')];
 
+/** A gate of the catalog workload on the schema without PostGIS (base and head alike). */
+function plainSchemaGate(extra: string[]) {
+  const plain = fixture('migrations', '001_*.sql');
+  return gate(
+    ['gate', '--workload', fixture('catalog.wkl'), '--base-migrations', plain, '--migrations', plain, ...NO_LATENCY, ...extra],
+    root,
+  );
+}
+
 describe.skipIf(!local15 || !hasAptGet)(
   local15 && hasAptGet ? 'a PostGIS schema on the local PostgreSQL 15' : 'a PostGIS schema (skipped: needs PostgreSQL 15 and apt-get)',
   () => {
@@ -380,22 +392,26 @@ describe('servers without the package', () => {
   );
 
   it.concurrent(
+    "auto's choice and what it skipped go in the report's server line when extensions were asked for",
+    async () => {
+      // A major the machine has no binaries of: auto skips local and takes embedded, which has
+      // the contrib extension asked for.
+      const run = await plainSchemaGate(['--postgres-version', String(embeddedOnly), '--extensions', 'pg_trgm']);
+      expect(run.code, explain(run)).toBe(0);
+      expect(run.report!.environment.server).toMatch(
+        new RegExp(
+          `^PostgreSQL ${embeddedOnly}\\.\\d+ \\(embedded, .*\\) on 127\\.0\\.0\\.1:\\d+; ` +
+            `provision auto: using embedded \\(skipped local: no PostgreSQL ${embeddedOnly} binaries on this machine`,
+        ),
+      );
+    },
+    GATE_TIMEOUT_MS,
+  );
+
+  it.concurrent(
     'a database-url server is checked: exit 3 for an extension it lacks, contrib ones pass the check',
     async () => {
-      const run = await gate([
-        'gate',
-        '--database-url',
-        inject('pgUrl'),
-        '--workload',
-        fixture('catalog.wkl'),
-        '--base-migrations',
-        fixture('migrations', '001_*.sql'),
-        '--migrations',
-        fixture('migrations', '001_*.sql'),
-        '--extensions',
-        'pg_trgm,vector',
-        ...NO_LATENCY,
-      ]);
+      const run = await plainSchemaGate(['--database-url', inject('pgUrl'), '--extensions', 'pg_trgm,vector']);
       expect(run.code, explain(run)).toBe(3);
       expect(run.report!.error!.message).toMatch(/^extensions: PostgreSQL \d+\.\d+ at .* lacks vector \(not in pg_available_extensions\)/);
     },

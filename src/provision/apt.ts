@@ -81,14 +81,17 @@ export function aptGetCommand(args: readonly string[], root = isRoot()): { file:
   return root ? { file: 'apt-get', args: full } : { file: 'sudo', args: ['-n', 'apt-get', ...full] };
 }
 
-/** Whether the package lists are missing or older than an hour (so `apt-get update` may find more). */
+/**
+ * Whether the package lists are missing or older than an hour (so `apt-get update` may find more).
+ * An update that finds nothing new leaves the lists' files alone but uses `partial/`: the newest
+ * of them all says when apt last looked.
+ */
 function listsStale(): boolean {
   try {
-    const newest = fs
-      .readdirSync(LISTS)
-      .filter((f) => f.endsWith('_Packages') || f.includes('_Packages.'))
-      .map((f) => fs.statSync(path.join(LISTS, f)).mtimeMs);
-    return newest.length === 0 || Date.now() - Math.max(...newest) > FRESH_MS;
+    const entries = fs.readdirSync(LISTS);
+    if (!entries.some((f) => f.includes('_Packages'))) return true;
+    const newest = Math.max(...entries.map((f) => fs.statSync(path.join(LISTS, f)).mtimeMs));
+    return Date.now() - newest > FRESH_MS;
   } catch {
     return true;
   }
