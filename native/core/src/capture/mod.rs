@@ -28,6 +28,7 @@ mod sessions;
 pub mod source;
 pub mod substitute;
 pub mod time;
+pub mod wrapper;
 mod write;
 
 use std::collections::BTreeMap;
