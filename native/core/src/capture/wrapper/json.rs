@@ -15,7 +15,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead};
 use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -340,44 +340,12 @@ impl<'de> Visitor<'de> for ItemVisitor<'_> {
     }
 }
 
-/// Counts the lines read, for positions in errors.
-struct Counting {
-    inner: Box<dyn BufRead>,
-    line: u64,
-}
-
-impl Read for Counting {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.line += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
-        Ok(n)
+/// Takes off a byte-order mark (Azure's blobs may start with one).
+fn skip_bom(input: &mut dyn BufRead) -> io::Result<()> {
+    if input.fill_buf()?.starts_with(b"\xef\xbb\xbf") {
+        input.consume(3);
     }
-}
-
-/// Skips whitespace (and a byte-order mark); false at the end of the input.
-fn skip_space(input: &mut Counting) -> io::Result<bool> {
-    loop {
-        let buf = input.inner.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(false);
-        }
-        let bom = if buf.starts_with(b"\xef\xbb\xbf") {
-            3
-        } else {
-            0
-        };
-        let n = bom
-            + buf[bom..]
-                .iter()
-                .take_while(|b| b.is_ascii_whitespace())
-                .count();
-        input.line += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
-        let more = n < buf.len();
-        input.inner.consume(n);
-        if more {
-            return Ok(true);
-        }
-    }
+    Ok(())
 }
 
 /// serde_json's message without its position (given in the wrapper's own terms instead).
@@ -409,32 +377,33 @@ pub(super) fn unwrap(
         skipped: skipped.clone(),
         error: None,
     };
-    let mut input = Counting {
-        inner: input,
-        line: 0,
-    };
+    let mut input = input;
+    skip_bom(&mut input).map_err(|e| format!("cannot read the log: {e}"))?;
+    // One deserializer reads the values one after the other (positions are the file's own); its
+    // reader is a BufReader, which serde_json reads a byte at a time without a call per byte.
+    let mut de =
+        serde_json::Deserializer::from_reader(io::BufReader::with_capacity(1 << 16, input));
     let what = |c: &Collector| c.kind.map_or("Cloud Logging or Azure JSON", |k| k.name());
-    while skip_space(&mut input).map_err(|e| format!("cannot read the log: {e}"))? {
-        let start = input.line;
-        let mut de = serde_json::Deserializer::from_reader(&mut input);
+    // `end` fails while a value follows (leaving it to be read).
+    while de.end().is_err() {
         let result = Item(&mut c).deserialize(&mut de);
         if let Some(message) = c.error.take() {
             return Err(format!("{}: {message}", what(&c)));
         }
         if let Err(e) = result {
-            let line = start + e.line() as u64;
             return Err(if e.is_io() {
                 format!("cannot read the log: {}", reason(&e))
             } else if e.is_eof() {
                 format!(
-                    "{}: the file ends inside the value that starts on line {}: it was cut short; fetch it again, whole",
+                    "{}: the file ends (line {}) inside an entry: it was cut short; fetch it again, whole",
                     what(&c),
-                    start + 1
+                    e.line()
                 )
             } else {
                 format!(
-                    "{}, line {line} column {}: not valid JSON ({}); give the file as the tool wrote it, whole",
+                    "{}, line {} column {}: not valid JSON ({}); give the file as the tool wrote it, whole",
                     what(&c),
+                    e.line(),
                     e.column(),
                     reason(&e)
                 )

@@ -285,7 +285,7 @@ fn malformed_json_names_the_wrapper_and_position() {
         "{first}{{\"insertId\":\"b\",\"textPayload\":\"y\"\n"
     ));
     assert!(
-        e.starts_with("Cloud Logging JSON: the file ends inside the value that starts on line 2"),
+        e.starts_with("Cloud Logging JSON: the file ends (line 3) inside an entry"),
         "{e}"
     );
 }
