@@ -347,3 +347,55 @@ fn a_large_array_goes_through_temporary_files_in_order() {
         .collect();
     assert_eq!(numbers, (0..n).collect::<Vec<_>>());
 }
+
+/// A real server's stderr log (PostgreSQL 15, Cloud SQL's prefix, node-postgres traffic:
+/// multi-line statements, parameters, a TAB inside a value, a failed INSERT, a 2 KB statement),
+/// wrapped the two ways the platforms wrap it; unwrapping gives it back byte for byte.
+#[test]
+fn a_real_servers_log_comes_back_byte_for_byte() {
+    let stderr = fixture!("real-cloudsql.stderr");
+    let (kind, text, _, skipped) = unwrapped(fixture!("real-cloudsql-gcloud.json"));
+    assert_eq!(kind, WrapperKind::CloudLogging);
+    assert_eq!(text, stderr);
+    assert_eq!(skipped.total(), 1);
+    let (kind, text, _, skipped) = unwrapped(fixture!("real-syslog.log"));
+    assert_eq!(kind, WrapperKind::Syslog);
+    assert_eq!(text, stderr);
+    assert_eq!(skipped.counts().get("other_programs"), Some(&5));
+    assert!(
+        fixture!("real-syslog.log").contains("[55-4] "),
+        "a statement cut in four"
+    );
+}
+
+/// What each wrapper gives back reads with the stderr reader and the prefix it names.
+#[test]
+fn the_unwrapped_text_reads_with_its_prefix() {
+    use crate::capture::prefix::LinePrefix;
+    use crate::capture::stderr::read_stderr;
+    let cases = [
+        (fixture!("cloudsql-gcloud.json"), None, 4),
+        (fixture!("cloudsql-sink.jsonl"), None, 2),
+        (fixture!("real-cloudsql-gcloud.json"), None, 21),
+        (fixture!("azure-eventhub.json"), None, 2),
+        (fixture!("azure-blob.jsonl"), None, 2),
+        (fixture!("syslog-rfc3164.log"), Some("%m [%p] %q%u@%d "), 4),
+        (fixture!("journal-mixed.log"), Some("%m [%p] "), 5),
+        (fixture!("heroku-short.log"), None, 3),
+        (fixture!("heroku-long.log"), None, 2),
+    ];
+    for (log, given, entries) in cases {
+        let (kind, text, prefix, _) = unwrapped(log);
+        let prefix = given.or(prefix).expect("a prefix");
+        let mut rows = Vec::new();
+        read_stderr(text.as_bytes(), LinePrefix::compile(prefix).unwrap(), |l| {
+            rows.push(l.to_record());
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+        assert_eq!(rows.len(), entries, "{kind:?} {prefix:?}");
+        for r in &rows {
+            assert!(!r.log_time.is_empty() && !r.session_id.is_empty(), "{r:?}");
+        }
+    }
+}
