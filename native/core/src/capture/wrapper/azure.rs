@@ -21,7 +21,7 @@ pub(super) fn text(entry: &Entry, skipped: &Skipped) -> Option<String> {
             return None;
         }
     }
-    let Some(message) = entry.message.as_deref() else {
+    let Some(message) = entry.message.as_deref().filter(|m| !m.trim().is_empty()) else {
         skipped.add("records_without_a_message");
         return None;
     };

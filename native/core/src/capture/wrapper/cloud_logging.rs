@@ -25,7 +25,11 @@ fn starts_with_pid(line: &str) -> bool {
 
 /// The entry's log text, or `None` (counted in `skipped`) when it holds none.
 pub(super) fn text(entry: &Entry, skipped: &Skipped) -> Option<String> {
-    let Some(payload) = entry.text_payload.as_deref() else {
+    let Some(payload) = entry
+        .text_payload
+        .as_deref()
+        .filter(|p| !p.trim().is_empty())
+    else {
         skipped.add(if entry.other_payload {
             "entries_with_json_or_proto_payload"
         } else {

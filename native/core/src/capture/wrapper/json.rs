@@ -19,7 +19,6 @@ use std::io::{self, BufRead};
 use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 
 use super::lines::{invalid, Source, Text};
 use super::{azure, cloud_logging, Skipped, WrapperKind};
@@ -62,32 +61,28 @@ pub(super) fn is_wrapper(head: &[u8]) -> bool {
     })
 }
 
-/// A resource's labels that name the instance.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Resource {
-    labels: std::collections::BTreeMap<String, serde_json::Value>,
-}
-
-impl Resource {
-    /// Cloud SQL's `database_id` (`project:instance`), AlloyDB's cluster and instance.
-    fn instance(&self) -> Option<String> {
-        let label = |k: &str| self.labels.get(k).and_then(|v| v.as_str());
-        if let Some(id) = label("database_id") {
-            return Some(id.to_string());
-        }
-        match (label("cluster_id"), label("instance_id")) {
-            (None, None) => None,
-            (c, i) => Some(format!("{}/{}", c.unwrap_or("-"), i.unwrap_or("-"))),
-        }
+/// The instance a Cloud Logging `resource` names: Cloud SQL's `database_id`
+/// (`project:instance`), AlloyDB's cluster and instance.
+fn instance(resource: &serde_json::Value) -> Option<String> {
+    let label = |k: &str| resource.get("labels")?.get(k)?.as_str();
+    if let Some(id) = label("database_id") {
+        return Some(id.to_string());
+    }
+    match (label("cluster_id"), label("instance_id")) {
+        (None, None) => None,
+        (c, i) => Some(format!("{}/{}", c.unwrap_or("-"), i.unwrap_or("-"))),
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Properties {
-    #[serde(alias = "Message")]
-    message: Option<String>,
+/// An Azure record's `properties.message`; `properties` is an object, or in some exports that
+/// object written as a JSON string.
+fn azure_message(properties: serde_json::Value) -> Option<String> {
+    let properties = match properties {
+        serde_json::Value::String(s) => serde_json::from_str(&s).ok()?,
+        v => v,
+    };
+    let message = properties.get("message").or(properties.get("Message"))?;
+    message.as_str().map(str::to_string)
 }
 
 /// One entry or record, with the fields of both kinds.
@@ -154,6 +149,8 @@ struct Collector {
     instances: BTreeSet<String>,
     entries: u64,
     kept: u64,
+    /// Kept entries whose text begins a log entry (not a continuation line).
+    starts: u64,
     skipped: Skipped,
     /// An error of the collector itself, reported instead of the parser's.
     error: Option<String>,
@@ -207,6 +204,7 @@ impl Collector {
             }
         }
         self.kept += 1;
+        self.starts += u64::from(!text.starts_with('\t'));
         let time = entry
             .timestamp
             .as_deref()
@@ -300,16 +298,14 @@ impl<'de> Visitor<'de> for ItemVisitor<'_> {
                 "insertId" => e.insert_id = map.next_value()?,
                 "logName" => e.log_name = map.next_value()?,
                 "resource" => {
-                    let r: Option<Resource> = map.next_value()?;
-                    e.instance = r.and_then(|r| r.instance());
+                    e.instance = instance(&map.next_value::<serde_json::Value>()?);
                     e.cloud = true;
                 }
                 "time" => e.time = map.next_value::<Option<String>>()?,
                 "category" => e.category = map.next_value()?,
                 "resourceId" => e.resource_id = map.next_value()?,
                 "properties" => {
-                    let p: Option<Properties> = map.next_value()?;
-                    e.message = p.and_then(|p| p.message);
+                    e.message = azure_message(map.next_value()?);
                     e.azure = true;
                 }
                 "operationName" => {
@@ -374,6 +370,7 @@ pub(super) fn unwrap(
         instances: BTreeSet::new(),
         entries: 0,
         kept: 0,
+        starts: 0,
         skipped: skipped.clone(),
         error: None,
     };
@@ -429,6 +426,17 @@ pub(super) fn unwrap(
             match kind {
                 WrapperKind::Azure => "export the PostgreSQLLogs category of the server's diagnostic settings",
                 _ => "read the server's postgres.log: gcloud logging read 'resource.type=\"cloudsql_database\" AND logName:\"postgres.log\"' --format=json",
+            }
+        ));
+    }
+    if c.starts == 0 {
+        return Err(format!(
+            "{}: none of the {} log lines starts with the platform's prefix ({}); is this the server's postgres.log?",
+            kind.name(),
+            c.kept,
+            match kind {
+                WrapperKind::Azure => azure::PREFIX,
+                _ => cloud_logging::PREFIX,
             }
         ));
     }

@@ -116,7 +116,8 @@ pub enum Opened {
     Plain(Box<dyn BufRead>),
 }
 
-/// Takes the platform's wrapper off a log, if it has one.
+/// Takes the platform's wrapper off a log, if it has one. `reader` is the log's text (a gzip
+/// file already decompressed).
 ///
 /// Returns `None` for a log that is not wrapped (plain stderr, csvlog, jsonlog); else the kind
 /// of wrapper, the log text as the server wrote it to stderr (oldest first; multi-line entries

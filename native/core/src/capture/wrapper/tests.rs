@@ -399,3 +399,31 @@ fn the_unwrapped_text_reads_with_its_prefix() {
         }
     }
 }
+
+#[test]
+fn odd_but_valid_entries() {
+    // Azure properties written as a JSON string; an empty textPayload is skipped and counted.
+    let azure = r#"{"time":"2026-11-28T12:00:00Z","resourceId":"/X/SHOP-DB","category":"PostgreSQLLogs","properties":"{\"message\":\"2026-11-28 12:00:00 UTC-6568c5a0.2b3c-LOG:  statement: SELECT 1\"}"}"#;
+    let (_, text, _, _) = unwrapped(azure);
+    assert_eq!(
+        text,
+        "2026-11-28 12:00:00 UTC-6568c5a0.2b3c-LOG:  statement: SELECT 1\n"
+    );
+    let cloud = r#"[{"textPayload":"","timestamp":"2026-11-28T10:00:01Z"},{"textPayload":"2026-11-28 10:00:00.000 UTC [1]: [1-1] db=d,user=u LOG:  a","timestamp":"2026-11-28T10:00:00Z"}]"#;
+    let (_, text, _, skipped) = unwrapped(cloud);
+    assert_eq!(
+        text,
+        "2026-11-28 10:00:00.000 UTC [1]: [1-1] db=d,user=u LOG:  a\n"
+    );
+    assert_eq!(skipped.counts().get("entries_without_text"), Some(&1));
+}
+
+#[test]
+fn payloads_that_never_start_with_the_prefix_are_refused() {
+    let log = r#"[{"textPayload":"LOG:  statement: SELECT 1","timestamp":"2026-11-28T10:00:00Z"}]"#;
+    let e = read_error(log);
+    assert!(
+        e.contains("none of the 1 log lines starts with the platform's prefix (%m [%p]: [%l-1] db=%d,user=%u )"),
+        "{e}"
+    );
+}
