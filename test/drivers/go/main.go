@@ -1,7 +1,7 @@
 // The pgx app of test/drivers/: a short, app-like session against the shop of ../schema.sql,
 // the same one the node, python and java apps run (../README.md). pgx prepares each statement
-// once and sends its parameters in binary where it has a binary codec for the type (timestamptz,
-// numeric, uuid, int4[], bytea, int8), and sends a Batch as one pipeline (one Sync).
+// once and sends its parameters in binary (timestamptz, numeric, uuid, int4[], bytea, int8; jsonb
+// and text as text), and sends a Batch as one pipeline (one Sync).
 package main
 
 import (
@@ -65,7 +65,7 @@ func main() {
 	}
 	cfg, err := pgx.ParseConfig(url)
 	must(err, "DATABASE_URL")
-	cfg.RuntimeParams["application_name"] = "drivers-pgx"
+	cfg.RuntimeParams["application_name"] = "drivers-go"
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	must(err, "connect")
 	defer conn.Close(ctx)

@@ -1,6 +1,7 @@
 // The node-postgres app of test/drivers/: the same session as the pgx, psycopg and pgjdbc apps
-// (../README.md). node-postgres sends every parameter as text (a Buffer as bytea's hex form, an
-// array as an array literal, an object as JSON); a named query is prepared once per connection.
+// (../README.md). node-postgres sends every parameter as text (an array as an array literal, an
+// object as JSON, a Date in local time with its offset) except a Buffer, which goes in binary; a
+// named query is prepared once per connection.
 // It never pipelines on one connection (queries sent without waiting are queued by the client,
 // and deprecated): its queries in flight at once are a pool's, on several connections.
 import pg from 'pg';
@@ -65,7 +66,11 @@ async function main() {
       await client.query('BEGIN');
       const placed = new Date(signedUp.getTime() + (x % 7200) * 1000);
       const tags = [(x % 5) + 1, (x % 7) + 1];
-      const order = await client.query('INSERT INTO orders (customer_id, placed_at, tags) VALUES ($1, $2, $3) RETURNING id', [id, placed, tags]);
+      const order = await client.query('INSERT INTO orders (customer_id, placed_at, tags) VALUES ($1, $2, $3) RETURNING id', [
+        id,
+        placed,
+        tags,
+      ]);
       const orderId = order.rows[0].id;
       for (let k = 0; k < 3; k++) {
         const y = next();

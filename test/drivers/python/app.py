@@ -1,6 +1,6 @@
 """The psycopg 3 app of test/drivers/: the same session as the pgx, pgjdbc and node-postgres apps
-(../README.md). Parameters written %b go in binary (timestamptz, numeric, uuid, jsonb, int4[],
-bytea); %s lets psycopg choose (text for str). psycopg prepares a statement after it has run
+(../README.md). Parameters written %b go in binary (int2/int4 ids, timestamptz, numeric, uuid,
+jsonb, int4[], bytea); %s lets psycopg choose (text for str, with no type). psycopg prepares a statement after it has run
 five times, and the items go in one pipeline (one Sync for the three).
 """
 

@@ -1,8 +1,8 @@
 // The pgjdbc app of test/drivers/: the same session as the pgx, psycopg and node-postgres apps
 // (../../../../README.md). pgjdbc runs a PreparedStatement unnamed for its first four executions
 // and as a named server-side statement (S_1, …) from the fifth on (prepareThreshold 5). It sends
-// bytea, uuid and the int4[] in binary, timestamptz, numeric and jsonb as text. The items go in
-// one addBatch/executeBatch round trip.
+// int8, int4, numeric, uuid, int4[] and bytea in binary; timestamptz (OffsetDateTime), jsonb
+// (PGobject) and varchar as text. The items go in one addBatch/executeBatch round trip.
 package drivers;
 
 import java.math.BigDecimal;
