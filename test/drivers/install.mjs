@@ -24,13 +24,14 @@ const root = path.resolve(here, '..', '..');
 const out = path.join(root, 'target', 'drivers');
 
 /**
- * What each app's build depends on, what toolchain it needs, how it is built and how it runs.
+ * What each app's build depends on, what toolchain it needs, how it is built, what it makes and how it runs.
  * `toolchain` gives one line naming what is missing and how to install it, or null when present.
  */
 export const DRIVERS = {
   node: {
     label: 'node-postgres',
     inputs: [],
+    products: [],
     toolchain: () => (resolves('pg') ? null : 'the npm package pg is not installed: run npm ci'),
     version: () => JSON.parse(fs.readFileSync(path.join(root, 'node_modules', 'pg', 'package.json'), 'utf8')).version,
     build: async () => {},
@@ -39,6 +40,7 @@ export const DRIVERS = {
   python: {
     label: 'psycopg',
     inputs: ['python/requirements.txt'],
+    products: [path.join(out, 'python', 'venv', 'bin', 'python')],
     toolchain: () =>
       probe('python3', ['-c', 'import venv, ensurepip']) !== null
         ? null
@@ -60,6 +62,7 @@ export const DRIVERS = {
   java: {
     label: 'pgjdbc',
     inputs: ['java/pom.xml', 'java/src/main/java/drivers/App.java'],
+    products: [path.join(out, 'java', 'build', 'classes', 'drivers', 'App.class'), path.join(out, 'java', 'lib')],
     toolchain: () =>
       probe('javac', ['-version']) !== null && probe('mvn', ['-B', '-v']) !== null
         ? null
@@ -79,6 +82,7 @@ export const DRIVERS = {
   go: {
     label: 'pgx',
     inputs: ['go/main.go', 'go/go.mod', 'go/go.sum'],
+    products: [path.join(out, 'go', 'app')],
     toolchain: () =>
       probe('go', ['version']) !== null ? null : 'go not found: install Go 1.25 or newer (go.mod asks for it; https://go.dev/doc/install)',
     version: () => probe('go', ['version']),
@@ -155,7 +159,7 @@ export async function installDriver(driver) {
   const stampFile = path.join(out, driver, 'stamp.json');
   const digest = inputsDigest(driver);
   const stamp = fs.existsSync(stampFile) ? JSON.parse(fs.readFileSync(stampFile, 'utf8')) : null;
-  if (stamp?.digest === digest) return { driver, built: false, ms: Date.now() - started };
+  if (stamp?.digest === digest && d.products.every((p) => fs.existsSync(p))) return { driver, built: false, ms: Date.now() - started };
   fs.rmSync(stampFile, { force: true });
   await d.build();
   fs.mkdirSync(path.dirname(stampFile), { recursive: true });
