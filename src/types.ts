@@ -396,7 +396,14 @@ export interface CaptureSummary {
   version: 1;
   workload: string;
   sidecar: string;
-  inputs: { path: string; format: 'csv' | 'json'; compressed: boolean; bytes: number; records: number }[];
+  inputs: {
+    path: string;
+    format: 'csv' | 'json' | 'stderr';
+    compressed: boolean;
+    bytes: number;
+    records: number;
+    log_line_prefix?: string;
+  }[];
   /** `min_duration`, `statement_duration`, `mixed` or `none`. */
   log_style: string;
   sessions: number;

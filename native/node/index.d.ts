@@ -47,8 +47,13 @@ export declare class Workload {
 
 /** What to capture. Times are milliseconds since the Unix epoch. */
 export interface CaptureOptions {
-  /** Log files (csvlog or jsonlog, plain or gzip), oldest first. */
+  /** Log files (csvlog, jsonlog or stderr, plain or gzip), oldest first. */
   logs: Array<string>
+  /**
+   * The server's `log_line_prefix` (verbatim), for stderr logs; without it a stderr log is
+   * read with the known platform prefix that fits it.
+   */
+  logLinePrefix?: string
   /** The `.wkl` to write; the sidecar is written next to it (`<output>.capture.json`). */
   output: string
   databases?: Array<string>

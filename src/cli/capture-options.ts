@@ -31,10 +31,16 @@ const options = {
   log: {
     shape: 'list',
     placeholder: 'FILE',
-    help: 'PostgreSQL log files (csvlog or jsonlog, plain or .gz), oldest first; repeatable (required)',
+    help: 'PostgreSQL log files (csvlog, jsonlog or stderr, plain or .gz), oldest first; repeatable (required)',
     schema: z.array(z.string().min(1), {
       error: (issue) => (issue.input === undefined ? 'is required: the PostgreSQL log file(s) to capture' : 'expected paths'),
     }),
+  },
+  'log-line-prefix': {
+    shape: 'value',
+    placeholder: 'PREFIX',
+    help: "for stderr logs: the server's log_line_prefix, verbatim (SHOW log_line_prefix); without it a known platform's prefix is recognised",
+    schema: z.string().min(1, { error: "expected the server's log_line_prefix, e.g. '%m [%p] '" }).optional(),
   },
   output: {
     shape: 'value',
@@ -115,6 +121,7 @@ const schema = z
   })
   .transform((raw) => ({
     logs: raw.log,
+    logLinePrefix: raw['log-line-prefix'],
     output: raw.output,
     databases: raw.database ?? [],
     users: raw.user ?? [],

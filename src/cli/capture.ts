@@ -23,7 +23,7 @@ export async function runCapture(config: CaptureConfig, io: Io): Promise<ExitCod
   for (const log of config.logs) {
     if (!fs.existsSync(log))
       throw new InputError(
-        `option --log: the log file ${log} does not exist; pass the csvlog or jsonlog files of the server (log_directory)`,
+        `option --log: the log file ${log} does not exist; pass the server's log files (csvlog, jsonlog or stderr; log_directory)`,
       );
     if (fs.statSync(log).isDirectory())
       throw new InputError(`option --log: ${log} is a directory; pass the log files in it (e.g. ${path.join(log, '*.csv')})`);
@@ -42,6 +42,7 @@ export async function runCapture(config: CaptureConfig, io: Io): Promise<ExitCod
       captureWorkload(
         {
           logs: config.logs,
+          logLinePrefix: config.logLinePrefix,
           output: captured,
           databases: config.databases,
           users: config.users,
@@ -85,6 +86,15 @@ export function describeCapture(p: CaptureProgress): string {
   return `capturing: ${bytes(p.bytes_read)} of ${bytes(p.bytes_total)} read (${percent(p.bytes_read, p.bytes_total)}), ${plural(p.records, 'log entry', 'log entries')}`;
 }
 
+/**
+ * How an input was read, for the summary.
+ * @param i the input
+ * @returns `csvlog`, `jsonlog` or `stderr log '%m [%p] '`
+ */
+function formatName(i: CaptureSummary['inputs'][number]): string {
+  return i.format === 'stderr' ? `stderr log '${i.log_line_prefix ?? ''}'` : `${i.format}log`;
+}
+
 function bytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
   if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
@@ -98,7 +108,7 @@ function bytes(n: number): string {
  */
 export function renderCaptureSummary(s: CaptureSummary): string {
   const entries = s.inputs.reduce((n, i) => n + i.records, 0);
-  const formats = [...new Set(s.inputs.map((i) => `${i.format}log${i.compressed ? ' (gzip)' : ''}`))].join(', ');
+  const formats = [...new Set(s.inputs.map((i) => `${formatName(i)}${i.compressed ? ' (gzip)' : ''}`))].join(', ');
   const excluded = Object.entries(s.excluded)
     .map(([reason, n]) => `${reason.replaceAll('_', ' ')} ${count(n)}`)
     .join(', ');

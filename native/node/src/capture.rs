@@ -19,8 +19,11 @@ use crate::json::JsonOut;
 /// What to capture. Times are milliseconds since the Unix epoch.
 #[napi(object, object_to_js = false)]
 pub struct CaptureOptions {
-    /// Log files (csvlog or jsonlog, plain or gzip), oldest first.
+    /// Log files (csvlog, jsonlog or stderr, plain or gzip), oldest first.
     pub logs: Vec<String>,
+    /// The server's `log_line_prefix` (verbatim), for stderr logs; without it a stderr log is
+    /// read with the known platform prefix that fits it.
+    pub log_line_prefix: Option<String>,
     /// The `.wkl` to write; the sidecar is written next to it (`<output>.capture.json`).
     pub output: String,
     pub databases: Option<Vec<String>>,
@@ -73,6 +76,7 @@ fn core_options(o: CaptureOptions) -> Result<capture::CaptureOptions, BindingErr
     Ok(capture::CaptureOptions {
         logs: o.logs.into_iter().map(PathBuf::from).collect(),
         output: PathBuf::from(o.output),
+        log_line_prefix: o.log_line_prefix,
         filters: Filters {
             databases: o.databases.unwrap_or_default(),
             users: o.users.unwrap_or_default(),

@@ -64,7 +64,7 @@ pub fn capture(
 ) -> Result<CaptureSummary, CaptureError> {
     if options.logs.is_empty() {
         return Err(input_error(
-            "no log file given; pass --log FILE (csvlog or jsonlog, plain or .gz)".into(),
+            "no log file given; pass --log FILE (csvlog, jsonlog or stderr, plain or .gz)".into(),
         ));
     }
     let zones = Zones::new(options.zone_offsets.clone());
@@ -80,6 +80,7 @@ pub fn capture(
     let read_done = CaptureProgress::reading(reading.bytes_read, bytes_total, reading.records);
     let records_seen = reading.records;
     let inputs = reading.inputs;
+    let notes = reading.notes;
     let mut sessions = build_sessions(reading.lines, &zones, &options.filters, &dir, &|n| {
         progress(CaptureProgress {
             stage: Stage::Sorting,
@@ -117,7 +118,8 @@ pub fn capture(
     };
     let written = write_workload(sessions, options, t0, duration_us, &dir, &writing)?;
 
-    let warnings = warnings(&counts, log_style, statements);
+    let mut warnings = warnings(&counts, log_style, statements);
+    warnings.extend(notes);
     let incomplete = counts.excluded.contains_key("truncated_parameters")
         || counts.excluded.contains_key("missing_parameters")
         || counts.missing_durations > 0

@@ -1,7 +1,8 @@
-//! Capture: PostgreSQL server logs (csvlog or jsonlog, plain or gzip, rotated files) into a
-//! `.wkl` workload that both this engine and pg-retest replay.
+//! Capture: PostgreSQL server logs (csvlog, jsonlog or stderr, plain or gzip, rotated files)
+//! into a `.wkl` workload that both this engine and pg-retest replay.
 //!
-//! - [`source`], [`csvlog`], [`jsonlog`]: reading files into [`record::LogRecord`]s;
+//! - [`source`], [`csvlog`], [`jsonlog`], [`stderr`] (with [`prefix`], the server's
+//!   `log_line_prefix`): reading files into [`record::LogRecord`]s;
 //! - [`time`]: log timestamps in any `log_timezone`;
 //! - [`pairing`]: a session's lines into statements with start and duration, in both logging styles;
 //! - [`params`], [`substitute`]: extended-protocol parameters back into the SQL;
@@ -22,10 +23,12 @@ pub mod kind;
 pub mod pairing;
 pub mod params;
 pub mod password;
+pub mod prefix;
 mod read;
 pub mod record;
 mod sessions;
 pub mod source;
+pub mod stderr;
 pub mod substitute;
 pub mod time;
 mod write;
@@ -46,6 +49,9 @@ pub struct CaptureOptions {
     pub logs: Vec<PathBuf>,
     pub output: PathBuf,
     pub filters: Filters,
+    /// The server's `log_line_prefix`, for stderr logs (verbatim); without it a stderr log is
+    /// read with the known platform prefix that fits it.
+    pub log_line_prefix: Option<String>,
     /// Time zone abbreviations → minutes east of UTC, beyond the built-in unambiguous ones.
     pub zone_offsets: BTreeMap<String, i32>,
     /// Written into the profile (informational); default `unknown`.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::pairing::matters;
 use super::record::LogLine;
-use super::source::{read_log_file, InputSummary};
+use super::source::{read_log_file, InputSummary, StderrInputs};
 use super::{CaptureError, CaptureErrorKind, CaptureOptions, CaptureProgress, Stage};
 use crate::spill::{Decoder, Encoder, Sorted, Sorter, Spill, SpillDir};
 
@@ -120,6 +120,8 @@ pub(super) struct Reading {
     pub inputs: Vec<InputSummary>,
     pub records: u64,
     pub bytes_read: u64,
+    /// Warnings about how stderr logs were read (`%t`, sessions by pid, skipped lines).
+    pub notes: Vec<String>,
 }
 
 /// Reads every log of `options`, keeping the lines that matter.
@@ -135,9 +137,10 @@ pub(super) fn read_logs(
     let mut inputs = Vec::new();
     let mut enc = Encoder::default();
     let mut spill_error: Option<io::Error> = None;
+    let mut stderr = StderrInputs::new(options.log_line_prefix.clone());
     progress(CaptureProgress::reading(0, bytes_total, 0));
     for path in &options.logs {
-        let summary = read_log_file(path, Arc::clone(&read), |l| {
+        let summary = read_log_file(path, Arc::clone(&read), &mut stderr, |l| {
             records += 1;
             if records.is_multiple_of(PROGRESS_EVERY) {
                 progress(CaptureProgress::reading(
@@ -181,6 +184,7 @@ pub(super) fn read_logs(
         inputs,
         records,
         bytes_read: read.load(Ordering::Relaxed),
+        notes: stderr.notes(),
     })
 }
 

@@ -1,5 +1,6 @@
-//! Opening a log file: gzip or plain (by its first bytes, not its name), csvlog or jsonlog (by
-//! its first character), with a byte counter for progress.
+//! Opening a log file: gzip or plain (by its first bytes, not its name); csvlog, jsonlog or
+//! stderr (by its content: a JSON object, a CSV row, or lines with the given or a known
+//! platform's `log_line_prefix`), with a byte counter for progress.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -11,13 +12,60 @@ use flate2::read::MultiGzDecoder;
 
 use super::csvlog::read_csvlog;
 use super::jsonlog::read_jsonlog;
+use super::prefix::LinePrefix;
 use super::record::LogLine;
+use super::stderr::{known_prefix_for, StderrReader};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     Csv,
     Json,
+    Stderr,
+}
+
+/// The stderr readers of one capture: the prefix given (`--log-line-prefix`), and a reader per
+/// prefix in use, kept across files so that a session continues into the next rotated file.
+#[derive(Default)]
+pub struct StderrInputs {
+    given: Option<String>,
+    readers: Vec<StderrReader>,
+}
+
+impl StderrInputs {
+    pub fn new(given: Option<String>) -> Self {
+        StderrInputs {
+            given,
+            readers: Vec::new(),
+        }
+    }
+
+    fn reader(&mut self, prefix: &str) -> Result<&mut StderrReader, String> {
+        let i = match self
+            .readers
+            .iter()
+            .position(|r| r.prefix().text() == prefix)
+        {
+            Some(i) => i,
+            None => {
+                self.readers
+                    .push(StderrReader::new(LinePrefix::compile(prefix)?));
+                self.readers.len() - 1
+            }
+        };
+        Ok(&mut self.readers[i])
+    }
+
+    /// Warnings for the summary, once each.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = Vec::new();
+        for n in self.readers.iter().flat_map(|r| r.notes()) {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+        notes
+    }
 }
 
 /// What was read from one file.
@@ -28,6 +76,9 @@ pub struct InputSummary {
     pub compressed: bool,
     pub bytes: u64,
     pub records: u64,
+    /// The `log_line_prefix` a stderr log was read with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_line_prefix: Option<String>,
 }
 
 /// Counts bytes as they are read from the file (compressed bytes for a .gz).
@@ -48,11 +99,12 @@ impl<R: Read> Read for Counting<R> {
 pub fn read_log_file(
     path: &Path,
     read: Arc<AtomicU64>,
+    stderr: &mut StderrInputs,
     mut f: impl FnMut(&LogLine<'_>) -> Result<(), String>,
 ) -> Result<InputSummary, String> {
     let file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut raw = BufReader::new(Counting { inner: file, read });
+    let mut raw = BufReader::with_capacity(1 << 16, Counting { inner: file, read });
     let compressed = raw
         .fill_buf()
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?
@@ -62,32 +114,131 @@ pub fn read_log_file(
     } else {
         Box::new(raw)
     };
-    let first = text
+    let sample = text
         .fill_buf()
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-        .iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .copied();
-    let format = if first == Some(b'{') {
-        LogFormat::Json
-    } else {
-        LogFormat::Csv
-    };
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let (format, prefix) =
+        detect(sample, stderr.given.as_deref()).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut records = 0u64;
     let mut count = |r: &LogLine<'_>| {
         records += 1;
         f(r)
     };
-    let result = match format {
-        LogFormat::Csv => read_csvlog(text, &mut count),
-        LogFormat::Json => read_jsonlog(text, &mut count),
+    let result = match (format, &prefix) {
+        (LogFormat::Csv, _) => read_csvlog(text, &mut count),
+        (LogFormat::Json, _) => read_jsonlog(text, &mut count),
+        (LogFormat::Stderr, Some(p)) => stderr
+            .reader(p)
+            .and_then(|r| r.read(&path.display().to_string(), text, &mut count)),
+        (LogFormat::Stderr, None) => unreachable!("a stderr log is read with a prefix"),
     };
-    result.map_err(|e| format!("{}: {e}", path.display()))?;
+    let result = match (format, result) {
+        // The stderr reader's errors name the file already.
+        (LogFormat::Stderr, Err(e)) if e.starts_with(&path.display().to_string()) => Err(e),
+        (_, r) => r.map_err(|e| format!("{}: {e}", path.display())),
+    };
+    result?;
     Ok(InputSummary {
         path: path.display().to_string(),
         format,
         compressed,
         bytes,
         records,
+        log_line_prefix: prefix,
     })
+}
+
+/// The format of a log that starts with `sample`, and the prefix of a stderr log.
+fn detect(sample: &[u8], given: Option<&str>) -> Result<(LogFormat, Option<String>), String> {
+    let start = sample.iter().position(|b| !b.is_ascii_whitespace());
+    let first_line = start.map_or(&sample[..0], |s| {
+        let rest = &sample[s..];
+        &rest[..rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len())]
+    });
+    if first_line.first() == Some(&b'{') {
+        return Ok((LogFormat::Json, None));
+    }
+    if let Some(p) = given {
+        let compiled = LinePrefix::compile(p)?;
+        if compiled
+            .read(&String::from_utf8_lossy(first_line))
+            .is_some()
+            || !looks_like_csv(first_line)
+        {
+            return Ok((LogFormat::Stderr, Some(p.to_string())));
+        }
+    }
+    if looks_like_csv(first_line) {
+        return Ok((LogFormat::Csv, None));
+    }
+    match known_prefix_for(sample)? {
+        Some(p) => Ok((LogFormat::Stderr, Some(p.to_string()))),
+        None if first_line.is_empty() => Ok((LogFormat::Csv, None)),
+        None => Err(format!(
+            "line 1 is neither csvlog, jsonlog nor a stderr line with a known log_line_prefix ({}); for a stderr log pass the server's setting (SHOW log_line_prefix) with --log-line-prefix",
+            super::stderr::KNOWN_PREFIXES
+                .iter()
+                .map(|(_, p)| format!("'{p}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// A csvlog row starts with its time and zone, then a comma: `2026-11-22 11:15:21.828 EST,`
+/// (the field may be quoted).
+fn looks_like_csv(line: &[u8]) -> bool {
+    const SHAPE: &[u8] = b"0000-00-00 00:00:00";
+    let (line, end) = match line.strip_prefix(b"\"") {
+        Some(rest) => (rest, &b"\","[..]),
+        None => (line, &b","[..]),
+    };
+    if line.len() < SHAPE.len()
+        || !line.iter().zip(SHAPE).all(|(b, w)| {
+            if *w == b'0' {
+                b.is_ascii_digit()
+            } else {
+                b == w
+            }
+        })
+    {
+        return false;
+    }
+    // Then `[.fff] ZONE` up to the comma: no more spaces, no brackets.
+    let rest = &line[SHAPE.len()..];
+    rest.windows(end.len())
+        .position(|w| w == end)
+        .is_some_and(|e| {
+            let zone = &rest[..e];
+            !zone.contains(&b'[') && zone.iter().filter(|b| **b == b' ').count() == 1
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tells_formats_apart_by_content() {
+        let csv = b"2026-11-22 11:15:21.828 EST,\"app\",\"shop\",3522\n";
+        assert_eq!(detect(csv, None).unwrap().0, LogFormat::Csv);
+        assert_eq!(
+            detect(b"{\"timestamp\":1}\n", None).unwrap().0,
+            LogFormat::Json
+        );
+        let stderr = b"2026-11-22 11:15:21.828 UTC [12] LOG:  statement: select 1, 2\n";
+        assert_eq!(
+            detect(stderr, None).unwrap(),
+            (LogFormat::Stderr, Some("%m [%p] ".to_string()))
+        );
+        let custom = b"2026-11-22 11:15:21.828 UTC,12, LOG:  statement: select 1\n";
+        assert_eq!(
+            detect(custom, Some("%m,%p, ")).unwrap().0,
+            LogFormat::Stderr
+        );
+        assert_eq!(detect(csv, Some("%m [%p] ")).unwrap().0, LogFormat::Csv);
+        let err = detect(b"hello world\n", None).unwrap_err();
+        assert!(err.contains("--log-line-prefix"), "{err}");
+        assert!(!err.contains("columns"), "{err}");
+    }
 }
