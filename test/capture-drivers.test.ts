@@ -2,10 +2,11 @@
 // (Maven Central), psycopg 3 (PyPI) and node-postgres each run the same app-like session
 // (test/drivers/README.md: prepared statements, binary parameters where the driver sends them, a
 // batch or pipeline, RETURNING ids used later, a transaction, a caught unique violation) as a
-// user and database of their own, against a real PostgreSQL logging every statement. Each app's
-// traffic is captured, replayed on a fresh copy of the schema, and must run whole: every captured
-// statement executed, the one expected error the only error, the RETURNING ids carried, and the
-// replayed database holding exactly what the app wrote.
+// user and database of their own, against a real PostgreSQL logging every statement to csvlog and
+// stderr (Debian's log_line_prefix) at once. Each app's traffic is captured from both logs, which
+// must give the same workload byte for byte, replayed on a fresh copy of the schema, and must run
+// whole: every captured statement executed, the one expected error the only error, the RETURNING
+// ids carried, and the replayed database holding exactly what the app wrote.
 //
 // The apps are built once by test/drivers/install.mjs (target/drivers/, skipped when up to date).
 // A missing toolchain skips its driver, saying so in the test's title, except in CI (CI=true),
@@ -47,6 +48,20 @@ const CONTENT_DIGEST = `SELECT md5(string_agg(r, '|' ORDER BY r)) AS digest FROM
   SELECT c::text AS r FROM customers c UNION ALL SELECT o::text FROM orders o
   UNION ALL SELECT i::text FROM order_items i UNION ALL SELECT x::text FROM receipts x) rows`;
 
+/** Debian's log_line_prefix: milliseconds, pid, user and database (no session id). */
+const PREFIX = '%m [%p] %q%u@%d ';
+
+/** What two captures of the same traffic must agree on. */
+const comparable = ({ sessions, statements, failed, keys, log_style, incomplete, first_statement_at }: CaptureSummary) => ({
+  sessions,
+  statements,
+  failed,
+  keys,
+  log_style,
+  incomplete,
+  first_statement_at,
+});
+
 const title =
   major === undefined
     ? "capture of real drivers' traffic (skipped: needs the machine's own PostgreSQL 15+)"
@@ -57,6 +72,7 @@ describe.skipIf(major === undefined)(title, () => {
   let tmp: string;
   let admin: pg.Client;
   let csvLog: string;
+  let stderrLog: string;
   const installed = new Map<DriverName, Error | null>();
   const apps = new Map<DriverName, Awaited<ReturnType<typeof runDriver>>>();
 
@@ -119,12 +135,13 @@ describe.skipIf(major === undefined)(title, () => {
         log_parameter_max_length: '-1',
         log_parameter_max_length_on_error: '-1',
         lc_messages: 'C',
-        log_line_prefix: '%m [%p] %q%u@%d ',
+        log_line_prefix: PREFIX,
         log_connections: 'on',
         log_disconnections: 'on',
       },
     });
     csvLog = path.join(server.dataDir, 'log', 'postgresql.csv');
+    stderrLog = path.join(server.dataDir, 'log', 'postgresql.log');
     admin = new pg.Client(server.url);
     await admin.connect();
     const ready = NAMES.filter((d) => installed.get(d) === null);
@@ -136,8 +153,8 @@ describe.skipIf(major === undefined)(title, () => {
     // The four apps at once, each in its own database as its own user.
     const runs = await Promise.all(ready.map((d) => runDriver(d, dbUrl(`drv_${d}`, `drv_${d}`))));
     for (const [i, d] of ready.entries()) apps.set(d, runs[i]!);
-    await eventually(() => fs.existsSync(csvLog), `${csvLog} written`, 30_000, 50);
-    await logged(admin, [csvLog]);
+    await eventually(() => fs.existsSync(csvLog) && fs.existsSync(stderrLog), `${csvLog} and ${stderrLog} written`, 30_000, 50);
+    await logged(admin, [csvLog, stderrLog]);
   }, 600_000);
 
   afterAll(async () => {
@@ -156,7 +173,9 @@ describe.skipIf(major === undefined)(title, () => {
   for (const d of NAMES) {
     const label = DRIVERS[d].label;
     const skip = missing[d] !== null && !inCi;
-    const name = skip ? `${label} (skipped: ${missing[d]})` : `${label}: captured from csvlog, replayed whole, its RETURNING ids carried`;
+    const name = skip
+      ? `${label} (skipped: ${missing[d]})`
+      : `${label}: captured from csvlog and from the stderr log alike, replayed whole, its RETURNING ids carried`;
 
     it.skipIf(skip)(name, async () => {
       if (missing[d] !== null) throw new Error(`${label}: ${missing[d]} (CI=true: a missing toolchain fails the suite)`);
@@ -180,10 +199,38 @@ describe.skipIf(major === undefined)(title, () => {
       const sidecar = JSON.parse(fs.readFileSync(`${wkl}.capture.json`, 'utf8')) as CaptureSummary;
       expect(sidecar.keys).toEqual(s.keys);
 
+      // The same server's stderr log (Debian's prefix, connection lines, no session id), with
+      // the prefix given and recognised without it: the very same workload, byte for byte.
+      const fromStderr = path.join(tmp, `${d}-stderr.wkl`);
+      for (const prefixArgs of [['--log-line-prefix', PREFIX], []]) {
+        const e = await capture(d, stderrLog, fromStderr, ...prefixArgs);
+        expect(e.inputs[0]!.format).toBe('stderr');
+        expect(e.warnings).toEqual([]);
+        // The prefix has no %e, and at the default log_error_verbosity the line no SQLSTATE:
+        // the failure is the same statement, its code unknown.
+        expect(e.failed).toEqual(s.failed.map((f) => ({ ...f, sqlstate: '' })));
+        expect(comparable({ ...e, failed: s.failed })).toEqual(comparable(s));
+        expect(fs.readFileSync(fromStderr).equals(fs.readFileSync(wkl)), `${label}: stderr ${prefixArgs.join(' ')} and csvlog differ`).toBe(
+          true,
+        );
+      }
+
       const report = path.join(tmp, `${d}-replay.json`);
       const results = path.join(tmp, `${d}-results.jsonl`);
       const url = dbUrl(`drv_${d}`, `drv_${d}_replay`);
-      const r = await cli(['replay', '--workload', wkl, '--database-url', url, '--allow-writes', '--json', report, '--results', results]);
+      // The stderr capture is replayed (the same bytes as the csvlog's, with a sidecar of its own).
+      const r = await cli([
+        'replay',
+        '--workload',
+        fromStderr,
+        '--database-url',
+        url,
+        '--allow-writes',
+        '--json',
+        report,
+        '--results',
+        results,
+      ]);
       expect(r.stderr).not.toMatch(/error:/);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('against the capture: 1 error where the statement failed at capture time too (expected), 0 new errors');
