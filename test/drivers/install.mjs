@@ -84,18 +84,26 @@ export const DRIVERS = {
     inputs: ['go/main.go', 'go/go.mod', 'go/go.sum'],
     products: [path.join(out, 'go', 'app')],
     toolchain: () =>
-      probe('go', ['version']) !== null ? null : 'go not found: install Go 1.25 or newer (go.mod asks for it; https://go.dev/doc/install)',
-    version: () => probe('go', ['version']),
+      probe(goBinary(), ['version']) !== null
+        ? null
+        : 'go not found: install Go 1.25 or newer (go.mod asks for it; https://go.dev/doc/install)',
+    version: () => probe(goBinary(), ['version']),
     // GOTOOLCHAIN=local: an older go says so instead of fetching a newer toolchain; -mod=readonly:
     // go.sum as committed, never rewritten.
     build: async () =>
-      run('go', ['build', '-mod=readonly', '-o', path.join(out, 'go', 'app'), '.'], {
+      run(goBinary(), ['build', '-mod=readonly', '-o', path.join(out, 'go', 'app'), '.'], {
         cwd: path.join(here, 'go'),
         env: { ...process.env, GOTOOLCHAIN: 'local' },
       }),
     command: () => [path.join(out, 'go', 'app')],
   },
 };
+
+/** `go` on PATH, else where Go's own installer puts it (a shell that did not read the profile adding it to PATH). */
+function goBinary() {
+  const installed = '/usr/local/go/bin/go';
+  return probe('go', ['version']) === null && fs.existsSync(installed) ? installed : 'go';
+}
 
 function resolves(name) {
   return fs.existsSync(path.join(root, 'node_modules', name, 'package.json'));
@@ -191,7 +199,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       console.log(`${DRIVERS[driver].label}: ${r.built ? 'built' : 'up to date'} in ${(r.ms / 1000).toFixed(1)} s`);
     } catch (e) {
       failed = true;
-      console.error(`${DRIVERS[driver].label}: ${e.message}`);
+      console.error(e.message);
     }
   }
   console.log(`all: ${((Date.now() - started) / 1000).toFixed(1)} s`);
