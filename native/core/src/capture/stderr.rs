@@ -179,6 +179,9 @@ struct Tracked {
     /// extended protocol's parse and bind steps, which csvlog tells apart by the command tag;
     /// otherwise they are passed on as they are (and counted if nothing is paired with them).
     held: Vec<LogRecord>,
+    /// The session's last message started a statement (`statement:`, `execute …:`): the bare
+    /// duration after it is that statement's own, never held.
+    started: bool,
 }
 
 /// Reads stderr logs with one prefix; keeps what a session needs across rotated files.
@@ -380,6 +383,7 @@ impl StderrReader {
                 clock: None,
                 seen: local,
                 held: Vec::new(),
+                started: false,
             }
         };
         if let Some(Connection::Authorized) = connection {
@@ -426,9 +430,10 @@ impl StderrReader {
             backend_type: e.get(Field::BackendType).unwrap_or(""),
             leader_pid: e.get(Field::LeaderPid).unwrap_or(""),
         };
+        let bare = e.severity == "LOG" && is_bare_duration(&e.message);
         let hold = !self.prefix.has(Field::CommandTag)
-            && e.severity == "LOG"
-            && is_bare_duration(&e.message)
+            && bare
+            && !tracked.started
             && tracked.held.len() < HELD_LIMIT;
         let mut released = Vec::new();
         if hold {
@@ -440,6 +445,14 @@ impl StderrReader {
                     r.command_tag = "BIND".into();
                 }
             }
+        }
+        // A further fetch from a portal (`execute fetch from …`) starts one too.
+        if e.severity == "LOG"
+            && (e.message.starts_with("execute ") || e.message.starts_with("statement: "))
+        {
+            tracked.started = true;
+        } else if bare || e.severity == "ERROR" {
+            tracked.started = false;
         }
         if needs_state {
             if matches!(connection, Some(Connection::Ended)) {
@@ -499,6 +512,7 @@ impl StderrReader {
             clock: None,
             seen: local,
             held: Vec::new(),
+            started: false,
         };
         let Some(mut t) = self.sessions.remove(key) else {
             self.forget_old(local);
@@ -845,6 +859,9 @@ mod tests {
 2026-11-22 16:15:33.002 UTC [12] LOG:  execute <unnamed>: select $1
 2026-11-22 16:15:33.002 UTC [12] DETAIL:  parameters: $1 = '1'
 2026-11-22 16:15:33.003 UTC [12] LOG:  duration: 0.100 ms
+2026-11-22 16:15:33.004 UTC [12] LOG:  duration: 0.030 ms
+2026-11-22 16:15:33.005 UTC [12] LOG:  execute S_1: select 3
+2026-11-22 16:15:33.006 UTC [12] LOG:  duration: 0.300 ms
 2026-11-22 16:15:34.000 UTC [12] LOG:  duration: 0.200 ms
 2026-11-22 16:15:34.100 UTC [12] LOG:  statement: select 2
 ";
@@ -859,8 +876,13 @@ mod tests {
                 ("duration: 0.010 ms", "BIND"),
                 ("duration: 0.020 ms", "BIND"),
                 ("execute <unnamed>: select $1", ""),
-                // The execute's own duration, and one no execute follows: passed on as they are.
+                // The execute's own duration.
                 ("duration: 0.100 ms", ""),
+                // A prepared statement's next run: its bind, its execute, its duration.
+                ("duration: 0.030 ms", "BIND"),
+                ("execute S_1: select 3", ""),
+                ("duration: 0.300 ms", ""),
+                // One no execute follows: passed on as it is.
                 ("duration: 0.200 ms", ""),
                 ("statement: select 2", ""),
             ]
