@@ -587,6 +587,12 @@ impl StderrReader {
                 }
             ));
         }
+        if (!p.has(Field::User) || !p.has(Field::Database)) && !self.saw_connections {
+            notes.push(format!(
+                "log_line_prefix '{}' has no %u or %d and the log no connection lines: sessions are captured without their user or database; add %u and %d to log_line_prefix or turn on log_connections",
+                p.text()
+            ));
+        }
         if self.unmatched > 0 {
             if let Some((file, index, _)) = &self.first_unmatched {
                 notes.push(format!(
@@ -826,6 +832,16 @@ mod tests {
         assert_eq!(rows[0].session_id, rows[1].session_id);
         assert_ne!(rows[1].session_id, rows[2].session_id);
         assert!(notes.iter().any(|n| n.contains("pid")), "{notes:?}");
+        assert!(!notes.iter().any(|n| n.contains("%u")), "{notes:?}");
+        let (_, notes) = read(
+            "%m [%p] ",
+            "2026-11-22 16:15:33.000 UTC [12] LOG:  statement: select 1\n",
+        )
+        .unwrap();
+        assert!(
+            notes.iter().any(|n| n.contains("without their user")),
+            "{notes:?}"
+        );
     }
 
     #[test]
