@@ -427,3 +427,85 @@ fn payloads_that_never_start_with_the_prefix_are_refused() {
         "{e}"
     );
 }
+
+mod cut_by_the_server {
+    use proptest::prelude::*;
+
+    use super::{server_chunks, unwrapped};
+
+    const HEAD: &str = "2026-11-28 10:00:01.000 UTC [77] LOG:  statement: ";
+    const DETAIL: &str = "2026-11-28 10:00:01.000 UTC [77] DETAIL:  parameters: ";
+
+    /// Words separated by spaces or TABs; `long` lets some words run past the 900-byte chunks.
+    fn words(max: usize, long: bool) -> impl Strategy<Value = String> {
+        let word = if long {
+            prop_oneof![
+                4 => "[a-z0-9(),'=$]{1,10}".boxed(),
+                1 => (60usize..1100).prop_map(|n| "xyz".repeat(n / 3)).boxed(),
+            ]
+            .boxed()
+        } else {
+            "[a-z0-9(),'=$]{1,10}".boxed()
+        };
+        proptest::collection::vec((word, prop_oneof![Just(" "), Just("\t")]), 1..max).prop_map(
+            |ws| {
+                let mut s: String = ws.into_iter().map(|(w, sep)| format!("{w}{sep}")).collect();
+                s.pop();
+                s
+            },
+        )
+    }
+
+    /// A message as the server hands it to syslog (without its final newline): one line of any
+    /// length, or lines under the chunk size then a last line of any length that starts with a
+    /// short word (a line ending near 900 bytes, or one starting with a 900-byte word, gives
+    /// the same chunks as a long line: the ambiguity chunks.rs documents).
+    fn message() -> impl Strategy<Value = String> {
+        let follow = prop_oneof![Just("\t"), Just(DETAIL)];
+        prop_oneof![
+            words(200, true).prop_map(|w| format!("{HEAD}{w}")),
+            (
+                words(60, false),
+                proptest::collection::vec((follow, words(60, false)), 1..4),
+                proptest::option::of(words(120, true)),
+            )
+                .prop_map(|(first, rest, last)| {
+                    let mut m = format!("{HEAD}{first}");
+                    for (start, w) in rest {
+                        m.push_str(&format!("\n{start}{w}"));
+                    }
+                    if let Some(last) = last {
+                        m.push_str(&format!("\n\tz {last}"));
+                    }
+                    m
+                }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn any_message_comes_back_whole(messages in proptest::collection::vec(message(), 1..5)) {
+            let mut log = String::new();
+            let mut other = 0;
+            for (seq, m) in messages.iter().enumerate() {
+                for (k, chunk) in server_chunks(&format!("{m}\n")).iter().enumerate() {
+                    log.push_str(&format!(
+                        "Nov 28 10:00:01 db1 postgres[77]: [{}-{}] {}\n",
+                        seq + 1,
+                        k + 1,
+                        chunk.replace('\t', "#011")
+                    ));
+                    if k % 2 == 1 {
+                        other += 1;
+                        log.push_str(&format!("Nov 28 10:00:01 db1 postgres[78]: [{other}-1] 2026-11-28 10:00:01.000 UTC [78] LOG:  statement: SELECT {other}\n"));
+                    }
+                }
+            }
+            let (_, text, _, _) = unwrapped(&log);
+            let mine: String = text.split_inclusive('\n').filter(|l| !l.contains("[78]")).collect();
+            let want: String = messages.iter().map(|m| format!("{m}\n")).collect();
+            prop_assert_eq!(mine, want);
+        }
+    }
+}
