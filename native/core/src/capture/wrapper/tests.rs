@@ -509,3 +509,21 @@ mod cut_by_the_server {
         }
     }
 }
+
+#[test]
+fn entries_without_times_keep_the_files_order() {
+    let n = 12_000;
+    let mut log = String::new();
+    for i in 0..n {
+        log.push_str(&format!(
+            r#"{{"category":"PostgreSQLLogs","properties":{{"message":"2026-11-28 12:00:00 UTC-6568c5a0.2b3c-LOG:  statement: SELECT {i}"}}}}"#
+        ));
+        log.push('\n');
+    }
+    let (_, text, _, _) = unwrapped(&log);
+    let numbers: Vec<usize> = text
+        .lines()
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(numbers, (0..n).collect::<Vec<_>>());
+}
