@@ -27,6 +27,14 @@ fn unwrapped(text: &str) -> (WrapperKind, String, Option<&'static str>, Skipped)
     (u.kind, out, u.prefix, u.skipped)
 }
 
+/// The number ending each line of the unwrapped text (`… SELECT 17`), in order.
+fn statement_numbers(log: &str) -> Vec<u64> {
+    let (_, text, _, _) = unwrapped(log);
+    text.lines()
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect()
+}
+
 fn read_error(text: &str) -> String {
     match open(reader(text), &std::env::temp_dir()) {
         Err(e) => e,
@@ -340,12 +348,7 @@ fn a_large_array_goes_through_temporary_files_in_order() {
         ));
     }
     log.push(']');
-    let (_, text, _, _) = unwrapped(&log);
-    let numbers: Vec<i64> = text
-        .lines()
-        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(numbers, (0..n).collect::<Vec<_>>());
+    assert_eq!(statement_numbers(&log), (0..n).collect::<Vec<_>>());
 }
 
 /// A real server's stderr log (PostgreSQL 15, Cloud SQL's prefix, node-postgres traffic:
@@ -520,10 +523,5 @@ fn entries_without_times_keep_the_files_order() {
         ));
         log.push('\n');
     }
-    let (_, text, _, _) = unwrapped(&log);
-    let numbers: Vec<usize> = text
-        .lines()
-        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(numbers, (0..n).collect::<Vec<_>>());
+    assert_eq!(statement_numbers(&log), (0..n).collect::<Vec<_>>());
 }
