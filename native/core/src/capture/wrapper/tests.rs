@@ -348,7 +348,7 @@ fn a_large_array_goes_through_temporary_files_in_order() {
         ));
     }
     log.push(']');
-    assert_eq!(statement_numbers(&log), (0..n).collect::<Vec<_>>());
+    assert_eq!(statement_numbers(&log), (0..n as u64).collect::<Vec<_>>());
 }
 
 /// A real server's stderr log (PostgreSQL 15, Cloud SQL's prefix, node-postgres traffic:
