@@ -525,3 +525,44 @@ fn entries_without_times_keep_the_files_order() {
     }
     assert_eq!(statement_numbers(&log), (0..n).collect::<Vec<_>>());
 }
+
+/// Through the whole capture: the real server's log, plain and wrapped both ways, gives the
+/// same workload, byte for byte; what the wrappers left out is in the summary.
+#[test]
+fn a_capture_of_the_wrapped_log_is_the_capture_of_the_plain_one() {
+    use crate::capture::{capture, CaptureOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, text: &str| {
+        let log = dir.path().join(name);
+        std::fs::write(&log, text).unwrap();
+        let output = dir.path().join(format!("{name}.wkl"));
+        let options = CaptureOptions {
+            logs: vec![log],
+            output: output.clone(),
+            ..CaptureOptions::default()
+        };
+        let summary = capture(&options, &|_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+        (std::fs::read(output).unwrap(), summary)
+    };
+    let (plain, p) = run("plain.log", fixture!("real-cloudsql.stderr"));
+    assert_eq!(p.statements, 8, "{p:?}");
+    let (gcloud, g) = run("gcloud.json", fixture!("real-cloudsql-gcloud.json"));
+    let (syslog, s) = run("syslog.log", fixture!("real-syslog.log"));
+    assert!(plain == gcloud && plain == syslog, "the same workload");
+    assert_eq!(
+        (g.statements, g.failed_statements),
+        (p.statements, p.failed_statements)
+    );
+    assert!(
+        g.warnings
+            .iter()
+            .any(|w| w.contains("1 of the Cloud Logging JSON")),
+        "{:?}",
+        g.warnings
+    );
+    assert!(
+        s.warnings.iter().any(|w| w.contains("5 other programs")),
+        "{:?}",
+        s.warnings
+    );
+}
