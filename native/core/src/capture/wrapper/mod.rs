@@ -57,6 +57,15 @@ impl WrapperKind {
             WrapperKind::Heroku => "Heroku logplex",
         }
     }
+
+    /// What the wrapper's units are called, for counts (`3 entries`, `5 lines`).
+    pub fn units(self) -> &'static str {
+        match self {
+            WrapperKind::CloudLogging => "entries",
+            WrapperKind::Azure => "records",
+            WrapperKind::Syslog | WrapperKind::Heroku => "lines",
+        }
+    }
 }
 
 /// Entries or lines of the wrapper that held no PostgreSQL log text, by reason (other payloads,
