@@ -287,8 +287,9 @@ fn detect_lines(head: &[u8]) -> Option<Detected> {
     if heroku == total {
         return Some(Detected::Heroku(heroku_prefix));
     }
-    // A last line cut by the peek's size does not count against the others.
-    (syslog + heroku >= total.max(2) - 1 && syslog > 0).then_some(Detected::Syslog)
+    // A few odd lines among many (one cut by the peek's size, another daemon's oddity) do not
+    // count against the others; among a few lines, every one must be a syslog line.
+    (syslog + heroku >= total - total / 8 && syslog > 0).then_some(Detected::Syslog)
 }
 
 #[cfg(test)]

@@ -265,6 +265,8 @@ fn plain_logs_are_not_wrapped() {
         "2026-11-28 10:00:00.100 UTC,\"app\",\"shop\",4242,\"10.0.0.5:51000\",6568b9a0.1092,1,\"SELECT\",2026-11-28 10:00:00 UTC,3/7,0,LOG,00000,\"statement: SELECT 1\",,,,,,,,,\"psql\",\"client backend\",,0\n",
         "{\"timestamp\":\"2026-11-28 10:00:00.100 UTC\",\"user\":\"app\",\"dbname\":\"shop\",\"pid\":4242,\"session_id\":\"6568b9a0.1092\",\"error_severity\":\"LOG\",\"message\":\"statement: SELECT '{\\\"textPayload\\\": 1, \\\"records\\\": []}'\"}\n",
         "2026-11-28 10:00:00 UTC-6568c5a0.2b3c-LOG:  statement: SELECT 1\n",
+        // A prefix starting with %l: not RFC 5424 (which always has its <PRI>).
+        "1 2026-11-28 10:00:00.100 UTC [4242] LOG:  connection authorized: user=app\n2 2026-11-28 10:00:00.200 UTC [4242] LOG:  statement: SELECT 1\n",
         "",
     ];
     for log in plain {
