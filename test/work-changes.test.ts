@@ -50,9 +50,10 @@ describe('workChanges', () => {
       ),
       work(
         { shared_hit: 22, wal_bytes: 303, wal_records: 4.1 },
-        { shared_hit: 21.6, wal_bytes: 302 },
-        { shared_hit: 22.4, wal_bytes: 305 },
+        { shared_hit: 21.6, wal_bytes: 302, wal_records: 4.1 },
+        { shared_hit: 22.4, wal_bytes: 305, wal_records: 4.1 },
       ),
+      'update',
     );
     expect(changes.map((c) => [c.counter, c.direction])).toEqual([
       ['wal_bytes', 'more'],
@@ -64,7 +65,7 @@ describe('workChanges', () => {
   });
 
   it('less work is an improvement', () => {
-    const [pages] = workChanges(work({ shared_hit: 120 }), work({ shared_hit: 3 }));
+    const [pages] = workChanges(work({ shared_hit: 120 }), work({ shared_hit: 3 }), 'update');
     expect(pages).toMatchObject({ counter: 'pages', base: 120, head: 3, direction: 'less' });
     expect(workPhrase([pages!])).toBe('120 → 3.0 pages per call (−98 %)');
   });
@@ -75,24 +76,32 @@ describe('workChanges', () => {
       workChanges(
         work({ wal_bytes: 250 }, { wal_bytes: 220 }, { wal_bytes: 280 }),
         work({ wal_bytes: 300 }, { wal_bytes: 270 }, { wal_bytes: 330 }),
+        'update',
       ),
     ).toEqual([]);
     // The noise replay fell as far from base as head did.
-    expect(workChanges(work({ wal_bytes: 100 }, {}, {}, { wal_bytes: 160 }), work({ wal_bytes: 150 }))).toEqual([]);
+    expect(workChanges(work({ wal_bytes: 100 }, {}, {}, { wal_bytes: 160 }), work({ wal_bytes: 150 }), 'update')).toEqual([]);
     // 10 bytes: under the absolute minimum, however large the share.
-    expect(workChanges(work({ wal_bytes: 5 }), work({ wal_bytes: 15 }))).toEqual([]);
+    expect(workChanges(work({ wal_bytes: 5 }), work({ wal_bytes: 15 }), 'update')).toEqual([]);
     // 5 % more pages: under the share.
-    expect(workChanges(work({ shared_hit: 100 }), work({ shared_hit: 105 }))).toEqual([]);
+    expect(workChanges(work({ shared_hit: 100 }), work({ shared_hit: 105 }), 'update')).toEqual([]);
   });
 
   it('WAL not counted on a side: left out, the rest compared', () => {
     const base = work({ shared_hit: 3, wal_bytes: null, wal_records: null, wal_fpi: null });
-    expect(workChanges(base, work({ shared_hit: 9, wal_bytes: 500 })).map((c) => c.counter)).toEqual(['pages']);
+    expect(workChanges(base, work({ shared_hit: 9, wal_bytes: 500 }), 'update').map((c) => c.counter)).toEqual(['pages']);
+  });
+
+  it("a read's WAL and dirtied pages are not its own work: left out, its pages compared", () => {
+    const base = work({ shared_hit: 50, wal_bytes: 180, wal_records: 4, shared_dirtied: 3.7 });
+    expect(workChanges(base, work({ shared_hit: 50 }), 'select')).toEqual([]);
+    expect(workChanges(base, work({ shared_hit: 50 }), 'update').map((c) => c.counter)).toEqual(['wal_bytes', 'wal_records', 'dirtied']);
+    expect(workChanges(base, work({ shared_hit: 100 }), 'select').map((c) => c.counter)).toEqual(['pages']);
   });
 
   it('from one EXPLAIN ANALYZE: no replays to compare, the thresholds alone', () => {
     const once = (w: Partial<WorkPerCall>): WorkStats => ({ per_call: { ...zero, ...w }, rounds: null, noise: null });
-    expect(workChanges(once({ shared_hit: 3 }), once({ shared_hit: 7 })).map((c) => c.counter)).toEqual(['pages']);
+    expect(workChanges(once({ shared_hit: 3 }), once({ shared_hit: 7 }), 'update').map((c) => c.counter)).toEqual(['pages']);
   });
 });
 
@@ -157,7 +166,7 @@ describe('the report with work counts', () => {
   const fingerprint = (fp: string, normalized: string, base: WorkStats, head: WorkStats): FingerprintPlan => ({
     fingerprint: fp,
     normalized,
-    kind: 'select',
+    kind: normalized.split(' ')[0]!.toLowerCase(),
     base: side(base),
     head: side(head),
     changed: false,
@@ -165,7 +174,7 @@ describe('the report with work counts', () => {
     assessment: null,
     seq_scans: [],
     buffers_ratio: 1,
-    work_changes: workChanges(base, head),
+    work_changes: workChanges(base, head, normalized.split(' ')[0]!.toLowerCase()),
   });
 
   function withWork(): GateReport {

@@ -209,7 +209,8 @@ async function comparePlans(
     assessment: changed ? assess(sides.base, sides.head) : null,
     seq_scans: seqScans,
     buffers_ratio: buffersRatio(sides.base.stats, sides.head.stats),
-    work_changes: sides.base.stats?.work && sides.head.stats?.work ? workChanges(sides.base.stats.work, sides.head.stats.work) : [],
+    work_changes:
+      sides.base.stats?.work && sides.head.stats?.work ? workChanges(sides.base.stats.work, sides.head.stats.work, p.f.kind) : [],
   };
 }
 
