@@ -129,4 +129,22 @@ describe('work per call from pg_stat_statements', () => {
     const row = indexed.stdout.split('\n').find((l) => l.includes('UPDATE customers SET last_login') && l.includes('WAL'));
     expect(row, indexed.stdout).toMatch(/\| more \| .*WAL \d+ B → \d+ B.* pages/);
   });
+
+  it('names the index head added on the table the UPDATE writes, and the migration line that created it', () => {
+    expect(plan(indexed, LAST_LOGIN).index_changes).toEqual([
+      {
+        relation: 'public.customers',
+        index: 'customers_last_login_idx',
+        change: 'added',
+        definition: 'CREATE INDEX customers_last_login_idx ON public.customers USING btree (last_login)',
+        migration: { file: expect.stringMatching(/006_customers_last_login_idx\.sql$/), line: 2 },
+      },
+    ]);
+    // A read of the table writes nothing: no index change is its to explain.
+    expect(plan(indexed, 'SELECT id, name, email FROM customers WHERE id = $1').index_changes).toEqual([]);
+    expect(plan(same, LAST_LOGIN).index_changes).toEqual([]);
+    expect(indexed.stdout).toMatch(
+      /- `UPDATE customers SET last_login = now\(\) WHERE id = \$1`: index `customers_last_login_idx` added on public\.customers by `[^`]*006_customers_last_login_idx\.sql`, line 2 — an UPDATE that sets an indexed column is no longer heap-only/,
+    );
+  });
 });

@@ -9,6 +9,7 @@ import type { Workload } from '../engine/index.js';
 import type { Server } from '../provision/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { passwordOf, redact } from '../provision/url.js';
+import { readMigrations } from './index-changes.js';
 import { probePlans, workNote } from './probe.js';
 import {
   addCounters,
@@ -178,6 +179,7 @@ export interface TemplateTarget {
  * @param counters the replays' pg_stat_statements counters ({@link sideCounters})
  * @param logger progress lines
  * @param secrets passwords to keep out of messages
+ * @param migrations the migration files head applied (name in reports, path), to name the line of an index change
  * @returns the plans report; a probe that failed as a whole has `error` set
  */
 export async function probeTemplates(
@@ -187,6 +189,7 @@ export async function probeTemplates(
   counters: SideCounters,
   logger: Logger,
   secrets: (string | undefined)[],
+  migrations: { name: string; path: string }[] = [],
 ): Promise<PlansReport> {
   try {
     if (targets === null) throw new Error('the templates are gone');
@@ -198,6 +201,7 @@ export async function probeTemplates(
       fingerprints: comparison.fingerprints,
       counters,
       logger,
+      migrations: readMigrations(migrations),
     });
   } catch (error) {
     let message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;

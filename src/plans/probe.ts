@@ -15,6 +15,7 @@ import { EXPLAINABLE_KINDS, ExplainError, explainStatement } from './explain.js'
 import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches, type ShapeNode, shapeLines } from './shape.js';
 import type { CountersByQuery, StatementCounters } from './stat-statements.js';
 import { workChanges, workOfPlan, workOfReplays } from './work.js';
+import { type Indexes, indexChanges, type MigrationText, readIndexes, writtenRelations } from './index-changes.js';
 import type { PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
 
 /** Buffers per call must grow by this factor (and by {@link MIN_BUFFER_DELTA}) for a plan change to count as costlier. */
@@ -44,6 +45,8 @@ export interface ProbeInputs {
       }
     | { unavailable: string };
   logger: Logger;
+  /** The migrations head applied, to name the line of an index change; absent: none named. */
+  migrations?: MigrationText[];
 }
 
 interface SidePlan {
@@ -75,7 +78,15 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
     // A queryid shared by two fingerprints cannot be split between them: neither is joined.
     const collisions = { base: sharedQueryIds(planned, 'base'), head: sharedQueryIds(planned, 'head') };
     const relationRows = new Map<string, number | null>();
-    for (const p of planned) report.fingerprints.push(await comparePlans(p, inputs, clients, { report, collisions, relationRows }));
+    const indexes = await bothIndexes(clients, inputs.logger);
+    for (const p of planned) {
+      const compared = await comparePlans(p, inputs, clients, { report, collisions, relationRows });
+      if (indexes) {
+        const written = new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
+        compared.index_changes = indexChanges(indexes.base, indexes.head, written, inputs.migrations ?? []);
+      }
+      report.fingerprints.push(compared);
+    }
   } finally {
     await Promise.all([clients.base.end().catch(() => {}), clients.head.end().catch(() => {})]);
   }
@@ -90,6 +101,18 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
       `${report.stats.unjoined > 0 ? ` (${report.stats.unjoined} not joined, from EXPLAIN ANALYZE)` : ''}`,
   );
   return report;
+}
+
+/** Both templates' indexes, or null (logged) when they cannot be read: the index changes are then not named. */
+async function bothIndexes(clients: Clients, logger: Logger): Promise<{ base: Indexes; head: Indexes } | null> {
+  try {
+    return { base: await readIndexes(clients.base), head: await readIndexes(clients.head) };
+  } catch (error) {
+    logger.info(
+      `warning: the templates' indexes could not be read, so no index change is named: ${(error as Error).message.split('\n')[0]}`,
+    );
+    return null;
+  }
 }
 
 /** The report before any probe: where buffers and server time will come from. */

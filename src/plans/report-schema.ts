@@ -85,6 +85,17 @@ export const plansReportSchema = z.object({
       ),
       buffers_ratio: z.number().nonnegative().nullable(),
       work_changes: z.array(workChange).optional(),
+      index_changes: z
+        .array(
+          z.object({
+            relation: z.string(),
+            index: z.string(),
+            change: z.enum(['added', 'dropped']),
+            definition: z.string(),
+            migration: z.object({ file: z.string(), line: z.number().int().positive() }).nullable(),
+          }),
+        )
+        .optional(),
     }),
   ),
   failures: z.array(

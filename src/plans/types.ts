@@ -109,6 +109,18 @@ export interface SeqScanChange {
   relation_rows: number | null;
 }
 
+/** An index head added or dropped on a table the statement writes (docs/plans.md, "Index changes"). */
+export interface IndexChange {
+  /** `schema.table` */
+  relation: string;
+  index: string;
+  change: 'added' | 'dropped';
+  /** pg_indexes.indexdef: head's for an added index, base's for a dropped one. */
+  definition: string;
+  /** The migration statement that made the change; null when none could be found. */
+  migration: { file: string; line: number } | null;
+}
+
 /** One fingerprint EXPLAINed on both sides. */
 export interface FingerprintPlan {
   fingerprint: string;
@@ -133,6 +145,11 @@ export interface FingerprintPlan {
    * absent in reports written before it was measured.
    */
   work_changes?: WorkChange[];
+  /**
+   * The indexes head added or dropped on the tables the statement writes, with the migration line
+   * of each; absent in reports written before it was looked for.
+   */
+  index_changes?: IndexChange[];
 }
 
 /** A probe that failed: the fingerprint stays unjudged on plans (or buffers), and the report says so. */

@@ -104,6 +104,28 @@ function sourceLine(p: PlansReport): string {
   return `Counted by one EXPLAIN (ANALYZE, BUFFERS, WAL) of the captured example per fingerprint and side, rolled back${why}: a weaker source than pg_stat_statements, one execution and no spread between replays.${note}`;
 }
 
+/** What an added index costs a write of this kind. */
+const ADDED_COSTS: Record<string, string> = {
+  update: 'an UPDATE that sets an indexed column is no longer heap-only, so every index of the table gets a new entry',
+  insert: 'every INSERT writes one more index entry',
+  merge: 'every row it writes goes into one more index',
+};
+
+/** The index changes and plan changes beside the work that moved: why, and the migration line that did it. */
+function whyLines(shown: FingerprintPlan[]): string[] {
+  const lines: string[] = [];
+  for (const f of shown) {
+    const reasons = (f.index_changes ?? []).map((c) => {
+      const where = c.migration ? ` by ${code(c.migration.file, 200)}, line ${c.migration.line}` : '';
+      const cost = c.change === 'added' && ADDED_COSTS[f.kind] ? ` — ${ADDED_COSTS[f.kind]}` : '';
+      return `index ${code(c.index, 120)} ${c.change} on ${text(c.relation)}${where}${cost}`;
+    });
+    if (f.changed && f.change) reasons.push(`plan changed: ${code(f.change, 200)}`);
+    if (reasons.length > 0) lines.push(`- ${code(f.normalized, 80)}: ${reasons.join('; ')}`);
+  }
+  return lines.length > 0 ? ['What explains it:', '', ...lines, ''] : [];
+}
+
 function moved(f: FingerprintPlan): boolean {
   return (f.work_changes?.length ?? 0) > 0;
 }
@@ -158,6 +180,7 @@ export function workSection(ctx: Context): string[] {
       ]),
       ...(changed.length > shown.length ? ['', `_… ${plural(changed.length - shown.length, 'statement')} more in the JSON report._`] : []),
       '',
+      ...whyLines(shown),
     );
   }
   const steady = measured.filter((f) => regressed.has(f.fingerprint) && !moved(f));
