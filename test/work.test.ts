@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { FingerprintPlan, WorkPerCall } from '../src/plans/types.js';
 import { WORK_COUNTERS } from '../src/plans/work.js';
 import type { GateReport } from '../src/verdict/report-types.js';
@@ -33,13 +33,22 @@ let server: Awaited<ReturnType<typeof startPostgres>>;
 let tmp: string;
 let same: Run;
 let indexed: Run;
+/** Identical schemas on the shared test server, which does not preload pg_stat_statements. */
+let fallback: Run;
 
-async function gate(name: string, headFiles: string[]): Promise<Run> {
+/**
+ * The gate on the shop, its base the shop's migrations.
+ * @param name the report's file name
+ * @param headFiles head's migrations
+ * @param url the server: this file's (with pg_stat_statements) unless given
+ * @param rounds rounds per side: two give each side a spread
+ */
+async function gate(name: string, headFiles: string[], url = server.url, rounds = 2): Promise<Run> {
   const json = path.join(tmp, `${name}.json`);
   const run = await runCli([
     'gate',
     '--database-url',
-    server.url,
+    url,
     '--workload',
     shop('workload.wkl'),
     '--seed',
@@ -48,9 +57,9 @@ async function gate(name: string, headFiles: string[]): Promise<Run> {
     ...MIGRATIONS,
     '--migrations',
     ...headFiles,
-    // Two rounds give each side a spread; as fast as the server goes: work per call does not depend on the pace.
+    // As fast as the server goes: work per call does not depend on the pace.
     '--rounds',
-    '2',
+    String(rounds),
     '--speed',
     '0',
     '--confirm-rounds',
@@ -71,7 +80,12 @@ beforeAll(async () => {
     index,
     '-- Find the customers who logged in lately.\nCREATE INDEX customers_last_login_idx ON customers (last_login);\n',
   );
-  [same, indexed] = await Promise.all([gate('same', MIGRATIONS), gate('indexed', [...MIGRATIONS, index])]);
+  [same, indexed, fallback] = await Promise.all([
+    gate('same', MIGRATIONS),
+    // One round: the direction of the change is asserted, not its spread.
+    gate('indexed', [...MIGRATIONS, index], server.url, 1),
+    gate('fallback', MIGRATIONS, inject('pgUrl'), 1),
+  ]);
 });
 
 afterAll(async () => {
@@ -146,5 +160,19 @@ describe('work per call from pg_stat_statements', () => {
     expect(indexed.stdout).toMatch(
       /- `UPDATE customers SET last_login = now\(\) WHERE id = \$1`: index `customers_last_login_idx` added on public\.customers by `[^`]*006_customers_last_login_idx\.sql`, line 2 — an UPDATE that sets an indexed column is no longer heap-only/,
     );
+  });
+});
+
+describe('work per call without pg_stat_statements', () => {
+  it('one EXPLAIN (ANALYZE, BUFFERS, WAL) per fingerprint and side, named as the weaker source', () => {
+    expect(fallback.code, fallback.stderr).toBe(0);
+    expect(fallback.report.plans?.stats).toMatchObject({ source: 'explain-analyze' });
+    const work = plan(fallback, LAST_LOGIN).base.stats!.work!;
+    // One execution of the captured example: its WAL and pages, no replays to spread over.
+    expect(work.per_call.wal_bytes!).toBeGreaterThan(0);
+    expect(pages(work.per_call)).toBeGreaterThan(0);
+    expect(work.rounds).toBeNull();
+    expect(work.noise).toBeNull();
+    expect(fallback.stdout).toMatch(/Counted by one EXPLAIN \(ANALYZE, BUFFERS, WAL\) .*: a weaker source than pg_stat_statements/);
   });
 });
