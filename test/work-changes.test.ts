@@ -87,6 +87,26 @@ describe('workChanges', () => {
     expect(workChanges(work({ shared_hit: 100 }), work({ shared_hit: 105 }), 'update')).toEqual([]);
   });
 
+  it("pages range over each replay's hit + read, not over the extremes of each part", () => {
+    const replays = (a: Partial<WorkPerCall>, b: Partial<WorkPerCall>): WorkStats => {
+      const each = [
+        { ...zero, ...a },
+        { ...zero, ...b },
+      ];
+      const per = {
+        ...zero,
+        shared_hit: (each[0]!.shared_hit + each[1]!.shared_hit) / 2,
+        shared_read: (each[0]!.shared_read + each[1]!.shared_read) / 2,
+      };
+      return { per_call: per, rounds: { replays: 2, min: per, max: per, each }, noise: null };
+    };
+    // Base's pages 10 in both replays, split differently by the cache; head's 12. By the parts'
+    // extremes base would range 0–20 and overlap head; by each replay's sum it does not.
+    const base = replays({ shared_hit: 10 }, { shared_read: 10 });
+    const head = replays({ shared_hit: 12 }, { shared_hit: 6, shared_read: 6 });
+    expect(workChanges(base, head, 'update').map((c) => c.counter)).toEqual(['pages']);
+  });
+
   it('WAL not counted on a side: left out, the rest compared', () => {
     const base = work({ shared_hit: 3, wal_bytes: null, wal_records: null, wal_fpi: null });
     expect(workChanges(base, work({ shared_hit: 9, wal_bytes: 500 }), 'update').map((c) => c.counter)).toEqual(['pages']);

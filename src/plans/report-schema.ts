@@ -27,7 +27,7 @@ const perCall = z.object({
 
 const work = z.object({
   per_call: perCall,
-  rounds: z.object({ replays: count, min: perCall, max: perCall }).nullable(),
+  rounds: z.object({ replays: count, min: perCall, max: perCall, each: z.array(perCall).optional() }).nullable(),
   noise: perCall.nullable(),
 });
 

@@ -58,7 +58,13 @@ export interface WorkStats {
    * Each counter's lowest and highest per-call value over the side's replays, each replay on its
    * own; null from EXPLAIN ANALYZE (one execution, no replays to compare).
    */
-  rounds: { replays: number; min: WorkPerCall; max: WorkPerCall } | null;
+  rounds: {
+    replays: number;
+    min: WorkPerCall;
+    max: WorkPerCall;
+    /** Each replay's work per call, in the order replayed (a sum of fields, like pages, ranges over these). */
+    each?: WorkPerCall[];
+  } | null;
   /** On base: per call in the noise replay (base replayed a second time); null on head, or when not counted. */
   noise: WorkPerCall | null;
 }

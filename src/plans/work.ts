@@ -90,7 +90,7 @@ export function workOfReplays(
   const noiseCounters = noise.map((r) => r.get(queryId)).find((c) => c !== undefined && c.calls > 0);
   return {
     per_call: workOfCounters(total, wal),
-    rounds: each.length > 0 ? { replays: each.length, min: fold(each, Math.min), max: fold(each, Math.max) } : null,
+    rounds: each.length > 0 ? { replays: each.length, min: fold(each, Math.min), max: fold(each, Math.max), each } : null,
     noise: noiseCounters ? workOfCounters(noiseCounters, wal) : null,
   };
 }
@@ -178,12 +178,26 @@ export function workChanges(base: WorkStats, head: WorkStats, kind: string): Wor
   return out;
 }
 
-function overlap(
-  value: (w: WorkPerCall) => number | null,
-  base: NonNullable<WorkStats['rounds']>,
-  head: NonNullable<WorkStats['rounds']>,
-): boolean {
-  const [bMin, bMax, hMin, hMax] = [value(base.min), value(base.max), value(head.min), value(head.max)];
-  if (bMin === null || bMax === null || hMin === null || hMax === null) return false;
-  return hMin <= bMax && hMax >= bMin;
+function overlap(value: (w: WorkPerCall) => number | null, base: WorkRounds, head: WorkRounds): boolean {
+  const b = replayRange(value, base);
+  const h = replayRange(value, head);
+  if (b === null || h === null) return false;
+  return h[0] <= b[1] && h[1] >= b[0];
+}
+
+type WorkRounds = NonNullable<WorkStats['rounds']>;
+
+/**
+ * A counter's lowest and highest replay: over each replay's own figures when the report has them
+ * (a sum like pages = hit + read is steadier than its parts, whose split follows the cache), else
+ * from the per-field extremes.
+ * @param value the counter
+ * @param rounds a side's replays
+ * @returns [lowest, highest], or null when the counter was not counted
+ */
+export function replayRange(value: (w: WorkPerCall) => number | null, rounds: WorkRounds): [number, number] | null {
+  const figures = rounds.each ? rounds.each.map(value) : [value(rounds.min), value(rounds.max)];
+  if (figures.some((f) => f === null)) return null;
+  const known = figures as number[];
+  return [Math.min(...known), Math.max(...known)];
 }

@@ -6,7 +6,7 @@
  */
 import { count, plural } from '../format/units.js';
 import type { FingerprintPlan, PlansReport, WorkChange, WorkCounter, WorkPerCall, WorkStats } from '../plans/types.js';
-import { WORK_COUNTERS } from '../plans/work.js';
+import { replayRange, WORK_COUNTERS } from '../plans/work.js';
 import type { Context } from './markdown-context.js';
 import { code, mdTable, text } from './markdown-text.js';
 
@@ -76,10 +76,11 @@ function spread(changes: WorkChange[], w: WorkStats | undefined, noise: boolean)
   const rounds = w.rounds;
   const parts = changes.map((c) => {
     const pick = WORK_COUNTERS[c.counter];
-    const [low, high] = [figure(c.counter, pick(rounds.min) ?? 0), figure(c.counter, pick(rounds.max) ?? 0)];
-    const range = low === high ? low : `${low}–${high}`;
+    const [lowest, highest] = replayRange(pick, rounds) ?? [0, 0];
+    const [low, high] = [figure(c.counter, lowest), figure(c.counter, highest)];
+    const shown = low === high ? low : `${low}–${high}`;
     const n = noise && w.noise ? pick(w.noise) : null;
-    return `${labelled(c.counter, range)}${n === null ? '' : ` (noise replay ${figure(c.counter, n)})`}`;
+    return `${labelled(c.counter, shown)}${n === null ? '' : ` (noise replay ${figure(c.counter, n)})`}`;
   });
   return `${parts.join(', ')} over ${plural(rounds.replays, 'replay')}`;
 }
