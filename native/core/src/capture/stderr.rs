@@ -131,6 +131,8 @@ enum Part {
 struct Entry {
     /// Physical line number of its first line.
     line: u64,
+    /// Its first line's number over all files read: orders and numbers what `%l` does not.
+    global: u64,
     values: Vec<(Field, String)>,
     severity: String,
     sqlstate: String,
@@ -303,6 +305,7 @@ impl StderrReader {
     fn start(&self, index: u64, p: &Prefixed<'_>) -> Entry {
         let mut e = Entry {
             line: index,
+            global: self.lines,
             severity: p.label.to_string(),
             part: Some(Part::Message),
             ..Entry::default()
@@ -355,7 +358,7 @@ impl StderrReader {
         let line_number = e
             .get(Field::LineNumber)
             .and_then(|l| l.parse::<u64>().ok())
-            .unwrap_or(self.lines);
+            .unwrap_or(e.global);
         let (time, local) = self.time_of(&e)?;
         let connection = connection_event(&e.message);
         if connection.is_some() {
@@ -372,7 +375,7 @@ impl StderrReader {
             || !self.prefix.has(Field::User)
             || !self.prefix.has(Field::Database);
         let mut tracked = if needs_state {
-            self.session(&key, by_pid, connection, line_number, local)
+            self.session(&key, by_pid, connection, (line_number, e.global), local)
         } else {
             Tracked {
                 id: key.clone(),
@@ -494,11 +497,10 @@ impl StderrReader {
         key: &str,
         by_pid: bool,
         connection: Option<Connection>,
-        line_number: u64,
+        (line_number, first_line): (u64, u64),
         local: i64,
     ) -> Tracked {
-        // The physical line over all files: unique, where `%l` starts at 1 in every backend.
-        let first_line = self.lines;
+        // `first_line` (over all files) is unique, where `%l` starts at 1 in every backend.
         let new = || Tracked {
             id: if by_pid {
                 format!("{key}.{first_line}")
@@ -799,6 +801,17 @@ mod tests {
     }
 
     #[test]
+    fn without_l_every_entry_has_its_own_line_number() {
+        let text = "\
+2026-11-22 16:15:33.000 UTC [12] LOG:  statement: select 1
+2026-11-22 16:15:33.001 UTC [12] LOG:  duration: 0.1 ms
+";
+        let (rows, _) = read("%m [%p] ", text).unwrap();
+        assert_eq!(rows[0].session_id, rows[1].session_id);
+        assert!(rows[0].session_line < rows[1].session_line, "{rows:?}");
+    }
+
+    #[test]
     fn sessions_by_pid_split_at_connections() {
         let text = "\
 2026-11-22 16:15:33.000 UTC [12] LOG:  connection received: host=[local]
@@ -832,7 +845,7 @@ mod tests {
         assert_eq!(rows[0].session_id, rows[1].session_id);
         assert_ne!(rows[1].session_id, rows[2].session_id);
         assert!(notes.iter().any(|n| n.contains("pid")), "{notes:?}");
-        assert!(!notes.iter().any(|n| n.contains("%u")), "{notes:?}");
+        assert!(!notes.iter().any(|n| n.contains("without their user")), "{notes:?}");
         let (_, notes) = read(
             "%m [%p] ",
             "2026-11-22 16:15:33.000 UTC [12] LOG:  statement: select 1\n",
