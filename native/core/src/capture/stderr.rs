@@ -845,7 +845,10 @@ mod tests {
         assert_eq!(rows[0].session_id, rows[1].session_id);
         assert_ne!(rows[1].session_id, rows[2].session_id);
         assert!(notes.iter().any(|n| n.contains("pid")), "{notes:?}");
-        assert!(!notes.iter().any(|n| n.contains("without their user")), "{notes:?}");
+        assert!(
+            !notes.iter().any(|n| n.contains("without their user")),
+            "{notes:?}"
+        );
         let (_, notes) = read(
             "%m [%p] ",
             "2026-11-22 16:15:33.000 UTC [12] LOG:  statement: select 1\n",
