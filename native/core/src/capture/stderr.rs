@@ -194,6 +194,8 @@ pub struct StderrReader {
     lines: u64,
     saw_connections: bool,
     unmatched: u64,
+    /// DETAIL/CONTEXT/STATEMENT lines of another process than the message before them.
+    stray_parts: u64,
     first_unmatched: Option<(String, u64, String)>,
     file: String,
 }
@@ -206,6 +208,7 @@ impl StderrReader {
             lines: 0,
             saw_connections: false,
             unmatched: 0,
+            stray_parts: 0,
             first_unmatched: None,
             file: String::new(),
         }
@@ -268,6 +271,20 @@ impl StderrReader {
             };
             matched += 1;
             if part != Part::Message {
+                // A part of another process's message: the messages were interleaved (a long
+                // one written without logging_collector), and it belongs to none read here.
+                let same_process = |e: &Entry| {
+                    [Field::Pid, Field::SessionId]
+                        .iter()
+                        .all(|f| e.get(*f) == p.get(*f))
+                };
+                if entry.as_ref().is_some_and(|e| !same_process(e)) {
+                    self.stray_parts += 1;
+                    if let Some(e) = entry.as_mut() {
+                        e.part = None;
+                    }
+                    continue;
+                }
                 if let Some(e) = entry.as_mut() {
                     e.part = Some(part);
                     if let Some(text) = e.part_mut() {
@@ -595,6 +612,12 @@ impl StderrReader {
                 p.text()
             ));
         }
+        if self.stray_parts > 0 {
+            notes.push(format!(
+                "{} DETAIL/CONTEXT/STATEMENT line(s) did not follow their own message (messages of several processes interleaved, as a log written without logging_collector can be) and were left out; the statements they belonged to may be missing parameters or their text; log with logging_collector = on",
+                self.stray_parts
+            ));
+        }
         if self.unmatched > 0 {
             if let Some((file, index, _)) = &self.first_unmatched {
                 notes.push(format!(
@@ -809,6 +832,23 @@ mod tests {
         let (rows, _) = read("%m [%p] ", text).unwrap();
         assert_eq!(rows[0].session_id, rows[1].session_id);
         assert!(rows[0].session_line < rows[1].session_line, "{rows:?}");
+    }
+
+    #[test]
+    fn a_part_of_another_process_is_not_attached() {
+        let text = "\
+2026-11-22 16:15:33.000 UTC [12] LOG:  duration: 0.1 ms  execute <unnamed>: select $1
+2026-11-22 16:15:33.000 UTC [13] DETAIL:  parameters: $1 = 'not mine'
+	still not mine
+2026-11-22 16:15:33.001 UTC [12] LOG:  duration: 0.1 ms  statement: select 2
+";
+        let (rows, notes) = read("%m [%p] ", text).unwrap();
+        assert_eq!(rows[0].detail, "");
+        assert_eq!(
+            rows[0].message,
+            "duration: 0.1 ms  execute <unnamed>: select $1"
+        );
+        assert!(notes.iter().any(|n| n.contains("interleaved")), "{notes:?}");
     }
 
     #[test]
