@@ -142,6 +142,15 @@ describe("GitHub's limits and paths", () => {
       fs.writeFileSync(path.join(workspace, 'loose.sql'), '');
       expect(repositoryPath('loose.sql', workspace)).toBe('loose.sql');
       expect(repositoryPath('../elsewhere.sql', workspace)).toBeNull();
+      // A file of another repository, outside the workspace: no line of this PR.
+      const other = fs.mkdtempSync(path.join(os.tmpdir(), 'annotations-other-'));
+      try {
+        fs.writeFileSync(path.join(other, '001.sql'), '');
+        git(other, 'init', '--quiet');
+        expect(repositoryPath(path.join(other, '001.sql'), repo)).toBeNull();
+      } finally {
+        fs.rmSync(other, { recursive: true, force: true });
+      }
     } finally {
       fs.rmSync(workspace, { recursive: true, force: true });
     }

@@ -159,10 +159,11 @@ function movedOf(s: Annotated): string {
 
 /**
  * A migration file as GitHub names it in an annotation: relative to the root of the repository
- * it is in (the workspace, unless the checkout went to a subdirectory of it).
+ * it is in (the workspace, unless the checkout went to a subdirectory of it). A file of another
+ * repository (a path outside the workspace) has no line in this PR.
  * @param file the file as the report names it (relative to the working directory)
  * @param workspace the working directory
- * @returns the path, or null for a file outside any repository and outside the workspace
+ * @returns the path, or null for a file outside the workspace and its repository
  */
 export function repositoryPath(file: string, workspace: string): string | null {
   let absolute = path.resolve(workspace, file);
@@ -171,11 +172,16 @@ export function repositoryPath(file: string, workspace: string): string | null {
   } catch {
     // Gone since the run: still named as the report names it.
   }
-  const inside = (root: string): string | null => {
-    const relative = path.relative(root, absolute);
-    return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? null : relative.split(path.sep).join('/');
+  const ws = realpath(workspace);
+  const within = (dir: string, root: string): string | null => {
+    const relative = path.relative(root, dir);
+    return relative.startsWith('..') || path.isAbsolute(relative) ? null : relative.split(path.sep).join('/');
   };
-  return inside(gitRoot(path.dirname(absolute)) ?? realpath(workspace)) ?? inside(realpath(workspace));
+  const root = gitRoot(path.dirname(absolute));
+  // The workspace's repository, or one checked out inside the workspace.
+  const ours = root !== null && (within(root, ws) !== null || within(ws, root) !== null) ? root : ws;
+  const relative = within(absolute, ours);
+  return relative === '' ? null : relative;
 }
 
 function gitRoot(dir: string): string | null {
