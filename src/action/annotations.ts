@@ -146,9 +146,10 @@ function movedOf(s: Annotated): string {
   const parts: string[] = [];
   const r = s.regression;
   if (r) {
-    const server = r.rules.includes('server_time') && r.server_time;
+    // The rule that fired: the server-time median's, else the client's p95.
+    const server = r.rules.includes('server_time') ? r.server_time : null;
     const times = server
-      ? `server time median ${micros(r.server_time!.base.p50_us)} → ${micros(r.server_time!.head.p50_us)}`
+      ? `server time median ${micros(server.base.p50_us)} → ${micros(server.head.p50_us)}`
       : `p95 ${micros(r.base.p95_us)} → ${micros(r.head.p95_us)}`;
     parts.push(`slower (${times})${s.weight === Weight.Fails ? ', fails the gate' : ''}`);
   }
