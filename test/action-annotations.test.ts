@@ -70,6 +70,11 @@ describe('which migration lines are annotated', () => {
     const [lenient] = migrationAnnotations(withRegressedUpdate(), false) as [MigrationAnnotation];
     expect(lenient.level).toBe('warning');
     expect(lenient.message).not.toContain('fails the gate');
+    // The server-time rule: its medians.
+    const byServerTime = withRegressedUpdate();
+    byServerTime.comparison!.fingerprints.find((f) => f.fingerprint === UPDATE)!.rules = ['server_time'];
+    const [server] = migrationAnnotations(byServerTime, true) as [MigrationAnnotation];
+    expect(server.message.split('\n')[0]).toMatch(/: slower \(server time median 173 µs → 193 µs\), fails the gate; WAL/);
   });
 
   it('nothing for statements whose work did not move and that did not regress, nor for a change no migration line names', () => {
