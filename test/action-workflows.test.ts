@@ -49,6 +49,7 @@ describe('workflows', () => {
         'examples/workflows/capacity.yml',
         'examples/workflows/postgres-upgrade.yml',
         'examples/workflows/settings.yml',
+        'examples/workflows/postgis.yml',
         'examples/capture/capture-workload.yml',
       ]),
     );

@@ -106,7 +106,7 @@ function sourceLine(p: PlansReport): string {
 }
 
 /** What an added index costs a write of this kind. */
-const ADDED_COSTS: Record<string, string> = {
+export const ADDED_COSTS: Record<string, string> = {
   update: 'an UPDATE that sets an indexed column is no longer heap-only, so every index of the table gets a new entry',
   insert: 'every INSERT writes one more index entry',
   merge: 'every row it writes goes into one more index',
