@@ -2,7 +2,8 @@
 // once, under each platform's log_line_prefix in turn (upstream/Docker, Debian, RDS, Cloud SQL,
 // Azure); the workload captured from the stderr file must be the csvlog's: same sessions,
 // statements (hence fingerprints), parameters, failures and keys. Only timing may differ, and only
-// for the prefixes with seconds (%t).
+// for the prefixes with seconds (%t). Cloud SQL's log is also captured wrapped in Cloud Logging
+// JSON, as `gcloud logging read` prints it.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -241,6 +242,37 @@ describe.skipIf(major === undefined)(title, () => {
       expect(fs.readFileSync(given).equals(stderrBytes)).toBe(true);
     });
   }
+
+  it('Cloud SQL inside Cloud Logging JSON (newest first, as gcloud logging read prints it) gives the same workload', async () => {
+    const files = phases.get('Cloud SQL')!;
+    // One entry per line, as Cloud SQL sends them; a continuation line has its message's time.
+    let time = '';
+    const entries = fs
+      .readFileSync(files.stderr, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line, i) => {
+        const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) UTC /.exec(line);
+        if (m) time = `${m[1]}T${m[2]}Z`;
+        return {
+          insertId: `e${i}`,
+          logName: 'projects/shop/logs/cloudsql.googleapis.com%2Fpostgres.log',
+          resource: { type: 'cloudsql_database', labels: { database_id: 'shop:db' } },
+          severity: 'INFO',
+          textPayload: line,
+          timestamp: time,
+        };
+      })
+      .reverse();
+    const json = path.join(tmp, 'cloudsql-gcloud.json');
+    fs.writeFileSync(json, JSON.stringify(entries, null, 2));
+    const plain = path.join(tmp, 'cloudsql-plain.wkl');
+    const wrapped = path.join(tmp, 'cloudsql-wrapped.wkl');
+    await capture(files.stderr, plain);
+    const s = await capture(json, wrapped);
+    expect(s.inputs[0]).toMatchObject({ format: 'stderr', wrapper: 'cloud_logging', log_line_prefix: '%m [%p]: [%l-1] db=%d,user=%u ' });
+    expect(fs.readFileSync(wrapped).equals(fs.readFileSync(plain))).toBe(true);
+  });
 
   it('refuses a prefix that does not match, naming the line, and a log in another language', async () => {
     const files = phases.get('upstream/Docker')!;
