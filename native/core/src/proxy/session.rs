@@ -1,0 +1,437 @@
+//! One client connection: its startup packet, the connection to the server, authentication
+//! passed through, then the bytes relayed both ways as they come while a copy of each chunk
+//! goes to the session's recorder on the side.
+//!
+//! The relay never waits for the recorder: chunks go through a bounded queue with `try_send`,
+//! and one that does not fit is counted as lost (the recorder then stops reading that session,
+//! whose statements up to there are kept, and the capture says so).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::protocol::{encode, Framer, Message, Reader};
+use super::recorder::Recorder;
+use super::store::{SessionEnd, StoreMsg};
+use super::Shared;
+use crate::capture::time::Micros;
+
+const SSL_REQUEST: i32 = 80_877_103;
+const GSSENC_REQUEST: i32 = 80_877_104;
+const CANCEL_REQUEST: i32 = 80_877_102;
+/// A startup packet longer than this is not one (PostgreSQL's own limit is 10,000).
+const STARTUP_AT_MOST: usize = 10_000;
+/// Chunks waiting for a session's recorder before the relay starts counting them lost.
+const TAP_QUEUE: usize = 4096;
+/// Relay buffer per direction.
+const RELAY_BUFFER: usize = 64 * 1024;
+/// Once one direction has ended, how long the other may still deliver what is in flight.
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// A chunk of bytes one side sent, as the relay saw it.
+struct Chunk {
+    from_client: bool,
+    at: Instant,
+    bytes: Vec<u8>,
+    /// Chunks before this one were lost (the recorder's queue was full).
+    after_gap: bool,
+}
+
+/// What the client asked for in its startup packet.
+struct Startup {
+    packet: Vec<u8>,
+    user: String,
+    database: String,
+    application: String,
+}
+
+/// Serves one client until both sides are done; records its statements.
+pub(super) async fn serve<C>(
+    mut client: C,
+    shared: Arc<Shared>,
+    session: u64,
+    cut: CancellationToken,
+) where
+    C: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let startup = match read_startup(&mut client, &shared).await {
+        Ok(Some(s)) => s,
+        // A cancel request, or a client that went away before starting.
+        Ok(None) | Err(_) => return,
+    };
+    let mut server = match shared.target.connect().await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = client
+                .write_all(&fatal("08006", &format!("pg-retest-action proxy: {e}")))
+                .await;
+            return;
+        }
+    };
+    if server.write_all(&startup.packet).await.is_err() {
+        return;
+    }
+    let mut from_client = Vec::new();
+    let mut from_server = Vec::new();
+    match authenticate(
+        &mut client,
+        &mut server,
+        &mut from_client,
+        &mut from_server,
+        &shared,
+    )
+    .await
+    {
+        Ok(true) => {}
+        Ok(false) | Err(_) => return,
+    }
+    shared.stats.authenticated.fetch_add(1, Ordering::Relaxed);
+
+    let (tap, queue) = mpsc::channel(TAP_QUEUE);
+    let recorder = tokio::spawn(record(queue, shared.clone(), session, startup));
+    // Bytes read past the end of authentication belong to the relay.
+    let lost = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    if forward_early(&tap, true, from_client, &mut server)
+        .await
+        .is_err()
+        || forward_early(&tap, false, from_server, &mut client)
+            .await
+            .is_err()
+    {
+        return;
+    }
+    let (cr, cw) = tokio::io::split(client);
+    let (sr, sw) = tokio::io::split(server);
+    let mut up = tokio::spawn(pump(cr, sw, true, tap.clone(), lost.clone()));
+    let mut down = tokio::spawn(pump(sr, cw, false, tap, lost.clone()));
+    tokio::select! {
+        _ = &mut up => {
+            let _ = tokio::time::timeout(CLOSE_GRACE, &mut down).await;
+        }
+        _ = &mut down => {
+            let _ = tokio::time::timeout(CLOSE_GRACE, &mut up).await;
+        }
+        _ = cut.cancelled() => {}
+    }
+    up.abort();
+    down.abort();
+    let _ = up.await;
+    let _ = down.await;
+    let lost = lost.load(Ordering::Relaxed);
+    shared.stats.lost_chunks.fetch_add(lost, Ordering::Relaxed);
+    let _ = recorder.await;
+}
+
+/// Relays (and records) what was read from one side along with the end of authentication.
+async fn forward_early<W: AsyncWrite + Unpin>(
+    tap: &mpsc::Sender<Chunk>,
+    from_client: bool,
+    bytes: Vec<u8>,
+    to: &mut W,
+) -> io::Result<()> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    // Queued before it is sent, so that the answer cannot be read before it.
+    let _ = tap.try_send(Chunk {
+        from_client,
+        at: Instant::now(),
+        bytes: bytes.clone(),
+        after_gap: false,
+    });
+    to.write_all(&bytes).await
+}
+
+/// Copies `from` to `to` chunk by chunk, a copy of each to the recorder first (so a client's
+/// message is queued before the server can answer it).
+async fn pump<R, W>(
+    mut from: R,
+    mut to: W,
+    from_client: bool,
+    tap: mpsc::Sender<Chunk>,
+    lost: Arc<std::sync::atomic::AtomicU64>,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut buf = vec![0u8; RELAY_BUFFER];
+    let mut gap = false;
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let chunk = Chunk {
+            from_client,
+            at: Instant::now(),
+            bytes: buf[..n].to_vec(),
+            after_gap: gap,
+        };
+        match tap.try_send(chunk) {
+            Ok(()) => gap = false,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                gap = true;
+                lost.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown().await;
+}
+
+/// The session's recorder: frames both directions, reads the statements, hands each to the
+/// store as it completes and the session's counts at its end.
+async fn record(
+    mut queue: mpsc::Receiver<Chunk>,
+    shared: Arc<Shared>,
+    session: u64,
+    startup: Startup,
+) {
+    let mut recorder = Recorder::new();
+    let (mut client, mut server) = (Framer::default(), Framer::default());
+    let mut messages = Vec::new();
+    let mut seq = 0u32;
+    let mut excluded: BTreeMap<String, u64> = BTreeMap::new();
+    let mut failed_kept = 0u64;
+    while let Some(chunk) = queue.recv().await {
+        if chunk.after_gap {
+            recorder
+                .broken
+                .get_or_insert_with(|| "the recorder fell behind: traffic was not recorded".into());
+        }
+        if recorder.broken.is_none() {
+            let at = shared.clock.micros(chunk.at);
+            let framer = if chunk.from_client {
+                &mut client
+            } else {
+                &mut server
+            };
+            messages.clear();
+            if let Err(e) = framer.feed(&chunk.bytes, &mut messages) {
+                recorder.broken = Some(e);
+            }
+            for m in &messages {
+                if chunk.from_client {
+                    recorder.client(m, at);
+                } else {
+                    recorder.server(m, at);
+                }
+            }
+        }
+        for r in recorder.done.drain(..) {
+            if let Some(reason) = shared.filters.exclude(
+                &startup.database,
+                &startup.user,
+                &startup.application,
+                r.start_us as Micros,
+                &r.sql,
+            ) {
+                *excluded.entry(reason.as_str().into()).or_default() += 1;
+                continue;
+            }
+            failed_kept += u64::from(r.failed.is_some());
+            let _ = shared
+                .store
+                .send(StoreMsg::Statement {
+                    session,
+                    seq,
+                    statement: r,
+                })
+                .await;
+            seq += 1;
+        }
+    }
+    let unfinished = recorder.unfinished();
+    let _ = shared
+        .store
+        .send(StoreMsg::SessionEnd(SessionEnd {
+            session,
+            user: startup.user,
+            database: startup.database,
+            statements: seq,
+            failed: failed_kept,
+            excluded,
+            uncounted: recorder.uncounted,
+            unfinished,
+            broken: recorder.broken,
+        }))
+        .await;
+}
+
+/// Reads the startup packet, answering SSL and GSS encryption requests with `N` and
+/// forwarding a cancel request to the server; `None` when no session follows.
+async fn read_startup<C>(client: &mut C, shared: &Shared) -> io::Result<Option<Startup>>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+{
+    loop {
+        let len = client.read_i32().await?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|l| (8..=STARTUP_AT_MOST).contains(l));
+        let Some(len) = len else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "not a startup packet",
+            ));
+        };
+        let mut packet = vec![0u8; len];
+        packet[..4].copy_from_slice(&(len as i32).to_be_bytes());
+        client.read_exact(&mut packet[4..]).await?;
+        let code = i32::from_be_bytes(packet[4..8].try_into().expect("4 bytes"));
+        match code {
+            SSL_REQUEST | GSSENC_REQUEST => client.write_all(b"N").await?,
+            CANCEL_REQUEST => {
+                shared.stats.cancel_requests.fetch_add(1, Ordering::Relaxed);
+                // The key is the server's own (BackendKeyData passed through unchanged).
+                if let Ok(mut s) = shared.target.plain().await {
+                    let _ = s.write_all(&packet).await;
+                    let _ = s.flush().await;
+                    // The server closes the connection when it has read the request.
+                    let mut sink = [0u8; 1];
+                    let _ = tokio::time::timeout(Duration::from_secs(5), s.read(&mut sink)).await;
+                }
+                return Ok(None);
+            }
+            _ => {
+                let mut r = Reader::new(&packet[8..]);
+                let mut params = BTreeMap::new();
+                while let Some(key) = r.cstr() {
+                    if key.is_empty() {
+                        break;
+                    }
+                    let Some(value) = r.cstr() else { break };
+                    params.insert(key, value);
+                }
+                let user = params.get("user").cloned().unwrap_or_default();
+                return Ok(Some(Startup {
+                    database: params
+                        .get("database")
+                        .cloned()
+                        .unwrap_or_else(|| user.clone()),
+                    application: params.get("application_name").cloned().unwrap_or_default(),
+                    user,
+                    packet,
+                }));
+            }
+        }
+    }
+}
+
+/// Passes authentication through, message by message, until the server is ready for queries
+/// (`true`) or refuses (`false`). The one change: `SCRAM-SHA-256-PLUS` is taken out of the
+/// mechanisms the server offers, since channel binding cannot cross a proxy.
+async fn authenticate<C, S>(
+    client: &mut C,
+    server: &mut S,
+    client_buf: &mut Vec<u8>,
+    server_buf: &mut Vec<u8>,
+    shared: &Shared,
+) -> io::Result<bool>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    loop {
+        let m = read_message(server, server_buf).await?;
+        let kind = (m.tag == b'R')
+            .then(|| Reader::new(&m.body).i32())
+            .flatten();
+        let out = match kind {
+            Some(10) => encode(b'R', &without_channel_binding(&m.body)),
+            _ => encode(m.tag, &m.body),
+        };
+        client.write_all(&out).await?;
+        match (m.tag, kind) {
+            // Cleartext, MD5, SASL, SASL continue, GSS, GSS continue, SSPI: the client answers.
+            (b'R', Some(3 | 5 | 7 | 8 | 9 | 10 | 11)) => {
+                let answer = read_message(client, client_buf).await?;
+                server.write_all(&encode(answer.tag, &answer.body)).await?;
+            }
+            (b'S', _) => {
+                let mut r = Reader::new(&m.body);
+                if r.cstr().as_deref() == Some("server_version") {
+                    if let Some(v) = r.cstr() {
+                        let mut known = shared.server_version.lock().expect("not poisoned");
+                        known.get_or_insert(v);
+                    }
+                }
+            }
+            (b'E', _) => return Ok(false),
+            (b'Z', _) => return Ok(true),
+            _ => {}
+        }
+    }
+}
+
+/// An AuthenticationSASL body without the `-PLUS` mechanisms.
+fn without_channel_binding(body: &[u8]) -> Vec<u8> {
+    let mut out = body[..4.min(body.len())].to_vec();
+    let mut r = Reader::new(body.get(4..).unwrap_or_default());
+    while let Some(mechanism) = r.cstr() {
+        if mechanism.is_empty() {
+            break;
+        }
+        if !mechanism.ends_with("-PLUS") {
+            out.extend_from_slice(mechanism.as_bytes());
+            out.push(0);
+        }
+    }
+    out.push(0);
+    out
+}
+
+/// Reads one whole message, keeping in `buf` whatever came after it.
+async fn read_message<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<Message> {
+    loop {
+        if buf.len() >= 5 {
+            let len = u32::from_be_bytes(buf[1..5].try_into().expect("4 bytes")) as usize;
+            if len < 4 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "bad message length",
+                ));
+            }
+            if buf.len() > len {
+                let body = buf[5..1 + len].to_vec();
+                let tag = buf[0];
+                buf.drain(..1 + len);
+                return Ok(Message { tag, body });
+            }
+        }
+        let mut chunk = [0u8; 8192];
+        let n = r.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// A FATAL ErrorResponse for the client.
+fn fatal(code: &str, message: &str) -> Vec<u8> {
+    let body = format!("SFATAL\0VFATAL\0C{code}\0M{message}\0\0");
+    encode(b'E', body.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channel_binding_is_not_offered() {
+        let mut body = 10i32.to_be_bytes().to_vec();
+        body.extend_from_slice(b"SCRAM-SHA-256-PLUS\0SCRAM-SHA-256\0\0");
+        let out = without_channel_binding(&body);
+        assert_eq!(&out[4..], b"SCRAM-SHA-256\0\0");
+    }
+}
