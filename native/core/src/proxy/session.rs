@@ -110,19 +110,25 @@ pub(super) async fn serve<C>(
     let (sr, sw) = tokio::io::split(server);
     let mut up = tokio::spawn(pump(cr, sw, true, tap.clone(), lost.clone()));
     let mut down = tokio::spawn(pump(sr, cw, false, tap, lost.clone()));
+    // Whichever side ends first, the other may still deliver what is in flight.
+    let (mut up_done, mut down_done) = (false, false);
     tokio::select! {
         _ = &mut up => {
-            let _ = tokio::time::timeout(CLOSE_GRACE, &mut down).await;
+            up_done = true;
+            down_done = tokio::time::timeout(CLOSE_GRACE, &mut down).await.is_ok();
         }
         _ = &mut down => {
-            let _ = tokio::time::timeout(CLOSE_GRACE, &mut up).await;
+            down_done = true;
+            up_done = tokio::time::timeout(CLOSE_GRACE, &mut up).await.is_ok();
         }
         _ = cut.cancelled() => {}
     }
-    up.abort();
-    down.abort();
-    let _ = up.await;
-    let _ = down.await;
+    for (task, done) in [(up, up_done), (down, down_done)] {
+        if !done {
+            task.abort();
+            let _ = task.await;
+        }
+    }
     let lost = lost.load(Ordering::Relaxed);
     shared.stats.lost_chunks.fetch_add(lost, Ordering::Relaxed);
     let _ = recorder.await;
