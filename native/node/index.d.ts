@@ -283,6 +283,13 @@ export interface ProxyOptions {
   graceMs?: number
   /** Keep `SET`/`SHOW`/catalog-only introspection (left out by default). */
   includeNoise?: boolean
+  /**
+   * A PEM certificate chain for clients that ask for TLS (with `tlsKey`); without it they are
+   * answered that the proxy has none.
+   */
+  tlsCert?: string
+  /** The PEM private key of `tlsCert`. */
+  tlsKey?: string
 }
 
 /**

@@ -48,19 +48,36 @@ const options = {
     help: 'after a stop, how long open sessions may go on before they are cut (default 10s)',
     schema: durationValue('a duration such as 10s').optional(),
   },
+  'tls-cert': {
+    shape: 'value',
+    placeholder: 'FILE',
+    help: 'a PEM certificate chain for clients that ask for TLS (sslmode=require); with --tls-key. Without it, the proxy tells clients it has no TLS',
+    schema: z.string().min(1).optional(),
+  },
+  'tls-key': { shape: 'value', placeholder: 'FILE', help: 'the PEM private key of --tls-cert', schema: z.string().min(1).optional() },
   'include-noise': { shape: 'flag', help: 'keep driver SETs, SHOW and catalog-only introspection (left out by default)', schema: flag },
   json: { shape: 'flag', help: 'print the capture summary as JSON instead of text', schema: flag },
 } as const;
 
-const schema = z.object(schemasOf(options)).transform((raw) => ({
-  listen: raw.listen,
-  target: raw.target,
-  output: raw.output,
-  durationMs: raw.duration,
-  graceMs: raw.grace,
-  includeNoise: raw['include-noise'],
-  json: raw.json,
-}));
+const schema = z
+  .object(schemasOf(options))
+  .superRefine((raw, ctx) => {
+    if ((raw['tls-cert'] === undefined) !== (raw['tls-key'] === undefined)) {
+      const missing = raw['tls-cert'] === undefined ? 'tls-cert' : 'tls-key';
+      ctx.addIssue({ code: 'custom', path: [missing], message: 'is required with the other: give --tls-cert and --tls-key together' });
+    }
+  })
+  .transform((raw) => ({
+    listen: raw.listen,
+    target: raw.target,
+    output: raw.output,
+    durationMs: raw.duration,
+    graceMs: raw.grace,
+    tlsCert: raw['tls-cert'],
+    tlsKey: raw['tls-key'],
+    includeNoise: raw['include-noise'],
+    json: raw.json,
+  }));
 
 export type ProxyConfig = z.output<typeof schema>;
 

@@ -20,6 +20,12 @@ import type { ProxyConfig } from './proxy-options.js';
 export async function runProxy(config: ProxyConfig, io: Io): Promise<ExitCode> {
   const outDir = path.dirname(path.resolve(config.output));
   if (!fs.existsSync(outDir)) throw new InputError(`option --output: the directory ${outDir} does not exist; create it first`);
+  for (const [option, file] of [
+    ['--tls-cert', config.tlsCert],
+    ['--tls-key', config.tlsKey],
+  ] as const) {
+    if (file !== undefined && !fs.existsSync(file)) throw new InputError(`option ${option}: ${file} does not exist; give a PEM file`);
+  }
   const interrupt = trapInterrupts((name) =>
     io.stderr.write(
       `proxy: ${name} received, no new clients; writing ${config.output} once open sessions end (a second signal exits at once)\n`,
@@ -35,6 +41,8 @@ export async function runProxy(config: ProxyConfig, io: Io): Promise<ExitCode> {
         durationMs: config.durationMs,
         graceMs: config.graceMs,
         includeNoise: config.includeNoise,
+        tlsCert: config.tlsCert,
+        tlsKey: config.tlsKey,
       });
       io.stderr.write(
         `proxy: listening on ${proxy.address}; point clients there. ${config.durationMs ? `Stops after ${span(config.durationMs * 1000)}, or on` : 'Stops on'} Ctrl-C or SIGTERM and writes ${config.output}\n`,

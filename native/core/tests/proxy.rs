@@ -57,11 +57,16 @@ fn options(target: &str, output: &Path) -> ProxyOptions {
         duration: None,
         grace: Duration::from_secs(5),
         include_noise: false,
+        client_tls: None,
     }
 }
 
 async fn start(target: &str, output: &Path) -> Running {
-    let proxy = Proxy::bind(options(target, output)).await.unwrap();
+    start_with(options(target, output)).await
+}
+
+async fn start_with(options: ProxyOptions) -> Running {
+    let proxy = Proxy::bind(options).await.unwrap();
     let port = proxy.local_addr().port();
     let stop = CancellationToken::new();
     let task = tokio::spawn(proxy.run(stop.clone()));
@@ -682,4 +687,62 @@ async fn scram_through_the_proxy_to_a_target_that_requires_tls() {
     assert_eq!(p.sessions[0].user, "app");
     let text = std::fs::read_to_string(dir.path().join("w.wkl.capture.json")).unwrap();
     assert!(!text.contains("proxy-test-secret"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_that_ask_for_tls_get_it_with_a_certificate() {
+    let source = fresh_database("proxy_client_tls").await;
+    sql(&source, "CREATE TABLE t (n int)").await;
+    let certs = tempfile::tempdir().unwrap();
+    self_signed(certs.path());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.wkl");
+    let mut o = options(&source, &out);
+    o.client_tls = Some(pg_retest_core::proxy::ClientTls {
+        cert: certs.path().join("server.pem"),
+        key: certs.path().join("server.key"),
+    });
+    let proxy = start_with(o).await;
+    let port = proxy.port;
+    let db = database_of(&source);
+    // psql with sslmode=require fails unless the proxy answers its SSLRequest with TLS.
+    let psql = tokio::task::spawn_blocking(move || {
+        Command::new("/usr/lib/postgresql/15/bin/psql")
+            .arg(format!(
+                "host=127.0.0.1 port={port} user=postgres dbname={db} sslmode=require"
+            ))
+            .args([
+                "-X",
+                "-q",
+                "-c",
+                "INSERT INTO t VALUES (1)",
+                "-c",
+                "\\conninfo",
+            ])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let text = String::from_utf8_lossy(&psql.stdout).to_string();
+    assert!(
+        psql.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&psql.stderr)
+    );
+    assert!(text.contains("SSL connection"), "{text}");
+    let summary = proxy.finish().await;
+    assert_eq!(summary.statements, 1, "{summary:?}");
+    let p = wkl::read_workload(&out).unwrap();
+    assert_eq!(all_sql(&p), vec!["INSERT INTO t VALUES (1)"]);
+
+    // A key that is not a key is bad input, named.
+    let mut o = options(&source, &out);
+    o.client_tls = Some(pg_retest_core::proxy::ClientTls {
+        cert: certs.path().join("server.pem"),
+        key: certs.path().join("server.pem"),
+    });
+    let e = Proxy::bind(o).await.err().unwrap();
+    assert_eq!(e.kind, ProxyErrorKind::Input);
+    assert!(e.message.contains("--tls-key"), "{}", e.message);
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi_derive::napi;
-use pg_retest_core::proxy::{Proxy, ProxyError, ProxyErrorKind};
+use pg_retest_core::proxy::{ClientTls, Proxy, ProxyError, ProxyErrorKind};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +37,11 @@ pub struct ProxyOptions {
     pub grace_ms: Option<f64>,
     /// Keep `SET`/`SHOW`/catalog-only introspection (left out by default).
     pub include_noise: Option<bool>,
+    /// A PEM certificate chain for clients that ask for TLS (with `tlsKey`); without it they are
+    /// answered that the proxy has none.
+    pub tls_cert: Option<String>,
+    /// The PEM private key of `tlsCert`.
+    pub tls_key: Option<String>,
 }
 
 fn duration(what: &str, ms: Option<f64>) -> Result<Option<Duration>, BindingError> {
@@ -50,7 +55,20 @@ fn duration(what: &str, ms: Option<f64>) -> Result<Option<Duration>, BindingErro
 }
 
 fn core_options(o: ProxyOptions) -> Result<pg_retest_core::proxy::ProxyOptions, BindingError> {
+    let client_tls = match (o.tls_cert, o.tls_key) {
+        (Some(cert), Some(key)) => Some(ClientTls {
+            cert: PathBuf::from(cert),
+            key: PathBuf::from(key),
+        }),
+        (None, None) => None,
+        _ => {
+            return Err(BindingError::options(
+                "tlsCert and tlsKey go together: give both, or neither",
+            ))
+        }
+    };
     Ok(pg_retest_core::proxy::ProxyOptions {
+        client_tls,
         listen: o.listen,
         target: o.target,
         output: PathBuf::from(o.output),

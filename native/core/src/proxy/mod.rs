@@ -13,6 +13,7 @@
 //! every statement of a pipeline.
 
 pub mod binary;
+mod client_tls;
 pub mod protocol;
 pub mod recorder;
 mod session;
@@ -31,6 +32,8 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+
+pub use client_tls::ClientTls;
 
 use crate::capture::{sidecar_path, FailedStatement, Filters};
 use crate::spill::SpillDir;
@@ -55,6 +58,8 @@ pub struct ProxyOptions {
     pub grace: Duration,
     /// Keep driver `SET`s, `SHOW` and catalog queries (left out by default, as in `capture`).
     pub include_noise: bool,
+    /// A certificate for clients that ask for TLS; without it they are answered `N`.
+    pub client_tls: Option<ClientTls>,
 }
 
 /// Why the proxy could not run: bad input (exit 2), the target (exit 3), or the output.
@@ -120,6 +125,7 @@ struct Shared {
     filters: Filters,
     stats: Stats,
     server_version: Mutex<Option<String>>,
+    client_tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 /// COPY statements seen, for the sidecar.
@@ -178,6 +184,7 @@ pub struct ProxySummary {
 pub struct Proxy {
     listener: TcpListener,
     target: Target,
+    client_tls: Option<tokio_rustls::TlsAcceptor>,
     options: ProxyOptions,
 }
 
@@ -186,6 +193,12 @@ impl Proxy {
     /// accepts a connection with the TLS it asks for.
     pub async fn bind(options: ProxyOptions) -> Result<Proxy, ProxyError> {
         let target = Target::parse(&options.target).map_err(|m| error(ProxyErrorKind::Input, m))?;
+        let client_tls = match &options.client_tls {
+            Some(tls) => {
+                Some(client_tls::acceptor(tls).map_err(|m| error(ProxyErrorKind::Input, m))?)
+            }
+            None => None,
+        };
         let listener = TcpListener::bind(&options.listen).await.map_err(|e| {
             let hint = if e.kind() == std::io::ErrorKind::AddrInUse {
                 "; choose another --listen port or stop what uses it"
@@ -206,6 +219,7 @@ impl Proxy {
         Ok(Proxy {
             listener,
             target,
+            client_tls,
             options,
         })
     }
@@ -222,6 +236,7 @@ impl Proxy {
         let Proxy {
             listener,
             target,
+            client_tls,
             options,
         } = self;
         let listen = listener
@@ -262,6 +277,7 @@ impl Proxy {
             },
             stats: Stats::default(),
             server_version: Mutex::new(None),
+            client_tls,
         });
         let cut = CancellationToken::new();
         let mut sessions = JoinSet::new();

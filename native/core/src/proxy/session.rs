@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -51,20 +52,53 @@ struct Startup {
     application: String,
 }
 
+/// How a client opened its connection.
+enum Opening {
+    Session(Startup),
+    /// An SSLRequest, and the proxy has a certificate: the answer is `S` and a handshake.
+    WantsTls,
+    /// A cancel request (forwarded), or a client that went away before starting.
+    Done,
+}
+
 /// Serves one client until both sides are done; records its statements.
-pub(super) async fn serve<C>(
+pub(super) async fn serve(
+    mut socket: TcpStream,
+    shared: Arc<Shared>,
+    session: u64,
+    cut: CancellationToken,
+) {
+    let offer_tls = shared.client_tls.is_some();
+    match read_startup(&mut socket, &shared, offer_tls).await {
+        Ok(Opening::Session(startup)) => relay(socket, startup, shared, session, cut).await,
+        Ok(Opening::WantsTls) => {
+            let Some(acceptor) = shared.client_tls.clone() else {
+                return;
+            };
+            if socket.write_all(b"S").await.is_err() {
+                return;
+            }
+            let Ok(mut tls) = acceptor.accept(socket).await else {
+                return;
+            };
+            if let Ok(Opening::Session(startup)) = read_startup(&mut tls, &shared, false).await {
+                relay(tls, startup, shared, session, cut).await;
+            }
+        }
+        Ok(Opening::Done) | Err(_) => {}
+    }
+}
+
+/// A session after its startup packet: the server's connection, authentication, the relay.
+async fn relay<C>(
     mut client: C,
+    startup: Startup,
     shared: Arc<Shared>,
     session: u64,
     cut: CancellationToken,
 ) where
     C: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let startup = match read_startup(&mut client, &shared).await {
-        Ok(Some(s)) => s,
-        // A cancel request, or a client that went away before starting.
-        Ok(None) | Err(_) => return,
-    };
     let mut server = match shared.target.connect().await {
         Ok(s) => s,
         Err(e) => {
@@ -273,9 +307,9 @@ async fn record(
         .await;
 }
 
-/// Reads the startup packet, answering SSL and GSS encryption requests with `N` and
-/// forwarding a cancel request to the server; `None` when no session follows.
-async fn read_startup<C>(client: &mut C, shared: &Shared) -> io::Result<Option<Startup>>
+/// Reads the startup packet, answering GSS encryption requests (and SSL ones, unless `offer_tls`)
+/// with `N`, and forwarding a cancel request to the server.
+async fn read_startup<C>(client: &mut C, shared: &Shared, offer_tls: bool) -> io::Result<Opening>
 where
     C: AsyncRead + AsyncWrite + Unpin,
 {
@@ -295,6 +329,7 @@ where
         client.read_exact(&mut packet[4..]).await?;
         let code = i32::from_be_bytes(packet[4..8].try_into().expect("4 bytes"));
         match code {
+            SSL_REQUEST if offer_tls => return Ok(Opening::WantsTls),
             SSL_REQUEST | GSSENC_REQUEST => client.write_all(b"N").await?,
             CANCEL_REQUEST => {
                 shared.stats.cancel_requests.fetch_add(1, Ordering::Relaxed);
@@ -306,7 +341,7 @@ where
                     let mut sink = [0u8; 1];
                     let _ = tokio::time::timeout(Duration::from_secs(5), s.read(&mut sink)).await;
                 }
-                return Ok(None);
+                return Ok(Opening::Done);
             }
             _ => {
                 let mut r = Reader::new(&packet[8..]);
@@ -319,7 +354,7 @@ where
                     params.insert(key, value);
                 }
                 let user = params.get("user").cloned().unwrap_or_default();
-                return Ok(Some(Startup {
+                return Ok(Opening::Session(Startup {
                     database: params
                         .get("database")
                         .cloned()
