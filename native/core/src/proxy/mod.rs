@@ -164,7 +164,8 @@ pub struct ProxySummary {
     pub copy: CopyCounts,
     /// Executes the server skipped after an error earlier in their pipeline (never ran).
     pub skipped_after_error: u64,
-    /// Parse, Bind or Describe messages the server refused (their statements never ran).
+    /// Parse or Describe messages the server refused (their statements never ran); a refused Bind
+    /// fails the statement its Execute would have run, which is recorded as failed.
     pub protocol_errors: u64,
     /// Statements sent but not answered when their session ended.
     pub unfinished: u64,

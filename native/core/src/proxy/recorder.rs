@@ -46,7 +46,7 @@ pub struct Uncounted {
     pub copy_to_stdout: u64,
     /// Executes the server skipped after an error earlier in their pipeline.
     pub skipped_after_error: u64,
-    /// Parse, Bind or Describe messages the server refused (the statement never ran).
+    /// Parse or Describe messages the server refused (the statement never ran).
     pub protocol_errors: u64,
 }
 
