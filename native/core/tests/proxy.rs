@@ -746,3 +746,30 @@ async fn clients_that_ask_for_tls_get_it_with_a_certificate() {
     assert_eq!(e.kind, ProxyErrorKind::Input);
     assert!(e.message.contains("--tls-key"), "{}", e.message);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_starts_does_not_hold_the_stop() {
+    let source = fresh_database("proxy_idle").await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.wkl");
+    let mut o = options(&source, &out);
+    o.grace = Duration::from_millis(200);
+    let proxy = start_with(o).await;
+    // Connected, and silent: no startup packet ever comes.
+    let _idle = tokio::net::TcpStream::connect(("127.0.0.1", proxy.port))
+        .await
+        .unwrap();
+    let c = connect(&proxy.url(&source)).await;
+    c.batch_execute("SELECT 1").await.unwrap();
+    // An open session is cut after the grace period too; what it completed is kept.
+    let summary = tokio::time::timeout(Duration::from_secs(60), proxy.finish())
+        .await
+        .expect("the stop does not wait for the silent client");
+    assert_eq!(summary.statements, 1);
+    assert!(
+        summary.warnings.iter().any(|w| w.contains("were cut")),
+        "{:?}",
+        summary.warnings
+    );
+    drop(c);
+}

@@ -295,7 +295,11 @@ impl Proxy {
                 _ = stop.cancelled() => break,
                 _ = &mut deadline => break,
                 accepted = listener.accept() => {
-                    let Ok((socket, _)) = accepted else { continue };
+                    let Ok((socket, _)) = accepted else {
+                        // Out of file descriptors, most likely: give the sessions a moment.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    };
                     let _ = socket.set_nodelay(true);
                     next_session += 1;
                     sessions.spawn(session::serve(socket, shared.clone(), next_session, cut.clone()));

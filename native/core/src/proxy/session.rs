@@ -22,6 +22,7 @@ use super::recorder::Recorder;
 use super::store::{SessionEnd, StoreMsg};
 use super::Shared;
 use crate::capture::time::Micros;
+use crate::replay::stream::Stream;
 
 const SSL_REQUEST: i32 = 80_877_103;
 const GSSENC_REQUEST: i32 = 80_877_104;
@@ -63,29 +64,43 @@ enum Opening {
 
 /// Serves one client until both sides are done; records its statements.
 pub(super) async fn serve(
-    mut socket: TcpStream,
+    socket: TcpStream,
     shared: Arc<Shared>,
     session: u64,
     cut: CancellationToken,
 ) {
+    // A client that never finishes its opening must not hold the stop up.
+    let opened = tokio::select! {
+        _ = cut.cancelled() => return,
+        opened = open_client(socket, &shared) => opened,
+    };
+    match opened {
+        Some(Opened::Plain(socket, startup)) => relay(socket, startup, shared, session, cut).await,
+        Some(Opened::Tls(tls, startup)) => relay(*tls, startup, shared, session, cut).await,
+        None => {}
+    }
+}
+
+/// A client's connection once its startup packet is read, over TLS if it asked for it.
+enum Opened {
+    Plain(TcpStream, Startup),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>, Startup),
+}
+
+async fn open_client(mut socket: TcpStream, shared: &Shared) -> Option<Opened> {
     let offer_tls = shared.client_tls.is_some();
-    match read_startup(&mut socket, &shared, offer_tls).await {
-        Ok(Opening::Session(startup)) => relay(socket, startup, shared, session, cut).await,
-        Ok(Opening::WantsTls) => {
-            let Some(acceptor) = shared.client_tls.clone() else {
-                return;
-            };
-            if socket.write_all(b"S").await.is_err() {
-                return;
-            }
-            let Ok(mut tls) = acceptor.accept(socket).await else {
-                return;
-            };
-            if let Ok(Opening::Session(startup)) = read_startup(&mut tls, &shared, false).await {
-                relay(tls, startup, shared, session, cut).await;
+    match read_startup(&mut socket, shared, offer_tls).await.ok()? {
+        Opening::Session(startup) => Some(Opened::Plain(socket, startup)),
+        Opening::WantsTls => {
+            let acceptor = shared.client_tls.clone()?;
+            socket.write_all(b"S").await.ok()?;
+            let mut tls = acceptor.accept(socket).await.ok()?;
+            match read_startup(&mut tls, shared, false).await.ok()? {
+                Opening::Session(startup) => Some(Opened::Tls(Box::new(tls), startup)),
+                _ => None,
             }
         }
-        Ok(Opening::Done) | Err(_) => {}
+        Opening::Done => None,
     }
 }
 
@@ -99,32 +114,13 @@ async fn relay<C>(
 ) where
     C: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let mut server = match shared.target.connect().await {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = client
-                .write_all(&fatal("08006", &format!("pg-retest-action proxy: {e}")))
-                .await;
-            return;
-        }
+    let opened = tokio::select! {
+        _ = cut.cancelled() => return,
+        opened = open_server(&mut client, &startup, &shared) => opened,
     };
-    if server.write_all(&startup.packet).await.is_err() {
+    let Some((mut server, from_client, from_server)) = opened else {
         return;
-    }
-    let mut from_client = Vec::new();
-    let mut from_server = Vec::new();
-    match authenticate(
-        &mut client,
-        &mut server,
-        &mut from_client,
-        &mut from_server,
-        &shared,
-    )
-    .await
-    {
-        Ok(true) => {}
-        Ok(false) | Err(_) => return,
-    }
+    };
     shared.stats.authenticated.fetch_add(1, Ordering::Relaxed);
 
     let (tap, queue) = mpsc::channel(TAP_QUEUE);
@@ -166,6 +162,41 @@ async fn relay<C>(
     let lost = lost.load(Ordering::Relaxed);
     shared.stats.lost_chunks.fetch_add(lost, Ordering::Relaxed);
     let _ = recorder.await;
+}
+
+/// Connects to the server, sends the client's startup packet and passes authentication
+/// through; the server's stream and the bytes each side sent past the end of it, or `None` when
+/// the session ends there (the server unreachable, authentication refused).
+async fn open_server<C>(
+    client: &mut C,
+    startup: &Startup,
+    shared: &Shared,
+) -> Option<(Stream, Vec<u8>, Vec<u8>)>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut server = match shared.target.connect().await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = client
+                .write_all(&fatal("08006", &format!("pg-retest-action proxy: {e}")))
+                .await;
+            return None;
+        }
+    };
+    server.write_all(&startup.packet).await.ok()?;
+    let mut from_client = Vec::new();
+    let mut from_server = Vec::new();
+    let ready = authenticate(
+        client,
+        &mut server,
+        &mut from_client,
+        &mut from_server,
+        shared,
+    )
+    .await
+    .ok()?;
+    ready.then_some((server, from_client, from_server))
 }
 
 /// Relays (and records) what was read from one side along with the end of authentication.
