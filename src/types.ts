@@ -403,6 +403,8 @@ export interface CaptureSummary {
     bytes: number;
     records: number;
     log_line_prefix?: string;
+    /** The platform envelope taken off the stderr lines: `cloud_logging`, `azure`, `syslog` or `heroku`. */
+    wrapper?: string;
   }[];
   /** `min_duration`, `statement_duration`, `mixed` or `none`. */
   log_style: string;

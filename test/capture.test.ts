@@ -423,7 +423,7 @@ describe.skipIf(major === undefined)(title, () => {
     fs.writeFileSync(notALog, 'hello\n');
     r = await cli(['capture', '--log', notALog, '--output', path.join(tmp, 'x.wkl')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/not a csvlog row|is this a PostgreSQL csvlog file/);
+    expect(r.stderr).toMatch(/neither csvlog, jsonlog nor a stderr line with a known log_line_prefix.*--log-line-prefix/);
     r = await cli(['capture', '--log', minDuration.csv, '--output', path.join(tmp, 'x.wkl'), '--database', 'no_such_db']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/no statement to capture/);

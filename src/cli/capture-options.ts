@@ -154,7 +154,7 @@ export type CaptureConfig = z.output<typeof schema>;
 export const captureCommand: CommandSpec<CaptureConfig> = {
   name: 'capture',
   summary:
-    'Turn PostgreSQL logs (csvlog or jsonlog, log_min_duration_statement = 0 or log_statement = all + log_duration) into a ' +
+    'Turn PostgreSQL logs (csvlog, jsonlog or stderr, log_min_duration_statement = 0 or log_statement = all + log_duration) into a ' +
     '.wkl workload that this tool and pg-retest replay, with a FILE.capture.json sidecar (failed statements, warnings).',
   options,
   schema,

@@ -89,10 +89,12 @@ export function describeCapture(p: CaptureProgress): string {
 /**
  * How an input was read, for the summary.
  * @param i the input
- * @returns `csvlog`, `jsonlog` or `stderr log '%m [%p] '`
+ * @returns `csvlog`, `jsonlog` or `stderr log '%m [%p] '` (with its platform wrapper, if any)
  */
 function formatName(i: CaptureSummary['inputs'][number]): string {
-  return i.format === 'stderr' ? `stderr log '${i.log_line_prefix ?? ''}'` : `${i.format}log`;
+  if (i.format !== 'stderr') return `${i.format}log`;
+  const wrapper = i.wrapper ? ` in ${i.wrapper.replaceAll('_', ' ')}` : '';
+  return `stderr log '${i.log_line_prefix ?? ''}'${wrapper}`;
 }
 
 function bytes(n: number): string {

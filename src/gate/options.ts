@@ -15,6 +15,7 @@ import { factorValue, PLAN_DEFAULTS } from '../plans/options.js';
 import type { PlanRules } from '../plans/types.js';
 import { keyHandlingFrom, keyOptions } from '../options/key-options.js';
 import {
+  extensionOptions,
   headServerOptions,
   planServers,
   PROVISION_KINDS,
@@ -121,6 +122,7 @@ export const gateOptions = {
     schema: settingsValue,
   },
   ...headServerOptions,
+  ...extensionOptions,
   rounds: {
     shape: 'value',
     placeholder: 'N',

@@ -31,11 +31,13 @@ export async function startSideServer(
   logger: Logger,
   side: 'base' | 'head',
 ): Promise<Server> {
-  if (spec.kind === 'database-url') return serverForRun(spec, { ...sizing, logger });
+  if (spec.kind === 'database-url') return serverForRun(spec, { ...sizing, extensions: spec.extensions, logger });
   const server = await serverForRun(
     { kind: spec.kind, major: spec.major },
     {
       ...sizing,
+      extensions: spec.extensions,
+      image: spec.image,
       // Autovacuum off: on the fresh, vacuumed copies it has nothing useful to do within a
       // replay, and a worker waking up during one replay and not the other is noise. With two
       // servers it also keeps the idle one idle. The user's settings win.

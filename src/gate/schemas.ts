@@ -34,7 +34,11 @@ export async function buildSchemas(
   context: RunContext,
 ): Promise<Templates> {
   const inputs = (place: Place): TemplateInputs =>
-    runTemplateInputs({ serverUrl: place.server.url, prefix: place.prefix, source: config.schema, baseRoot }, config, context);
+    runTemplateInputs(
+      { serverUrl: place.server.url, serverDescription: place.server.description, prefix: place.prefix, source: config.schema, baseRoot },
+      config,
+      context,
+    );
   const { base, head } = places;
   let templates: Templates;
   try {

@@ -10,10 +10,12 @@
  * what they were for one server: they are base's, and head's unless a `head-*` option says
  * otherwise. That keeps every existing configuration meaning what it meant.
  */
+import { z } from 'zod';
 import type { OptionDefs } from '../options/argv.js';
 import { postgresUrl } from '../options/postgres-url.js';
 import { numberValue, settingsValue } from '../options/values.js';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
+import { canonicalExtensionName } from '../provision/extension-table.js';
 
 const majors = SUPPORTED_MAJORS.join(', ');
 
@@ -21,10 +23,52 @@ const majors = SUPPORTED_MAJORS.join(', ');
 export const PROVISION_KINDS = ['auto', 'local', 'embedded', 'docker'] as const;
 export type ProvisionKind = (typeof PROVISION_KINDS)[number];
 
-/** One side's server: the user's (a URL), or one the gate starts. */
+/**
+ * One side's server: the user's (a URL), or one the gate starts. `extensions` must be creatable
+ * on it before any migration runs (provided on a started server, checked on the user's); `image`
+ * is the docker provisioner's.
+ */
 export type ServerSpec =
-  | { kind: 'database-url'; url: string }
-  | { kind: ProvisionKind; major: number | undefined; settings: Record<string, string> };
+  | { kind: 'database-url'; url: string; extensions?: string[] }
+  | { kind: ProvisionKind; major: number | undefined; settings: Record<string, string>; extensions?: string[]; image?: string };
+
+/**
+ * Extension names, as a list, or comma- or space-separated (`postgis, vector`): lower case, each
+ * once, under the name `CREATE EXTENSION` takes (`pgvector` is `vector`).
+ */
+const extensionsValue = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .transform((raw, ctx) => {
+    const items = (Array.isArray(raw) ? raw : [raw ?? '']).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== '');
+    const bad = items.find((item) => !/^[A-Za-z_][A-Za-z0-9_-]*$/.test(item));
+    if (bad !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `expected extension names such as postgis, vector or pg_trgm, got '${bad}'` });
+      return z.NEVER;
+    }
+    return [...new Set(items.map(canonicalExtensionName))];
+  });
+
+/** The options that make extensions available on the gate's servers (docs/extensions.md). */
+export const extensionOptions = {
+  extensions: {
+    shape: 'list',
+    placeholder: 'NAME',
+    help:
+      'extensions the migrations create, made available before they run (docs/extensions.md): local installs their packages ' +
+      '(postgis, vector, timescaledb, …) with apt, docker needs an --image with them, embedded has contrib only; e.g. postgis,vector',
+    schema: extensionsValue,
+  },
+  image: {
+    shape: 'value',
+    placeholder: 'IMAGE',
+    help: 'provision docker: the image to run instead of postgres:<major>, e.g. postgis/postgis:16-3.5, pgvector/pgvector:pg16, timescale/timescaledb:latest-pg16',
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/, 'expected a Docker image such as postgis/postgis:16-3.5')
+      .optional(),
+  },
+} as const satisfies OptionDefs;
 
 /** Base's server, and head's when it is another one (null: head replays on base's server). */
 export interface ServerPlan {
@@ -81,6 +125,8 @@ export interface RawServerOptions {
   'head-postgres-version'?: number;
   'head-postgres-config': Record<string, string>;
   'base-postgres-config': Record<string, string>;
+  extensions?: string[];
+  image?: string;
 }
 
 /**
@@ -109,7 +155,12 @@ export function serverOptionIssues(raw: RawServerOptions): [option: string, mess
   }
   const plan = planServers(raw);
   const starts = [plan.base, plan.head].some((spec) => spec !== null && spec.kind !== 'database-url');
+  if (starts && raw.image !== undefined && raw.provision !== 'docker') {
+    // Under auto, local would come first and the image would be silently left unused.
+    issues.push(['image', `is the docker provisioner's: add --provision docker${raw.provision ? ` instead of ${raw.provision}` : ''}`]);
+  }
   if (!starts) {
+    if (raw.image !== undefined) issues.push(['image', 'applies to a server the gate starts; it cannot be combined with --database-url']);
     for (const name of ['provision', 'postgres-version'] as const) {
       if (raw[name] !== undefined) issues.push([name, 'applies to a server the gate starts; it cannot be combined with --database-url']);
     }
@@ -126,16 +177,18 @@ export function serverOptionIssues(raw: RawServerOptions): [option: string, mess
  * @returns base's server, and head's when it differs
  */
 export function planServers(raw: RawServerOptions): ServerPlan {
+  const extensions = raw.extensions ?? [];
   const started = (major: number | undefined, settings: Record<string, string>): ServerSpec => ({
     kind: raw.provision ?? 'auto',
     major,
     settings,
+    ...(extensions.length > 0 ? { extensions } : {}),
+    ...(raw.image !== undefined ? { image: raw.image } : {}),
   });
+  const user = (url: string): ServerSpec => ({ kind: 'database-url', url, ...(extensions.length > 0 ? { extensions } : {}) });
   const baseUrl = raw['base-database-url'] ?? raw['database-url'];
   const base =
-    baseUrl !== undefined
-      ? { kind: 'database-url' as const, url: baseUrl }
-      : started(raw['postgres-version'], { ...raw['postgres-config'], ...raw['base-postgres-config'] });
+    baseUrl !== undefined ? user(baseUrl) : started(raw['postgres-version'], { ...raw['postgres-config'], ...raw['base-postgres-config'] });
   const separate =
     raw['base-database-url'] !== undefined ||
     Object.keys(raw['base-postgres-config']).length > 0 ||
@@ -147,7 +200,7 @@ export function planServers(raw: RawServerOptions): ServerPlan {
   const headUrl = raw['head-database-url'] ?? raw['database-url'];
   const head =
     headUrl !== undefined
-      ? { kind: 'database-url' as const, url: headUrl }
+      ? user(headUrl)
       : started(raw['head-postgres-version'] ?? raw['postgres-version'], { ...raw['postgres-config'], ...raw['head-postgres-config'] });
   return { base, head };
 }

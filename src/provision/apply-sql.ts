@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { InfraError, InputError, InterruptedError } from '../exit-codes.js';
 import { connectError } from './database-url.js';
+import { extensionClue } from './missing-extension.js';
 import { lineAt, splitSql } from './sql-script.js';
 import { type Logger, silentLogger } from '../runtime/logger.js';
 import { passwordOf, redact } from './url.js';
@@ -98,8 +99,13 @@ export async function applySqlFile(url: string, file: SqlFile, signal: AbortSign
       const code = (error as { code?: string }).code;
       const sqlstate = code && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
       const serverMessage = redact(`${messageOf(error)}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}`, passwordOf(url));
+      // An extension the server has no package for: the statement is not what needs fixing.
+      const extension = extensionClue(serverMessage, sqlstate);
+      const fix = extension?.certain
+        ? `the server lacks the extension ${extension.name}: install its package there, or see docs/extensions.md`
+        : 'fix the statement there and run again';
       return new SqlFileError(
-        `${file.role} file ${file.path}, line ${where}: ${serverMessage}; fix the statement there and run again`,
+        `${file.role} file ${file.path}, line ${where}: ${serverMessage}; ${fix}`,
         file.path,
         where,
         serverMessage,

@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { InfraError } from '../exit-codes.js';
 import { serverVersion } from './database-url.js';
+import { checkDockerExtensions, checkServerExtensions } from './extensions.js';
 import type { Provisioner, Server, StartOptions } from './types.js';
 import { redact } from './url.js';
 
@@ -55,32 +56,18 @@ export class DockerProvisioner implements Provisioner {
    * @returns the running server; stop() removes the container
    */
   async start(options: StartOptions): Promise<Server> {
+    const major = options.major ?? DEFAULT_DOCKER_MAJOR;
+    const extensions = options.extensions ?? [];
+    // The official image has contrib only: say so before pulling anything.
+    checkDockerExtensions(options.image, major, extensions);
     const why = await dockerUnavailable();
     if (why) throw new InfraError(`cannot start a docker server: ${why}; start Docker, or use --provision embedded or local`);
-    const major = options.major ?? DEFAULT_DOCKER_MAJOR;
     const password = crypto.randomBytes(18).toString('base64url');
     const image = options.image ?? `postgres:${major}`;
-    const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]);
     options.logger?.info(`starting ${image} in Docker (pulling the image if needed)`);
     let id: string;
     try {
-      id = await docker(
-        [
-          'run',
-          '--detach',
-          '--rm',
-          '--publish',
-          '127.0.0.1::5432',
-          '--env',
-          'POSTGRES_PASSWORD',
-          '--label',
-          'pg-retest-action=1',
-          image,
-          ...settings,
-        ],
-        10 * 60_000,
-        { POSTGRES_PASSWORD: password },
-      );
+      id = await docker(dockerRunArgs(image, options.settings ?? {}), 10 * 60_000, { POSTGRES_PASSWORD: password });
     } catch (error) {
       throw new InfraError(
         `docker run ${image} failed: ${redact((error as Error).message, password)}; check the image name and that Docker can pull it`,
@@ -97,12 +84,38 @@ export class DockerProvisioner implements Provisioner {
       if (!port) throw new InfraError(`docker did not publish the container's port (got '${published}')`);
       const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
       const version = await waitForServer(url, options.startTimeoutMs ?? 120_000);
-      return { kind: 'docker', url, version, description: `PostgreSQL ${version} (docker ${image}) on 127.0.0.1:${port}`, stop };
+      const description = `PostgreSQL ${version} (docker ${image}) on 127.0.0.1:${port}`;
+      await checkServerExtensions(url, extensions, description);
+      return { kind: 'docker', url, version, description, stop };
     } catch (error) {
       await stop();
       throw error instanceof InfraError ? error : new InfraError(`the ${image} container did not start: ${(error as Error).message}`);
     }
   }
+}
+
+/**
+ * The `docker run` arguments of a throwaway server: detached, removed when stopped, its port on
+ * 127.0.0.1 only, the password passed by name from the environment (never on the command line),
+ * the settings as the server's own `-c` options after the image.
+ * @param image the image (`postgres:<major>`, or one with extensions such as `postgis/postgis:16-3.5`)
+ * @param settings server settings, shared_preload_libraries included
+ * @returns the arguments after `docker`
+ */
+export function dockerRunArgs(image: string, settings: Record<string, string>): string[] {
+  return [
+    'run',
+    '--detach',
+    '--rm',
+    '--publish',
+    '127.0.0.1::5432',
+    '--env',
+    'POSTGRES_PASSWORD',
+    '--label',
+    'pg-retest-action=1',
+    image,
+    ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+  ];
 }
 
 /** The image's entrypoint restarts the server once after initialising it: retry until it stays up. */

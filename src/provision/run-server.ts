@@ -2,6 +2,7 @@
  * The one server of a run (`replay`, `gate`): the user's, or one started for it with enough
  * connection slots for the workload.
  */
+import { checkServerExtensions } from './extensions.js';
 import { type Server, startServer, type StartedKind, useDatabaseUrl } from './index.js';
 import type { Logger } from '../runtime/logger.js';
 
@@ -16,6 +17,8 @@ export interface RunServerOptions {
   settings?: Record<string, string>;
   /** docker only: the image to run (default `postgres:<major>`). */
   image?: string;
+  /** Extensions the server must be able to create: provided on a started server, checked on the user's. */
+  extensions?: readonly string[];
   logger: Logger;
 }
 
@@ -30,6 +33,7 @@ export async function serverForRun(target: RunTarget, options: RunServerOptions)
   if (target.kind === 'database-url') {
     const server = await useDatabaseUrl(target.url);
     logger.info(`using ${server.description}`);
+    await checkServerExtensions(target.url, options.extensions ?? [], server.description);
     return server;
   }
   // Enough connection slots for every session the replay may open at once, plus a few for us.
@@ -39,6 +43,7 @@ export async function serverForRun(target: RunTarget, options: RunServerOptions)
     major: target.major,
     settings: { max_connections: String(maxConnections), ...options.settings },
     image: options.image,
+    extensions: options.extensions,
     logger,
   });
   logger.info(`started ${server.description}`);

@@ -46,6 +46,11 @@ export interface StartOptions {
   startTimeoutMs?: number;
   /** docker only: the image to run instead of `postgres:<major>` (a pg-retest config names one). */
   image?: string;
+  /**
+   * Extensions the server must be able to create before any migration runs (extensions.ts): a
+   * provisioner that cannot have them refuses before starting.
+   */
+  extensions?: readonly string[];
   logger?: Logger;
 }
 

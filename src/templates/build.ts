@@ -15,6 +15,7 @@ import type { SchemaSource, SeedSource } from './sources.js';
 import { type CliError, InfraError } from '../exit-codes.js';
 
 import { applySqlFile, SqlFileError } from '../provision/apply-sql.js';
+import { extensionClue, extensionUnavailableError, unavailableExtension } from '../provision/missing-extension.js';
 import { createDatabase, vacuumAnalyzeDatabase } from '../provision/database.js';
 import type { Logger } from '../runtime/logger.js';
 import { withDatabase } from '../provision/url.js';
@@ -27,6 +28,8 @@ import { type MigrationFile, resolveMigrationFiles } from './sql-files.js';
 export interface TemplateInputs {
   /** A URL on the server whose user may create databases. */
   serverUrl: string;
+  /** The server, for messages (kind, version, binaries): a migration may fail for what it lacks. */
+  serverDescription?: string;
   /** Database names start with this (unique per run). */
   prefix: string;
   source: SchemaSource;
@@ -89,16 +92,35 @@ function commandStep(command: string, cwd: string, side: 'base' | 'head', inputs
 }
 
 /**
+ * A step's failure for lack of an extension on the server, as the error to throw (exit 3 on
+ * either side: the PR's SQL is not at fault), or undefined for any other failure.
+ */
+async function missingExtension(error: unknown, url: string, server: string, where: string): Promise<Error | undefined> {
+  if (error instanceof SqlFileError) {
+    const name = await unavailableExtension(url, error.serverMessage, error.sqlstate);
+    return name ? extensionUnavailableError(name, `${where}, line ${error.line}`, server, error.serverMessage) : undefined;
+  }
+  if (error instanceof CommandError) {
+    // A command's output has no SQLSTATE: only the server's own words about the extension count.
+    const clue = extensionClue(error.detail, null);
+    return clue?.certain ? extensionUnavailableError(clue.name, where, server, error.detail) : undefined;
+  }
+  return undefined;
+}
+
+/**
  * Runs steps in order, timing each.
  * @returns the runs, and the failure if a step failed (later steps do not run)
+ * @throws ExtensionUnavailableError when a step failed because the server lacks an extension
  */
 async function runSteps(
   side: 'base' | 'head',
   steps: Step[],
   url: string,
-  logger: Logger,
+  inputs: Pick<TemplateInputs, 'logger' | 'serverDescription'>,
 ): Promise<{ runs: MigrationRun[]; failure: MigrationFailure | null; error?: CliError }> {
   const runs: MigrationRun[] = [];
+  const logger = inputs.logger;
   for (const step of steps) {
     const started = performance.now();
     try {
@@ -106,6 +128,9 @@ async function runSteps(
     } catch (error) {
       const wall = Math.round(performance.now() - started);
       runs.push({ side, name: step.name, wall_time_ms: wall, ok: false });
+      const where = step.name === 'migrate-command' ? `migrate-command (${side})` : `${side} migration ${step.name}`;
+      const lacking = await missingExtension(error, url, inputs.serverDescription ?? 'the server', where);
+      if (lacking) throw lacking;
       if (error instanceof SqlFileError) {
         return {
           runs,
@@ -139,7 +164,7 @@ export interface TemplateContext {
  * @returns the inputs
  */
 export function runTemplateInputs(
-  where: Pick<TemplateInputs, 'serverUrl' | 'prefix' | 'source' | 'baseRoot'>,
+  where: Pick<TemplateInputs, 'serverUrl' | 'serverDescription' | 'prefix' | 'source' | 'baseRoot'>,
   run: Pick<TemplateInputs, 'seed' | 'headFromScratch'>,
   context: TemplateContext,
 ): TemplateInputs {
@@ -195,16 +220,27 @@ async function planSteps(inputs: TemplateInputs, forHead: boolean): Promise<Sche
   };
 }
 
+/** Loads the seed; a seed that fails for lack of an extension says so (exit 3, as any seed failure). */
+async function seedInto(inputs: TemplateInputs, url: string): Promise<void> {
+  try {
+    await loadSeed(inputs.seed!, url, inputs.headRoot, inputs.logger, inputs.signal);
+  } catch (error) {
+    const seed = inputs.seed!;
+    const where = seed.kind === 'file' ? `seed ${seed.path}` : 'seed-command';
+    throw (await missingExtension(error, url, inputs.serverDescription ?? 'the server', where)) ?? error;
+  }
+}
+
 /** Base's migrations, the seed, VACUUM ANALYZE; a failing migration throws {@link BaseSchemaError}. */
 async function buildBase(inputs: TemplateInputs, steps: Step[]): Promise<{ name: string; runs: MigrationRun[] }> {
   const name = `${inputs.prefix}_base`;
   inputs.logger.info(`building the base schema (${name})`);
   const url = await createDatabase(inputs.serverUrl, name);
-  const base = await runSteps('base', steps, url, inputs.logger);
+  const base = await runSteps('base', steps, url, inputs);
   if (base.failure) {
     throw new BaseSchemaError(`the base schema cannot be built: ${base.error!.message}`, base.failure);
   }
-  if (inputs.seed) await loadSeed(inputs.seed, url, inputs.headRoot, inputs.logger, inputs.signal);
+  if (inputs.seed) await seedInto(inputs, url);
   await vacuumAnalyzeDatabase(url);
   return { name, runs: base.runs };
 }
@@ -238,12 +274,12 @@ export async function buildTemplates(inputs: TemplateInputs): Promise<Templates>
   if (steps.headDelta) {
     logger.info(`building the head schema (${headName}) from a copy of base`);
     headUrl = await createDatabase(inputs.serverUrl, headName, base.name);
-    head = await runSteps('head', steps.headDelta, headUrl, logger);
+    head = await runSteps('head', steps.headDelta, headUrl, inputs);
   } else {
     logger.info(`building the head schema (${headName}) from scratch: ${steps.scratchReason}`);
     headUrl = await createDatabase(inputs.serverUrl, headName);
-    head = await runSteps('head', steps.headFull, headUrl, logger);
-    if (!head.failure && inputs.seed) await loadSeed(inputs.seed, headUrl, inputs.headRoot, logger, inputs.signal);
+    head = await runSteps('head', steps.headFull, headUrl, inputs);
+    if (!head.failure && inputs.seed) await seedInto(inputs, headUrl);
   }
   if (head.failure) {
     logger.info(`head: ${head.error!.message}`);

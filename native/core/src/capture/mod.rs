@@ -31,6 +31,7 @@ pub mod source;
 pub mod stderr;
 pub mod substitute;
 pub mod time;
+pub mod wrapper;
 mod write;
 
 use std::collections::BTreeMap;

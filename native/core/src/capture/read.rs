@@ -140,7 +140,7 @@ pub(super) fn read_logs(
     let mut stderr = StderrInputs::new(options.log_line_prefix.clone());
     progress(CaptureProgress::reading(0, bytes_total, 0));
     for path in &options.logs {
-        let summary = read_log_file(path, Arc::clone(&read), &mut stderr, |l| {
+        let summary = read_log_file(path, Arc::clone(&read), dir.path(), &mut stderr, |l| {
             records += 1;
             if records.is_multiple_of(PROGRESS_EVERY) {
                 progress(CaptureProgress::reading(

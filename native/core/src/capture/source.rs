@@ -15,6 +15,7 @@ use super::jsonlog::read_jsonlog;
 use super::prefix::LinePrefix;
 use super::record::LogLine;
 use super::stderr::{known_prefix_for, StderrReader};
+use super::wrapper::{self, Opened, WrapperKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -30,6 +31,8 @@ pub enum LogFormat {
 pub struct StderrInputs {
     given: Option<String>,
     readers: Vec<StderrReader>,
+    /// What platform wrappers left out, per file.
+    skipped: Vec<String>,
 }
 
 impl StderrInputs {
@@ -37,6 +40,7 @@ impl StderrInputs {
         StderrInputs {
             given,
             readers: Vec::new(),
+            skipped: Vec::new(),
         }
     }
 
@@ -58,7 +62,7 @@ impl StderrInputs {
 
     /// Warnings for the summary, once each.
     pub fn notes(&self) -> Vec<String> {
-        let mut notes: Vec<String> = Vec::new();
+        let mut notes: Vec<String> = self.skipped.clone();
         for n in self.readers.iter().flat_map(|r| r.notes()) {
             if !notes.contains(&n) {
                 notes.push(n);
@@ -79,6 +83,9 @@ pub struct InputSummary {
     /// The `log_line_prefix` a stderr log was read with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_line_prefix: Option<String>,
+    /// The platform's envelope taken off the stderr lines (Cloud Logging JSON, syslog, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapper: Option<WrapperKind>,
 }
 
 /// Counts bytes as they are read from the file (compressed bytes for a .gz).
@@ -99,6 +106,7 @@ impl<R: Read> Read for Counting<R> {
 pub fn read_log_file(
     path: &Path,
     read: Arc<AtomicU64>,
+    spill_parent: &Path,
     stderr: &mut StderrInputs,
     mut f: impl FnMut(&LogLine<'_>) -> Result<(), String>,
 ) -> Result<InputSummary, String> {
@@ -109,16 +117,39 @@ pub fn read_log_file(
         .fill_buf()
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?
         .starts_with(&[0x1f, 0x8b]);
-    let mut text: Box<dyn BufRead> = if compressed {
+    let text: Box<dyn BufRead> = if compressed {
         Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(raw)))
     } else {
         Box::new(raw)
     };
+    let in_file = |e: String| format!("{}: {e}", path.display());
+    // A platform's envelope first (Cloud Logging, Azure, syslog, Heroku): what it holds is stderr
+    // text, read with the prefix given, else the platform's own, else a known one that fits.
+    let (mut text, wrapped) = match wrapper::open(text, spill_parent).map_err(in_file)? {
+        Opened::Plain(text) => (text, None),
+        Opened::Wrapped(u) => (u.text, Some((u.kind, u.prefix, u.skipped))),
+    };
     let sample = text
         .fill_buf()
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let (format, prefix) =
-        detect(sample, stderr.given.as_deref()).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (format, prefix) = match &wrapped {
+        None => detect(sample, stderr.given.as_deref()).map_err(in_file)?,
+        Some((kind, platform, _)) => {
+            let prefix = match (stderr.given.as_deref(), *platform) {
+                (Some(p), _) | (None, Some(p)) => p.to_string(),
+                (None, None) => known_prefix_for(sample)
+                    .map_err(in_file)?
+                    .ok_or_else(|| {
+                        in_file(format!(
+                            "the {} lines hold no known log_line_prefix; pass the server's setting (SHOW log_line_prefix) with --log-line-prefix",
+                            kind.name()
+                        ))
+                    })?
+                    .to_string(),
+            };
+            (LogFormat::Stderr, Some(prefix))
+        }
+    };
     let mut records = 0u64;
     let mut count = |r: &LogLine<'_>| {
         records += 1;
@@ -138,6 +169,17 @@ pub fn read_log_file(
         (_, r) => r.map_err(|e| format!("{}: {e}", path.display())),
     };
     result?;
+    if let Some((kind, _, skipped)) = &wrapped {
+        if skipped.total() > 0 {
+            stderr.skipped.push(format!(
+                "{}: {} of the {} held no PostgreSQL log line and were skipped ({})",
+                path.display(),
+                skipped.total(),
+                kind.name(),
+                skipped.describe()
+            ));
+        }
+    }
     Ok(InputSummary {
         path: path.display().to_string(),
         format,
@@ -145,6 +187,7 @@ pub fn read_log_file(
         bytes,
         records,
         log_line_prefix: prefix,
+        wrapper: wrapped.map(|(kind, _, _)| kind),
     })
 }
 
@@ -217,6 +260,50 @@ fn looks_like_csv(line: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capture::{capture, CaptureOptions};
+
+    /// The same real server's log, as the server wrote it and as each platform wraps it, gives
+    /// the same workload.
+    #[test]
+    fn a_wrapped_log_gives_the_plain_logs_workload() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wrappers");
+        let dir = tempfile::tempdir().unwrap();
+        let run = |name: &str| {
+            let output = dir.path().join(format!("{name}.wkl"));
+            let s = capture(
+                &CaptureOptions {
+                    logs: vec![fixtures.join(name)],
+                    output: output.clone(),
+                    ..Default::default()
+                },
+                &|_| {},
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            (s, std::fs::read(output).unwrap())
+        };
+        let (plain, bytes) = run("real-cloudsql.stderr");
+        assert_eq!(plain.inputs[0].format, LogFormat::Stderr);
+        assert_eq!(plain.inputs[0].wrapper, None);
+        assert!(plain.statements >= 5, "{plain:?}");
+        for (name, kind) in [
+            ("real-cloudsql-gcloud.json", WrapperKind::CloudLogging),
+            ("real-syslog.log", WrapperKind::Syslog),
+        ] {
+            let (s, wrapped) = run(name);
+            assert_eq!(s.inputs[0].wrapper, Some(kind), "{name}");
+            assert_eq!(
+                s.inputs[0].log_line_prefix.as_deref(),
+                Some("%m [%p]: [%l-1] db=%d,user=%u "),
+                "{name}"
+            );
+            assert_eq!(wrapped, bytes, "{name}: the same workload");
+            assert!(
+                s.warnings.iter().any(|w| w.contains("were skipped")),
+                "{name}: {:?}",
+                s.warnings
+            );
+        }
+    }
 
     #[test]
     fn tells_formats_apart_by_content() {

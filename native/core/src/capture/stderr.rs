@@ -18,7 +18,7 @@ use std::io::BufRead;
 use chrono::{DateTime, NaiveDateTime};
 
 use super::prefix::{Field, LinePrefix, Prefixed};
-use super::record::LogLine;
+use super::record::{LogLine, LogRecord};
 
 /// Lines that do not match the prefix and are skipped with a warning (a container's log starts
 /// with initdb's output); beyond this, the prefix is wrong.
@@ -26,6 +26,9 @@ const UNMATCHED_TOLERATED: u64 = 100;
 /// Sessions whose state is kept; beyond it, those not seen for an hour are forgotten.
 const TRACKED_SESSIONS: usize = 100_000;
 const FORGET_AFTER_US: i64 = 3_600_000_000;
+/// Bare duration lines held per session while it is not yet known whether they are a parse's or
+/// a bind's (see [`Tracked::held`]).
+const HELD_LIMIT: usize = 16;
 
 /// The platforms whose prefix is recognised without `--log-line-prefix`, in order of preference
 /// when several read a log the same way.
@@ -171,6 +174,14 @@ struct Tracked {
     clock: Option<i64>,
     /// Local time (µs) the session was last seen, for forgetting it.
     seen: i64,
+    /// Without `%i`, bare `duration: X ms` lines wait here for the session's next message: when it
+    /// is an `execute` line (logged at its start, with `log_statement = 'all'`), they were the
+    /// extended protocol's parse and bind steps, which csvlog tells apart by the command tag;
+    /// otherwise they are passed on as they are (and counted if nothing is paired with them).
+    held: Vec<LogRecord>,
+    /// The session's last message started a statement (`statement:`, `execute …:`): the bare
+    /// duration after it is that statement's own, never held.
+    started: bool,
 }
 
 /// Reads stderr logs with one prefix; keeps what a session needs across rotated files.
@@ -274,6 +285,7 @@ impl StderrReader {
         if let Some(done) = entry.take() {
             self.emit(done, &mut f)?;
         }
+        self.release_held(&mut f)?;
         if matched == 0 && self.unmatched > unmatched_before {
             return Err(self.mismatch());
         }
@@ -355,6 +367,7 @@ impl StderrReader {
         };
         let by_pid = !self.prefix.has(Field::SessionId);
         let needs_state = by_pid
+            || !self.prefix.has(Field::CommandTag)
             || self.prefix.has(Field::Time) && !self.prefix.has(Field::TimeMs)
             || !self.prefix.has(Field::User)
             || !self.prefix.has(Field::Database);
@@ -369,6 +382,8 @@ impl StderrReader {
                 last_line: line_number,
                 clock: None,
                 seen: local,
+                held: Vec::new(),
+                started: false,
             }
         };
         if let Some(Connection::Authorized) = connection {
@@ -394,18 +409,11 @@ impl StderrReader {
             .unwrap_or(&tracked.database)
             .to_string();
         let session_id = tracked.id.clone();
-        if needs_state {
-            if matches!(connection, Some(Connection::Ended)) {
-                self.sessions.remove(&key);
-            } else {
-                self.sessions.insert(key, tracked);
-            }
-        }
         let application = e
             .get(Field::ApplicationName)
             .filter(|a| *a != "[unknown]")
             .unwrap_or("");
-        f(&LogLine {
+        let line = LogLine {
             log_time: &log_time,
             user: &user,
             database: &database,
@@ -421,7 +429,62 @@ impl StderrReader {
             application_name: application,
             backend_type: e.get(Field::BackendType).unwrap_or(""),
             leader_pid: e.get(Field::LeaderPid).unwrap_or(""),
-        })
+        };
+        let bare = e.severity == "LOG" && is_bare_duration(&e.message);
+        let hold = !self.prefix.has(Field::CommandTag)
+            && bare
+            && !tracked.started
+            && tracked.held.len() < HELD_LIMIT;
+        let mut released = Vec::new();
+        if hold {
+            tracked.held.push(line.to_record());
+        } else {
+            released = std::mem::take(&mut tracked.held);
+            if e.severity == "LOG" && starts_execute(&e.message) {
+                for r in &mut released {
+                    r.command_tag = "BIND".into();
+                }
+            }
+        }
+        // A further fetch from a portal (`execute fetch from …`) starts one too.
+        if e.severity == "LOG"
+            && (e.message.starts_with("execute ") || e.message.starts_with("statement: "))
+        {
+            tracked.started = true;
+        } else if bare || e.severity == "ERROR" {
+            tracked.started = false;
+        }
+        if needs_state {
+            if matches!(connection, Some(Connection::Ended)) {
+                self.sessions.remove(&key);
+            } else {
+                self.sessions.insert(key, tracked);
+            }
+        }
+        for r in &released {
+            f(&r.as_line())?;
+        }
+        if hold {
+            return Ok(());
+        }
+        f(&line)
+    }
+
+    /// Passes on the durations still held (the end of a file).
+    fn release_held(
+        &mut self,
+        f: &mut impl FnMut(&LogLine<'_>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let mut held: Vec<LogRecord> = self
+            .sessions
+            .values_mut()
+            .flat_map(|t| std::mem::take(&mut t.held))
+            .collect();
+        held.sort_by(|a, b| (&a.session_id, a.session_line).cmp(&(&b.session_id, b.session_line)));
+        for r in &held {
+            f(&r.as_line())?;
+        }
+        Ok(())
     }
 
     /// The session a message of `key` (its `%c` or pid) belongs to, started anew where the
@@ -448,6 +511,8 @@ impl StderrReader {
             last_line: line_number,
             clock: None,
             seen: local,
+            held: Vec::new(),
+            started: false,
         };
         let Some(mut t) = self.sessions.remove(key) else {
             self.forget_old(local);
@@ -472,7 +537,7 @@ impl StderrReader {
     fn forget_old(&mut self, now: i64) {
         if self.sessions.len() >= TRACKED_SESSIONS {
             self.sessions
-                .retain(|_, t| t.seen >= now.saturating_sub(FORGET_AFTER_US));
+                .retain(|_, t| !t.held.is_empty() || t.seen >= now.saturating_sub(FORGET_AFTER_US));
         }
     }
 
@@ -520,6 +585,12 @@ impl StderrReader {
                 } else {
                     ""
                 }
+            ));
+        }
+        if (!p.has(Field::User) || !p.has(Field::Database)) && !self.saw_connections {
+            notes.push(format!(
+                "log_line_prefix '{}' has no %u or %d and the log no connection lines: sessions are captured without their user or database; add %u and %d to log_line_prefix or turn on log_connections",
+                p.text()
             ));
         }
         if self.unmatched > 0 {
@@ -591,6 +662,16 @@ fn word_after<'a>(message: &'a str, key: &str) -> &'a str {
         .split(' ')
         .find_map(|w| w.strip_prefix(key))
         .unwrap_or("")
+}
+
+/// `duration: X ms` and nothing more (not a statement's line with its duration).
+fn is_bare_duration(message: &str) -> bool {
+    message.starts_with("duration: ") && message.ends_with(" ms") && !message.contains("  ")
+}
+
+/// `execute NAME: …` logged at its start (`log_statement`), not a further fetch from a portal.
+fn starts_execute(message: &str) -> bool {
+    message.starts_with("execute ") && !message.starts_with("execute fetch from ")
 }
 
 /// The duration a `duration: X ms` message gives, in µs.
@@ -751,6 +832,16 @@ mod tests {
         assert_eq!(rows[0].session_id, rows[1].session_id);
         assert_ne!(rows[1].session_id, rows[2].session_id);
         assert!(notes.iter().any(|n| n.contains("pid")), "{notes:?}");
+        assert!(!notes.iter().any(|n| n.contains("%u")), "{notes:?}");
+        let (_, notes) = read(
+            "%m [%p] ",
+            "2026-11-22 16:15:33.000 UTC [12] LOG:  statement: select 1\n",
+        )
+        .unwrap();
+        assert!(
+            notes.iter().any(|n| n.contains("without their user")),
+            "{notes:?}"
+        );
     }
 
     #[test]
@@ -774,6 +865,48 @@ mod tests {
         assert_eq!(t[2], t[1]);
         assert_eq!(t[3], base + 1_000_000);
         assert!(notes.iter().any(|n| n.contains("%t")), "{notes:?}");
+    }
+
+    #[test]
+    fn parse_and_bind_durations_are_told_apart_without_i() {
+        let text = "\
+2026-11-22 16:15:33.000 UTC [12] LOG:  duration: 0.010 ms
+2026-11-22 16:15:33.001 UTC [12] LOG:  duration: 0.020 ms
+2026-11-22 16:15:33.002 UTC [12] LOG:  execute <unnamed>: select $1
+2026-11-22 16:15:33.002 UTC [12] DETAIL:  parameters: $1 = '1'
+2026-11-22 16:15:33.003 UTC [12] LOG:  duration: 0.100 ms
+2026-11-22 16:15:33.004 UTC [12] LOG:  duration: 0.030 ms
+2026-11-22 16:15:33.005 UTC [12] LOG:  execute S_1: select 3
+2026-11-22 16:15:33.006 UTC [12] LOG:  duration: 0.300 ms
+2026-11-22 16:15:34.000 UTC [12] LOG:  duration: 0.200 ms
+2026-11-22 16:15:34.100 UTC [12] LOG:  statement: select 2
+";
+        let (rows, _) = read("%m [%p] ", text).unwrap();
+        let tags: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.message.as_str(), r.command_tag.as_str()))
+            .collect();
+        assert_eq!(
+            tags,
+            vec![
+                ("duration: 0.010 ms", "BIND"),
+                ("duration: 0.020 ms", "BIND"),
+                ("execute <unnamed>: select $1", ""),
+                // The execute's own duration.
+                ("duration: 0.100 ms", ""),
+                // A prepared statement's next run: its bind, its execute, its duration.
+                ("duration: 0.030 ms", "BIND"),
+                ("execute S_1: select 3", ""),
+                ("duration: 0.300 ms", ""),
+                // One no execute follows: passed on as it is.
+                ("duration: 0.200 ms", ""),
+                ("statement: select 2", ""),
+            ]
+        );
+        let mut lines: Vec<u64> = rows.iter().map(|r| r.session_line).collect();
+        let sorted = lines.clone();
+        lines.sort();
+        assert_eq!(lines, sorted, "lines keep their order");
     }
 
     #[test]

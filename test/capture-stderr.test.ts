@@ -1,0 +1,253 @@
+// `capture` from stderr logs: one real PostgreSQL logs the same traffic to csvlog and to stderr at
+// once, under each platform's log_line_prefix in turn (upstream/Docker, Debian, RDS, Cloud SQL,
+// Azure); the workload captured from the stderr file must be the csvlog's: same sessions,
+// statements (hence fingerprints), parameters, failures and keys. Only timing may differ, and only
+// for the prefixes with seconds (%t).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CaptureSummary } from '../src/types.js';
+import { runCli as cli } from './support/cli.js';
+import { eventually, logged } from './support/eventually.js';
+import { wklSessions } from './support/msgpack.js';
+import { localMajors, startPostgres, type TestServer } from './support/postgres.js';
+
+const major = localMajors().find((m) => m >= 15);
+
+const PREFIXES = [
+  { platform: 'upstream/Docker', prefix: '%m [%p] ', exact: true },
+  { platform: 'Debian', prefix: '%m [%p] %q%u@%d ', exact: true },
+  { platform: 'RDS', prefix: '%t:%r:%u@%d:[%p]:', exact: false },
+  { platform: 'Cloud SQL', prefix: '%m [%p]: [%l-1] db=%d,user=%u ', exact: true },
+  { platform: 'Azure', prefix: '%t-%c-', exact: false },
+] as const;
+
+/** Through psql: simple protocol, a statement over several lines, one that fails. */
+const PSQL_SCRIPT = `SELECT 'first session' AS s;
+SELECT count(*)
+  FROM items
+ WHERE note IS NOT NULL
+   AND name <> 'it''s -- not a comment';
+SELECT 1/0;
+`;
+
+/** pgbench prepared: named statements with bind parameters. */
+const PREPARED_SCRIPT = `\\set n 42
+SELECT :n::int + 1 AS next, :txt::text AS t;
+`;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const title =
+  major === undefined
+    ? "capture from stderr logs (skipped: needs the machine's own PostgreSQL 15+ with pgbench and psql)"
+    : `capture from PostgreSQL ${major} stderr logs, each platform's log_line_prefix`;
+
+type Files = { csv: string; stderr: string };
+
+describe.skipIf(major === undefined)(title, () => {
+  let server: TestServer;
+  let tmp: string;
+  let logDir: string;
+  let admin: pg.Client;
+  const phases = new Map<string, Files>();
+
+  const appUrl = () => {
+    const url = new URL(server.url);
+    url.pathname = '/app';
+    return url.toString();
+  };
+
+  const tool = (name: string, args: string[]) => {
+    const r = spawnSync(path.join(server.bindir, name), args, { encoding: 'utf8', cwd: tmp });
+    if (r.status !== 0 && name !== 'psql') throw new Error(`${name} ${args.join(' ')} failed: ${r.stderr}`);
+    return r;
+  };
+
+  const logFiles = () => new Set(fs.readdirSync(logDir).map((f) => path.join(logDir, f)));
+
+  /** Sets the prefix and starts new log files; returns them. */
+  async function phase(prefix: string): Promise<Files> {
+    await admin.query(`ALTER SYSTEM SET log_line_prefix = '${prefix}'`);
+    await admin.query('SELECT pg_reload_conf()');
+    // A new file name (log_filename has seconds): a lower bound on the clock, not a wait for
+    // anything to happen.
+    await sleep(1_100);
+    const before = logFiles();
+    await admin.query('SELECT pg_rotate_logfile()');
+    let files: Partial<Files> = {};
+    await eventually(
+      () => {
+        const fresh = [...logFiles()].filter((f) => !before.has(f));
+        files = { csv: fresh.find((f) => f.endsWith('.csv')), stderr: fresh.find((f) => f.endsWith('.log')) };
+        return files.csv !== undefined && files.stderr !== undefined;
+      },
+      'new csvlog and stderr files',
+      30_000,
+      50,
+    );
+    return files as Files;
+  }
+
+  /** The same traffic every time. */
+  async function drive(): Promise<void> {
+    const url = appUrl();
+    tool('psql', ['-X', '-q', '-d', url, '-f', 'psql.sql']);
+    tool('pgbench', ['-n', '-M', 'prepared', '-t', '2', '-D', 'txt=widget', '-f', 'prepared.sql', url]);
+    const client = new pg.Client(url);
+    await client.connect();
+    try {
+      // Extended protocol with parameters; the id RETURNING gives is used later.
+      const { rows } = await client.query('INSERT INTO items (name, price, note) VALUES ($1, $2, $3) RETURNING id', [
+        "o'brien",
+        12.5,
+        'multi\nline',
+      ]);
+      const id = rows[0].id as number;
+      await client.query('UPDATE items SET price = price + $1 WHERE id = $2', [1, id]);
+      await client.query('SELECT name, price FROM items WHERE id = $1', [id]);
+      await client.query('SELECT $1::int / $2::int AS q', [1, 0]).catch(() => {});
+    } finally {
+      await client.end();
+    }
+  }
+
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-capture-stderr-'));
+    fs.writeFileSync(path.join(tmp, 'psql.sql'), PSQL_SCRIPT);
+    fs.writeFileSync(path.join(tmp, 'prepared.sql'), PREPARED_SCRIPT);
+    server = await startPostgres({
+      major,
+      settings: {
+        logging_collector: 'on',
+        log_destination: 'stderr,csvlog',
+        log_filename: 'pg-%H%M%S.log',
+        log_rotation_age: '0',
+        log_rotation_size: '0',
+        log_timezone: 'UTC',
+        lc_messages: 'C',
+        log_file_mode: '0644',
+        log_min_duration_statement: '0',
+        log_connections: 'on',
+        log_disconnections: 'on',
+        log_parameter_max_length_on_error: '-1',
+      },
+    });
+    logDir = path.join(server.dataDir, 'log');
+    admin = new pg.Client(server.url);
+    await admin.connect();
+    await admin.query('CREATE DATABASE app');
+    const app = new pg.Client(appUrl());
+    await app.connect();
+    await app.query('CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL, price numeric, note text)');
+    await app.end();
+    for (const [i, { prefix }] of PREFIXES.entries()) {
+      const files = await phase(prefix);
+      await drive();
+      await logged(admin, [files.csv, files.stderr]);
+      // Copies as they are now: the next phase's first lines (its ALTER SYSTEM, the reload)
+      // would go to these files, partly under the next prefix.
+      const copies = { csv: path.join(tmp, `phase-${i}.csv`), stderr: path.join(tmp, `phase-${i}.log`) };
+      fs.copyFileSync(files.csv, copies.csv);
+      fs.copyFileSync(files.stderr, copies.stderr);
+      phases.set(prefix, copies);
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    await admin?.end().catch(() => {});
+    await server?.stop();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  async function capture(log: string, output: string, ...extra: string[]): Promise<CaptureSummary> {
+    const r = await cli(['capture', '--log', log, '--output', output, '--json', '--database', 'app', ...extra]);
+    expect(r.stderr).not.toMatch(/error:/);
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout) as CaptureSummary;
+  }
+
+  /** A session as the comparison sees it: who, and each statement's text and keys. */
+  const shape = (bytes: Buffer, timing: boolean) =>
+    wklSessions(bytes)
+      .map((s) => ({
+        user: s.user,
+        database: s.database,
+        queries: s.queries.map((q) => ({
+          sql: q.sql,
+          kind: q.kind,
+          transaction_id: q.transaction_id,
+          response_values: q.response_values,
+          ...(timing ? { start_offset_us: q.start_offset_us, duration_us: q.duration_us } : { duration_us: q.duration_us }),
+        })),
+      }))
+      .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+
+  for (const { platform, prefix, exact } of PREFIXES) {
+    it(`${platform} '${prefix}': the stderr log gives the csvlog's workload`, async () => {
+      const files = phases.get(prefix)!;
+      const fromCsv = path.join(tmp, `csv-${platform.replace(/\W/g, '')}.wkl`);
+      const fromStderr = path.join(tmp, `stderr-${platform.replace(/\W/g, '')}.wkl`);
+      const c = await capture(files.csv, fromCsv);
+      // Recognised without --log-line-prefix.
+      const s = await capture(files.stderr, fromStderr);
+      expect(s.inputs[0]).toMatchObject({ format: 'stderr', log_line_prefix: prefix });
+      expect(s.sessions).toBe(c.sessions);
+      expect(s.statements).toBe(c.statements);
+      expect(c.statements).toBe(9);
+      expect(s.keys).toEqual(c.keys);
+      // Left out by the filters or as unreplayable: the same, but for the other databases (the
+      // admin's pg_rotate_logfile() can be written to the old stderr file and the new csvlog one).
+      const { database: _d1, ...leftOut } = s.excluded;
+      const { database: _d2, ...csvLeftOut } = c.excluded;
+      expect(leftOut).toEqual(csvLeftOut);
+      // The failures, by place and message (stderr has no SQLSTATE without %e in the prefix). With
+      // %t, sessions starting within one second may be numbered in another order.
+      const failed = (x: CaptureSummary) =>
+        x.failed.map((f) => JSON.stringify(exact ? [f.session_id, f.statement_index, f.message] : [f.statement_index, f.message])).sort();
+      expect(failed(s)).toEqual(failed(c));
+      expect(c.failed).toHaveLength(2);
+      const csvBytes = fs.readFileSync(fromCsv);
+      const stderrBytes = fs.readFileSync(fromStderr);
+      expect(shape(stderrBytes, exact)).toEqual(shape(csvBytes, exact));
+      if (exact) {
+        // Same times to the millisecond: the same file, byte for byte.
+        expect(stderrBytes.equals(csvBytes)).toBe(true);
+        expect(s.warnings).toEqual(c.warnings);
+      } else {
+        expect(s.warnings.some((w) => w.includes('%t'))).toBe(true);
+      }
+      const sqls = wklSessions(stderrBytes).flatMap((x) => x.queries.map((q) => q.sql));
+      expect(sqls).toContain("SELECT count(*)\n  FROM items\n WHERE note IS NOT NULL\n   AND name <> 'it''s -- not a comment';");
+      expect(sqls).toContain("INSERT INTO items (name, price, note) VALUES ('o''brien', '12.5', 'multi\nline') RETURNING id");
+      expect(sqls).toContain("SELECT '42'::int + 1 AS next, 'widget'::text AS t;");
+
+      // The prefix given verbatim reads the same.
+      const given = path.join(tmp, `given-${platform.replace(/\W/g, '')}.wkl`);
+      await capture(files.stderr, given, '--log-line-prefix', prefix);
+      expect(fs.readFileSync(given).equals(stderrBytes)).toBe(true);
+    });
+  }
+
+  it('refuses a prefix that does not match, naming the line, and a log in another language', async () => {
+    const files = phases.get('%m [%p] ')!;
+    let r = await cli(['capture', '--log', files.stderr, '--output', path.join(tmp, 'x.wkl'), '--log-line-prefix', '%t-%c-']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/line 1 does not match log_line_prefix '%t-%c-'/);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    const german = path.join(tmp, 'german.log');
+    fs.writeFileSync(german, '2026-11-22 16:15:33.000 UTC [1] FEHLER:  Division durch Null\n');
+    r = await cli(['capture', '--log', german, '--output', path.join(tmp, 'x.wkl')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/lc_messages = 'C'/);
+    const unknown = path.join(tmp, 'unknown.log');
+    fs.writeFileSync(unknown, '[1] 16:15:33 LOG:  statement: select 1\n');
+    r = await cli(['capture', '--log', unknown, '--output', path.join(tmp, 'x.wkl')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--log-line-prefix/);
+    expect(r.stderr).not.toMatch(/columns/);
+  });
+});
