@@ -126,6 +126,8 @@ struct Shared {
     stats: Stats,
     server_version: Mutex<Option<String>>,
     client_tls: Option<tokio_rustls::TlsAcceptor>,
+    /// Bytes copied for the recorders and not yet read by them (see `session::Tap`).
+    queued_bytes: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// COPY statements seen, for the sidecar.
@@ -279,6 +281,7 @@ impl Proxy {
             stats: Stats::default(),
             server_version: Mutex::new(None),
             client_tls,
+            queued_bytes: Default::default(),
         });
         let cut = CancellationToken::new();
         let mut sessions = JoinSet::new();

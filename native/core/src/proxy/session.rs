@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,6 +35,49 @@ const TAP_QUEUE: usize = 4096;
 const RELAY_BUFFER: usize = 64 * 1024;
 /// Once one direction has ended, how long the other may still deliver what is in flight.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// Bytes copied for recorders and not yet read by them, over all sessions: past this, chunks are
+/// lost rather than held (a stalled recorder must not grow the proxy without bound).
+const QUEUED_AT_MOST: usize = 256 << 20;
+
+/// The relay's end of a session's recorder queue.
+#[derive(Clone)]
+struct Tap {
+    tx: mpsc::Sender<Chunk>,
+    /// The proxy's count of bytes queued for all recorders.
+    queued: Arc<AtomicUsize>,
+    lost: Arc<AtomicU64>,
+}
+
+impl Tap {
+    /// Queues a copy of `bytes` without waiting; `false` when it did not fit (counted as lost).
+    fn offer(&self, from_client: bool, bytes: &[u8], after_gap: bool) -> bool {
+        let n = bytes.len();
+        let queued = &self.queued;
+        if queued.fetch_add(n, Ordering::Relaxed) + n > QUEUED_AT_MOST {
+            queued.fetch_sub(n, Ordering::Relaxed);
+            self.lost.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        let chunk = Chunk {
+            from_client,
+            at: Instant::now(),
+            bytes: bytes.to_vec(),
+            after_gap,
+        };
+        match self.tx.try_send(chunk) {
+            Ok(()) => true,
+            Err(e) => {
+                queued.fetch_sub(n, Ordering::Relaxed);
+                let full = matches!(e, mpsc::error::TrySendError::Full(_));
+                if full {
+                    self.lost.fetch_add(1, Ordering::Relaxed);
+                }
+                !full
+            }
+        }
+    }
+}
 
 /// A chunk of bytes one side sent, as the relay saw it.
 struct Chunk {
@@ -123,10 +166,15 @@ async fn relay<C>(
     };
     shared.stats.authenticated.fetch_add(1, Ordering::Relaxed);
 
-    let (tap, queue) = mpsc::channel(TAP_QUEUE);
+    let (tx, queue) = mpsc::channel(TAP_QUEUE);
     let recorder = tokio::spawn(record(queue, shared.clone(), session, startup));
+    let lost = Arc::new(AtomicU64::new(0));
+    let tap = Tap {
+        tx,
+        queued: shared.queued_bytes.clone(),
+        lost: lost.clone(),
+    };
     // Bytes read past the end of authentication belong to the relay.
-    let lost = Arc::new(std::sync::atomic::AtomicU64::new(0));
     if forward_early(&tap, true, from_client, &mut server)
         .await
         .is_err()
@@ -138,8 +186,8 @@ async fn relay<C>(
     }
     let (cr, cw) = tokio::io::split(client);
     let (sr, sw) = tokio::io::split(server);
-    let mut up = tokio::spawn(pump(cr, sw, true, tap.clone(), lost.clone()));
-    let mut down = tokio::spawn(pump(sr, cw, false, tap, lost.clone()));
+    let mut up = tokio::spawn(pump(cr, sw, true, tap.clone()));
+    let mut down = tokio::spawn(pump(sr, cw, false, tap));
     // Whichever side ends first, the other may still deliver what is in flight.
     let (mut up_done, mut down_done) = (false, false);
     tokio::select! {
@@ -201,7 +249,7 @@ where
 
 /// Relays (and records) what was read from one side along with the end of authentication.
 async fn forward_early<W: AsyncWrite + Unpin>(
-    tap: &mpsc::Sender<Chunk>,
+    tap: &Tap,
     from_client: bool,
     bytes: Vec<u8>,
     to: &mut W,
@@ -210,24 +258,14 @@ async fn forward_early<W: AsyncWrite + Unpin>(
         return Ok(());
     }
     // Queued before it is sent, so that the answer cannot be read before it.
-    let _ = tap.try_send(Chunk {
-        from_client,
-        at: Instant::now(),
-        bytes: bytes.clone(),
-        after_gap: false,
-    });
+    tap.offer(from_client, &bytes, false);
     to.write_all(&bytes).await
 }
 
 /// Copies `from` to `to` chunk by chunk, a copy of each to the recorder first (so a client's
 /// message is queued before the server can answer it).
-async fn pump<R, W>(
-    mut from: R,
-    mut to: W,
-    from_client: bool,
-    tap: mpsc::Sender<Chunk>,
-    lost: Arc<std::sync::atomic::AtomicU64>,
-) where
+async fn pump<R, W>(mut from: R, mut to: W, from_client: bool, tap: Tap)
+where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -238,20 +276,7 @@ async fn pump<R, W>(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let chunk = Chunk {
-            from_client,
-            at: Instant::now(),
-            bytes: buf[..n].to_vec(),
-            after_gap: gap,
-        };
-        match tap.try_send(chunk) {
-            Ok(()) => gap = false,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                gap = true;
-                lost.fetch_add(1, Ordering::Relaxed);
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => {}
-        }
+        gap = !tap.offer(from_client, &buf[..n], gap);
         if to.write_all(&buf[..n]).await.is_err() {
             break;
         }
@@ -274,6 +299,9 @@ async fn record(
     let mut excluded: BTreeMap<String, u64> = BTreeMap::new();
     let mut failed_kept = 0u64;
     while let Some(chunk) = queue.recv().await {
+        shared
+            .queued_bytes
+            .fetch_sub(chunk.bytes.len(), Ordering::Relaxed);
         if chunk.after_gap {
             recorder
                 .broken
@@ -498,6 +526,25 @@ fn fatal(code: &str, message: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunk_that_does_not_fit_is_lost_and_counted_never_waited_for() {
+        let (tx, mut rx) = mpsc::channel(1);
+        let tap = Tap {
+            tx,
+            queued: Arc::new(AtomicUsize::new(0)),
+            lost: Arc::new(AtomicU64::new(0)),
+        };
+        assert!(tap.offer(true, b"Q1", false));
+        assert!(!tap.offer(true, b"Q22", false), "the queue holds one chunk");
+        assert_eq!(tap.lost.load(Ordering::Relaxed), 1);
+        assert_eq!(tap.queued.load(Ordering::Relaxed), 2);
+        assert_eq!(rx.try_recv().unwrap().bytes, b"Q1");
+        // Over the byte budget: lost too, even with room in the queue.
+        tap.queued.store(QUEUED_AT_MOST, Ordering::Relaxed);
+        assert!(!tap.offer(false, b"x", true));
+        assert_eq!(tap.lost.load(Ordering::Relaxed), 2);
+    }
 
     #[test]
     fn channel_binding_is_not_offered() {
