@@ -316,6 +316,11 @@ impl Recorder {
                     }
                     Pending::DescribePortal(name) => {
                         if let Some(p) = self.portals.get_mut(name) {
+                            // Its statement's too: a driver that described a portal once binds
+                            // the statement again without describing (pgjdbc's named ones).
+                            if let Some(s) = self.statements.get_mut(&p.statement) {
+                                s.columns.get_or_insert_with(|| columns.clone());
+                            }
                             p.columns = Some(columns);
                         }
                         self.pending.pop_front();
@@ -706,6 +711,73 @@ mod tests {
         assert_eq!(r.done[0].duration_us, 22);
         assert_eq!(r.done[1].failed.as_ref().unwrap().0, "23505");
         assert_eq!(r.uncounted.skipped_after_error, 1);
+    }
+
+    fn row_description(name: &str, oid: u32, format: i16) -> Message {
+        let mut t = 1i16.to_be_bytes().to_vec();
+        t.extend_from_slice(name.as_bytes());
+        t.push(0);
+        t.extend_from_slice(&[0; 6]);
+        t.extend_from_slice(&oid.to_be_bytes());
+        t.extend_from_slice(&[0; 6]);
+        t.extend_from_slice(&format.to_be_bytes());
+        msg(b'T', &t)
+    }
+
+    fn data_row(value: &[u8]) -> Message {
+        let mut d = 1i16.to_be_bytes().to_vec();
+        d.extend_from_slice(&(value.len() as i32).to_be_bytes());
+        d.extend_from_slice(value);
+        msg(b'D', &d)
+    }
+
+    #[test]
+    fn a_statement_described_once_through_its_portal_keeps_its_columns() {
+        // pgjdbc: Parse S_1 + Bind + Describe portal + Execute, then Bind + Execute only, its
+        // results in binary.
+        let mut r = Recorder::new();
+        let sql = "INSERT INTO t (n) VALUES (1) RETURNING id";
+        r.client(&parse("S_1", sql, &[]), 0);
+        r.client(&bind("S_1", &[], &[]), 0);
+        r.client(&msg(b'D', b"P\0"), 0);
+        r.client(&execute(), 0);
+        r.client(&msg(b'S', b""), 0);
+        for m in [
+            msg(b'1', b""),
+            msg(b'2', b""),
+            row_description("id", 20, 0),
+            data_row(b"7"),
+            complete(),
+            msg(b'Z', b"I"),
+        ] {
+            r.server(&m, 1);
+        }
+        let mut again = bind("S_1", &[], &[]);
+        // Results in binary: the last two bytes of the Bind are its result format count (0).
+        again.body.truncate(again.body.len() - 2);
+        again.body.extend_from_slice(&1i16.to_be_bytes());
+        again.body.extend_from_slice(&1i16.to_be_bytes());
+        r.client(&again, 2);
+        r.client(&execute(), 2);
+        r.client(&msg(b'S', b""), 2);
+        for m in [
+            msg(b'2', b""),
+            data_row(&8i64.to_be_bytes()),
+            complete(),
+            msg(b'Z', b"I"),
+        ] {
+            r.server(&m, 3);
+        }
+        let values: Vec<_> = r
+            .done
+            .iter()
+            .map(|d| {
+                d.response_values
+                    .as_ref()
+                    .map(|v| v[0].columns[0].1.clone())
+            })
+            .collect();
+        assert_eq!(values, vec![Some("7".to_string()), Some("8".to_string())]);
     }
 
     #[test]
