@@ -773,3 +773,66 @@ async fn a_client_that_never_starts_does_not_hold_the_stop() {
     );
     drop(c);
 }
+
+/// Parse with no declared type, Bind the value in binary (as node-postgres sends a `Buffer`).
+fn untyped_binary_insert(value: &[u8]) -> Vec<u8> {
+    let mut wire = Vec::new();
+    let mut parse = cstr("");
+    parse.extend(cstr("INSERT INTO r (body) VALUES ($1)"));
+    parse.extend_from_slice(&0i16.to_be_bytes());
+    wire.extend(msg(b'P', &parse));
+    let mut bind = cstr("");
+    bind.extend(cstr(""));
+    bind.extend_from_slice(&1i16.to_be_bytes());
+    bind.extend_from_slice(&1i16.to_be_bytes());
+    bind.extend_from_slice(&1i16.to_be_bytes());
+    bind.extend_from_slice(&(value.len() as i32).to_be_bytes());
+    bind.extend_from_slice(value);
+    bind.extend_from_slice(&0i16.to_be_bytes());
+    wire.extend(msg(b'B', &bind));
+    let mut exec = cstr("");
+    exec.extend_from_slice(&0i32.to_be_bytes());
+    wire.extend(msg(b'E', &exec));
+    wire.extend(msg(b'S', b""));
+    wire
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_binary_value_of_no_declared_type_is_typed_by_asking_the_server() {
+    let source = fresh_database("proxy_untyped").await;
+    sql(&source, "CREATE TABLE r (body bytea)").await;
+    let db = database_of(&source);
+    let dir = tempfile::tempdir().unwrap();
+
+    // --target with a user: the proxy asks the server what $1 is (bytea) on its own connection.
+    let out = dir.path().join("w.wkl");
+    let proxy = start(&source, &out).await;
+    let answer = raw_session(proxy.port, &db, &untyped_binary_insert(&[0, 1, 255])).await;
+    assert_eq!(answer, b"12CZ");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let summary = proxy.finish().await;
+    assert!(summary.not_replayable.is_empty(), "{summary:?}");
+    let p = wkl::read_workload(&out).unwrap();
+    assert_eq!(
+        all_sql(&p),
+        vec!["INSERT INTO r (body) VALUES ('\\x0001ff')"]
+    );
+
+    // Without a user there is nobody to ask: not replayable, counted, never guessed.
+    let port = source.split(':').nth(2).unwrap().split('/').next().unwrap();
+    let anonymous = format!("host=127.0.0.1 port={port} sslmode=disable");
+    let out = dir.path().join("anonymous.wkl");
+    let proxy = start(&anonymous, &out).await;
+    raw_session(proxy.port, &db, &untyped_binary_insert(&[7])).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let summary = proxy.finish().await;
+    assert_eq!(
+        summary
+            .not_replayable
+            .get("binary_parameter_of_unknown_type"),
+        Some(&1),
+        "{summary:?}"
+    );
+    assert!(summary.incomplete);
+    assert_eq!(summary.statements, 0);
+}

@@ -14,6 +14,7 @@
 
 pub mod binary;
 mod client_tls;
+mod describe;
 pub mod protocol;
 pub mod recorder;
 mod session;
@@ -126,6 +127,8 @@ struct Shared {
     stats: Stats,
     server_version: Mutex<Option<String>>,
     client_tls: Option<tokio_rustls::TlsAcceptor>,
+    /// Asks the server for the parameter types of statements that did not declare them.
+    describer: describe::Describer,
     /// Bytes copied for the recorders and not yet read by them (see `session::Tap`).
     queued_bytes: Arc<std::sync::atomic::AtomicUsize>,
 }
@@ -271,6 +274,7 @@ impl Proxy {
             (store, failure)
         });
         let shared = Arc::new(Shared {
+            describer: target.describer(),
             target,
             store: store_tx,
             clock: Clock::now(),
@@ -404,6 +408,11 @@ fn summarize(
             "sessions still open {} s after the stop were cut; {} statement(s) in flight were not recorded",
             options.grace.as_secs(),
             t.unfinished
+        ));
+    }
+    if t.statements == 0 {
+        warnings.push(format!(
+            "no statement was recorded: did the clients connect to {listen} (not to the server itself)?"
         ));
     }
     let incomplete = lost_chunks > 0 || t.broken_sessions > 0 || not_replayable > 0;

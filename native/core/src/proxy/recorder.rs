@@ -34,6 +34,55 @@ pub struct Recorded {
     /// SQLSTATE and message, when it failed.
     pub failed: Option<(String, String)>,
     pub response_values: Option<Vec<ResponseRow>>,
+    /// Set when a binary value's type was not declared: `sql` is empty until [`resolve`]
+    /// gives the types the server inferred.
+    ///
+    /// [`resolve`]: Recorded::resolve
+    pub unresolved: Option<Box<Unresolved>>,
+}
+
+/// Why a bound statement waits for the server's description of it.
+pub const UNKNOWN_TYPE: &str = "binary_parameter_of_unknown_type";
+
+/// A bound statement with a binary value of no declared type (node-postgres sends a `Buffer` so):
+/// the server inferred the type from the statement; asked for the statement's description,
+/// it says which.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unresolved {
+    pub sql: String,
+    types: Vec<u32>,
+    formats: Vec<i16>,
+    values: Vec<Option<Vec<u8>>>,
+}
+
+impl Unresolved {
+    /// The SQL with its values, typed as `described` (the server's parameter types) where the
+    /// client declared none.
+    pub fn render(&self, described: &[u32]) -> Result<String, &'static str> {
+        let types: Vec<u32> = (0..self.values.len())
+            .map(|i| match self.types.get(i) {
+                Some(t) if *t != 0 => *t,
+                _ => described.get(i).copied().unwrap_or(0),
+            })
+            .collect();
+        let values: Vec<Option<&[u8]>> = self.values.iter().map(|v| v.as_deref()).collect();
+        render(&self.sql, &types, &self.formats, &values)
+    }
+}
+
+impl Recorded {
+    /// Completes a statement that waited for its parameter types (`None`: the server could not
+    /// be asked): `Err` with the reason it is not replayable.
+    pub fn resolve(&mut self, described: Option<&[u32]>) -> Result<(), &'static str> {
+        let Some(u) = self.unresolved.take() else {
+            return Ok(());
+        };
+        self.sql = u.render(described.ok_or(UNKNOWN_TYPE)?)?;
+        if self.response_values.is_some() && producer(&self.sql).is_none() {
+            self.response_values = None;
+        }
+        Ok(())
+    }
 }
 
 /// What a session ran that is not a statement of the workload, by reason.
@@ -67,6 +116,7 @@ struct Prepared {
 #[derive(Debug, Clone)]
 struct Portal {
     sql: Result<String, &'static str>,
+    unresolved: Option<Box<Unresolved>>,
     columns: Option<Vec<Column>>,
     /// The statement it was bound from, and the result formats asked for: a statement's
     /// description may come after the Bind in a pipeline.
@@ -78,6 +128,7 @@ struct Portal {
 #[derive(Debug)]
 struct Exec {
     sql: Result<String, &'static str>,
+    unresolved: Option<Box<Unresolved>>,
     start_us: i64,
     columns: Option<Vec<Column>>,
     collect: bool,
@@ -207,6 +258,15 @@ impl Recorder {
                     // An unknown statement: the server refuses the Bind too.
                     None => Err("unknown_statement"),
                 };
+                let unresolved = match (&sql, p) {
+                    (Err(UNKNOWN_TYPE), Some(p)) => Some(Box::new(Unresolved {
+                        sql: p.sql.clone(),
+                        types: p.types.clone(),
+                        formats,
+                        values: values.iter().map(|v| v.map(<[u8]>::to_vec)).collect(),
+                    })),
+                    _ => None,
+                };
                 let columns = p
                     .and_then(|p| p.columns.clone())
                     .map(|c| with_formats(c, &result_formats));
@@ -214,6 +274,7 @@ impl Recorder {
                     portal,
                     Portal {
                         sql,
+                        unresolved,
                         columns,
                         statement,
                         result_formats,
@@ -236,6 +297,10 @@ impl Recorder {
                     Some(p) => {
                         let mut e = Exec::new(p.sql.clone(), at_us, p.columns.clone());
                         e.continuation = p.suspended;
+                        if let Some(u) = &p.unresolved {
+                            e.collect = may_produce_keys(&u.sql);
+                            e.unresolved = Some(u.clone());
+                        }
                         e
                     }
                     None => Exec::new(Err("unknown_portal"), at_us, None),
@@ -483,20 +548,36 @@ impl Recorder {
         if e.copy_out {
             self.uncounted.copy_to_stdout += 1;
         }
-        let sql = match e.sql {
-            Ok(sql) => sql,
-            Err(reason) => {
+        let duration_us = u64::try_from(end_us - e.start_us).unwrap_or(0);
+        let (sql, response_values) = match (e.sql, e.unresolved) {
+            (Ok(sql), _) => {
+                let rows = (!e.rows.is_empty() && producer(&sql).is_some()).then_some(e.rows);
+                (sql, rows)
+            }
+            (Err(UNKNOWN_TYPE), Some(u)) => {
+                // Kept whole until the types are known (see `Recorded::resolve`).
+                self.done.push(Recorded {
+                    start_us: e.start_us,
+                    duration_us,
+                    sql: String::new(),
+                    failed: e.failed,
+                    response_values: (!e.rows.is_empty()).then_some(e.rows),
+                    unresolved: Some(u),
+                });
+                return;
+            }
+            (Err(reason), _) => {
                 self.not_replayable(reason);
                 return;
             }
         };
-        let response_values = (!e.rows.is_empty() && producer(&sql).is_some()).then_some(e.rows);
         self.done.push(Recorded {
             start_us: e.start_us,
-            duration_us: u64::try_from(end_us - e.start_us).unwrap_or(0),
+            duration_us,
             sql,
             failed: e.failed,
             response_values,
+            unresolved: None,
         });
     }
 }
@@ -506,6 +587,7 @@ impl Exec {
         let collect = sql.as_ref().is_ok_and(|s| may_produce_keys(s));
         Exec {
             sql,
+            unresolved: None,
             start_us,
             columns,
             collect,
@@ -609,7 +691,7 @@ fn render(
             Some(b) if format_of(formats, i) == 1 => {
                 let oid = types.get(i).copied().unwrap_or(0);
                 if oid == 0 {
-                    return Err("binary_parameter_of_unknown_type");
+                    return Err(UNKNOWN_TYPE);
                 }
                 quote(&decode(oid, b).ok_or("binary_parameter")?)
             }
@@ -778,6 +860,24 @@ mod tests {
             })
             .collect();
         assert_eq!(values, vec![Some("7".to_string()), Some("8".to_string())]);
+    }
+
+    #[test]
+    fn a_binary_value_of_no_declared_type_waits_for_the_servers_description() {
+        let mut r = Recorder::new();
+        r.client(&parse("", "INSERT INTO r (body) VALUES ($1)", &[]), 0);
+        r.client(&bind("", &[1], &[Some(b"\x00\xff")]), 0);
+        r.client(&execute(), 0);
+        r.client(&msg(b'S', b""), 0);
+        for m in [msg(b'1', b""), msg(b'2', b""), complete(), msg(b'Z', b"I")] {
+            r.server(&m, 1);
+        }
+        let mut done = r.done.clone();
+        assert_eq!(done[0].sql, "");
+        assert!(done[0].resolve(Some(&[17])).is_ok());
+        assert_eq!(done[0].sql, "INSERT INTO r (body) VALUES ('\\x00ff')");
+        let mut unknown = r.done[0].clone();
+        assert_eq!(unknown.resolve(None), Err(UNKNOWN_TYPE));
     }
 
     #[test]

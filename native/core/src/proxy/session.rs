@@ -326,7 +326,22 @@ async fn record(
                 }
             }
         }
-        for r in recorder.done.drain(..) {
+        let done: Vec<_> = recorder.done.drain(..).collect();
+        for mut r in done {
+            if let Some(u) = &r.unresolved {
+                let types = shared
+                    .describer
+                    .parameter_types(&startup.database, &u.sql)
+                    .await;
+                if let Err(reason) = r.resolve(types.as_deref()) {
+                    *recorder
+                        .uncounted
+                        .not_replayable
+                        .entry(reason.into())
+                        .or_default() += 1;
+                    continue;
+                }
+            }
             if let Some(reason) = shared.filters.exclude(
                 &startup.database,
                 &startup.user,

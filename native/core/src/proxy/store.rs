@@ -141,6 +141,7 @@ impl Spill for Row {
                 sql,
                 failed,
                 response_values,
+                unresolved: None,
             },
         })
     }

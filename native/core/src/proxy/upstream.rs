@@ -10,10 +10,11 @@ use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::Config;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use crate::replay::connect::Tls;
 use crate::replay::connect::{error_chain, ConnectFailure};
 use crate::replay::socket::{first_accepting, open_socket};
 use crate::replay::stream::{Plain, Stream};
-use crate::replay::tls::{client_config, split_tls_options};
+use crate::replay::tls::{client_config, split_tls_options, TlsOptions};
 
 /// SSLRequest: length 8, code 1234/5679.
 const SSL_REQUEST: [u8; 8] = [0, 0, 0, 8, 4, 210, 22, 47];
@@ -21,6 +22,7 @@ const SSL_REQUEST: [u8; 8] = [0, 0, 0, 8, 4, 210, 22, 47];
 /// The target server and how to secure connections to it.
 pub struct Target {
     config: Config,
+    tls_options: TlsOptions,
     tls: Option<MakeRustlsConnect>,
     /// `host:port`, for the profile's `source_host` and messages (never the password).
     pub address: String,
@@ -49,9 +51,16 @@ impl Target {
         let port = config.get_ports().first().copied().unwrap_or(5432);
         Ok(Target {
             config,
+            tls_options,
             tls,
             address: format!("{host}:{port}"),
         })
+    }
+
+    /// Who asks the server for statements' parameter types: `--target`'s user, if it has one.
+    pub fn describer(&self) -> super::describe::Describer {
+        let tls = Tls::new(&self.config, &self.tls_options).ok();
+        super::describe::Describer::new(self.config.clone(), tls)
     }
 
     fn requires_tls(&self) -> bool {
