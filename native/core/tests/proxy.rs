@@ -372,23 +372,9 @@ async fn a_pipeline_before_one_sync_records_every_statement_up_to_its_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("w.wkl");
     let proxy = start(&source, &out).await;
-    let mut wire = Vec::new();
-    let mut parse = cstr("ins");
-    parse.extend(cstr("INSERT INTO t VALUES (10 / $1::int)"));
-    parse.extend_from_slice(&0i16.to_be_bytes());
-    wire.extend(msg(b'P', &parse));
+    let mut wire = parse_message("ins", "INSERT INTO t VALUES (10 / $1::int)");
     for v in ["1", "2", "0", "5"] {
-        let mut bind = cstr("");
-        bind.extend(cstr("ins"));
-        bind.extend_from_slice(&0i16.to_be_bytes());
-        bind.extend_from_slice(&1i16.to_be_bytes());
-        bind.extend_from_slice(&(v.len() as i32).to_be_bytes());
-        bind.extend_from_slice(v.as_bytes());
-        bind.extend_from_slice(&0i16.to_be_bytes());
-        wire.extend(msg(b'B', &bind));
-        let mut exec = cstr("");
-        exec.extend_from_slice(&0i32.to_be_bytes());
-        wire.extend(msg(b'E', &exec));
+        wire.extend(bind_execute("ins", 0, v.as_bytes()));
     }
     wire.extend(msg(b'S', b""));
     let answer = raw_session(proxy.port, &database_of(&source), &wire).await;
@@ -774,25 +760,35 @@ async fn a_client_that_never_starts_does_not_hold_the_stop() {
     drop(c);
 }
 
-/// Parse with no declared type, Bind the value in binary (as node-postgres sends a `Buffer`).
-fn untyped_binary_insert(value: &[u8]) -> Vec<u8> {
-    let mut wire = Vec::new();
-    let mut parse = cstr("");
-    parse.extend(cstr("INSERT INTO r (body) VALUES ($1)"));
+/// A Parse of `sql` as statement `name`, no parameter type declared.
+fn parse_message(name: &str, sql: &str) -> Vec<u8> {
+    let mut parse = cstr(name);
+    parse.extend(cstr(sql));
     parse.extend_from_slice(&0i16.to_be_bytes());
-    wire.extend(msg(b'P', &parse));
+    msg(b'P', &parse)
+}
+
+/// A Bind of statement `name` to the unnamed portal with one value in `format`, and its Execute.
+fn bind_execute(name: &str, format: i16, value: &[u8]) -> Vec<u8> {
     let mut bind = cstr("");
-    bind.extend(cstr(""));
+    bind.extend(cstr(name));
     bind.extend_from_slice(&1i16.to_be_bytes());
-    bind.extend_from_slice(&1i16.to_be_bytes());
+    bind.extend_from_slice(&format.to_be_bytes());
     bind.extend_from_slice(&1i16.to_be_bytes());
     bind.extend_from_slice(&(value.len() as i32).to_be_bytes());
     bind.extend_from_slice(value);
     bind.extend_from_slice(&0i16.to_be_bytes());
-    wire.extend(msg(b'B', &bind));
+    let mut wire = msg(b'B', &bind);
     let mut exec = cstr("");
     exec.extend_from_slice(&0i32.to_be_bytes());
     wire.extend(msg(b'E', &exec));
+    wire
+}
+
+/// Parse with no declared type, Bind the value in binary (as node-postgres sends a `Buffer`).
+fn untyped_binary_insert(value: &[u8]) -> Vec<u8> {
+    let mut wire = parse_message("", "INSERT INTO r (body) VALUES ($1)");
+    wire.extend(bind_execute("", 1, value));
     wire.extend(msg(b'S', b""));
     wire
 }
