@@ -4,7 +4,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { expect } from 'vitest';
+import type { ReplayReport } from '../../src/types.js';
 import type { DriverName } from '../drivers/install.mjs';
+import { runCli as cli } from './cli.js';
 
 const SCHEMA = fs.readFileSync(path.join(import.meta.dirname, '..', 'drivers', 'schema.sql'), 'utf8');
 
@@ -59,4 +62,57 @@ export async function contentDigest(url: string): Promise<string> {
   } finally {
     await c.end();
   }
+}
+
+/**
+ * Replays an app's workload on a fresh copy of the shop and checks that it ran whole: every
+ * captured statement executed, the duplicate sign-up (23505) the only error, expected from the
+ * capture, and the copy holding exactly the rows the app wrote.
+ * @param workload the `.wkl`
+ * @param replayUrl the fresh copy
+ * @param capturedUrl the database the app wrote to
+ * @param statements how many statements the capture holds
+ * @param files a path prefix for the replay's report and results
+ * @returns the replay's report and its coverage (executed / captured)
+ */
+export async function replaysWhole(
+  workload: string,
+  replayUrl: string,
+  capturedUrl: string,
+  statements: number,
+  files: string,
+): Promise<{ report: ReplayReport; coverage: number }> {
+  const json = `${files}-replay.json`;
+  const results = `${files}-results.jsonl`;
+  const r = await cli([
+    'replay',
+    '--workload',
+    workload,
+    '--database-url',
+    replayUrl,
+    '--allow-writes',
+    '--json',
+    json,
+    '--results',
+    results,
+  ]);
+  expect(r.stderr).not.toMatch(/error:/);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain('against the capture: 1 error where the statement failed at capture time too (expected), 0 new errors');
+  const report = JSON.parse(fs.readFileSync(json, 'utf8')) as ReplayReport;
+  const coverage = report.totals.executed / report.totals.captured;
+  expect(report.totals.captured).toBe(statements);
+  expect(coverage).toBeGreaterThanOrEqual(0.99);
+  expect(report.totals.skipped + report.totals.not_executed).toBe(0);
+  const errors = fs
+    .readFileSync(results, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { outcome: string; sqlstate?: string })
+    .filter((l) => l.outcome === 'error');
+  expect(errors.map((e) => e.sqlstate)).toEqual(['23505']);
+  // Binary timestamps, numerics, uuids, jsonb, arrays and bytea came back as literals that
+  // write the very same rows.
+  expect(await contentDigest(replayUrl)).toBe(await contentDigest(capturedUrl));
+  return { report, coverage };
 }
