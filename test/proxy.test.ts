@@ -154,5 +154,14 @@ describe.skipIf(localMajors().length === 0)('proxy', () => {
     expect(nowhere.stderr).toMatch(/^error: cannot reach the target 127\.0\.0\.1:\d+: /m);
     expect(nowhere.stderr.trim().split('\n')).toHaveLength(1);
     expect(fs.existsSync(output)).toBe(false);
+
+    // A URL PostgreSQL's clients would read differently is refused without being echoed.
+    const ambiguous = await cli(['proxy', '--listen', '127.0.0.1:0', '--target', 'postgres://u:p@ss@127.0.0.1/db', '--output', output]);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toMatch(/--target/);
+    expect(ambiguous.stderr).not.toContain('p@ss');
+    const noKey = await cli(['proxy', '--listen', '127.0.0.1:0', '--target', dbUrl('shop'), '--output', output, '--tls-cert', output]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/--tls-key/);
   });
 });

@@ -1,6 +1,7 @@
 /** `proxy`'s options: declared once here, validated by one schema into one {@link ProxyConfig}. */
 import { z } from 'zod';
 import type { CommandSpec } from '../options/argv.js';
+import { postgresUrl } from '../options/postgres-url.js';
 import { durationValue, filePath, flag, schemasOf } from '../options/values.js';
 
 /** `HOST:PORT` (`[::1]:6543` for IPv6), port 1–65535, or 0 for any free port. */
@@ -28,7 +29,11 @@ const options = {
     shape: 'value',
     placeholder: 'URL',
     help: 'the server to relay to (postgres://host:port/db?sslmode=…); its host, port and TLS options are used, clients bring their own user and password (required)',
-    schema: z.string({ error: (issue) => (issue.input === undefined ? 'is required: the server to relay to' : 'expected a URL') }).min(1),
+    schema: z
+      .string({
+        error: (issue) => (issue.input === undefined ? 'is required: the server to relay to, postgres://host:5432/db' : 'expected a URL'),
+      })
+      .pipe(postgresUrl),
   },
   output: {
     shape: 'value',
