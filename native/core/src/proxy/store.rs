@@ -158,6 +158,62 @@ impl Spill for Row {
     }
 }
 
+/// A session with statements: where it goes in the workload (sessions in the order they
+/// connected) and what its header says.
+#[derive(Debug, Clone)]
+struct SessionMeta {
+    session: u64,
+    user: String,
+    database: String,
+    statements: u32,
+}
+
+impl PartialEq for SessionMeta {
+    fn eq(&self, other: &Self) -> bool {
+        self.session == other.session
+    }
+}
+
+impl Eq for SessionMeta {}
+
+impl PartialOrd for SessionMeta {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for SessionMeta {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.session.cmp(&other.session)
+    }
+}
+
+impl Spill for SessionMeta {
+    fn encode(&self, out: &mut Encoder) {
+        out.u64(self.session);
+        out.str(&self.user);
+        out.str(&self.database);
+        out.u32(self.statements);
+    }
+
+    fn decode(d: &mut Decoder<'_>) -> io::Result<Self> {
+        Ok(SessionMeta {
+            session: d.u64()?,
+            user: d.string()?,
+            database: d.string()?,
+            statements: d.u32()?,
+        })
+    }
+
+    fn memory(&self) -> usize {
+        self.user.len() + self.database.len() + std::mem::size_of::<Self>()
+    }
+}
+
+/// Memory for the sessions' headers before they spill (a day of unpooled connections is
+/// millions of sessions).
+const SESSIONS_BUDGET: usize = 8 << 20;
+
 /// Totals over all sessions, for the sidecar.
 #[derive(Debug, Default)]
 pub struct Totals {
@@ -181,7 +237,7 @@ pub struct Totals {
 /// Collects what the sessions send, on a thread of its own.
 pub struct Store {
     sorter: Sorter<Row>,
-    sessions: BTreeMap<u64, (String, String, u32)>,
+    sessions: Sorter<SessionMeta>,
     pub totals: Totals,
 }
 
@@ -189,7 +245,7 @@ impl Store {
     pub fn new(dir: &SpillDir) -> Self {
         Store {
             sorter: Sorter::new(dir, "proxy-statements", MEMORY_BUDGET),
-            sessions: BTreeMap::new(),
+            sessions: Sorter::new(dir, "proxy-sessions", SESSIONS_BUDGET),
             totals: Totals::default(),
         }
     }
@@ -234,8 +290,12 @@ impl Store {
                     }
                 }
                 if e.statements > 0 {
-                    self.sessions
-                        .insert(e.session, (e.user, e.database, e.statements));
+                    self.sessions.push(SessionMeta {
+                        session: e.session,
+                        user: e.user,
+                        database: e.database,
+                        statements: e.statements,
+                    })?;
                 }
             }
         }
@@ -264,19 +324,29 @@ impl Store {
             capture_method: "proxy".into(),
         };
         let fail = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
-        let mut out =
-            ProfileWriter::create(path, &header, sessions.len() as u64).map_err(|e| fail(&e))?;
+        let total_sessions = sessions.len();
+        let mut out = ProfileWriter::create(path, &header, total_sessions).map_err(|e| fail(&e))?;
+        let sessions = sessions
+            .finish()
+            .and_then(|s| s.drain())
+            .map_err(|e| fail(&e))?;
         let sorted = sorter.finish().map_err(|e| fail(&e))?;
         let mut rows = sorted.drain().map_err(|e| fail(&e))?;
         let mut txns = TransactionCounter::default();
         let mut failed = Vec::new();
         let mut producers = 0u64;
-        for (i, (&session, (user, database, count))) in sessions.iter().enumerate() {
+        for (i, meta) in sessions.enumerate() {
+            let SessionMeta {
+                session,
+                user,
+                database,
+                statements: count,
+            } = meta.map_err(|e| fail(&e))?;
             let id = i as u64 + 1;
-            out.begin_session(id, user, database, u64::from(*count))
+            out.begin_session(id, &user, &database, u64::from(count))
                 .map_err(|e| fail(&e))?;
             txns.begin_session();
-            for pos in 0..*count {
+            for pos in 0..count {
                 let row = rows
                     .next()
                     .ok_or_else(|| fail(&"a session's statements are missing"))?
@@ -311,14 +381,14 @@ impl Store {
             .map_or(0, |end| u64::try_from(end - t0).unwrap_or(0));
         out.finish(&Metadata {
             total_queries: totals.statements,
-            total_sessions: sessions.len() as u64,
+            total_sessions,
             capture_duration_us: duration_us,
             sequence_snapshot: None,
             pk_map: None,
         })
         .map_err(|e| fail(&e))?;
         Ok(Written {
-            sessions: sessions.len() as u64,
+            sessions: total_sessions,
             failed,
             producers,
             duration_us,
@@ -333,4 +403,92 @@ pub struct Written {
     pub producers: u64,
     pub duration_us: u64,
     pub totals: Totals,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn statement(start_us: i64, sql: &str) -> Recorded {
+        Recorded {
+            start_us,
+            duration_us: 5,
+            sql: sql.into(),
+            failed: None,
+            response_values: None,
+            unresolved: None,
+        }
+    }
+
+    fn end(session: u64, statements: u32) -> StoreMsg {
+        StoreMsg::SessionEnd(SessionEnd {
+            session,
+            user: format!("u{session}"),
+            database: "shop".into(),
+            statements,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn sessions_interleaved_are_written_whole_in_the_order_they_connected() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = SpillDir::new_in(dir.path()).unwrap();
+        let mut store = Store::new(&spill);
+        let msgs = vec![
+            (2, 0, statement(1_000_100, "BEGIN")),
+            (1, 0, statement(1_000_000, "SELECT 1")),
+            (2, 1, statement(1_000_300, "UPDATE t SET n = 1")),
+            (2, 2, statement(1_000_400, "COMMIT")),
+            (1, 1, statement(1_000_500, "SELECT 2")),
+        ];
+        for (session, seq, statement) in msgs {
+            store
+                .take(StoreMsg::Statement {
+                    session,
+                    seq,
+                    statement,
+                })
+                .unwrap();
+        }
+        // A session without statements is no session of the workload.
+        for m in [end(2, 3), end(3, 0), end(1, 2)] {
+            store.take(m).unwrap();
+        }
+        let path = dir.path().join("w.wkl");
+        let written = store.write(&path, "db:5432", "15.4").unwrap();
+        assert_eq!(written.sessions, 2);
+        let p = crate::wkl::read_workload(&path).unwrap();
+        assert_eq!(p.capture_method, "proxy");
+        let shape: Vec<(String, Vec<(String, u64, Option<u64>)>)> = p
+            .sessions
+            .iter()
+            .map(|s| {
+                let qs = s
+                    .queries
+                    .iter()
+                    .map(|q| (q.sql.clone(), q.start_offset_us, q.transaction_id))
+                    .collect();
+                (s.user.clone(), qs)
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                (
+                    "u1".to_string(),
+                    vec![("SELECT 1".into(), 0, None), ("SELECT 2".into(), 500, None)]
+                ),
+                (
+                    "u2".to_string(),
+                    vec![
+                        ("BEGIN".into(), 100, Some(1)),
+                        ("UPDATE t SET n = 1".into(), 300, Some(1)),
+                        ("COMMIT".into(), 400, Some(1)),
+                    ]
+                ),
+            ]
+        );
+        assert_eq!(p.metadata.capture_duration_us, 505);
+    }
 }
