@@ -460,7 +460,8 @@ mod tests {
         assert_eq!(written.sessions, 2);
         let p = crate::wkl::read_workload(&path).unwrap();
         assert_eq!(p.capture_method, "proxy");
-        let shape: Vec<(String, Vec<(String, u64, Option<u64>)>)> = p
+        type Shape = (String, u64, Option<u64>);
+        let shape: Vec<(String, Vec<Shape>)> = p
             .sessions
             .iter()
             .map(|s| {
