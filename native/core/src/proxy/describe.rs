@@ -17,6 +17,9 @@ use crate::replay::connect::Tls;
 
 /// How long connecting or describing may take before the statement is given up.
 const ASK_AT_MOST: Duration = Duration::from_secs(10);
+/// Answers kept; past this they are forgotten and asked again (texts that embed literals would
+/// otherwise grow the cache over a day).
+const ANSWERS_AT_MOST: usize = 10_000;
 
 type Described = Option<Vec<u32>>;
 
@@ -57,10 +60,11 @@ impl Describer {
                 .map(|s| s.params().iter().map(|t| t.oid()).collect()),
             _ => None,
         };
-        self.answers
-            .lock()
-            .expect("not poisoned")
-            .insert(key, types.clone());
+        let mut answers = self.answers.lock().expect("not poisoned");
+        if answers.len() >= ANSWERS_AT_MOST {
+            answers.clear();
+        }
+        answers.insert(key, types.clone());
         types
     }
 
