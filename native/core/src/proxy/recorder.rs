@@ -549,6 +549,10 @@ impl Recorder {
             self.uncounted.copy_to_stdout += 1;
         }
         let duration_us = u64::try_from(end_us - e.start_us).unwrap_or(0);
+        if e.sql.as_ref().is_ok_and(|sql| sql.trim().is_empty()) {
+            // An empty query (a keep-alive `Query ""`): nothing to replay.
+            return;
+        }
         let (sql, response_values) = match (e.sql, e.unresolved) {
             (Ok(sql), _) => {
                 let rows = (!e.rows.is_empty() && producer(&sql).is_some()).then_some(e.rows);
@@ -878,6 +882,16 @@ mod tests {
         assert_eq!(done[0].sql, "INSERT INTO r (body) VALUES ('\\x00ff')");
         let mut unknown = r.done[0].clone();
         assert_eq!(unknown.resolve(None), Err(UNKNOWN_TYPE));
+    }
+
+    #[test]
+    fn an_empty_query_is_no_statement() {
+        let mut r = Recorder::new();
+        r.client(&msg(b'Q', b"\0"), 0);
+        r.server(&msg(b'I', b""), 1);
+        r.server(&msg(b'Z', b"I"), 1);
+        assert!(r.done.is_empty());
+        assert_eq!((r.broken.clone(), r.unfinished()), (None, 0));
     }
 
     #[test]
