@@ -3,7 +3,9 @@
 //! session ran, into a `.wkl` workload (`capture_method` `proxy`) and its sidecar.
 //!
 //! - [`upstream`]: the target server, reached with the replay engine's socket and TLS code;
-//! - [`session`]: one client connection: startup, authentication passed through, the relay;
+//! - [`opening`]: a client's startup packet and its authentication, passed through;
+//! - [`session`]: one client connection, its relay and its recorder on the side;
+//! - [`client_tls`]: TLS towards clients; [`describe`]: parameter types asked of the server;
 //! - [`protocol`]: message framing; [`recorder`]: a session's statements from its messages;
 //! - [`binary`]: binary-format values as literals;
 //! - [`store`]: the recorded statements, spilled to disk, then written as a workload.
@@ -15,6 +17,7 @@
 pub mod binary;
 mod client_tls;
 mod describe;
+mod opening;
 pub mod protocol;
 pub mod recorder;
 mod session;
