@@ -1,5 +1,5 @@
-// Every workflow of the project (.github/workflows) and every example (examples/workflows)
-// passes actionlint, which also checks `uses: ./` steps against action.yml's inputs; the
+// Every workflow of the project (.github/workflows) and every example (examples/workflows,
+// examples/capture) passes actionlint, which also checks `uses: ./` steps against action.yml's inputs; the
 // examples pin GitHub's actions by commit and keep the token out of .git/config. actionlint
 // is built from the Go module proxy into target/tools/ when missing (Go is on the machine).
 import { spawnSync } from 'node:child_process';
@@ -14,7 +14,7 @@ const ACTIONLINT_VERSION = 'v1.7.12';
 const tools = path.join(root, 'target', 'tools', `actionlint-${ACTIONLINT_VERSION}`);
 const actionlint = path.join(tools, 'actionlint');
 
-const workflows = ['.github/workflows', 'examples/workflows'].flatMap((dir) =>
+const workflows = ['.github/workflows', 'examples/workflows', 'examples/capture'].flatMap((dir) =>
   fs
     .readdirSync(path.join(root, dir))
     .filter((f) => f.endsWith('.yml'))
@@ -49,6 +49,8 @@ describe('workflows', () => {
         'examples/workflows/capacity.yml',
         'examples/workflows/postgres-upgrade.yml',
         'examples/workflows/settings.yml',
+        'examples/workflows/postgis.yml',
+        'examples/capture/capture-workload.yml',
       ]),
     );
   });

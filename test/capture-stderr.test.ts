@@ -2,7 +2,8 @@
 // once, under each platform's log_line_prefix in turn (upstream/Docker, Debian, RDS, Cloud SQL,
 // Azure); the workload captured from the stderr file must be the csvlog's: same sessions,
 // statements (hence fingerprints), parameters, failures and keys. Only timing may differ, and only
-// for the prefixes with seconds (%t).
+// for the prefixes with seconds (%t). Cloud SQL's log is also captured wrapped in Cloud Logging
+// JSON, as `gcloud logging read` prints it.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,12 +18,20 @@ import { localMajors, startPostgres, type TestServer } from './support/postgres.
 
 const major = localMajors().find((m) => m >= 15);
 
-const PREFIXES = [
-  { platform: 'upstream/Docker', prefix: '%m [%p] ', exact: true },
-  { platform: 'Debian', prefix: '%m [%p] %q%u@%d ', exact: true },
-  { platform: 'RDS', prefix: '%t:%r:%u@%d:[%p]:', exact: false },
-  { platform: 'Cloud SQL', prefix: '%m [%p]: [%l-1] db=%d,user=%u ', exact: true },
-  { platform: 'Azure', prefix: '%t-%c-', exact: false },
+/** One statement per line (log_min_duration_statement = 0, the server's setting here) … */
+const ONE_LINE = {};
+/** … or a line when it starts and a bare duration line when it ends: the extended protocol's parse
+ * and bind steps then log bare durations too, which no prefix here tells apart by a command tag (%i). */
+const SEPARATE_LINES = { log_min_duration_statement: '-1', log_statement: 'all', log_duration: 'on' };
+
+const PHASES = [
+  { platform: 'upstream/Docker', prefix: '%m [%p] ', exact: true, settings: ONE_LINE },
+  { platform: 'Debian', prefix: '%m [%p] %q%u@%d ', exact: true, settings: ONE_LINE },
+  { platform: 'RDS', prefix: '%t:%r:%u@%d:[%p]:', exact: false, settings: ONE_LINE },
+  { platform: 'Cloud SQL', prefix: '%m [%p]: [%l-1] db=%d,user=%u ', exact: true, settings: ONE_LINE },
+  { platform: 'Azure', prefix: '%t-%c-', exact: false, settings: ONE_LINE },
+  // Last: it changes the settings for good.
+  { platform: 'upstream/Docker, start and duration lines', prefix: '%m [%p] ', exact: true, settings: SEPARATE_LINES },
 ] as const;
 
 /** Through psql: simple protocol, a statement over several lines, one that fails. */
@@ -69,9 +78,11 @@ describe.skipIf(major === undefined)(title, () => {
 
   const logFiles = () => new Set(fs.readdirSync(logDir).map((f) => path.join(logDir, f)));
 
-  /** Sets the prefix and starts new log files; returns them. */
-  async function phase(prefix: string): Promise<Files> {
-    await admin.query(`ALTER SYSTEM SET log_line_prefix = '${prefix}'`);
+  /** Sets the prefix (and logging settings) and starts new log files; returns them. */
+  async function phase(prefix: string, settings: Record<string, string>): Promise<Files> {
+    for (const [key, value] of Object.entries({ ...settings, log_line_prefix: prefix })) {
+      await admin.query(`ALTER SYSTEM SET ${key} = '${value}'`);
+    }
     await admin.query('SELECT pg_reload_conf()');
     // A new file name (log_filename has seconds): a lower bound on the clock, not a wait for
     // anything to happen.
@@ -144,8 +155,8 @@ describe.skipIf(major === undefined)(title, () => {
     await app.connect();
     await app.query('CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL, price numeric, note text)');
     await app.end();
-    for (const [i, { prefix }] of PREFIXES.entries()) {
-      const files = await phase(prefix);
+    for (const [i, { platform, prefix, settings }] of PHASES.entries()) {
+      const files = await phase(prefix, settings);
       await drive();
       await logged(admin, [files.csv, files.stderr]);
       // Copies as they are now: the next phase's first lines (its ALTER SYSTEM, the reload)
@@ -153,7 +164,7 @@ describe.skipIf(major === undefined)(title, () => {
       const copies = { csv: path.join(tmp, `phase-${i}.csv`), stderr: path.join(tmp, `phase-${i}.log`) };
       fs.copyFileSync(files.csv, copies.csv);
       fs.copyFileSync(files.stderr, copies.stderr);
-      phases.set(prefix, copies);
+      phases.set(platform, copies);
     }
   }, 180_000);
 
@@ -186,9 +197,9 @@ describe.skipIf(major === undefined)(title, () => {
       }))
       .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
-  for (const { platform, prefix, exact } of PREFIXES) {
+  for (const { platform, prefix, exact } of PHASES) {
     it(`${platform} '${prefix}': the stderr log gives the csvlog's workload`, async () => {
-      const files = phases.get(prefix)!;
+      const files = phases.get(platform)!;
       const fromCsv = path.join(tmp, `csv-${platform.replace(/\W/g, '')}.wkl`);
       const fromStderr = path.join(tmp, `stderr-${platform.replace(/\W/g, '')}.wkl`);
       const c = await capture(files.csv, fromCsv);
@@ -216,7 +227,7 @@ describe.skipIf(major === undefined)(title, () => {
       if (exact) {
         // Same times to the millisecond: the same file, byte for byte.
         expect(stderrBytes.equals(csvBytes)).toBe(true);
-        expect(s.warnings).toEqual(c.warnings);
+        expect(s.warnings, JSON.stringify(s.warnings)).toEqual(c.warnings);
       } else {
         expect(s.warnings.some((w) => w.includes('%t'))).toBe(true);
       }
@@ -232,8 +243,39 @@ describe.skipIf(major === undefined)(title, () => {
     });
   }
 
+  it('Cloud SQL inside Cloud Logging JSON (newest first, as gcloud logging read prints it) gives the same workload', async () => {
+    const files = phases.get('Cloud SQL')!;
+    // One entry per line, as Cloud SQL sends them; a continuation line has its message's time.
+    let time = '';
+    const entries = fs
+      .readFileSync(files.stderr, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line, i) => {
+        const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) UTC /.exec(line);
+        if (m) time = `${m[1]}T${m[2]}Z`;
+        return {
+          insertId: `e${i}`,
+          logName: 'projects/shop/logs/cloudsql.googleapis.com%2Fpostgres.log',
+          resource: { type: 'cloudsql_database', labels: { database_id: 'shop:db' } },
+          severity: 'INFO',
+          textPayload: line,
+          timestamp: time,
+        };
+      })
+      .reverse();
+    const json = path.join(tmp, 'cloudsql-gcloud.json');
+    fs.writeFileSync(json, JSON.stringify(entries, null, 2));
+    const plain = path.join(tmp, 'cloudsql-plain.wkl');
+    const wrapped = path.join(tmp, 'cloudsql-wrapped.wkl');
+    await capture(files.stderr, plain);
+    const s = await capture(json, wrapped);
+    expect(s.inputs[0]).toMatchObject({ format: 'stderr', wrapper: 'cloud_logging', log_line_prefix: '%m [%p]: [%l-1] db=%d,user=%u ' });
+    expect(fs.readFileSync(wrapped).equals(fs.readFileSync(plain))).toBe(true);
+  });
+
   it('refuses a prefix that does not match, naming the line, and a log in another language', async () => {
-    const files = phases.get('%m [%p] ')!;
+    const files = phases.get('upstream/Docker')!;
     let r = await cli(['capture', '--log', files.stderr, '--output', path.join(tmp, 'x.wkl'), '--log-line-prefix', '%t-%c-']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/line 1 does not match log_line_prefix '%t-%c-'/);

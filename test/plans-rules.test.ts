@@ -9,7 +9,7 @@ import { InputError } from '../src/exit-codes.js';
 import type { Thresholds } from '../src/verdict/report-types.js';
 import type { Comparison } from '../src/types.js';
 import { decideVerdict } from '../src/verdict/decide.js';
-import { evaluatePlanRules } from '../src/plans/rules.js';
+import { evaluatePlanRules, reasonLine } from '../src/plans/rules.js';
 import { describeChange, parseExplain, planShape, type RawPlanNode, sameShape, seqScanSwitches, shapeLines } from '../src/plans/shape.js';
 import type { FingerprintPlan, PlanRules, PlansReport } from '../src/plans/types.js';
 
@@ -133,7 +133,7 @@ describe('plan rules', () => {
     const report = plansReport([fingerprintPlan()]);
     expect(evaluatePlanRules(report, rules()).reasons).toEqual([]);
     const seq = evaluatePlanRules(report, rules({ fail_on_plan_change: 'seq-scan' }));
-    expect(seq.reasons).toEqual([
+    expect(seq.reasons.map(reasonLine)).toEqual([
       '`SELECT o.id FROM orders o WHERE o.customer_id = $1` (d426d21d3c8ce61a): sequential scan on orders (120,000 rows): ' +
         '`orders: Bitmap Heap Scan using orders_customer_created_idx → Seq Scan`; shared buffers per call 15 → 1,230',
     ]);
@@ -144,7 +144,7 @@ describe('plan rules', () => {
   });
 
   it('max-buffers-growth compares buffers per call, and ignores a few pages', () => {
-    expect(evaluatePlanRules(plansReport([fingerprintPlan()]), rules({ max_buffers_growth: 10 })).reasons[0]).toMatch(
+    expect(evaluatePlanRules(plansReport([fingerprintPlan()]), rules({ max_buffers_growth: 10 })).reasons[0]!.evidence).toMatch(
       /shared buffers per call 15 → 1,230 \(85×, allowed: 10×\)$/,
     );
     expect(evaluatePlanRules(plansReport([fingerprintPlan()]), rules({ max_buffers_growth: 100 })).reasons).toEqual([]);

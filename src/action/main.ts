@@ -2,7 +2,8 @@
  * The action's main step. `mode: gate` runs the gate on this repository and reports it;
  * `mode: comment` posts the report of an earlier run (the fork-safe pattern); `mode: capacity`
  * sweeps concurrency (src/action/capacity-mode.ts). Effects happen in
- * a fixed order: report files, job summary, PR comment, outputs, and only then the verdict, so
+ * a fixed order: report files, job summary, PR comment, outputs, the annotations on migration
+ * lines (src/action/annotations.ts), and only then the verdict, so
  * a failing step always leaves its explanation behind. The verdict decides the exit status:
  * 0 pass, 1 regression (0 with `fail-on-regression: false`), 2 bad input, 3 infrastructure.
  *
@@ -32,7 +33,8 @@ import { capacityMode } from './capacity-mode.js';
 import { baselineReport, baselineSection, compareWithBaseline } from './baseline.js';
 import { ActionInput } from './names.js';
 import { baselineOutputs, checkedOutputs, outputsOf, type ReportPaths } from './outputs.js';
-import { publishComment, writeSummary } from './publish.js';
+import { printAnnotations, publishComment, writeSummary } from './publish.js';
+import { capAnnotations, leftOutNote, migrationAnnotations, repositoryPath } from './annotations.js';
 import { reportMarkdown, writeGateReportFiles } from './report-files.js';
 import { endStep } from './end-step.js';
 import { inRunDir } from './state.js';
@@ -118,13 +120,18 @@ async function gateMode(
   report = scrubDeep(report);
   const markdown = reportMarkdown(report, section);
   const paths = writeGateReportFiles(report, markdown, reportDir);
-  await writeSummary(markdown);
+  // The migration lines behind statements' work; the summary names those GitHub would not show.
+  const annotations = capAnnotations(migrationAnnotations(report, options['fail-on-regression']), (file) =>
+    repositoryPath(file, workspace),
+  );
+  await writeSummary(markdown + leftOutNote(annotations));
   const commentUrl = await publishComment(report, markdown, options, {
     api,
     repository: event.repository,
     pullRequest: event.pullRequest?.number,
   });
   setOutputs(report, paths, commentUrl, overrides);
+  printAnnotations(annotations.shown);
   return verdict(report, exitCode, error, options);
 }
 

@@ -1,9 +1,11 @@
 /**
  * Showing a report on GitHub: the job summary (always: it needs no permission, so it works for
- * forks too) and the sticky PR comment (when there is a PR and the policy wants one). Neither
+ * forks too), the sticky PR comment (when there is a PR and the policy wants one) and the check
+ * annotations on migration lines (workflow commands on the log: no permission either). None
  * changes the verdict: a comment that cannot be written is a warning.
  */
 import * as core from '@actions/core';
+import type { MigrationAnnotation } from './annotations.js';
 import type { GateReport } from '../verdict/report-types.js';
 import { commentBody, CommentPermissionError, CommentRateLimitError, upsertComment } from './comment.js';
 import type { GitHubApi, Repository } from './github-api.js';
@@ -60,5 +62,17 @@ export async function publishComment(
     if (error instanceof CommentPermissionError || error instanceof CommentRateLimitError) core.warning(scrub(error.message));
     else core.warning(`could not write the PR comment: ${scrub((error as Error).message)}`);
     return undefined;
+  }
+}
+
+/**
+ * Prints the annotations as workflow commands (`::warning file=…,line=…,title=…::…`): the runner
+ * turns them into check annotations on those lines of the PR's Files tab.
+ * @param annotations their files relative to the repository's root
+ */
+export function printAnnotations(annotations: MigrationAnnotation[]): void {
+  const print = { error: core.error, warning: core.warning, notice: core.notice };
+  for (const a of annotations) {
+    print[a.level](scrub(a.message), { file: a.file, startLine: a.line, title: scrub(a.title) });
   }
 }

@@ -8,6 +8,7 @@ import { classScaleFrom, classScaleOptions } from '../options/class-scale-option
 import { replayLimitsFrom } from '../options/replay-limits.js';
 import { filePath, flag, numberValue, percentValue } from '../options/values.js';
 import { gateOptions, type GateTarget, schemaSourceOf, seedSourceOf } from '../gate/options.js';
+import { serverOptionIssues } from '../gate/server-options.js';
 import { KNEE_DEFAULTS } from './knee.js';
 
 export const CAPACITY_DEFAULTS = {
@@ -42,6 +43,7 @@ const connectionsValue = z
 export const capacityOptions = {
   ...fromGate('workload', 'migrations', 'base-migrations', 'migrate-command', 'base-ref', 'head-from-scratch', 'seed', 'seed-command'),
   ...fromGate('database-url', 'provision', 'postgres-version', 'postgres-config', 'statement-timeout-ms', 'replay-timeout-s'),
+  ...fromGate('extensions', 'image'),
   connections: {
     shape: 'list',
     placeholder: 'N',
@@ -133,13 +135,9 @@ export const capacitySchema = z
       issue('base-ref', 'cannot be combined with --base-migrations; the base schema comes from one of them');
     if (raw.seed !== undefined && raw['seed-command'] !== undefined)
       issue('seed-command', 'cannot be combined with --seed; give a seed file or a command, not both');
-    if (raw['database-url'] !== undefined) {
-      for (const name of ['provision', 'postgres-version'] as const) {
-        if (raw[name] !== undefined) issue(name, 'applies to a server the CLI starts; it cannot be combined with --database-url');
-      }
-      if (Object.keys(raw['postgres-config']).length > 0)
-        issue('postgres-config', 'applies to a server the CLI starts; set these on the server behind --database-url yourself');
-    }
+    // One server, base's and head's: the gate's rules for it (a URL or a started server, the image docker's).
+    for (const [name, message] of serverOptionIssues({ ...raw, 'head-postgres-config': {}, 'base-postgres-config': {} }))
+      issue(name, message);
   })
   .transform((raw) => {
     const target: GateTarget =
@@ -152,6 +150,9 @@ export const capacitySchema = z
       workload: raw.workload,
       target,
       postgresConfig: raw['postgres-config'],
+      /** Made available on a started server before any migration runs, checked on the user's (docs/extensions.md). */
+      extensions: raw.extensions ?? [],
+      image: raw.image,
       schema: schemaSourceOf(raw, null),
       baseRef: raw['base-ref'],
       /** Sweep base too when a base schema is named (the action adds the PR's base commit). */

@@ -88,8 +88,8 @@ export async function checkOutSweepBase(
 }
 
 /**
- * Starts the server the sweep replays on (or checks the user's) and reads how many connections
- * it allows.
+ * Starts the server the sweep replays on (or checks the user's), with the extensions asked for
+ * made available (or checked), and reads how many connections it allows.
  * @param config the sweep's options
  * @param report where the server is described
  * @param held where the server is kept until the sweep ends
@@ -109,6 +109,8 @@ export async function startSweepServer(
     maxConnections: Math.max(...config.connections),
     // As in the gate: autovacuum waking during one step and not another is noise.
     settings: { autovacuum: 'off', ...config.postgresConfig },
+    extensions: config.extensions,
+    image: config.image,
     logger,
   });
   held.server = server;
@@ -154,7 +156,12 @@ export async function sweepSources(
     ? config.schema
     : { ...config.schema, ...(config.schema.kind === 'files' ? { base: config.schema.head } : {}) };
   const templates = await buildTemplates(
-    runTemplateInputs({ serverUrl: where.server.url, prefix, source, baseRoot: where.baseRoot }, config, context),
+    runTemplateInputs(
+      // The server's description names it in the one line of a migration that fails for lack of an extension.
+      { serverUrl: where.server.url, serverDescription: where.server.description, prefix, source, baseRoot: where.baseRoot },
+      config,
+      context,
+    ),
   );
   if (templates.head === null) {
     const failure = templates.failure!;

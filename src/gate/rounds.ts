@@ -107,10 +107,10 @@ async function replayRounds(rounds: Rounds, plan: PlannedReplay[], totalRounds: 
     // autovacuum off on servers the gate starts) it has nothing to do meanwhile
     // (docs/gate.md, "Gating server changes").
     if (places.separate) await checkpoint((place === places.head ? places.base : places.head).server.url);
-    const watch = planned.side === 'noise' ? undefined : await place.counters!.watch(name);
+    const watch = await place.counters!.watch(name);
     const target = replayUrl(place.server, url);
     const report = await replayRound(rounds, speed, role ? roleUrl(target, role) : target);
-    if (watch && planned.side !== 'noise') await place.counters!.collect(planned.side, watch);
+    if (watch) await place.counters!.collect(planned.side, watch);
     await dropDatabase(place.server.url, name);
     place.created.pop();
     record.addReplay(planned, report, replayRecord(planned, report));

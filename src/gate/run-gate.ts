@@ -7,6 +7,7 @@
  * base checkout) it removes, on success, failure and interrupt.
  */
 import crypto from 'node:crypto';
+import path from 'node:path';
 import { ExitCode, InfraError } from '../exit-codes.js';
 import { majorOf, probeTemplates, sideCounters } from '../plans/gate-probe.js';
 import { redact, withDatabase } from '../provision/url.js';
@@ -112,6 +113,10 @@ async function judge(
     sideCounters(base.counters!, head.counters!),
     context.logger,
     where.secrets,
+    // The files head applied (not a migrate command), to name the line of an index change.
+    (record.templates?.migrations ?? [])
+      .filter((m) => m.side === 'head' && m.ok && m.name !== 'migrate-command')
+      .map((m) => ({ name: m.name, path: path.resolve(context.cwd, m.name) })),
   );
   const decided = decideVerdict({
     comparison,

@@ -46,7 +46,8 @@ export interface ExplainOptions {
  */
 export async function explainStatement(client: pg.Client, sql: string, options: ExplainOptions): Promise<ParsedExplain> {
   const statement = sql.trim().replace(/;+\s*$/, '');
-  const flags = options.analyze ? 'ANALYZE, BUFFERS, VERBOSE, FORMAT JSON' : 'VERBOSE, FORMAT JSON';
+  // WAL (PostgreSQL 13+): the records, full-page images and bytes the statement wrote.
+  const flags = options.analyze ? `ANALYZE, BUFFERS, ${options.major >= 13 ? 'WAL, ' : ''}VERBOSE, FORMAT JSON` : 'VERBOSE, FORMAT JSON';
   try {
     return await run(client, `EXPLAIN (${flags}) ${statement}`, options.analyze, options.setup ?? []);
   } catch (error) {

@@ -9,19 +9,37 @@ import type { Workload } from '../engine/index.js';
 import type { Server } from '../provision/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { passwordOf, redact } from '../provision/url.js';
-import { probePlans } from './probe.js';
-import { addCounters, type CountersByQuery, findStatStatements, readReplay, watchReplay, type Watch } from './stat-statements.js';
+import { readMigrations } from './index-changes.js';
+import { probePlans, workNote } from './probe.js';
+import {
+  addCounters,
+  type CountersByQuery,
+  findStatStatements,
+  hasWalCounters,
+  readReplay,
+  watchReplay,
+  type Watch,
+} from './stat-statements.js';
 import type { PlansReport } from './types.js';
 
-/** pg_stat_statements counters of every base and head replay, summed per side. */
+/** A replay's side: base, head, or base again for the noise pair. */
+export type ReplaySide = 'base' | 'head' | 'noise';
+
+/**
+ * pg_stat_statements counters of every base and head replay, summed per side, and each replay's
+ * own (the noise replay's too), for the spread of work per call between rounds.
+ */
 export class StatementCounterLog {
   private url: string | null = null;
   private version = '';
+  private wal = false;
   /** Why the counters cannot be used; null while they can. */
   unavailable: string | null = null;
   /** The database created to hold the extension, for the caller to drop. */
   createdDatabase: string | null = null;
   readonly sides: { base: CountersByQuery; head: CountersByQuery } = { base: new Map(), head: new Map() };
+  /** Each replay's counters by side, in the order replayed. */
+  readonly replays: Record<ReplaySide, CountersByQuery[]> = { base: [], head: [], noise: [] };
   /** Replays during which pg_stat_statements evicted entries. */
   evictions = 0;
 
@@ -43,7 +61,11 @@ export class StatementCounterLog {
       this.url = status.url;
       this.version = status.version;
       this.createdDatabase = status.createdDatabase;
-      this.logger.info(`pg_stat_statements ${status.version}: buffers and server time per statement from the replays`);
+      this.wal = hasWalCounters(status.version);
+      this.logger.info(
+        `pg_stat_statements ${status.version}: buffers, work and server time per statement from the replays` +
+          (this.wal ? '' : ` (version ${status.version} counts no WAL: 1.8 and later do; WAL per call is left out)`),
+      );
     } else {
       this.unavailable = status.reason;
       this.logger.info(`pg_stat_statements not available (${status.reason}); buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
@@ -58,7 +80,7 @@ export class StatementCounterLog {
   async watch(database: string): Promise<Watch | undefined> {
     if (this.url === null) return undefined;
     try {
-      return await watchReplay(this.url, database);
+      return await watchReplay(this.url, database, this.wal);
     } catch (error) {
       this.fail(error);
       return undefined;
@@ -66,15 +88,17 @@ export class StatementCounterLog {
   }
 
   /**
-   * Adds a finished replay's counters to its side.
-   * @param side which schema the replay ran on
+   * Adds a finished replay's counters to its side (the noise replay's are kept apart: the
+   * sides' sums are joined to the compared calls, which it is not part of).
+   * @param side which schema the replay ran on, `noise` for base's second replay of the noise pair
    * @param watch from {@link watch}
    */
-  async collect(side: 'base' | 'head', watch: Watch): Promise<void> {
+  async collect(side: ReplaySide, watch: Watch): Promise<void> {
     if (this.url === null) return;
     try {
       const replay = await readReplay(this.url, watch);
-      addCounters(this.sides[side], replay.counters);
+      if (side !== 'noise') addCounters(this.sides[side], replay.counters);
+      this.replays[side].push(replay.counters);
       if (replay.evicted) {
         this.evictions++;
         this.logger.info(
@@ -87,9 +111,9 @@ export class StatementCounterLog {
   }
 
   /** What the prober needs: both sides' counters, or why there are none. */
-  result(): { base: CountersByQuery; head: CountersByQuery; version: string; evictions: number } | { unavailable: string } {
+  result(): MeasuredCounters | { unavailable: string } {
     if (this.url === null) return { unavailable: this.unavailable ?? 'not used' };
-    return { ...this.sides, version: this.version, evictions: this.evictions };
+    return { ...this.sides, replays: this.replays, version: this.version, wal: this.wal, evictions: this.evictions };
   }
 
   /** One failed read makes every replay's counters incomplete: stop using them. */
@@ -99,6 +123,17 @@ export class StatementCounterLog {
     this.url = null;
     this.logger.info(`warning: pg_stat_statements ${this.unavailable}; buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
   }
+}
+
+/** The replays' counters, summed per side and each replay's own. */
+export interface MeasuredCounters {
+  base: CountersByQuery;
+  head: CountersByQuery;
+  replays: Record<ReplaySide, CountersByQuery[]>;
+  version: string;
+  /** Whether WAL was counted (pg_stat_statements 1.8 and later, on both servers). */
+  wal: boolean;
+  evictions: number;
 }
 
 /** Both sides' counters for the prober: from one log, or from base's and head's servers' logs. */
@@ -120,7 +155,10 @@ export function sideCounters(base: StatementCounterLog, head: StatementCounterLo
   return {
     base: b.base,
     head: h.head,
+    // The noise replay is base's again, on base's server.
+    replays: { base: b.replays.base, head: h.replays.head, noise: b.replays.noise },
     version: b.version === h.version ? b.version : `${b.version} / ${h.version}`,
+    wal: b.wal && h.wal,
     evictions: b.evictions + h.evictions,
   };
 }
@@ -141,6 +179,7 @@ export interface TemplateTarget {
  * @param counters the replays' pg_stat_statements counters ({@link sideCounters})
  * @param logger progress lines
  * @param secrets passwords to keep out of messages
+ * @param migrations the migration files head applied (name in reports, path), to name the line of an index change
  * @returns the plans report; a probe that failed as a whole has `error` set
  */
 export async function probeTemplates(
@@ -150,6 +189,7 @@ export async function probeTemplates(
   counters: SideCounters,
   logger: Logger,
   secrets: (string | undefined)[],
+  migrations: { name: string; path: string }[] = [],
 ): Promise<PlansReport> {
   try {
     if (targets === null) throw new Error('the templates are gone');
@@ -161,6 +201,7 @@ export async function probeTemplates(
       fingerprints: comparison.fingerprints,
       counters,
       logger,
+      migrations: readMigrations(migrations),
     });
   } catch (error) {
     let message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
@@ -172,6 +213,7 @@ export async function probeTemplates(
         pg_stat_statements: 'version' in counters ? counters.version : null,
         unavailable_reason: 'unavailable' in counters ? (counters.unavailable ?? null) : null,
         unjoined: 0,
+        work_note: workNote(counters),
       },
       not_explainable: 0,
       fingerprints: [],

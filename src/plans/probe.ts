@@ -13,7 +13,9 @@ import type { StatementExample } from '../engine/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { EXPLAINABLE_KINDS, ExplainError, explainStatement } from './explain.js';
 import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches, type ShapeNode, shapeLines } from './shape.js';
-import type { CountersByQuery } from './stat-statements.js';
+import type { CountersByQuery, StatementCounters } from './stat-statements.js';
+import { workChanges, workOfPlan, workOfReplays } from './work.js';
+import { type Indexes, indexChanges, type MigrationText, readIndexes, writtenRelations } from './index-changes.js';
 import type { PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
 
 /** Buffers per call must grow by this factor (and by {@link MIN_BUFFER_DELTA}) for a plan change to count as costlier. */
@@ -30,8 +32,21 @@ export interface ProbeInputs {
   /** The compared fingerprints (successful executions on both sides). */
   fingerprints: FingerprintComparison[];
   /** pg_stat_statements counters of each side's replays, or why there are none. */
-  counters: { base: CountersByQuery; head: CountersByQuery; version: string; evictions?: number } | { unavailable: string };
+  counters:
+    | {
+        base: CountersByQuery;
+        head: CountersByQuery;
+        version: string;
+        evictions?: number;
+        /** Each replay's own counters, for the spread of work per call (absent: no spread). */
+        replays?: Record<'base' | 'head' | 'noise', CountersByQuery[]>;
+        /** Whether WAL was counted (pg_stat_statements 1.8 and later); absent: it was. */
+        wal?: boolean;
+      }
+    | { unavailable: string };
   logger: Logger;
+  /** The migrations head applied, to name the line of an index change; absent: none named. */
+  migrations?: MigrationText[];
 }
 
 interface SidePlan {
@@ -63,7 +78,15 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
     // A queryid shared by two fingerprints cannot be split between them: neither is joined.
     const collisions = { base: sharedQueryIds(planned, 'base'), head: sharedQueryIds(planned, 'head') };
     const relationRows = new Map<string, number | null>();
-    for (const p of planned) report.fingerprints.push(await comparePlans(p, inputs, clients, { report, collisions, relationRows }));
+    const indexes = await bothIndexes(clients, inputs.logger);
+    for (const p of planned) {
+      const compared = await comparePlans(p, inputs, clients, { report, collisions, relationRows });
+      if (indexes) {
+        const written = new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
+        compared.index_changes = indexChanges(indexes.base, indexes.head, written, inputs.migrations ?? []);
+      }
+      report.fingerprints.push(compared);
+    }
   } finally {
     await Promise.all([clients.base.end().catch(() => {}), clients.head.end().catch(() => {})]);
   }
@@ -80,6 +103,18 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
   return report;
 }
 
+/** Both templates' indexes, or null (logged) when they cannot be read: the index changes are then not named. */
+async function bothIndexes(clients: Clients, logger: Logger): Promise<{ base: Indexes; head: Indexes } | null> {
+  try {
+    return { base: await readIndexes(clients.base), head: await readIndexes(clients.head) };
+  } catch (error) {
+    logger.info(
+      `warning: the templates' indexes could not be read, so no index change is named: ${(error as Error).message.split('\n')[0]}`,
+    );
+    return null;
+  }
+}
+
 /** The report before any probe: where buffers and server time will come from. */
 function emptyReport(counters: ProbeInputs['counters']): PlansReport {
   return {
@@ -88,12 +123,21 @@ function emptyReport(counters: ProbeInputs['counters']): PlansReport {
       pg_stat_statements: 'version' in counters ? counters.version : null,
       unavailable_reason: 'unavailable' in counters ? counters.unavailable : null,
       unjoined: 0,
+      work_note: workNote(counters),
     },
     not_explainable: 0,
     fingerprints: [],
     failures: [],
     error: null,
   };
+}
+
+/** Said once for the run: which work counters the source leaves out. */
+export function workNote(counters: ProbeInputs['counters']): string | null {
+  if ('base' in counters && counters.wal === false) {
+    return `pg_stat_statements ${counters.version} counts no WAL (1.8 and later do: ALTER EXTENSION pg_stat_statements UPDATE); WAL per call is left out`;
+  }
+  return null;
 }
 
 /**
@@ -188,6 +232,8 @@ async function comparePlans(
     assessment: changed ? assess(sides.base, sides.head) : null,
     seq_scans: seqScans,
     buffers_ratio: buffersRatio(sides.base.stats, sides.head.stats),
+    work_changes:
+      sides.base.stats?.work && sides.head.stats?.work ? workChanges(sides.base.stats.work, sides.head.stats.work, p.f.kind) : [],
   };
 }
 
@@ -208,8 +254,17 @@ async function sideStatistics(
   let unjoined = false;
   if ('base' in inputs.counters) {
     const joined = joinCounters(inputs.counters[side], p[side].queryId, calls, shared.collisions[side]);
-    if ('stats' in joined) stats = joined.stats;
-    else {
+    if ('stats' in joined) {
+      const { replays, wal } = inputs.counters;
+      const work = workOfReplays(
+        joined.counters,
+        replays?.[side] ?? [],
+        side === 'base' ? (replays?.noise ?? []) : [],
+        p[side].queryId!,
+        wal ?? true,
+      );
+      stats = { ...joined.stats, work };
+    } else {
       const evicted =
         (inputs.counters.evictions ?? 0) > 0
           ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max`
@@ -252,13 +307,14 @@ function joinCounters(
   queryId: string | null,
   calls: number,
   collisions: Set<string>,
-): { stats: StatementStats } | { why: string } {
+): { stats: StatementStats; counters: StatementCounters } | { why: string } {
   if (queryId === null) return { why: 'EXPLAIN showed no query identifier' };
   if (collisions.has(queryId)) return { why: `queryid ${queryId} is shared with another fingerprint` };
   const c = counters.get(queryId);
   if (!c) return { why: `no entry for queryid ${queryId}` };
   if (c.calls !== calls) return { why: `${c.calls} calls counted for queryid ${queryId}, ${calls} successful executions replayed` };
   return {
+    counters: c,
     stats: {
       source: 'pg_stat_statements',
       calls: c.calls,
@@ -288,6 +344,7 @@ function statsOfAnalyze(root: RawPlanNode, executionMs: number | null): Statemen
     temp_written_per_call: root['Temp Written Blocks'] ?? 0,
     total_ms: ms,
     mean_ms: ms,
+    work: { per_call: workOfPlan(root), rounds: null, noise: null },
   };
 }
 

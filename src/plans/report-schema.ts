@@ -8,6 +8,37 @@ import type { PlanRules, PlansReport } from './types.js';
 const count = z.number().int().nonnegative();
 const source = z.enum(['pg_stat_statements', 'explain-analyze']);
 
+const perCall = z.object({
+  shared_hit: z.number().nonnegative(),
+  shared_read: z.number().nonnegative(),
+  shared_dirtied: z.number().nonnegative(),
+  shared_written: z.number().nonnegative(),
+  local_hit: z.number().nonnegative(),
+  local_read: z.number().nonnegative(),
+  local_dirtied: z.number().nonnegative(),
+  local_written: z.number().nonnegative(),
+  temp_read: z.number().nonnegative(),
+  temp_written: z.number().nonnegative(),
+  wal_records: z.number().nonnegative().nullable(),
+  wal_fpi: z.number().nonnegative().nullable(),
+  wal_bytes: z.number().nonnegative().nullable(),
+  rows: z.number().nonnegative(),
+});
+
+const work = z.object({
+  per_call: perCall,
+  rounds: z.object({ replays: count, min: perCall, max: perCall, each: z.array(perCall).optional() }).nullable(),
+  noise: perCall.nullable(),
+});
+
+const workChange = z.object({
+  counter: z.enum(['pages', 'dirtied', 'written', 'wal_records', 'wal_bytes', 'wal_fpi', 'rows', 'temp_blocks', 'local_blocks']),
+  base: z.number().nonnegative(),
+  head: z.number().nonnegative(),
+  change: z.number().nullable(),
+  direction: z.enum(['more', 'less']),
+});
+
 const stats = z.object({
   source,
   calls: z.number().nonnegative(),
@@ -18,6 +49,7 @@ const stats = z.object({
   temp_written_per_call: z.number().nonnegative().optional(),
   total_ms: z.number().nonnegative(),
   mean_ms: z.number().nonnegative(),
+  work: work.optional(),
 });
 
 const side = z.object({
@@ -35,6 +67,7 @@ export const plansReportSchema = z.object({
     pg_stat_statements: z.string().nullable(),
     unavailable_reason: z.string().nullable(),
     unjoined: count,
+    work_note: z.string().nullable().optional(),
   }),
   not_explainable: count,
   fingerprints: z.array(
@@ -51,6 +84,18 @@ export const plansReportSchema = z.object({
         z.object({ relation: z.string(), indexes: z.array(z.string()), relation_rows: z.number().nonnegative().nullable() }),
       ),
       buffers_ratio: z.number().nonnegative().nullable(),
+      work_changes: z.array(workChange).optional(),
+      index_changes: z
+        .array(
+          z.object({
+            relation: z.string(),
+            index: z.string(),
+            change: z.enum(['added', 'dropped']),
+            definition: z.string(),
+            migration: z.object({ file: z.string(), line: z.number().int().positive() }).nullable(),
+          }),
+        )
+        .optional(),
     }),
   ),
   failures: z.array(

@@ -9,9 +9,17 @@ import { maskMessage } from '../format/mask.js';
 import { MIN_BUFFER_DELTA } from './probe.js';
 import type { FingerprintPlan, PlanRules, PlansReport } from './types.js';
 
+/** A rule that fired on one statement: which statement, and the rule's evidence. */
+export interface StatementReason {
+  fingerprint: string;
+  normalized: string;
+  /** What the rule measured, without the statement (`sequential scan on orders …`). */
+  evidence: string;
+}
+
 export interface PlanRuleResult {
-  /** One line per fingerprint that broke a rule. */
-  reasons: string[];
+  /** One per rule that a fingerprint broke. */
+  reasons: StatementReason[];
   /** What could not be evaluated although a rule asked for it; non-empty means no pass. */
   unmeasured: string[];
   /** For the headline: counts of what fired. */
@@ -26,6 +34,15 @@ export function factor(x: number): string {
 
 function statement(f: { normalized: string; fingerprint: string }): string {
   return `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`;
+}
+
+/**
+ * One reason as a line of its own: the statement, then the evidence.
+ * @param r the reason
+ * @returns `` `UPDATE …` (0ddac2ff072de4f1): sequential scan on … ``
+ */
+export function reasonLine(r: StatementReason): string {
+  return `${statement(r)}: ${r.evidence}`;
 }
 
 /** `shared buffers/call 19 → 1,231` */
@@ -61,7 +78,7 @@ export function evaluatePlanRules(plans: PlansReport | null, rules: PlanRules): 
             ? `sequential scan on ${seq.map((s) => `${s.relation} (${Math.round(s.relation_rows!).toLocaleString('en-US')} rows)`).join(', ')}`
             : 'plan changed';
         const buffers = buffersPhrase(f);
-        out.reasons.push(`${statement(f)}: ${what}: \`${f.change}\`${buffers ? `; ${buffers}` : ''}`);
+        out.reasons.push(reasonOf(f, `${what}: \`${f.change}\`${buffers ? `; ${buffers}` : ''}`));
         out.planChanges++;
       }
       // A seq-scan switch on a relation of unknown size cannot be judged against plan-min-rows.
@@ -82,9 +99,7 @@ export function evaluatePlanRules(plans: PlansReport | null, rules: PlanRules): 
         const b = f.base.stats!.buffers_per_call;
         const h = f.head.stats!.buffers_per_call;
         if (f.buffers_ratio > rules.max_buffers_growth! && h - b >= MIN_BUFFER_DELTA) {
-          out.reasons.push(
-            `${statement(f)}: ${buffersPhrase(f)} (${factor(f.buffers_ratio)}, allowed: ${factor(rules.max_buffers_growth!)})`,
-          );
+          out.reasons.push(reasonOf(f, `${buffersPhrase(f)} (${factor(f.buffers_ratio)}, allowed: ${factor(rules.max_buffers_growth!)})`));
           out.bufferGrowth++;
         }
       }
@@ -99,4 +114,8 @@ export function evaluatePlanRules(plans: PlansReport | null, rules: PlanRules): 
     );
   }
   return out;
+}
+
+function reasonOf(f: FingerprintPlan, evidence: string): StatementReason {
+  return { fingerprint: f.fingerprint, normalized: f.normalized, evidence };
 }

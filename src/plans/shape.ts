@@ -25,6 +25,16 @@ export interface RawPlanNode {
   'Shared Hit Blocks'?: number;
   'Shared Read Blocks'?: number;
   'Temp Written Blocks'?: number;
+  'Shared Dirtied Blocks'?: number;
+  'Shared Written Blocks'?: number;
+  'Local Hit Blocks'?: number;
+  'Local Read Blocks'?: number;
+  'Local Dirtied Blocks'?: number;
+  'Local Written Blocks'?: number;
+  'Temp Read Blocks'?: number;
+  'WAL Records'?: number;
+  'WAL FPI'?: number;
+  'WAL Bytes'?: number;
   Plans?: RawPlanNode[];
 }
 
@@ -47,6 +57,16 @@ const rawNode: z.ZodType<RawPlanNode> = z.lazy(() =>
       'Shared Hit Blocks': z.number().optional(),
       'Shared Read Blocks': z.number().optional(),
       'Temp Written Blocks': z.number().optional(),
+      'Shared Dirtied Blocks': z.number().optional(),
+      'Shared Written Blocks': z.number().optional(),
+      'Local Hit Blocks': z.number().optional(),
+      'Local Read Blocks': z.number().optional(),
+      'Local Dirtied Blocks': z.number().optional(),
+      'Local Written Blocks': z.number().optional(),
+      'Temp Read Blocks': z.number().optional(),
+      'WAL Records': z.number().optional(),
+      'WAL FPI': z.number().optional(),
+      'WAL Bytes': z.number().optional(),
       Plans: z.array(rawNode).optional(),
     })
     .loose(),

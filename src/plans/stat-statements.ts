@@ -19,9 +19,55 @@ export interface StatementCounters {
   rows: number;
   sharedHit: number;
   sharedRead: number;
+  sharedDirtied: number;
+  sharedWritten: number;
+  localHit: number;
+  localRead: number;
+  localDirtied: number;
+  localWritten: number;
+  tempRead: number;
   /** Blocks written to temporary files: sorts, hashes and materializations that did not fit in work_mem. */
   tempWritten: number;
+  /** WAL the statement generated (pg_stat_statements 1.8 and later; 0 before, see {@link hasWalCounters}). */
+  walRecords: number;
+  walFpi: number;
+  walBytes: number;
   totalMs: number;
+}
+
+/** The counters, in the order the view's columns are read. */
+const COUNTER_COLUMNS = {
+  calls: 'calls',
+  rows: 'rows',
+  sharedHit: 'shared_blks_hit',
+  sharedRead: 'shared_blks_read',
+  sharedDirtied: 'shared_blks_dirtied',
+  sharedWritten: 'shared_blks_written',
+  localHit: 'local_blks_hit',
+  localRead: 'local_blks_read',
+  localDirtied: 'local_blks_dirtied',
+  localWritten: 'local_blks_written',
+  tempRead: 'temp_blks_read',
+  tempWritten: 'temp_blks_written',
+  walRecords: 'wal_records',
+  walFpi: 'wal_fpi',
+  walBytes: 'wal_bytes',
+  totalMs: 'total_exec_time',
+} as const satisfies Record<keyof StatementCounters, string>;
+
+const COUNTERS = Object.keys(COUNTER_COLUMNS) as (keyof StatementCounters)[];
+const WAL_COUNTERS: ReadonlySet<keyof StatementCounters> = new Set(['walRecords', 'walFpi', 'walBytes']);
+
+/**
+ * Whether this version of the extension counts WAL per statement (1.8, PostgreSQL 13, and later;
+ * a server upgraded in place keeps the version its extension was created with until
+ * `ALTER EXTENSION pg_stat_statements UPDATE`).
+ * @param version the extension's version (`1.10`)
+ * @returns true when the view has wal_records, wal_fpi and wal_bytes
+ */
+export function hasWalCounters(version: string): boolean {
+  const [major, minor] = version.split('.').map((n) => Number.parseInt(n, 10));
+  return (major ?? 0) > 1 || ((major ?? 0) === 1 && (minor ?? 0) >= 8);
 }
 
 /** Counters by queryid (decimal text). */
@@ -95,6 +141,8 @@ async function checkReadable(status: StatStatementsStatus & { available: true })
 /** A replay's database, watched from before the replay to after it. */
 export interface Watch {
   dbid: number;
+  /** Whether the view counts WAL ({@link hasWalCounters}). */
+  wal: boolean;
   before: CountersByQuery;
   reset: boolean;
   /** pg_stat_statements_info.dealloc before the replay (null before version 1.9). */
@@ -111,9 +159,10 @@ export interface ReplayCounters {
  * Prepares to measure one replay: resets the database's entries if allowed, then snapshots them.
  * @param statsUrl where the view is
  * @param database the replay's database (already created)
+ * @param wal whether the view counts WAL ({@link hasWalCounters})
  * @returns what {@link readReplay} needs
  */
-export async function watchReplay(statsUrl: string, database: string): Promise<Watch> {
+export async function watchReplay(statsUrl: string, database: string, wal: boolean): Promise<Watch> {
   return withClient(statsUrl, async (client) => {
     const dbid = (await client.query<{ oid: number }>('SELECT oid::int8::float8 AS oid FROM pg_database WHERE datname = $1', [database]))
       .rows[0]?.oid;
@@ -125,7 +174,7 @@ export async function watchReplay(statsUrl: string, database: string): Promise<W
       // Not allowed for this user: the snapshot below is subtracted instead.
       reset = false;
     }
-    return { dbid, before: await counters(client, dbid), reset, dealloc: await deallocations(client) };
+    return { dbid, wal, before: await counters(client, dbid, wal), reset, dealloc: await deallocations(client) };
   });
 }
 
@@ -138,7 +187,7 @@ export async function watchReplay(statsUrl: string, database: string): Promise<W
 export async function readReplay(statsUrl: string, watch: Watch): Promise<ReplayCounters> {
   const [after, dealloc] = await withClient(
     statsUrl,
-    async (client) => [await counters(client, watch.dbid), await deallocations(client)] as const,
+    async (client) => [await counters(client, watch.dbid, watch.wal), await deallocations(client)] as const,
   );
   const out: CountersByQuery = new Map();
   for (const [id, now] of after) {
@@ -170,57 +219,37 @@ async function deallocations(client: pg.Client): Promise<number | null> {
 export function addCounters(total: CountersByQuery, replay: CountersByQuery): void {
   for (const [id, c] of replay) {
     const t = total.get(id);
-    total.set(
-      id,
-      t
-        ? {
-            calls: t.calls + c.calls,
-            rows: t.rows + c.rows,
-            sharedHit: t.sharedHit + c.sharedHit,
-            sharedRead: t.sharedRead + c.sharedRead,
-            tempWritten: t.tempWritten + c.tempWritten,
-            totalMs: t.totalMs + c.totalMs,
-          }
-        : { ...c },
-    );
+    total.set(id, t ? combine(t, c, 1) : { ...c });
   }
 }
 
-function subtract(a: StatementCounters, b: StatementCounters): StatementCounters {
-  return {
-    calls: a.calls - b.calls,
-    rows: a.rows - b.rows,
-    sharedHit: a.sharedHit - b.sharedHit,
-    sharedRead: a.sharedRead - b.sharedRead,
-    tempWritten: a.tempWritten - b.tempWritten,
-    totalMs: a.totalMs - b.totalMs,
-  };
+/** a + sign × b, counter by counter. */
+function combine(a: StatementCounters, b: StatementCounters, sign: 1 | -1): StatementCounters {
+  const out = { ...a };
+  for (const k of COUNTERS) out[k] = a[k] + sign * b[k];
+  return out;
 }
 
-async function counters(client: pg.Client, dbid: number): Promise<CountersByQuery> {
+function subtract(a: StatementCounters, b: StatementCounters): StatementCounters {
+  return combine(a, b, -1);
+}
+
+async function counters(client: pg.Client, dbid: number, wal: boolean): Promise<CountersByQuery> {
   // Top-level statements only: a function's inner statements are part of the caller's time.
-  const result = await client.query<{
-    queryid: string;
-    calls: number;
-    rows: number;
-    hit: number;
-    read: number;
-    temp: number;
-    total_ms: number;
-  }>(
-    `SELECT queryid::text AS queryid, sum(calls)::float8 AS calls, sum(rows)::float8 AS rows,
-            sum(shared_blks_hit)::float8 AS hit, sum(shared_blks_read)::float8 AS read,
-            sum(temp_blks_written)::float8 AS temp, sum(total_exec_time)::float8 AS total_ms
+  const sums = COUNTERS.map((k) => (WAL_COUNTERS.has(k) && !wal ? `0::float8 AS "${k}"` : `sum(${COUNTER_COLUMNS[k]})::float8 AS "${k}"`));
+  const result = await client.query<StatementCounters & { queryid: string }>(
+    `SELECT queryid::text AS queryid, ${sums.join(', ')}
        FROM pg_stat_statements
       WHERE dbid = $1::oid AND toplevel AND queryid IS NOT NULL
       GROUP BY queryid`,
     [dbid],
   );
   return new Map(
-    result.rows.map((r) => [
-      r.queryid,
-      { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, tempWritten: r.temp, totalMs: r.total_ms },
-    ]),
+    result.rows.map((r) => {
+      const c = {} as StatementCounters;
+      for (const k of COUNTERS) c[k] = Number(r[k]);
+      return [r.queryid, c];
+    }),
   );
 }
 

@@ -25,6 +25,72 @@ export interface StatementStats {
   /** Server execution time, all calls. */
   total_ms: number;
   mean_ms: number;
+  /** What the server did per execution (docs/plans.md, "Work per call"); absent in reports written before it was measured. */
+  work?: WorkStats;
+}
+
+/**
+ * What one execution did on average: each counter summed over the side's replays and divided by
+ * the calls. Blocks are 8 kB pages; `rows` are the rows returned or changed.
+ */
+export interface WorkPerCall {
+  shared_hit: number;
+  shared_read: number;
+  shared_dirtied: number;
+  shared_written: number;
+  local_hit: number;
+  local_read: number;
+  local_dirtied: number;
+  local_written: number;
+  temp_read: number;
+  temp_written: number;
+  /** WAL records, full-page images and bytes; null where not counted (pg_stat_statements before 1.8, EXPLAIN before PostgreSQL 13). */
+  wal_records: number | null;
+  wal_fpi: number | null;
+  wal_bytes: number | null;
+  rows: number;
+}
+
+/** A fingerprint's work per call on one side, with how much it varies between replays. */
+export interface WorkStats {
+  per_call: WorkPerCall;
+  /**
+   * Each counter's lowest and highest per-call value over the side's replays, each replay on its
+   * own; null from EXPLAIN ANALYZE (one execution, no replays to compare).
+   */
+  rounds: {
+    replays: number;
+    min: WorkPerCall;
+    max: WorkPerCall;
+    /** Each replay's work per call, in the order replayed (a sum of fields, like pages, ranges over these). */
+    each?: WorkPerCall[];
+  } | null;
+  /** On base: per call in the noise replay (base replayed a second time); null on head, or when not counted. */
+  noise: WorkPerCall | null;
+}
+
+/** A work counter shown in reports: a sum of {@link WorkPerCall} fields (pages = shared hit + read). */
+export type WorkCounter =
+  | 'pages'
+  | 'dirtied'
+  | 'written'
+  | 'wal_records'
+  | 'wal_bytes'
+  | 'wal_fpi'
+  | 'rows'
+  | 'temp_blocks'
+  | 'local_blocks';
+
+/** A work counter that moved between base and head beyond base's own replays (reported, not gated). */
+export interface WorkChange {
+  counter: WorkCounter;
+  /** Per call, all replays of the side. */
+  base: number;
+  head: number;
+  /** head / base − 1; null when base is 0. */
+  change: number | null;
+  /** `more`: head does more of it per call; `less`: an improvement. */
+  direction: 'more' | 'less';
 }
 
 /** One side's plan of a fingerprint. */
@@ -49,6 +115,18 @@ export interface SeqScanChange {
   relation_rows: number | null;
 }
 
+/** An index head added or dropped on a table the statement writes (docs/plans.md, "Index changes"). */
+export interface IndexChange {
+  /** `schema.table` */
+  relation: string;
+  index: string;
+  change: 'added' | 'dropped';
+  /** pg_indexes.indexdef: head's for an added index, base's for a dropped one. */
+  definition: string;
+  /** The migration statement that made the change; null when none could be found. */
+  migration: { file: string; line: number } | null;
+}
+
 /** One fingerprint EXPLAINed on both sides. */
 export interface FingerprintPlan {
   fingerprint: string;
@@ -67,6 +145,17 @@ export interface FingerprintPlan {
   seq_scans: SeqScanChange[];
   /** head buffers per call / base buffers per call (base 0 counts as 1); null when either is unknown. */
   buffers_ratio: number | null;
+  /**
+   * The work counters per call that moved between base and head (docs/plans.md, "Work per
+   * call"), WAL bytes and pages first; empty when none did or work was not measured on both sides;
+   * absent in reports written before it was measured.
+   */
+  work_changes?: WorkChange[];
+  /**
+   * The indexes head added or dropped on the tables the statement writes, with the migration line
+   * of each; absent in reports written before it was looked for.
+   */
+  index_changes?: IndexChange[];
 }
 
 /** A probe that failed: the fingerprint stays unjudged on plans (or buffers), and the report says so. */
@@ -92,6 +181,11 @@ export interface PlansReport {
     unavailable_reason: string | null;
     /** Fingerprints whose pg_stat_statements entries could not be matched exactly (they fell back to EXPLAIN ANALYZE). */
     unjoined: number;
+    /**
+     * Why some work counters are missing (pg_stat_statements before 1.8 counts no WAL), or null;
+     * absent in reports written before work was measured.
+     */
+    work_note?: string | null;
   };
   /** Compared fingerprints whose kind EXPLAIN cannot plan (transaction control, DDL, utility). */
   not_explainable: number;

@@ -12,7 +12,7 @@ import { inconclusiveHeadline, sharePercent } from '../verdict/coverage.js';
 import { lostSessionFeatures } from '../verdict/session-features.js';
 import type { GateReport } from '../verdict/report-types.js';
 import type { Comparison, FingerprintComparison, LatencyComparison } from '../types.js';
-import { evaluatePlanRules, type PlanRuleResult } from '../plans/rules.js';
+import { evaluatePlanRules, type PlanRuleResult, reasonLine } from '../plans/rules.js';
 import { oneLine } from '../format/table.js';
 import { count, micros, plural } from '../format/units.js';
 import { maskMessage } from '../format/mask.js';
@@ -213,7 +213,7 @@ function planRulesOutcome(planned: PlanRuleResult): Outcome {
       kind: 'failure',
       type: 'plan',
       message: plural(planned.reasons.length, 'plan rule violation'),
-      body: planned.reasons.join('\n'),
+      body: planned.reasons.map(reasonLine).join('\n'),
     };
   }
   if (planned.unmeasured.length > 0) return { kind: 'skipped', message: `not measured: ${firstLine(planned.unmeasured[0]!)}` };

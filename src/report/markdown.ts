@@ -25,6 +25,7 @@ import {
 import type { Context, Limits } from './markdown-context.js';
 import { notComparedSection } from './markdown-coverage.js';
 import { planChangesSection } from './markdown-plans.js';
+import { workSection } from './markdown-work.js';
 import { text } from './markdown-text.js';
 
 /** GitHub's limit for a comment body, in characters. */
@@ -106,6 +107,7 @@ function renderWith(report: GateReport, options: MarkdownOptions, limits: Limits
     ...newErrorsSection(ctx),
     ...varyingErrorsSection(ctx),
     ...planChangesSection(ctx),
+    ...workSection(ctx),
     ...migrationsSection(ctx),
     ...fidelitySection(ctx),
     ...allFingerprintsSection(ctx),

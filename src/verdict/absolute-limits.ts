@@ -10,8 +10,8 @@
  *   fingerprint that fails by design (a unique violation the application expects) would
  *   otherwise be over any limit.
  */
-import { oneLine } from '../format/table.js';
 import { micros } from '../format/units.js';
+import { reasonLine, type StatementReason } from '../plans/rules.js';
 import type { SideAccounting, Thresholds } from './report-types.js';
 import type { Comparison } from '../types.js';
 
@@ -25,6 +25,8 @@ export interface LimitCheck {
   exceeded: boolean;
   /** One line: what was measured against what. */
   line: string;
+  /** For a fingerprint's limit: the statement and the line without it, so that a statement's reasons can be joined. */
+  statement: StatementReason | null;
 }
 
 function percent(fraction: number): string {
@@ -55,18 +57,18 @@ export function checkAbsoluteLimits(comparison: Comparison, head: SideAccounting
       measured: whole,
       exceeded: whole > limit,
       line: `head's whole-workload ${name} ${micros(whole)} ${whole > limit ? 'exceeds' : 'is within'} the ${limitMs} ms limit (${name}-max-ms)`,
+      statement: null,
     });
     for (const f of comparison.fingerprints) {
       if (f.calls_head < t.min_calls) continue;
       const measured = pick(f.head);
       if (measured <= limit) continue;
-      checks.push({
-        name: `${name} of ${f.fingerprint}`,
-        limit,
-        measured,
-        exceeded: true,
-        line: `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head ${name} ${micros(measured)} exceeds the ${limitMs} ms limit (${name}-max-ms)`,
-      });
+      const statement = {
+        fingerprint: f.fingerprint,
+        normalized: f.normalized,
+        evidence: `head ${name} ${micros(measured)} exceeds the ${limitMs} ms limit (${name}-max-ms)`,
+      };
+      checks.push({ name: `${name} of ${f.fingerprint}`, limit, measured, exceeded: true, line: reasonLine(statement), statement });
     }
   }
   const maxRate = t.error_rate_max;
@@ -78,6 +80,7 @@ export function checkAbsoluteLimits(comparison: Comparison, head: SideAccounting
       measured: rate,
       exceeded: rate > maxRate,
       line: `head's error rate ${percent(rate)} (${head.errors} of ${head.executed} executed) ${rate > maxRate ? 'exceeds' : 'is within'} the ${percent(maxRate)} limit (error-rate-max-pct)`,
+      statement: null,
     });
   }
   return checks;

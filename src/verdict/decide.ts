@@ -10,7 +10,7 @@ import { ExitCode } from '../exit-codes.js';
 import { oneLine } from '../format/table.js';
 import { micros, plural } from '../format/units.js';
 import { maskMessage } from '../format/mask.js';
-import { evaluatePlanRules, type PlanRuleResult } from '../plans/rules.js';
+import { evaluatePlanRules, type PlanRuleResult, type StatementReason } from '../plans/rules.js';
 import type { PlansReport } from '../plans/types.js';
 import { inconclusiveHeadline, notComparedWarnings, sharePercent } from './coverage.js';
 import { checkAbsoluteLimits, type LimitCheck } from './absolute-limits.js';
@@ -19,6 +19,7 @@ import type { MigrationFailure } from '../templates/build.js';
 import type { Comparison, ErrorDiff, FingerprintComparison, LatencyComparison } from '../types.js';
 import { serverDifferenceLine } from './server-differences.js';
 import { likelyCause, lostSessionFeatures } from './session-features.js';
+import { ReasonList } from './statement-reasons.js';
 
 export interface VerdictInputs {
   comparison: Comparison | null;
@@ -76,28 +77,31 @@ function change(ratio: number): string {
   return `${pct >= 0 ? '+' : '−'}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
 }
 
-function latencyLine(what: string, c: LatencyComparison, confidence: number): string {
-  return `${what}: p95 ${micros(c.base.p95_us)} → ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}×–${c.ci_high.toFixed(2)}×)`;
+/** `p95 2.25 ms → 55.6 ms (+2378 %, 95 % CI 13.82×–29.44×)` */
+function latencyEvidence(c: LatencyComparison, confidence: number): string {
+  return `p95 ${micros(c.base.p95_us)} → ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}×–${c.ci_high.toFixed(2)}×)`;
 }
 
 /**
- * One line per rule that fired on a fingerprint: the client p95's, the server time's.
+ * The evidence of each latency rule that fired on a fingerprint: the client p95's, the server
+ * time's (with the client p95 beside it when that rule did not fire too).
  * @param f the fingerprint
  * @param confidence the intervals' level
- * @returns the lines
+ * @returns one reason per rule, to be joined into the fingerprint's line
  */
-export function fingerprintLines(f: FingerprintComparison, confidence: number): string[] {
-  const what = `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`;
-  const lines: string[] = [];
-  if (f.rules.includes('client_p95')) lines.push(latencyLine(what, f, confidence));
+export function fingerprintReasons(f: FingerprintComparison, confidence: number): StatementReason[] {
+  const evidence: string[] = [];
+  const clientFired = f.rules.includes('client_p95');
+  if (clientFired) evidence.push(latencyEvidence(f, confidence));
   const s = f.server_time;
   if (s && f.rules.includes('server_time')) {
-    lines.push(
-      `${what}: server time per call ${micros(s.base.p50_us)} → ${micros(s.head.p50_us)} median (+${micros(s.shift_us)}, ` +
-        `${Math.round(confidence * 100)} % CI +${micros(s.ci_low_us)}–+${micros(s.ci_high_us)}; client p95 ${micros(f.base.p95_us)} → ${micros(f.head.p95_us)})`,
+    const client = clientFired ? '' : `; client p95 ${micros(f.base.p95_us)} → ${micros(f.head.p95_us)}`;
+    evidence.push(
+      `server time per call ${micros(s.base.p50_us)} → ${micros(s.head.p50_us)} median (+${micros(s.shift_us)}, ` +
+        `${Math.round(confidence * 100)} % CI +${micros(s.ci_low_us)}–+${micros(s.ci_high_us)}${client})`,
     );
   }
-  return lines;
+  return evidence.map((e) => ({ fingerprint: f.fingerprint, normalized: f.normalized, evidence: e }));
 }
 
 /**
@@ -155,30 +159,33 @@ interface Regressions {
  */
 function findRegressions(inputs: VerdictInputs, comparison: Comparison, coverage: Coverage | null): Regressions {
   const { thresholds } = inputs;
-  const reasons: string[] = [];
+  const reasons = new ReasonList();
   const slower = comparison.fingerprints.filter((f) => f.regressed);
-  for (const f of slower) reasons.push(...fingerprintLines(f, thresholds.confidence));
-  if (comparison.overall.regressed) reasons.push(latencyLine('whole workload', comparison.overall, thresholds.confidence));
+  for (const f of slower) for (const r of fingerprintReasons(f, thresholds.confidence)) reasons.addFor(r);
+  if (comparison.overall.regressed) reasons.add(`whole workload: ${latencyEvidence(comparison.overall, thresholds.confidence)}`);
   // Session state head's server does not keep: named, not left to which connection a statement lands on.
   const lost = lostSessionFeatures(inputs.servers);
   const newErrors = comparison.new_errors.length + lost.length;
   const tooManyErrors = newErrors > thresholds.max_new_errors;
-  if (tooManyErrors) reasons.push(...newErrorReasons(comparison, lost, newErrors, thresholds.max_new_errors));
+  if (tooManyErrors) for (const line of newErrorReasons(comparison, lost, newErrors, thresholds.max_new_errors)) reasons.add(line);
   const headRanLess = coverage !== null && coverage.head.executed_share < coverage.base.executed_share - HEAD_COVERAGE_DROP;
   if (headRanLess) {
-    reasons.push(
+    reasons.add(
       `head executed ${sharePercent(coverage.head.executed_share)} of the captured statements, base ${sharePercent(coverage.base.executed_share)}: ` +
         'the PR keeps statements from running (skipped in transactions that its failures aborted)',
     );
   }
   const overLimits = checkAbsoluteLimits(comparison, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
-  reasons.push(...overLimits.map((c) => c.line));
+  for (const c of overLimits) {
+    if (c.statement) reasons.addFor(c.statement);
+    else reasons.add(c.line);
+  }
   const planned = evaluatePlanRules(
     inputs.plans ?? null,
     thresholds.plan_rules ?? { fail_on_plan_change: 'none', plan_min_rows: 0, max_buffers_growth: null },
   );
-  reasons.push(...planned.reasons);
-  return { reasons, slower, newErrors, tooManyErrors, headRanLess, overLimits, planned };
+  for (const r of planned.reasons) reasons.addFor(r);
+  return { reasons: reasons.lines(), slower, newErrors, tooManyErrors, headRanLess, overLimits, planned };
 }
 
 /** The new errors beyond the allowed number: the count with the first, then why each counts. */

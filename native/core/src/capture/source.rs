@@ -158,9 +158,16 @@ pub fn read_log_file(
     let result = match (format, &prefix) {
         (LogFormat::Csv, _) => read_csvlog(text, &mut count),
         (LogFormat::Json, _) => read_jsonlog(text, &mut count),
-        (LogFormat::Stderr, Some(p)) => stderr
-            .reader(p)
-            .and_then(|r| r.read(&path.display().to_string(), text, &mut count)),
+        (LogFormat::Stderr, Some(p)) => {
+            // Line numbers of a wrapped log are those of the text inside the wrapper.
+            let name = match &wrapped {
+                Some((kind, _, _)) => format!("{} (its {} text)", path.display(), kind.name()),
+                None => path.display().to_string(),
+            };
+            stderr
+                .reader(p)
+                .and_then(|r| r.read(&name, text, &mut count))
+        }
         (LogFormat::Stderr, None) => unreachable!("a stderr log is read with a prefix"),
     };
     let result = match (format, result) {

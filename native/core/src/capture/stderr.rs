@@ -131,6 +131,8 @@ enum Part {
 struct Entry {
     /// Physical line number of its first line.
     line: u64,
+    /// Its first line's number over all files read: orders and numbers what `%l` does not.
+    global: u64,
     values: Vec<(Field, String)>,
     severity: String,
     sqlstate: String,
@@ -192,6 +194,8 @@ pub struct StderrReader {
     lines: u64,
     saw_connections: bool,
     unmatched: u64,
+    /// DETAIL/CONTEXT/STATEMENT lines of another process than the message before them.
+    stray_parts: u64,
     first_unmatched: Option<(String, u64, String)>,
     file: String,
 }
@@ -204,6 +208,7 @@ impl StderrReader {
             lines: 0,
             saw_connections: false,
             unmatched: 0,
+            stray_parts: 0,
             first_unmatched: None,
             file: String::new(),
         }
@@ -266,6 +271,20 @@ impl StderrReader {
             };
             matched += 1;
             if part != Part::Message {
+                // A part of another process's message: the messages were interleaved (a long
+                // one written without logging_collector), and it belongs to none read here.
+                let same_process = |e: &Entry| {
+                    [Field::Pid, Field::SessionId]
+                        .iter()
+                        .all(|f| e.get(*f) == p.get(*f))
+                };
+                if entry.as_ref().is_some_and(|e| !same_process(e)) {
+                    self.stray_parts += 1;
+                    if let Some(e) = entry.as_mut() {
+                        e.part = None;
+                    }
+                    continue;
+                }
                 if let Some(e) = entry.as_mut() {
                     e.part = Some(part);
                     if let Some(text) = e.part_mut() {
@@ -303,6 +322,7 @@ impl StderrReader {
     fn start(&self, index: u64, p: &Prefixed<'_>) -> Entry {
         let mut e = Entry {
             line: index,
+            global: self.lines,
             severity: p.label.to_string(),
             part: Some(Part::Message),
             ..Entry::default()
@@ -355,7 +375,7 @@ impl StderrReader {
         let line_number = e
             .get(Field::LineNumber)
             .and_then(|l| l.parse::<u64>().ok())
-            .unwrap_or(self.lines);
+            .unwrap_or(e.global);
         let (time, local) = self.time_of(&e)?;
         let connection = connection_event(&e.message);
         if connection.is_some() {
@@ -372,7 +392,7 @@ impl StderrReader {
             || !self.prefix.has(Field::User)
             || !self.prefix.has(Field::Database);
         let mut tracked = if needs_state {
-            self.session(&key, by_pid, connection, line_number, local)
+            self.session(&key, by_pid, connection, (line_number, e.global), local)
         } else {
             Tracked {
                 id: key.clone(),
@@ -494,11 +514,10 @@ impl StderrReader {
         key: &str,
         by_pid: bool,
         connection: Option<Connection>,
-        line_number: u64,
+        (line_number, first_line): (u64, u64),
         local: i64,
     ) -> Tracked {
-        // The physical line over all files: unique, where `%l` starts at 1 in every backend.
-        let first_line = self.lines;
+        // `first_line` (over all files) is unique, where `%l` starts at 1 in every backend.
         let new = || Tracked {
             id: if by_pid {
                 format!("{key}.{first_line}")
@@ -591,6 +610,12 @@ impl StderrReader {
             notes.push(format!(
                 "log_line_prefix '{}' has no %u or %d and the log no connection lines: sessions are captured without their user or database; add %u and %d to log_line_prefix or turn on log_connections",
                 p.text()
+            ));
+        }
+        if self.stray_parts > 0 {
+            notes.push(format!(
+                "{} DETAIL/CONTEXT/STATEMENT line(s) did not follow their own message (messages of several processes interleaved, as a log written without logging_collector can be) and were left out; the statements they belonged to may be missing parameters or their text; log with logging_collector = on",
+                self.stray_parts
             ));
         }
         if self.unmatched > 0 {
@@ -799,6 +824,34 @@ mod tests {
     }
 
     #[test]
+    fn without_l_every_entry_has_its_own_line_number() {
+        let text = "\
+2026-11-22 16:15:33.000 UTC [12] LOG:  statement: select 1
+2026-11-22 16:15:33.001 UTC [12] LOG:  duration: 0.1 ms
+";
+        let (rows, _) = read("%m [%p] ", text).unwrap();
+        assert_eq!(rows[0].session_id, rows[1].session_id);
+        assert!(rows[0].session_line < rows[1].session_line, "{rows:?}");
+    }
+
+    #[test]
+    fn a_part_of_another_process_is_not_attached() {
+        let text = "\
+2026-11-22 16:15:33.000 UTC [12] LOG:  duration: 0.1 ms  execute <unnamed>: select $1
+2026-11-22 16:15:33.000 UTC [13] DETAIL:  parameters: $1 = 'not mine'
+	still not mine
+2026-11-22 16:15:33.001 UTC [12] LOG:  duration: 0.1 ms  statement: select 2
+";
+        let (rows, notes) = read("%m [%p] ", text).unwrap();
+        assert_eq!(rows[0].detail, "");
+        assert_eq!(
+            rows[0].message,
+            "duration: 0.1 ms  execute <unnamed>: select $1"
+        );
+        assert!(notes.iter().any(|n| n.contains("interleaved")), "{notes:?}");
+    }
+
+    #[test]
     fn sessions_by_pid_split_at_connections() {
         let text = "\
 2026-11-22 16:15:33.000 UTC [12] LOG:  connection received: host=[local]
@@ -832,7 +885,10 @@ mod tests {
         assert_eq!(rows[0].session_id, rows[1].session_id);
         assert_ne!(rows[1].session_id, rows[2].session_id);
         assert!(notes.iter().any(|n| n.contains("pid")), "{notes:?}");
-        assert!(!notes.iter().any(|n| n.contains("%u")), "{notes:?}");
+        assert!(
+            !notes.iter().any(|n| n.contains("without their user")),
+            "{notes:?}"
+        );
         let (_, notes) = read(
             "%m [%p] ",
             "2026-11-22 16:15:33.000 UTC [12] LOG:  statement: select 1\n",

@@ -9,11 +9,14 @@
 //! line has no space there. The chunks of one message are sent one after the other by one
 //! process, but other processes' lines may come between them.
 //!
-//! Joining two chunks: a next chunk that starts with a TAB follows a newline; otherwise it
-//! follows a cut of a long line when the previous chunk and the next chunk's first word reach
-//! 900 bytes (the cut fell inside that word's reach: no space was left before the limit), and a
-//! newline otherwise. The rule errs only for a line of 885+ bytes followed by a line of the same
-//! message: rare, and the message then reads as one longer line.
+//! Joining two chunks: the next chunk follows a cut of a long line when the previous chunk and
+//! the next chunk's first word (with the space or TAB the cut left at its start) reach 900 bytes:
+//! the cut fell where no space was left before the limit. Otherwise it follows a newline. The
+//! chunks alone cannot always tell: a line that ends within a word's length of 900 bytes, or a
+//! line whose first word alone reaches the 900th byte, gives the same chunks as one long line
+//! cut there. Such a pair is read as one line (every long line gives that shape; a newline gives
+//! it rarely); the whitespace between the two is kept, so the SQL reads the same unless the
+//! newline ended a `--` comment or was inside a string literal.
 //!
 //! rsyslog writes a TAB as `#011` and a newline as `#012` (its escaping of control characters):
 //! restored here. A `#011` or `#012` that was in the SQL itself (a colour code such as
@@ -81,9 +84,6 @@ pub(super) fn unescape(text: &str) -> std::borrow::Cow<'_, str> {
 /// Whether `next` continues `prev` on the same line (a cut of a long line) rather than after a
 /// newline.
 fn continues_line(prev: &str, next: &str) -> bool {
-    if next.starts_with('\t') {
-        return false;
-    }
     let mut word = 0;
     for (i, b) in next.bytes().enumerate() {
         if i > 0 && b.is_ascii_whitespace() {

@@ -135,6 +135,9 @@ impl Spill for Timed {
     }
 }
 
+/// Entries held until the file's direction shows (they all have the first entry's time).
+const PENDING_MAX: usize = 10_000;
+
 /// Instances named in an error when a file mixes them: a few are enough.
 const INSTANCES_KEPT: usize = 4;
 
@@ -224,23 +227,22 @@ impl Collector {
             rank: self.index,
             text,
         };
-        match self.newest_first {
-            Some(newest_first) => self.sort(timed, newest_first),
-            None => {
-                if let Some(first) = self.pending.first().map(|t| t.time) {
-                    if first != time {
-                        self.newest_first = Some(time < first);
-                        let newest_first = time < first;
-                        for t in std::mem::take(&mut self.pending) {
-                            self.sort(t, newest_first)?;
-                        }
-                        return self.sort(timed, newest_first);
-                    }
-                }
-                self.pending.push(timed);
-                Ok(())
-            }
+        if let Some(newest_first) = self.newest_first {
+            return self.sort(timed, newest_first);
         }
+        let first = self.pending.first().map_or(time, |t| t.time);
+        if first == time && self.pending.len() < PENDING_MAX {
+            self.pending.push(timed);
+            return Ok(());
+        }
+        // The first time that differs tells the direction; entries that never show one (no
+        // times at all) are in the file's order.
+        let newest_first = time < first;
+        self.newest_first = Some(newest_first);
+        for t in std::mem::take(&mut self.pending) {
+            self.sort(t, newest_first)?;
+        }
+        self.sort(timed, newest_first)
     }
 
     fn sort(&mut self, mut timed: Timed, newest_first: bool) -> Result<(), String> {

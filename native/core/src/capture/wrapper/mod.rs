@@ -57,6 +57,15 @@ impl WrapperKind {
             WrapperKind::Heroku => "Heroku logplex",
         }
     }
+
+    /// What the wrapper's units are called, for counts (`3 entries`, `5 lines`).
+    pub fn units(self) -> &'static str {
+        match self {
+            WrapperKind::CloudLogging => "entries",
+            WrapperKind::Azure => "records",
+            WrapperKind::Syslog | WrapperKind::Heroku => "lines",
+        }
+    }
 }
 
 /// Entries or lines of the wrapper that held no PostgreSQL log text, by reason (other payloads,
@@ -278,8 +287,9 @@ fn detect_lines(head: &[u8]) -> Option<Detected> {
     if heroku == total {
         return Some(Detected::Heroku(heroku_prefix));
     }
-    // A last line cut by the peek's size does not count against the others.
-    (syslog + heroku >= total.max(2) - 1 && syslog > 0).then_some(Detected::Syslog)
+    // A few odd lines among many (one cut by the peek's size, another daemon's oddity) do not
+    // count against the others; among a few lines, every one must be a syslog line.
+    (syslog + heroku >= total - total / 8 && syslog > 0).then_some(Detected::Syslog)
 }
 
 #[cfg(test)]

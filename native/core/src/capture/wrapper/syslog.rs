@@ -204,8 +204,11 @@ fn rfc5424(s: &str) -> Option<Line<'_>> {
 
 impl<'a> Line<'a> {
     pub fn parse(line: &'a str) -> Option<Line<'a>> {
-        let s = strip_priority(strip_octet_count(line));
-        if let Some(rest) = s.strip_prefix("1 ") {
+        let framed = strip_octet_count(line);
+        let s = strip_priority(framed);
+        // RFC 5424 always has its priority (`<134>1 …`): a stderr line that starts with `1 `
+        // (a prefix starting with `%l`) is not one.
+        if let Some(rest) = s.strip_prefix("1 ").filter(|_| s.len() < framed.len()) {
             return rfc5424(rest);
         }
         let rest = bsd_timestamp(s).or_else(|| iso_timestamp(s))?;

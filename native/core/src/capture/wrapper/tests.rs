@@ -27,6 +27,14 @@ fn unwrapped(text: &str) -> (WrapperKind, String, Option<&'static str>, Skipped)
     (u.kind, out, u.prefix, u.skipped)
 }
 
+/// The number ending each line of the unwrapped text (`… SELECT 17`), in order.
+fn statement_numbers(log: &str) -> Vec<u64> {
+    let (_, text, _, _) = unwrapped(log);
+    text.lines()
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect()
+}
+
 fn read_error(text: &str) -> String {
     match open(reader(text), &std::env::temp_dir()) {
         Err(e) => e,
@@ -257,6 +265,8 @@ fn plain_logs_are_not_wrapped() {
         "2026-11-28 10:00:00.100 UTC,\"app\",\"shop\",4242,\"10.0.0.5:51000\",6568b9a0.1092,1,\"SELECT\",2026-11-28 10:00:00 UTC,3/7,0,LOG,00000,\"statement: SELECT 1\",,,,,,,,,\"psql\",\"client backend\",,0\n",
         "{\"timestamp\":\"2026-11-28 10:00:00.100 UTC\",\"user\":\"app\",\"dbname\":\"shop\",\"pid\":4242,\"session_id\":\"6568b9a0.1092\",\"error_severity\":\"LOG\",\"message\":\"statement: SELECT '{\\\"textPayload\\\": 1, \\\"records\\\": []}'\"}\n",
         "2026-11-28 10:00:00 UTC-6568c5a0.2b3c-LOG:  statement: SELECT 1\n",
+        // A prefix starting with %l: not RFC 5424 (which always has its <PRI>).
+        "1 2026-11-28 10:00:00.100 UTC [4242] LOG:  connection authorized: user=app\n2 2026-11-28 10:00:00.200 UTC [4242] LOG:  statement: SELECT 1\n",
         "",
     ];
     for log in plain {
@@ -340,12 +350,7 @@ fn a_large_array_goes_through_temporary_files_in_order() {
         ));
     }
     log.push(']');
-    let (_, text, _, _) = unwrapped(&log);
-    let numbers: Vec<i64> = text
-        .lines()
-        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(numbers, (0..n).collect::<Vec<_>>());
+    assert_eq!(statement_numbers(&log), (0..n as u64).collect::<Vec<_>>());
 }
 
 /// A real server's stderr log (PostgreSQL 15, Cloud SQL's prefix, node-postgres traffic:
@@ -425,5 +430,141 @@ fn payloads_that_never_start_with_the_prefix_are_refused() {
     assert!(
         e.contains("none of the 1 log lines starts with the platform's prefix (%m [%p]: [%l-1] db=%d,user=%u )"),
         "{e}"
+    );
+}
+
+mod cut_by_the_server {
+    use proptest::prelude::*;
+
+    use super::{server_chunks, unwrapped};
+
+    const HEAD: &str = "2026-11-28 10:00:01.000 UTC [77] LOG:  statement: ";
+    const DETAIL: &str = "2026-11-28 10:00:01.000 UTC [77] DETAIL:  parameters: ";
+
+    /// Words separated by spaces or TABs; `long` lets some words run past the 900-byte chunks.
+    fn words(max: usize, long: bool) -> impl Strategy<Value = String> {
+        let word = if long {
+            prop_oneof![
+                4 => "[a-z0-9(),'=$]{1,10}".boxed(),
+                1 => (60usize..1100).prop_map(|n| "xyz".repeat(n / 3)).boxed(),
+            ]
+            .boxed()
+        } else {
+            "[a-z0-9(),'=$]{1,10}".boxed()
+        };
+        proptest::collection::vec((word, prop_oneof![Just(" "), Just("\t")]), 1..max).prop_map(
+            |ws| {
+                let mut s: String = ws.into_iter().map(|(w, sep)| format!("{w}{sep}")).collect();
+                s.pop();
+                s
+            },
+        )
+    }
+
+    /// A message as the server hands it to syslog (without its final newline): one line of any
+    /// length, or lines under the chunk size then a last line of any length that starts with a
+    /// short word (a line ending near 900 bytes, or one starting with a 900-byte word, gives
+    /// the same chunks as a long line: the ambiguity chunks.rs documents).
+    fn message() -> impl Strategy<Value = String> {
+        let follow = prop_oneof![Just("\t"), Just(DETAIL)];
+        prop_oneof![
+            words(200, true).prop_map(|w| format!("{HEAD}{w}")),
+            (
+                words(60, false),
+                proptest::collection::vec((follow, words(60, false)), 1..4),
+                proptest::option::of(words(120, true)),
+            )
+                .prop_map(|(first, rest, last)| {
+                    let mut m = format!("{HEAD}{first}");
+                    for (start, w) in rest {
+                        m.push_str(&format!("\n{start}{w}"));
+                    }
+                    if let Some(last) = last {
+                        m.push_str(&format!("\n\tz {last}"));
+                    }
+                    m
+                }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn any_message_comes_back_whole(messages in proptest::collection::vec(message(), 1..5)) {
+            let mut log = String::new();
+            let mut other = 0;
+            for (seq, m) in messages.iter().enumerate() {
+                for (k, chunk) in server_chunks(&format!("{m}\n")).iter().enumerate() {
+                    log.push_str(&format!(
+                        "Nov 28 10:00:01 db1 postgres[77]: [{}-{}] {}\n",
+                        seq + 1,
+                        k + 1,
+                        chunk.replace('\t', "#011")
+                    ));
+                    if k % 2 == 1 {
+                        other += 1;
+                        log.push_str(&format!("Nov 28 10:00:01 db1 postgres[78]: [{other}-1] 2026-11-28 10:00:01.000 UTC [78] LOG:  statement: SELECT {other}\n"));
+                    }
+                }
+            }
+            let (_, text, _, _) = unwrapped(&log);
+            let mine: String = text.split_inclusive('\n').filter(|l| !l.contains("[78]")).collect();
+            let want: String = messages.iter().map(|m| format!("{m}\n")).collect();
+            prop_assert_eq!(mine, want);
+        }
+    }
+}
+
+#[test]
+fn entries_without_times_keep_the_files_order() {
+    let n = 12_000;
+    let mut log = String::new();
+    for i in 0..n {
+        log.push_str(&format!(
+            r#"{{"category":"PostgreSQLLogs","properties":{{"message":"2026-11-28 12:00:00 UTC-6568c5a0.2b3c-LOG:  statement: SELECT {i}"}}}}"#
+        ));
+        log.push('\n');
+    }
+    assert_eq!(statement_numbers(&log), (0..n).collect::<Vec<_>>());
+}
+
+/// Through the whole capture: the real server's log, plain and wrapped both ways, gives the
+/// same workload, byte for byte; what the wrappers left out is in the summary.
+#[test]
+fn a_capture_of_the_wrapped_log_is_the_capture_of_the_plain_one() {
+    use crate::capture::{capture, CaptureOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, text: &str| {
+        let log = dir.path().join(name);
+        std::fs::write(&log, text).unwrap();
+        let output = dir.path().join(format!("{name}.wkl"));
+        let options = CaptureOptions {
+            logs: vec![log],
+            output: output.clone(),
+            ..CaptureOptions::default()
+        };
+        let summary = capture(&options, &|_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+        (std::fs::read(output).unwrap(), summary)
+    };
+    let (plain, p) = run("plain.log", fixture!("real-cloudsql.stderr"));
+    assert_eq!(p.statements, 8, "{p:?}");
+    let (gcloud, g) = run("gcloud.json", fixture!("real-cloudsql-gcloud.json"));
+    let (syslog, s) = run("syslog.log", fixture!("real-syslog.log"));
+    assert!(plain == gcloud && plain == syslog, "the same workload");
+    assert_eq!(
+        (g.statements, g.failed_statements),
+        (p.statements, p.failed_statements)
+    );
+    assert!(
+        g.warnings
+            .iter()
+            .any(|w| w.contains("1 of the Cloud Logging JSON")),
+        "{:?}",
+        g.warnings
+    );
+    assert!(
+        s.warnings.iter().any(|w| w.contains("5 other programs")),
+        "{:?}",
+        s.warnings
     );
 }

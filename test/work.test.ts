@@ -1,0 +1,178 @@
+// Work per call (docs/plans.md, "Work per call"): pages, WAL, rows and temporary blocks per
+// execution of each fingerprint on each side, from the replays' own pg_stat_statements entries,
+// with each replay's figure for the spread and the noise replay's beside. On a server of this
+// file's own that preloads pg_stat_statements (the shared test server does not). Two gate runs
+// side by side on the shop: identical schemas, and head adding an index on the column the
+// shop's hottest UPDATE sets. What is asserted is the presence of the counters and the direction
+// of the change, never an amount; latency is not the subject, its rules are out of reach.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { FingerprintPlan, WorkPerCall } from '../src/plans/types.js';
+import { WORK_COUNTERS } from '../src/plans/work.js';
+import type { GateReport } from '../src/verdict/report-types.js';
+import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
+import { startPostgres } from './support/postgres.js';
+import { runCli, shop } from './support/shop-gate.js';
+
+const MIGRATIONS = ['001_customers.sql', '002_products.sql', '003_orders.sql', '004_order_items.sql', '005_reviews.sql'].map((f) =>
+  shop('migrations', f),
+);
+/** The shop's most frequent statement: 484 calls per replay, each a write of one row. */
+const LAST_LOGIN = 'UPDATE customers SET last_login = now() WHERE id = $1';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  report: GateReport;
+}
+
+let server: Awaited<ReturnType<typeof startPostgres>>;
+let tmp: string;
+let same: Run;
+let indexed: Run;
+/** Identical schemas on the shared test server, which does not preload pg_stat_statements. */
+let fallback: Run;
+
+/**
+ * The gate on the shop, its base the shop's migrations.
+ * @param name the report's file name
+ * @param headFiles head's migrations
+ * @param url the server: this file's (with pg_stat_statements) unless given
+ * @param rounds rounds per side: two give each side a spread
+ */
+async function gate(name: string, headFiles: string[], url = server.url, rounds = 2): Promise<Run> {
+  const json = path.join(tmp, `${name}.json`);
+  const run = await runCli([
+    'gate',
+    '--database-url',
+    url,
+    '--workload',
+    shop('workload.wkl'),
+    '--seed',
+    shop('seed.sql'),
+    '--base-migrations',
+    ...MIGRATIONS,
+    '--migrations',
+    ...headFiles,
+    // As fast as the server goes: work per call does not depend on the pace.
+    '--rounds',
+    String(rounds),
+    '--speed',
+    '0',
+    '--confirm-rounds',
+    '0',
+    ...LATENCY_RULE_OUT_OF_REACH,
+    '--json',
+    json,
+  ]);
+  if (!fs.existsSync(json)) throw new Error(`no report (exit ${run.code}):\n${run.stderr}`);
+  return { ...run, report: JSON.parse(fs.readFileSync(json, 'utf8')) as GateReport };
+}
+
+beforeAll(async () => {
+  server = await startPostgres({ settings: { shared_preload_libraries: 'pg_stat_statements' } });
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-work-'));
+  const index = path.join(tmp, '006_customers_last_login_idx.sql');
+  fs.writeFileSync(
+    index,
+    '-- Find the customers who logged in lately.\nCREATE INDEX customers_last_login_idx ON customers (last_login);\n',
+  );
+  [same, indexed, fallback] = await Promise.all([
+    gate('same', MIGRATIONS),
+    // One round: the direction of the change is asserted, not its spread.
+    gate('indexed', [...MIGRATIONS, index], server.url, 1),
+    gate('fallback', MIGRATIONS, inject('pgUrl'), 1),
+  ]);
+});
+
+afterAll(async () => {
+  await server?.stop();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+function plan(run: Run, normalized: string): FingerprintPlan {
+  const f = run.report.plans?.fingerprints.find((x) => x.normalized === normalized);
+  if (!f) throw new Error(`${normalized} not in the plans report:\n${run.stderr}`);
+  return f;
+}
+
+const pages = (w: WorkPerCall) => WORK_COUNTERS.pages(w)!;
+
+describe('work per call from pg_stat_statements', () => {
+  it('identical schemas: each side has work counters, their spread over the rounds and, on base, the noise replay; the gate passes', () => {
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.report.plans?.stats).toMatchObject({ source: 'pg_stat_statements', work_note: null });
+    const update = plan(same, LAST_LOGIN);
+    for (const side of ['base', 'head'] as const) {
+      const work = update[side].stats?.work;
+      expect(work, side).toBeDefined();
+      // A write: WAL in every call, and the pages of the row and its index lookup.
+      expect(work!.per_call.wal_records!, side).toBeGreaterThan(0);
+      expect(work!.per_call.wal_bytes!, side).toBeGreaterThan(0);
+      expect(pages(work!.per_call), side).toBeGreaterThan(0);
+      expect(work!.per_call.rows, side).toBe(1);
+      expect(work!.rounds?.replays, side).toBe(2);
+      for (const k of Object.keys(work!.per_call) as (keyof WorkPerCall)[]) {
+        expect(work!.rounds!.min[k]!, `${side} ${k}`).toBeLessThanOrEqual(work!.per_call[k]! + 1e-9);
+        expect(work!.rounds!.max[k]!, `${side} ${k}`).toBeGreaterThanOrEqual(work!.per_call[k]! - 1e-9);
+      }
+    }
+    expect(update.base.stats!.work!.noise?.wal_bytes).toBeGreaterThan(0);
+    expect(update.head.stats!.work!.noise).toBeNull();
+    // Reads: pages and no WAL of their own.
+    const reads = same.report.plans!.fingerprints.filter((f) => f.kind === 'select' && f.base.stats?.work);
+    expect(reads.length).toBeGreaterThan(0);
+    for (const f of reads) expect(pages(f.base.stats!.work!.per_call), f.normalized).toBeGreaterThan(0);
+    expect(same.stdout).toContain('#### Work per call');
+    expect(same.stdout).toMatch(/Counted by pg_stat_statements [\d.]+ in every replay of each side/);
+  });
+
+  it('an index on the column an UPDATE sets: more WAL and more pages per call for that UPDATE, in the JSON and the markdown, not gated', () => {
+    expect(indexed.code, indexed.stderr).toBe(0);
+    const update = plan(indexed, LAST_LOGIN);
+    const base = update.base.stats!.work!.per_call;
+    const head = update.head.stats!.work!.per_call;
+    expect(head.wal_bytes!).toBeGreaterThan(base.wal_bytes!);
+    expect(pages(head)).toBeGreaterThan(pages(base));
+    const changes = update.work_changes ?? [];
+    expect(changes.find((c) => c.counter === 'wal_bytes')).toMatchObject({ direction: 'more' });
+    expect(changes.find((c) => c.counter === 'pages')).toMatchObject({ direction: 'more' });
+    const row = indexed.stdout.split('\n').find((l) => l.includes('UPDATE customers SET last_login') && l.includes('WAL'));
+    expect(row, indexed.stdout).toMatch(/\| more \| .*WAL \d+ B → \d+ B.* pages/);
+  });
+
+  it('names the index head added on the table the UPDATE writes, and the migration line that created it', () => {
+    expect(plan(indexed, LAST_LOGIN).index_changes).toEqual([
+      {
+        relation: 'public.customers',
+        index: 'customers_last_login_idx',
+        change: 'added',
+        definition: 'CREATE INDEX customers_last_login_idx ON public.customers USING btree (last_login)',
+        migration: { file: expect.stringMatching(/006_customers_last_login_idx\.sql$/), line: 2 },
+      },
+    ]);
+    // A read of the table writes nothing: no index change is its to explain.
+    expect(plan(indexed, 'SELECT id, name, email FROM customers WHERE id = $1').index_changes).toEqual([]);
+    expect(plan(same, LAST_LOGIN).index_changes).toEqual([]);
+    expect(indexed.stdout).toMatch(
+      /- `UPDATE customers SET last_login = now\(\) WHERE id = \$1`: index `customers_last_login_idx` added on public\.customers by `[^`]*006_customers_last_login_idx\.sql`, line 2 — an UPDATE that sets an indexed column is no longer heap-only/,
+    );
+  });
+});
+
+describe('work per call without pg_stat_statements', () => {
+  it('one EXPLAIN (ANALYZE, BUFFERS, WAL) per fingerprint and side, named as the weaker source', () => {
+    expect(fallback.code, fallback.stderr).toBe(0);
+    expect(fallback.report.plans?.stats).toMatchObject({ source: 'explain-analyze' });
+    const work = plan(fallback, LAST_LOGIN).base.stats!.work!;
+    // One execution of the captured example: its WAL and pages, no replays to spread over.
+    expect(work.per_call.wal_bytes!).toBeGreaterThan(0);
+    expect(pages(work.per_call)).toBeGreaterThan(0);
+    expect(work.rounds).toBeNull();
+    expect(work.noise).toBeNull();
+    expect(fallback.stdout).toMatch(/Counted by one EXPLAIN \(ANALYZE, BUFFERS, WAL\) .*: a weaker source than pg_stat_statements/);
+  });
+});
