@@ -16,9 +16,10 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CaptureSummary, ReplayReport } from '../src/types.js';
+import type { CaptureSummary } from '../src/types.js';
 import { DRIVERS, type DriverName, installDriver, runDriver } from './drivers/install.mjs';
 import { runCli as cli } from './support/cli.js';
+import { extraStatements, replaysWhole, STATEMENTS, shopDatabase } from './support/driver-shop.js';
 import { eventually, logged } from './support/eventually.js';
 import { localMajors, startPostgres, type TestServer } from './support/postgres.js';
 
@@ -28,25 +29,11 @@ const NAMES = Object.keys(DRIVERS) as DriverName[];
 /** What is missing to build each app, null when its toolchain is here. */
 const missing = Object.fromEntries(NAMES.map((d) => [d, DRIVERS[d].toolchain()])) as Record<DriverName, string | null>;
 
-const SCHEMA = fs.readFileSync(path.join(import.meta.dirname, 'drivers', 'schema.sql'), 'utf8');
-
-/**
- * What each app sends (test/drivers/README.md): per customer (25) a sign-up, BEGIN, the order,
- * 3 items, the receipt, the total, COMMIT and one read; 13 tag reads (even customers), 9 profile
- * and 9 reference reads (every third); then the duplicate sign-up, 5 shipments and a count.
- * node-postgres adds its dashboard: 25 reads over a pool.
- */
-const STATEMENTS = 25 * 10 + 13 + 9 * 2 + 1 + 5 + 1;
 /** Producers: 25 sign-ups, 25 orders, the failed sign-up (no id). */
 const PRODUCERS = 25 + 25 + 1;
 /** Later literals carrying an id: each customer's in its order and its read (and 5 shipments), each order's in 3 items, the receipt and twice in the total. */
 const LINKS = 25 * 2 + 5 + 25 * 6;
-const extra = (d: DriverName) => (d === 'node' ? 25 : 0);
-
-/** Every row the shop holds, in one digest: a replay that wrote the same rows gives the same. */
-const CONTENT_DIGEST = `SELECT md5(string_agg(r, '|' ORDER BY r)) AS digest FROM (
-  SELECT c::text AS r FROM customers c UNION ALL SELECT o::text FROM orders o
-  UNION ALL SELECT i::text FROM order_items i UNION ALL SELECT x::text FROM receipts x) rows`;
+const extra = extraStatements;
 
 /** Debian's log_line_prefix: milliseconds, pid, user and database (no session id). */
 const PREFIX = '%m [%p] %q%u@%d ';
@@ -83,35 +70,6 @@ describe.skipIf(major === undefined)(title, () => {
     return url.toString();
   };
 
-  /**
-   * A database of the driver's own user with the shop's schema, owned by that user. The schema
-   * is not logged (a superuser's session that turns statement logging off for itself), so that
-   * the database's log holds the app's sessions only: the schema's identity starts (10001, …)
-   * would otherwise be sent before the ids they hand out.
-   */
-  async function shopDatabase(role: string, db: string): Promise<void> {
-    await admin.query(`CREATE DATABASE ${db} OWNER ${role}`);
-    const c = new pg.Client(dbUrl(server.user, db));
-    await c.connect();
-    try {
-      await c.query('SET log_min_duration_statement = -1');
-      await c.query(`SET ROLE ${role}`);
-      await c.query(SCHEMA);
-    } finally {
-      await c.end();
-    }
-  }
-
-  async function contentDigest(role: string, db: string): Promise<string> {
-    const c = new pg.Client(dbUrl(role, db));
-    await c.connect();
-    try {
-      return (await c.query<{ digest: string }>(CONTENT_DIGEST)).rows[0]!.digest;
-    } finally {
-      await c.end();
-    }
-  }
-
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-drivers-'));
     const toBuild = NAMES.filter((d) => missing[d] === null);
@@ -147,8 +105,7 @@ describe.skipIf(major === undefined)(title, () => {
     const ready = NAMES.filter((d) => installed.get(d) === null);
     for (const d of ready) {
       await admin.query(`CREATE ROLE drv_${d} LOGIN`);
-      await shopDatabase(`drv_${d}`, `drv_${d}`);
-      await shopDatabase(`drv_${d}`, `drv_${d}_replay`);
+      for (const db of [`drv_${d}`, `drv_${d}_replay`]) await shopDatabase(admin, dbUrl(server.user, db), `drv_${d}`, db);
     }
     // The four apps at once, each in its own database as its own user.
     const runs = await Promise.all(ready.map((d) => runDriver(d, dbUrl(`drv_${d}`, `drv_${d}`))));
@@ -215,40 +172,14 @@ describe.skipIf(major === undefined)(title, () => {
         );
       }
 
-      const report = path.join(tmp, `${d}-replay.json`);
-      const results = path.join(tmp, `${d}-results.jsonl`);
-      const url = dbUrl(`drv_${d}`, `drv_${d}_replay`);
       // The stderr capture is replayed (the same bytes as the csvlog's, with a sidecar of its own).
-      const r = await cli([
-        'replay',
-        '--workload',
+      const { report: rep, coverage } = await replaysWhole(
         fromStderr,
-        '--database-url',
-        url,
-        '--allow-writes',
-        '--json',
-        report,
-        '--results',
-        results,
-      ]);
-      expect(r.stderr).not.toMatch(/error:/);
-      expect(r.code).toBe(0);
-      expect(r.stdout).toContain('against the capture: 1 error where the statement failed at capture time too (expected), 0 new errors');
-      const rep = JSON.parse(fs.readFileSync(report, 'utf8')) as ReplayReport;
-      const coverage = rep.totals.executed / rep.totals.captured;
-      expect(rep.totals.captured).toBe(s.statements);
-      expect(coverage).toBeGreaterThanOrEqual(0.99);
-      expect(rep.totals.skipped + rep.totals.not_executed).toBe(0);
-      const errors = fs
-        .readFileSync(results, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { outcome: string; sqlstate?: string })
-        .filter((l) => l.outcome === 'error');
-      expect(errors.map((e) => e.sqlstate)).toEqual(['23505']);
-      // Binary timestamps, numerics, uuids, jsonb, arrays and bytea came back as literals that
-      // write the very same rows.
-      expect(await contentDigest(`drv_${d}`, `drv_${d}_replay`)).toBe(await contentDigest(`drv_${d}`, `drv_${d}`));
+        dbUrl(`drv_${d}`, `drv_${d}_replay`),
+        dbUrl(`drv_${d}`, `drv_${d}`),
+        s.statements,
+        path.join(tmp, d),
+      );
       console.log(
         `${label}: ${s.statements} statements captured, ${rep.totals.executed} executed (${(coverage * 100).toFixed(1)} %), ` +
           `1 expected error; keys: ${s.keys!.producers_with_values}/${s.keys!.producers} producers with their id, ${s.keys!.links} links, ` +

@@ -19,6 +19,8 @@ import { runCapacityCommand } from './capacity.js';
 import { runCompare } from './compare.js';
 import { runGateCommand } from './gate.js';
 import { inspectCommand, runInspect } from './inspect.js';
+import { proxyCommand } from './proxy-options.js';
+import { runProxy } from './proxy.js';
 import { type Io, processIo } from '../runtime/io.js';
 import { maskUrlsIn } from '../provision/url.js';
 import { replayCommand } from './replay-options.js';
@@ -54,6 +56,7 @@ const commands: Record<string, Command> = {
   compare: command(compareCommand, runCompare),
   condense: command(condenseCommand, runCondense),
   inspect: command(inspectCommand, runInspect),
+  proxy: command(proxyCommand, runProxy),
   replay: command(replayCommand, runReplay),
   run: command(runCommand, runPipelineCommand),
 };

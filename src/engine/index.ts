@@ -317,6 +317,75 @@ export async function replay(workload: Workload, options: ReplayOptions, control
   });
 }
 
+/**
+ * What the recording proxy did: the content of its `.capture.json` sidecar, whose common fields
+ * are a log capture's (so `replay` reads the failed statements from either).
+ */
+export interface ProxySummary
+  extends Pick<
+    CaptureSummary,
+    | 'workload'
+    | 'sidecar'
+    | 'sessions'
+    | 'statements'
+    | 'first_statement_at'
+    | 'duration_us'
+    | 'failed_statements'
+    | 'excluded'
+    | 'incomplete'
+    | 'warnings'
+    | 'failed'
+  > {
+  format: 'pg-retest-action capture';
+  version: 1;
+  capture_method: 'proxy';
+  listen: string;
+  /** `host:port` of the server (never its password). */
+  target: string;
+  /** Client connections that authenticated. */
+  connections: number;
+  /** Ran, but cannot be replayed as SQL text (`binary_parameter`, `copy_from_stdin`, …). */
+  not_replayable: Record<string, number>;
+  copy: { from_stdin: number; to_stdout: number };
+  /** Executes the server skipped after an error earlier in their pipeline (they never ran). */
+  skipped_after_error: number;
+  /** Parse or Describe messages the server refused (their statements never ran). */
+  protocol_errors: number;
+  /** Statements sent but not answered when their session ended. */
+  unfinished: number;
+  cancel_requests: number;
+  /** Traffic relayed but not recorded because a session's recorder fell behind. */
+  lost_chunks: number;
+  incomplete_sessions: number;
+  statements_with_returned_rows: number;
+}
+
+/** A running recording proxy. */
+export interface RunningProxy {
+  /** Where it listens (`127.0.0.1:6543`). */
+  address: string;
+  /** Stops accepting clients; open sessions may finish within the grace period. */
+  stop(): void;
+  /** The summary, once the workload and its sidecar are written. */
+  result(): Promise<ProxySummary>;
+}
+
+/**
+ * Starts the recording proxy.
+ * @param options where to listen (`HOST:PORT`), the target's URL, the `.wkl` to write, and
+ *   optionally `durationMs`, `graceMs`, `includeNoise`
+ * @returns the running proxy; rejects with `E_OPTIONS` (bad address, port in use) or
+ *   `E_CONNECT` (the target is unreachable or refuses the TLS it asks for)
+ */
+export async function startProxy(options: native.NativeProxyOptions): Promise<RunningProxy> {
+  const handle = await engineCall(() => native.startProxy(options));
+  return {
+    address: handle.address,
+    stop: () => handle.stop(),
+    result: () => engineCall(() => handle.result() as Promise<ProxySummary>),
+  };
+}
+
 /** What {@link compareReplays} compares. */
 export interface CompareReplaysInput {
   /** Replays on the base schema, made with `includeSamples`; at least one. */

@@ -39,6 +39,8 @@ export type NativeCaptureOptions = Binding.CaptureOptions;
 export type NativeCaptureProgress = Binding.CaptureProgress;
 export type NativeCondenseOptions = Binding.CondenseOptions;
 export type NativeCondenseProgress = Binding.CondenseProgress;
+export type NativeProxyOptions = Binding.ProxyOptions;
+export type NativeProxyHandle = Binding.ProxyHandle;
 
 /** Code of the error thrown when the addon cannot be loaded. */
 export const UNAVAILABLE = 'E_ENGINE_UNAVAILABLE';
@@ -266,6 +268,15 @@ export function startReplay(
  */
 export function captureWorkload(options: NativeCaptureOptions, onProgress?: (progress: NativeCaptureProgress) => void): Promise<object> {
   return binding().captureWorkload(options, onProgress);
+}
+
+/**
+ * Starts the recording proxy: resolves once it listens and the target has accepted a connection.
+ * @param options where to listen and relay, what to write
+ * @returns the running proxy's handle
+ */
+export function startProxy(options: NativeProxyOptions): Promise<NativeProxyHandle> {
+  return binding().startProxy(options);
 }
 
 /**

@@ -6,6 +6,7 @@
 //! - [`linked`]: a workload beside its generated keys ([`keys`]), as replay and `inspect` take it.
 //! - [`sql`]: statement analysis by PostgreSQL's own parser.
 //! - [`classify`] and [`scale`]: session classes and scaled replay plans.
+//! - [`proxy`]: capture through a wire-protocol proxy into a `.wkl` workload.
 //! - [`replay`]: the replay engine and its accountable report.
 //! - [`stats`]: latency summaries.
 //! - [`compare`]: base vs head replays: latency with confidence intervals, noise floor, errors.
@@ -25,6 +26,7 @@ pub mod example_setup;
 mod fnv;
 pub mod keys;
 pub mod linked;
+pub mod proxy;
 pub mod replay;
 pub mod scale;
 pub mod seeded;

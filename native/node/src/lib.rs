@@ -8,6 +8,7 @@
 //! - [`workload`]: `loadWorkload`, `inspectWorkload`, `writeWorkload` and the `Workload` class.
 //! - [`replay`]: `startReplay`, its `ReplayOptions` and the `ReplayHandle` class.
 //! - [`capture`]: `captureWorkload`, PostgreSQL logs into a `.wkl` file.
+//! - [`proxy`]: `startProxy`, the recording proxy, and its `ProxyHandle`.
 //! - [`condense`]: `condenseWorkload` (a workload cut to a CI budget) and `compareWorkloads`.
 //! - [`compare`]: `compareReplays`, the comparison of base and head replay reports.
 //! - [`progress`]: progress snapshots to a weak JavaScript callback.
@@ -22,6 +23,7 @@ pub mod error;
 pub mod examples;
 pub mod json;
 pub mod progress;
+pub mod proxy;
 pub mod replay;
 pub mod workload;
 
