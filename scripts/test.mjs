@@ -370,6 +370,21 @@ function startBackgroundBuild(env) {
     },
   };
 }
+/**
+ * The driver apps of test/drivers/ (pgx, pgjdbc, psycopg) built at nice 19 beside the alone
+ * group, like the Rust tests' build: on a new machine their build is about 90 s of CPU (Go's
+ * standard library, Maven, pip), which the parallel files that run the apps would otherwise wait
+ * for. Not stopped: it is awaited before those files start, so they never build at the same time
+ * (a build writes its stamp last; an app it could not build is built, and its error shown, by the
+ * test that runs it). Its output is not shown.
+ */
+function startDriverApps(env) {
+  return run('nice', ['-n', '19', process.execPath, path.join(root, 'test', 'drivers', 'install.mjs')], {
+    env,
+    quiet: true,
+  });
+}
+
 async function main() {
   // The layers of src/ (.dependency-cruiser.cjs): two seconds, before minutes of building.
   await step('layers (dependency-cruiser)', 'npm', ['run', '--silent', 'lint:layers']);
@@ -423,8 +438,10 @@ async function main() {
       const runCargo = !flags.has('--skip-cargo');
       if (runVitest) {
         const build = runCargo ? startBackgroundBuild(env) : undefined;
+        const drivers = startDriverApps(env);
         await vitestProject('alone', env);
         await build?.stop();
+        await drivers;
       }
       const rust = async () => {
         await cargoTests(env);
