@@ -23,6 +23,12 @@ const SCRIPTS = [
   // BEGIN, three UPDATEs, a SELECT, an INSERT, END.
   { name: 'tpcb-like', flags: [], statements: 7 },
 ];
+/**
+ * Statements each pgbench run sends besides its transactions, on a connection of its own: the
+ * scale check (`select count(*) from pgbench_branches`), recorded, and a catalog query about
+ * partitions, left out as noise.
+ */
+const SETUP_RECORDED = 1;
 /** How long the proxy may take to write the workload once stopped. */
 const STOP_LIMIT_MS = 300_000;
 
@@ -150,7 +156,7 @@ export async function measure(ctx, deps) {
       for (const mode of MODES) {
         for (const script of SCRIPTS) {
           const one = async (via) => {
-            const label = `${via === 'proxy' ? 'P' : 'D'}${i} ${mode} ${script.name === 'select-only' ? '-S' : 'TPC-B'}`;
+            const label = `${via === 'proxy' ? 'P' : 'D'}${i}`;
             const cpuBefore = via === 'proxy' ? proxyCpu(proxy.pid) : undefined;
             const r = await deps.pgbench(ctx, label, {
               host: '127.0.0.1',
@@ -160,7 +166,7 @@ export async function measure(ctx, deps) {
               statementsPerTransaction: script.statements,
               clients: CLIENTS,
               threads: THREADS,
-              tool: `pgbench ${via === 'proxy' ? 'via proxy' : 'direct'}`,
+              tool: `${via} -M ${mode} ${script.name === 'select-only' ? '-S' : 'TPC-B'}`,
             });
             const cpuAfter = via === 'proxy' ? proxyCpu(proxy.pid) : undefined;
             const proxy_cpu_s = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined;
@@ -216,7 +222,14 @@ function figures(runs, stopped, output) {
   const proxied = runs.filter((r) => r.via === 'proxy');
   const ran = proxied.reduce((n, r) => n + r.statements, 0);
   const s = stopped.summary;
+  const loads = runs.map((r) => r.loadavg_before);
+  const others = runs.map((r) => r.other_cores).filter((x) => x !== undefined);
   return {
+    load: {
+      loadavg_min: Math.min(...loads),
+      loadavg_max: Math.max(...loads),
+      other_work_cores_mean: others.length ? mean(others) : undefined,
+    },
     cases,
     proxy: {
       cpu_s: stopped.usage.cpu_s,
@@ -232,6 +245,7 @@ function figures(runs, stopped, output) {
     recording: {
       pgbench_runs: proxied.length,
       pgbench_statements: ran,
+      expected_statements: ran + SETUP_RECORDED * proxied.length,
       recorded_statements: s.statements,
       sessions: s.sessions,
       connections: s.connections,
@@ -242,7 +256,7 @@ function figures(runs, stopped, output) {
       lost_chunks: s.lost_chunks,
       incomplete: s.incomplete,
       warnings: s.warnings,
-      complete: s.statements === ran,
+      complete: s.statements === ran + SETUP_RECORDED * proxied.length,
     },
   };
 }
@@ -278,9 +292,17 @@ export function print(v) {
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
   console.log(
-    `  recorded ${r.recorded_statements} statements in ${r.sessions} sessions (${r.connections} connections); pgbench ran ${r.pgbench_statements} in its ${r.pgbench_runs} runs through the proxy: ` +
-      (r.complete ? 'every one recorded' : `NOT the same: ${r.recorded_statements - r.pgbench_statements} more recorded than run`) +
+    `  recorded ${r.recorded_statements} statements in ${r.sessions} sessions (${r.connections} connections); pgbench ran ${r.pgbench_statements} in the transactions of its ${r.pgbench_runs} runs through the proxy, and one scale check each: ` +
+      (r.complete
+        ? 'every one recorded'
+        : `NOT the same: ${r.recorded_statements - r.expected_statements} more recorded than that (fewer when negative)`) +
       `; left out: ${left || 'none'}; unfinished ${r.unfinished}, lost chunks ${r.lost_chunks}, failed ${r.failed_statements}${r.incomplete ? ', the capture says it is incomplete' : ''}`,
   );
   for (const w of r.warnings ?? []) console.log(`  proxy warning: ${w}`);
+  console.log(
+    `  load average ${fmt(v.load.loadavg_min, 2)}–${fmt(v.load.loadavg_max, 2)} before the runs` +
+      (v.load.other_work_cores_mean === undefined
+        ? ''
+        : `; other work on the machine during them: ${fmt(v.load.other_work_cores_mean, 2)} cores on average`),
+  );
 }
