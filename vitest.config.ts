@@ -2,12 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Files whose assertions compare timings between replays: capacity sweeps (throughput against
- * concurrency), and the latency regressions of a dropped index (a ratio of p95s, which the
- * suite's own load on two cores compressed until a fresh-clone run passed the PR). They run first
+ * concurrency), the latency regressions of a dropped index (a ratio of p95s, which the
+ * suite's own load on two cores compressed until a fresh-clone run passed the PR), and the
+ * slowed write found on a workload recorded through the proxy. They run first
  * and one at a time, never beside other files: `npm test` runs this project on its own, with only
  * the Rust tests' build at nice 19 beside it, then the rest (docs/testing.md, "Timing").
  */
-const ALONE = ['test/capacity.test.ts', 'test/gate-regression.test.ts', 'test/pipeline-run.test.ts'];
+const ALONE = ['test/capacity.test.ts', 'test/gate-regression.test.ts', 'test/pipeline-run.test.ts', 'test/proxy-gate.test.ts'];
 
 const shared = {
   globalSetup: ['test/support/global-setup.ts'],

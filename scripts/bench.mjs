@@ -1,7 +1,8 @@
 // The replay benchmark (`npm run bench`): figures, not a pass/fail test.
 //
 //   node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path]
-//                          [--unpinned] [--server-time] [--fixed-work] [--floor] [--tcp] [--out FILE]
+//                          [--unpinned] [--server-time] [--fixed-work] [--floor] [--tcp]
+//                          [--proxy | --only-proxy] [--out FILE]
 //
 // Starts one throwaway PostgreSQL server (initdb in a temporary directory, a free port on
 // 127.0.0.1 and a Unix-domain socket in that directory), loads it with `pgbench -i -s 10`, then
@@ -16,11 +17,16 @@
 // a Tokio runtime), and
 // Every client connects over the Unix-domain socket, as the replay does on the servers the gate
 // starts; with --tcp, every client connects to 127.0.0.1 instead (as to a server given by URL).
+// With --proxy, after those runs, the recording proxy's cost (scripts/bench/proxy.mjs): pgbench
+// -c 8 -j 2 -M simple|extended|prepared, -S and TPC-B-like, straight to the server and through
+// `pg-retest-action proxy` (dist/cli.js, `npm run build`), both over TCP, N pairs each; with
+// --only-proxy, that alone (no replay runs, nothing of ours to build).
 // It reports q/s, the ratio ours/pgbench, client CPU per 100k statements, the server's CPU during each
 // run and peak RSS. Then it measures the peak RSS of loading and replaying 320k and 1M statements,
 // and of loading them through the shipped engine's Node addon, as the action and the CLI do.
 // The server is always stopped and the directory removed, also on error or Ctrl-C.
-// Results go to stdout and to target/bench/bench-results.json. See docs/benchmark.md.
+// Results go to stdout and to target/bench/bench-results.json (bench-proxy-results.json with
+// --only-proxy). See docs/benchmark.md.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -30,12 +36,14 @@ import { fileURLToPath } from 'node:url';
 
 import * as cpuAccounting from './bench/cpu-accounting.mjs';
 import { fmt, fmtInterval, interval95, mean } from './bench/figures.mjs';
+import * as proxyVariant from './bench/proxy.mjs';
 import * as serverTimeVariant from './bench/server-time.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const rusageWrapper = path.join(root, 'scripts', 'bench', 'rusage.py');
 const exampleBin = path.join(root, 'target', 'release', 'examples', 'bench_replay');
 const floorBin = path.join(root, 'target', 'release', 'examples', 'bench_floor');
+const cliBundle = path.join(root, 'dist', 'cli.js');
 /** bench_floor's exit status when io_uring cannot be used on this machine. */
 const FLOOR_UNAVAILABLE = 3;
 
@@ -52,11 +60,15 @@ const settings = {
   serverTime: false,
   fixedWork: false,
   floor: false,
+  /** The recording proxy's cost (`--proxy`), or only that (`--only-proxy`). */
+  proxy: false,
+  onlyProxy: false,
   /** How every client connects: 'socket' (the server's Unix-domain socket) or 'tcp' (127.0.0.1). */
   transport: 'socket',
   out: path.join(root, 'target', 'bench', 'bench-results.json'),
 };
 {
+  let outGiven;
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -74,16 +86,20 @@ const settings = {
     else if (arg === '--fixed-work') settings.fixedWork = true;
     else if (arg === '--floor') settings.floor = true;
     else if (arg === '--tcp') settings.transport = 'tcp';
-    else if (arg === '--out') settings.out = path.resolve(value());
+    else if (arg === '--proxy') settings.proxy = true;
+    else if (arg === '--only-proxy') settings.proxy = settings.onlyProxy = true;
+    else if (arg === '--out') settings.out = outGiven = path.resolve(value());
     else if (arg === '-h' || arg === '--help') usage();
     else usage(`unknown option ${arg}`);
   }
+  // The proxy's figures alone do not replace the whole benchmark's.
+  if (settings.onlyProxy && !outGiven) settings.out = path.join(root, 'target', 'bench', 'bench-proxy-results.json');
 }
 
 function usage(problem) {
   if (problem) console.error(`bench: ${problem}`);
   console.error(
-    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--unpinned] [--server-time] [--fixed-work] [--floor] [--tcp] [--out FILE]',
+    'usage: node scripts/bench.mjs [--pairs N] [--seconds S] [--skip-build] [--no-memory] [--old-path] [--unpinned] [--server-time] [--fixed-work] [--floor] [--tcp] [--proxy | --only-proxy] [--out FILE]',
   );
   process.exit(problem ? 2 : 0);
 }
@@ -124,8 +140,9 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 process.on('exit', emergencyCleanup);
 
-/** Synchronous last resort: never leave a server or its directory behind. */
+/** Synchronous last resort: never leave a server, a proxy or the server's directory behind. */
 function emergencyCleanup() {
+  proxyVariant.emergencyStop();
   if (server.pid && !server.stopped && alive(server.pid)) {
     try {
       process.kill(server.pid, 'SIGQUIT');
@@ -515,25 +532,41 @@ const python = () => pythonPath;
 /**
  * One pgbench run: for S seconds (`-T`, all clients stopped at once), or with --fixed-work the
  * same number of statements per client as the replay's sessions hold (`-t`), so that both end
- * unevenly, as a replay of a fixed workload does.
+ * unevenly, as a replay of a fixed workload does. By default the A runs' point selects; the
+ * proxy variant gives its own protocol, script (with the statements per transaction), clients,
+ * host and port. q/s counts statements; `latency_ms` is pgbench's average per transaction.
  */
-async function runPgbench(ctx, label, replayed) {
+async function runPgbench(
+  ctx,
+  label,
+  replayed,
+  {
+    host = ctx.host,
+    port = ctx.port,
+    mode = 'simple',
+    script = ['-S'],
+    statementsPerTransaction = 1,
+    clients = SESSIONS,
+    threads = 2,
+    tool = 'pgbench',
+  } = {},
+) {
   const load = loadavg();
-  const length = settings.fixedWork ? ['-t', String(Math.round(replayed / SESSIONS))] : ['-T', String(settings.seconds)];
+  const length = settings.fixedWork && replayed ? ['-t', String(Math.round(replayed / clients))] : ['-T', String(settings.seconds)];
   const args = [
     '-h',
-    ctx.host,
+    host,
     '-p',
-    String(ctx.port),
+    String(port),
     '-U',
     'postgres',
-    '-S',
+    ...script,
     '-M',
-    'simple',
+    mode,
     '-c',
-    String(SESSIONS),
+    String(clients),
     '-j',
-    '2',
+    String(threads),
     ...length,
     '-n',
     'bench',
@@ -543,14 +576,19 @@ async function runPgbench(ctx, label, replayed) {
   const tps = stdout.match(/tps = ([\d.]+) \(without initial connection time\)/);
   const processed = stdout.match(/number of transactions actually processed: (\d+)/);
   const failed = stdout.match(/number of failed transactions: (\d+)/);
+  const latency = stdout.match(/latency average = ([\d.]+) ms/);
   if (!tps || !processed) throw new BenchError(`cannot read pgbench's results (${label}):\n${stdout}`);
   if (failed && Number(failed[1]) !== 0) throw new BenchError(`pgbench reported ${failed[1]} failed transactions (${label})`);
-  const statements = Number(processed[1]);
+  const transactions = Number(processed[1]);
+  const statements = transactions * statementsPerTransaction;
   const result = {
     label,
-    tool: 'pgbench',
+    tool,
+    mode,
+    transactions,
     statements,
-    qps: Number(tps[1]),
+    qps: Number(tps[1]) * statementsPerTransaction,
+    latency_ms: latency ? Number(latency[1]) : undefined,
     cpu_s: usage.cpu_s,
     cpu_user_s: usage.user_s,
     cpu_sys_s: usage.sys_s,
@@ -765,14 +803,16 @@ async function main() {
   );
   console.log('note: other work on this machine adds noise; runs alternate A B A B to spread it.');
 
-  if (settings.build) {
+  if (settings.build && !settings.onlyProxy) {
     console.log('\n--- building the release example ---');
     const examples = ['bench_replay', ...(settings.floor ? ['bench_floor'] : [])].flatMap((e) => ['--example', e]);
     await mustRun('cargo build', 'cargo', ['build', '--release', '-p', 'pg-retest-core', ...examples]);
   }
-  for (const bin of [exampleBin, ...(settings.floor ? [floorBin] : [])]) {
+  for (const bin of settings.onlyProxy ? [] : [exampleBin, ...(settings.floor ? [floorBin] : [])]) {
     if (!fs.existsSync(bin)) throw new BenchError(`${bin} is missing; run without --skip-build`);
   }
+  if (settings.proxy && !fs.existsSync(cliBundle))
+    throw new BenchError(`${cliBundle} is missing (the proxy runs from it); run npm run build`);
 
   console.log('\n--- starting a throwaway PostgreSQL server ---');
   const srv = await startServer(tools);
@@ -780,7 +820,9 @@ async function main() {
   const ctx = { ...srv, tools, host: settings.transport === 'socket' ? srv.dir : '127.0.0.1' };
   console.log(`  port ${srv.port}, data in ${srv.dir}, settings: ${SERVER_SETTINGS.join(' ')}`);
   console.log(
-    `  every client connects to ${settings.transport === 'socket' ? `the Unix-domain socket in ${srv.dir}` : `127.0.0.1:${srv.port} (TCP)`}`,
+    settings.onlyProxy
+      ? `  pgbench connects to 127.0.0.1:${srv.port} (TCP), directly and through the proxy`
+      : `  every client connects to ${settings.transport === 'socket' ? `the Unix-domain socket in ${srv.dir}` : `127.0.0.1:${srv.port} (TCP)`}`,
   );
   const pgUser = ['-h', '127.0.0.1', '-p', String(srv.port), '-U', 'postgres'];
   await mustRun('createdb', tools.exe('createdb'), [...pgUser, 'bench']);
@@ -788,6 +830,21 @@ async function main() {
   const initStarted = Date.now();
   await mustRun('pgbench -i -s 10', tools.exe('pgbench'), [...pgUser, '-i', '-s', '10', '-q', 'bench'], { quiet: true });
   console.log(`  initialised in ${((Date.now() - initStarted) / 1000).toFixed(1)} s`);
+
+  if (settings.onlyProxy) {
+    const proxy = await runProxyVariant(ctx);
+    console.log('\n=== summary ===');
+    proxyVariant.print(proxy);
+    writeResults({
+      date: startedAt.toISOString(),
+      revision,
+      machine,
+      loadavg_end: os.loadavg(),
+      settings: { ...settings, server_settings: SERVER_SETTINGS },
+      proxy,
+    });
+    return;
+  }
 
   console.log('\n--- calibration (our replay) ---');
   // The first replay also warms the caches (server and file system); both size the workload, since
@@ -864,6 +921,7 @@ async function main() {
     }
     if (!engine) console.log('  (no engine in dist/ for this machine: the load through the addon is not measured)');
   }
+  const proxy = settings.proxy ? await runProxyVariant(ctx) : undefined;
 
   // Summary
   const ratios = pairs.map((p) => p.ratio);
@@ -1059,6 +1117,7 @@ async function main() {
       `note: the 1-minute load average reached ${busiest} on ${machine.cpus} CPUs: other work competed with these runs, so the figures are noisy.`,
     );
   }
+  if (proxy) proxyVariant.print(proxy);
   console.log('(MB = 10^6 bytes; q/s of pgbench exclude its connection time, ours are statements / replay wall time)');
 
   const results = {
@@ -1074,7 +1133,29 @@ async function main() {
     addon_loads: addonLoads,
     summary,
     targets,
+    ...(proxy && { proxy }),
   };
+  writeResults(results);
+}
+
+/** The recording proxy's runs (`--proxy`, `--only-proxy`): scripts/bench/proxy.mjs. */
+async function runProxyVariant(ctx) {
+  console.log(
+    `\n--- the recording proxy: pgbench -c ${proxyVariant.CLIENTS} -j 2 -T ${settings.seconds} -n, -M simple|extended|prepared, -S and TPC-B-like, ` +
+      `direct (D) and through the proxy (P), ${settings.pairs} pairs, both over TCP ---`,
+  );
+  return proxyVariant.measure(ctx, {
+    root,
+    python: python(),
+    rusageWrapper,
+    pairs: settings.pairs,
+    pgbench: (c, label, options) => runPgbench(c, label, undefined, options),
+    BenchError,
+    checkInterrupted,
+  });
+}
+
+function writeResults(results) {
   fs.mkdirSync(path.dirname(settings.out), { recursive: true });
   fs.writeFileSync(settings.out, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nresults written to ${path.relative(process.cwd(), settings.out) || settings.out}`);
