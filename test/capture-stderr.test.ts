@@ -12,7 +12,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaptureSummary } from '../src/types.js';
 import { runCli as cli } from './support/cli.js';
-import { eventually, logged } from './support/eventually.js';
+import { logged } from './support/eventually.js';
+import { rotateLogs } from './support/log-rotation.js';
 import { wklSessions } from './support/msgpack.js';
 import { localMajors, startPostgres, type TestServer } from './support/postgres.js';
 
@@ -48,8 +49,6 @@ const PREPARED_SCRIPT = `\\set n 42
 SELECT :n::int + 1 AS next, :txt::text AS t;
 `;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 const title =
   major === undefined
     ? "capture from stderr logs (skipped: needs the machine's own PostgreSQL 15+ with pgbench and psql)"
@@ -76,32 +75,9 @@ describe.skipIf(major === undefined)(title, () => {
     return r;
   };
 
-  const logFiles = () => new Set(fs.readdirSync(logDir).map((f) => path.join(logDir, f)));
-
   /** Sets the prefix (and logging settings) and starts new log files; returns them. */
-  async function phase(prefix: string, settings: Record<string, string>): Promise<Files> {
-    for (const [key, value] of Object.entries({ ...settings, log_line_prefix: prefix })) {
-      await admin.query(`ALTER SYSTEM SET ${key} = '${value}'`);
-    }
-    await admin.query('SELECT pg_reload_conf()');
-    // A new file name (log_filename has seconds): a lower bound on the clock, not a wait for
-    // anything to happen.
-    await sleep(1_100);
-    const before = logFiles();
-    await admin.query('SELECT pg_rotate_logfile()');
-    let files: Partial<Files> = {};
-    await eventually(
-      () => {
-        const fresh = [...logFiles()].filter((f) => !before.has(f));
-        files = { csv: fresh.find((f) => f.endsWith('.csv')), stderr: fresh.find((f) => f.endsWith('.log')) };
-        return files.csv !== undefined && files.stderr !== undefined;
-      },
-      'new csvlog and stderr files',
-      30_000,
-      50,
-    );
-    return files as Files;
-  }
+  const phase = (prefix: string, settings: Record<string, string>): Promise<Files> =>
+    rotateLogs(admin, logDir, { ...settings, log_line_prefix: prefix }, { csv: '.csv', stderr: '.log' });
 
   /** The same traffic every time. */
   async function drive(): Promise<void> {

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeCapture } from '../src/cli/capture.js';
 import type { CaptureSummary, ReplayReport } from '../src/types.js';
 import { runCli as cli } from './support/cli.js';
-import { eventually, logged } from './support/eventually.js';
+import { logged } from './support/eventually.js';
+import { rotateLogs } from './support/log-rotation.js';
 import { wklSessions } from './support/msgpack.js';
 import { localMajors, startPostgres, type TestServer } from './support/postgres.js';
 
@@ -71,33 +72,8 @@ describe.skipIf(major === undefined)(title, () => {
     return r;
   };
 
-  const logFiles = () => new Set(fs.readdirSync(logDir).map((f) => path.join(logDir, f)));
-
   /** Applies logging settings and starts new log files; returns this phase's files. */
-  async function phase(settings: Record<string, string>): Promise<{ csv: string; json: string }> {
-    for (const [key, value] of Object.entries(settings)) await admin.query(`ALTER SYSTEM SET ${key} = '${value}'`);
-    await admin.query('SELECT pg_reload_conf()');
-    // A new file name (log_filename has seconds): a lower bound on the clock, not a wait for
-    // anything to happen; load only makes it longer.
-    await sleep(1_100);
-    const before = logFiles();
-    await admin.query('SELECT pg_rotate_logfile()');
-    // The logging collector rotates when it sees the signal: the new files, once both exist,
-    // get every statement sent after (it opens the csvlog file, then the jsonlog one, before
-    // reading anything more from its pipe).
-    let files: { csv?: string; json?: string } = {};
-    await eventually(
-      () => {
-        const fresh = [...logFiles()].filter((f) => !before.has(f));
-        files = { csv: fresh.find((f) => f.endsWith('.csv')), json: fresh.find((f) => f.endsWith('.json')) };
-        return files.csv !== undefined && files.json !== undefined;
-      },
-      'new csvlog and jsonlog files',
-      30_000,
-      50,
-    );
-    return { csv: files.csv!, json: files.json! };
-  }
+  const phase = (settings: Record<string, string>) => rotateLogs(admin, logDir, settings, { csv: '.csv', json: '.json' });
 
   /** Everything logged so far is in this phase's files (the sentinel goes through `postgres`, which no capture here reads). */
   const phaseLogged = (files: { csv: string; json: string }) => logged(admin, [files.csv, files.json]);
