@@ -8,14 +8,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { InfraError, InputError } from '../exit-codes.js';
 import type { Logger } from '../runtime/logger.js';
 import { hasApt, installPackages, lookUpPackages, unknownPackages } from './apt.js';
 import type { Binaries } from './binaries.js';
 import { type KnownExtension, knownExtension } from './extension-table.js';
-import { connectError } from './database-url.js';
-import { passwordOf, redact } from './url.js';
+import { withConnection } from './database.js';
 
 const DOCS = 'docs/extensions.md';
 
@@ -236,19 +234,10 @@ export function checkDockerExtensions(image: string | undefined, major: number, 
  */
 export async function checkServerExtensions(url: string, names: readonly string[], where: string): Promise<void> {
   if (names.length === 0) return;
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
-  client.on('error', () => {});
-  let available: Set<string>;
-  try {
-    await client.connect();
+  const available = await withConnection(url, `extensions: cannot read ${where}'s available extensions`, async (client) => {
     const result = await client.query<{ name: string }>('select name from pg_available_extensions where name = any($1)', [names]);
-    available = new Set(result.rows.map((r) => r.name));
-  } catch (error) {
-    if ((error as { code?: string }).code === undefined) throw connectError(url, error);
-    throw new InfraError(redact(`extensions: cannot read ${where}'s available extensions: ${(error as Error).message}`, passwordOf(url)));
-  } finally {
-    await client.end().catch(() => {});
-  }
+    return new Set(result.rows.map((r) => r.name));
+  });
   const missing = names.filter((n) => !available.has(n));
   const unknown = missing.filter((n) => !knownExtension(n));
   if (unknown.length > 0) throw unknownError(unknown, where);

@@ -11,8 +11,8 @@
  * `could not access file "$libdir/postgis-3"` (58P01); a type or function used without the
  * extension: 42704 and 42883, which only count when the server cannot create the extension.
  */
-import pg from 'pg';
 import { InfraError } from '../exit-codes.js';
+import { withConnection } from './database.js';
 import { extensionProviding, knownExtension } from './extension-table.js';
 
 /** A SQL file or migrate command failed for lack of an extension: exit 3, whatever the side. */
@@ -73,17 +73,14 @@ export async function unavailableExtension(url: string, message: string, sqlstat
   if (!clue) return undefined;
   if (clue.certain) return clue.name;
   // A type or function of an extension the server has: the migration forgot CREATE EXTENSION.
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
-  client.on('error', () => {});
   try {
-    await client.connect();
-    const found = await client.query('select 1 from pg_available_extensions where name = $1', [clue.name]);
+    const found = await withConnection(url, 'extensions: cannot read the available extensions', (client) =>
+      client.query('select 1 from pg_available_extensions where name = $1', [clue.name]),
+    );
     return found.rowCount === 0 ? clue.name : undefined;
   } catch {
     // Cannot tell: leave the failure as the server reported it.
     return undefined;
-  } finally {
-    await client.end().catch(() => {});
   }
 }
 
