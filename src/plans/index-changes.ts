@@ -50,6 +50,57 @@ export function writtenRelations(root: RawPlanNode): Set<string> {
   return out;
 }
 
+/** An index change with the table it is on, to pick a statement's changes by the tables it writes. */
+export interface TableIndexChange {
+  schema: string;
+  table: string;
+  change: IndexChange;
+}
+
+/**
+ * Every index head added or dropped (or defined anew), on any table, each with the migration line
+ * that made it: the catalogs and migrations are the run's, so this is done once and each
+ * statement's changes are picked from it ({@link changesOn}).
+ * @param base base's indexes
+ * @param head head's indexes
+ * @param migrations what head applied, to find the line of each change
+ * @returns the changes, added first
+ */
+export function allIndexChanges(base: Indexes, head: Indexes, migrations: MigrationText[]): TableIndexChange[] {
+  const statements = migrationStatements(migrations);
+  const out: TableIndexChange[] = [];
+  const push = (i: { schema: string; table: string; name: string; definition: string }, change: IndexChange['change']) =>
+    out.push({
+      schema: i.schema,
+      table: i.table,
+      change: {
+        relation: `${i.schema}.${i.table}`,
+        index: i.name,
+        change,
+        definition: i.definition,
+        migration: locate(i, change, statements),
+      },
+    });
+  for (const [key, i] of head) {
+    if (base.get(key)?.definition !== i.definition) push(i, 'added');
+  }
+  for (const [key, i] of base) {
+    // Defined anew under the same name: listed once, as added.
+    if (!head.has(key)) push(i, 'dropped');
+  }
+  return out;
+}
+
+/**
+ * The changes on the given tables.
+ * @param changes from {@link allIndexChanges}
+ * @param relations the tables (`schema.table` or `table`)
+ * @returns those changes, in their order
+ */
+export function changesOn(changes: TableIndexChange[], relations: Set<string>): IndexChange[] {
+  return changes.filter((c) => relations.has(`${c.schema}.${c.table}`) || relations.has(c.table)).map((c) => ({ ...c.change }));
+}
+
 /**
  * The indexes head added or dropped (or defined anew) on the given tables.
  * @param base base's indexes
@@ -59,31 +110,7 @@ export function writtenRelations(root: RawPlanNode): Set<string> {
  * @returns the changes, added first
  */
 export function indexChanges(base: Indexes, head: Indexes, relations: Set<string>, migrations: MigrationText[]): IndexChange[] {
-  const on = (i: { schema: string; table: string }) => relations.has(`${i.schema}.${i.table}`) || relations.has(i.table);
-  const out: IndexChange[] = [];
-  for (const [key, i] of head) {
-    if (!on(i) || base.get(key)?.definition === i.definition) continue;
-    out.push({
-      relation: `${i.schema}.${i.table}`,
-      index: i.name,
-      change: 'added',
-      definition: i.definition,
-      migration: locate(i, 'added', migrations),
-    });
-  }
-  for (const [key, i] of base) {
-    if (!on(i) || head.get(key)?.definition === i.definition) continue;
-    // Defined anew under the same name: listed once, as added.
-    if (head.has(key)) continue;
-    out.push({
-      relation: `${i.schema}.${i.table}`,
-      index: i.name,
-      change: 'dropped',
-      definition: i.definition,
-      migration: locate(i, 'dropped', migrations),
-    });
-  }
-  return out;
+  return changesOn(allIndexChanges(base, head, migrations), relations);
 }
 
 /** An identifier as SQL may write it: bare (any case) or double-quoted, optionally schema-qualified. */
@@ -98,7 +125,11 @@ function ident(name: string): string {
  * named it), the last CREATE INDEX without a name on its table. The last match wins: a later
  * migration redoes an earlier one.
  */
-function locate(i: { table: string; name: string }, change: 'added' | 'dropped', migrations: MigrationText[]): IndexChange['migration'] {
+function locate(
+  i: { table: string; name: string },
+  change: 'added' | 'dropped',
+  statements: MigrationStatement[],
+): IndexChange['migration'] {
   const byName =
     change === 'added'
       ? new RegExp(
@@ -109,16 +140,26 @@ function locate(i: { table: string; name: string }, change: 'added' | 'dropped',
   const unnamed = new RegExp(`\\bCREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+(?:CONCURRENTLY\\s+)?ON\\s+(?:ONLY\\s+)?${ident(i.table)}`, 'i');
   let found: IndexChange['migration'] = null;
   let foundUnnamed: IndexChange['migration'] = null;
-  for (const m of migrations) {
-    const split = splitSql(m.text);
-    if (!split.ok) continue;
-    for (const s of split.statements) {
-      const code = withoutComments(s.text);
-      if (byName.test(code)) found = { file: m.name, line: s.line };
-      else if (change === 'added' && unnamed.test(code)) foundUnnamed = { file: m.name, line: s.line };
-    }
+  for (const s of statements) {
+    if (byName.test(s.code)) found = { file: s.file, line: s.line };
+    else if (change === 'added' && unnamed.test(s.code)) foundUnnamed = { file: s.file, line: s.line };
   }
   return found ?? foundUnnamed;
+}
+
+/** A statement of a migration, its comments blanked out. */
+interface MigrationStatement {
+  file: string;
+  line: number;
+  code: string;
+}
+
+/** The migrations' statements in order, split once for every index looked up in them (a file that cannot be split is skipped). */
+function migrationStatements(migrations: MigrationText[]): MigrationStatement[] {
+  return migrations.flatMap((m) => {
+    const split = splitSql(m.text);
+    return split.ok ? split.statements.map((s) => ({ file: m.name, line: s.line, code: withoutComments(s.text) })) : [];
+  });
 }
 
 function withoutComments(sql: string): string {

@@ -15,7 +15,7 @@ import { EXPLAINABLE_KINDS, ExplainError, explainStatement } from './explain.js'
 import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches, type ShapeNode, shapeLines } from './shape.js';
 import type { CountersByQuery, StatementCounters } from './stat-statements.js';
 import { workChanges, workOfPlan, workOfReplays } from './work.js';
-import { type Indexes, indexChanges, type MigrationText, readIndexes, writtenRelations } from './index-changes.js';
+import { allIndexChanges, changesOn, type Indexes, type MigrationText, readIndexes, writtenRelations } from './index-changes.js';
 import type { PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
 
 /** Buffers per call must grow by this factor (and by {@link MIN_BUFFER_DELTA}) for a plan change to count as costlier. */
@@ -79,11 +79,13 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
     const collisions = { base: sharedQueryIds(planned, 'base'), head: sharedQueryIds(planned, 'head') };
     const relationRows = new Map<string, number | null>();
     const indexes = await bothIndexes(clients, inputs.logger);
+    // The catalogs' difference is the run's: found once, then picked per statement by the tables it writes.
+    const changes = indexes ? allIndexChanges(indexes.base, indexes.head, inputs.migrations ?? []) : null;
     for (const p of planned) {
       const compared = await comparePlans(p, inputs, clients, { report, collisions, relationRows });
-      if (indexes) {
+      if (changes) {
         const written = new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
-        compared.index_changes = indexChanges(indexes.base, indexes.head, written, inputs.migrations ?? []);
+        compared.index_changes = changesOn(changes, written);
       }
       report.fingerprints.push(compared);
     }
