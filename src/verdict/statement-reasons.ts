@@ -28,10 +28,6 @@ export class ReasonList {
     this.entries.push(entry);
   }
 
-  get length(): number {
-    return this.entries.length;
-  }
-
   /** One line per statement (`` `UPDATE …` (fp): p95 …; server time per call … ``) and per other reason. */
   lines(): string[] {
     return this.entries.map((e) => (typeof e === 'string' ? e : reasonLine({ ...e[0]!, evidence: e.map((r) => r.evidence).join('; ') })));
