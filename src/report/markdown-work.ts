@@ -87,8 +87,9 @@ function spread(changes: WorkChange[], w: WorkStats | undefined, noise: boolean)
 
 /** The main counters of a side, for a regression whose work did not move: `3.0 pages, WAL 190 B per call`. */
 function summary(w: WorkPerCall): string {
-  const wal = w.wal_bytes === null ? '' : `, WAL ${bytes(w.wal_bytes)}`;
-  return `${amount(w.shared_hit + w.shared_read)} pages${wal} per call`;
+  const walBytes = WORK_COUNTERS.wal_bytes(w);
+  const wal = walBytes === null ? '' : `, WAL ${bytes(walBytes)}`;
+  return `${amount(WORK_COUNTERS.pages(w) ?? 0)} pages${wal} per call`;
 }
 
 /** Where work was counted, in one sentence; EXPLAIN ANALYZE is named as the weaker source. */
