@@ -111,9 +111,6 @@ function bytes(n: number): string {
 export function renderCaptureSummary(s: CaptureSummary): string {
   const entries = s.inputs.reduce((n, i) => n + i.records, 0);
   const formats = [...new Set(s.inputs.map((i) => `${formatName(i)}${i.compressed ? ' (gzip)' : ''}`))].join(', ');
-  const excluded = Object.entries(s.excluded)
-    .map(([reason, n]) => `${reason.replaceAll('_', ' ')} ${count(n)}`)
-    .join(', ');
   const lines = fields([
     ['workload', `${s.workload} (sidecar ${s.sidecar})`],
     ['read', `${plural(s.inputs.length, 'file')}, ${plural(entries, 'log entry', 'log entries')} (${formats})`],
@@ -121,15 +118,29 @@ export function renderCaptureSummary(s: CaptureSummary): string {
     ['sessions', count(s.sessions)],
     ['statements', `${count(s.statements)}${s.failed_statements > 0 ? ` (${count(s.failed_statements)} failed at capture time)` : ''}`],
     ['time span', `${s.first_statement_at ?? '–'}, ${span(s.duration_us)}`],
-    ['left out', excluded || 'none'],
+    ['left out', byReason(s.excluded)],
     ...(s.keys ? [['keys', describeKeys(s.keys)] as [string, string]] : []),
   ]);
-  if (s.warnings.length > 0) {
-    lines.push(
-      '',
-      `${s.incomplete ? 'the capture is incomplete: ' : ''}warnings (${s.warnings.length}):`,
-      ...s.warnings.map((w) => `  ${w}`),
-    );
-  }
+  lines.push(...warningLines(s));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Counts by reason from a capture's sidecar (`excluded`, the proxy's `not_replayable`), for a summary.
+ * @param counts statements by reason
+ * @returns `reason n, reason n`, or `none`
+ */
+export function byReason(counts: Record<string, number>): string {
+  const listed = Object.entries(counts).map(([reason, n]) => `${reason.replaceAll('_', ' ')} ${count(n)}`);
+  return listed.length > 0 ? listed.join(', ') : 'none';
+}
+
+/**
+ * The warnings at the end of a capture's summary (from logs or through the proxy).
+ * @param s the summary's warnings and whether they make it incomplete
+ * @returns nothing without warnings; else a blank line, the heading, one line each
+ */
+export function warningLines(s: Pick<CaptureSummary, 'warnings' | 'incomplete'>): string[] {
+  if (s.warnings.length === 0) return [];
+  return ['', `${s.incomplete ? 'the capture is incomplete: ' : ''}warnings (${s.warnings.length}):`, ...s.warnings.map((w) => `  ${w}`)];
 }

@@ -8,6 +8,7 @@ import { fields } from '../format/table.js';
 import { count, plural, span } from '../format/units.js';
 import type { Io } from '../runtime/io.js';
 import { trapInterrupts } from '../runtime/interrupt.js';
+import { byReason, warningLines } from './capture.js';
 import type { ProxyConfig } from './proxy-options.js';
 
 /**
@@ -66,10 +67,6 @@ export async function runProxy(config: ProxyConfig, io: Io): Promise<ExitCode> {
  * @returns text ending in a newline
  */
 export function renderProxySummary(s: ProxySummary): string {
-  const listed = (m: Record<string, number>) =>
-    Object.entries(m)
-      .map(([reason, n]) => `${reason.replaceAll('_', ' ')} ${count(n)}`)
-      .join(', ');
   const lines = fields([
     ['workload', `${s.workload} (sidecar ${s.sidecar})`],
     ['relayed', `${plural(s.connections, 'connection')} from ${s.listen} to ${s.target}`],
@@ -77,15 +74,9 @@ export function renderProxySummary(s: ProxySummary): string {
     ['statements', `${count(s.statements)}${s.failed_statements > 0 ? ` (${count(s.failed_statements)} failed at capture time)` : ''}`],
     ['returned rows', `${plural(s.statements_with_returned_rows, 'statement')} with the rows RETURNING or a sequence call gave back`],
     ['time span', `${s.first_statement_at ?? '–'}, ${span(s.duration_us)}`],
-    ['left out', listed(s.excluded) || 'none'],
-    ['not replayable', listed(s.not_replayable) || 'none'],
+    ['left out', byReason(s.excluded)],
+    ['not replayable', byReason(s.not_replayable)],
   ]);
-  if (s.warnings.length > 0) {
-    lines.push(
-      '',
-      `${s.incomplete ? 'the capture is incomplete: ' : ''}warnings (${s.warnings.length}):`,
-      ...s.warnings.map((w) => `  ${w}`),
-    );
-  }
+  lines.push(...warningLines(s));
   return `${lines.join('\n')}\n`;
 }
