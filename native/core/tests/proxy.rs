@@ -568,8 +568,9 @@ fn pgbench(args: &[&str]) -> String {
 
 /// A self-signed certificate and its key in `dir`, readable by the server.
 fn self_signed(dir: &Path) {
-    let out = Command::new("openssl")
-        .args([
+    support::openssl(
+        dir,
+        &[
             "req",
             "-x509",
             "-newkey",
@@ -583,23 +584,9 @@ fn self_signed(dir: &Path) {
             "2",
             "-subj",
             "/CN=localhost",
-        ])
-        .current_dir(dir)
-        .output()
-        .expect("openssl is installed");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let _ = Command::new("chown")
-        .args(["-R", "postgres:postgres"])
-        .arg(dir)
-        .status();
-    let _ = Command::new("chmod")
-        .arg("600")
-        .arg(dir.join("server.key"))
-        .status();
+    support::give_certificates_to_postgres(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,6 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,18 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 /// A CA and a server certificate valid only for the name `db.internal`.
 fn make_certs(dir: &Path) {
-    let run = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("openssl is installed");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let run = |args: &[&str]| support::openssl(dir, args);
     run(&[
         "req",
         "-x509",
@@ -73,14 +61,7 @@ fn make_certs(dir: &Path) {
         "-extfile",
         "ext.cnf",
     ]);
-    let _ = Command::new("chown")
-        .args(["-R", "postgres:postgres"])
-        .arg(dir)
-        .status();
-    let _ = Command::new("chmod")
-        .arg("600")
-        .arg(dir.join("server.key"))
-        .status();
+    support::give_certificates_to_postgres(dir);
 }
 
 fn workload() -> Arc<LinkedWorkload> {

@@ -457,3 +457,31 @@ impl SilencingProxy {
         SilencingProxy { url: conninfo }
     }
 }
+
+/// Runs `openssl` in `dir`, for the certificates of a test server; fails the test with its
+/// message.
+pub fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl is installed");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Hands the certificates in `dir` to the server, which runs as `postgres` and refuses a key
+/// that others can read.
+pub fn give_certificates_to_postgres(dir: &Path) {
+    let _ = Command::new("chown")
+        .args(["-R", "postgres:postgres"])
+        .arg(dir)
+        .status();
+    let _ = Command::new("chmod")
+        .arg("600")
+        .arg(dir.join("server.key"))
+        .status();
+}
