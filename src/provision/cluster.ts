@@ -18,6 +18,17 @@ import type { Server, StartOptions } from './types.js';
 import { silentLogger } from '../runtime/logger.js';
 
 /**
+ * How a server of these binaries is named, in its description and in the messages about it
+ * before it starts (missing-extension.ts reads the kind back from it).
+ * @param kind how the binaries were found
+ * @param bins their version and directory
+ * @returns `PostgreSQL 16.4 (local, /usr/lib/postgresql/16/bin)`
+ */
+export function serverLabel(kind: string, bins: Pick<Binaries, 'version' | 'bindir'>): string {
+  return `PostgreSQL ${bins.version} (${kind}, ${bins.bindir})`;
+}
+
+/**
  * Starts a throwaway cluster with the given binaries.
  * @param bins initdb and postgres to use
  * @param kind how the binaries were found, for the server's description
@@ -46,7 +57,7 @@ export async function startCluster(bins: Binaries, kind: 'local' | 'embedded', o
     url: server.url,
     socketDir: server.socketDir,
     version: bins.version,
-    description: `PostgreSQL ${bins.version} (${kind}, ${bins.bindir}) on 127.0.0.1:${server.port}`,
+    description: `${serverLabel(kind, bins)} on 127.0.0.1:${server.port}`,
     logFile: server.logFile,
     stop: async () => {
       try {

@@ -12,6 +12,7 @@ import { InfraError, InputError } from '../exit-codes.js';
 import type { Logger } from '../runtime/logger.js';
 import { hasApt, installPackages, lookUpPackages, unknownPackages } from './apt.js';
 import type { Binaries } from './binaries.js';
+import { serverLabel } from './cluster.js';
 import { type KnownExtension, knownExtension } from './extension-table.js';
 import { withConnection } from './database.js';
 
@@ -70,11 +71,6 @@ export function extensionsOfBinaries(bins: Pick<Binaries, 'bindir' | 'major'>): 
     for (const file of files) if (file.endsWith('.control')) names.add(file.slice(0, -'.control'.length));
   }
   return names;
-}
-
-/** How a started server is named in messages: its kind, version and binaries. */
-export function serverLabel(kind: string, bins: Pick<Binaries, 'version' | 'bindir'>): string {
-  return `PostgreSQL ${bins.version} (${kind}, ${bins.bindir})`;
 }
 
 /** The requested extensions these binaries lack: those the table knows, and names nobody knows. */
