@@ -16,14 +16,13 @@ import {
   type CountersByQuery,
   findStatStatements,
   hasWalCounters,
+  type MeasuredCounters,
   readReplay,
+  type ReplaySide,
   watchReplay,
   type Watch,
 } from './stat-statements.js';
 import type { PlansReport } from './types.js';
-
-/** A replay's side: base, head, or base again for the noise pair. */
-export type ReplaySide = 'base' | 'head' | 'noise';
 
 /**
  * pg_stat_statements counters of every base and head replay, summed per side, and each replay's
@@ -123,17 +122,6 @@ export class StatementCounterLog {
     this.url = null;
     this.logger.info(`warning: pg_stat_statements ${this.unavailable}; buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
   }
-}
-
-/** The replays' counters, summed per side and each replay's own. */
-export interface MeasuredCounters {
-  base: CountersByQuery;
-  head: CountersByQuery;
-  replays: Record<ReplaySide, CountersByQuery[]>;
-  version: string;
-  /** Whether WAL was counted (pg_stat_statements 1.8 and later, on both servers). */
-  wal: boolean;
-  evictions: number;
 }
 
 /** Both sides' counters for the prober: from one log, or from base's and head's servers' logs. */

@@ -13,7 +13,7 @@ import type { StatementExample } from '../engine/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { EXPLAINABLE_KINDS, ExplainError, explainStatement } from './explain.js';
 import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches, type ShapeNode, shapeLines } from './shape.js';
-import type { CountersByQuery, StatementCounters } from './stat-statements.js';
+import type { CountersByQuery, MeasuredCounters, StatementCounters } from './stat-statements.js';
 import { workChanges, workOfPlan, workOfReplays } from './work.js';
 import { allIndexChanges, changesOn, type Indexes, type MigrationText, readIndexes, writtenRelations } from './index-changes.js';
 import type { PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
@@ -32,18 +32,7 @@ export interface ProbeInputs {
   /** The compared fingerprints (successful executions on both sides). */
   fingerprints: FingerprintComparison[];
   /** pg_stat_statements counters of each side's replays, or why there are none. */
-  counters:
-    | {
-        base: CountersByQuery;
-        head: CountersByQuery;
-        version: string;
-        evictions?: number;
-        /** Each replay's own counters, for the spread of work per call (absent: no spread). */
-        replays?: Record<'base' | 'head' | 'noise', CountersByQuery[]>;
-        /** Whether WAL was counted (pg_stat_statements 1.8 and later); absent: it was. */
-        wal?: boolean;
-      }
-    | { unavailable: string };
+  counters: MeasuredCounters | { unavailable: string };
   logger: Logger;
   /** The migrations head applied, to name the line of an index change; absent: none named. */
   migrations?: MigrationText[];
@@ -258,17 +247,11 @@ async function sideStatistics(
     const joined = joinCounters(inputs.counters[side], p[side].queryId, calls, shared.collisions[side]);
     if ('stats' in joined) {
       const { replays, wal } = inputs.counters;
-      const work = workOfReplays(
-        joined.counters,
-        replays?.[side] ?? [],
-        side === 'base' ? (replays?.noise ?? []) : [],
-        p[side].queryId!,
-        wal ?? true,
-      );
+      const work = workOfReplays(joined.counters, replays[side], side === 'base' ? replays.noise : [], p[side].queryId!, wal);
       stats = { ...joined.stats, work };
     } else {
       const evicted =
-        (inputs.counters.evictions ?? 0) > 0
+        inputs.counters.evictions > 0
           ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max`
           : '';
       note = `pg_stat_statements not joined (${joined.why}${evicted}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;

@@ -73,6 +73,22 @@ export function hasWalCounters(version: string): boolean {
 /** Counters by queryid (decimal text). */
 export type CountersByQuery = Map<string, StatementCounters>;
 
+/** A replay's side: base, head, or base again for the noise pair. */
+export type ReplaySide = 'base' | 'head' | 'noise';
+
+/** The replays' counters, summed per side and each replay's own. */
+export interface MeasuredCounters {
+  base: CountersByQuery;
+  head: CountersByQuery;
+  /** Each replay's counters by side, in the order replayed, for the spread of work per call. */
+  replays: Record<ReplaySide, CountersByQuery[]>;
+  version: string;
+  /** Whether WAL was counted (pg_stat_statements 1.8 and later, on both servers). */
+  wal: boolean;
+  /** Replays during which pg_stat_statements evicted entries. */
+  evictions: number;
+}
+
 /** Where the view can be read, or why it cannot. */
 export type StatStatementsStatus =
   | { available: true; url: string; version: string; createdDatabase: string | null }
