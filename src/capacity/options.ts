@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { CommandSpec, OptionDefs } from '../options/argv.js';
 import { classScaleFrom, classScaleOptions } from '../options/class-scale-options.js';
 import { replayLimitsFrom } from '../options/replay-limits.js';
-import { filePath, flag, numberValue, percentValue } from '../options/values.js';
+import { filePath, flag, numberValue, percentValue, separatedItems } from '../options/values.js';
 import { gateOptions, type GateTarget, schemaSourceOf, seedSourceOf } from '../gate/options.js';
 import { serverOptionIssues } from '../gate/server-options.js';
 import { KNEE_DEFAULTS } from './knee.js';
@@ -27,7 +27,7 @@ const connectionsValue = z
   .optional()
   .transform((raw, ctx) => {
     if (raw === undefined) return [...CAPACITY_DEFAULTS.connections];
-    const items = (Array.isArray(raw) ? raw : [raw]).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== '');
+    const items = separatedItems(raw);
     const values = items.map(Number);
     const bad = items.find((_, i) => !Number.isInteger(values[i]) || values[i]! < 1 || values[i]! > 10_000);
     if (bad !== undefined || values.length === 0) {

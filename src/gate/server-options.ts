@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import type { OptionDefs } from '../options/argv.js';
 import { postgresUrl } from '../options/postgres-url.js';
-import { numberValue, settingsValue } from '../options/values.js';
+import { numberValue, separatedItems, settingsValue } from '../options/values.js';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
 import { canonicalExtensionName } from '../provision/extension-table.js';
 
@@ -40,7 +40,7 @@ const extensionsValue = z
   .union([z.string(), z.array(z.string())])
   .optional()
   .transform((raw, ctx) => {
-    const items = (Array.isArray(raw) ? raw : [raw ?? '']).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== '');
+    const items = separatedItems(raw ?? '');
     const bad = items.find((item) => !/^[A-Za-z_][A-Za-z0-9_-]*$/.test(item));
     if (bad !== undefined) {
       ctx.addIssue({ code: 'custom', message: `expected extension names such as postgis, vector or pg_trgm, got '${bad}'` });

@@ -107,6 +107,15 @@ export function listValue(what: string) {
 }
 
 /**
+ * The items of a comma- or space-separated value, or of a list of them (`10,25 50`, a YAML list).
+ * @param raw one value, or several
+ * @returns the non-empty items, in order
+ */
+export function separatedItems(raw: string | readonly string[]): string[] {
+  return (typeof raw === 'string' ? [raw] : raw).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== '');
+}
+
+/**
  * A fraction written as a percentage (`20%`, `20 %`) or a plain fraction (`0.2`).
  * @param expected what is allowed, for the message
  * @param accept range check on the fraction
