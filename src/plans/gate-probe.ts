@@ -25,8 +25,8 @@ import {
 import type { PlansReport } from './types.js';
 
 /**
- * pg_stat_statements counters of every base and head replay, summed per side, and each replay's
- * own (the noise replay's too), for the spread of work per call between rounds.
+ * pg_stat_statements counters of every replay (the noise replay's too), for the prober: summed
+ * per side, and each replay's own for the spread of work per call between rounds.
  */
 export class StatementCounterLog {
   private url: string | null = null;
@@ -36,7 +36,6 @@ export class StatementCounterLog {
   unavailable: string | null = null;
   /** The database created to hold the extension, for the caller to drop. */
   createdDatabase: string | null = null;
-  readonly sides: { base: CountersByQuery; head: CountersByQuery } = { base: new Map(), head: new Map() };
   /** Each replay's counters by side, in the order replayed. */
   readonly replays: Record<ReplaySide, CountersByQuery[]> = { base: [], head: [], noise: [] };
   /** Replays during which pg_stat_statements evicted entries. */
@@ -87,8 +86,7 @@ export class StatementCounterLog {
   }
 
   /**
-   * Adds a finished replay's counters to its side (the noise replay's are kept apart: the
-   * sides' sums are joined to the compared calls, which it is not part of).
+   * Keeps a finished replay's counters under its side.
    * @param side which schema the replay ran on, `noise` for base's second replay of the noise pair
    * @param watch from {@link watch}
    */
@@ -96,7 +94,6 @@ export class StatementCounterLog {
     if (this.url === null) return;
     try {
       const replay = await readReplay(this.url, watch);
-      if (side !== 'noise') addCounters(this.sides[side], replay.counters);
       this.replays[side].push(replay.counters);
       if (replay.evicted) {
         this.evictions++;
@@ -109,10 +106,20 @@ export class StatementCounterLog {
     }
   }
 
-  /** What the prober needs: both sides' counters, or why there are none. */
+  /**
+   * What the prober needs: both sides' counters, or why there are none. The sides' sums are
+   * joined to the compared calls, which the noise replay is not part of: it is left out of them.
+   */
   result(): MeasuredCounters | { unavailable: string } {
     if (this.url === null) return { unavailable: this.unavailable ?? 'not used' };
-    return { ...this.sides, replays: this.replays, version: this.version, wal: this.wal, evictions: this.evictions };
+    return {
+      base: summed(this.replays.base),
+      head: summed(this.replays.head),
+      replays: this.replays,
+      version: this.version,
+      wal: this.wal,
+      evictions: this.evictions,
+    };
   }
 
   /** One failed read makes every replay's counters incomplete: stop using them. */
@@ -122,6 +129,12 @@ export class StatementCounterLog {
     this.url = null;
     this.logger.info(`warning: pg_stat_statements ${this.unavailable}; buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
   }
+}
+
+function summed(replays: CountersByQuery[]): CountersByQuery {
+  const total: CountersByQuery = new Map();
+  for (const replay of replays) addCounters(total, replay);
+  return total;
 }
 
 /** Both sides' counters for the prober: from one log, or from base's and head's servers' logs. */
