@@ -149,25 +149,15 @@ function noPackageError(bins: Binaries, names: readonly string[], unknownPackage
 }
 
 /**
- * Whether `local` can have the extensions with these binaries, without installing anything: the
- * question `auto` asks before choosing it.
+ * `local`: whether it can have the extensions with these binaries, without installing anything:
+ * the question `auto` asks before choosing it.
  * @param bins the local binaries
  * @param names requested extensions
  * @param logger progress lines
- * @returns undefined when it can, else the error its start would throw
+ * @throws ExtensionsUnavailableError, the error its start would throw; InfraError when apt-get update fails
  */
-export async function localExtensionsProblem(
-  bins: Binaries,
-  names: readonly string[],
-  logger: Logger,
-): Promise<ExtensionsUnavailableError | undefined> {
-  try {
-    await localPackagePlan(bins, names, logger);
-    return undefined;
-  } catch (error) {
-    if (error instanceof ExtensionsUnavailableError) return error;
-    throw error;
-  }
+export async function checkLocalExtensions(bins: Binaries, names: readonly string[], logger: Logger): Promise<void> {
+  await localPackagePlan(bins, names, logger);
 }
 
 async function localPackagePlan(bins: Binaries, names: readonly string[], logger: Logger) {

@@ -8,7 +8,7 @@ import { findEmbeddedBinaries, findLocalBinaries } from './binaries.js';
 import { DEFAULT_DOCKER_MAJOR, DockerProvisioner, dockerUnavailable } from './docker.js';
 import { DEFAULT_EMBEDDED_MAJOR, EmbeddedProvisioner } from './embedded.js';
 import { preloadsOf } from './extension-table.js';
-import { checkDockerExtensions, checkEmbeddedExtensions, ExtensionsUnavailableError, localExtensionsProblem } from './extensions.js';
+import { checkDockerExtensions, checkEmbeddedExtensions, checkLocalExtensions, ExtensionsUnavailableError } from './extensions.js';
 import { LocalProvisioner } from './local.js';
 import { serverOsUser } from './os-user.js';
 import { withPreloads } from './preload.js';
@@ -85,10 +85,7 @@ async function unavailable(kind: StartedKind, options: StartOptions): Promise<{ 
   try {
     if (kind === 'local') {
       const bins = await findLocalBinaries(major);
-      if (extensions.length > 0) {
-        const problem = await localExtensionsProblem(bins, extensions, logger);
-        if (problem) throw problem;
-      }
+      if (extensions.length > 0) await checkLocalExtensions(bins, extensions, logger);
     } else if (kind === 'embedded') {
       const bins = await findEmbeddedBinaries(major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
       checkEmbeddedExtensions(bins, extensions);
