@@ -27040,37 +27040,36 @@ function writtenRelations(root) {
   visit2(root);
   return out;
 }
-function indexChanges(base, head, relations, migrations) {
-  const on = (i) => relations.has(`${i.schema}.${i.table}`) || relations.has(i.table);
+function allIndexChanges(base, head, migrations) {
+  const statements = migrationStatements(migrations);
   const out = [];
-  for (const [key, i] of head) {
-    if (!on(i) || base.get(key)?.definition === i.definition) continue;
-    out.push({
+  const push = (i, change2) => out.push({
+    schema: i.schema,
+    table: i.table,
+    change: {
       relation: `${i.schema}.${i.table}`,
       index: i.name,
-      change: "added",
+      change: change2,
       definition: i.definition,
-      migration: locate(i, "added", migrations)
-    });
+      migration: locate(i, change2, statements)
+    }
+  });
+  for (const [key, i] of head) {
+    if (base.get(key)?.definition !== i.definition) push(i, "added");
   }
   for (const [key, i] of base) {
-    if (!on(i) || head.get(key)?.definition === i.definition) continue;
-    if (head.has(key)) continue;
-    out.push({
-      relation: `${i.schema}.${i.table}`,
-      index: i.name,
-      change: "dropped",
-      definition: i.definition,
-      migration: locate(i, "dropped", migrations)
-    });
+    if (!head.has(key)) push(i, "dropped");
   }
   return out;
+}
+function changesOn(changes, relations) {
+  return changes.filter((c) => relations.has(`${c.schema}.${c.table}`) || relations.has(c.table)).map((c) => ({ ...c.change }));
 }
 function ident(name) {
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return `(?:(?:"[^"]+"|\\w+)\\.)?(?:"${escaped}"|${escaped}\\b)`;
 }
-function locate(i, change2, migrations) {
+function locate(i, change2, statements) {
   const byName = change2 === "added" ? new RegExp(
     `\\bCREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+(?:CONCURRENTLY\\s+)?(?:IF\\s+NOT\\s+EXISTS\\s+)?${ident(i.name)}|\\bCONSTRAINT\\s+${ident(i.name)}`,
     "i"
@@ -27078,16 +27077,17 @@ function locate(i, change2, migrations) {
   const unnamed = new RegExp(`\\bCREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+(?:CONCURRENTLY\\s+)?ON\\s+(?:ONLY\\s+)?${ident(i.table)}`, "i");
   let found = null;
   let foundUnnamed = null;
-  for (const m of migrations) {
-    const split = splitSql(m.text);
-    if (!split.ok) continue;
-    for (const s of split.statements) {
-      const code2 = withoutComments(s.text);
-      if (byName.test(code2)) found = { file: m.name, line: s.line };
-      else if (change2 === "added" && unnamed.test(code2)) foundUnnamed = { file: m.name, line: s.line };
-    }
+  for (const s of statements) {
+    if (byName.test(s.code)) found = { file: s.file, line: s.line };
+    else if (change2 === "added" && unnamed.test(s.code)) foundUnnamed = { file: s.file, line: s.line };
   }
   return found ?? foundUnnamed;
+}
+function migrationStatements(migrations) {
+  return migrations.flatMap((m) => {
+    const split = splitSql(m.text);
+    return split.ok ? split.statements.map((s) => ({ file: m.name, line: s.line, code: withoutComments(s.text) })) : [];
+  });
 }
 function withoutComments(sql) {
   return sql.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/--[^\n]*/g, " ");
@@ -47195,11 +47195,12 @@ async function probePlans(inputs) {
     const collisions = { base: sharedQueryIds(planned, "base"), head: sharedQueryIds(planned, "head") };
     const relationRows = /* @__PURE__ */ new Map();
     const indexes = await bothIndexes(clients, inputs.logger);
+    const changes = indexes ? allIndexChanges(indexes.base, indexes.head, inputs.migrations ?? []) : null;
     for (const p of planned) {
       const compared = await comparePlans(p, inputs, clients, { report: report2, collisions, relationRows });
-      if (indexes) {
+      if (changes) {
         const written = /* @__PURE__ */ new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
-        compared.index_changes = indexChanges(indexes.base, indexes.head, written, inputs.migrations ?? []);
+        compared.index_changes = changesOn(changes, written);
       }
       report2.fingerprints.push(compared);
     }
@@ -47336,16 +47337,10 @@ async function sideStatistics(p, side2, inputs, client, shared) {
     const joined = joinCounters(inputs.counters[side2], p[side2].queryId, calls, shared.collisions[side2]);
     if ("stats" in joined) {
       const { replays, wal } = inputs.counters;
-      const work2 = workOfReplays(
-        joined.counters,
-        replays?.[side2] ?? [],
-        side2 === "base" ? replays?.noise ?? [] : [],
-        p[side2].queryId,
-        wal ?? true
-      );
+      const work2 = workOfReplays(joined.counters, replays[side2], side2 === "base" ? replays.noise : [], p[side2].queryId, wal);
       stats2 = { ...joined.stats, work: work2 };
     } else {
-      const evicted = (inputs.counters.evictions ?? 0) > 0 ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max` : "";
+      const evicted = inputs.counters.evictions > 0 ? `, and it evicted entries during ${inputs.counters.evictions} replay(s): raise pg_stat_statements.max` : "";
       note = `pg_stat_statements not joined (${joined.why}${evicted}); buffers from one EXPLAIN (ANALYZE, BUFFERS)`;
       unjoined = true;
     }
@@ -47810,7 +47805,6 @@ var StatementCounterLog = class {
   unavailable = null;
   /** The database created to hold the extension, for the caller to drop. */
   createdDatabase = null;
-  sides = { base: /* @__PURE__ */ new Map(), head: /* @__PURE__ */ new Map() };
   /** Each replay's counters by side, in the order replayed. */
   replays = { base: [], head: [], noise: [] };
   /** Replays during which pg_stat_statements evicted entries. */
@@ -47846,8 +47840,7 @@ var StatementCounterLog = class {
     }
   }
   /**
-   * Adds a finished replay's counters to its side (the noise replay's are kept apart: the
-   * sides' sums are joined to the compared calls, which it is not part of).
+   * Keeps a finished replay's counters under its side.
    * @param side which schema the replay ran on, `noise` for base's second replay of the noise pair
    * @param watch from {@link watch}
    */
@@ -47855,7 +47848,6 @@ var StatementCounterLog = class {
     if (this.url === null) return;
     try {
       const replay2 = await readReplay(this.url, watch);
-      if (side2 !== "noise") addCounters(this.sides[side2], replay2.counters);
       this.replays[side2].push(replay2.counters);
       if (replay2.evicted) {
         this.evictions++;
@@ -47867,10 +47859,20 @@ var StatementCounterLog = class {
       this.fail(error63);
     }
   }
-  /** What the prober needs: both sides' counters, or why there are none. */
+  /**
+   * What the prober needs: both sides' counters, or why there are none. The sides' sums are
+   * joined to the compared calls, which the noise replay is not part of: it is left out of them.
+   */
   result() {
     if (this.url === null) return { unavailable: this.unavailable ?? "not used" };
-    return { ...this.sides, replays: this.replays, version: this.version, wal: this.wal, evictions: this.evictions };
+    return {
+      base: summed(this.replays.base),
+      head: summed(this.replays.head),
+      replays: this.replays,
+      version: this.version,
+      wal: this.wal,
+      evictions: this.evictions
+    };
   }
   /** One failed read makes every replay's counters incomplete: stop using them. */
   fail(error63) {
@@ -47880,6 +47882,11 @@ var StatementCounterLog = class {
     this.logger.info(`warning: pg_stat_statements ${this.unavailable}; buffers will come from EXPLAIN (ANALYZE, BUFFERS)`);
   }
 };
+function summed(replays) {
+  const total = /* @__PURE__ */ new Map();
+  for (const replay2 of replays) addCounters(total, replay2);
+  return total;
+}
 function sideCounters(base, head) {
   const b = base.result();
   if (base === head) return b;
@@ -48408,9 +48415,6 @@ var ReasonList = class {
     const entry = [reason];
     this.byFingerprint.set(reason.fingerprint, entry);
     this.entries.push(entry);
-  }
-  get length() {
-    return this.entries.length;
   }
   /** One line per statement (`` `UPDATE …` (fp): p95 …; server time per call … ``) and per other reason. */
   lines() {
@@ -49667,8 +49671,8 @@ function availablePreloads(bindir, settings) {
 
 // src/provision/extensions.ts
 import { execFileSync as execFileSync2 } from "node:child_process";
-import fs11 from "node:fs";
-import path6 from "node:path";
+import fs12 from "node:fs";
+import path7 from "node:path";
 
 // src/provision/apt.ts
 import { execFile as execFile2 } from "node:child_process";
@@ -49974,6 +49978,371 @@ async function installPackages(packages, states, logger) {
   logger.info(`installed ${wanted.join(", ")} in ${((Date.now() - started) / 1e3).toFixed(1)} s`);
 }
 
+// src/provision/cluster.ts
+import crypto5 from "node:crypto";
+
+// src/provision/os-user.ts
+async function serverOsUser() {
+  if (!isRoot()) return void 0;
+  const name = process.env.PG_RETEST_OS_USER || "postgres";
+  const user = lookupOsUser(name);
+  if (!user) {
+    throw new InfraError(
+      `running as root, which PostgreSQL refuses, and there is no OS user '${name}' to run it as; create one (useradd --system --user-group ${name}), set PG_RETEST_OS_USER to another user, or run as a regular user`
+    );
+  }
+  return user;
+}
+
+// src/provision/pg-server.mjs
+import { spawn } from "node:child_process";
+import fs11 from "node:fs";
+import net from "node:net";
+import os8 from "node:os";
+import path6 from "node:path";
+import { fileURLToPath as fileURLToPath2 } from "node:url";
+var DEFAULT_START_TIMEOUT_MS = 6e4;
+var STOP_TIMEOUT_MS = 45e3;
+var PORT_ATTEMPTS = 5;
+var SUPERUSER = "postgres";
+var MAX_SOCKET_PATH = 107;
+var THROWAWAY_SETTINGS = {
+  fsync: "off",
+  synchronous_commit: "off",
+  full_page_writes: "off"
+};
+var PortTakenError = class extends Error {
+};
+async function startThrowawayServer(options2) {
+  const makeError = options2.makeError ?? ((message2) => new Error(message2));
+  const settings = { ...THROWAWAY_SETTINGS, ...options2.settings ?? {} };
+  for (const key of Object.keys(settings)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(key)) throw makeError(`invalid server setting name '${key}'`);
+  }
+  let lastError;
+  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
+    const port = attempt === 0 && options2.firstPort !== void 0 ? options2.firstPort : await freePort();
+    try {
+      return await startOnce({ ...options2, makeError, settings, port });
+    } catch (error63) {
+      lastError = error63;
+      if (!(error63 instanceof PortTakenError)) throw error63;
+      options2.debug?.(`port ${port} was taken before the server could bind it; trying another`);
+    }
+  }
+  throw makeError(`could not find a free port for PostgreSQL after ${PORT_ATTEMPTS} attempts (${String(lastError)})`);
+}
+async function startOnce({ bins, user, password, port, settings, makeError, debug: debug2, dirPrefix, fullLogs, ownProcessGroup, startTimeoutMs }) {
+  const root = fs11.mkdtempSync(path6.join(reachableTempDir(user), dirPrefix));
+  const dataDir = path6.join(root, "data");
+  const logFile = path6.join(root, "postgres.log");
+  let pwfile;
+  if (password !== void 0) {
+    pwfile = path6.join(root, "pwfile");
+    fs11.writeFileSync(pwfile, `${password}
+`, { mode: 384 });
+  }
+  if (user) {
+    fs11.chownSync(root, user.uid, user.gid);
+    if (pwfile) fs11.chownSync(pwfile, user.uid, user.gid);
+  }
+  fs11.chmodSync(root, 448);
+  const socketDir = socketDirFor(root, port);
+  const serverSettings = {
+    ...settings,
+    port: String(port),
+    listen_addresses: "127.0.0.1",
+    // Also a socket in the server's own directory (mode 0700: only its owner, and root, get in),
+    // which the replay uses: a round trip over it costs the client about a quarter less CPU than
+    // over TCP on loopback, and the server 6 % less (docs/benchmark.md). None when the path would
+    // be too long.
+    unix_socket_directories: socketDir ?? ""
+  };
+  const postgresArgs = ["-D", dataDir];
+  for (const [key, value] of Object.entries(serverSettings)) postgresArgs.push("-c", `${key}=${value}`);
+  const env = serverEnvironment(process.env);
+  debug2?.(`initdb ${dataDir} (PostgreSQL ${bins.version}, ${bins.bindir}${user ? `, as OS user ${user.name}` : ""})`);
+  const supervisor = new Supervisor(
+    {
+      initdb: bins.initdb,
+      initdbArgs: [
+        `--pgdata=${dataDir}`,
+        `--username=${SUPERUSER}`,
+        // Without a password, connections from 127.0.0.1 are trusted (tests only).
+        `--auth=${pwfile ? "scram-sha-256" : "trust"}`,
+        ...pwfile ? [`--pwfile=${pwfile}`] : [],
+        "--encoding=UTF8",
+        "--locale=C",
+        "--no-sync"
+      ],
+      postgres: bins.postgres,
+      postgresArgs,
+      env,
+      cwd: root,
+      logFile,
+      removeDir: root,
+      uid: user?.uid,
+      gid: user?.gid
+    },
+    { ownProcessGroup: ownProcessGroup ?? false, makeError }
+  );
+  const credentials = password === void 0 ? SUPERUSER : `${SUPERUSER}:${encodeURIComponent(password)}`;
+  const url2 = `postgres://${credentials}@127.0.0.1:${port}/postgres`;
+  try {
+    await waitUntilReady(supervisor, {
+      port,
+      dataDir,
+      password,
+      timeoutMs: startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+      logFile,
+      bins,
+      makeError,
+      describeLog: fullLogs ? (text2) => text2.trim() ? `
+${tail(text2)}` : "" : (text2) => lastLine(text2)
+    });
+  } catch (error63) {
+    await supervisor.stop().catch(() => {
+    });
+    throw error63;
+  } finally {
+    if (pwfile) fs11.rmSync(pwfile, { force: true });
+  }
+  debug2?.(`PostgreSQL ${bins.version} accepts connections on 127.0.0.1:${port}`);
+  return {
+    url: url2,
+    port,
+    socketDir,
+    user: SUPERUSER,
+    dataDir,
+    logFile,
+    stop: () => supervisor.stop(),
+    kill: (signal = "SIGKILL") => supervisor.killServer(signal),
+    unref: () => supervisor.unref()
+  };
+}
+function socketDirFor(root, port) {
+  const socket = path6.join(root, `.s.PGSQL.${port}`);
+  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH || !/^[A-Za-z0-9_./-]+$/.test(root)) return void 0;
+  return root;
+}
+function reachableTempDir(user) {
+  const base = path6.resolve(os8.tmpdir());
+  if (!user) return base;
+  for (let dir = base; ; dir = path6.dirname(dir)) {
+    if ((fs11.statSync(dir).mode & 1) === 0) return "/tmp";
+    if (dir === path6.dirname(dir)) return base;
+  }
+}
+function freePort() {
+  return new Promise((resolve3, reject) => {
+    const probe = net.createServer();
+    probe.unref();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve3(port));
+    });
+  });
+}
+function supervisorScript(makeError) {
+  for (const name of ["pg-supervisor.js", "pg-supervisor.mjs"]) {
+    const candidate = fileURLToPath2(new URL(`./${name}`, import.meta.url));
+    if (fs11.existsSync(candidate)) return candidate;
+  }
+  throw makeError(`cannot find pg-supervisor.js next to ${fileURLToPath2(import.meta.url)}; the build is incomplete, run npm run build`);
+}
+var Supervisor = class {
+  constructor(config2, { ownProcessGroup, makeError }) {
+    this.events = [];
+    this.waiters = [];
+    this.stopping = void 0;
+    this.child = spawn(process.execPath, [supervisorScript(makeError)], {
+      stdio: ["pipe", "pipe", "inherit"],
+      detached: ownProcessGroup
+    });
+    this.child.stdin.write(`${JSON.stringify(config2)}
+`);
+    this.exited = new Promise((resolve3) => this.child.once("exit", () => resolve3()));
+    this.child.once("exit", () => this.push({ event: "supervisor-gone" }));
+    this.child.once("error", () => this.push({ event: "supervisor-gone" }));
+    this.child.stdin.on("error", () => {
+    });
+    let pending = "";
+    this.child.stdout.setEncoding("utf8");
+    this.child.stdout.on("data", (chunk) => {
+      const lines = (pending + chunk).split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) {
+        try {
+          this.push(JSON.parse(line));
+        } catch {
+        }
+      }
+    });
+  }
+  push(event) {
+    if (event.event === "running") this.pid = event.pid;
+    this.events.push(event);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+  /** Resolves on the next event. */
+  nextEvent() {
+    return new Promise((resolve3) => this.waiters.push(resolve3));
+  }
+  /** Lets this process exit while the server runs (the supervisor then stops it). */
+  unref() {
+    this.child.unref();
+    this.child.stdin.unref?.();
+    this.child.stdout.unref?.();
+  }
+  /** Sends a signal to the postmaster. */
+  killServer(signal) {
+    if (this.pid === void 0) return;
+    try {
+      process.kill(this.pid, signal);
+    } catch (error63) {
+      if (error63.code !== "ESRCH") throw error63;
+    }
+  }
+  /** Stops the server and removes its directory; resolves when the supervisor has exited. */
+  stop() {
+    this.stopping ??= (async () => {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+      this.child.ref();
+      this.child.stdin.ref?.();
+      this.child.stdout.ref?.();
+      this.child.stdin.end("stop\n");
+      let timer;
+      const timedOut = new Promise((resolve3) => timer = setTimeout(resolve3, STOP_TIMEOUT_MS, "timeout"));
+      const outcome = await Promise.race([this.exited, timedOut]);
+      clearTimeout(timer);
+      if (outcome === "timeout") {
+        this.killServer("SIGKILL");
+        this.child.kill("SIGKILL");
+        throw new Error(`the PostgreSQL server did not stop within ${STOP_TIMEOUT_MS / 1e3}s; it was killed`);
+      }
+    })();
+    return this.stopping;
+  }
+};
+function sameDirectory(a, b) {
+  if (path6.resolve(a) === path6.resolve(b)) return true;
+  try {
+    return fs11.realpathSync(a) === fs11.realpathSync(b);
+  } catch {
+    return false;
+  }
+}
+async function waitUntilReady(supervisor, { port, dataDir, password, timeoutMs, logFile, bins, makeError, describeLog }) {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = "no attempt yet";
+  for (; ; ) {
+    const failed = supervisor.events.find((e) => e.event === "initdb-failed" || e.event === "exited" || e.event === "supervisor-gone");
+    if (failed?.event === "initdb-failed") {
+      throw makeError(`initdb of PostgreSQL ${bins.version} (${bins.bindir}) failed with ${failed.code}: ${describeLog(failed.output)}`);
+    }
+    if (failed) {
+      const log2 = readLog(logFile);
+      if (/could not bind|address already in use/i.test(log2)) throw new PortTakenError(`port ${port} is taken`);
+      const how = failed.event === "exited" ? ` (code ${failed.code}, signal ${failed.signal})` : "";
+      throw makeError(
+        `PostgreSQL ${bins.version} (${bins.bindir}) stopped${how} before accepting connections: ${describeLog(log2) || "no server log"}`
+      );
+    }
+    if (supervisor.pid !== void 0) {
+      const client = new esm_default.Client({
+        host: "127.0.0.1",
+        port,
+        user: SUPERUSER,
+        password,
+        database: "postgres",
+        connectionTimeoutMillis: 5e3
+      });
+      client.on("error", () => {
+      });
+      let answeredBy;
+      try {
+        await client.connect();
+        answeredBy = (await client.query("show data_directory")).rows[0]?.data_directory;
+        await client.end();
+      } catch (error63) {
+        lastError = error63 instanceof Error ? error63.message : String(error63);
+        await client.end().catch(() => {
+        });
+      }
+      if (answeredBy !== void 0) {
+        if (sameDirectory(answeredBy, dataDir)) return;
+        throw new PortTakenError(`port ${port} is answered by another server (data directory ${answeredBy})`);
+      }
+    }
+    if (Date.now() > deadline) {
+      throw makeError(
+        `PostgreSQL ${bins.version} did not accept connections on 127.0.0.1:${port} within ${timeoutMs / 1e3}s (last error: ${lastError}); server log: ${describeLog(readLog(logFile)) || "empty"}`
+      );
+    }
+    await Promise.race([supervisor.nextEvent(), new Promise((resolve3) => setTimeout(resolve3, 100))]);
+  }
+}
+function readLog(file2) {
+  try {
+    return fs11.readFileSync(file2, "utf8");
+  } catch {
+    return "";
+  }
+}
+function lastLine(output2) {
+  const lines = output2.split("\n").map((line) => line.trim()).filter(Boolean);
+  const serious = lines.filter((line) => /\b(FATAL|PANIC|ERROR|error)\b/.test(line));
+  return (serious.at(-1) ?? lines.at(-1) ?? "").slice(0, 500);
+}
+function tail(output2, lines = 30) {
+  return output2.trimEnd().split("\n").slice(-lines).join("\n");
+}
+
+// src/runtime/logger.ts
+var silentLogger = { info() {
+}, debug() {
+} };
+
+// src/provision/cluster.ts
+function serverLabel(kind, bins) {
+  return `PostgreSQL ${bins.version} (${kind}, ${bins.bindir})`;
+}
+async function startCluster(bins, kind, options2 = {}) {
+  const logger = options2.logger ?? silentLogger;
+  const preloads = availablePreloads(bins.bindir, options2.settings);
+  if (preloads.dropped.length > 0)
+    logger.info(`not preloading ${preloads.dropped.join(", ")}: these binaries do not have it (${bins.bindir})`);
+  const server = await startThrowawayServer({
+    bins,
+    user: await serverOsUser(),
+    password: crypto5.randomBytes(18).toString("base64url"),
+    settings: preloads.settings,
+    startTimeoutMs: options2.startTimeoutMs,
+    dirPrefix: "pg-retest-server-",
+    // A Ctrl-C reaches only the CLI, which stops the replay before the server.
+    ownProcessGroup: true,
+    makeError: (message2) => new InfraError(message2),
+    debug: (message2) => logger.debug(message2)
+  });
+  return {
+    kind,
+    url: server.url,
+    socketDir: server.socketDir,
+    version: bins.version,
+    description: `${serverLabel(kind, bins)} on 127.0.0.1:${server.port}`,
+    logFile: server.logFile,
+    stop: async () => {
+      try {
+        await server.stop();
+      } catch (error63) {
+        logger.info(`warning: ${error63 instanceof Error ? error63.message : String(error63)}`);
+      }
+    }
+  };
+}
+
 // src/provision/extension-table.ts
 var PGDG = "Debian's and Ubuntu's own sources and the PostgreSQL project's apt repository (PGDG)";
 var KNOWN_EXTENSIONS = [
@@ -50128,16 +50497,16 @@ var ExtensionsUnavailableError = class extends InputError {
   short;
 };
 function extensionDirs(bins) {
-  const root = path6.dirname(bins.bindir);
-  const dirs = [path6.join(root, "share", "postgresql", "extension"), path6.join(root, "share", "extension")];
-  if (path6.resolve(bins.bindir) === `/usr/lib/postgresql/${bins.major}/bin`) dirs.push(`/usr/share/postgresql/${bins.major}/extension`);
+  const root = path7.dirname(bins.bindir);
+  const dirs = [path7.join(root, "share", "postgresql", "extension"), path7.join(root, "share", "extension")];
+  if (path7.resolve(bins.bindir) === `/usr/lib/postgresql/${bins.major}/bin`) dirs.push(`/usr/share/postgresql/${bins.major}/extension`);
   const sharedir = pgConfigSharedir(bins.bindir);
-  if (sharedir !== void 0) dirs.push(path6.join(sharedir, "extension"));
+  if (sharedir !== void 0) dirs.push(path7.join(sharedir, "extension"));
   return [...new Set(dirs)];
 }
 function pgConfigSharedir(bindir) {
-  const pgConfig = path6.join(bindir, "pg_config");
-  if (!fs11.existsSync(pgConfig)) return void 0;
+  const pgConfig = path7.join(bindir, "pg_config");
+  if (!fs12.existsSync(pgConfig)) return void 0;
   try {
     return execFileSync2(pgConfig, ["--sharedir"], { encoding: "utf8", timeout: 1e4, stdio: ["ignore", "pipe", "ignore"] }).trim() || void 0;
   } catch {
@@ -50149,16 +50518,13 @@ function extensionsOfBinaries(bins) {
   for (const dir of extensionDirs(bins)) {
     let files;
     try {
-      files = fs11.readdirSync(dir);
+      files = fs12.readdirSync(dir);
     } catch {
       continue;
     }
     for (const file2 of files) if (file2.endsWith(".control")) names.add(file2.slice(0, -".control".length));
   }
   return names;
-}
-function serverLabel(kind, bins) {
-  return `PostgreSQL ${bins.version} (${kind}, ${bins.bindir})`;
 }
 function lackingExtensions(bins, names) {
   const have = extensionsOfBinaries(bins);
@@ -50213,14 +50579,8 @@ function noPackageError(bins, names, unknownPackages2) {
     `no package ${unknownPackages2.join(", ")} in this machine's package sources`
   );
 }
-async function localExtensionsProblem(bins, names, logger) {
-  try {
-    await localPackagePlan(bins, names, logger);
-    return void 0;
-  } catch (error63) {
-    if (error63 instanceof ExtensionsUnavailableError) return error63;
-    throw error63;
-  }
+async function checkLocalExtensions(bins, names, logger) {
+  await localPackagePlan(bins, names, logger);
 }
 async function localPackagePlan(bins, names, logger) {
   const packages = await localPackages(bins, names);
@@ -50253,21 +50613,10 @@ function checkDockerExtensions(image, major, names) {
 }
 async function checkServerExtensions(url2, names, where) {
   if (names.length === 0) return;
-  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
-  client.on("error", () => {
-  });
-  let available;
-  try {
-    await client.connect();
+  const available = await withConnection(url2, `extensions: cannot read ${where}'s available extensions`, async (client) => {
     const result = await client.query("select name from pg_available_extensions where name = any($1)", [names]);
-    available = new Set(result.rows.map((r) => r.name));
-  } catch (error63) {
-    if (error63.code === void 0) throw connectError(url2, error63);
-    throw new InfraError(redact(`extensions: cannot read ${where}'s available extensions: ${error63.message}`, passwordOf(url2)));
-  } finally {
-    await client.end().catch(() => {
-    });
-  }
+    return new Set(result.rows.map((r) => r.name));
+  });
   const missing = names.filter((n) => !available.has(n));
   const unknown2 = missing.filter((n) => !knownExtension(n));
   if (unknown2.length > 0) throw unknownError(unknown2, where);
@@ -50308,7 +50657,7 @@ async function findEmbeddedBinaries(major, user) {
 }
 
 // src/provision/docker.ts
-import crypto5 from "node:crypto";
+import crypto6 from "node:crypto";
 import { execFile as execFile3 } from "node:child_process";
 var DEFAULT_DOCKER_MAJOR = 18;
 function docker(args, timeoutMs, env = {}) {
@@ -50343,7 +50692,7 @@ var DockerProvisioner = class {
     checkDockerExtensions(options2.image, major, extensions);
     const why = await dockerUnavailable();
     if (why) throw new InfraError(`cannot start a docker server: ${why}; start Docker, or use --provision embedded or local`);
-    const password = crypto5.randomBytes(18).toString("base64url");
+    const password = crypto6.randomBytes(18).toString("base64url");
     const image = options2.image ?? `postgres:${major}`;
     options2.logger?.info(`starting ${image} in Docker (pulling the image if needed)`);
     let id;
@@ -50401,368 +50750,6 @@ async function waitForServer(url2, timeoutMs) {
     await new Promise((resolve3) => setTimeout(resolve3, 500));
   }
   throw new InfraError(`the server in Docker did not accept connections within ${Math.round(timeoutMs / 1e3)} s (last: ${last})`);
-}
-
-// src/provision/cluster.ts
-import crypto6 from "node:crypto";
-
-// src/provision/os-user.ts
-async function serverOsUser() {
-  if (!isRoot()) return void 0;
-  const name = process.env.PG_RETEST_OS_USER || "postgres";
-  const user = lookupOsUser(name);
-  if (!user) {
-    throw new InfraError(
-      `running as root, which PostgreSQL refuses, and there is no OS user '${name}' to run it as; create one (useradd --system --user-group ${name}), set PG_RETEST_OS_USER to another user, or run as a regular user`
-    );
-  }
-  return user;
-}
-
-// src/provision/pg-server.mjs
-import { spawn } from "node:child_process";
-import fs12 from "node:fs";
-import net from "node:net";
-import os8 from "node:os";
-import path7 from "node:path";
-import { fileURLToPath as fileURLToPath2 } from "node:url";
-var DEFAULT_START_TIMEOUT_MS = 6e4;
-var STOP_TIMEOUT_MS = 45e3;
-var PORT_ATTEMPTS = 5;
-var SUPERUSER = "postgres";
-var MAX_SOCKET_PATH = 107;
-var THROWAWAY_SETTINGS = {
-  fsync: "off",
-  synchronous_commit: "off",
-  full_page_writes: "off"
-};
-var PortTakenError = class extends Error {
-};
-async function startThrowawayServer(options2) {
-  const makeError = options2.makeError ?? ((message2) => new Error(message2));
-  const settings = { ...THROWAWAY_SETTINGS, ...options2.settings ?? {} };
-  for (const key of Object.keys(settings)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(key)) throw makeError(`invalid server setting name '${key}'`);
-  }
-  let lastError;
-  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-    const port = attempt === 0 && options2.firstPort !== void 0 ? options2.firstPort : await freePort();
-    try {
-      return await startOnce({ ...options2, makeError, settings, port });
-    } catch (error63) {
-      lastError = error63;
-      if (!(error63 instanceof PortTakenError)) throw error63;
-      options2.debug?.(`port ${port} was taken before the server could bind it; trying another`);
-    }
-  }
-  throw makeError(`could not find a free port for PostgreSQL after ${PORT_ATTEMPTS} attempts (${String(lastError)})`);
-}
-async function startOnce({ bins, user, password, port, settings, makeError, debug: debug2, dirPrefix, fullLogs, ownProcessGroup, startTimeoutMs }) {
-  const root = fs12.mkdtempSync(path7.join(reachableTempDir(user), dirPrefix));
-  const dataDir = path7.join(root, "data");
-  const logFile = path7.join(root, "postgres.log");
-  let pwfile;
-  if (password !== void 0) {
-    pwfile = path7.join(root, "pwfile");
-    fs12.writeFileSync(pwfile, `${password}
-`, { mode: 384 });
-  }
-  if (user) {
-    fs12.chownSync(root, user.uid, user.gid);
-    if (pwfile) fs12.chownSync(pwfile, user.uid, user.gid);
-  }
-  fs12.chmodSync(root, 448);
-  const socketDir = socketDirFor(root, port);
-  const serverSettings = {
-    ...settings,
-    port: String(port),
-    listen_addresses: "127.0.0.1",
-    // Also a socket in the server's own directory (mode 0700: only its owner, and root, get in),
-    // which the replay uses: a round trip over it costs the client about a quarter less CPU than
-    // over TCP on loopback, and the server 6 % less (docs/benchmark.md). None when the path would
-    // be too long.
-    unix_socket_directories: socketDir ?? ""
-  };
-  const postgresArgs = ["-D", dataDir];
-  for (const [key, value] of Object.entries(serverSettings)) postgresArgs.push("-c", `${key}=${value}`);
-  const env = serverEnvironment(process.env);
-  debug2?.(`initdb ${dataDir} (PostgreSQL ${bins.version}, ${bins.bindir}${user ? `, as OS user ${user.name}` : ""})`);
-  const supervisor = new Supervisor(
-    {
-      initdb: bins.initdb,
-      initdbArgs: [
-        `--pgdata=${dataDir}`,
-        `--username=${SUPERUSER}`,
-        // Without a password, connections from 127.0.0.1 are trusted (tests only).
-        `--auth=${pwfile ? "scram-sha-256" : "trust"}`,
-        ...pwfile ? [`--pwfile=${pwfile}`] : [],
-        "--encoding=UTF8",
-        "--locale=C",
-        "--no-sync"
-      ],
-      postgres: bins.postgres,
-      postgresArgs,
-      env,
-      cwd: root,
-      logFile,
-      removeDir: root,
-      uid: user?.uid,
-      gid: user?.gid
-    },
-    { ownProcessGroup: ownProcessGroup ?? false, makeError }
-  );
-  const credentials = password === void 0 ? SUPERUSER : `${SUPERUSER}:${encodeURIComponent(password)}`;
-  const url2 = `postgres://${credentials}@127.0.0.1:${port}/postgres`;
-  try {
-    await waitUntilReady(supervisor, {
-      port,
-      dataDir,
-      password,
-      timeoutMs: startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
-      logFile,
-      bins,
-      makeError,
-      describeLog: fullLogs ? (text2) => text2.trim() ? `
-${tail(text2)}` : "" : (text2) => lastLine(text2)
-    });
-  } catch (error63) {
-    await supervisor.stop().catch(() => {
-    });
-    throw error63;
-  } finally {
-    if (pwfile) fs12.rmSync(pwfile, { force: true });
-  }
-  debug2?.(`PostgreSQL ${bins.version} accepts connections on 127.0.0.1:${port}`);
-  return {
-    url: url2,
-    port,
-    socketDir,
-    user: SUPERUSER,
-    dataDir,
-    logFile,
-    stop: () => supervisor.stop(),
-    kill: (signal = "SIGKILL") => supervisor.killServer(signal),
-    unref: () => supervisor.unref()
-  };
-}
-function socketDirFor(root, port) {
-  const socket = path7.join(root, `.s.PGSQL.${port}`);
-  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH || !/^[A-Za-z0-9_./-]+$/.test(root)) return void 0;
-  return root;
-}
-function reachableTempDir(user) {
-  const base = path7.resolve(os8.tmpdir());
-  if (!user) return base;
-  for (let dir = base; ; dir = path7.dirname(dir)) {
-    if ((fs12.statSync(dir).mode & 1) === 0) return "/tmp";
-    if (dir === path7.dirname(dir)) return base;
-  }
-}
-function freePort() {
-  return new Promise((resolve3, reject) => {
-    const probe = net.createServer();
-    probe.unref();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolve3(port));
-    });
-  });
-}
-function supervisorScript(makeError) {
-  for (const name of ["pg-supervisor.js", "pg-supervisor.mjs"]) {
-    const candidate = fileURLToPath2(new URL(`./${name}`, import.meta.url));
-    if (fs12.existsSync(candidate)) return candidate;
-  }
-  throw makeError(`cannot find pg-supervisor.js next to ${fileURLToPath2(import.meta.url)}; the build is incomplete, run npm run build`);
-}
-var Supervisor = class {
-  constructor(config2, { ownProcessGroup, makeError }) {
-    this.events = [];
-    this.waiters = [];
-    this.stopping = void 0;
-    this.child = spawn(process.execPath, [supervisorScript(makeError)], {
-      stdio: ["pipe", "pipe", "inherit"],
-      detached: ownProcessGroup
-    });
-    this.child.stdin.write(`${JSON.stringify(config2)}
-`);
-    this.exited = new Promise((resolve3) => this.child.once("exit", () => resolve3()));
-    this.child.once("exit", () => this.push({ event: "supervisor-gone" }));
-    this.child.once("error", () => this.push({ event: "supervisor-gone" }));
-    this.child.stdin.on("error", () => {
-    });
-    let pending = "";
-    this.child.stdout.setEncoding("utf8");
-    this.child.stdout.on("data", (chunk) => {
-      const lines = (pending + chunk).split("\n");
-      pending = lines.pop() ?? "";
-      for (const line of lines) {
-        try {
-          this.push(JSON.parse(line));
-        } catch {
-        }
-      }
-    });
-  }
-  push(event) {
-    if (event.event === "running") this.pid = event.pid;
-    this.events.push(event);
-    for (const wake of this.waiters.splice(0)) wake();
-  }
-  /** Resolves on the next event. */
-  nextEvent() {
-    return new Promise((resolve3) => this.waiters.push(resolve3));
-  }
-  /** Lets this process exit while the server runs (the supervisor then stops it). */
-  unref() {
-    this.child.unref();
-    this.child.stdin.unref?.();
-    this.child.stdout.unref?.();
-  }
-  /** Sends a signal to the postmaster. */
-  killServer(signal) {
-    if (this.pid === void 0) return;
-    try {
-      process.kill(this.pid, signal);
-    } catch (error63) {
-      if (error63.code !== "ESRCH") throw error63;
-    }
-  }
-  /** Stops the server and removes its directory; resolves when the supervisor has exited. */
-  stop() {
-    this.stopping ??= (async () => {
-      if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-      this.child.ref();
-      this.child.stdin.ref?.();
-      this.child.stdout.ref?.();
-      this.child.stdin.end("stop\n");
-      let timer;
-      const timedOut = new Promise((resolve3) => timer = setTimeout(resolve3, STOP_TIMEOUT_MS, "timeout"));
-      const outcome = await Promise.race([this.exited, timedOut]);
-      clearTimeout(timer);
-      if (outcome === "timeout") {
-        this.killServer("SIGKILL");
-        this.child.kill("SIGKILL");
-        throw new Error(`the PostgreSQL server did not stop within ${STOP_TIMEOUT_MS / 1e3}s; it was killed`);
-      }
-    })();
-    return this.stopping;
-  }
-};
-function sameDirectory(a, b) {
-  if (path7.resolve(a) === path7.resolve(b)) return true;
-  try {
-    return fs12.realpathSync(a) === fs12.realpathSync(b);
-  } catch {
-    return false;
-  }
-}
-async function waitUntilReady(supervisor, { port, dataDir, password, timeoutMs, logFile, bins, makeError, describeLog }) {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = "no attempt yet";
-  for (; ; ) {
-    const failed = supervisor.events.find((e) => e.event === "initdb-failed" || e.event === "exited" || e.event === "supervisor-gone");
-    if (failed?.event === "initdb-failed") {
-      throw makeError(`initdb of PostgreSQL ${bins.version} (${bins.bindir}) failed with ${failed.code}: ${describeLog(failed.output)}`);
-    }
-    if (failed) {
-      const log2 = readLog(logFile);
-      if (/could not bind|address already in use/i.test(log2)) throw new PortTakenError(`port ${port} is taken`);
-      const how = failed.event === "exited" ? ` (code ${failed.code}, signal ${failed.signal})` : "";
-      throw makeError(
-        `PostgreSQL ${bins.version} (${bins.bindir}) stopped${how} before accepting connections: ${describeLog(log2) || "no server log"}`
-      );
-    }
-    if (supervisor.pid !== void 0) {
-      const client = new esm_default.Client({
-        host: "127.0.0.1",
-        port,
-        user: SUPERUSER,
-        password,
-        database: "postgres",
-        connectionTimeoutMillis: 5e3
-      });
-      client.on("error", () => {
-      });
-      let answeredBy;
-      try {
-        await client.connect();
-        answeredBy = (await client.query("show data_directory")).rows[0]?.data_directory;
-        await client.end();
-      } catch (error63) {
-        lastError = error63 instanceof Error ? error63.message : String(error63);
-        await client.end().catch(() => {
-        });
-      }
-      if (answeredBy !== void 0) {
-        if (sameDirectory(answeredBy, dataDir)) return;
-        throw new PortTakenError(`port ${port} is answered by another server (data directory ${answeredBy})`);
-      }
-    }
-    if (Date.now() > deadline) {
-      throw makeError(
-        `PostgreSQL ${bins.version} did not accept connections on 127.0.0.1:${port} within ${timeoutMs / 1e3}s (last error: ${lastError}); server log: ${describeLog(readLog(logFile)) || "empty"}`
-      );
-    }
-    await Promise.race([supervisor.nextEvent(), new Promise((resolve3) => setTimeout(resolve3, 100))]);
-  }
-}
-function readLog(file2) {
-  try {
-    return fs12.readFileSync(file2, "utf8");
-  } catch {
-    return "";
-  }
-}
-function lastLine(output2) {
-  const lines = output2.split("\n").map((line) => line.trim()).filter(Boolean);
-  const serious = lines.filter((line) => /\b(FATAL|PANIC|ERROR|error)\b/.test(line));
-  return (serious.at(-1) ?? lines.at(-1) ?? "").slice(0, 500);
-}
-function tail(output2, lines = 30) {
-  return output2.trimEnd().split("\n").slice(-lines).join("\n");
-}
-
-// src/runtime/logger.ts
-var silentLogger = { info() {
-}, debug() {
-} };
-
-// src/provision/cluster.ts
-async function startCluster(bins, kind, options2 = {}) {
-  const logger = options2.logger ?? silentLogger;
-  const preloads = availablePreloads(bins.bindir, options2.settings);
-  if (preloads.dropped.length > 0)
-    logger.info(`not preloading ${preloads.dropped.join(", ")}: these binaries do not have it (${bins.bindir})`);
-  const server = await startThrowawayServer({
-    bins,
-    user: await serverOsUser(),
-    password: crypto6.randomBytes(18).toString("base64url"),
-    settings: preloads.settings,
-    startTimeoutMs: options2.startTimeoutMs,
-    dirPrefix: "pg-retest-server-",
-    // A Ctrl-C reaches only the CLI, which stops the replay before the server.
-    ownProcessGroup: true,
-    makeError: (message2) => new InfraError(message2),
-    debug: (message2) => logger.debug(message2)
-  });
-  return {
-    kind,
-    url: server.url,
-    socketDir: server.socketDir,
-    version: bins.version,
-    description: `PostgreSQL ${bins.version} (${kind}, ${bins.bindir}) on 127.0.0.1:${server.port}`,
-    logFile: server.logFile,
-    stop: async () => {
-      try {
-        await server.stop();
-      } catch (error63) {
-        logger.info(`warning: ${error63 instanceof Error ? error63.message : String(error63)}`);
-      }
-    }
-  };
 }
 
 // src/provision/embedded.ts
@@ -50843,10 +50830,7 @@ async function unavailable2(kind, options2) {
   try {
     if (kind === "local") {
       const bins = await findLocalBinaries(major);
-      if (extensions.length > 0) {
-        const problem = await localExtensionsProblem(bins, extensions, logger);
-        if (problem) throw problem;
-      }
+      if (extensions.length > 0) await checkLocalExtensions(bins, extensions, logger);
     } else if (kind === "embedded") {
       const bins = await findEmbeddedBinaries(major ?? DEFAULT_EMBEDDED_MAJOR, await serverOsUser());
       checkEmbeddedExtensions(bins, extensions);
@@ -51517,6 +51501,9 @@ function listValue(what) {
     return items;
   });
 }
+function separatedItems(raw) {
+  return (typeof raw === "string" ? [raw] : raw).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== "");
+}
 function percentValue(expected, accept, bareBelowOne = false) {
   return external_exports.string().transform((raw, ctx) => {
     const text2 = raw.trim();
@@ -51644,7 +51631,7 @@ function keyHandlingFrom(raw) {
 var majors = SUPPORTED_MAJORS.join(", ");
 var PROVISION_KINDS = ["auto", "local", "embedded", "docker"];
 var extensionsValue = external_exports.union([external_exports.string(), external_exports.array(external_exports.string())]).optional().transform((raw, ctx) => {
-  const items = (Array.isArray(raw) ? raw : [raw ?? ""]).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== "");
+  const items = separatedItems(raw ?? "");
   const bad = items.find((item) => !/^[A-Za-z_][A-Za-z0-9_-]*$/.test(item));
   if (bad !== void 0) {
     ctx.addIssue({ code: "custom", message: `expected extension names such as postgis, vector or pg_trgm, got '${bad}'` });
@@ -52266,18 +52253,15 @@ async function unavailableExtension(url2, message2, sqlstate) {
   const clue = extensionClue(message2, sqlstate);
   if (!clue) return void 0;
   if (clue.certain) return clue.name;
-  const client = new esm_default.Client({ connectionString: url2, connectionTimeoutMillis: 1e4 });
-  client.on("error", () => {
-  });
   try {
-    await client.connect();
-    const found = await client.query("select 1 from pg_available_extensions where name = $1", [clue.name]);
+    const found = await withConnection(
+      url2,
+      "extensions: cannot read the available extensions",
+      (client) => client.query("select 1 from pg_available_extensions where name = $1", [clue.name])
+    );
     return found.rowCount === 0 ? clue.name : void 0;
   } catch {
     return void 0;
-  } finally {
-    await client.end().catch(() => {
-    });
   }
 }
 function howToGetExtension(extension, server) {
@@ -54618,8 +54602,9 @@ function spread(changes, w, noise) {
   return `${parts.join(", ")} over ${plural2(rounds.replays, "replay")}`;
 }
 function summary2(w) {
-  const wal = w.wal_bytes === null ? "" : `, WAL ${bytes(w.wal_bytes)}`;
-  return `${amount(w.shared_hit + w.shared_read)} pages${wal} per call`;
+  const walBytes = WORK_COUNTERS.wal_bytes(w);
+  const wal = walBytes === null ? "" : `, WAL ${bytes(walBytes)}`;
+  return `${amount(WORK_COUNTERS.pages(w) ?? 0)} pages${wal} per call`;
 }
 function sourceLine2(p) {
   const note = p.stats.work_note ? ` ${text(p.stats.work_note)}.` : "";
@@ -55723,7 +55708,7 @@ var CAPACITY_DEFAULTS = {
 var fromGate = (...names) => Object.fromEntries(names.map((n) => [n, gateOptions[n]]));
 var connectionsValue = external_exports.union([external_exports.string(), external_exports.array(external_exports.string())]).optional().transform((raw, ctx) => {
   if (raw === void 0) return [...CAPACITY_DEFAULTS.connections];
-  const items = (Array.isArray(raw) ? raw : [raw]).flatMap((item) => item.split(/[\s,]+/)).filter((item) => item !== "");
+  const items = separatedItems(raw);
   const values = items.map(Number);
   const bad = items.find((_, i) => !Number.isInteger(values[i]) || values[i] < 1 || values[i] > 1e4);
   if (bad !== void 0 || values.length === 0) {
