@@ -27,11 +27,18 @@
 //   read+1ms
 //   two-indexes    two more indexes on the hot write's table, on the column its UPDATE sets: the
 //                  updates stop being HOT and write every index
+//   one-index      one index, on the column the hot UPDATE sets
+//   narrower-index the category listing's index (category, price), which serves its ORDER BY
+//                  price LIMIT, replaced by one on category alone: a sort of the whole category
+//   lost-index-only-scan  (shop) the product page's reviews read from a covering index on base
+//                  (index-only scan), from the narrower one the schema has on head (heap fetches)
 //   fillfactor     orders, the table read by ranges (a customer's order history; the shop's
 //                  reports over dates), rewritten at fillfactor 30: the same rows on 3x the pages
 // Cases of race, each a PR on top of examples/oltp's schema (its variants/):
 //   a-a, drop-unused-index   identical schemas; the pad indexes no statement uses dropped:
 //                            every failure is a false alarm
+//   two-indexes, one-index   indexes on c (and (k, c)), the column an UPDATE sets
+//   fillfactor               the tables at fillfactor 30: the range reads read 3x the pages
 //   rename-column            sbtest1.c renamed: every run should fail
 //   unique-constraint        a UNIQUE index on k, which ~1 % of the inserts and updates violate
 // Conditions: `quiet` (the machine as it is) and `bursts` (two busy processes switched on for
@@ -85,9 +92,12 @@ const SHOP_CASES = [
   'read+0.6ms',
   'read+1ms',
   'two-indexes',
+  'one-index',
+  'narrower-index',
+  'lost-index-only-scan',
   'fillfactor',
 ];
-const RACE_CASES = ['a-a', 'drop-unused-index', 'rename-column', 'unique-constraint'];
+const RACE_CASES = ['a-a', 'drop-unused-index', 'two-indexes', 'one-index', 'fillfactor', 'rename-column', 'unique-constraint'];
 
 /**
  * The workloads: their example (schema, seed, variants), and the statements their cases slow
@@ -105,11 +115,16 @@ const WORKLOADS = {
     },
     hotRead: /^SELECT id, sku, name, category, price, stock FROM products WHERE id = /,
     rangeRead: 'orders',
+    // The product page's reviews (`WHERE r.product_id = … ORDER BY r.created_at DESC LIMIT …`), on
+    // a table the workload never writes: base reads it from a covering index alone.
+    indexOnlyRead: {
+      covering: 'reviews (product_id, created_at DESC) INCLUDE (rating, body, customer_id)',
+    },
   },
   checkout: {
     example: 'shop',
     file: example('shop', 'checkout.wkl'),
-    cases: SHOP_CASES,
+    cases: SHOP_CASES.filter((c) => c !== 'lost-index-only-scan'),
     hotWrite: {
       table: 'products',
       fingerprint: /^UPDATE products SET stock = stock - /,
@@ -117,6 +132,8 @@ const WORKLOADS = {
     },
     hotRead: /^SELECT id, name, price, stock FROM products WHERE id = /,
     rangeRead: 'orders',
+    // checkout reads no table it does not write: no lost-index-only-scan case.
+    indexOnlyRead: null,
   },
   race: {
     example: 'oltp',
@@ -236,7 +253,8 @@ function gate(url, workload, seed, base, head, json) {
  * The rules that failed a run, from its JSON report: `client` (the client p95 rule, on a
  * fingerprint or the whole workload), `server` (the server-time rule), new errors by the rule
  * that counted them (`deterministic`, `every_replay`, `rate`, `more_often`), `coverage` (head ran
- * less of the workload), `migrations` (head's failed); `other` for anything else (limits, plans).
+ * less of the workload), `migrations` (head's failed), `work` (the work rule); `other` for anything
+ * else (limits, plans).
  */
 function firedRules(report) {
   const fired = new Set();
@@ -248,6 +266,7 @@ function firedRules(report) {
     for (const e of c.new_errors) fired.add(e.rule ?? 'deterministic');
   }
   if (report.reasons.some((line) => line.startsWith('head executed '))) fired.add('coverage');
+  if ((report.plans?.fingerprints ?? []).some((f) => f.work_regression)) fired.add('work');
   if (fired.size === 0) fired.add('other');
   return fired;
 }
@@ -324,9 +343,21 @@ async function caseDefinitions(name, w, measure) {
     'trigger-0.5ms': () => ({ '900_calib.sql': sleepTrigger(w.hotWrite.table, 0.0005) }),
     'trigger-2ms': () => ({ '900_calib.sql': sleepTrigger(w.hotWrite.table, 0.002) }),
     'two-indexes': () => ({ '900_calib.sql': twoIndexes(w.hotWrite.indexes) }),
+    'one-index': () => ({ '900_calib.sql': twoIndexes(w.hotWrite.indexes.slice(0, 1)) }),
+    'narrower-index': () => ({
+      '900_calib.sql': 'DROP INDEX products_category_price_idx;\nCREATE INDEX calib_category ON products (category);',
+    }),
     fillfactor: () => ({ '900_calib.sql': lowerFillfactor(w.rangeRead) }),
   };
   for (const c of chosen) if (simple[c]) cases[c] = { workload: w.file, base, head: head(c, simple[c]()) };
+  // Base gets the covering index, head the schema as it was: the read loses its index-only scan.
+  if (chosen.includes('lost-index-only-scan')) {
+    cases['lost-index-only-scan'] = {
+      workload: w.file,
+      base: head('covering', { '900_calib.sql': `CREATE INDEX calib_covering ON ${w.indexOnlyRead.covering};` }),
+      head: base,
+    };
+  }
 
   // The read cases: measure the hot read on base first, then burn a share of it on head.
   const reads = chosen.filter((c) => c.startsWith('read+'));
@@ -359,7 +390,11 @@ async function caseDefinitions(name, w, measure) {
 }
 
 async function main() {
-  const server = await startPostgres({ settings: { autovacuum: 'off', max_connections: '200' } });
+  // As the servers the gate starts: autovacuum off and pg_stat_statements preloaded (the work rule
+  // and server-side buffers need it; without it work comes from one EXPLAIN ANALYZE, not gated).
+  const server = await startPostgres({
+    settings: { autovacuum: 'off', max_connections: '200', shared_preload_libraries: 'pg_stat_statements' },
+  });
   // Over the server's Unix-domain socket, as the gate replays on the servers it starts itself
   // (docs/cli.md, "Servers the CLI starts"): the transport changes what a statement costs.
   const url = urlOverSocket(server.url, server.socketDir);
@@ -428,7 +463,10 @@ async function main() {
  */
 const SLOWDOWNS = [
   'fillfactor',
+  'one-index',
   'two-indexes',
+  'lost-index-only-scan',
+  'narrower-index',
   'read+20%',
   'read+50%',
   'read+0.2ms',
@@ -559,7 +597,7 @@ function tableBlock(rows, pending) {
     `| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- |`,
     ...rows.map(rowLine),
     '',
-    '"failed" counts runs that exited 1 (regression), "errors" runs that could not decide. "fired" says which rules failed the failing runs (a run counts under each rule that fired): `client` the client p95 rule, `server` the server-time rule, `deterministic`, `every_replay`, `rate` and `more_often` new errors by the rule that counted them, `coverage` head ran less of the workload; – where no run failed or the row predates the column. ' +
+    '"failed" counts runs that exited 1 (regression), "errors" runs that could not decide. "fired" says which rules failed the failing runs (a run counts under each rule that fired): `client` the client p95 rule, `server` the server-time rule, `deterministic`, `every_replay`, `rate` and `more_often` new errors by the rule that counted them, `coverage` head ran less of the workload, `work` the work rule; – where no run failed or the row predates the column. ' +
       'In a-a and drop-unused-index every failure is a false alarm; in rename-column and unique-constraint (the race workload) every pass is a miss. ' +
       '"median load" is the 1-minute load average as each run ended (2 CPUs: above 2, processes were waiting for a CPU). ' +
       `Slowdowns in increasing order: ${SLOWDOWNS.join(', ')}; a slowdown without a row counts as not caught.`,

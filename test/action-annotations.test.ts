@@ -176,7 +176,7 @@ describe('the action on a pull request adding an index on an updated column', ()
     await server?.stop();
   });
 
-  it('prints a warning on the CREATE INDEX line, relative to the repository, naming the UPDATE and its work', async () => {
+  it('fails on the work rule and puts an error on the CREATE INDEX line, relative to the repository, naming the UPDATE and its work', async () => {
     const repo = repoWithPr({
       'db/migrations/006_customers_last_login_idx.sql':
         '-- Find the customers who logged in lately.\nCREATE INDEX customers_last_login_idx ON customers (last_login);\n',
@@ -215,8 +215,10 @@ describe('the action on a pull request adding an index on an updated column', ()
     const stdout = captureStdout();
     const code = await run(process.env);
     const printed = stdout();
-    expect(code, printed).toBe(0);
-    expect(readCommandFile(step.output).result).toBe('pass');
+    // Time cannot see this index (the latency rules are out of reach); the work rule does.
+    expect(code, printed).toBe(1);
+    expect(readCommandFile(step.output).result).toBe('regression');
+    expect(fs.readFileSync(step.summary, 'utf8')).toMatch(/regression: 1 query doing more work per call/);
     const annotations = printed.split('\n').flatMap((line) => {
       const m = /^::(warning|error|notice) ([^:]*)::(.*)$/.exec(line);
       if (!m) return [];
@@ -227,13 +229,15 @@ describe('the action on a pull request adding an index on an updated column', ()
     expect(onFiles, printed).toHaveLength(1);
     const [a] = onFiles as [(typeof onFiles)[number]];
     // The runner's form: properties escaped (`:` as %3A, `,` as %2C), the message's `%` as %25 and newlines as %0A.
-    expect(a.level).toBe('warning');
+    expect(a.level).toBe('error');
     expect(a.properties).toEqual({
       file: 'db/migrations/006_customers_last_login_idx.sql',
       line: '2',
-      title: 'pg-retest%3A index customers_last_login_idx added%2C more work per call',
+      title: 'pg-retest%3A index customers_last_login_idx added%2C a statement it affects regressed',
     });
-    expect(a.message).toMatch(/^UPDATE customers SET last_login = now\(\) WHERE id = \$1: WAL \d+ B → \d+ B per call \(\+\d+ %25\)/);
+    expect(a.message).toMatch(
+      /^UPDATE customers SET last_login = now\(\) WHERE id = \$1: WAL \d+ B → \d+ B per call \(\+\d+ %25\).*, fails the gate \(the work rule\)%0A/,
+    );
     expect(a.message).toContain('%0Aindex customers_last_login_idx added on public.customers: an UPDATE that sets an indexed column');
     // Nothing was left out: the summary has no note about it.
     expect(fs.readFileSync(step.summary, 'utf8')).not.toContain('not annotated');

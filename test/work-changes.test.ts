@@ -3,28 +3,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseReport, renderMarkdown, toJson } from '../src/report/index.js';
-import { workPhrase } from '../src/report/markdown-work.js';
+import { workPhrase } from '../src/plans/work-phrase.js';
 import { hasWalCounters } from '../src/plans/stat-statements.js';
 import type { FingerprintPlan, PlanSide, WorkPerCall, WorkStats } from '../src/plans/types.js';
 import { workChanges, workOfPlan } from '../src/plans/work.js';
 import type { GateReport } from '../src/verdict/report-types.js';
+import { NO_WORK } from './support/work.js';
 
-const zero: WorkPerCall = {
-  shared_hit: 0,
-  shared_read: 0,
-  shared_dirtied: 0,
-  shared_written: 0,
-  local_hit: 0,
-  local_read: 0,
-  local_dirtied: 0,
-  local_written: 0,
-  temp_read: 0,
-  temp_written: 0,
-  wal_records: 0,
-  wal_fpi: 0,
-  wal_bytes: 0,
-  rows: 1,
-};
+const zero = NO_WORK;
 
 /** Work with `per_call` and two replays at `low` and `high` (default: both the mean). */
 function work(
@@ -232,7 +218,9 @@ describe('the report with work counts', () => {
   it('lists what moved, more and less, with the spread of the replays and the noise replay; the regression whose work held', () => {
     const md = renderMarkdown(withWork());
     expect(md).toContain('#### Work per call');
-    expect(md).toContain('1 of 3 fingerprints measured did more work per call on head, 1 less (reported, not gated).');
+    expect(md).toContain(
+      '1 of 3 fingerprints measured did more work per call on head, 1 less (reported, not gated: the work rule is off).',
+    );
     expect(md).toMatch(
       /\| `UPDATE products SET stock[^|]*` \| more \| WAL 190 B → 620 B per call \(\+226 %\), 3\.0 → 7\.1 pages \(\+137 %\) \| WAL 185 B–195 B \(noise replay 191 B\), 3\.0 pages \(noise replay 3\.0\) over 2 replays \|/,
     );

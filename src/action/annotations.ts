@@ -14,7 +14,8 @@ import path from 'node:path';
 import { oneLine } from '../format/table.js';
 import { micros, plural } from '../format/units.js';
 import type { FingerprintPlan, IndexChange } from '../plans/types.js';
-import { ADDED_COSTS, workPhrase } from '../report/markdown-work.js';
+import { ADDED_COSTS } from '../report/markdown-work.js';
+import { workPhrase } from '../plans/work-phrase.js';
 import { text } from '../report/markdown-text.js';
 import type { FingerprintComparison } from '../types.js';
 import type { GateReport } from '../verdict/report-types.js';
@@ -105,7 +106,8 @@ function annotatedOf(plan: FingerprintPlan, regression: FingerprintComparison | 
   const more = changes.filter((c) => c.direction === 'more');
   const growth = Math.max(0, ...more.map((c) => (c.change === null ? Number.POSITIVE_INFINITY : c.change)));
   let weight: Weight;
-  if (regression) weight = fails ? Weight.Fails : Weight.Regressed;
+  // A work regression fails the gate like a slower statement does.
+  if (regression || plan.work_regression) weight = fails ? Weight.Fails : Weight.Regressed;
   else if (more.length > 0) weight = Weight.More;
   else if (changes.length > 0) weight = Weight.Less;
   else return null;
@@ -154,7 +156,8 @@ function movedOf(s: Annotated): string {
     parts.push(`slower (${times})${s.weight === Weight.Fails ? ', fails the gate' : ''}`);
   }
   const work = workPhrase(s.plan.work_changes ?? []);
-  parts.push(work === '' ? 'the same work per call' : work);
+  const ruled = !r && s.plan.work_regression && s.weight === Weight.Fails ? ', fails the gate (the work rule)' : '';
+  parts.push(work === '' ? 'the same work per call' : `${work}${ruled}`);
   return parts.join('; ');
 }
 

@@ -6,7 +6,7 @@ import { ExitCode, InputError } from '../exit-codes.js';
 import { describeKeys } from '../format/keys.js';
 import { fields } from '../format/table.js';
 import { renderCondenseSummary } from '../format/workload-comparison.js';
-import { count, percent, plural, span } from '../format/units.js';
+import { bytes, count, percent, plural, span } from '../format/units.js';
 import type { CaptureConfig } from './capture-options.js';
 import { condense } from './condense.js';
 import { fromEngineError } from '../engine/errors.js';
@@ -95,12 +95,6 @@ function formatName(i: CaptureSummary['inputs'][number]): string {
   if (i.format !== 'stderr') return `${i.format}log`;
   const wrapper = i.wrapper ? ` in ${i.wrapper.replaceAll('_', ' ')}` : '';
   return `stderr log '${i.log_line_prefix ?? ''}'${wrapper}`;
-}
-
-function bytes(n: number): string {
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
-  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
-  return `${(n / 1024 ** 3).toFixed(2)} GB`;
 }
 
 /**

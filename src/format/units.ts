@@ -64,3 +64,15 @@ function significant(value: number): string {
 export function plural(n: number, singular: string, plural = `${singular}s`): string {
   return `${count(n)} ${n === 1 ? singular : plural}`;
 }
+
+/**
+ * A size in bytes with a unit that fits: `190 B`, `1.5 kB`, `2.3 MB`, `1.25 GB`.
+ * @param n bytes
+ * @returns the text
+ */
+export function bytes(n: number): string {
+  if (n < 1024) return `${Math.round(n)} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} kB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GB`;
+}

@@ -185,6 +185,7 @@ function thresholdsOf(config: GateConfig): Thresholds {
     max_new_errors: t.maxNewErrors,
     confidence: t.confidence,
     plan_rules: config.planRules,
+    work_rule: config.workRule,
     min_coverage: t.minCoverage,
     p95_max_ms: t.p95MaxMs,
     p99_max_ms: t.p99MaxMs,

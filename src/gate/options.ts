@@ -9,10 +9,21 @@ import type { SchemaSource, SeedSource } from '../templates/sources.js';
 import type { CommandSpec, OptionDefs } from '../options/argv.js';
 import { postgresUrl } from '../options/postgres-url.js';
 import { replayLimitOptions, replayLimitsFrom } from '../options/replay-limits.js';
-import { booleanValue, choice, durationValue, filePath, listValue, numberValue, percentValue, settingsValue } from '../options/values.js';
+import {
+  booleanValue,
+  choice,
+  durationValue,
+  filePath,
+  listValue,
+  numberValue,
+  offOr,
+  percentValue,
+  settingsValue,
+} from '../options/values.js';
 import { SUPPORTED_MAJORS } from '../provision/binaries.js';
 import { factorValue, PLAN_DEFAULTS } from '../plans/options.js';
-import type { PlanRules } from '../plans/types.js';
+import type { PlanRules, WorkRule } from '../plans/types.js';
+import { WORK_RULE_DEFAULTS } from '../plans/work-rule.js';
 import { keyHandlingFrom, keyOptions } from '../options/key-options.js';
 import {
   extensionOptions,
@@ -233,6 +244,22 @@ export const gateOptions = {
     help: "fail when a query's shared buffers per call grow by more than this factor, e.g. 10x (default: off)",
     schema: factorValue().optional(),
   },
+  'work-threshold': {
+    shape: 'value',
+    placeholder: 'PCT',
+    help:
+      `a fingerprint also regresses when its pages or WAL per call (pg_stat_statements, every replay) grow by more than this, ` +
+      `every head replay above every base replay (default ${WORK_RULE_DEFAULTS.growth * 100}%; off turns the work rule off)`,
+    schema: offOr(
+      percentValue('a percentage such as 25% (or a fraction such as 0.25), above 0 and at most 1000%, or off', (f) => f > 0 && f <= 10),
+    ).optional(),
+  },
+  'work-min-share': {
+    shape: 'value',
+    placeholder: 'PCT',
+    help: `…when the fingerprint has at least this share of head's calls, pages or WAL (default ${WORK_RULE_DEFAULTS.min_share * 100}%)`,
+    schema: percentValue('a percentage from 0% to 100% (or a fraction such as 0.01)', (f) => f >= 0 && f <= 1, true).optional(),
+  },
   ...replayLimitOptions,
   'allow-server-wide': {
     shape: 'flag',
@@ -276,6 +303,19 @@ const options = { ...gateOptions, ...cliOptions };
 
 type Shape = { [K in keyof typeof options]: (typeof options)[K]['schema'] };
 const shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema])) as unknown as Shape;
+
+/**
+ * The work rule's thresholds from raw option values: null when `work-threshold` is off.
+ * @param raw parsed options
+ * @returns the rule, defaults filled in
+ */
+export function workRuleFrom(raw: { 'work-threshold'?: number | null; 'work-min-share'?: number }): WorkRule | null {
+  if (raw['work-threshold'] === null) return null;
+  return {
+    growth: raw['work-threshold'] ?? WORK_RULE_DEFAULTS.growth,
+    min_share: raw['work-min-share'] ?? WORK_RULE_DEFAULTS.min_share,
+  };
+}
 
 /** The verdict's thresholds from raw option values, defaults filled in (shared with `compare`). */
 export function thresholdsFrom(raw: {
@@ -401,6 +441,7 @@ const schema = z
         plan_min_rows: raw['plan-min-rows'] ?? PLAN_DEFAULTS.planMinRows,
         max_buffers_growth: raw['max-buffers-growth'] ?? null,
       } satisfies PlanRules,
+      workRule: workRuleFrom(raw),
     };
   });
 

@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { ExitCode, InfraError } from '../exit-codes.js';
 import { majorOf, probeTemplates, sideCounters } from '../plans/gate-probe.js';
+import { applyWorkRule } from '../plans/work-rule.js';
 import { redact, withDatabase } from '../provision/url.js';
 import type { RunContext, RunOutcome } from '../runtime/run-context.js';
 import type { Comparison } from '../types.js';
@@ -106,7 +107,7 @@ async function judge(
     base: { url: withDatabase(base.server.url, where.templates.base), major: majorOf(base.server.version) },
     head: { url: withDatabase(head.server.url, where.templates.head), major: majorOf(head.server.version) },
   };
-  record.plans = await probeTemplates(
+  const plans = await probeTemplates(
     workload.workload,
     comparison,
     targets,
@@ -118,6 +119,7 @@ async function judge(
       .filter((m) => m.side === 'head' && m.ok && m.name !== 'migrate-command')
       .map((m) => ({ name: m.name, path: path.resolve(context.cwd, m.name) })),
   );
+  record.plans = applyWorkRule(plans, record.thresholds.work_rule ?? null, record.thresholds.min_calls);
   const decided = decideVerdict({
     comparison,
     coverage: coverageOf(record.side('base'), record.side('head'), config.thresholds.minCoverage),

@@ -144,6 +144,22 @@ export function percentValue(expected: string, accept: (fraction: number) => boo
 }
 
 /**
+ * A value that can also be `off`: `off` (any case) gives null, anything else goes through `value`
+ * (whose message should name `off` among what it expects).
+ * @param value the schema of the value when it is not `off`
+ * @returns a schema giving the value, or null for `off`
+ */
+export function offOr<T>(value: z.ZodType<T, string>) {
+  return z.string().transform((raw, ctx): T | null => {
+    if (/^\s*off\s*$/i.test(raw)) return null;
+    const parsed = value.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+    return z.NEVER;
+  });
+}
+
+/**
  * Server settings: `name=value` pairs separated by spaces, commas or lines
  * (`shared_buffers=256MB work_mem=16MB`); a value may be single-quoted to hold spaces.
  */

@@ -3,7 +3,7 @@
  * `satisfies` keeps it in step with the type.
  */
 import { z } from 'zod';
-import type { PlanRules, PlansReport } from './types.js';
+import type { PlanRules, PlansReport, WorkRule } from './types.js';
 
 const count = z.number().int().nonnegative();
 const source = z.enum(['pg_stat_statements', 'explain-analyze']);
@@ -38,6 +38,8 @@ const workChange = z.object({
   change: z.number().nullable(),
   direction: z.enum(['more', 'less']),
 });
+
+const share = z.number().min(0).max(1);
 
 const stats = z.object({
   source,
@@ -96,6 +98,13 @@ export const plansReportSchema = z.object({
           }),
         )
         .optional(),
+      work_regression: z
+        .object({
+          counters: z.array(workChange),
+          share: z.object({ calls: share, pages: share, wal: share.nullable() }),
+        })
+        .nullable()
+        .optional(),
     }),
   ),
   failures: z.array(
@@ -116,3 +125,8 @@ export const planRulesSchema = z.object({
   plan_min_rows: z.number().nonnegative(),
   max_buffers_growth: z.number().gt(1).nullable(),
 }) satisfies z.ZodType<PlanRules>;
+
+export const workRuleSchema = z.object({
+  growth: z.number().positive(),
+  min_share: share,
+}) satisfies z.ZodType<WorkRule>;

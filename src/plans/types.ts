@@ -156,6 +156,20 @@ export interface FingerprintPlan {
    * of each; absent in reports written before it was looked for.
    */
   index_changes?: IndexChange[];
+  /**
+   * Set when the work rule judged this fingerprint (docs/gate-statistics.md, "The work rule"): null
+   * when it does no more work, else what grew; absent when the rule is off or could not judge it
+   * (counted by EXPLAIN ANALYZE, too few calls) and in reports written before the rule existed.
+   */
+  work_regression?: WorkRegression | null;
+}
+
+/** A fingerprint the work rule fails: the counters that grew beyond base's replays, and its share of the workload. */
+export interface WorkRegression {
+  /** The gated counters that grew (WAL bytes, WAL records, pages), in the order of WORK_COUNTERS. */
+  counters: WorkChange[];
+  /** On head, all replays: its share of the compared statements' calls, pages and WAL (null where WAL was not counted). */
+  share: { calls: number; pages: number; wal: number | null };
 }
 
 /** A probe that failed: the fingerprint stays unjudged on plans (or buffers), and the report says so. */
@@ -202,4 +216,12 @@ export interface PlanRules {
   plan_min_rows: number;
   /** A factor (10 = 10×), or null when off. */
   max_buffers_growth: number | null;
+}
+
+/** The work rule's thresholds (docs/gate-statistics.md, "The work rule"). */
+export interface WorkRule {
+  /** A fraction: head's work per call must exceed base's by more than this (0.25 = 25 %). */
+  growth: number;
+  /** A fraction: the statement's least share of head's calls, pages or WAL (0.01 = 1 %). */
+  min_share: number;
 }

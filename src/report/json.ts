@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { type GateReport, REPORT_SCHEMA_VERSION } from '../verdict/report-types.js';
-import { planRulesSchema, plansReportSchema } from '../plans/report-schema.js';
+import { planRulesSchema, plansReportSchema, workRuleSchema } from '../plans/report-schema.js';
 
 const count = z.number().int().nonnegative();
 const micros = z.number().nonnegative();
@@ -209,6 +209,7 @@ export const gateReportSchema = z.object({
     max_new_errors: count,
     confidence: z.number().gt(0).lt(1),
     plan_rules: planRulesSchema.optional(),
+    work_rule: workRuleSchema.nullable().optional(),
     min_coverage: z.number().min(0).max(1).optional(),
     p95_max_ms: z.number().positive().nullable().optional(),
     p99_max_ms: z.number().positive().nullable().optional(),

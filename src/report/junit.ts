@@ -12,6 +12,7 @@ import { inconclusiveHeadline, sharePercent } from '../verdict/coverage.js';
 import { lostSessionFeatures } from '../verdict/session-features.js';
 import type { GateReport } from '../verdict/report-types.js';
 import type { Comparison, FingerprintComparison, LatencyComparison } from '../types.js';
+import { workEvidence } from '../plans/work-rule.js';
 import { evaluatePlanRules, type PlanRuleResult, reasonLine } from '../plans/rules.js';
 import { oneLine } from '../format/table.js';
 import { count, micros, plural } from '../format/units.js';
@@ -165,6 +166,9 @@ function thresholdSuite(report: GateReport, mask: boolean): TestSuite {
     cases.push(thresholdCase('query plans within the plan rules', planRulesOutcome(evaluatePlanRules(report.plans ?? null, rules))));
   }
 
+  // The work rule, when on: its own case, as the plan rules have.
+  if (c !== null && t.work_rule) cases.push(thresholdCase('work per call within the work rule', workRuleOutcome(report)));
+
   cases.push(headMigrationsCase(report, mask));
 
   if (c !== null) {
@@ -205,6 +209,25 @@ function newErrorsOutcome(report: GateReport, c: Comparison, mask: boolean): Out
     ),
   ];
   return { kind: 'failure', type: 'new-errors', message: `${plural(total, 'new error')}`, body: list.join('\n') };
+}
+
+function workRuleOutcome(report: GateReport): Outcome {
+  const failed = (report.plans?.fingerprints ?? []).filter((f) => f.work_regression);
+  if (failed.length === 0) return { kind: 'passed' };
+  return {
+    kind: 'failure',
+    type: 'work',
+    message: `${plural(failed.length, 'statement')} doing more work per call`,
+    body: failed
+      .map((f) =>
+        reasonLine({
+          fingerprint: f.fingerprint,
+          normalized: f.normalized,
+          evidence: workEvidence({ ...f, work_regression: f.work_regression! }),
+        }),
+      )
+      .join('\n'),
+  };
 }
 
 function planRulesOutcome(planned: PlanRuleResult): Outcome {

@@ -1,74 +1,18 @@
 /**
  * The markdown of work per call (docs/plans.md, "Work per call"): the fingerprints whose pages,
  * WAL, rows or temporary blocks per call moved between base and head, beside the spread of each
- * side's replays and the noise replay; the latency regressions whose work did not move (their
- * time went elsewhere: waits, CPU). Reported, never gated.
+ * side's replays and the noise replay, those the work rule failed marked (plans/work-rule.ts); the
+ * latency regressions whose work did not move (their time went elsewhere: waits, CPU).
  */
-import { count, plural } from '../format/units.js';
-import type { FingerprintPlan, PlansReport, WorkChange, WorkCounter, WorkPerCall, WorkStats } from '../plans/types.js';
+import { bytes, count, plural } from '../format/units.js';
+import type { FingerprintPlan, PlansReport, WorkChange, WorkPerCall, WorkRule, WorkStats } from '../plans/types.js';
 import { replayRange, WORK_COUNTERS } from '../plans/work.js';
+import { amount, figure, labelled, workPhrase } from '../plans/work-phrase.js';
 import type { Context } from './markdown-context.js';
 import { code, mdTable, text } from './markdown-text.js';
 
 const SQL_CHARS = 100;
 const CAP = 20;
-
-/** `190 B`, `1.5 kB`, `2.3 MB` */
-function bytes(n: number): string {
-  if (n >= 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(1)} kB`;
-  return `${Math.round(n)} B`;
-}
-
-/** `3.0`, `0.05`, `1,234` */
-function amount(n: number): string {
-  if (n >= 100) return count(Math.round(n));
-  if (n > 0 && n < 0.1) return n.toFixed(2);
-  return n.toFixed(1);
-}
-
-/** How each counter reads, around its figures: `WAL 190 B → 620 B`, `3.0 → 7.1 pages`. */
-const LABELS: Record<WorkCounter, [before: string, after: string]> = {
-  wal_bytes: ['WAL ', ''],
-  pages: ['', ' pages'],
-  dirtied: ['', ' pages dirtied'],
-  written: ['', ' pages written'],
-  wal_records: ['', ' WAL records'],
-  wal_fpi: ['', ' full-page images'],
-  rows: ['', ' rows'],
-  temp_blocks: ['', ' temp blocks'],
-  local_blocks: ['', ' local blocks'],
-};
-
-function labelled(counter: WorkCounter, figures: string): string {
-  const [before, after] = LABELS[counter];
-  return `${before}${figures}${after}`;
-}
-
-function figure(counter: WorkCounter, n: number): string {
-  return counter === 'wal_bytes' ? bytes(n) : amount(n);
-}
-
-/** `+226 %`, `−48 %`, `new` */
-function changeOf(c: WorkChange): string {
-  if (c.change === null) return 'from 0';
-  const pct = c.change * 100;
-  return `${pct >= 0 ? '+' : '−'}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
-}
-
-/**
- * The work per call that moved, in one phrase: `WAL 190 B → 620 B per call (+226 %), 3.0 → 7.1 pages (+137 %)`.
- * @param changes a fingerprint's work changes, in the order of WORK_COUNTERS
- * @returns the phrase, empty when nothing moved
- */
-export function workPhrase(changes: WorkChange[]): string {
-  return changes
-    .map(
-      (c, i) =>
-        `${labelled(c.counter, `${figure(c.counter, c.base)} → ${figure(c.counter, c.head)}`)}${i === 0 ? ' per call' : ''} (${changeOf(c)})`,
-    )
-    .join(', ');
-}
 
 /** `WAL 185–195 B, 2.9–3.1 pages`: each moved counter's lowest and highest replay; with the noise replay's on base. */
 function spread(changes: WorkChange[], w: WorkStats | undefined, noise: boolean): string {
@@ -128,6 +72,14 @@ function whyLines(shown: FingerprintPlan[]): string[] {
   return lines.length > 0 ? ['What explains it:', '', ...lines, ''] : [];
 }
 
+/** What the work rule made of the moves: `(the work rule failed 1: …)`, or that it is off. */
+function ruleLine(rule: WorkRule | null | undefined, measured: FingerprintPlan[]): string {
+  if (!rule) return '(reported, not gated: the work rule is off)';
+  const failed = measured.filter((f) => f.work_regression).length;
+  const terms = `pages or WAL per call more than ${Math.round(rule.growth * 100)} % above base in every replay, at least ${rule.min_share * 100} % of head's calls, pages or WAL`;
+  return failed > 0 ? `(the work rule failed ${count(failed)}: ${terms})` : `(none failed the work rule: ${terms})`;
+}
+
 function moved(f: FingerprintPlan): boolean {
   return (f.work_changes?.length ?? 0) > 0;
 }
@@ -142,7 +94,9 @@ export function workSection(ctx: Context): string[] {
   if (!p || p.error !== null) return [];
   const measured = p.fingerprints.filter((f) => f.base.stats?.work && f.head.stats?.work);
   if (measured.length === 0) return [];
-  const regressed = new Set((ctx.report.comparison?.fingerprints ?? []).filter((f) => f.regressed).map((f) => f.fingerprint));
+  const slower = new Set((ctx.report.comparison?.fingerprints ?? []).filter((f) => f.regressed).map((f) => f.fingerprint));
+  // What failed the gate: slower, or more work by the work rule.
+  const regressed = new Set([...slower, ...measured.filter((f) => f.work_regression).map((f) => f.fingerprint)]);
   // Latency regressions first, then more work, then less.
   const rank = (f: FingerprintPlan) => (regressed.has(f.fingerprint) ? 0 : f.work_changes![0]!.direction === 'more' ? 1 : 2);
   const changed = measured.filter(moved).sort((a, b) => rank(a) - rank(b));
@@ -155,7 +109,7 @@ export function workSection(ctx: Context): string[] {
     );
   } else {
     lines.push(
-      `${count(more)} of ${plural(measured.length, 'fingerprint')} measured did more work per call on head, ${count(changed.length - more)} less (reported, not gated). ${sourceLine(p)}`,
+      `${count(more)} of ${plural(measured.length, 'fingerprint')} measured did more work per call on head, ${count(changed.length - more)} less ${ruleLine(ctx.report.thresholds.work_rule, measured)}. ${sourceLine(p)}`,
       '',
     );
     const cap = Math.min(CAP, ctx.limits.rows);
@@ -185,7 +139,7 @@ export function workSection(ctx: Context): string[] {
       ...whyLines(shown),
     );
   }
-  const steady = measured.filter((f) => regressed.has(f.fingerprint) && !moved(f));
+  const steady = measured.filter((f) => slower.has(f.fingerprint) && !moved(f));
   if (steady.length > 0) {
     lines.push(
       `${plural(steady.length, 'slower statement')} did the same work per call on both sides: the time went elsewhere (waits on locks or I/O, CPU), not to more pages or WAL.`,

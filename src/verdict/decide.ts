@@ -9,9 +9,11 @@
 import { ExitCode } from '../exit-codes.js';
 import { oneLine } from '../format/table.js';
 import { micros, plural } from '../format/units.js';
+import { ratioChange } from '../format/numbers.js';
 import { maskMessage } from '../format/mask.js';
 import { evaluatePlanRules, type PlanRuleResult, type StatementReason } from '../plans/rules.js';
-import type { PlansReport } from '../plans/types.js';
+import type { FingerprintPlan, PlansReport, WorkRegression, WorkRule } from '../plans/types.js';
+import { unjudgedByWorkRule, workEvidence } from '../plans/work-rule.js';
 import { inconclusiveHeadline, notComparedWarnings, sharePercent } from './coverage.js';
 import { checkAbsoluteLimits, type LimitCheck } from './absolute-limits.js';
 import type { Coverage, ServersReport, SessionFeature, SideAccounting, Thresholds, Verdict } from './report-types.js';
@@ -71,15 +73,10 @@ export function errorRuleLine(e: ErrorDiff): string | undefined {
 function sum(values: number[]): number {
   return values.reduce((a, b) => a + b, 0);
 }
-/** `+312 %` */
-function change(ratio: number): string {
-  const pct = (ratio - 1) * 100;
-  return `${pct >= 0 ? '+' : '−'}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
-}
 
 /** `p95 2.25 ms → 55.6 ms (+2378 %, 95 % CI 13.82×–29.44×)` */
 function latencyEvidence(c: LatencyComparison, confidence: number): string {
-  return `p95 ${micros(c.base.p95_us)} → ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}×–${c.ci_high.toFixed(2)}×)`;
+  return `p95 ${micros(c.base.p95_us)} → ${micros(c.head.p95_us)} (${ratioChange(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}×–${c.ci_high.toFixed(2)}×)`;
 }
 
 /**
@@ -126,7 +123,7 @@ function decide(inputs: VerdictInputs): VerdictResult {
   const warnings = [
     // What never ran comes first: it is what the comparison below cannot speak for.
     ...(coverage ? notComparedWarnings(coverage) : []),
-    ...planWarnings(plans, found.planned),
+    ...planWarnings(plans, found.planned, inputs.thresholds.work_rule ?? null),
     ...comparisonWarnings(comparison, thresholds),
   ];
   if (found.reasons.length > 0) return regression(found, comparison, coverage, warnings);
@@ -151,6 +148,13 @@ interface Regressions {
   headRanLess: boolean;
   overLimits: LimitCheck[];
   planned: PlanRuleResult;
+  /** Statements the work rule failed. */
+  moreWork: number;
+}
+
+/** The fingerprints the work rule failed (plans/work-rule.ts), in the plans report's order. */
+function workRegressions(plans: PlansReport | null): (FingerprintPlan & { work_regression: WorkRegression })[] {
+  return (plans?.fingerprints ?? []).filter((f): f is FingerprintPlan & { work_regression: WorkRegression } => !!f.work_regression);
 }
 
 /**
@@ -185,7 +189,9 @@ function findRegressions(inputs: VerdictInputs, comparison: Comparison, coverage
     thresholds.plan_rules ?? { fail_on_plan_change: 'none', plan_min_rows: 0, max_buffers_growth: null },
   );
   for (const r of planned.reasons) reasons.addFor(r);
-  return { reasons: reasons.lines(), slower, newErrors, tooManyErrors, headRanLess, overLimits, planned };
+  const moreWork = workRegressions(inputs.plans ?? null);
+  for (const f of moreWork) reasons.addFor({ fingerprint: f.fingerprint, normalized: f.normalized, evidence: workEvidence(f) });
+  return { reasons: reasons.lines(), slower, newErrors, tooManyErrors, headRanLess, overLimits, planned, moreWork: moreWork.length };
 }
 
 /** The new errors beyond the allowed number: the count with the first, then why each counts. */
@@ -211,11 +217,18 @@ function newErrorReasons(comparison: Comparison, lost: SessionFeature[], newErro
 }
 
 /** What the plan probe could not do, when it was not asked to gate (then it is an error instead). */
-function planWarnings(plans: PlansReport | null, planned: PlanRuleResult): string[] {
+function planWarnings(plans: PlansReport | null, planned: PlanRuleResult, rule: WorkRule | null): string[] {
   const warnings: string[] = [];
   if (plans !== null && planned.unmeasured.length === 0) {
     if (plans.error !== null) warnings.push(`query plans could not be probed: ${plans.error}`);
     else if (plans.failures.length > 0) warnings.push(`${plural(plans.failures.length, 'plan probe')} failed (listed under Plan changes)`);
+  }
+  const unjudged = rule && plans ? unjudgedByWorkRule(plans) : 0;
+  if (unjudged > 0) {
+    warnings.push(
+      `the work rule judged no work of ${plural(unjudged, 'fingerprint')} counted by one EXPLAIN ANALYZE instead of pg_stat_statements ` +
+        '(one execution, no replays to measure a spread against): their work per call is reported, not gated',
+    );
   }
   if (plans?.stats.unavailable_reason) {
     warnings.push(
@@ -273,6 +286,7 @@ function regression(found: Regressions, comparison: Comparison, coverage: Covera
   if (found.headRanLess) parts.push('less of the workload ran on head');
   if (planned.planChanges > 0) parts.push(plural(planned.planChanges, 'plan change'));
   if (planned.bufferGrowth > 0) parts.push(`${plural(planned.bufferGrowth, 'query', 'queries')} reading more buffers`);
+  if (found.moreWork > 0) parts.push(`${plural(found.moreWork, 'query', 'queries')} doing more work per call`);
   if (found.overLimits.length > 0) parts.push(`${plural(found.overLimits.length, 'absolute limit')} exceeded`);
   if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
   // A regression in what did run stands, whatever did not run; the gap is said, not hidden.

@@ -7,7 +7,7 @@
  * Versioning: {@link REPORT_SCHEMA_VERSION} changes when a field is removed or changes meaning;
  * adding a field does not change it.
  */
-import type { PlanRules, PlansReport } from '../plans/types.js';
+import type { PlanRules, PlansReport, WorkRule } from '../plans/types.js';
 import type { MigrationFailure, MigrationRun } from '../templates/build.js';
 import type { Accounting, Comparison, CorrelationReport, SequenceOutcome } from '../types.js';
 
@@ -38,6 +38,8 @@ export interface Thresholds {
   confidence: number;
   /** The plan rules (docs/plans.md); absent in reports written before they existed. */
   plan_rules?: PlanRules;
+  /** The work rule (docs/gate-statistics.md, "The work rule"): null when off; absent in reports written before it existed. */
+  work_rule?: WorkRule | null;
   /** Share of the captured statements base must execute for a pass (a fraction); absent in older reports. */
   min_coverage?: number;
   /** Absolute limits on head (docs/gate.md, "Absolute limits"); null or absent when not set. */
