@@ -219,7 +219,7 @@ describe('the report with work counts', () => {
     const md = renderMarkdown(withWork());
     expect(md).toContain('#### Work per call');
     expect(md).toContain(
-      '1 of 3 fingerprints measured did more work per call on head, 1 less (reported, not gated: the work rule is off).',
+      '1 of 3 fingerprints measured did more work per call on head, 1 less (reported, not gated: written before the work rule).',
     );
     expect(md).toMatch(
       /\| `UPDATE products SET stock[^|]*` \| more \| WAL 190 B → 620 B per call \(\+226 %\), 3\.0 → 7\.1 pages \(\+137 %\) \| WAL 185 B–195 B \(noise replay 191 B\), 3\.0 pages \(noise replay 3\.0\) over 2 replays \|/,

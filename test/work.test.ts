@@ -3,8 +3,9 @@
 // with each replay's figure for the spread and the noise replay's beside. On a server of this
 // file's own that preloads pg_stat_statements (the shared test server does not). Two gate runs
 // side by side on the shop: identical schemas, and head adding an index on the column the
-// shop's hottest UPDATE sets. What is asserted is the presence of the counters and the direction
-// of the change, never an amount; latency is not the subject, its rules are out of reach.
+// shop's hottest UPDATE sets, which the work rule fails (plans/work-rule.ts). What is asserted is
+// the presence of the counters, the direction of the change and the verdict, never an amount;
+// latency is not the subject, its rules are out of reach.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,7 +83,8 @@ beforeAll(async () => {
   );
   [same, indexed, fallback] = await Promise.all([
     gate('same', MIGRATIONS),
-    // One round: the direction of the change is asserted, not its spread.
+    // One round (a replay per side and the noise replay): enough for the rule, whose counts
+    // hardly differ between replays.
     gate('indexed', [...MIGRATIONS, index], server.url, 1),
     gate('fallback', MIGRATIONS, inject('pgUrl'), 1),
   ]);
@@ -130,8 +132,34 @@ describe('work per call from pg_stat_statements', () => {
     expect(same.stdout).toMatch(/Counted by pg_stat_statements [\d.]+ in every replay of each side/);
   });
 
-  it('an index on the column an UPDATE sets: more WAL and more pages per call for that UPDATE, in the JSON and the markdown, not gated', () => {
-    expect(indexed.code, indexed.stderr).toBe(0);
+  it('identical schemas: the replays count different work now and then, and the work rule fails none', () => {
+    // At full speed sessions interleave differently in each replay: pruning, page splits and
+    // the pages a lookup meets differ a little. Over every fingerprint and counter, some differ.
+    const differing = same.report.plans!.fingerprints.filter((f) =>
+      (['base', 'head'] as const).some((side) => {
+        const each = f[side].stats?.work?.rounds?.each ?? [];
+        return Object.values(WORK_COUNTERS).some((value) => new Set(each.map((w) => value(w))).size > 1);
+      }),
+    );
+    expect(differing.length).toBeGreaterThan(0);
+    expect(same.report.thresholds.work_rule).toEqual({ growth: 0.1, min_share: 0.01 });
+    const judged = same.report.plans!.fingerprints.filter((f) => f.work_regression !== undefined);
+    expect(judged.length).toBeGreaterThan(0);
+    expect(judged.filter((f) => f.work_regression !== null)).toEqual([]);
+    expect(same.stdout).toMatch(/\(none failed the work rule: /);
+  });
+
+  it('an index on the column an UPDATE sets: the work rule fails the gate naming the UPDATE, its WAL and pages per call, the index and its line', () => {
+    expect(indexed.code, indexed.stderr).toBe(1);
+    expect(indexed.report.headline).toBe('regression: 1 query doing more work per call');
+    expect(indexed.report.reasons).toEqual([
+      expect.stringMatching(
+        /^`UPDATE customers SET last_login = now\(\) WHERE id = \$1` \([0-9a-f]{16}\): more work per call: WAL \d+ B → \d+ B per call \(\+\d+ %\), [\d.]+ → [\d.]+ pages \(\+\d+ %\).*, every head replay above every base replay \([\d.]+ % of head's \w+\); index customers_last_login_idx added on public\.customers \([^)]*006_customers_last_login_idx\.sql, line 2\)$/,
+      ),
+    ]);
+    expect(plan(indexed, LAST_LOGIN).work_regression?.counters.map((c) => c.counter)).toEqual(
+      expect.arrayContaining(['wal_bytes', 'pages', 'wal_records']),
+    );
     const update = plan(indexed, LAST_LOGIN);
     const base = update.base.stats!.work!.per_call;
     const head = update.head.stats!.work!.per_call;
@@ -140,8 +168,8 @@ describe('work per call from pg_stat_statements', () => {
     const changes = update.work_changes ?? [];
     expect(changes.find((c) => c.counter === 'wal_bytes')).toMatchObject({ direction: 'more' });
     expect(changes.find((c) => c.counter === 'pages')).toMatchObject({ direction: 'more' });
-    const row = indexed.stdout.split('\n').find((l) => l.includes('UPDATE customers SET last_login') && l.includes('WAL'));
-    expect(row, indexed.stdout).toMatch(/\| more \| .*WAL \d+ B → \d+ B.* pages/);
+    const row = indexed.stdout.split('\n').find((l) => l.startsWith('| `UPDATE customers SET last_login') && l.includes('WAL'));
+    expect(row, indexed.stdout).toMatch(/\| ❌ more \| .*WAL \d+ B → \d+ B.* pages/);
   });
 
   it('names the index head added on the table the UPDATE writes, and the migration line that created it', () => {
@@ -174,5 +202,10 @@ describe('work per call without pg_stat_statements', () => {
     expect(work.rounds).toBeNull();
     expect(work.noise).toBeNull();
     expect(fallback.stdout).toMatch(/Counted by one EXPLAIN \(ANALYZE, BUFFERS, WAL\) .*: a weaker source than pg_stat_statements/);
+    // The work rule has no replays to measure a spread against: it judges nothing, and says so.
+    expect(fallback.report.plans!.fingerprints.filter((f) => f.work_regression !== undefined)).toEqual([]);
+    expect(fallback.report.warnings).toContainEqual(
+      expect.stringMatching(/^the work rule judged no work of \d+ fingerprints counted by one EXPLAIN ANALYZE instead of pg_stat_statements/),
+    );
   });
 });

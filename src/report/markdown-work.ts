@@ -74,7 +74,8 @@ function whyLines(shown: FingerprintPlan[]): string[] {
 
 /** What the work rule made of the moves: `(the work rule failed 1: …)`, or that it is off. */
 function ruleLine(rule: WorkRule | null | undefined, measured: FingerprintPlan[]): string {
-  if (!rule) return '(reported, not gated: the work rule is off)';
+  if (rule === undefined) return '(reported, not gated: written before the work rule)';
+  if (rule === null) return '(reported, not gated: the work rule is off)';
   const failed = measured.filter((f) => f.work_regression).length;
   const terms = `pages or WAL per call more than ${Math.round(rule.growth * 100)} % above base in every replay, at least ${rule.min_share * 100} % of head's calls, pages or WAL`;
   return failed > 0 ? `(the work rule failed ${count(failed)}: ${terms})` : `(none failed the work rule: ${terms})`;
@@ -104,7 +105,7 @@ export function workSection(ctx: Context): string[] {
   const lines = ['#### Work per call', ''];
   if (changed.length === 0) {
     lines.push(
-      `No fingerprint's work per call moved beyond base's own replays: ${plural(measured.length, 'fingerprint')} measured on both sides. ${sourceLine(p)}`,
+      `No fingerprint's work per call moved beyond base's own replays: ${plural(measured.length, 'fingerprint')} measured on both sides ${ruleLine(ctx.report.thresholds.work_rule, measured)}. ${sourceLine(p)}`,
       '',
     );
   } else {
