@@ -55,6 +55,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { prng } from './lib/prng.mjs';
 import { urlOverSocket } from '../src/provision/socket-url.mjs';
 import { startPostgres } from '../test/support/postgres.mjs';
@@ -221,6 +222,22 @@ async function withBurningRead(name, w) {
   const file = path.join(tmp, `${name}-burning-read.wkl`);
   await engine.writeWorkload(file, profile);
   return file;
+}
+
+/**
+ * pg_stat_statements emptied before each run, as on the fresh server the gate starts for a run:
+ * this server lives for hours, and entries of earlier runs (the plan probe's statements on their
+ * templates) would fill pg_stat_statements.max, whose evictions cost a replay its counts.
+ */
+async function freshStatements(serverUrl) {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await client.query('SELECT pg_stat_statements_reset()');
+  } finally {
+    await client.end();
+  }
 }
 
 function gate(url, workload, seed, base, head, json) {
@@ -398,6 +415,7 @@ async function main() {
   // Over the server's Unix-domain socket, as the gate replays on the servers it starts itself
   // (docs/cli.md, "Servers the CLI starts"): the transport changes what a statement costs.
   const url = urlOverSocket(server.url, server.socketDir);
+  await freshStatements(server.url);
   console.log(`gate target: ${server.socketDir ? `the Unix-domain socket in ${server.socketDir}` : `127.0.0.1:${server.port}`}`);
   const rows = [];
   try {
@@ -414,6 +432,7 @@ async function main() {
             for (let i = 0; i < runs; i += 1) {
               const json = path.join(tmp, `run.json`);
               fs.rmSync(json, { force: true });
+              await freshStatements(server.url);
               const r = gate(url, c.workload, seed, c.base, c.head, json);
               const report = fs.existsSync(json) ? JSON.parse(fs.readFileSync(json, 'utf8')) : null;
               outcomes.push({ ...r, fired: r.code === 1 && report ? firedRules(report) : null });

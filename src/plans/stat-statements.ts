@@ -201,10 +201,14 @@ export async function watchReplay(statsUrl: string, database: string, wal: boole
  * @returns counters by queryid
  */
 export async function readReplay(statsUrl: string, watch: Watch): Promise<ReplayCounters> {
-  const [after, dealloc] = await withClient(
-    statsUrl,
-    async (client) => [await counters(client, watch.dbid, watch.wal), await deallocations(client)] as const,
-  );
+  const [after, dealloc] = await withClient(statsUrl, async (client) => {
+    const read = [await counters(client, watch.dbid, watch.wal), await deallocations(client)] as const;
+    // The replay's database is dropped next, but its entries would stay in the view: over the
+    // replays of a run (and the runs of a long-lived server) they fill pg_stat_statements.max,
+    // and the evictions that follow cost later replays their counts. Read, they can go.
+    if (watch.reset) await client.query('SELECT pg_stat_statements_reset(0, $1::oid, 0)', [watch.dbid]).catch(() => {});
+    return read;
+  });
   const out: CountersByQuery = new Map();
   for (const [id, now] of after) {
     const was = watch.before.get(id);
