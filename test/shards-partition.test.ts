@@ -10,30 +10,21 @@ import { inspectWorkload, readWorkload, type WorkloadProfileJson } from '../src/
 import { partitionSessions } from '../src/shards/partition.js';
 import { sessionGroups } from '../src/shards/session-groups.js';
 import { writeWorkloadPart } from '../src/shards/workload-part.js';
+import { type ProfileStatement, syntheticProfile } from './support/profile.js';
 
 const example = (file: string): string => fileURLToPath(new URL(`../examples/${file}`, import.meta.url));
 
 /** A workload of sessions given as lists of statements, one every 10 ms. */
 function profile(sessions: string[][]): WorkloadProfileJson {
   let at = 0;
-  const next = (): number => {
-    at += 10_000;
-    return at;
-  };
-  return {
-    version: 2,
-    captured_at: '2026-01-01T00:00:00Z',
-    source_host: 'test',
-    pg_version: '16',
-    capture_method: 'synthetic',
-    sessions: sessions.map((queries, i) => ({
-      id: i + 1,
-      user: 'app',
-      database: 'app',
-      queries: queries.map((sql) => ({ sql, start_offset_us: next(), duration_us: 100, kind: 'Other' as const })),
-    })),
-    metadata: { total_queries: 0, total_sessions: sessions.length, capture_duration_us: at },
-  };
+  return syntheticProfile(
+    sessions.map((queries) =>
+      queries.map((sql): ProfileStatement => {
+        at += 10_000;
+        return [at, sql];
+      }),
+    ),
+  );
 }
 
 describe('session groups', () => {

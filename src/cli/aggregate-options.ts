@@ -1,7 +1,8 @@
 /** `aggregate`'s options: the shards' partial reports in, the gate's report files out. */
 import { z } from 'zod';
 import type { CommandSpec } from '../options/argv.js';
-import { filePath, listValue } from '../options/values.js';
+import { listValue, schemasOf } from '../options/values.js';
+import { reportFileOptions } from './gate-report-files.js';
 
 const options = {
   partial: {
@@ -10,21 +11,11 @@ const options = {
     help: 'the partial reports of the shards (gate --shard i/N --json FILE), paths or globs; required',
     schema: listValue('partial report file'),
   },
-  markdown: {
-    shape: 'value',
-    placeholder: 'FILE',
-    help: 'also write the markdown report to FILE (it is always printed)',
-    schema: filePath('the markdown report').optional(),
-  },
-  json: { shape: 'value', placeholder: 'FILE', help: 'write the JSON report to FILE', schema: filePath('the JSON report').optional() },
-  junit: { shape: 'value', placeholder: 'FILE', help: 'write JUnit XML to FILE', schema: filePath('the JUnit XML report').optional() },
+  ...reportFileOptions,
 } as const;
 
-type Shape = { [K in keyof typeof options]: (typeof options)[K]['schema'] };
-const shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema])) as unknown as Shape;
-
 const schema = z
-  .object(shape)
+  .object(schemasOf(options))
   .superRefine((raw, ctx) => {
     if (raw.partial.length === 0)
       ctx.addIssue({

@@ -6,10 +6,22 @@
  * it over the most calls on head.
  */
 import type { PlansReport } from '../plans/types.js';
-import type { Coverage, GateReport, KeysSummary, NotCompared, SideAccounting, SideCoverage } from '../verdict/report-types.js';
+import type { Coverage, GateReport, KeysSummary, NotCompared, SideCoverage } from '../verdict/report-types.js';
 
-function addCounts(into: Record<string, number>, from: Record<string, number>): void {
-  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
+/**
+ * Objects of counts summed field by field, records of counts (by reason) included.
+ * @param items objects of one shape whose numbers are counts
+ * @returns their sum, of the same shape
+ */
+function sumCounts<T extends object>(items: readonly T[]): T {
+  const total: Record<string, unknown> = {};
+  for (const item of items) {
+    for (const [key, value] of Object.entries(item)) {
+      if (typeof value === 'number') total[key] = ((total[key] as number | undefined) ?? 0) + value;
+      else if (value !== null && typeof value === 'object') total[key] = sumCounts(total[key] ? [total[key] as object, value] : [value]);
+    }
+  }
+  return total as T;
 }
 
 /**
@@ -18,25 +30,9 @@ function addCounts(into: Record<string, number>, from: Record<string, number>): 
  * @returns the sums, or null when none has any
  */
 export function pooledAccounting(reports: readonly GateReport[]): GateReport['accounting'] {
-  const withAccounting = reports.filter((r) => r.accounting !== null);
-  if (withAccounting.length === 0) return null;
-  const side = (which: 'base' | 'head'): SideAccounting => {
-    const total: SideAccounting = {
-      replays: 0,
-      sessions_planned: 0,
-      sessions_completed: 0,
-      captured: 0,
-      executed: 0,
-      ok: 0,
-      errors: 0,
-      skipped: 0,
-      not_executed: 0,
-    };
-    for (const r of withAccounting)
-      for (const key of Object.keys(total) as (keyof SideAccounting)[]) total[key] += r.accounting![which][key];
-    return total;
-  };
-  return { base: side('base'), head: side('head') };
+  const counted = reports.flatMap((r) => (r.accounting ? [r.accounting] : []));
+  if (counted.length === 0) return null;
+  return { base: sumCounts(counted.map((a) => a.base)), head: sumCounts(counted.map((a) => a.head)) };
 }
 
 /**
@@ -49,25 +45,8 @@ export function pooledCoverage(reports: readonly GateReport[], executed: Readonl
   const covered = reports.map((r) => r.coverage).filter((c): c is Coverage => c !== null && c !== undefined);
   if (covered.length === 0) return null;
   const side = (which: 'base' | 'head'): SideCoverage => {
-    const s: SideCoverage = {
-      captured: 0,
-      executed: 0,
-      skipped: 0,
-      not_executed: 0,
-      skipped_by_reason: {},
-      not_executed_by_reason: {},
-      executed_share: 1,
-    };
-    for (const c of covered) {
-      s.captured += c[which].captured;
-      s.executed += c[which].executed;
-      s.skipped += c[which].skipped;
-      s.not_executed += c[which].not_executed;
-      addCounts(s.skipped_by_reason, c[which].skipped_by_reason);
-      addCounts(s.not_executed_by_reason, c[which].not_executed_by_reason);
-    }
-    s.executed_share = s.captured === 0 ? 1 : s.executed / s.captured;
-    return s;
+    const s = sumCounts(covered.map((c) => c[which]));
+    return { ...s, executed_share: s.captured === 0 ? 1 : s.executed / s.captured };
   };
   const base = side('base');
   const notCompared = new Map<string, NotCompared>();
