@@ -67,34 +67,45 @@ export function aggregatePartials(files: readonly string[], logger: Logger): Run
   return { report, exitCode: exitCodeOfVerdict(report.verdict) };
 }
 
-/** What each partial must share with the first, in words, for the message when it does not. */
+/**
+ * What every partial of one run shares, in words, for the message when one does not. The
+ * workload is told by its digest: its path may differ between runners.
+ */
 function identity(p: PartialReport): [string, string][] {
   const env = p.report.environment;
   return [
     ['shard count', String(p.shard.count)],
-    ['workload', `${p.workload.path} (sha256 ${p.workload.sha256.slice(0, 12)})`],
+    ['workload', `sha256 ${p.workload.sha256.slice(0, 12)} (${p.workload.path})`],
     ['base commit', env.base.sha ?? env.base.source],
     ['head commit', env.head.sha ?? env.head.source],
     ['thresholds', JSON.stringify(p.report.thresholds)],
   ];
 }
 
-/** Refuses partials of different runs, and two partials of one shard. */
+/** What must be equal: what {@link identity} says, the workload by its digest alone. */
+function runParts(p: PartialReport): string[] {
+  return identity(p).map(([what, value]) => (what === 'workload' ? p.workload.sha256 : value));
+}
+
+function runKey(p: PartialReport): string {
+  return JSON.stringify(runParts(p));
+}
+
+/** Refuses partials of different runs (naming one that differs from most), and two partials of one shard. */
 function checkOneRun(partials: readonly { file: string; partial: PartialReport }[]): void {
-  const [first, ...rest] = partials;
-  const expected = identity(first!.partial);
-  for (const { file, partial } of rest) {
-    const got = identity(partial);
-    for (const [i, [what, value]] of got.entries()) {
-      // The workload is the same file when its digest is; its path may differ between runners.
-      const same = what === 'workload' ? partial.workload.sha256 === first!.partial.workload.sha256 : value === expected[i]![1];
-      if (!same) {
-        throw new InputError(
-          `partial report ${file} is of another run: its ${what} is ${value}, ${first!.file}'s ${expected[i]![1]}; ` +
-            'aggregate the partials of one run (one workload, one commit pair, one shard count, the same thresholds)',
-        );
-      }
-    }
+  const runs = new Map<string, number>();
+  for (const { partial } of partials) runs.set(runKey(partial), (runs.get(runKey(partial)) ?? 0) + 1);
+  const most = [...runs.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+  const reference = partials.find((p) => runKey(p.partial) === most)!;
+  const odd = partials.find((p) => runKey(p.partial) !== most);
+  if (odd) {
+    const at = runParts(odd.partial).findIndex((part, i) => part !== runParts(reference.partial)[i]);
+    const [what, value] = identity(odd.partial)[at]!;
+    const theirs = identity(reference.partial)[at]![1];
+    throw new InputError(
+      `partial report ${odd.file} is of another run: its ${what} is ${value}, ${reference.file}'s ${theirs}; ` +
+        'aggregate the partials of one run (one workload, one commit pair, one shard count, the same thresholds)',
+    );
   }
   const seen = new Map<number, string>();
   for (const { file, partial } of partials) {
