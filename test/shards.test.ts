@@ -2,8 +2,8 @@
 // workload (identical schemas, one round each, run at once against the shared test server as
 // three matrix jobs would run on three machines) write partial reports; `aggregate` pools them
 // into one report and one exit status, refuses a partial of another commit (exit 2) and is
-// inconclusive naming a missing shard (exit 4); the action's `mode: aggregate` posts one PR
-// comment and ends the step with one status.
+// inconclusive naming a missing shard (exit 4); in the action a shard writes its partial and
+// posts nothing, and `mode: aggregate` posts one PR comment and ends the step with one status.
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
@@ -27,6 +27,20 @@ function aggregate(files: string[]) {
     junit: fs.existsSync(`${json}.xml`) ? fs.readFileSync(`${json}.xml`, 'utf8') : '',
   }));
 }
+
+/** A pull request of this repository, as the runner describes it. */
+const pullRequest = {
+  name: 'pull_request',
+  payload: {
+    number: 42,
+    pull_request: {
+      number: 42,
+      base: { sha: 'a'.repeat(40), repo: { full_name: 'acme/shop' } },
+      head: { sha: 'b'.repeat(40), repo: { full_name: 'acme/shop' } },
+    },
+    repository: { full_name: 'acme/shop' },
+  },
+};
 
 const readPartial = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as PartialReport;
 
@@ -110,25 +124,43 @@ describe('a gate sharded three ways', () => {
     expect(r.stderr).toMatch(/partial report .*other-commit\.json is of another run: its head commit is f{40}/);
   });
 
+  it('a shard in the action: its partial report written and output, no PR comment, the step passes', async () => {
+    const migrations = shop('migrations', '*.sql');
+    const { output, summary } = setupStep(pullRequest, fake().url, {
+      workload: shop('workload.wkl'),
+      seed: shop('seed.sql'),
+      migrations,
+      'base-migrations': migrations,
+      'database-url': inject('pgUrl'),
+      rounds: '1',
+      'confirm-rounds': '0',
+      shard: '2/3',
+      'github-token': 'test-token',
+    });
+    // The step makes its run directory the temporary directory, and removes it at its end.
+    const tmpdir = process.env.TMPDIR;
+    try {
+      expect(await run(process.env)).toBe(0);
+    } finally {
+      process.env.TMPDIR = tmpdir;
+    }
+    expect(fake().comments).toHaveLength(0);
+    const file = readCommandFile(output)['json-report-path']!;
+    expect(path.basename(file)).toBe('pg-retest-partial-2-of-3.json');
+    const partial = readPartial(file);
+    expect(partial.shard).toEqual({ index: 2, count: 3 });
+    expect(partial.workload.sha256).toBe(readPartial(partials[1]!).workload.sha256);
+    expect(partial.part.sessions).toBe(readPartial(partials[1]!).part.sessions);
+    expect(fs.readFileSync(summary, 'utf8')).toContain('Shard 2 of 3');
+  });
+
   it('mode aggregate in the action: one PR comment, one status', async () => {
     const dir = path.join(tmpDir(), 'downloaded');
     for (const [i, file] of partials.entries()) {
       fs.mkdirSync(path.join(dir, `pg-retest-partial-${i + 1}`), { recursive: true });
       fs.copyFileSync(file, path.join(dir, `pg-retest-partial-${i + 1}`, 'partial.json'));
     }
-    const event = {
-      name: 'pull_request',
-      payload: {
-        number: 42,
-        pull_request: {
-          number: 42,
-          base: { sha: 'a'.repeat(40), repo: { full_name: 'acme/shop' } },
-          head: { sha: 'b'.repeat(40), repo: { full_name: 'acme/shop' } },
-        },
-        repository: { full_name: 'acme/shop' },
-      },
-    };
-    const { output, summary } = setupStep(event, fake().url, {
+    const { output } = setupStep(pullRequest, fake().url, {
       mode: 'aggregate',
       partials: `${dir}/**/*.json`,
       'github-token': 'test-token',
@@ -137,6 +169,7 @@ describe('a gate sharded three ways', () => {
     expect(fake().comments).toHaveLength(1);
     expect(fake().comments[0]!.body).toContain('pg-retest: pass');
     expect(readCommandFile(output).result).toBe('pass');
-    expect(fs.readFileSync(summary, 'utf8')).toContain('3 shards');
+    // (The job summary's file is the first step's in this process: @actions/core keeps its path.)
+    expect(fs.readFileSync(readCommandFile(output)['report-path']!, 'utf8')).toContain('3 shards');
   });
 });
