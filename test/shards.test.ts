@@ -1,5 +1,6 @@
 // Issue #37: the gate sharded over a CI matrix, one verdict. Three shards of the sample shop's
-// workload (identical schemas, one round each, run at once against the shared test server as
+// captured checkouts (checkout.wkl: orders and their lines linked by generated ids; identical
+// schemas, one round each, run at once against the shared test server as
 // three matrix jobs would run on three machines) write partial reports; `aggregate` pools them
 // into one report and one exit status, refuses a partial of another commit (exit 2) and is
 // inconclusive naming a missing shard (exit 4); in the action a shard writes its partial and
@@ -57,7 +58,7 @@ describe('a gate sharded three ways', () => {
           '--database-url',
           inject('pgUrl'),
           '--workload',
-          shop('workload.wkl'),
+          shop('checkout.wkl'),
           '--seed',
           shop('seed.sql'),
           '--migrations',
@@ -84,7 +85,7 @@ describe('a gate sharded three ways', () => {
     expect(read.reduce((n, p) => n + p.part.sessions, 0)).toBe(read[0]!.workload.sessions);
     expect(read.reduce((n, p) => n + p.part.statements, 0)).toBe(read[0]!.workload.statements);
     for (const p of read) {
-      expect(p.report.environment.workload.path).toBe(shop('workload.wkl'));
+      expect(p.report.environment.workload.path).toBe(shop('checkout.wkl'));
       expect(p.report.comparison).not.toBeNull();
       expect(p.report.replays.map((r) => r.side).sort()).toEqual(['base', 'head', 'noise']);
     }
@@ -127,7 +128,7 @@ describe('a gate sharded three ways', () => {
   it('a shard in the action: its partial report written and output, no PR comment, the step passes', async () => {
     const migrations = shop('migrations', '*.sql');
     const { output, summary } = setupStep(pullRequest, fake().url, {
-      workload: shop('workload.wkl'),
+      workload: shop('checkout.wkl'),
       seed: shop('seed.sql'),
       migrations,
       'base-migrations': migrations,
