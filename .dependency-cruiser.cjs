@@ -13,8 +13,8 @@ const LAYERS = [
   // the CLI's executable, then the entry points: the action's steps and the CLI's commands
   ['cli.ts'],
   ['action', 'cli'],
-  // features built on the gate: the capacity sweep, pg-retest's .toml runs
-  ['capacity', 'pg-retest-config'],
+  // features built on the gate: the capacity sweep, pg-retest's .toml runs, sharded runs
+  ['capacity', 'pg-retest-config', 'shards'],
   // the gate: base and head replayed in rounds, compared, judged
   ['gate'],
   // the gate's report rendered: markdown, JUnit, JSON

@@ -1078,14 +1078,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path17 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path21 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path17 && path17[0] !== "/") {
-          path17 = `/${path17}`;
+        if (path21 && path21[0] !== "/") {
+          path21 = `/${path21}`;
         }
-        return new URL(`${origin}${path17}`);
+        return new URL(`${origin}${path21}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1536,39 +1536,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path17, origin }
+          request: { method, path: path21, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path17);
+        debuglog("sending request to %s %s/%s", method, origin, path21);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path17, origin },
+          request: { method, path: path21, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path17,
+          path21,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path17, origin }
+          request: { method, path: path21, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path17);
+        debuglog("trailers received from %s %s/%s", method, origin, path21);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path17, origin },
+          request: { method, path: path21, origin },
           error: error63
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path17,
+          path21,
           error63.message
         );
       });
@@ -1617,9 +1617,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path17, origin }
+            request: { method, path: path21, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path17);
+          debuglog("sending request to %s %s/%s", method, origin, path21);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1682,7 +1682,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path17,
+        path: path21,
         method,
         body,
         headers,
@@ -1697,11 +1697,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler) {
-        if (typeof path17 !== "string") {
+        if (typeof path21 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path17[0] !== "/" && !(path17.startsWith("http://") || path17.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path21[0] !== "/" && !(path21.startsWith("http://") || path21.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path17)) {
+        } else if (invalidPathRegex.test(path21)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1767,7 +1767,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path17, query) : path17;
+        this.path = query ? buildURL(path21, query) : path21;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -4091,11 +4091,11 @@ var require_util2 = __commonJS({
     var { isUint8Array } = __require("node:util/types");
     var { webidl } = require_webidl();
     var supportedHashes = [];
-    var crypto12;
+    var crypto13;
     try {
-      crypto12 = __require("node:crypto");
+      crypto13 = __require("node:crypto");
       const possibleRelevantHashes = ["sha256", "sha384", "sha512"];
-      supportedHashes = crypto12.getHashes().filter((hash2) => possibleRelevantHashes.includes(hash2));
+      supportedHashes = crypto13.getHashes().filter((hash2) => possibleRelevantHashes.includes(hash2));
     } catch {
     }
     function responseURL(response) {
@@ -4368,7 +4368,7 @@ var require_util2 = __commonJS({
       }
     }
     function bytesMatch(bytes2, metadataList) {
-      if (crypto12 === void 0) {
+      if (crypto13 === void 0) {
         return true;
       }
       const parsedMetadata = parseMetadata(metadataList);
@@ -4383,7 +4383,7 @@ var require_util2 = __commonJS({
       for (const item of metadata) {
         const algorithm = item.algo;
         const expectedValue = item.hash;
-        let actualValue = crypto12.createHash(algorithm).update(bytes2).digest("base64");
+        let actualValue = crypto13.createHash(algorithm).update(bytes2).digest("base64");
         if (actualValue[actualValue.length - 1] === "=") {
           if (actualValue[actualValue.length - 2] === "=") {
             actualValue = actualValue.slice(0, -2);
@@ -5447,8 +5447,8 @@ var require_body = __commonJS({
     var { multipartFormDataParser } = require_formdata_parser();
     var random;
     try {
-      const crypto12 = __require("node:crypto");
-      random = (max) => crypto12.randomInt(0, max);
+      const crypto13 = __require("node:crypto");
+      random = (max) => crypto13.randomInt(0, max);
     } catch {
       random = (max) => Math.floor(Math.random(max));
     }
@@ -6460,7 +6460,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request) {
-      const { method, path: path17, host, upgrade, blocking, reset } = request;
+      const { method, path: path21, host, upgrade, blocking, reset } = request;
       let { body, headers, contentLength } = request;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6541,7 +6541,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path17} HTTP/1.1\r
+      let header = `${method} ${path21} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7070,7 +7070,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request) {
       const session = client[kHTTP2Session];
-      const { method, path: path17, host, upgrade, expectContinue, signal, headers: reqHeaders } = request;
+      const { method, path: path21, host, upgrade, expectContinue, signal, headers: reqHeaders } = request;
       let { body } = request;
       if (upgrade) {
         util.errorRequest(client, request, new Error("Upgrade not supported for H2"));
@@ -7167,7 +7167,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path17;
+      headers[HTTP2_HEADER_PATH] = path21;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7520,9 +7520,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path17 = search ? `${pathname}${search}` : pathname;
+        const path21 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path17;
+        this.opts.path = path21;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8185,8 +8185,8 @@ var require_pool_stats = __commonJS({
     var { kFree, kConnected, kPending, kQueued, kRunning, kSize } = require_symbols();
     var kPool = /* @__PURE__ */ Symbol("pool");
     var PoolStats = class {
-      constructor(pool) {
-        this[kPool] = pool;
+      constructor(pool2) {
+        this[kPool] = pool2;
       }
       get connected() {
         return this[kPool][kConnected];
@@ -8237,35 +8237,35 @@ var require_pool_base = __commonJS({
         this[kQueue] = new FixedQueue();
         this[kClients] = [];
         this[kQueued] = 0;
-        const pool = this;
+        const pool2 = this;
         this[kOnDrain] = function onDrain(origin, targets) {
-          const queue = pool[kQueue];
+          const queue = pool2[kQueue];
           let needDrain = false;
           while (!needDrain) {
             const item = queue.shift();
             if (!item) {
               break;
             }
-            pool[kQueued]--;
+            pool2[kQueued]--;
             needDrain = !this.dispatch(item.opts, item.handler);
           }
           this[kNeedDrain] = needDrain;
-          if (!this[kNeedDrain] && pool[kNeedDrain]) {
-            pool[kNeedDrain] = false;
-            pool.emit("drain", origin, [pool, ...targets]);
+          if (!this[kNeedDrain] && pool2[kNeedDrain]) {
+            pool2[kNeedDrain] = false;
+            pool2.emit("drain", origin, [pool2, ...targets]);
           }
-          if (pool[kClosedResolve] && queue.isEmpty()) {
-            Promise.all(pool[kClients].map((c) => c.close())).then(pool[kClosedResolve]);
+          if (pool2[kClosedResolve] && queue.isEmpty()) {
+            Promise.all(pool2[kClients].map((c) => c.close())).then(pool2[kClosedResolve]);
           }
         };
         this[kOnConnect] = (origin, targets) => {
-          pool.emit("connect", origin, [pool, ...targets]);
+          pool2.emit("connect", origin, [pool2, ...targets]);
         };
         this[kOnDisconnect] = (origin, targets, err) => {
-          pool.emit("disconnect", origin, [pool, ...targets], err);
+          pool2.emit("disconnect", origin, [pool2, ...targets], err);
         };
         this[kOnConnectionError] = (origin, targets, err) => {
-          pool.emit("connectionError", origin, [pool, ...targets], err);
+          pool2.emit("connectionError", origin, [pool2, ...targets], err);
         };
         this[kStats] = new PoolStats(this);
       }
@@ -8519,22 +8519,22 @@ var require_balanced_pool = __commonJS({
       }
       addUpstream(upstream) {
         const upstreamOrigin = parseOrigin(upstream).origin;
-        if (this[kClients].find((pool2) => pool2[kUrl].origin === upstreamOrigin && pool2.closed !== true && pool2.destroyed !== true)) {
+        if (this[kClients].find((pool3) => pool3[kUrl].origin === upstreamOrigin && pool3.closed !== true && pool3.destroyed !== true)) {
           return this;
         }
-        const pool = this[kFactory](upstreamOrigin, Object.assign({}, this[kOptions]));
-        this[kAddClient](pool);
-        pool.on("connect", () => {
-          pool[kWeight] = Math.min(this[kMaxWeightPerServer], pool[kWeight] + this[kErrorPenalty]);
+        const pool2 = this[kFactory](upstreamOrigin, Object.assign({}, this[kOptions]));
+        this[kAddClient](pool2);
+        pool2.on("connect", () => {
+          pool2[kWeight] = Math.min(this[kMaxWeightPerServer], pool2[kWeight] + this[kErrorPenalty]);
         });
-        pool.on("connectionError", () => {
-          pool[kWeight] = Math.max(1, pool[kWeight] - this[kErrorPenalty]);
+        pool2.on("connectionError", () => {
+          pool2[kWeight] = Math.max(1, pool2[kWeight] - this[kErrorPenalty]);
           this._updateBalancedPoolStats();
         });
-        pool.on("disconnect", (...args) => {
+        pool2.on("disconnect", (...args) => {
           const err = args[2];
           if (err && err.code === "UND_ERR_SOCKET") {
-            pool[kWeight] = Math.max(1, pool[kWeight] - this[kErrorPenalty]);
+            pool2[kWeight] = Math.max(1, pool2[kWeight] - this[kErrorPenalty]);
             this._updateBalancedPoolStats();
           }
         });
@@ -8553,9 +8553,9 @@ var require_balanced_pool = __commonJS({
       }
       removeUpstream(upstream) {
         const upstreamOrigin = parseOrigin(upstream).origin;
-        const pool = this[kClients].find((pool2) => pool2[kUrl].origin === upstreamOrigin && pool2.closed !== true && pool2.destroyed !== true);
-        if (pool) {
-          this[kRemoveClient](pool);
+        const pool2 = this[kClients].find((pool3) => pool3[kUrl].origin === upstreamOrigin && pool3.closed !== true && pool3.destroyed !== true);
+        if (pool2) {
+          this[kRemoveClient](pool2);
         }
         return this;
       }
@@ -8570,16 +8570,16 @@ var require_balanced_pool = __commonJS({
         if (!dispatcher) {
           return;
         }
-        const allClientsBusy = this[kClients].map((pool) => pool[kNeedDrain]).reduce((a, b) => a && b, true);
+        const allClientsBusy = this[kClients].map((pool2) => pool2[kNeedDrain]).reduce((a, b) => a && b, true);
         if (allClientsBusy) {
           return;
         }
         let counter = 0;
-        let maxWeightIndex = this[kClients].findIndex((pool) => !pool[kNeedDrain]);
+        let maxWeightIndex = this[kClients].findIndex((pool2) => !pool2[kNeedDrain]);
         while (counter++ < this[kClients].length) {
           this[kIndex] = (this[kIndex] + 1) % this[kClients].length;
-          const pool = this[kClients][this[kIndex]];
-          if (pool[kWeight] > this[kClients][maxWeightIndex][kWeight] && !pool[kNeedDrain]) {
+          const pool2 = this[kClients][this[kIndex]];
+          if (pool2[kWeight] > this[kClients][maxWeightIndex][kWeight] && !pool2[kNeedDrain]) {
             maxWeightIndex = this[kIndex];
           }
           if (this[kIndex] === 0) {
@@ -8588,8 +8588,8 @@ var require_balanced_pool = __commonJS({
               this[kCurrentWeight] = this[kMaxWeightPerServer];
             }
           }
-          if (pool[kWeight] >= this[kCurrentWeight] && !pool[kNeedDrain]) {
-            return pool;
+          if (pool2[kWeight] >= this[kCurrentWeight] && !pool2[kNeedDrain]) {
+            return pool2;
           }
         }
         this[kCurrentWeight] = this[kClients][maxWeightIndex][kWeight];
@@ -8761,10 +8761,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path17 = "/",
+          path: path21 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path17;
+        opts.path = origin + path21;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10736,20 +10736,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path17) {
-      if (typeof path17 !== "string") {
-        return path17;
+    function safeUrl(path21) {
+      if (typeof path21 !== "string") {
+        return path21;
       }
-      const pathSegments = path17.split("?");
+      const pathSegments = path21.split("?");
       if (pathSegments.length !== 2) {
-        return path17;
+        return path21;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path17, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path17);
+    function matchKey(mockDispatch2, { path: path21, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path21);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10771,7 +10771,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path17 }) => matchValue(safeUrl(path17), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path21 }) => matchValue(safeUrl(path21), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10809,9 +10809,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path17, method, body, headers, query } = opts;
+      const { path: path21, method, body, headers, query } = opts;
       return {
-        path: path17,
+        path: path21,
         method,
         body,
         headers,
@@ -11240,11 +11240,11 @@ var require_pluralizer = __commonJS({
         this.singular = singular;
         this.plural = plural3;
       }
-      pluralize(count4) {
-        const one = count4 === 1;
+      pluralize(count5) {
+        const one = count5 === 1;
         const keys = one ? singulars : plurals;
         const noun = one ? this.singular : this.plural;
-        return { ...keys, count: count4, noun };
+        return { ...keys, count: count5, noun };
       }
     };
   }
@@ -11274,10 +11274,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path17, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path21, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path17,
+            Path: path21,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16156,9 +16156,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path17) {
-      for (let i = 0; i < path17.length; ++i) {
-        const code2 = path17.charCodeAt(i);
+    function validateCookiePath(path21) {
+      for (let i = 0; i < path21.length; ++i) {
+        const code2 = path21.charCodeAt(i);
         if (code2 < 32 || // exclude CTLs (0-31)
         code2 > 126 || // exclude DEL and non-ascii
         code2 === 59) {
@@ -17087,13 +17087,13 @@ var require_frame = __commonJS({
     "use strict";
     var { maxUnsigned16Bit } = require_constants5();
     var BUFFER_SIZE = 16386;
-    var crypto12;
+    var crypto13;
     var buffer = null;
     var bufIdx = BUFFER_SIZE;
     try {
-      crypto12 = __require("node:crypto");
+      crypto13 = __require("node:crypto");
     } catch {
-      crypto12 = {
+      crypto13 = {
         // not full compatibility, but minimum.
         randomFillSync: function randomFillSync(buffer2, _offset, _size2) {
           for (let i = 0; i < buffer2.length; ++i) {
@@ -17106,7 +17106,7 @@ var require_frame = __commonJS({
     function generateMask() {
       if (bufIdx === BUFFER_SIZE) {
         bufIdx = 0;
-        crypto12.randomFillSync(buffer ??= Buffer.allocUnsafe(BUFFER_SIZE), 0, BUFFER_SIZE);
+        crypto13.randomFillSync(buffer ??= Buffer.allocUnsafe(BUFFER_SIZE), 0, BUFFER_SIZE);
       }
       return [buffer[bufIdx++], buffer[bufIdx++], buffer[bufIdx++], buffer[bufIdx++]];
     }
@@ -17178,9 +17178,9 @@ var require_connection = __commonJS({
     var { Headers: Headers2, getHeadersList } = require_headers();
     var { getDecodeSplit } = require_util2();
     var { WebsocketFrameSend } = require_frame();
-    var crypto12;
+    var crypto13;
     try {
-      crypto12 = __require("node:crypto");
+      crypto13 = __require("node:crypto");
     } catch {
     }
     function establishWebSocketConnection(url2, protocols, client, ws, onEstablish, options2) {
@@ -17200,7 +17200,7 @@ var require_connection = __commonJS({
         const headersList = getHeadersList(new Headers2(options2.headers));
         request.headersList = headersList;
       }
-      const keyValue = crypto12.randomBytes(16).toString("base64");
+      const keyValue = crypto13.randomBytes(16).toString("base64");
       request.headersList.append("sec-websocket-key", keyValue);
       request.headersList.append("sec-websocket-version", "13");
       for (const protocol of protocols) {
@@ -17230,7 +17230,7 @@ var require_connection = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest = crypto12.createHash("sha1").update(keyValue + uid).digest("base64");
+          const digest = crypto13.createHash("sha1").update(keyValue + uid).digest("base64");
           if (secWSAccept !== digest) {
             failWebsocketConnection(ws, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
@@ -18663,15 +18663,15 @@ ${value}`;
           pos = 0;
         }
       }
-      discardLeadingBytes(count4) {
-        while (count4 > 0 && this.lineChunkIndex < this.chunks.length) {
+      discardLeadingBytes(count5) {
+        while (count5 > 0 && this.lineChunkIndex < this.chunks.length) {
           const chunk = this.chunks[this.lineChunkIndex];
           const remaining = chunk.length - this.linePos;
-          if (count4 < remaining) {
-            this.linePos += count4;
-            count4 = 0;
+          if (count5 < remaining) {
+            this.linePos += count5;
+            count5 = 0;
           } else {
-            count4 -= remaining;
+            count5 -= remaining;
             this.lineChunkIndex++;
             this.linePos = 0;
           }
@@ -19078,11 +19078,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path17 = opts.path;
+          let path21 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path17 = `/${path17}`;
+            path21 = `/${path21}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path17);
+          url2 = new URL(util.parseOrigin(url2).origin + path21);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19163,7 +19163,7 @@ var require_postgres_array = __commonJS({
     var ArrayParser = class _ArrayParser {
       constructor(source2, transform2) {
         this.source = source2;
-        this.transform = transform2 || identity;
+        this.transform = transform2 || identity2;
         this.position = 0;
         this.entries = [];
         this.recorded = [];
@@ -19241,7 +19241,7 @@ var require_postgres_array = __commonJS({
         return this.entries;
       }
     };
-    function identity(value) {
+    function identity2(value) {
       return value;
     }
   }
@@ -19931,11 +19931,11 @@ var require_binaryParsers = __commonJS({
         var array2 = [];
         var i2;
         if (dimension.length > 1) {
-          var count4 = dimension.shift();
-          for (i2 = 0; i2 < count4; i2++) {
+          var count5 = dimension.shift();
+          for (i2 = 0; i2 < count5; i2++) {
             array2[i2] = parse4(dimension, elementType2);
           }
-          dimension.unshift(count4);
+          dimension.unshift(count5);
         } else {
           for (i2 = 0; i2 < dimension[0]; i2++) {
             array2[i2] = parseElement(elementType2);
@@ -20486,7 +20486,7 @@ var require_cert_signatures = __commonJS({
 var require_sasl = __commonJS({
   "node_modules/pg/lib/crypto/sasl.js"(exports, module) {
     "use strict";
-    var crypto12 = require_utils3();
+    var crypto13 = require_utils3();
     var { signatureAlgorithmHashFromCertificate } = require_cert_signatures();
     function saslprep(password) {
       const nonAsciiSpace = /[\u00A0\u1680\u2000-\u200B\u202F\u205F\u3000]/g;
@@ -20504,7 +20504,7 @@ var require_sasl = __commonJS({
       if (mechanism === "SCRAM-SHA-256-PLUS" && typeof stream.getPeerCertificate !== "function") {
         throw new Error("SASL: Mechanism SCRAM-SHA-256-PLUS requires a certificate");
       }
-      const clientNonce = crypto12.randomBytes(18).toString("base64");
+      const clientNonce = crypto13.randomBytes(18).toString("base64");
       const gs2Header = mechanism === "SCRAM-SHA-256-PLUS" ? "p=tls-server-end-point" : stream ? "y" : "n";
       return {
         mechanism,
@@ -20546,20 +20546,20 @@ var require_sasl = __commonJS({
         const peerCert = stream.getPeerCertificate().raw;
         let hashName = signatureAlgorithmHashFromCertificate(peerCert);
         if (hashName === "MD5" || hashName === "SHA-1") hashName = "SHA-256";
-        const certHash = await crypto12.hashByName(hashName, peerCert);
+        const certHash = await crypto13.hashByName(hashName, peerCert);
         const bindingData = Buffer.concat([Buffer.from("p=tls-server-end-point,,"), Buffer.from(certHash)]);
         channelBinding = bindingData.toString("base64");
       }
       const clientFinalMessageWithoutProof = "c=" + channelBinding + ",r=" + sv.nonce;
       const authMessage = clientFirstMessageBare + "," + serverFirstMessage + "," + clientFinalMessageWithoutProof;
       const saltBytes = Buffer.from(sv.salt, "base64");
-      const saltedPassword = await crypto12.deriveKey(saslprep(password), saltBytes, sv.iteration);
-      const clientKey = await crypto12.hmacSha256(saltedPassword, "Client Key");
-      const storedKey = await crypto12.sha256(clientKey);
-      const clientSignature = await crypto12.hmacSha256(storedKey, authMessage);
+      const saltedPassword = await crypto13.deriveKey(saslprep(password), saltBytes, sv.iteration);
+      const clientKey = await crypto13.hmacSha256(saltedPassword, "Client Key");
+      const storedKey = await crypto13.sha256(clientKey);
+      const clientSignature = await crypto13.hmacSha256(storedKey, authMessage);
       const clientProof = xorBuffers(Buffer.from(clientKey), Buffer.from(clientSignature)).toString("base64");
-      const serverKey = await crypto12.hmacSha256(saltedPassword, "Server Key");
-      const serverSignatureBytes = await crypto12.hmacSha256(serverKey, authMessage);
+      const serverKey = await crypto13.hmacSha256(saltedPassword, "Server Key");
+      const serverSignatureBytes = await crypto13.hmacSha256(serverKey, authMessage);
       session.message = "SASLResponse";
       session.serverSignature = Buffer.from(serverSignatureBytes).toString("base64");
       session.response = clientFinalMessageWithoutProof + ",p=" + clientProof;
@@ -20762,15 +20762,15 @@ var require_pg_connection_string = __commonJS({
       if (config2.sslnegotiation === "direct" && config2.ssl === void 0) {
         config2.ssl = true;
       }
-      const fs25 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
+      const fs29 = config2.sslcert || config2.sslkey || config2.sslrootcert ? __require("fs") : null;
       if (config2.sslcert) {
-        config2.ssl.cert = fs25.readFileSync(config2.sslcert).toString();
+        config2.ssl.cert = fs29.readFileSync(config2.sslcert).toString();
       }
       if (config2.sslkey) {
-        config2.ssl.key = fs25.readFileSync(config2.sslkey).toString();
+        config2.ssl.key = fs29.readFileSync(config2.sslkey).toString();
       }
       if (config2.sslrootcert) {
-        config2.ssl.ca = fs25.readFileSync(config2.sslrootcert).toString();
+        config2.ssl.ca = fs29.readFileSync(config2.sslrootcert).toString();
       }
       if (options2.useLibpqCompat && config2.uselibpqcompat) {
         throw new Error("Both useLibpqCompat and uselibpqcompat are set. Please use only one of them.");
@@ -22598,7 +22598,7 @@ var require_split2 = __commonJS({
 var require_helper = __commonJS({
   "node_modules/pgpass/lib/helper.js"(exports, module) {
     "use strict";
-    var path17 = __require("path");
+    var path21 = __require("path");
     var Stream = __require("stream").Stream;
     var split = require_split2();
     var util = __require("util");
@@ -22637,7 +22637,7 @@ var require_helper = __commonJS({
     };
     module.exports.getFileName = function(rawEnv) {
       var env = rawEnv || process.env;
-      var file2 = env.PGPASSFILE || (isWin2 ? path17.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path17.join(env.HOME || "./", ".pgpass"));
+      var file2 = env.PGPASSFILE || (isWin2 ? path21.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path21.join(env.HOME || "./", ".pgpass"));
       return file2;
     };
     module.exports.usePgPass = function(stats2, fname) {
@@ -22769,16 +22769,16 @@ var require_helper = __commonJS({
 var require_lib = __commonJS({
   "node_modules/pgpass/lib/index.js"(exports, module) {
     "use strict";
-    var path17 = __require("path");
-    var fs25 = __require("fs");
+    var path21 = __require("path");
+    var fs29 = __require("fs");
     var helper = require_helper();
     module.exports = function(connInfo, cb) {
       var file2 = helper.getFileName();
-      fs25.stat(file2, function(err, stat4) {
+      fs29.stat(file2, function(err, stat4) {
         if (err || !helper.usePgPass(stat4, file2)) {
           return cb(void 0);
         }
-        var st = fs25.createReadStream(file2);
+        var st = fs29.createReadStream(file2);
         helper.getPassword(connInfo, st, cb);
       });
     };
@@ -22798,7 +22798,7 @@ var require_client2 = __commonJS({
     var Query2 = require_query();
     var defaults2 = require_defaults();
     var Connection2 = require_connection2();
-    var crypto12 = require_utils3();
+    var crypto13 = require_utils3();
     var activeQueryDeprecationNotice = nodeUtils.deprecate(
       () => {
       },
@@ -23053,7 +23053,7 @@ var require_client2 = __commonJS({
       _handleAuthMD5Password(msg) {
         this._getPassword(async () => {
           try {
-            const hashedPassword = await crypto12.postgresMd5PasswordHash(this.user, this.password, msg.salt);
+            const hashedPassword = await crypto13.postgresMd5PasswordHash(this.user, this.password, msg.salt);
             this.connection.password(hashedPassword);
           } catch (e) {
             this.emit("error", e);
@@ -23527,15 +23527,15 @@ var require_pg_pool = __commonJS({
       });
       return { callback: cb, result };
     }
-    function makeIdleListener(pool, client) {
+    function makeIdleListener(pool2, client) {
       return function idleListener(err) {
         err.client = client;
         client.removeListener("error", idleListener);
         client.on("error", () => {
-          pool.log("additional client error after disconnection due to error", err);
+          pool2.log("additional client error after disconnection due to error", err);
         });
-        pool._remove(client);
-        pool.emit("error", err, client);
+        pool2._remove(client);
+        pool2.emit("error", err, client);
       };
     }
     var Pool2 = class extends EventEmitter {
@@ -24719,8 +24719,8 @@ var require_utils4 = __commonJS({
       }
       return output2;
     };
-    exports.basename = (path17, { windows } = {}) => {
-      const segs = path17.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path21, { windows } = {}) => {
+      const segs = path21.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -25400,13 +25400,13 @@ var require_parse2 = __commonJS({
         consume(token.value);
       };
       const negate = () => {
-        let count4 = 1;
+        let count5 = 1;
         while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
           advance();
           state.start++;
-          count4++;
+          count5++;
         }
-        if (count4 % 2 === 0) {
+        if (count5 % 2 === 0) {
           return false;
         }
         state.negated = true;
@@ -25879,9 +25879,9 @@ var require_parse2 = __commonJS({
             continue;
           }
           const prior = prev.prev;
-          const before = prior.prev;
+          const before2 = prior.prev;
           const isStart = prior.type === "slash" || prior.type === "bos";
-          const afterStar = before && (before.type === "star" || before.type === "globstar");
+          const afterStar = before2 && (before2.type === "star" || before2.type === "globstar");
           if (opts.bash === true && (!isStart || rest[0] && rest[0] !== "/")) {
             push({ type: "star", value, output: "" });
             continue;
@@ -26241,9 +26241,8 @@ var require_picomatch2 = __commonJS({
 });
 
 // src/action/main.ts
-import fs24 from "node:fs";
-import os11 from "node:os";
-import path16 from "node:path";
+import fs28 from "node:fs";
+import path20 from "node:path";
 
 // node_modules/@actions/core/lib/command.js
 import * as os from "os";
@@ -27934,10 +27933,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema2) {
   return mergeDefs(schema2._zod.def);
 }
-function getElementAtPath(obj, path17) {
-  if (!path17)
+function getElementAtPath(obj, path21) {
+  if (!path21)
     return obj;
-  return path17.reduce((acc, key) => acc?.[key], obj);
+  return path21.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -28277,11 +28276,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path17, issues) {
+function prefixIssues(path21, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path17);
+    iss.path.unshift(path21);
     return iss;
   });
 }
@@ -28344,14 +28343,14 @@ function codePointLength(str) {
   const units = str.length;
   if (!highSurrogate.test(str))
     return units;
-  let count4 = units;
+  let count5 = units;
   for (let i = 0; i < units - 1; i++) {
     if ((str.charCodeAt(i) & 64512) === 55296 && (str.charCodeAt(i + 1) & 64512) === 56320) {
-      count4--;
+      count5--;
       i++;
     }
   }
-  return count4;
+  return count5;
 }
 function getLengthableOrigin(input2) {
   if (Array.isArray(input2))
@@ -28743,16 +28742,16 @@ function flattenError(error63, mapper = (issue3) => issue3.message) {
 }
 function formatError(error63, mapper = (issue3) => issue3.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error64, path17 = []) => {
+  const processError = (error64, path21 = []) => {
     for (const issue3 of error64.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
-        issue3.errors.map((issues) => processError({ issues }, [...path17, ...issue3.path]));
+        issue3.errors.map((issues) => processError({ issues }, [...path21, ...issue3.path]));
       } else if (issue3.code === "invalid_key") {
-        processError({ issues: issue3.issues }, [...path17, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path21, ...issue3.path]);
       } else if (issue3.code === "invalid_element") {
-        processError({ issues: issue3.issues }, [...path17, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path21, ...issue3.path]);
       } else {
-        const fullpath = [...path17, ...issue3.path];
+        const fullpath = [...path21, ...issue3.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue3));
         } else {
@@ -28791,17 +28790,17 @@ function formatError(error63, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error63, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error64, path17 = []) => {
+  const processError = (error64, path21 = []) => {
     var _a3;
     for (const issue3 of error64.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
-        issue3.errors.map((issues) => processError({ issues }, [...path17, ...issue3.path]));
+        issue3.errors.map((issues) => processError({ issues }, [...path21, ...issue3.path]));
       } else if (issue3.code === "invalid_key") {
-        processError({ issues: issue3.issues }, [...path17, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path21, ...issue3.path]);
       } else if (issue3.code === "invalid_element") {
-        processError({ issues: issue3.issues }, [...path17, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path21, ...issue3.path]);
       } else {
-        const fullpath = [...path17, ...issue3.path];
+        const fullpath = [...path21, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -28840,8 +28839,8 @@ function treeifyError(error63, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path17 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path17) {
+  const path21 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path21) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -29281,7 +29280,7 @@ var $ZodCheckNumberFormat = /* @__PURE__ */ $constructor("$ZodCheckNumberFormat"
   def.format = def.format || "float64";
   const isInt = def.format?.includes("int");
   const origin = isInt ? "int" : "number";
-  const [minimum, maximum] = NUMBER_FORMAT_RANGES[def.format];
+  const [minimum2, maximum] = NUMBER_FORMAT_RANGES[def.format];
   inst._zod.check = (payload2) => {
     const input2 = payload2.value;
     if (isInt) {
@@ -29323,12 +29322,12 @@ var $ZodCheckNumberFormat = /* @__PURE__ */ $constructor("$ZodCheckNumberFormat"
         return;
       }
     }
-    if (input2 < minimum) {
+    if (input2 < minimum2) {
       payload2.issues.push({
         origin: "number",
         input: input2,
         code: "too_small",
-        minimum,
+        minimum: minimum2,
         inclusive: true,
         inst,
         continue: !def.abort
@@ -29349,15 +29348,15 @@ var $ZodCheckNumberFormat = /* @__PURE__ */ $constructor("$ZodCheckNumberFormat"
 });
 var $ZodCheckBigIntFormat = /* @__PURE__ */ $constructor("$ZodCheckBigIntFormat", (inst, def) => {
   $ZodCheck.init(inst, def);
-  const [minimum, maximum] = BIGINT_FORMAT_RANGES[def.format];
+  const [minimum2, maximum] = BIGINT_FORMAT_RANGES[def.format];
   inst._zod.check = (payload2) => {
     const input2 = payload2.value;
-    if (input2 < minimum) {
+    if (input2 < minimum2) {
       payload2.issues.push({
         origin: "bigint",
         input: input2,
         code: "too_small",
-        minimum,
+        minimum: minimum2,
         inclusive: true,
         inst,
         continue: !def.abort
@@ -30186,13 +30185,13 @@ var CC_SANITIZE = /[- ]/g;
 function isLuhnAlgo(digits) {
   let length = digits.length;
   let bit = 1;
-  let sum2 = 0;
+  let sum3 = 0;
   while (length) {
     const value = digits.charCodeAt(--length) - 48;
     bit ^= 1;
-    sum2 += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
+    sum3 += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
   }
-  return sum2 % 10 === 0;
+  return sum3 % 10 === 0;
 }
 function isValidCreditCard(input2) {
   if (!creditCard.test(input2))
@@ -31948,7 +31947,7 @@ function leafPattern(schema2) {
   const def = schema2._zod.def;
   let pattern = def.pattern;
   let isInt = !!def.format?.includes("int");
-  let minimum;
+  let minimum2;
   let maximum;
   for (const ch of def.checks ?? []) {
     const d = ch._zod.def;
@@ -31957,17 +31956,17 @@ function leafPattern(schema2) {
     isInt || (isInt = !!d.format?.includes("int"));
     const lo = d.minimum ?? d.length;
     const hi = d.maximum ?? d.length;
-    if (lo !== void 0 && (minimum === void 0 || lo > minimum))
-      minimum = lo;
+    if (lo !== void 0 && (minimum2 === void 0 || lo > minimum2))
+      minimum2 = lo;
     if (hi !== void 0 && (maximum === void 0 || hi < maximum))
       maximum = hi;
   }
   if (pattern)
     return pattern.source;
-  if (minimum !== void 0 && maximum !== void 0 && minimum > maximum)
+  if (minimum2 !== void 0 && maximum !== void 0 && minimum2 > maximum)
     return "(?!)";
-  if (minimum !== void 0 || maximum !== void 0)
-    return string({ minimum, maximum }).source;
+  if (minimum2 !== void 0 || maximum !== void 0)
+    return string({ minimum: minimum2, maximum }).source;
   const own2 = schema2._zod.pattern;
   return (isInt && own2 === number ? integer : own2)?.source;
 }
@@ -31976,10 +31975,10 @@ function partPattern(schema2) {
   const own2 = schema2._zod.pattern?.source;
   const inner = def.innerType ?? schema2._zod.innerType;
   if (inner) {
-    const before = inner._zod.pattern?.source;
+    const before2 = inner._zod.pattern?.source;
     const after = partPattern(inner);
-    if (own2 && before && after && after !== before) {
-      return own2.replace(cleanRegex(before), () => cleanRegex(after));
+    if (own2 && before2 && after && after !== before2) {
+      return own2.replace(cleanRegex(before2), () => cleanRegex(after));
     }
     return own2;
   }
@@ -32734,8 +32733,8 @@ function az_default() {
 }
 
 // node_modules/zod/v4/locales/be.js
-function getBelarusianPlural(count4, one, few, many) {
-  const absCount = Math.abs(count4);
+function getBelarusianPlural(count5, one, few, many) {
+  const absCount = Math.abs(count5);
   const lastDigit = absCount % 10;
   const lastTwoDigits = absCount % 100;
   if (lastTwoDigits >= 11 && lastTwoDigits <= 19) {
@@ -35382,8 +35381,8 @@ function hu_default() {
 }
 
 // node_modules/zod/v4/locales/hy.js
-function getArmenianPlural(count4, one, many) {
-  return Math.abs(count4) === 1 ? one : many;
+function getArmenianPlural(count5, one, many) {
+  return Math.abs(count5) === 1 ? one : many;
 }
 function withDefiniteArticle(word) {
   if (!word)
@@ -38121,8 +38120,8 @@ function ro_default() {
 }
 
 // node_modules/zod/v4/locales/ru.js
-function getRussianPlural(count4, one, few, many) {
-  const absCount = Math.abs(count4);
+function getRussianPlural(count5, one, few, many) {
+  const absCount = Math.abs(count5);
   const lastDigit = absCount % 10;
   const lastTwoDigits = absCount % 100;
   if (lastTwoDigits >= 11 && lastTwoDigits <= 19) {
@@ -42229,11 +42228,11 @@ function _maxSize(maximum, params) {
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _minSize(minimum, params) {
+function _minSize(minimum2, params) {
   return new $ZodCheckMinSize({
     check: "min_size",
     ...normalizeParams(params),
-    minimum
+    minimum: minimum2
   });
 }
 // @__NO_SIDE_EFFECTS__
@@ -42254,11 +42253,11 @@ function _maxLength(maximum, params) {
   return ch;
 }
 // @__NO_SIDE_EFFECTS__
-function _minLength(minimum, params) {
+function _minLength(minimum2, params) {
   return new $ZodCheckMinLength({
     check: "min_length",
     ...normalizeParams(params),
-    minimum
+    minimum: minimum2
   });
 }
 // @__NO_SIDE_EFFECTS__
@@ -43292,8 +43291,8 @@ var minContributor = (agg, def) => narrowMin(agg, "minimum", def.minimum);
 var maxContributor = (agg, def) => narrowMax(agg, "maximum", def.maximum);
 var formatContributor = (ranges) => (agg, def) => {
   setFormat(agg, def.format);
-  const [minimum, maximum] = ranges[def.format];
-  narrowMin(agg, "minimum", minimum);
+  const [minimum2, maximum] = ranges[def.format];
+  narrowMin(agg, "minimum", minimum2);
   narrowMax(agg, "maximum", maximum);
 };
 var contributors = {
@@ -43363,9 +43362,9 @@ var exactPattern = (p) => exactPatterns.get(p) ?? p;
 var stringProcessor = (schema2, ctx, _json, _params) => {
   const json2 = _json;
   json2.type = "string";
-  const { minimum, maximum, format, patterns, contentEncoding, laxFormat } = aggregateChecks(schema2);
-  if (typeof minimum === "number")
-    json2.minLength = minimum;
+  const { minimum: minimum2, maximum, format, patterns, contentEncoding, laxFormat } = aggregateChecks(schema2);
+  if (typeof minimum2 === "number")
+    json2.minLength = minimum2;
   if (typeof maximum === "number")
     json2.maxLength = maximum;
   if (format) {
@@ -43394,9 +43393,9 @@ var stringProcessor = (schema2, ctx, _json, _params) => {
 };
 var numberProcessor = (schema2, ctx, _json, params) => {
   const json2 = _json;
-  const { minimum, maximum, multipleOf, exclusiveMaximum, exclusiveMinimum, isInt } = aggregateChecks(schema2);
+  const { minimum: minimum2, maximum, multipleOf, exclusiveMaximum, exclusiveMinimum, isInt } = aggregateChecks(schema2);
   json2.type = isInt ? "integer" : "number";
-  const exMin = typeof exclusiveMinimum === "number" && exclusiveMinimum >= (minimum ?? Number.NEGATIVE_INFINITY);
+  const exMin = typeof exclusiveMinimum === "number" && exclusiveMinimum >= (minimum2 ?? Number.NEGATIVE_INFINITY);
   const exMax = typeof exclusiveMaximum === "number" && exclusiveMaximum <= (maximum ?? Number.POSITIVE_INFINITY);
   const legacy = ctx.target === "draft-04" || ctx.target === "openapi-3.0";
   if (exMin) {
@@ -43406,8 +43405,8 @@ var numberProcessor = (schema2, ctx, _json, params) => {
     } else {
       json2.exclusiveMinimum = exclusiveMinimum;
     }
-  } else if (typeof minimum === "number") {
-    json2.minimum = minimum;
+  } else if (typeof minimum2 === "number") {
+    json2.minimum = minimum2;
   }
   if (exMax) {
     if (legacy) {
@@ -43537,9 +43536,9 @@ var fileProcessor = (schema2, _ctx, json2, _params) => {
   _json.type = "string";
   _json.format = "binary";
   _json.contentEncoding = "binary";
-  const { minimum, maximum, mime } = aggregateChecks(schema2);
-  if (minimum !== void 0)
-    _json.minLength = minimum;
+  const { minimum: minimum2, maximum, mime } = aggregateChecks(schema2);
+  if (minimum2 !== void 0)
+    _json.minLength = minimum2;
   if (maximum !== void 0)
     _json.maxLength = maximum;
   if (!mime)
@@ -43572,9 +43571,9 @@ var setProcessor = (schema2, ctx, json2, params) => {
 var arrayProcessor = (schema2, ctx, _json, params) => {
   const json2 = _json;
   const def = schema2._zod.def;
-  const { minimum, maximum } = aggregateChecks(schema2);
-  if (typeof minimum === "number")
-    json2.minItems = minimum;
+  const { minimum: minimum2, maximum } = aggregateChecks(schema2);
+  if (typeof minimum2 === "number")
+    json2.minItems = minimum2;
   if (typeof maximum === "number")
     json2.maxItems = maximum;
   json2.type = "array";
@@ -43720,9 +43719,9 @@ var tupleProcessor = (schema2, ctx, _json, params) => {
     if (isClosed)
       json2.maxItems = maxItems;
   }
-  const { minimum, maximum } = aggregateChecks(schema2);
-  if (typeof minimum === "number")
-    json2.minItems = minimum;
+  const { minimum: minimum2, maximum } = aggregateChecks(schema2);
+  if (typeof minimum2 === "number")
+    json2.minItems = minimum2;
   if (typeof maximum === "number")
     json2.maxItems = maximum;
 };
@@ -43750,7 +43749,7 @@ function stringifyKeyNames(bySchema, json2, visited) {
   const values = json2.enum ?? (json2.const !== void 0 ? [json2.const] : void 0);
   if (!numericType && !values?.some((v) => typeof v === "number"))
     return json2;
-  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, format, id, ...rest } = json2;
+  const { minimum: minimum2, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, format, id, ...rest } = json2;
   if (rest.enum)
     rest.enum = rest.enum.map((v) => typeof v === "number" ? String(v) : v);
   else if (typeof rest.const === "number")
@@ -44916,8 +44915,8 @@ var ZodNumber = /* @__PURE__ */ $constructor(
   },
   /* @__PURE__ */ util_exports.derived({
     minValue: (inst) => {
-      const { minimum, exclusiveMinimum } = aggregateChecks(inst);
-      return Math.max(minimum ?? Number.NEGATIVE_INFINITY, exclusiveMinimum ?? Number.NEGATIVE_INFINITY);
+      const { minimum: minimum2, exclusiveMinimum } = aggregateChecks(inst);
+      return Math.max(minimum2 ?? Number.NEGATIVE_INFINITY, exclusiveMinimum ?? Number.NEGATIVE_INFINITY);
     },
     maxValue: (inst) => {
       const { maximum, exclusiveMaximum } = aggregateChecks(inst);
@@ -45133,8 +45132,8 @@ var ZodDate = /* @__PURE__ */ $constructor(
   },
   /* @__PURE__ */ util_exports.derived({
     minDate: (inst) => {
-      const { minimum } = aggregateChecks(inst);
-      return minimum ? new Date(minimum) : null;
+      const { minimum: minimum2 } = aggregateChecks(inst);
+      return minimum2 ? new Date(minimum2) : null;
     },
     maxDate: (inst) => {
       const { maximum } = aggregateChecks(inst);
@@ -45979,13 +45978,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path17 = ref.slice(1).split("/").filter(Boolean);
-  if (path17.length === 0) {
+  const path21 = ref.slice(1).split("/").filter(Boolean);
+  if (path21.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path17[0] === defsKey) {
-    const key = path17[1] === void 0 ? void 0 : decodeJSONPointerSegment(path17[1]);
+  if (path21[0] === defsKey) {
+    const key = path21[1] === void 0 ? void 0 : decodeJSONPointerSegment(path21[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -47120,13 +47119,13 @@ function workOfReplays(total, replays, noise, queryId, wal) {
     noise: noiseCounters ? workOfCounters(noiseCounters, wal) : null
   };
 }
-function fold(values, pick2) {
+function fold(values, pick3) {
   const out = { ...values[0] };
   for (const v of values.slice(1)) {
     for (const k of Object.keys(v)) {
       const a = out[k] ?? null;
       const b = v[k];
-      out[k] = a === null || b === null ? null : pick2(a, b);
+      out[k] = a === null || b === null ? null : pick3(a, b);
     }
   }
   return out;
@@ -48009,11 +48008,11 @@ function maskMessage(message2, sqlstate) {
   if (sqlstate?.startsWith("P0")) return `${MASK2} (a function's own message, masked: it may carry data)`;
   let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
   if (sqlstate === null || sqlstate === "42601" || /^2[23]/.test(sqlstate)) {
-    masked = masked.replace(QUOTED, (whole, before, quoted) => {
-      const noun = before?.trim().toLowerCase();
+    masked = masked.replace(QUOTED, (whole, before2, quoted) => {
+      const noun = before2?.trim().toLowerCase();
       if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
       const quote = quoted[0];
-      return `${before ?? ""}${quote}${MASK2}${quote}`;
+      return `${before2 ?? ""}${quote}${MASK2}${quote}`;
     });
   }
   return masked;
@@ -48225,13 +48224,13 @@ function percent2(fraction) {
 }
 function checkAbsoluteLimits(comparison2, head, t) {
   const checks2 = [];
-  for (const [name, limitMs, pick2] of [
+  for (const [name, limitMs, pick3] of [
     ["p95", t.p95_max_ms, (p) => p.p95_us],
     ["p99", t.p99_max_ms, (p) => p.p99_us]
   ]) {
     if (limitMs === void 0 || limitMs === null) continue;
     const limit = limitMs * 1e3;
-    const whole = pick2(comparison2.overall.head);
+    const whole = pick3(comparison2.overall.head);
     checks2.push({
       name: `whole-workload ${name}`,
       limit,
@@ -48242,7 +48241,7 @@ function checkAbsoluteLimits(comparison2, head, t) {
     });
     for (const f of comparison2.fingerprints) {
       if (f.calls_head < t.min_calls) continue;
-      const measured = pick2(f.head);
+      const measured = pick3(f.head);
       if (measured <= limit) continue;
       const statement2 = {
         fingerprint: f.fingerprint,
@@ -48639,8 +48638,8 @@ function withoutRegression(found, comparison2, coverage, thresholds, warnings) {
   const headline = `pass: ${plural2(comparison2.fingerprints.length, "fingerprint")} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %${newErrors > 0 ? `, ${plural2(newErrors, "new error")} (allowed: ${thresholds.max_new_errors})` : ", no new errors"}`;
   return { verdict: "pass", headline, reasons: found.reasons, warnings };
 }
-function exitCodeOfVerdict(verdict2) {
-  switch (verdict2) {
+function exitCodeOfVerdict(verdict) {
+  switch (verdict) {
     case "pass":
       return ExitCode2.Ok;
     case "regression":
@@ -49450,8 +49449,14 @@ function expectedDigest(file2, manifest) {
   }
   return expected;
 }
-function loadWorkload(path17) {
-  return binding().loadWorkload(path17);
+function loadWorkload(path21) {
+  return binding().loadWorkload(path21);
+}
+function writeWorkload(path21, profile) {
+  return binding().writeWorkload(path21, profile);
+}
+function readWorkload(path21) {
+  return binding().readWorkload(path21);
 }
 function startReplay(workload, options2, onProgress) {
   return binding().startReplay(workload, options2, onProgress);
@@ -49558,8 +49563,14 @@ var Workload = class {
     }
   }
 };
-async function loadWorkload2(path17) {
-  return new Workload(await engineCall(() => loadWorkload(path17)));
+async function loadWorkload2(path21) {
+  return new Workload(await engineCall(() => loadWorkload(path21)));
+}
+function writeWorkload2(path21, profile) {
+  return engineCall(() => writeWorkload(path21, profile));
+}
+function readWorkload2(path21) {
+  return engineCall(() => readWorkload(path21));
 }
 async function replay(workload, options2, control = {}) {
   const { onProgress, signal } = control;
@@ -51152,7 +51163,7 @@ async function serverTimeOf(places) {
 function secretsOf(held) {
   return [
     ...[held.base?.server.url, held.head?.server.url].map((url2) => url2 === void 0 ? void 0 : passwordOf(url2)),
-    ...[held.base?.identity, held.head?.identity].map((identity) => identity?.role?.password)
+    ...[held.base?.identity, held.head?.identity].map((identity2) => identity2?.role?.password)
   ];
 }
 async function releaseHoldings(held, logger) {
@@ -51741,6 +51752,30 @@ function planServers(raw) {
   return { base, head };
 }
 
+// src/gate/shard-option.ts
+var MAX_SHARDS = 256;
+var shardValue = external_exports.string().transform((raw, ctx) => {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
+  const index = Number(match?.[1]);
+  const count5 = Number(match?.[2]);
+  if (!match || count5 < 1 || count5 > MAX_SHARDS || index < 1 || index > count5) {
+    ctx.addIssue({
+      code: "custom",
+      message: `expected i/N: this shard's number from 1 to N, and N shards from 1 to ${MAX_SHARDS} (e.g. 2/4), got '${raw}'`
+    });
+    return external_exports.NEVER;
+  }
+  return { index, count: count5 };
+});
+var shardOptions = {
+  shard: {
+    shape: "value",
+    placeholder: "I/N",
+    help: "replay only the I-th of N parts of the workload's sessions and write a partial report (--json) for `aggregate`; the step passes on a regression, the aggregate decides (docs/scale-out.md)",
+    schema: shardValue.optional()
+  }
+};
+
 // src/gate/options.ts
 var majors2 = SUPPORTED_MAJORS.join(", ");
 var GATE_DEFAULTS = {
@@ -51948,7 +51983,8 @@ var gateOptions = {
     help: "on a --database-url server, also send the workload's statements that act beyond the replay database (roles, ALTER SYSTEM, databases, tablespaces, COPY \u2026 PROGRAM, server files, other sessions) and replay as the URL's user: only for a server that is yours to change",
     schema: booleanValue(false)
   },
-  ...keyOptions
+  ...keyOptions,
+  ...shardOptions
 };
 var cliOptions = {
   config: {
@@ -52014,7 +52050,7 @@ function seedSourceOf(raw) {
   return void 0;
 }
 var schema = external_exports.object(shape).superRefine((raw, ctx) => {
-  const issue3 = (path17, message2) => ctx.addIssue({ code: "custom", path: [path17], message: message2 });
+  const issue3 = (path21, message2) => ctx.addIssue({ code: "custom", path: [path21], message: message2 });
   const hasFiles = raw.migrations.length > 0;
   if (!hasFiles && raw["migrate-command"] === void 0) {
     issue3("migrations", "is required: the SQL migration files (globs), or give --migrate-command");
@@ -52032,6 +52068,9 @@ var schema = external_exports.object(shape).superRefine((raw, ctx) => {
     issue3("seed-command", "cannot be combined with --seed; give a seed file or a command, not both");
   }
   for (const [name, message2] of serverOptionIssues(raw)) issue3(name, message2);
+  if (raw.shard !== void 0 && raw.junit !== void 0) {
+    issue3("junit", "is written by `aggregate`, which gives the verdict of a sharded run; a shard writes its partial report with --json");
+  }
 }).transform((raw) => {
   return {
     workload: raw.workload,
@@ -52048,6 +52087,7 @@ var schema = external_exports.object(shape).superRefine((raw, ctx) => {
     thresholds: thresholdsFrom(raw),
     ...replayLimitsFrom(raw),
     allowServerWide: raw["allow-server-wide"],
+    shard: raw.shard,
     outputs: { markdown: raw.markdown, json: raw.json, junit: raw.junit },
     planRules: {
       fail_on_plan_change: raw["fail-on-plan-change"] ?? PLAN_DEFAULTS.failOnPlanChange,
@@ -52635,27 +52675,27 @@ import { createRequire as createRequire3 } from "module";
 import { basename, dirname, normalize, relative, resolve, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire3(import.meta.url);
-function cleanPath(path17) {
-  let normalized = normalize(path17);
+function cleanPath(path21) {
+  let normalized = normalize(path21);
   if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
   return normalized;
 }
 var SLASHES_REGEX = /[\\/]/g;
-function convertSlashes(path17, separator) {
-  return path17.replace(SLASHES_REGEX, separator);
+function convertSlashes(path21, separator) {
+  return path21.replace(SLASHES_REGEX, separator);
 }
 var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
-function isRootDirectory(path17) {
-  return path17 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path17);
+function isRootDirectory(path21) {
+  return path21 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path21);
 }
-function normalizePath(path17, options2) {
+function normalizePath(path21, options2) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
-  const pathNeedsCleaning = process.platform === "win32" && path17.includes("/") || path17.startsWith(".");
-  if (resolvePaths) path17 = resolve(path17);
-  if (normalizePath$1 || pathNeedsCleaning) path17 = cleanPath(path17);
-  if (path17 === ".") return "";
-  const needsSeperator = path17[path17.length - 1] !== pathSeparator;
-  return convertSlashes(needsSeperator ? path17 + pathSeparator : path17, pathSeparator);
+  const pathNeedsCleaning = process.platform === "win32" && path21.includes("/") || path21.startsWith(".");
+  if (resolvePaths) path21 = resolve(path21);
+  if (normalizePath$1 || pathNeedsCleaning) path21 = cleanPath(path21);
+  if (path21 === ".") return "";
+  const needsSeperator = path21[path21.length - 1] !== pathSeparator;
+  return convertSlashes(needsSeperator ? path21 + pathSeparator : path21, pathSeparator);
 }
 function joinPathWithBasePath(filename, directoryPath) {
   return directoryPath + filename;
@@ -52692,8 +52732,8 @@ var pushDirectory = (directoryPath, paths) => {
   paths.push(directoryPath || ".");
 };
 var pushDirectoryFilter = (directoryPath, paths, filters) => {
-  const path17 = directoryPath || ".";
-  if (filters.every((filter) => filter(path17, true))) paths.push(path17);
+  const path21 = directoryPath || ".";
+  if (filters.every((filter) => filter(path21, true))) paths.push(path21);
 };
 var empty$2 = () => {
 };
@@ -52745,26 +52785,26 @@ var empty = () => {
 function build$3(options2) {
   return options2.group ? groupFiles : empty;
 }
-var resolveSymlinksAsync = function(path17, state, callback$1) {
-  const { queue, fs: fs25, options: { suppressErrors } } = state;
+var resolveSymlinksAsync = function(path21, state, callback$1) {
+  const { queue, fs: fs29, options: { suppressErrors } } = state;
   queue.enqueue();
-  fs25.realpath(path17, (error63, resolvedPath) => {
+  fs29.realpath(path21, (error63, resolvedPath) => {
     if (error63) return queue.dequeue(suppressErrors ? null : error63, state);
-    fs25.stat(resolvedPath, (error$1, stat4) => {
+    fs29.stat(resolvedPath, (error$1, stat4) => {
       if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
-      if (stat4.isDirectory() && isRecursive2(path17, resolvedPath, state)) return queue.dequeue(null, state);
+      if (stat4.isDirectory() && isRecursive2(path21, resolvedPath, state)) return queue.dequeue(null, state);
       callback$1(stat4, resolvedPath);
       queue.dequeue(null, state);
     });
   });
 };
-var resolveSymlinks = function(path17, state, callback$1) {
-  const { queue, fs: fs25, options: { suppressErrors } } = state;
+var resolveSymlinks = function(path21, state, callback$1) {
+  const { queue, fs: fs29, options: { suppressErrors } } = state;
   queue.enqueue();
   try {
-    const resolvedPath = fs25.realpathSync(path17);
-    const stat4 = fs25.statSync(resolvedPath);
-    if (stat4.isDirectory() && isRecursive2(path17, resolvedPath, state)) return;
+    const resolvedPath = fs29.realpathSync(path21);
+    const stat4 = fs29.statSync(resolvedPath);
+    if (stat4.isDirectory() && isRecursive2(path21, resolvedPath, state)) return;
     callback$1(stat4, resolvedPath);
   } catch (e) {
     if (!suppressErrors) throw e;
@@ -52774,9 +52814,9 @@ function build$2(options2, isSynchronous) {
   if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
   return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
 }
-function isRecursive2(path17, resolved, state) {
+function isRecursive2(path21, resolved, state) {
   if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
-  let parent = dirname(path17);
+  let parent = dirname(path21);
   let depth = 1;
   while (parent !== state.root && depth < 2) {
     const resolvedPath = state.symlinks.get(parent);
@@ -52784,7 +52824,7 @@ function isRecursive2(path17, resolved, state) {
     if (isSameRoot) depth++;
     else parent = dirname(parent);
   }
-  state.symlinks.set(path17, resolved);
+  state.symlinks.set(path21, resolved);
   return depth > 1;
 }
 function isRecursiveUsingRealPaths(resolved, state) {
@@ -52833,22 +52873,22 @@ var readdirOpts = { withFileTypes: true };
 var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
   state.queue.enqueue();
   if (currentDepth < 0) return state.queue.dequeue(null, state);
-  const { fs: fs25 } = state;
+  const { fs: fs29 } = state;
   state.visited.push(crawlPath);
   state.counts.directories++;
-  fs25.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
+  fs29.readdir(crawlPath || ".", readdirOpts, (error63, entries = []) => {
     callback$1(entries, directoryPath, currentDepth);
     state.queue.dequeue(state.options.suppressErrors ? null : error63, state);
   });
 };
 var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  const { fs: fs25 } = state;
+  const { fs: fs29 } = state;
   if (currentDepth < 0) return;
   state.visited.push(crawlPath);
   state.counts.directories++;
   let entries = [];
   try {
-    entries = fs25.readdirSync(crawlPath || ".", readdirOpts);
+    entries = fs29.readdirSync(crawlPath || ".", readdirOpts);
   } catch (e) {
     if (!state.options.suppressErrors) throw e;
   }
@@ -52956,19 +52996,19 @@ var Walker = class {
         const filename = this.joinPath(entry.name, directoryPath);
         this.pushFile(filename, files, this.state.counts, filters);
       } else if (entry.isDirectory()) {
-        let path17 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
-        if (exclude && exclude(entry.name, path17)) continue;
-        this.pushDirectory(path17, paths, filters);
-        this.walkDirectory(this.state, path17, path17, depth - 1, this.walk);
+        let path21 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
+        if (exclude && exclude(entry.name, path21)) continue;
+        this.pushDirectory(path21, paths, filters);
+        this.walkDirectory(this.state, path21, path21, depth - 1, this.walk);
       } else if (this.resolveSymlink && entry.isSymbolicLink()) {
-        let path17 = joinPathWithBasePath(entry.name, directoryPath);
-        this.resolveSymlink(path17, this.state, (stat4, resolvedPath) => {
+        let path21 = joinPathWithBasePath(entry.name, directoryPath);
+        this.resolveSymlink(path21, this.state, (stat4, resolvedPath) => {
           if (stat4.isDirectory()) {
             resolvedPath = normalizePath(resolvedPath, this.state.options);
-            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path17 + pathSeparator)) return;
-            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path17 + pathSeparator, depth - 1, this.walk);
+            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path21 + pathSeparator)) return;
+            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path21 + pathSeparator, depth - 1, this.walk);
           } else {
-            resolvedPath = useRealPaths ? resolvedPath : path17;
+            resolvedPath = useRealPaths ? resolvedPath : path21;
             const filename = basename(resolvedPath);
             const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
             resolvedPath = this.joinPath(filename, directoryPath$1);
@@ -53134,7 +53174,7 @@ var Builder = class {
       isMatch = globFn(patterns, ...options2);
       this.globCache[patterns.join("\0")] = isMatch;
     }
-    this.options.filters.push((path17) => isMatch(path17));
+    this.options.filters.push((path21) => isMatch(path21));
     return this;
   }
 };
@@ -53209,19 +53249,19 @@ function buildRelative(cwd, root) {
     return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
   };
 }
-function ensureNonDriveRelativePath(path17) {
-  return path17.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
+function ensureNonDriveRelativePath(path21) {
+  return path21.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
 }
 var splitPatternOptions = { parts: true };
-function splitPattern(path17) {
+function splitPattern(path21) {
   var _result$parts;
-  const result = import_picomatch.default.scan(path17, splitPatternOptions);
-  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path17];
+  const result = import_picomatch.default.scan(path21, splitPatternOptions);
+  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path21];
 }
 var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
 var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
-var escapePosixPath = (path17) => path17.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapeWin32Path = (path17) => path17.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapePosixPath = (path21) => path21.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapeWin32Path = (path21) => path21.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
 var escapePath = isWin ? escapeWin32Path : escapePosixPath;
 function isDynamicPattern(pattern, options2) {
   if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
@@ -53328,13 +53368,13 @@ function buildCrawler(options2, patterns) {
   if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
   const crawler = new Builder({
     filters: [debug2 ? (p, isDirectory2) => {
-      const path17 = format(p, isDirectory2);
-      const matches = matcher(path17) && !ignore(path17);
-      if (matches) log(`matched ${path17}`);
+      const path21 = format(p, isDirectory2);
+      const matches = matcher(path21) && !ignore(path21);
+      if (matches) log(`matched ${path21}`);
       return matches;
     } : (p, isDirectory2) => {
-      const path17 = format(p, isDirectory2);
-      return matcher(path17) && !ignore(path17);
+      const path21 = format(p, isDirectory2);
+      return matcher(path21) && !ignore(path21);
     }],
     exclude: debug2 ? (_, p) => {
       const skipped = excludePredicate(_, p);
@@ -53649,9 +53689,10 @@ async function buildHeadServerTemplates(inputs) {
 }
 
 // src/gate/run-gate.ts
-async function runGate(config2, context) {
+async function runGate(config2, context, onRecord) {
   const change2 = changeUnderTest(context.env);
   const record2 = await GateRecord.start(config2, change2, context);
+  onRecord?.(record2);
   const prefix = `pgr_${crypto8.randomBytes(4).toString("hex")}`;
   record2.environment.database_prefix = prefix;
   const held = {};
@@ -53847,8 +53888,8 @@ function pages(value) {
   return count(Math.round(value));
 }
 var ASSESSMENT = { regression: "\u274C costlier", improvement: "\u2705 improvement", neutral: "changed" };
-function stat3(s, pick2) {
-  return s === null ? "\u2013" : pick2(s);
+function stat3(s, pick3) {
+  return s === null ? "\u2013" : pick3(s);
 }
 function buffersCell(f) {
   const b = f.base.stats;
@@ -54077,8 +54118,8 @@ function serverTimeLine(c) {
     return `Server time per statement: not compared${st.reason ? ` (${text(st.reason)})` : ""}; latency was judged on the client p95.`;
   return `Server time per statement (what the server itself spent on each call, without the waits for a CPU around it): compared by median shift; its noise floor ${fractionPercent(st.noise_floor.value)} from replaying base twice.`;
 }
-function accountingRow(label, base, head, pick2) {
-  return [label, count(pick2(base)), count(pick2(head)), "", ""];
+function accountingRow(label, base, head, pick3) {
+  return [label, count(pick3(base)), count(pick3(head)), "", ""];
 }
 function latencyRows(l) {
   const row = (name) => {
@@ -54215,12 +54256,12 @@ function newErrorsSection(ctx) {
   const total = (c?.new_errors.length ?? 0) + lost.length;
   if (c === null || total === 0) return [];
   const allowed = ctx.report.thresholds.max_new_errors;
-  const verdict2 = total > allowed ? `more than the ${count(allowed)} allowed (\`max-new-errors\`)` : `within the ${count(allowed)} allowed (\`max-new-errors\`)`;
+  const verdict = total > allowed ? `more than the ${count(allowed)} allowed (\`max-new-errors\`)` : `within the ${count(allowed)} allowed (\`max-new-errors\`)`;
   const lines = [`#### ${plural2(total, "new error")}`, ""];
   if (lost.length > 0) {
     const { shown, more } = take(ctx, lost, CAPS.newErrors);
     lines.push(
-      `Head's server does not keep a client on one server connection (${text(ctx.report.servers.head.sessions_note)}), so each statement group below, which leaves state on its connection beyond its transaction, counts as a new error (${verdict2}):`,
+      `Head's server does not keep a client on one server connection (${text(ctx.report.servers.head.sessions_note)}), so each statement group below, which leaves state on its connection beyond its transaction, counts as a new error (${verdict}):`,
       "",
       ...mdTable(
         ["session state", "statement", "what a transaction pooler does to it"],
@@ -54235,7 +54276,7 @@ function newErrorsSection(ctx) {
     const sorted = [...c.new_errors].sort((a, b) => b.head_count - a.head_count);
     const { shown, more } = take(ctx, sorted, CAPS.newErrors);
     lines.push(
-      lost.length > 0 ? "Statements that failed on head and not on base:" : `Statements that fail on head and not on base (or far more often), ${verdict2}.`,
+      lost.length > 0 ? "Statements that failed on head and not on base:" : `Statements that fail on head and not on base (or far more often), ${verdict}.`,
       "",
       ...errorTable(ctx, shown, true, lost, true),
       ...moreLine(more, "new error", "in the JSON report"),
@@ -54325,7 +54366,7 @@ function migrationsSection(ctx) {
   const slowest = runs.map((run5, order) => ({ run: run5, order })).sort((a, b) => Number(a.run.ok) - Number(b.run.ok) || b.run.wall_time_ms - a.run.wall_time_ms);
   const { shown, more } = take(ctx, slowest, CAPS.migrations);
   const rows = shown.sort((a, b) => a.order - b.order).map(({ run: run5 }) => [code(run5.name, SQL_CHARS2, true), wallTime(run5.wall_time_ms), flagged(run5.wall_time_ms, run5.ok)]);
-  const total = runs.reduce((sum2, m) => sum2 + m.wall_time_ms, 0);
+  const total = runs.reduce((sum3, m) => sum3 + m.wall_time_ms, 0);
   const from = ctx.report.environment.head_from_scratch === null ? "on a copy of base" : "from scratch";
   return [
     `#### Migrations applied to head (${from})`,
@@ -54572,8 +54613,8 @@ var LABELS = {
   local_blocks: ["", " local blocks"]
 };
 function labelled(counter, figures) {
-  const [before, after] = LABELS[counter];
-  return `${before}${figures}${after}`;
+  const [before2, after] = LABELS[counter];
+  return `${before2}${figures}${after}`;
 }
 function figure(counter, n) {
   return counter === "wal_bytes" ? bytes(n) : amount(n);
@@ -54592,11 +54633,11 @@ function spread(changes, w, noise) {
   if (!w?.rounds) return "\u2013";
   const rounds = w.rounds;
   const parts = changes.map((c) => {
-    const pick2 = WORK_COUNTERS[c.counter];
-    const [lowest, highest] = replayRange(pick2, rounds) ?? [0, 0];
+    const pick3 = WORK_COUNTERS[c.counter];
+    const [lowest, highest] = replayRange(pick3, rounds) ?? [0, 0];
     const [low, high] = [figure(c.counter, lowest), figure(c.counter, highest)];
     const shown = low === high ? low : `${low}\u2013${high}`;
-    const n = noise && w.noise ? pick2(w.noise) : null;
+    const n = noise && w.noise ? pick3(w.noise) : null;
     return `${labelled(c.counter, shown)}${n === null ? "" : ` (noise replay ${figure(c.counter, n)})`}`;
   });
   return `${parts.join(", ")} over ${plural2(rounds.replays, "replay")}`;
@@ -54695,6 +54736,42 @@ function workSection(ctx) {
   return lines;
 }
 
+// src/report/markdown-shards.ts
+var MARK = {
+  pass: "\u2705 pass",
+  regression: "\u274C regression",
+  inconclusive: "\u26A0\uFE0F inconclusive",
+  error: "\u274C failed",
+  missing: "\u274C missing"
+};
+function shardsSection(ctx) {
+  const shards = ctx.report.shards;
+  if (!shards || shards.length === 0) return [];
+  const rows = shards.map((s) => [
+    `${s.index}/${s.count}`,
+    MARK[s.verdict],
+    count(s.sessions),
+    count(s.statements),
+    s.verdict === "missing" ? "\u2013" : count(s.rounds),
+    s.verdict === "missing" ? "\u2013" : wallTime(s.wall_time_ms),
+    text(s.runner) || "\u2013"
+  ]);
+  const table = mdTable(["shard", "its part", "sessions", "statements", "rounds", "wall time", "runner"], rows, [
+    "left",
+    "left",
+    "right",
+    "right",
+    "right",
+    "right",
+    "left"
+  ]);
+  const note = `Each shard replayed its part of the workload on its own server (base, head and the noise replay); the verdict pools their comparisons per fingerprint, shard by shard (docs/gate-statistics.md, "Shards").`;
+  const trouble = shards.filter((s) => s.verdict === "missing" || s.verdict === "error");
+  const summary3 = `${plural2(shards.length, "shard")}${trouble.length > 0 ? `, ${trouble.length} missing or failed` : ""}`;
+  if (trouble.length > 0) return ["#### Shards", "", `${summary3}.`, "", ...table, "", note, ""];
+  return [...details(summary3, [...table, "", note]), ""];
+}
+
 // src/report/markdown.ts
 var DEFAULT_MAX_CHARS = 65e3;
 var ROW_STEPS = [10, 5, 3, 1, 0];
@@ -54749,6 +54826,7 @@ function renderWith(report2, options2, limits) {
     ...migrationsSection(ctx),
     ...fidelitySection(ctx),
     ...allFingerprintsSection(ctx),
+    ...shardsSection(ctx),
     ...environmentSection(ctx)
   ];
   const note = truncationNote(ctx);
@@ -55112,6 +55190,19 @@ var gateReportSchema = external_exports.object({
   coverage: coverageSchema.nullable().optional(),
   keys: keysSchema.nullable().optional(),
   servers: serversSchema.nullable().optional(),
+  shards: external_exports.array(
+    external_exports.object({
+      index: count3,
+      count: count3,
+      verdict: external_exports.enum(["pass", "regression", "inconclusive", "error", "missing"]),
+      headline: external_exports.string(),
+      sessions: count3,
+      statements: count3,
+      rounds: count3,
+      wall_time_ms: external_exports.number().nonnegative(),
+      runner: external_exports.string()
+    })
+  ).nullable().optional(),
   warnings: external_exports.array(external_exports.string())
 });
 var ReportFormatError = class extends Error {
@@ -55152,9 +55243,9 @@ function fromVersion1(report2) {
   if (c === null) return;
   for (const l of [c.overall, ...c.fingerprints]) if (l.regressed && l.rules.length === 0) l.rules = ["client_p95"];
 }
-function fieldPath(path17) {
-  if (path17.length === 0) return "(top level)";
-  return path17.map((part, i) => typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`).join("");
+function fieldPath(path21) {
+  if (path21.length === 0) return "(top level)";
+  return path21.map((part, i) => typeof part === "number" ? `[${part}]` : `${i === 0 ? "" : "."}${String(part)}`).join("");
 }
 
 // src/report/junit.ts
@@ -55295,7 +55386,7 @@ function headMigrationsCase(report2, mask) {
   const name = "PR migrations apply";
   const failure2 = report2.migration_failure;
   const headRuns = report2.migrations.filter((m) => m.side === "head");
-  const headTime = headRuns.reduce((sum2, m) => sum2 + m.wall_time_ms, 0) / 1e3;
+  const headTime = headRuns.reduce((sum3, m) => sum3 + m.wall_time_ms, 0) / 1e3;
   if (failure2?.side === "head") {
     const where = failure2.line === null ? failure2.name : `${failure2.name}:${failure2.line}`;
     const text2 = mask ? maskMessage(failure2.message, null) : failure2.message;
@@ -55350,7 +55441,7 @@ function tally(cases) {
   return { tests: cases.length, failures: n("failure"), errors: n("error"), skipped: n("skipped") };
 }
 function suiteLines(suite) {
-  const time3 = suite.cases.reduce((sum2, c) => sum2 + c.time, 0);
+  const time3 = suite.cases.reduce((sum3, c) => sum3 + c.time, 0);
   const open3 = `  <testsuite${attributes({ name: suite.name, ...tally(suite.cases), time: seconds(time3) })}`;
   if (suite.cases.length === 0) return [`${open3}/>`];
   return [`${open3}>`, ...suite.cases.flatMap(caseLines), "  </testsuite>"];
@@ -55483,10 +55574,10 @@ var commentSchema = external_exports.object({
 });
 var pullSchema = external_exports.object({ number: external_exports.number(), head: external_exports.object({ sha: external_exports.string() }) });
 var GitHubApiError = class extends Error {
-  constructor(method, path17, status, detail, rateLimited = false) {
-    super(`${method} ${path17}: ${status} ${detail}`);
+  constructor(method, path21, status, detail, rateLimited = false) {
+    super(`${method} ${path21}: ${status} ${detail}`);
     this.method = method;
-    this.path = path17;
+    this.path = path21;
     this.status = status;
     this.detail = detail;
     this.rateLimited = rateLimited;
@@ -55544,8 +55635,8 @@ function createGitHubApi(baseUrl, token, retry = {}) {
       waited += wait;
     }
   }
-  const at = (path17, query = {}) => {
-    const url2 = new URL(path17.replace(/^\//, ""), base);
+  const at = (path21, query = {}) => {
+    const url2 = new URL(path21.replace(/^\//, ""), base);
     for (const [key, value] of Object.entries(query)) url2.searchParams.set(key, value);
     return url2;
   };
@@ -55782,7 +55873,7 @@ var capacityOptions = {
 };
 var shape2 = Object.fromEntries(Object.entries(capacityOptions).map(([name, def]) => [name, def.schema]));
 var capacitySchema = external_exports.object(shape2).superRefine((raw, ctx) => {
-  const issue3 = (path17, message2) => ctx.addIssue({ code: "custom", path: [path17], message: message2 });
+  const issue3 = (path21, message2) => ctx.addIssue({ code: "custom", path: [path21], message: message2 });
   const hasFiles = raw.migrations.length > 0;
   const hasSchema = hasFiles || raw["migrate-command"] !== void 0;
   if (hasFiles && raw["migrate-command"] !== void 0)
@@ -55858,7 +55949,8 @@ var ActionInput = {
   Report: "report",
   BaselineReport: "baseline-report",
   ReportDir: "report-dir",
-  AllowUntrustedPrCode: "allow-untrusted-pr-code"
+  AllowUntrustedPrCode: "allow-untrusted-pr-code",
+  Partials: "partials"
 };
 var Output = {
   Result: "result",
@@ -55883,11 +55975,11 @@ var State = {
 };
 
 // src/action/inputs.ts
-var MODES = ["gate", "comment", "capacity"];
+var MODES = ["gate", "comment", "capacity", "aggregate"];
 var COMMENT_POLICIES = ["always", "on-regression", "never"];
 var actionOptions = {
   [ActionInput.Mode]: {
-    help: "gate: run the gate (the default); comment: post the report of an earlier run (`report`), for a workflow_run workflow; capacity: sweep concurrency and gate on lost headroom (docs/capacity.md)",
+    help: "gate: run the gate (the default; with `shard`, one part of a sharded run); comment: post the report of an earlier run (`report`), for a workflow_run workflow; capacity: sweep concurrency and gate on lost headroom (docs/capacity.md); aggregate: pool the partial reports of a sharded run (`partials`) into one verdict (docs/scale-out.md)",
     schema: choice(MODES).optional().transform((mode) => mode ?? "gate")
   },
   [ActionInput.GithubToken]: {
@@ -55922,6 +56014,10 @@ var actionOptions = {
   [ActionInput.ReportDir]: {
     help: "where the report files are written (default: a directory under RUNNER_TEMP)",
     schema: filePath("the report directory").optional()
+  },
+  [ActionInput.Partials]: {
+    help: "mode aggregate: the partial reports of the shards (json-report-path of each `shard` job, downloaded as artifacts), paths or globs, one per line",
+    schema: listValue("partial report file")
   },
   [ActionInput.AllowUntrustedPrCode]: {
     help: "run mode gate or capacity on pull_request_target or workflow_run, where the checked-out code (migrations, migrate-command, seed-command) runs with the workflow's write token and secrets in reach (default false: refused)",
@@ -56128,8 +56224,8 @@ function stepRun(report2) {
 function combineRuns(connections, runs) {
   if (runs.length === 0) throw new Error(`step ${connections}: no runs`);
   const sorted = [...runs].sort((a, b) => a.throughput - b.throughput);
-  const median2 = sorted[Math.floor((sorted.length - 1) / 2)];
-  return { ...median2, connections, runs };
+  const median3 = sorted[Math.floor((sorted.length - 1) / 2)];
+  return { ...median3, connections, runs };
 }
 
 // src/capacity/sweep.ts
@@ -56374,9 +56470,9 @@ function decideCapacity(base, head, threshold) {
       reasons.push(`head refuses sessions at ${head.knee.refusal_connections} connections, below base's knee at ${baseKnee}`);
     }
   }
-  const verdict2 = reasons.length > 0 ? "fail" : "pass";
-  const headline = verdict2 === "fail" ? `fail: the PR lowers capacity (${reasons.length === 1 ? "one rule" : `${reasons.length} rules`} beyond ${fractionPercent(threshold)})` : change2 === null ? "pass: no capacity loss found (no step to compare throughput at)" : `pass: throughput at ${at} connections${plateau.length > 1 ? ` and above (the plateau)` : ""} changed by ${signedPercent(change2)} (threshold ${fractionPercent(threshold)})`;
-  return { verdict: verdict2, headline, reasons, compared_at: at, compared_steps: plateau, throughput_change: change2 };
+  const verdict = reasons.length > 0 ? "fail" : "pass";
+  const headline = verdict === "fail" ? `fail: the PR lowers capacity (${reasons.length === 1 ? "one rule" : `${reasons.length} rules`} beyond ${fractionPercent(threshold)})` : change2 === null ? "pass: no capacity loss found (no step to compare throughput at)" : `pass: throughput at ${at} connections${plateau.length > 1 ? ` and above (the plateau)` : ""} changed by ${signedPercent(change2)} (threshold ${fractionPercent(threshold)})`;
+  return { verdict, headline, reasons, compared_at: at, compared_steps: plateau, throughput_change: change2 };
 }
 function median(values) {
   if (values.length === 0) return 0;
@@ -57010,11 +57106,11 @@ function compareWithBaseline(now, baseline, source2) {
   rows.sort((x, y) => Number(y.regressed) - Number(x.regressed) || y.ratio - x.ratio);
   const overall = judge2("", "whole workload", b.overall.calls_head, c.overall.calls_head, b.overall.head.p95_us, c.overall.head.p95_us);
   const key = (e) => `${e.fingerprint}/${e.sqlstate}`;
-  const before = new Set([...b.new_errors, ...b.shared_errors, ...b.varying_errors].map(key));
+  const before2 = new Set([...b.new_errors, ...b.shared_errors, ...b.varying_errors].map(key));
   const counted = (e) => e.class !== "interleaving" || e.rule === "every_replay" || e.rule === "rate";
   const seen = /* @__PURE__ */ new Map();
   for (const e of [...c.new_errors, ...c.shared_errors, ...c.fixed_errors].filter(counted))
-    if (!before.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
+    if (!before2.has(key(e)) && !seen.has(key(e))) seen.set(key(e), e);
   const newErrors = [...seen.values()];
   const slower = rows.filter((r) => r.regressed);
   const reasons = [
@@ -57075,10 +57171,40 @@ function baselineSection(result, rows = 15) {
 `;
 }
 
-// src/action/annotations.ts
-import { execFileSync as execFileSync3 } from "node:child_process";
+// src/action/report-files.ts
 import fs22 from "node:fs";
 import path14 from "node:path";
+function reportMarkdown(report2, section = "") {
+  const markdown = renderMarkdown(report2, { maxChars: COMMENT_LIMIT - HEADER_ROOM - section.length, maskValues: true });
+  if (section === "") return markdown;
+  const at = markdown.indexOf("\n#### ");
+  return at < 0 ? `${markdown}
+${section}` : `${markdown.slice(0, at + 1)}${section}
+${markdown.slice(at + 1)}`;
+}
+function writeGateReportFiles(report2, markdown, dir) {
+  fs22.mkdirSync(dir, { recursive: true });
+  const paths = {
+    markdown: path14.join(dir, "pg-retest-report.md"),
+    json: path14.join(dir, "pg-retest-report.json"),
+    junit: path14.join(dir, "pg-retest-junit.xml")
+  };
+  const askedAs = "input report-dir";
+  writeReportFiles(
+    [
+      { askedAs, path: paths.markdown, render: () => markdown },
+      { askedAs, path: paths.json, render: toJson },
+      { askedAs, path: paths.junit, render: renderJunit }
+    ],
+    report2
+  );
+  return paths;
+}
+
+// src/action/annotations.ts
+import { execFileSync as execFileSync3 } from "node:child_process";
+import fs23 from "node:fs";
+import path15 from "node:path";
 var ANNOTATION_CAPS = { error: 9, warning: 8, notice: 10 };
 var STATEMENTS_PER_LINE = 3;
 var SQL_CHARS4 = 100;
@@ -57168,17 +57294,17 @@ function movedOf(s) {
   return parts.join("; ");
 }
 function repositoryPath(file2, workspace) {
-  let absolute = path14.resolve(workspace, file2);
+  let absolute = path15.resolve(workspace, file2);
   try {
-    absolute = fs22.realpathSync(absolute);
+    absolute = fs23.realpathSync(absolute);
   } catch {
   }
   const ws = realpath2(workspace);
   const within = (dir, root2) => {
-    const relative3 = path14.relative(root2, dir);
-    return relative3.startsWith("..") || path14.isAbsolute(relative3) ? null : relative3.split(path14.sep).join("/");
+    const relative3 = path15.relative(root2, dir);
+    return relative3.startsWith("..") || path15.isAbsolute(relative3) ? null : relative3.split(path15.sep).join("/");
   };
-  const root = gitRoot(path14.dirname(absolute));
+  const root = gitRoot(path15.dirname(absolute));
   const ours = root !== null && (within(root, ws) !== null || within(ws, root) !== null) ? root : ws;
   const relative2 = within(absolute, ours);
   return relative2 === "" ? null : relative2;
@@ -57197,9 +57323,9 @@ function gitRoot(dir) {
 }
 function realpath2(dir) {
   try {
-    return fs22.realpathSync(dir);
+    return fs23.realpathSync(dir);
   } catch {
-    return path14.resolve(dir);
+    return path15.resolve(dir);
   }
 }
 function capAnnotations(annotations, toRepository) {
@@ -57232,40 +57358,990 @@ _Annotated ${plural2(plan.shown.length, "migration line")}; ${plural2(plan.left.
 `;
 }
 
-// src/action/report-files.ts
-import fs23 from "node:fs";
-import path15 from "node:path";
-function reportMarkdown(report2, section = "") {
-  const markdown = renderMarkdown(report2, { maxChars: COMMENT_LIMIT - HEADER_ROOM - section.length, maskValues: true });
-  if (section === "") return markdown;
-  const at = markdown.indexOf("\n#### ");
-  return at < 0 ? `${markdown}
-${section}` : `${markdown.slice(0, at + 1)}${section}
-${markdown.slice(at + 1)}`;
-}
-function writeGateReportFiles(report2, markdown, dir) {
-  fs23.mkdirSync(dir, { recursive: true });
-  const paths = {
-    markdown: path15.join(dir, "pg-retest-report.md"),
-    json: path15.join(dir, "pg-retest-report.json"),
-    junit: path15.join(dir, "pg-retest-junit.xml")
-  };
-  const askedAs = "input report-dir";
-  writeReportFiles(
-    [
-      { askedAs, path: paths.markdown, render: () => markdown },
-      { askedAs, path: paths.json, render: toJson },
-      { askedAs, path: paths.junit, render: renderJunit }
-    ],
-    report2
+// src/action/gate-report.ts
+async function showGateReport(outcome, place, extras = {}) {
+  const { options: options2, event, api, workspace } = place;
+  const report2 = scrubDeep(outcome.report);
+  const markdown = reportMarkdown(report2, extras.section ?? "");
+  const paths = writeGateReportFiles(report2, markdown, place.reportDir);
+  const annotations = capAnnotations(
+    migrationAnnotations(report2, options2["fail-on-regression"]),
+    (file2) => repositoryPath(file2, workspace)
   );
-  return paths;
+  await writeSummary(markdown + leftOutNote(annotations));
+  const commentUrl = await publishComment(report2, markdown, options2, {
+    api,
+    repository: event.repository,
+    pullRequest: event.pullRequest?.number
+  });
+  setOutputs(report2, paths, commentUrl, extras.overrides);
+  printAnnotations(annotations.shown);
+  const kind = report2.verdict === "pass" || report2.verdict === "regression" ? report2.verdict : "failed";
+  return endStep(kind, report2.headline, outcome.exitCode, outcome.error, options2["fail-on-regression"]);
+}
+function setOutputs(report2, paths, commentUrl, overrides = {}) {
+  const outputs = checkedOutputs({ ...outputsOf(report2, paths, commentUrl), ...overrides }, (message2) => warning(message2));
+  for (const [name, value] of Object.entries(outputs)) setOutput(name, scrub(value));
+}
+
+// src/action/shard-modes.ts
+import fs27 from "node:fs";
+import os12 from "node:os";
+import path19 from "node:path";
+
+// src/shards/partial.ts
+import fs24 from "node:fs";
+var PARTIAL_FORMAT = "pg-retest-action partial";
+var PARTIAL_VERSION = 1;
+var count4 = external_exports.number().int().nonnegative();
+var partialSchema = external_exports.object({
+  format: external_exports.literal(PARTIAL_FORMAT),
+  version: external_exports.literal(PARTIAL_VERSION),
+  shard: external_exports.object({ index: count4.min(1), count: count4.min(1) }).refine((s) => s.index <= s.count, "index above count"),
+  workload: external_exports.object({ path: external_exports.string(), sha256: external_exports.string().regex(/^[0-9a-f]{64}$/), sessions: count4, statements: count4 }),
+  part: external_exports.object({ sessions: count4, statements: count4, groups: count4, duration_us: external_exports.number().nonnegative() }),
+  executions: external_exports.record(external_exports.string(), external_exports.object({ normalized: external_exports.string(), kind: external_exports.string(), base: count4, noise: count4, head: count4 })),
+  body_floor: external_exports.number().min(0).max(1),
+  report: gateReportSchema
+});
+function partialJson(partial2) {
+  return `${JSON.stringify(partial2, null, 2)}
+`;
+}
+function readPartial(file2) {
+  let raw;
+  try {
+    raw = JSON.parse(fs24.readFileSync(file2, "utf8"));
+  } catch (error63) {
+    throw new InputError(`partial report ${file2}: cannot read it as JSON (${error63.message})`);
+  }
+  const format = raw?.format;
+  if (format !== PARTIAL_FORMAT) {
+    throw new InputError(
+      `partial report ${file2}: not a partial report (format ${JSON.stringify(format ?? null)}); give the --json files of \`gate --shard i/N\``
+    );
+  }
+  const parsed = partialSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue3 = parsed.error.issues[0];
+    throw new InputError(`partial report ${file2}: ${issue3.path.join(".") || "(top level)"}: ${issue3.message}`);
+  }
+  return parsed.data;
+}
+
+// src/shards/pool-errors.ts
+var RATE_ALPHA = 1e-3;
+var MORE_OFTEN_FACTOR = 2;
+var MORE_OFTEN_AT_LEAST = 5;
+function sum2(values) {
+  return values.reduce((a, b) => a + b, 0);
+}
+function moreOften(baseFailed, baseExecuted, headFailed, headExecuted) {
+  const expected = baseFailed / Math.max(baseExecuted, 1) * headExecuted;
+  return headFailed >= MORE_OFTEN_FACTOR * expected && headFailed - expected >= MORE_OFTEN_AT_LEAST;
+}
+function poolErrors(shards) {
+  const byKey = /* @__PURE__ */ new Map();
+  for (const shard of shards) {
+    for (const list of ["new_errors", "varying_errors", "shared_errors", "fixed_errors"]) {
+      for (const diff of shard.comparison[list] ?? []) {
+        const key = `${diff.fingerprint}/${diff.sqlstate}`;
+        const seen = byKey.get(key) ?? [];
+        seen.push({ diff, list });
+        byKey.set(key, seen);
+      }
+    }
+  }
+  const pooled = { new_errors: [], varying_errors: [], shared_errors: [], fixed_errors: [] };
+  for (const seen of byKey.values()) {
+    const diff = pooledDiff(seen, shards);
+    pooled[listOf(diff.rule)].push(diff);
+  }
+  for (const list of Object.values(pooled)) {
+    list.sort(
+      (a, b) => b.head_count - a.head_count || b.base_count - a.base_count || a.fingerprint.localeCompare(b.fingerprint) || a.sqlstate.localeCompare(b.sqlstate)
+    );
+  }
+  return pooled;
+}
+function listOf(rule) {
+  if (rule === "varies") return "varying_errors";
+  if (rule === "fidelity") return "shared_errors";
+  if (rule === "fixed") return "fixed_errors";
+  return "new_errors";
+}
+function pooledDiff(seen, shards) {
+  const diffs = seen.map((s) => s.diff);
+  const first = diffs[0];
+  const fingerprint = first.fingerprint;
+  const ran = shards.map((s) => s.executions[fingerprint]).filter((e) => e !== void 0);
+  const baseExecuted = sum2(ran.map((e) => e.base + e.noise));
+  const headExecuted = sum2(ran.map((e) => e.head));
+  const captures = diffs.map((d) => d.capture_count).filter((c) => c !== null);
+  const headMessage = seen.find((s) => s.list !== "fixed_errors" && s.diff.head_count > 0)?.diff.message;
+  const pooled = {
+    ...first,
+    message: headMessage ?? first.message,
+    base_count: sum2(diffs.map((d) => d.base_count)),
+    head_count: sum2(diffs.map((d) => d.head_count)),
+    base_replays: diffs.flatMap((d) => d.base_replays),
+    head_replays: diffs.flatMap((d) => d.head_replays),
+    base_executed: Math.max(baseExecuted, sum2(diffs.map((d) => d.base_executed))),
+    head_executed: Math.max(headExecuted, sum2(diffs.map((d) => d.head_executed))),
+    capture_count: captures.length > 0 ? sum2(captures) : null,
+    siblings_failing: sum2(diffs.map((d) => d.siblings_failing)),
+    every_head_replay: sum2(diffs.map((d) => d.every_head_replay)),
+    p_value: minimum(diffs.map((d) => d.p_value))
+  };
+  pooled.rule = ruleOf(seen, pooled, ran.filter((e) => e.head > 0).length);
+  return pooled;
+}
+function minimum(values) {
+  const present = values.filter((v) => v !== null);
+  return present.length > 0 ? Math.min(...present) : null;
+}
+function ruleOf(seen, pooled, headShards) {
+  const counted = seen.filter((s) => s.list === "new_errors").map((s) => s.diff);
+  if (counted.some((d) => d.rule === "every_replay")) return "every_replay";
+  if (counted.some((d) => d.rule === "rate" && d.p_value !== null && d.p_value * Math.max(headShards, 1) < RATE_ALPHA)) return "rate";
+  if (counted.some((d) => d.rule === "deterministic" || d.rule === "more_often")) {
+    const baseFailed = sum2(pooled.base_replays);
+    if (baseFailed === 0) return "deterministic";
+    return moreOften(baseFailed, pooled.base_executed, pooled.head_count, pooled.head_executed) ? "more_often" : "fidelity";
+  }
+  if (counted.length > 0 || seen.some((s) => s.list === "varying_errors")) return "varies";
+  if (seen.some((s) => s.list === "shared_errors")) return "fidelity";
+  return "fixed";
+}
+
+// src/shards/pool-latency.ts
+var BODY_MARGIN = 3;
+function effectiveCalls(base, head) {
+  return base + head === 0 ? 0 : base * head / (base + head);
+}
+function mean(items, value) {
+  const total = items.reduce((n, x) => n + x.w, 0);
+  if (total === 0) return items.reduce((n, x) => n + value(x.item), 0) / items.length;
+  return items.reduce((n, x) => n + x.w * value(x.item), 0) / total;
+}
+function halfWidth(items, half) {
+  const total = items.reduce((n, x) => n + x.w, 0);
+  if (total === 0) return Math.sqrt(items.reduce((n, x) => n + half(x.item) ** 2, 0)) / items.length;
+  return Math.sqrt(items.reduce((n, x) => n + (x.w * half(x.item)) ** 2, 0)) / total;
+}
+function pooledPercentiles(items, of) {
+  return {
+    p50_us: Math.round(mean(items, (x) => of(x).p50_us)),
+    p95_us: Math.round(mean(items, (x) => of(x).p95_us)),
+    p99_us: Math.round(mean(items, (x) => of(x).p99_us))
+  };
+}
+function ratioOf(base, head) {
+  return Math.max(head, 1) / Math.max(base, 1);
+}
+function inEveryShard(shards, minCalls, holds) {
+  const able = shards.filter((s) => s.comparison.calls_base >= minCalls && s.comparison.calls_head >= minCalls);
+  return (able.length > 0 ? able : shards).every((s) => holds(s.comparison));
+}
+function poolLatency(shards, t) {
+  if (shards.length === 1) {
+    const c = shards[0].comparison;
+    const clientFired = c.rules.includes("client_p95");
+    return { ...pick2(c), regressed: clientFired, rules: clientFired ? ["client_p95"] : [] };
+  }
+  const items = shards.map((s) => ({ item: s, w: effectiveCalls(s.comparison.calls_base, s.comparison.calls_head) }));
+  const log2 = mean(items, (s) => Math.log(s.comparison.ratio));
+  const low = halfWidth(items, (s) => Math.max(0, Math.log(s.comparison.ratio) - Math.log(Math.max(s.comparison.ci_low, 1e-9))));
+  const high = halfWidth(items, (s) => Math.max(0, Math.log(Math.max(s.comparison.ci_high, 1e-9)) - Math.log(s.comparison.ratio)));
+  const ratio = Math.exp(log2);
+  const ciLow = Math.exp(log2 - low);
+  const noiseFloor2 = mean(items, (s) => s.floors.tail);
+  const bodyFloor2 = mean(items, (s) => s.floors.body);
+  const medianRatio = Math.exp(mean(items, (s) => Math.log(ratioOf(s.comparison.base.p50_us, s.comparison.head.p50_us))));
+  const callsBase = shards.reduce((n, s) => n + s.comparison.calls_base, 0);
+  const callsHead = shards.reduce((n, s) => n + s.comparison.calls_head, 0);
+  const deltaUs = Math.round(mean(items, (s) => s.comparison.delta_us));
+  const checks2 = {
+    over_threshold: ratio - 1 > t.p95_threshold,
+    ci_above_noise: ciLow > 1 + noiseFloor2 || ciLow > 1 + t.p95_threshold && medianRatio - 1 > Math.max(t.p95_threshold, BODY_MARGIN * bodyFloor2),
+    over_min_delta: deltaUs > t.min_delta_ms * 1e3,
+    enough_calls: callsBase >= t.min_calls && callsHead >= t.min_calls,
+    slower_in_every_replay: inEveryShard(shards, t.min_calls, (c) => c.checks.slower_in_every_replay)
+  };
+  const regressed = Object.values(checks2).every(Boolean);
+  return {
+    calls_base: callsBase,
+    calls_head: callsHead,
+    base: pooledPercentiles(items, (s) => s.comparison.base),
+    head: pooledPercentiles(items, (s) => s.comparison.head),
+    ratio,
+    ci_low: ciLow,
+    ci_high: Math.exp(log2 + high),
+    delta_us: deltaUs,
+    noise_floor: noiseFloor2,
+    checks: checks2,
+    regressed,
+    rules: regressed ? ["client_p95"] : []
+  };
+}
+function pick2(c) {
+  return {
+    calls_base: c.calls_base,
+    calls_head: c.calls_head,
+    base: c.base,
+    head: c.head,
+    ratio: c.ratio,
+    ci_low: c.ci_low,
+    ci_high: c.ci_high,
+    delta_us: c.delta_us,
+    noise_floor: c.noise_floor,
+    checks: c.checks
+  };
+}
+function poolServerTime(shards, t) {
+  if (shards.length === 0) return null;
+  if (shards.length === 1) return shards[0].comparison;
+  const items = shards.map((s) => ({ item: s, w: effectiveCalls(s.comparison.calls_base, s.comparison.calls_head) }));
+  const shift2 = mean(items, (s) => s.comparison.shift_us);
+  const ciLow = shift2 - halfWidth(items, (s) => Math.max(0, s.comparison.shift_us - s.comparison.ci_low_us));
+  const ciHigh = shift2 + halfWidth(items, (s) => Math.max(0, s.comparison.ci_high_us - s.comparison.shift_us));
+  const ratio = Math.exp(mean(items, (s) => Math.log(s.comparison.ratio)));
+  const base = pooledPercentiles(items, (s) => s.comparison.base);
+  const floor = mean(items, (s) => s.floors.server);
+  const callsBase = shards.reduce((n, s) => n + s.comparison.calls_base, 0);
+  const callsHead = shards.reduce((n, s) => n + s.comparison.calls_head, 0);
+  const threshold = t.server_threshold ?? 0.2;
+  const checks2 = {
+    over_threshold: ratio - 1 > threshold,
+    ci_above_noise: ciLow > 0 && ciLow / Math.max(base.p50_us, 1) > floor,
+    over_min_delta: shift2 > (t.server_min_delta_ms ?? 0.05) * 1e3,
+    enough_calls: callsBase >= t.min_calls && callsHead >= t.min_calls,
+    slower_in_every_replay: inEveryShard(shards, t.min_calls, (c) => c.checks.slower_in_every_replay)
+  };
+  return {
+    calls_base: callsBase,
+    calls_head: callsHead,
+    base,
+    head: pooledPercentiles(items, (s) => s.comparison.head),
+    ratio,
+    shift_us: Math.round(shift2),
+    ci_low_us: Math.round(ciLow),
+    ci_high_us: Math.round(ciHigh),
+    noise_floor: floor,
+    checks: checks2,
+    regressed: Object.values(checks2).every(Boolean)
+  };
+}
+function poolFingerprint(shards, t) {
+  const first = shards[0].comparison;
+  const latency = poolLatency(shards, t);
+  const server = poolServerTime(
+    shards.flatMap((s) => s.comparison.server_time ? [{ comparison: s.comparison.server_time, floors: s.floors }] : []),
+    t
+  );
+  const rules = [...latency.rules];
+  if (server?.regressed) rules.push("server_time");
+  return {
+    ...latency,
+    fingerprint: first.fingerprint,
+    normalized: first.normalized,
+    kind: first.kind,
+    server_time: server,
+    regressed: rules.length > 0,
+    rules
+  };
+}
+
+// src/shards/pool-comparison.ts
+function floorsOf(p) {
+  const c = p.report.comparison;
+  return { tail: c.noise_floor.value, body: p.body_floor, server: c.server_time.noise_floor.value };
+}
+function poolComparisons(partials, t) {
+  const byFingerprint = /* @__PURE__ */ new Map();
+  for (const p of partials) {
+    for (const f of p.report.comparison.fingerprints) {
+      const list = byFingerprint.get(f.fingerprint) ?? [];
+      list.push({ comparison: f, floors: floorsOf(p) });
+      byFingerprint.set(f.fingerprint, list);
+    }
+  }
+  const fingerprints = [...byFingerprint.values()].map((shards) => poolFingerprint(shards, t));
+  fingerprints.sort((a, b) => Number(b.regressed) - Number(a.regressed) || b.ratio - a.ratio || a.fingerprint.localeCompare(b.fingerprint));
+  const wholes = partials.filter((p) => p.report.comparison.overall.calls_base > 0).map((p) => ({ comparison: p.report.comparison.overall, floors: floorsOf(p) }));
+  const overall = wholes.length > 0 ? poolLatency(wholes, t) : partials[0].report.comparison.overall;
+  const errors = poolErrors(partials.map((p) => ({ comparison: p.report.comparison, executions: p.executions })));
+  const measured = partials.every((p) => p.report.comparison.server_time.measured);
+  return {
+    noise_floor: pooledFloor(partials, (c) => c.noise_floor),
+    server_time: {
+      measured,
+      reason: measured ? null : partials.find((p) => !p.report.comparison.server_time.measured)?.report.comparison.server_time.reason ?? null,
+      noise_floor: pooledFloor(partials, (c) => c.server_time.noise_floor)
+    },
+    overall,
+    fingerprints,
+    ...errors,
+    ...oneSided(partials)
+  };
+}
+function pooledFloor(partials, of) {
+  const weighted = partials.map((p) => {
+    const o = p.report.comparison.overall;
+    return {
+      floor: of(p.report.comparison),
+      w: o.calls_base + o.calls_head === 0 ? 0 : o.calls_base * o.calls_head / (o.calls_base + o.calls_head)
+    };
+  });
+  const total = weighted.reduce((n, x) => n + x.w, 0);
+  const value = total === 0 ? Math.max(...weighted.map((x) => x.floor.value)) : weighted.reduce((n, x) => n + x.w * x.floor.value, 0) / total;
+  const each = weighted.map((x, i) => `shard ${partials[i].shard.index}: ${(x.floor.value * 100).toFixed(0)} %`).join(", ");
+  return {
+    value,
+    method: `the shards' floors weighted as the whole workload's comparison weighs the shards (${each}); each shard's: ${weighted[0].floor.method}`,
+    fingerprints: weighted.reduce((n, x) => n + x.floor.fingerprints, 0)
+  };
+}
+function oneSided(partials) {
+  const totals = /* @__PURE__ */ new Map();
+  for (const p of partials) {
+    for (const [fingerprint, e] of Object.entries(p.executions)) {
+      const t = totals.get(fingerprint) ?? { fingerprint, normalized: e.normalized, kind: e.kind, calls: 0, base: 0, head: 0 };
+      t.base += e.base;
+      t.head += e.head;
+      totals.set(fingerprint, t);
+    }
+  }
+  const refs = (side2) => [...totals.values()].filter((t) => t[side2] > 0 && t[side2 === "base" ? "head" : "base"] === 0).map((t) => ({ fingerprint: t.fingerprint, normalized: t.normalized, kind: t.kind, calls: t[side2] })).sort((a, b) => b.calls - a.calls || a.fingerprint.localeCompare(b.fingerprint));
+  return { only_base: refs("base"), only_head: refs("head") };
+}
+
+// src/shards/pool-record.ts
+function sumCounts(items) {
+  const total = {};
+  for (const item of items) {
+    for (const [key, value] of Object.entries(item)) {
+      if (typeof value === "number") total[key] = (total[key] ?? 0) + value;
+      else if (value !== null && typeof value === "object") total[key] = sumCounts(total[key] ? [total[key], value] : [value]);
+    }
+  }
+  return total;
+}
+function pooledAccounting(reports) {
+  const counted = reports.flatMap((r) => r.accounting ? [r.accounting] : []);
+  if (counted.length === 0) return null;
+  return { base: sumCounts(counted.map((a) => a.base)), head: sumCounts(counted.map((a) => a.head)) };
+}
+function pooledCoverage(reports, executed) {
+  const covered = reports.map((r) => r.coverage).filter((c) => c !== null && c !== void 0);
+  if (covered.length === 0) return null;
+  const side2 = (which2) => {
+    const s = sumCounts(covered.map((c) => c[which2]));
+    return { ...s, executed_share: s.captured === 0 ? 1 : s.executed / s.captured };
+  };
+  const base = side2("base");
+  const notCompared = /* @__PURE__ */ new Map();
+  for (const c of covered) {
+    for (const n of c.not_compared) {
+      if (executed.has(n.fingerprint)) continue;
+      const seen = notCompared.get(n.fingerprint);
+      notCompared.set(n.fingerprint, seen ? { ...seen, captured: seen.captured + n.captured } : { ...n });
+    }
+  }
+  const minCoverage = covered[0].min_coverage;
+  return {
+    base,
+    head: side2("head"),
+    min_coverage: minCoverage,
+    sufficient: base.executed_share >= minCoverage,
+    first_cause: covered.find((c) => c.first_cause !== null)?.first_cause ?? null,
+    not_compared: [...notCompared.values()].sort((a, b) => b.captured - a.captured || a.fingerprint.localeCompare(b.fingerprint))
+  };
+}
+function pooledKeys(reports) {
+  const keys = reports.map((r) => r.keys).filter((k) => k !== null && k !== void 0);
+  if (keys.length === 0) return null;
+  const correlations = keys.map((k) => k.correlation).filter((c) => c !== null);
+  const first = correlations[0];
+  const total = (field) => correlations.reduce((n, c) => n + c[field], 0);
+  return {
+    replays: keys.reduce((n, k) => n + k.replays, 0),
+    correlation: first ? {
+      ...first,
+      producers: total("producers"),
+      links: total("links"),
+      inferred: total("inferred"),
+      substituted: total("substituted"),
+      unresolved: total("unresolved")
+    } : null,
+    sequences: keys.find((k) => k.sequences !== null)?.sequences ?? null
+  };
+}
+function pooledPlans(reports) {
+  const probed = reports.map((r) => r.plans).filter((p) => p !== null && p !== void 0);
+  if (probed.length === 0) return null;
+  const calls = (f) => f.head.stats?.calls ?? 0;
+  const best = /* @__PURE__ */ new Map();
+  for (const plans of probed) {
+    for (const f of plans.fingerprints) {
+      const seen = best.get(f.fingerprint);
+      if (!seen || calls(f) > calls(seen)) best.set(f.fingerprint, f);
+    }
+  }
+  const failures = new Map(probed.flatMap((p) => p.failures).map((f) => [`${f.fingerprint}/${f.side}/${f.stage}`, f]));
+  const fingerprints = [...best.values()].sort(
+    (a, b) => Number(b.changed) - Number(a.changed) || a.fingerprint.localeCompare(b.fingerprint)
+  );
+  return {
+    stats: probed[0].stats,
+    not_explainable: Math.max(...probed.map((p) => p.not_explainable)),
+    fingerprints,
+    failures: [...failures.values()],
+    error: probed.find((p) => p.error !== null)?.error ?? null
+  };
+}
+
+// src/shards/aggregate.ts
+function pool(measured) {
+  const reports = measured.map((p) => p.report);
+  const executed = new Set(
+    measured.flatMap(
+      (p) => Object.entries(p.executions).filter(([, e]) => e.base + e.noise + e.head > 0).map(([fingerprint]) => fingerprint)
+    )
+  );
+  return {
+    comparison: measured.length > 0 ? poolComparisons(measured, measured[0].report.thresholds) : null,
+    accounting: pooledAccounting(reports),
+    coverage: pooledCoverage(reports, executed),
+    plans: pooledPlans(reports),
+    keys: pooledKeys(reports)
+  };
+}
+function aggregatePartials(files, logger) {
+  if (files.length === 0) throw new InputError("option --partial: give the partial reports of the shards (gate --shard i/N --json FILE)");
+  const partials = files.map((file2) => ({ file: file2, partial: readPartial(file2) }));
+  checkOneRun(partials);
+  const sorted = partials.map((p) => p.partial).sort((a, b) => a.shard.index - b.shard.index);
+  const count5 = sorted[0].shard.count;
+  logger.info(`aggregate: ${plural2(sorted.length, "partial report")} of ${plural2(count5, "shard")}`);
+  const pooled = pool(sorted.filter(isMeasured));
+  const report2 = assemble(sorted, decide2(sorted, pooled), pooled);
+  return { report: report2, exitCode: exitCodeOfVerdict(report2.verdict) };
+}
+function identity(p) {
+  const env = p.report.environment;
+  return [
+    ["shard count", String(p.shard.count)],
+    ["workload", `sha256 ${p.workload.sha256.slice(0, 12)} (${p.workload.path})`],
+    ["base commit", env.base.sha ?? env.base.source],
+    ["head commit", env.head.sha ?? env.head.source],
+    ["thresholds", JSON.stringify(p.report.thresholds)]
+  ];
+}
+function runParts(p) {
+  return identity(p).map(([what, value]) => what === "workload" ? p.workload.sha256 : value);
+}
+function runKey(p) {
+  return JSON.stringify(runParts(p));
+}
+function checkOneRun(partials) {
+  const runs = /* @__PURE__ */ new Map();
+  for (const { partial: partial2 } of partials) runs.set(runKey(partial2), (runs.get(runKey(partial2)) ?? 0) + 1);
+  const most = [...runs.entries()].sort((a, b) => b[1] - a[1])[0][0];
+  const reference = partials.find((p) => runKey(p.partial) === most);
+  const odd = partials.find((p) => runKey(p.partial) !== most);
+  if (odd) {
+    const at = runParts(odd.partial).findIndex((part, i) => part !== runParts(reference.partial)[i]);
+    const [what, value] = identity(odd.partial)[at];
+    const theirs = identity(reference.partial)[at][1];
+    throw new InputError(
+      `partial report ${odd.file} is of another run: its ${what} is ${value}, ${reference.file}'s ${theirs}; aggregate the partials of one run (one workload, one commit pair, one shard count, the same thresholds)`
+    );
+  }
+  const seen = /* @__PURE__ */ new Map();
+  for (const { file: file2, partial: partial2 } of partials) {
+    const other = seen.get(partial2.shard.index);
+    if (other !== void 0)
+      throw new InputError(`partial reports ${other} and ${file2} are both of shard ${partial2.shard.index}/${partial2.shard.count}`);
+    seen.set(partial2.shard.index, file2);
+  }
+}
+function isMeasured(p) {
+  return p.report.comparison !== null && p.report.verdict !== "error";
+}
+function decide2(partials, pooled) {
+  const first = partials[0].report;
+  const count5 = partials[0].shard.count;
+  const headFailure = partials.find((p) => p.report.migration_failure?.side === "head")?.report.migration_failure ?? null;
+  if (headFailure) {
+    return decideVerdict({ comparison: null, migrationFailure: headFailure, thresholds: first.thresholds });
+  }
+  const present = new Set(partials.map((p) => p.shard.index));
+  const gaps = [
+    ...Array.from({ length: count5 }, (_, i) => i + 1).filter((i) => !present.has(i)).map((i) => `shard ${i}/${count5} is missing (no partial report of it was given)`),
+    ...partials.filter((p) => !isMeasured(p)).map((p) => `shard ${p.shard.index}/${count5} failed: ${p.report.error?.message ?? p.report.headline}`)
+  ];
+  if (pooled.comparison === null) return inconclusive(gaps, []);
+  const result = decideVerdict({
+    comparison: pooled.comparison,
+    coverage: pooled.coverage,
+    headAccounting: pooled.accounting?.head ?? null,
+    migrationFailure: null,
+    thresholds: first.thresholds,
+    plans: pooled.plans,
+    servers: first.servers ?? null
+  });
+  if (gaps.length === 0) return result;
+  if (result.verdict === "regression") return { ...result, warnings: [...gaps, ...result.warnings] };
+  return inconclusive(gaps, result.warnings);
+}
+function inconclusive(gaps, warnings) {
+  return {
+    verdict: "inconclusive",
+    headline: `inconclusive: ${gaps[0]}${gaps.length > 1 ? ` (and ${plural2(gaps.length - 1, "more shard")})` : ""}; the shards that finished do not speak for the whole workload`,
+    reasons: [...gaps, "rerun the missing or failed shards (their jobs, then this one); no verdict is given on part of the workload"],
+    warnings
+  };
+}
+function assemble(partials, result, pooled) {
+  const first = partials[0];
+  const reports = partials.map((p) => p.report);
+  const shardWarnings = new Set(partials.flatMap((p) => p.report.warnings.map((w) => `shard ${p.shard.index}/${p.shard.count}: ${w}`)));
+  const runners = [...new Set(reports.map((r) => r.environment.runner))];
+  return {
+    schema_version: REPORT_SCHEMA_VERSION,
+    tool: toolInfo(),
+    verdict: result.verdict,
+    headline: result.headline,
+    reasons: result.reasons,
+    error: null,
+    thresholds: first.report.thresholds,
+    environment: {
+      ...first.report.environment,
+      rounds: Math.max(...reports.map((r) => r.environment.rounds)),
+      workload: { path: first.workload.path, sessions: first.workload.sessions, statements: first.workload.statements },
+      runner: `${plural2(first.shard.count, "shard")}: ${runners.join("; ")}`,
+      started_at: reports.map((r) => r.environment.started_at).sort()[0],
+      // The matrix's wall time is its slowest shard's; each shard's is in `shards`.
+      wall_time_ms: Math.max(...reports.map((r) => r.environment.wall_time_ms))
+    },
+    migrations: first.report.migrations,
+    migration_failure: reports.find((r) => r.migration_failure)?.migration_failure ?? null,
+    replays: reports.flatMap((r) => r.replays),
+    accounting: pooled.accounting,
+    comparison: pooled.comparison,
+    plans: pooled.plans,
+    coverage: pooled.coverage,
+    keys: pooled.keys,
+    servers: first.report.servers ?? null,
+    shards: shardRuns(partials),
+    warnings: [...result.warnings, ...shardWarnings]
+  };
+}
+function shardRuns(partials) {
+  const count5 = partials[0].shard.count;
+  const byIndex = new Map(partials.map((p) => [p.shard.index, p]));
+  return Array.from({ length: count5 }, (_, i) => {
+    const p = byIndex.get(i + 1);
+    if (!p)
+      return {
+        index: i + 1,
+        count: count5,
+        verdict: "missing",
+        headline: "no partial report",
+        sessions: 0,
+        statements: 0,
+        rounds: 0,
+        wall_time_ms: 0,
+        runner: ""
+      };
+    const env = p.report.environment;
+    return {
+      index: i + 1,
+      count: count5,
+      verdict: p.report.verdict,
+      headline: p.report.headline,
+      sessions: p.part.sessions,
+      statements: p.part.statements,
+      rounds: env.rounds,
+      wall_time_ms: env.wall_time_ms,
+      runner: env.runner
+    };
+  });
+}
+
+// src/shards/partial-files.ts
+import path16 from "node:path";
+async function partialFiles(patterns, cwd, askedAs) {
+  const files = /* @__PURE__ */ new Set();
+  for (const pattern of patterns) {
+    if (!isDynamicPattern(pattern)) {
+      files.add(path16.resolve(cwd, pattern));
+      continue;
+    }
+    for (const file2 of await glob(pattern, { cwd, absolute: true, onlyFiles: true })) files.add(path16.resolve(file2));
+  }
+  if (files.size === 0) {
+    throw new InputError(
+      `${askedAs}: ${patterns.length === 0 ? "is required" : `nothing matches ${patterns.join(", ")}`}: the partial reports of the shards (gate --shard i/N --json FILE)`
+    );
+  }
+  return [...files].sort();
+}
+
+// src/shards/run-shard.ts
+import fs26 from "node:fs";
+import os11 from "node:os";
+import path18 from "node:path";
+
+// src/shards/body-floor.ts
+var MAX_FLOOR = 1;
+function percentile(sorted, p) {
+  if (sorted.length === 0) return 0;
+  const rank = Math.ceil(p / 100 * sorted.length);
+  return sorted[Math.min(Math.max(rank, 1), sorted.length) - 1];
+}
+function shift(a, b) {
+  return Math.abs(Math.max(b, 1) / Math.max(a, 1) - 1);
+}
+function median2(values) {
+  values.sort((x, y) => x - y);
+  const n = values.length;
+  return n % 2 === 1 ? values[(n - 1) / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+function bodyFloor(a, b, minCalls) {
+  if (!a || !b) return 0;
+  const min = Math.max(minCalls, 1);
+  const inB = new Map(b.fingerprints.map((f) => [f.fingerprint, f.samples ?? []]));
+  const shifts = [];
+  const allA = [];
+  const allB = [];
+  for (const f of a.fingerprints) {
+    const sa = f.samples ?? [];
+    const sb = inB.get(f.fingerprint);
+    if (sb === void 0 || sa.length < min || sb.length < min) continue;
+    shifts.push(shift(percentile(sa, 50), percentile(sb, 50)));
+    for (const v of sa) allA.push(v);
+    for (const v of sb) allB.push(v);
+  }
+  if (shifts.length === 0) return 0;
+  allA.sort((x, y) => x - y);
+  allB.sort((x, y) => x - y);
+  return Math.min(MAX_FLOOR, Math.max(median2(shifts), shift(percentile(allA, 50), percentile(allB, 50))));
+}
+
+// src/shards/workload-part.ts
+import crypto12 from "node:crypto";
+import fs25 from "node:fs";
+import path17 from "node:path";
+
+// src/shards/partition.ts
+function sizeOf(profile, sessions) {
+  let start = Number.POSITIVE_INFINITY;
+  let statements = 0;
+  let busyUs = 0;
+  for (const s of sessions) {
+    for (const q of profile.sessions[s].queries) {
+      start = Math.min(start, q.start_offset_us);
+      statements += 1;
+      busyUs += q.duration_us;
+    }
+  }
+  return { sessions, start: Number.isFinite(start) ? start : 0, statements, busyUs };
+}
+function partitionSessions(profile, groups, count5) {
+  const sized = groups.map((g) => sizeOf(profile, g)).sort((a, b) => a.start - b.start || a.sessions[0] - b.sessions[0]);
+  const totalStatements = sized.reduce((n, g) => n + g.statements, 0);
+  const totalBusy = sized.reduce((n, g) => n + g.busyUs, 0);
+  const weight = (g) => (totalStatements > 0 ? g.statements / totalStatements : 1 / sized.length) / 2 + (totalBusy > 0 ? g.busyUs / totalBusy : 1 / sized.length) / 2;
+  const shards = Array.from({ length: count5 }, () => []);
+  let before2 = 0;
+  let previous = 0;
+  sized.forEach((g, i) => {
+    const w = weight(g);
+    const middle = Math.min(count5 - 1, Math.floor((before2 + w / 2) * count5));
+    let shard = i === 0 ? 0 : Math.min(Math.max(middle, previous), previous + 1);
+    if (sized.length >= count5) shard = Math.max(shard, count5 - (sized.length - i));
+    shards[shard].push(...g.sessions);
+    before2 += w;
+    previous = shard;
+  });
+  for (const shard of shards) shard.sort((a, b) => a - b);
+  return shards;
+}
+
+// src/shards/session-groups.ts
+var INFER_WINDOW = 32;
+var UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+var INTEGER = /(?<![\w.])\d+(?![\w.]|\.\d)/g;
+function keyLiterals(sql) {
+  const found = [...sql.match(INTEGER) ?? []];
+  for (const uuid3 of sql.match(UUID) ?? []) found.push(uuid3.toLowerCase());
+  return found;
+}
+function generatesKeys(sql) {
+  return /^\s*insert\b/i.test(sql) && /\breturning\b/i.test(sql) || /\b(nextval|currval|lastval)\s*\(/i.test(sql);
+}
+function recordedKeys(query) {
+  const keys = [];
+  for (const row of query.response_values ?? []) {
+    for (const [, value] of row.columns) {
+      if (/^\d+$/.test(value)) keys.push(value);
+      else if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) keys.push(value.toLowerCase());
+    }
+  }
+  return keys;
+}
+function before(a, b) {
+  return a.offset !== b.offset ? a.offset < b.offset : a.session !== b.session ? a.session < b.session : a.index < b.index;
+}
+var Groups = class {
+  parent;
+  constructor(size) {
+    this.parent = Array.from({ length: size }, (_, i) => i);
+  }
+  find(i) {
+    let root = i;
+    while (this.parent[root] !== root) root = this.parent[root];
+    while (this.parent[i] !== root) {
+      const next = this.parent[i];
+      this.parent[i] = root;
+      i = next;
+    }
+    return root;
+  }
+  join(a, b) {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent[Math.max(ra, rb)] = Math.min(ra, rb);
+  }
+};
+function sessionGroups(profile) {
+  const sessions = profile.sessions;
+  const first = /* @__PURE__ */ new Map();
+  const senders = /* @__PURE__ */ new Map();
+  sessions.forEach((session, s) => {
+    session.queries.forEach((q, index) => {
+      const at = { offset: q.start_offset_us, session: s, index };
+      for (const value of keyLiterals(q.sql)) {
+        const seen = first.get(value);
+        if (seen === void 0 || before(at, seen)) first.set(value, at);
+        const set2 = senders.get(value) ?? /* @__PURE__ */ new Set();
+        set2.add(s);
+        senders.set(value, set2);
+      }
+    });
+  });
+  const groups = new Groups(sessions.length);
+  sessions.forEach((session, s) => {
+    const queries = session.queries;
+    queries.forEach((q, index) => {
+      if (!generatesKeys(q.sql)) return;
+      const at = { offset: q.start_offset_us, session: s, index };
+      for (const value of producedValues(queries, index, s, first)) {
+        const seen = first.get(value);
+        if (seen !== void 0 && before(seen, at)) continue;
+        for (const other of senders.get(value) ?? []) groups.join(s, other);
+      }
+    });
+  });
+  const bySession = /* @__PURE__ */ new Map();
+  for (let s = 0; s < sessions.length; s += 1) {
+    const root = groups.find(s);
+    const members2 = bySession.get(root) ?? [];
+    members2.push(s);
+    bySession.set(root, members2);
+  }
+  return [...bySession.values()].sort((a, b) => a[0] - b[0]);
+}
+function producedValues(queries, index, session, first) {
+  const producer = queries[index];
+  if (producer.response_values && producer.response_values.length > 0) return recordedKeys(producer);
+  const own2 = new Set(keyLiterals(producer.sql));
+  const values = [];
+  for (let i = index + 1; i < Math.min(queries.length, index + 1 + INFER_WINDOW); i += 1) {
+    for (const value of keyLiterals(queries[i].sql)) {
+      const seen = first.get(value);
+      if (!own2.has(value) && seen?.session === session && seen.index === i) values.push(value);
+    }
+  }
+  return values;
+}
+
+// src/shards/workload-part.ts
+function fileDigest2(file2) {
+  const hash2 = crypto12.createHash("sha256");
+  const fd = fs25.openSync(file2, "r");
+  try {
+    const buffer = Buffer.alloc(1 << 20);
+    for (; ; ) {
+      const read = fs25.readSync(fd, buffer, 0, buffer.length, null);
+      if (read === 0) break;
+      hash2.update(buffer.subarray(0, read));
+    }
+  } finally {
+    fs25.closeSync(fd);
+  }
+  return hash2.digest("hex");
+}
+async function writeWorkloadPart(workloadPath, shard, dir) {
+  let profile;
+  try {
+    profile = await readWorkload2(workloadPath);
+  } catch (error63) {
+    throw fromEngineError(error63);
+  }
+  const groups = sessionGroups(profile);
+  const parts = partitionSessions(profile, groups, shard.count);
+  const chosen = parts[shard.index - 1];
+  if (chosen.length === 0) {
+    throw new InputError(
+      `option --shard ${shard.index}/${shard.count}: the workload has ${plural2(groups.length, "group")} of sessions (sessions linked by generated keys replay together), too few for ${shard.count} shards; use at most ${groups.length}`
+    );
+  }
+  const part = partProfile(profile, chosen);
+  const file2 = path17.join(dir, `${path17.basename(workloadPath, ".wkl")}.shard-${shard.index}-of-${shard.count}.wkl`);
+  try {
+    await writeWorkload2(file2, part);
+  } catch (error63) {
+    throw fromEngineError(error63);
+  }
+  writePartSidecar(workloadPath, file2, chosen);
+  const statements = profile.sessions.reduce((n, s) => n + s.queries.length, 0);
+  const inPart = new Set(chosen);
+  return {
+    whole: { path: workloadPath, sha256: fileDigest2(workloadPath), sessions: profile.sessions.length, statements },
+    file: file2,
+    sessions: chosen.length,
+    statements: part.metadata.total_queries,
+    groups: groups.filter((g) => inPart.has(g[0])).length,
+    duration_us: part.metadata.capture_duration_us
+  };
+}
+function partProfile(profile, chosen) {
+  const sessions = chosen.map((s) => profile.sessions[s]);
+  let start = Number.POSITIVE_INFINITY;
+  let end = 0;
+  for (const s of sessions)
+    for (const q of s.queries) {
+      start = Math.min(start, q.start_offset_us);
+      end = Math.max(end, q.start_offset_us + q.duration_us);
+    }
+  if (!Number.isFinite(start)) start = 0;
+  const moved2 = sessions.map((s) => ({ ...s, queries: s.queries.map((q) => ({ ...q, start_offset_us: q.start_offset_us - start })) }));
+  const total = moved2.reduce((n, s) => n + s.queries.length, 0);
+  return {
+    ...profile,
+    sessions: moved2,
+    metadata: { ...profile.metadata, total_queries: total, total_sessions: moved2.length, capture_duration_us: Math.max(0, end - start) }
+  };
+}
+function writePartSidecar(workloadPath, partFile, chosen) {
+  const sidecar = readCaptureSidecar(workloadPath);
+  if (sidecar === void 0) return;
+  const position = new Map(chosen.map((s, i) => [s + 1, i + 1]));
+  const failed = sidecar.failed.flatMap((f) => {
+    const at = position.get(f.session_id);
+    return at === void 0 ? [] : [{ ...f, session_id: at }];
+  });
+  const part = { ...sidecar, workload: partFile, sidecar: `${partFile}.capture.json`, failed, failed_statements: failed.length };
+  fs25.writeFileSync(`${partFile}.capture.json`, `${JSON.stringify(part, null, 2)}
+`);
+}
+
+// src/shards/run-shard.ts
+async function runShard(config2, shard, context) {
+  const dir = fs26.mkdtempSync(path18.join(os11.tmpdir(), "pg-retest-shard-"));
+  try {
+    const part = await writeWorkloadPart(config2.workload, shard, dir);
+    context.logger.info(
+      `shard ${shard.index}/${shard.count}: ${part.sessions} of ${part.whole.sessions} sessions, ${part.statements} of ${part.whole.statements} statements, ${(part.duration_us / 1e6).toFixed(1)} s captured`
+    );
+    let record2;
+    const outcome = await runGate({ ...config2, workload: part.file }, context, (r) => {
+      record2 = r;
+    });
+    const report2 = outcome.report;
+    report2.environment.workload = { path: config2.workload, sessions: part.sessions, statements: part.statements };
+    const reports = record2?.reports ?? [];
+    const partial2 = {
+      format: PARTIAL_FORMAT,
+      version: PARTIAL_VERSION,
+      shard: { index: shard.index, count: shard.count },
+      workload: part.whole,
+      part: { sessions: part.sessions, statements: part.statements, groups: part.groups, duration_us: part.duration_us },
+      executions: executionsOf(reports),
+      body_floor: bodyFloor(
+        reports.find((r) => r.planned.side === "base")?.report,
+        reports.find((r) => r.planned.side === "noise")?.report,
+        config2.thresholds.minCalls
+      ),
+      report: report2
+    };
+    const headline = `shard ${shard.index}/${shard.count} (its part only; the aggregate decides): ${report2.headline}`;
+    const exitCode = report2.verdict === "error" ? outcome.exitCode : 0;
+    return { report: { headline, partial: partial2 }, exitCode, error: report2.verdict === "error" ? outcome.error : void 0 };
+  } catch (error63) {
+    const failure2 = error63 instanceof CliError ? error63 : new InfraError(error63 instanceof Error ? error63.message : String(error63));
+    return {
+      report: { headline: `shard ${shard.index}/${shard.count}: ${failure2.message}`, partial: null },
+      exitCode: failure2.exitCode,
+      error: failure2
+    };
+  } finally {
+    fs26.rmSync(dir, { recursive: true, force: true });
+  }
+}
+function executionsOf(reports) {
+  const executions = {};
+  for (const { planned, report: report2 } of reports) {
+    for (const f of report2.fingerprints) {
+      const e = executions[f.fingerprint] ?? { normalized: f.normalized, kind: f.kind, base: 0, noise: 0, head: 0 };
+      e[planned.side] += f.counts.executed;
+      executions[f.fingerprint] = e;
+    }
+  }
+  return executions;
+}
+
+// src/action/shard-modes.ts
+function reportDirOf(options2, env) {
+  return path19.resolve(options2["report-dir"] ?? path19.join(env.RUNNER_TEMP || os12.tmpdir(), "pg-retest-action", options2["comment-id"]));
+}
+async function shardMode(config2, shard, where) {
+  const outcome = await inRunDir(where.env, where.workspace, (context) => runShard(config2, shard, context));
+  const partial2 = outcome.report.partial ? scrubDeep(outcome.report.partial) : null;
+  if (partial2) {
+    fs27.mkdirSync(where.reportDir, { recursive: true });
+    const file2 = path19.join(where.reportDir, `pg-retest-partial-${shard.index}-of-${shard.count}.json`);
+    fs27.writeFileSync(file2, partialJson(partial2));
+    await writeSummary(
+      `${reportMarkdown(partial2.report)}
+_Shard ${shard.index} of ${shard.count}: its part of the workload only; the aggregate job gives the verdict._
+`
+    );
+    setOutputs(partial2.report, { markdown: "", json: file2, junit: "" }, void 0);
+  } else {
+    await writeSummary(`### \u274C pg-retest: shard ${shard.index}/${shard.count} failed
+
+${scrub(outcome.report.headline)}
+`);
+  }
+  if (outcome.exitCode === ExitCode2.Ok) {
+    info(scrub(outcome.report.headline));
+    return ExitCode2.Ok;
+  }
+  return endStep("failed", outcome.report.headline, outcome.exitCode, outcome.error, true);
+}
+async function aggregateMode(place, patterns) {
+  const files = await partialFiles(patterns, place.workspace, "input `partials`");
+  return showGateReport(aggregatePartials(files, actionLogger), place);
 }
 
 // src/action/trust.ts
 var PRIVILEGED_EVENTS = ["pull_request_target", "workflow_run"];
 function checkTrust(event, mode, allowed) {
-  if (mode === "comment") return;
+  if (mode === "comment" || mode === "aggregate") return;
   const fromFork = event.pullRequest?.fromFork === true;
   if (PRIVILEGED_EVENTS.includes(event.name)) {
     const whose = fromFork ? `pull request #${event.pullRequest.number} comes from a fork, and its` : "the pull request's";
@@ -57305,6 +58381,10 @@ async function run4(env = process.env, { retry } = {}) {
     process.chdir(workspace);
     const api = createGitHubApi(env.GITHUB_API_URL || "https://api.github.com", options2[ActionInput.GithubToken] ?? "", retry);
     if (options2.mode === "comment") return await commentMode(options2, event, api);
+    if (options2.mode === "aggregate") {
+      const place = { options: options2, event, api, workspace, reportDir: reportDirOf(options2, env) };
+      return await aggregateMode(place, options2[ActionInput.Partials]);
+    }
     checkPlatform();
     if (options2.mode === "capacity") return await capacityMode(read, options2, event, api, env, workspace);
     return await gateMode(read, options2, event, api, env, workspace);
@@ -57324,37 +58404,20 @@ async function gateMode(read, options2, event, api, env, workspace) {
   const baseline = baselineFile === void 0 ? void 0 : readBaseline(baselineFile);
   if (baselineFile !== void 0) config2 = sameCommitOnBothSides(config2);
   else requireBase(config2, event);
-  const reportDir = path16.resolve(
-    options2["report-dir"] ?? path16.join(env.RUNNER_TEMP || os11.tmpdir(), "pg-retest-action", options2["comment-id"])
-  );
+  const reportDir = reportDirOf(options2, env);
+  if (config2.shard) return await shardMode(config2, config2.shard, { env, workspace, reportDir });
   const outcome = await inRunDir(env, workspace, (context) => runGate(config2, context));
-  let { report: report2, exitCode, error: error63 } = outcome;
-  let section = "";
-  let overrides = {};
+  const place = { options: options2, event, api, workspace, reportDir };
+  const { report: report2 } = outcome;
   if (baseline !== void 0 && baselineFile !== void 0 && report2.comparison !== null && report2.verdict !== "error") {
     const result = compareWithBaseline(report2, baseline, baselineFile);
-    report2 = baselineReport(report2, result, baseline, baselineFile);
-    exitCode = exitCodeOfVerdict(report2.verdict);
-    error63 = void 0;
-    section = baselineSection(result);
-    overrides = baselineOutputs(result);
+    const compared = baselineReport(report2, result, baseline, baselineFile);
+    return showGateReport({ report: compared, exitCode: exitCodeOfVerdict(compared.verdict) }, place, {
+      section: baselineSection(result),
+      overrides: baselineOutputs(result)
+    });
   }
-  report2 = scrubDeep(report2);
-  const markdown = reportMarkdown(report2, section);
-  const paths = writeGateReportFiles(report2, markdown, reportDir);
-  const annotations = capAnnotations(
-    migrationAnnotations(report2, options2["fail-on-regression"]),
-    (file2) => repositoryPath(file2, workspace)
-  );
-  await writeSummary(markdown + leftOutNote(annotations));
-  const commentUrl = await publishComment(report2, markdown, options2, {
-    api,
-    repository: event.repository,
-    pullRequest: event.pullRequest?.number
-  });
-  setOutputs(report2, paths, commentUrl, overrides);
-  printAnnotations(annotations.shown);
-  return verdict(report2, exitCode, error63, options2);
+  return showGateReport(outcome, place);
 }
 function checkPlatform() {
   const problem = platformProblem(
@@ -57373,7 +58436,7 @@ async function commentMode(options2, event, api) {
     );
   let text2;
   try {
-    text2 = fs24.readFileSync(file2, "utf8");
+    text2 = fs28.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`report\`: cannot read ${file2}; check the path of the downloaded artifact`);
   }
@@ -57382,7 +58445,7 @@ async function commentMode(options2, event, api) {
   await writeSummary(markdown);
   const pr = await pullRequestOf(event, api);
   const commentUrl = await publishComment(report2, markdown, options2, { api, repository: event.repository, pullRequest: pr });
-  setOutputs(report2, { markdown: "", json: path16.resolve(file2), junit: "" }, commentUrl);
+  setOutputs(report2, { markdown: "", json: path20.resolve(file2), junit: "" }, commentUrl);
   return ExitCode2.Ok;
 }
 async function pullRequestOf(event, api) {
@@ -57429,7 +58492,7 @@ function requireBase(config2, event) {
 function readBaseline(file2) {
   let text2;
   try {
-    text2 = fs24.readFileSync(file2, "utf8");
+    text2 = fs28.readFileSync(file2, "utf8");
   } catch {
     throw new InputError(`input \`baseline-report\`: cannot read ${file2}; give the JSON report (json-report-path) of an earlier run`);
   }
@@ -57444,14 +58507,6 @@ function readBaseline(file2) {
 function sameCommitOnBothSides(config2) {
   if (config2.schema.kind === "files") return { ...config2, schema: { ...config2.schema, base: config2.schema.head } };
   return { ...config2, baseRef: "HEAD" };
-}
-function setOutputs(report2, paths, commentUrl, overrides = {}) {
-  const outputs = checkedOutputs({ ...outputsOf(report2, paths, commentUrl), ...overrides }, (message2) => warning(message2));
-  for (const [name, value] of Object.entries(outputs)) setOutput(name, scrub(value));
-}
-function verdict(report2, exitCode, error63, options2) {
-  const kind = report2.verdict === "pass" || report2.verdict === "regression" ? report2.verdict : "failed";
-  return endStep(kind, report2.headline, exitCode, error63, options2["fail-on-regression"]);
 }
 
 // src/action/index.ts

@@ -4,7 +4,13 @@
 // this machine.
 //
 //   npm run build && npm run calibrate -- [--runs N] [--workloads shop,checkout,race]
-//       [--cases a-a,drop-index,...] [--conditions quiet,bursts] [--no-write] [--keep DIR]
+//       [--cases a-a,drop-index,...] [--conditions quiet,bursts] [--shards N] [--no-write] [--keep DIR]
+//
+// `--shards N` runs each gate run as a sharded one (docs/scale-out.md): `gate --shard i/N` for
+// i = 1…N one after another on this machine, then `aggregate` of their partial reports, whose
+// exit status and report are the run's. Its rows say so in the condition ("quiet, 4 shards") and
+// sit beside the one-runner rows; their wall time is the slowest shard's (what a matrix of N
+// runners would take).
 //
 // `--keep DIR` keeps every run's JSON report (DIR/<workload>-<condition>-<case>-<n>.json), so
 // that a false alarm or a missed slowdown can be read afterwards: which rule held it back. Each
@@ -74,6 +80,9 @@ const workloadNames = opt('--workloads', 'shop,checkout,race').split(',');
 const chosenCases = opt('--cases', null)?.split(',') ?? null;
 const conditions = opt('--conditions', 'quiet,bursts').split(',');
 const write = !args.includes('--no-write');
+const shards = Number(opt('--shards', '1'));
+/** The condition as a row names it: a sharded run's says how many shards. */
+const conditionLabel = (condition) => (shards > 1 ? `${condition}, ${shards} shards` : condition);
 const keep = opt('--keep', null);
 if (args.includes('--keep') && (!keep || keep.startsWith('--'))) {
   console.error("calibrate: --keep needs a directory to keep the runs' JSON reports in (e.g. --keep /tmp/calibrate-runs)");
@@ -154,6 +163,7 @@ function fail(message) {
 }
 
 if (!Number.isInteger(runs) || runs < 1) fail('--runs needs a whole number ≥ 1');
+if (!Number.isInteger(shards) || shards < 1) fail('--shards needs a whole number ≥ 1');
 for (const w of workloadNames) if (!WORKLOADS[w]) fail(`unknown workload ${w} (${Object.keys(WORKLOADS).join(', ')})`);
 for (const c of chosenCases ?? []) {
   if (!workloadNames.some((w) => WORKLOADS[w].cases.includes(c)))
@@ -240,30 +250,44 @@ async function freshStatements(serverUrl) {
   }
 }
 
+/** Runs the CLI with these arguments, outside any CI system's change request. */
+function runCli(cliArgs) {
+  return spawnSync(process.execPath, [cli, ...cliArgs], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, CI: 'true', GITHUB_EVENT_NAME: '', GITHUB_EVENT_PATH: '' },
+  });
+}
+
 function gate(url, workload, seed, base, head, json) {
+  const gateArgs = ['gate', '--database-url', url, '--workload', workload, '--seed', seed, '--base-migrations', base, '--migrations', head];
+  if (shards > 1) return shardedGate(gateArgs, json);
   const started = Date.now();
-  const r = spawnSync(
-    process.execPath,
-    [
-      cli,
-      'gate',
-      '--database-url',
-      url,
-      '--workload',
-      workload,
-      '--seed',
-      seed,
-      '--base-migrations',
-      base,
-      '--migrations',
-      head,
-      '--json',
-      json,
-    ],
-    { cwd: root, encoding: 'utf8', env: { ...process.env, CI: 'true', GITHUB_EVENT_NAME: '', GITHUB_EVENT_PATH: '' } },
-  );
+  const r = runCli([...gateArgs, '--json', json]);
   // The machine's 1-minute load average as the run ends: what else was competing for the CPUs.
   return { code: r.status, seconds: (Date.now() - started) / 1000, stderr: r.stderr, load: os.loadavg()[0] };
+}
+
+/**
+ * A sharded gate run on this machine: each shard one after another, then their aggregate.
+ * @returns the aggregate's exit status and the slowest shard's wall time
+ */
+function shardedGate(gateArgs, json) {
+  const partials = [];
+  let slowest = 0;
+  for (let i = 1; i <= shards; i += 1) {
+    const partial = json.replace(/\.json$/, `.shard-${i}.json`);
+    fs.rmSync(partial, { force: true });
+    const started = Date.now();
+    const r = runCli([...gateArgs, '--shard', `${i}/${shards}`, '--json', partial]);
+    slowest = Math.max(slowest, (Date.now() - started) / 1000);
+    // A shard that could not measure is left out: the aggregate names it (exit 4).
+    if (r.status === 0) partials.push(partial);
+    else process.stdout.write(`  shard ${i}/${shards}: exit ${r.status}: ${r.stderr.trim().split('\n').at(-1)}\n`);
+  }
+  if (partials.length === 0) return { code: 3, seconds: slowest, stderr: 'no shard measured', load: os.loadavg()[0] };
+  const r = runCli(['aggregate', '--partial', ...partials, '--json', json]);
+  return { code: r.status, seconds: slowest, stderr: r.stderr, load: os.loadavg()[0] };
 }
 
 /**
@@ -449,7 +473,7 @@ async function main() {
           const errors = outcomes.filter((o) => o.code !== 0 && o.code !== 1).length;
           rows.push({
             workload: name,
-            condition,
+            condition: conditionLabel(condition),
             case: caseName,
             runs,
             failed,
@@ -571,7 +595,9 @@ function mergeRows(old, fresh) {
   return [...old.filter((r) => !freshKeys.has(key(r))), ...fresh].sort(
     (a, b) =>
       order(workloads, a.workload) - order(workloads, b.workload) ||
-      order(['quiet', 'bursts'], a.condition) - order(['quiet', 'bursts'], b.condition) ||
+      // A sharded row ("quiet, 4 shards") right after its condition's one-runner rows.
+      order(['quiet', 'bursts'], a.condition.split(',')[0]) - order(['quiet', 'bursts'], b.condition.split(',')[0]) ||
+      a.condition.localeCompare(b.condition) ||
       order(cases, a.case) - order(cases, b.case),
   );
 }

@@ -7,7 +7,7 @@
  * | 1 | a regression was found (`gate`, `compare`), a threshold exceeded or a variant regressed (`run`) |
  * | 2 | bad input or configuration: an invalid option, a missing file, a corrupt or wrong `.wkl` |
  * | 3 | infrastructure: a server could not be provisioned or reached, setup SQL failed, the server died mid-replay, the deadline passed, sessions could not connect |
- * | 4 | inconclusive (`gate`, `run`): less than `--min-coverage` of the captured statements ran on base, so the workload was not measured, or (`run`) a threshold cannot be judged; no regression was found in what did run |
+ * | 4 | inconclusive (`gate`, `run`, `aggregate`): less than `--min-coverage` of the captured statements ran on base, so the workload was not measured, (`run`) a threshold cannot be judged, or (`aggregate`) a shard is missing or failed; no regression was found in what did run |
  * | 130 | interrupted (Ctrl-C or SIGTERM); whatever was started has been stopped |
  *
  * Code never calls `process.exit` with a literal: it throws one of the errors below, or returns

@@ -50,6 +50,7 @@ describe('workflows', () => {
         'examples/workflows/postgres-upgrade.yml',
         'examples/workflows/settings.yml',
         'examples/workflows/postgis.yml',
+        'examples/workflows/sharded.yml',
         'examples/capture/capture-workload.yml',
       ]),
     );

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { aggregateCommand } from '../src/cli/aggregate-options.js';
 import { gateCommand } from '../src/gate/options.js';
 
 const read = (file: string): string => fs.readFileSync(fileURLToPath(new URL(`../examples/${file}`, import.meta.url)), 'utf8');
@@ -73,5 +74,50 @@ describe('examples/jenkins/Jenkinsfile', () => {
 
   it('uses only options the gate has', () => {
     for (const flag of gateFlags(text)) expect(Object.keys(gateCommand.options), flag).toContain(flag);
+  });
+});
+
+/** The `--options` of the aggregate command lines in a text. */
+function aggregateFlags(text: string): string[] {
+  return text
+    .split(/dist\/cli\.js aggregate/)
+    .slice(1)
+    .flatMap((c) => [...c.split(/\n\s*(?:-\s|\S+:|'''|\}|sh )/)[0]!.matchAll(/--([a-z0-9-]+)/g)].map((m) => m[1]!));
+}
+
+describe('the sharded examples (gitlab/sharded.gitlab-ci.yml, jenkins/Jenkinsfile.sharded)', () => {
+  const gitlab = read('gitlab/sharded.gitlab-ci.yml');
+  const jenkins = read('jenkins/Jenkinsfile.sharded');
+
+  it('GitLab: parallel shards, each its partial kept whatever happened, then one aggregate job in a later stage that runs always', () => {
+    const ci = parse(gitlab) as Record<string, Record<string, unknown>> & { stages: string[] };
+    const shard = ci['db-regression-shard']!;
+    const aggregate = ci['db-regression']!;
+    expect(shard.parallel).toBe(4);
+    expect((shard.script as string[]).join('\n')).toContain('--shard "$CI_NODE_INDEX/$CI_NODE_TOTAL"');
+    expect(shard.artifacts).toMatchObject({ when: 'always' });
+    expect(ci.stages.indexOf(aggregate.stage as string)).toBeGreaterThan(ci.stages.indexOf(shard.stage as string));
+    expect(aggregate.rules).toEqual([expect.objectContaining({ when: 'always' })]);
+    expect(aggregate.needs).toEqual([{ job: 'db-regression-shard', artifacts: true }]);
+    const junit = /--junit (\S+)/.exec((aggregate.script as string[]).join('\n'))![1];
+    expect(aggregate.artifacts).toMatchObject({ reports: { junit } });
+  });
+
+  it('Jenkins: a matrix of shards that stash their partials, then the aggregate stage publishes the JUnit report', () => {
+    expect(jenkins).toMatch(/values '1', '2', '3', '4'/);
+    expect(jenkins).toContain('--shard "$SHARD/$SHARDS"');
+    expect(jenkins).toMatch(/catchError\(buildResult: 'FAILURE', stageResult: 'FAILURE'\)/);
+    expect(jenkins).toContain('stash name: "partial-${SHARD}"');
+    const junit = /--junit (\S+)/.exec(jenkins)![1];
+    expect(jenkins).toContain(`junit allowEmptyResults: false, testResults: '${junit}'`);
+  });
+
+  it('use only options the gate and aggregate have', () => {
+    for (const text of [gitlab, jenkins]) {
+      for (const flag of gateFlags(text)) expect(Object.keys(gateCommand.options), flag).toContain(flag);
+      const flags = aggregateFlags(text);
+      expect(flags).toContain('partial');
+      for (const flag of flags) expect(Object.keys(aggregateCommand.options), flag).toContain(flag);
+    }
   });
 });

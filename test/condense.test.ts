@@ -172,6 +172,30 @@ describe.skipIf(major === undefined)(title, () => {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
+  it('--shards N condenses to N budgets: each of the N runners replays about one', async () => {
+    const sharded = path.join(tmp, 'sharded.wkl');
+    const r = await cli([
+      'capture',
+      '--log',
+      log,
+      '--output',
+      sharded,
+      '--application-name',
+      'pgbench',
+      '--budget',
+      '0.5s',
+      '--shards',
+      '3',
+      '--json',
+    ]);
+    expect(r.stderr).not.toMatch(/error:/);
+    const { condense } = JSON.parse(r.stdout) as { condense: CondenseSummary };
+    expect(condense.budget.duration_us).toBe(1_500_000);
+    const refused = await cli(['capture', '--log', log, '--output', sharded, '--shards', '3']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--shards.*only goes with --budget/);
+  });
+
   it('keeps every hot fingerprint gated, transactions whole and the creators of the ids used; the gate catches a slowed hot statement within its time budget', async () => {
     const ci = path.join(tmp, 'ci.wkl');
     const r = await cli(['capture', '--log', log, '--output', ci, '--application-name', 'pgbench', '--budget', '1.5s', '--json']);

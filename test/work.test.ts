@@ -205,7 +205,9 @@ describe('work per call without pg_stat_statements', () => {
     // The work rule has no replays to measure a spread against: it judges nothing, and says so.
     expect(fallback.report.plans!.fingerprints.filter((f) => f.work_regression !== undefined)).toEqual([]);
     expect(fallback.report.warnings).toContainEqual(
-      expect.stringMatching(/^the work rule judged no work of \d+ fingerprints counted by one EXPLAIN ANALYZE instead of pg_stat_statements/),
+      expect.stringMatching(
+        /^the work rule judged no work of \d+ fingerprints counted by one EXPLAIN ANALYZE instead of pg_stat_statements/,
+      ),
     );
   });
 });

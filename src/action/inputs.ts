@@ -5,19 +5,19 @@
  * Nothing else in the action reads an input.
  */
 import { z } from 'zod';
-import { booleanValue, choice, filePath } from '../options/values.js';
+import { booleanValue, choice, filePath, listValue } from '../options/values.js';
 import { capacityCommand, type CapacityConfig, capacityOptions } from '../capacity/options.js';
 import { type GateConfig, gateCommand, gateOptions } from '../gate/options.js';
 import { InputError } from '../exit-codes.js';
 import { ActionInput } from './names.js';
 
-export const MODES = ['gate', 'comment', 'capacity'] as const;
+export const MODES = ['gate', 'comment', 'capacity', 'aggregate'] as const;
 export const COMMENT_POLICIES = ['always', 'on-regression', 'never'] as const;
 
 /** Inputs of the action only (the gate's are `gateOptions`), with the help action.yml repeats. */
 export const actionOptions = {
   [ActionInput.Mode]: {
-    help: 'gate: run the gate (the default); comment: post the report of an earlier run (`report`), for a workflow_run workflow; capacity: sweep concurrency and gate on lost headroom (docs/capacity.md)',
+    help: 'gate: run the gate (the default; with `shard`, one part of a sharded run); comment: post the report of an earlier run (`report`), for a workflow_run workflow; capacity: sweep concurrency and gate on lost headroom (docs/capacity.md); aggregate: pool the partial reports of a sharded run (`partials`) into one verdict (docs/scale-out.md)',
     schema: choice(MODES)
       .optional()
       .transform((mode) => mode ?? 'gate'),
@@ -59,6 +59,10 @@ export const actionOptions = {
   [ActionInput.ReportDir]: {
     help: 'where the report files are written (default: a directory under RUNNER_TEMP)',
     schema: filePath('the report directory').optional(),
+  },
+  [ActionInput.Partials]: {
+    help: 'mode aggregate: the partial reports of the shards (json-report-path of each `shard` job, downloaded as artifacts), paths or globs, one per line',
+    schema: listValue('partial report file'),
   },
   [ActionInput.AllowUntrustedPrCode]: {
     help: "run mode gate or capacity on pull_request_target or workflow_run, where the checked-out code (migrations, migrate-command, seed-command) runs with the workflow's write token and secrets in reach (default false: refused)",

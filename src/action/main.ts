@@ -1,9 +1,10 @@
 /**
  * The action's main step. `mode: gate` runs the gate on this repository and reports it;
  * `mode: comment` posts the report of an earlier run (the fork-safe pattern); `mode: capacity`
- * sweeps concurrency (src/action/capacity-mode.ts). Effects happen in
+ * sweeps concurrency (src/action/capacity-mode.ts); `shard: i/N` runs one part of a sharded gate
+ * and `mode: aggregate` pools the parts into one report (src/action/shard-modes.ts). Effects happen in
  * a fixed order: report files, job summary, PR comment, outputs, the annotations on migration
- * lines (src/action/annotations.ts), and only then the verdict, so
+ * lines (src/action/annotations.ts), and only then the verdict (src/action/gate-report.ts), so
  * a failing step always leaves its explanation behind. The verdict decides the exit status:
  * 0 pass, 1 regression (0 with `fail-on-regression: false`), 2 bad input, 3 infrastructure.
  *
@@ -12,11 +13,10 @@
  * that would execute a PR's code with a write token in reach is refused (src/action/trust.ts).
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import * as core from '@actions/core';
 import type { GateConfig } from '../gate/options.js';
-import { type CliError, ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
+import { ExitCode, InputError, exitCodeOf } from '../exit-codes.js';
 import { runGate } from '../gate/run-gate.js';
 import { exitCodeOfVerdict } from '../verdict/decide.js';
 import type { GateReport } from '../verdict/report-types.js';
@@ -32,11 +32,11 @@ import { addSecret, scrub, scrubDeep } from './logger.js';
 import { capacityMode } from './capacity-mode.js';
 import { baselineReport, baselineSection, compareWithBaseline } from './baseline.js';
 import { ActionInput } from './names.js';
-import { baselineOutputs, checkedOutputs, outputsOf, type ReportPaths } from './outputs.js';
-import { printAnnotations, publishComment, writeSummary } from './publish.js';
-import { capAnnotations, leftOutNote, migrationAnnotations, repositoryPath } from './annotations.js';
-import { reportMarkdown, writeGateReportFiles } from './report-files.js';
-import { endStep } from './end-step.js';
+import { baselineOutputs } from './outputs.js';
+import { publishComment, writeSummary } from './publish.js';
+import { reportMarkdown } from './report-files.js';
+import { setOutputs, showGateReport } from './gate-report.js';
+import { aggregateMode, reportDirOf, shardMode } from './shard-modes.js';
 import { inRunDir } from './state.js';
 import { checkTrust } from './trust.js';
 import { prose } from '../report/markdown-text.js';
@@ -72,6 +72,10 @@ export async function run(env: NodeJS.ProcessEnv = process.env, { retry }: RunOp
     process.chdir(workspace);
     const api = createGitHubApi(env.GITHUB_API_URL || 'https://api.github.com', options[ActionInput.GithubToken] ?? '', retry);
     if (options.mode === 'comment') return await commentMode(options, event, api);
+    if (options.mode === 'aggregate') {
+      const place = { options, event, api, workspace, reportDir: reportDirOf(options, env) };
+      return await aggregateMode(place, options[ActionInput.Partials]);
+    }
     checkPlatform();
     if (options.mode === 'capacity') return await capacityMode(read, options, event, api, env, workspace);
     return await gateMode(read, options, event, api, env, workspace);
@@ -100,39 +104,20 @@ async function gateMode(
   if (baselineFile !== undefined) config = sameCommitOnBothSides(config);
   else requireBase(config, event);
   // Decided before the run directory becomes TMPDIR: the reports must outlive it.
-  const reportDir = path.resolve(
-    options['report-dir'] ?? path.join(env.RUNNER_TEMP || os.tmpdir(), 'pg-retest-action', options['comment-id']),
-  );
+  const reportDir = reportDirOf(options, env);
+  if (config.shard) return await shardMode(config, config.shard, { env, workspace, reportDir });
   const outcome = await inRunDir(env, workspace, (context) => runGate(config, context));
-  let { report, exitCode, error } = outcome;
-  let section = '';
-  let overrides: Record<string, string> = {};
+  const place = { options, event, api, workspace, reportDir };
+  const { report } = outcome;
   if (baseline !== undefined && baselineFile !== undefined && report.comparison !== null && report.verdict !== 'error') {
     const result = compareWithBaseline(report, baseline, baselineFile);
-    report = baselineReport(report, result, baseline, baselineFile);
-    exitCode = exitCodeOfVerdict(report.verdict);
-    error = undefined;
-    section = baselineSection(result);
-    overrides = baselineOutputs(result);
+    const compared = baselineReport(report, result, baseline, baselineFile);
+    return showGateReport({ report: compared, exitCode: exitCodeOfVerdict(compared.verdict) }, place, {
+      section: baselineSection(result),
+      overrides: baselineOutputs(result),
+    });
   }
-  // The report files are uploaded as artifacts: what a command printed (a token it found) is
-  // masked in them as in the log.
-  report = scrubDeep(report);
-  const markdown = reportMarkdown(report, section);
-  const paths = writeGateReportFiles(report, markdown, reportDir);
-  // The migration lines behind statements' work; the summary names those GitHub would not show.
-  const annotations = capAnnotations(migrationAnnotations(report, options['fail-on-regression']), (file) =>
-    repositoryPath(file, workspace),
-  );
-  await writeSummary(markdown + leftOutNote(annotations));
-  const commentUrl = await publishComment(report, markdown, options, {
-    api,
-    repository: event.repository,
-    pullRequest: event.pullRequest?.number,
-  });
-  setOutputs(report, paths, commentUrl, overrides);
-  printAnnotations(annotations.shown);
-  return verdict(report, exitCode, error, options);
+  return showGateReport(outcome, place);
 }
 
 /**
@@ -247,19 +232,4 @@ function readBaseline(file: string): GateReport {
 function sameCommitOnBothSides(config: GateConfig): GateConfig {
   if (config.schema.kind === 'files') return { ...config, schema: { ...config.schema, base: config.schema.head } };
   return { ...config, baseRef: 'HEAD' };
-}
-
-function setOutputs(
-  report: GateReport,
-  paths: ReportPaths | undefined,
-  commentUrl: string | undefined,
-  overrides: Record<string, string> = {},
-): void {
-  const outputs = checkedOutputs({ ...outputsOf(report, paths, commentUrl), ...overrides }, (message) => core.warning(message));
-  for (const [name, value] of Object.entries(outputs)) core.setOutput(name, scrub(value));
-}
-
-function verdict(report: GateReport, exitCode: ExitCode, error: CliError | undefined, options: ActionOptions): ExitCode {
-  const kind = report.verdict === 'pass' || report.verdict === 'regression' ? report.verdict : 'failed';
-  return endStep(kind, report.headline, exitCode, error, options['fail-on-regression']);
 }

@@ -16,6 +16,7 @@ export const ActionInput = {
   BaselineReport: 'baseline-report',
   ReportDir: 'report-dir',
   AllowUntrustedPrCode: 'allow-untrusted-pr-code',
+  Partials: 'partials',
 } as const;
 
 /** The action's outputs. */

@@ -19,12 +19,13 @@ const PRIVILEGED_EVENTS = ['pull_request_target', 'workflow_run'] as const;
  * Refuses a run that would execute repository code on a privileged event, unless
  * `allow-untrusted-pr-code: true`; says what a fork's PR runs with otherwise.
  * @param event the triggering event
- * @param mode the action's mode (`comment` runs no repository code)
+ * @param mode the action's mode (`comment` and `aggregate` run no repository code)
  * @param allowed the `allow-untrusted-pr-code` input
  * @throws InputError naming the risk and the fork-safe pair
  */
-export function checkTrust(event: EventInfo, mode: 'gate' | 'comment' | 'capacity', allowed: boolean): void {
-  if (mode === 'comment') return;
+export function checkTrust(event: EventInfo, mode: 'gate' | 'comment' | 'capacity' | 'aggregate', allowed: boolean): void {
+  // Posting a report, or pooling the shards' reports, runs none of the repository's code.
+  if (mode === 'comment' || mode === 'aggregate') return;
   const fromFork = event.pullRequest?.fromFork === true;
   if ((PRIVILEGED_EVENTS as readonly string[]).includes(event.name)) {
     const whose = fromFork ? `pull request #${event.pullRequest!.number} comes from a fork, and its` : "the pull request's";

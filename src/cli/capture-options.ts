@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import type { CommandSpec } from '../options/argv.js';
 import { budgetDuration, keepFrom, keepOptions, statementsValue } from './condense-options.js';
-import { filePath, flag, schemasOf } from '../options/values.js';
+import { filePath, flag, numberValue, schemasOf } from '../options/values.js';
+import { MAX_SHARDS } from '../gate/shard-option.js';
 
 /** `2026-05-01T12:00:00Z` (any RFC 3339 / ISO 8601 form with a zone) → epoch milliseconds. */
 const instant = z.string().transform((raw, ctx) => {
@@ -94,6 +95,12 @@ const options = {
     help: 'then condense it to at most N statements (with or without --budget)',
     schema: statementsValue,
   },
+  shards: {
+    shape: 'value',
+    placeholder: 'N',
+    help: 'with a budget: the gate runs as N shards (gate --shard i/N, one runner each), so condense to N times --budget and --budget-statements: each runner replays about one budget (docs/scale-out.md)',
+    schema: numberValue(`a whole number of shards from 1 to ${MAX_SHARDS}`, (n) => n >= 1 && n <= MAX_SHARDS, true).optional(),
+  },
   'full-output': {
     shape: 'value',
     placeholder: 'FILE',
@@ -111,6 +118,9 @@ const schema = z
       ctx.addIssue({ code: 'custom', path: ['until'], message: 'must be later than --since' });
     }
     const budgeted = raw.budget !== undefined || raw['budget-statements'] !== undefined;
+    if (!budgeted && raw.shards !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['shards'], message: 'only goes with --budget or --budget-statements (it multiplies them)' });
+    }
     if (!budgeted && raw['full-output'] !== undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -135,8 +145,9 @@ const schema = z
     budget:
       raw.budget !== undefined || raw['budget-statements'] !== undefined
         ? {
-            durationMs: raw.budget,
-            statements: raw['budget-statements'],
+            // Each of the N runners replays its 1/N of the sessions: the whole may be N budgets.
+            durationMs: raw.budget === undefined ? undefined : raw.budget * (raw.shards ?? 1),
+            statements: raw['budget-statements'] === undefined ? undefined : raw['budget-statements'] * (raw.shards ?? 1),
             fullOutput: raw['full-output'] ?? fullOutputFor(raw.output),
             ...keepFrom(raw),
           }

@@ -1,7 +1,8 @@
 /** `compare`'s options: replay reports in, the gate's thresholds and report files. */
 import { z } from 'zod';
 import { gateOptions, thresholdsFrom } from '../gate/options.js';
-import { filePath, listValue } from '../options/values.js';
+import { listValue } from '../options/values.js';
+import { reportFileOptions } from './gate-report-files.js';
 import type { CommandSpec } from '../options/argv.js';
 
 const options = {
@@ -30,14 +31,7 @@ const options = {
   'min-calls': gateOptions['min-calls'],
   'max-new-errors': gateOptions['max-new-errors'],
   'min-coverage': gateOptions['min-coverage'],
-  markdown: {
-    shape: 'value',
-    placeholder: 'FILE',
-    help: 'also write the markdown report to FILE (it is always printed)',
-    schema: filePath('the markdown report').optional(),
-  },
-  json: { shape: 'value', placeholder: 'FILE', help: 'write the JSON report to FILE', schema: filePath('the JSON report').optional() },
-  junit: { shape: 'value', placeholder: 'FILE', help: 'write JUnit XML to FILE', schema: filePath('the JUnit XML report').optional() },
+  ...reportFileOptions,
 } as const;
 
 type Shape = { [K in keyof typeof options]: (typeof options)[K]['schema'] };

@@ -7,6 +7,8 @@ import { CliError, ExitCode, exitCodeOf, InputError } from '../exit-codes.js';
 import { commandHelp, type CommandSpec, parseOptions, type RawValue, tokenize } from '../options/argv.js';
 import { capacityCommand } from '../capacity/options.js';
 import { readConfigFile, mergeValues } from '../options/config-file.js';
+import { aggregateCommand } from './aggregate-options.js';
+import { runAggregate } from './aggregate.js';
 import { captureCommand } from './capture-options.js';
 import { runCapture } from './capture.js';
 import { cleanupCommand } from './cleanup-options.js';
@@ -50,6 +52,7 @@ const gate: Command = {
 
 const commands: Record<string, Command> = {
   gate,
+  aggregate: command(aggregateCommand, runAggregate),
   capture: command(captureCommand, runCapture),
   cleanup: command(cleanupCommand, runCleanup),
   capacity: command(capacityCommand, runCapacityCommand),

@@ -34,6 +34,7 @@ import {
   serverOptionIssues,
   type ServerPlan,
 } from './server-options.js';
+import { shardOptions } from './shard-option.js';
 
 export { PROVISION_KINDS, type ProvisionKind };
 export type { ServerPlan, ServerSpec } from './server-options.js';
@@ -269,6 +270,7 @@ export const gateOptions = {
     schema: booleanValue(false),
   },
   ...keyOptions,
+  ...shardOptions,
 } as const satisfies OptionDefs;
 
 /** Options of the CLI only: where the config file and the report files are. */
@@ -418,6 +420,9 @@ const schema = z
       issue('seed-command', 'cannot be combined with --seed; give a seed file or a command, not both');
     }
     for (const [name, message] of serverOptionIssues(raw)) issue(name, message);
+    if (raw.shard !== undefined && raw.junit !== undefined) {
+      issue('junit', 'is written by `aggregate`, which gives the verdict of a sharded run; a shard writes its partial report with --json');
+    }
   })
   .transform((raw) => {
     return {
@@ -435,6 +440,7 @@ const schema = z
       thresholds: thresholdsFrom(raw),
       ...replayLimitsFrom(raw),
       allowServerWide: raw['allow-server-wide'],
+      shard: raw.shard,
       outputs: { markdown: raw.markdown, json: raw.json, junit: raw.junit },
       planRules: {
         fail_on_plan_change: raw['fail-on-plan-change'] ?? PLAN_DEFAULTS.failOnPlanChange,

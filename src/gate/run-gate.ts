@@ -31,11 +31,18 @@ import { buildSchemas } from './schemas.js';
  * Runs the gate.
  * @param config validated options
  * @param context logger, progress, environment, interrupt
+ * @param onRecord given the run's record as soon as it exists, for a caller that needs the replays
+ *   themselves once the run is over (a shard's partial report)
  * @returns the report and the exit status
  */
-export async function runGate(config: GateConfig, context: RunContext): Promise<RunOutcome<GateReport>> {
+export async function runGate(
+  config: GateConfig,
+  context: RunContext,
+  onRecord?: (record: GateRecord) => void,
+): Promise<RunOutcome<GateReport>> {
   const change = changeUnderTest(context.env);
   const record = await GateRecord.start(config, change, context);
+  onRecord?.(record);
   const prefix = `pgr_${crypto.randomBytes(4).toString('hex')}`;
   record.environment.database_prefix = prefix;
   const held: Holdings = {};

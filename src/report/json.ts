@@ -279,6 +279,22 @@ export const gateReportSchema = z.object({
   coverage: coverageSchema.nullable().optional(),
   keys: keysSchema.nullable().optional(),
   servers: serversSchema.nullable().optional(),
+  shards: z
+    .array(
+      z.object({
+        index: count,
+        count,
+        verdict: z.enum(['pass', 'regression', 'inconclusive', 'error', 'missing']),
+        headline: z.string(),
+        sessions: count,
+        statements: count,
+        rounds: count,
+        wall_time_ms: z.number().nonnegative(),
+        runner: z.string(),
+      }),
+    )
+    .nullable()
+    .optional(),
   warnings: z.array(z.string()),
 }) satisfies z.ZodType<GateReport>;
 

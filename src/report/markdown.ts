@@ -26,6 +26,7 @@ import type { Context, Limits } from './markdown-context.js';
 import { notComparedSection } from './markdown-coverage.js';
 import { planChangesSection } from './markdown-plans.js';
 import { workSection } from './markdown-work.js';
+import { shardsSection } from './markdown-shards.js';
 import { text } from './markdown-text.js';
 
 /** GitHub's limit for a comment body, in characters. */
@@ -111,6 +112,7 @@ function renderWith(report: GateReport, options: MarkdownOptions, limits: Limits
     ...migrationsSection(ctx),
     ...fidelitySection(ctx),
     ...allFingerprintsSection(ctx),
+    ...shardsSection(ctx),
     ...environmentSection(ctx),
   ];
   const note = truncationNote(ctx);

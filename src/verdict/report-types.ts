@@ -248,7 +248,25 @@ export interface GateReport {
   keys?: KeysSummary | null;
   /** Base's and head's servers, when head ran on a server of its own; absent or null otherwise. */
   servers?: ServersReport | null;
+  /** The shards of a sharded run, in order (`aggregate`, docs/scale-out.md); absent or null for one runner. */
+  shards?: ShardRun[] | null;
   warnings: string[];
+}
+
+/** One shard of a sharded run, as its partial report said (or `missing` when none came). */
+export interface ShardRun {
+  /** 1-based, of `count`. */
+  index: number;
+  count: number;
+  /** How the shard judged its own part; `missing` when no partial report of it was given. */
+  verdict: Verdict | 'missing';
+  headline: string;
+  /** The captured sessions and statements it replayed. */
+  sessions: number;
+  statements: number;
+  rounds: number;
+  wall_time_ms: number;
+  runner: string;
 }
 
 /** What a run will replay under a time budget, and why (`environment.time_budget`). */
