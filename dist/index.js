@@ -19436,8 +19436,8 @@ var require_postgres_interval = __commonJS({
       milliseconds: 12
     };
     var negatives = ["hours", "minutes", "seconds", "milliseconds"];
-    function parseMilliseconds(fraction) {
-      var microseconds = fraction + "000000".slice(fraction.length);
+    function parseMilliseconds(fraction2) {
+      var microseconds = fraction2 + "000000".slice(fraction2.length);
       return parseInt(microseconds, 10) / 1e3;
     }
     function parse4(interval2) {
@@ -27042,15 +27042,15 @@ function writtenRelations(root) {
 function allIndexChanges(base, head, migrations) {
   const statements = migrationStatements(migrations);
   const out = [];
-  const push = (i, change2) => out.push({
+  const push = (i, change) => out.push({
     schema: i.schema,
     table: i.table,
     change: {
       relation: `${i.schema}.${i.table}`,
       index: i.name,
-      change: change2,
+      change,
       definition: i.definition,
-      migration: locate(i, change2, statements)
+      migration: locate(i, change, statements)
     }
   });
   for (const [key, i] of head) {
@@ -27068,8 +27068,8 @@ function ident(name) {
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return `(?:(?:"[^"]+"|\\w+)\\.)?(?:"${escaped}"|${escaped}\\b)`;
 }
-function locate(i, change2, statements) {
-  const byName = change2 === "added" ? new RegExp(
+function locate(i, change, statements) {
+  const byName = change === "added" ? new RegExp(
     `\\bCREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+(?:CONCURRENTLY\\s+)?(?:IF\\s+NOT\\s+EXISTS\\s+)?${ident(i.name)}|\\bCONSTRAINT\\s+${ident(i.name)}`,
     "i"
   ) : new RegExp(`\\bDROP\\s+(?:INDEX|CONSTRAINT)\\s+(?:CONCURRENTLY\\s+)?(?:IF\\s+EXISTS\\s+)?${ident(i.name)}`, "i");
@@ -27078,7 +27078,7 @@ function locate(i, change2, statements) {
   let foundUnnamed = null;
   for (const s of statements) {
     if (byName.test(s.code)) found = { file: s.file, line: s.line };
-    else if (change2 === "added" && unnamed.test(s.code)) foundUnnamed = { file: s.file, line: s.line };
+    else if (change === "added" && unnamed.test(s.code)) foundUnnamed = { file: s.file, line: s.line };
   }
   return found ?? foundUnnamed;
 }
@@ -47716,10 +47716,12 @@ async function watchReplay(statsUrl, database, wal) {
   });
 }
 async function readReplay(statsUrl, watch) {
-  const [after, dealloc] = await withClient(
-    statsUrl,
-    async (client) => [await counters(client, watch.dbid, watch.wal), await deallocations(client)]
-  );
+  const [after, dealloc] = await withClient(statsUrl, async (client) => {
+    const read = [await counters(client, watch.dbid, watch.wal), await deallocations(client)];
+    if (watch.reset) await client.query("SELECT pg_stat_statements_reset(0, $1::oid, 0)", [watch.dbid]).catch(() => {
+    });
+    return read;
+  });
   const out = /* @__PURE__ */ new Map();
   for (const [id, now] of after) {
     const was = watch.before.get(id);
@@ -47939,12 +47941,6 @@ function majorOf(version2) {
   return Number.isFinite(major) ? major : 0;
 }
 
-// src/format/table.ts
-function oneLine(sql, max = 100) {
-  const flat = sql.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}\u2026`;
-}
-
 // src/format/units.ts
 function count(n) {
   return Math.round(n).toLocaleString("en-US");
@@ -47975,6 +47971,173 @@ function significant(value) {
 }
 function plural2(n, singular, plural3 = `${singular}s`) {
   return `${count(n)} ${n === 1 ? singular : plural3}`;
+}
+function bytes(n) {
+  if (n < 1024) return `${Math.round(n)} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} kB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GB`;
+}
+
+// src/format/numbers.ts
+var MINUS = "\u2212";
+function fractionPercent(fraction2) {
+  return `${magnitude(Math.abs(fraction2) * 100)} %`;
+}
+function signedPercent(fraction2) {
+  if (!Number.isFinite(fraction2)) return "\u2013";
+  const text2 = magnitude(Math.abs(fraction2) * 100);
+  if (text2 === "0") return "0 %";
+  return `${fraction2 < 0 ? MINUS : "+"}${text2} %`;
+}
+function ratioChange(ratio) {
+  return signedPercent(ratio - 1);
+}
+function interval(low, high) {
+  return `[${ratioChange(low)}, ${ratioChange(high)}]`;
+}
+function latencyRatio(base, head) {
+  return Math.max(head, 1) / Math.max(base, 1);
+}
+function magnitude(value) {
+  if (value < 0.05) return "0";
+  if (value < 9.95) return value.toFixed(1);
+  return Math.round(value).toLocaleString("en-US");
+}
+function wallTime(ms2) {
+  return ms2 < 1e3 ? `${Math.round(ms2)} ms` : span(ms2 * 1e3);
+}
+
+// src/plans/work-phrase.ts
+function amount(n) {
+  if (n >= 100) return count(Math.round(n));
+  if (n > 0 && n < 0.1) return n.toFixed(2);
+  return n.toFixed(1);
+}
+var LABELS = {
+  wal_bytes: ["WAL ", ""],
+  pages: ["", " pages"],
+  dirtied: ["", " pages dirtied"],
+  written: ["", " pages written"],
+  wal_records: ["", " WAL records"],
+  wal_fpi: ["", " full-page images"],
+  rows: ["", " rows"],
+  temp_blocks: ["", " temp blocks"],
+  local_blocks: ["", " local blocks"]
+};
+function labelled(counter, figures) {
+  const [before2, after] = LABELS[counter];
+  return `${before2}${figures}${after}`;
+}
+function figure(counter, n) {
+  return counter === "wal_bytes" ? bytes(n) : amount(n);
+}
+function changeOf(c) {
+  return c.change === null ? "from 0" : signedPercent(c.change);
+}
+function workPhrase(changes) {
+  return changes.map(
+    (c, i) => `${labelled(c.counter, `${figure(c.counter, c.base)} \u2192 ${figure(c.counter, c.head)}`)}${i === 0 ? " per call" : ""} (${changeOf(c)})`
+  ).join(", ");
+}
+
+// src/plans/work-rule.ts
+var WORK_RULE_DEFAULTS = { growth: 0.1, min_share: 0.01 };
+var GATED = { wal_bytes: 32, wal_records: 0.5, pages: 1 };
+var WRITE_COUNTERS = /* @__PURE__ */ new Set(["wal_bytes", "wal_records"]);
+function applyWorkRule(plans, rule, minCalls) {
+  if (rule === null || plans.error !== null) return plans;
+  const totals = headTotals(plans.fingerprints);
+  const fingerprints = plans.fingerprints.map((f) => {
+    const base = countedWork(f, "base");
+    const head = countedWork(f, "head");
+    if (base === null || head === null || Math.min(f.base.stats.calls, f.head.stats.calls) < minCalls) return f;
+    return { ...f, work_regression: judge(f, base, head, rule, totals) };
+  });
+  return { ...plans, fingerprints };
+}
+function unjudgedByWorkRule(plans) {
+  if (plans.error !== null) return 0;
+  return plans.fingerprints.filter((f) => countedWork(f, "base") === null || countedWork(f, "head") === null).length;
+}
+function workEvidence(f) {
+  const r = f.work_regression;
+  const shares = [
+    ["calls", r.share.calls],
+    ["pages", r.share.pages],
+    ["WAL", r.share.wal]
+  ];
+  const [name, share2] = shares.reduce((best, s) => (s[1] ?? 0) > (best[1] ?? 0) ? s : best);
+  const explained = (f.index_changes ?? []).map(
+    (c) => `index ${c.index} ${c.change} on ${c.relation}${c.migration ? ` (${c.migration.file}, line ${c.migration.line})` : ""}`
+  );
+  if (f.changed && f.change) explained.push(`plan changed: ${f.change}`);
+  return `more work per call: ${workPhrase(r.counters)}, every head replay above every base replay (${fractionPercent(share2 ?? 0)} of head's ${name})${explained.length > 0 ? `; ${explained.join("; ")}` : ""}`;
+}
+function countedWork(f, side2) {
+  const stats2 = f[side2].stats;
+  if (stats2?.source !== "pg_stat_statements" || !stats2.work?.rounds?.each) return null;
+  return stats2.work;
+}
+function headTotals(fingerprints) {
+  const totals = { calls: 0, pages: 0, wal: 0 };
+  for (const f of fingerprints) {
+    const stats2 = f.head.stats;
+    if (!stats2?.work || stats2.source !== "pg_stat_statements") continue;
+    const t = totalsOf(stats2.work.per_call, stats2.calls);
+    totals.calls += t.calls;
+    totals.pages += t.pages;
+    totals.wal = totals.wal === null || t.wal === null ? null : totals.wal + t.wal;
+  }
+  return totals;
+}
+function totalsOf(w, calls) {
+  return { calls, pages: (WORK_COUNTERS.pages(w) ?? 0) * calls, wal: w.wal_bytes === null ? null : w.wal_bytes * calls };
+}
+function judge(f, base, head, rule, totals) {
+  const grown = [];
+  for (const counter of Object.keys(WORK_COUNTERS)) {
+    const minDelta = GATED[counter];
+    if (minDelta === void 0) continue;
+    if (f.kind === "select" && WRITE_COUNTERS.has(counter)) continue;
+    if (counter === "wal_bytes" && wroteFullPages(base, head)) continue;
+    const change = grownBeyondBase(counter, minDelta, base, head, rule.growth);
+    if (change) grown.push(change);
+  }
+  if (grown.length === 0) return null;
+  const own2 = totalsOf(head.per_call, f.head.stats.calls);
+  const share2 = {
+    calls: fraction(own2.calls, totals.calls),
+    pages: fraction(own2.pages, totals.pages),
+    wal: own2.wal === null || totals.wal === null ? null : fraction(own2.wal, totals.wal)
+  };
+  if (Math.max(share2.calls, share2.pages, share2.wal ?? 0) < rule.min_share) return null;
+  return { counters: grown, share: share2 };
+}
+function fraction(part, whole) {
+  return whole > 0 ? part / whole : 0;
+}
+function wroteFullPages(base, head) {
+  return [base.per_call, head.per_call, base.noise].some((w) => (w?.wal_fpi ?? 0) > 0);
+}
+function grownBeyondBase(counter, minDelta, base, head, growth) {
+  const value = WORK_COUNTERS[counter];
+  const b = value(base.per_call);
+  const h = value(head.per_call);
+  if (b === null || h === null || h - b < minDelta || h <= b * (1 + growth)) return null;
+  const baseRange = replayRange(value, base.rounds);
+  const headRange = replayRange(value, head.rounds);
+  if (baseRange === null || headRange === null) return null;
+  const noise = base.noise === null ? null : value(base.noise);
+  const baseHighest = Math.max(baseRange[1], noise ?? Number.NEGATIVE_INFINITY);
+  if (headRange[0] <= baseHighest) return null;
+  return { counter, base: b, head: h, change: b === 0 ? null : h / b - 1, direction: "more" };
+}
+
+// src/format/table.ts
+function oneLine(sql, max = 100) {
+  const flat = sql.replace(/\s+/g, " ").trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}\u2026`;
 }
 
 // src/format/mask.ts
@@ -48198,8 +48361,8 @@ function notRunParts(side2) {
   }
   return parts;
 }
-function sharePercent(share) {
-  const pct = share * 100;
+function sharePercent(share2) {
+  const pct = share2 * 100;
   return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(1)} %`;
 }
 function inconclusiveHeadline(c) {
@@ -48218,8 +48381,8 @@ function notComparedWarnings(c) {
 }
 
 // src/verdict/absolute-limits.ts
-function percent2(fraction) {
-  const pct = fraction * 100;
+function percent2(fraction2) {
+  const pct = fraction2 * 100;
   return `${pct >= 10 || pct === 0 ? pct.toFixed(0) : pct.toFixed(2)} %`;
 }
 function checkAbsoluteLimits(comparison2, head, t) {
@@ -48441,12 +48604,8 @@ function errorRuleLine(e) {
 function sum(values) {
   return values.reduce((a, b) => a + b, 0);
 }
-function change(ratio) {
-  const pct = (ratio - 1) * 100;
-  return `${pct >= 0 ? "+" : "\u2212"}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
-}
 function latencyEvidence(c, confidence) {
-  return `p95 ${micros(c.base.p95_us)} \u2192 ${micros(c.head.p95_us)} (${change(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}\xD7\u2013${c.ci_high.toFixed(2)}\xD7)`;
+  return `p95 ${micros(c.base.p95_us)} \u2192 ${micros(c.head.p95_us)} (${ratioChange(c.ratio)}, ${Math.round(confidence * 100)} % CI ${c.ci_low.toFixed(2)}\xD7\u2013${c.ci_high.toFixed(2)}\xD7)`;
 }
 function fingerprintReasons(f, confidence) {
   const evidence = [];
@@ -48476,7 +48635,7 @@ function decide(inputs) {
   const warnings = [
     // What never ran comes first: it is what the comparison below cannot speak for.
     ...coverage ? notComparedWarnings(coverage) : [],
-    ...planWarnings(plans, found.planned),
+    ...planWarnings(plans, found.planned, inputs.thresholds.work_rule ?? null),
     ...comparisonWarnings(comparison2, thresholds)
   ];
   if (found.reasons.length > 0) return regression(found, comparison2, coverage, warnings);
@@ -48486,6 +48645,9 @@ function migrationsFail(failure2) {
   const where = failure2.line === null ? "" : `, line ${failure2.line}`;
   const reason = `the PR's migrations fail: ${failure2.name}${where}: ${maskMessage(failure2.message, failure2.sqlstate ?? null)}`;
   return { verdict: "regression", headline: "regression: the PR's migrations fail", reasons: [reason], warnings: [] };
+}
+function workRegressions(plans) {
+  return (plans?.fingerprints ?? []).filter((f) => !!f.work_regression);
 }
 function findRegressions(inputs, comparison2, coverage) {
   const { thresholds } = inputs;
@@ -48513,7 +48675,9 @@ function findRegressions(inputs, comparison2, coverage) {
     thresholds.plan_rules ?? { fail_on_plan_change: "none", plan_min_rows: 0, max_buffers_growth: null }
   );
   for (const r of planned.reasons) reasons.addFor(r);
-  return { reasons: reasons.lines(), slower, newErrors, tooManyErrors, headRanLess, overLimits, planned };
+  const moreWork = workRegressions(inputs.plans ?? null);
+  for (const f of moreWork) reasons.addFor({ fingerprint: f.fingerprint, normalized: f.normalized, evidence: workEvidence(f) });
+  return { reasons: reasons.lines(), slower, newErrors, tooManyErrors, headRanLess, overLimits, planned, moreWork: moreWork.length };
 }
 function newErrorReasons(comparison2, lost, newErrors, allowed) {
   const first = comparison2.new_errors.find((e) => e.rule === "deterministic");
@@ -48532,11 +48696,17 @@ function newErrorReasons(comparison2, lost, newErrors, allowed) {
   }
   return reasons;
 }
-function planWarnings(plans, planned) {
+function planWarnings(plans, planned, rule) {
   const warnings = [];
   if (plans !== null && planned.unmeasured.length === 0) {
     if (plans.error !== null) warnings.push(`query plans could not be probed: ${plans.error}`);
     else if (plans.failures.length > 0) warnings.push(`${plural2(plans.failures.length, "plan probe")} failed (listed under Plan changes)`);
+  }
+  const unjudged = rule && plans ? unjudgedByWorkRule(plans) : 0;
+  if (unjudged > 0) {
+    warnings.push(
+      `the work rule judged no work of ${plural2(unjudged, "fingerprint")} counted by one EXPLAIN ANALYZE instead of pg_stat_statements (one execution, no replays to measure a spread against): their work per call is reported, not gated`
+    );
   }
   if (plans?.stats.unavailable_reason) {
     warnings.push(
@@ -48587,6 +48757,7 @@ function regression(found, comparison2, coverage, warnings) {
   if (found.headRanLess) parts.push("less of the workload ran on head");
   if (planned.planChanges > 0) parts.push(plural2(planned.planChanges, "plan change"));
   if (planned.bufferGrowth > 0) parts.push(`${plural2(planned.bufferGrowth, "query", "queries")} reading more buffers`);
+  if (found.moreWork > 0) parts.push(`${plural2(found.moreWork, "query", "queries")} doing more work per call`);
   if (found.overLimits.length > 0) parts.push(`${plural2(found.overLimits.length, "absolute limit")} exceeded`);
   if (planned.unmeasured.length > 0) warnings.push(...planned.unmeasured.map((u) => `not evaluated by the plan rules: ${u}`));
   if (coverage && !coverage.sufficient)
@@ -48834,7 +49005,7 @@ var GateRecord = class _GateRecord {
    * @param context the environment and working directory
    * @returns the record, with the run's settings filled in
    */
-  static async start(config2, change2, context) {
+  static async start(config2, change, context) {
     const startedAt = /* @__PURE__ */ new Date();
     const environment = {
       server_version: null,
@@ -48846,7 +49017,7 @@ var GateRecord = class _GateRecord {
       workload: { path: config2.workload, sessions: 0, statements: 0 },
       seed: config2.seed ? config2.seed.kind === "file" ? config2.seed.path : `seed-command: ${config2.seed.command}` : null,
       base: { ref: null, sha: null, source: "" },
-      head: { sha: change2?.headSha || await currentCommit(context.cwd), source: describeSource(config2, "head") },
+      head: { sha: change?.headSha || await currentCommit(context.cwd), source: describeSource(config2, "head") },
       head_from_scratch: null,
       runner: runnerDescription(context.env, os6.hostname()),
       started_at: startedAt.toISOString(),
@@ -48935,6 +49106,7 @@ function thresholdsOf(config2) {
     max_new_errors: t.maxNewErrors,
     confidence: t.confidence,
     plan_rules: config2.planRules,
+    work_rule: config2.workRule,
     min_coverage: t.minCoverage,
     p95_max_ms: t.p95MaxMs,
     p99_max_ms: t.p99MaxMs,
@@ -51234,35 +51406,6 @@ function captureEvidence(workloadPath, workload) {
   return { failures, warnings };
 }
 
-// src/format/numbers.ts
-var MINUS = "\u2212";
-function fractionPercent(fraction) {
-  return `${magnitude(Math.abs(fraction) * 100)} %`;
-}
-function signedPercent(fraction) {
-  if (!Number.isFinite(fraction)) return "\u2013";
-  const text2 = magnitude(Math.abs(fraction) * 100);
-  if (text2 === "0") return "0 %";
-  return `${fraction < 0 ? MINUS : "+"}${text2} %`;
-}
-function ratioChange(ratio) {
-  return signedPercent(ratio - 1);
-}
-function interval(low, high) {
-  return `[${ratioChange(low)}, ${ratioChange(high)}]`;
-}
-function latencyRatio(base, head) {
-  return Math.max(head, 1) / Math.max(base, 1);
-}
-function magnitude(value) {
-  if (value < 0.05) return "0";
-  if (value < 9.95) return value.toFixed(1);
-  return Math.round(value).toLocaleString("en-US");
-}
-function wallTime(ms2) {
-  return ms2 < 1e3 ? `${Math.round(ms2)} ms` : span(ms2 * 1e3);
-}
-
 // src/gate/time-budget.ts
 var REPLAY_OVERHEAD_MS = 2e3;
 var RESERVE = 0.1;
@@ -51341,18 +51484,18 @@ async function readGateWorkload(config2, record2, logger) {
   checkSeed(config2);
   return { workload, evidence };
 }
-async function checkOutBaseSchema(config2, change2, record2, held, context) {
+async function checkOutBaseSchema(config2, change, record2, held, context) {
   if (config2.schema.kind === "files" && config2.schema.base !== void 0) {
     record2.environment.base.source = `files: ${config2.schema.base.join(", ")}`;
     return context.cwd;
   }
-  const ref = config2.baseRef ?? change2?.baseRef;
+  const ref = config2.baseRef ?? change?.baseRef;
   if (ref === void 0) {
     throw new InputError(
       "no base schema: give --base-ref (the commit to compare against, e.g. origin/main) or --base-migrations; on a GitHub pull_request event, a GitLab merge request pipeline or a Jenkins change request the change's base is used"
     );
   }
-  if (config2.baseRef === void 0 && change2) context.logger.info(`base: ${change2.describe} (${ref})`);
+  if (config2.baseRef === void 0 && change) context.logger.info(`base: ${change.describe} (${ref})`);
   const checkout = await checkoutBase(ref, context.cwd);
   held.checkout = checkout;
   record2.environment.base = { ref, sha: checkout.sha, source: `${describeSource(config2, "base")} at ${checkout.sha.slice(0, 12)}` };
@@ -51519,19 +51662,28 @@ function percentValue(expected, accept, bareBelowOne = false) {
   return external_exports.string().transform((raw, ctx) => {
     const text2 = raw.trim();
     const match = /^([0-9]*\.?[0-9]+)\s*(%?)$/.exec(text2);
-    const fraction = match ? Number(match[1]) / (match[2] ? 100 : 1) : Number.NaN;
-    if (bareBelowOne && match && !match[2] && fraction >= 1) {
+    const fraction2 = match ? Number(match[1]) / (match[2] ? 100 : 1) : Number.NaN;
+    if (bareBelowOne && match && !match[2] && fraction2 >= 1) {
       ctx.addIssue({
         code: "custom",
         message: `a plain number is a fraction here: write '${match[1]}%' for that many percent, or '100%' to allow every one; got '${raw}'`
       });
       return external_exports.NEVER;
     }
-    if (!Number.isFinite(fraction) || !accept(fraction)) {
+    if (!Number.isFinite(fraction2) || !accept(fraction2)) {
       ctx.addIssue({ code: "custom", message: `expected ${expected}, got '${raw}'` });
       return external_exports.NEVER;
     }
-    return fraction;
+    return fraction2;
+  });
+}
+function offOr(value) {
+  return external_exports.string().transform((raw, ctx) => {
+    if (/^\s*off\s*$/i.test(raw)) return null;
+    const parsed = value.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    for (const issue3 of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue3.message });
+    return external_exports.NEVER;
   });
 }
 var settingsValue = external_exports.union([external_exports.string(), external_exports.array(external_exports.string())]).optional().transform((raw, ctx) => {
@@ -51977,6 +52129,20 @@ var gateOptions = {
     help: "fail when a query's shared buffers per call grow by more than this factor, e.g. 10x (default: off)",
     schema: factorValue().optional()
   },
+  "work-threshold": {
+    shape: "value",
+    placeholder: "PCT",
+    help: `a fingerprint also regresses when its pages or WAL per call (pg_stat_statements, every replay) grow by more than this, every head replay above every base replay (default ${WORK_RULE_DEFAULTS.growth * 100}%; off turns the work rule off)`,
+    schema: offOr(
+      percentValue("a percentage such as 25% (or a fraction such as 0.25), above 0 and at most 1000%, or off", (f) => f > 0 && f <= 10)
+    ).optional()
+  },
+  "work-min-share": {
+    shape: "value",
+    placeholder: "PCT",
+    help: `\u2026when the fingerprint has at least this share of head's calls, pages or WAL (default ${WORK_RULE_DEFAULTS.min_share * 100}%)`,
+    schema: percentValue("a percentage from 0% to 100% (or a fraction such as 0.01)", (f) => f >= 0 && f <= 1, true).optional()
+  },
   ...replayLimitOptions,
   "allow-server-wide": {
     shape: "flag",
@@ -52014,6 +52180,13 @@ var cliOptions = {
 };
 var options = { ...gateOptions, ...cliOptions };
 var shape = Object.fromEntries(Object.entries(options).map(([name, def]) => [name, def.schema]));
+function workRuleFrom(raw) {
+  if (raw["work-threshold"] === null) return null;
+  return {
+    growth: raw["work-threshold"] ?? WORK_RULE_DEFAULTS.growth,
+    min_share: raw["work-min-share"] ?? WORK_RULE_DEFAULTS.min_share
+  };
+}
 function thresholdsFrom(raw) {
   return {
     p95MaxMs: raw["p95-max-ms"] ?? null,
@@ -52093,7 +52266,8 @@ var schema = external_exports.object(shape).superRefine((raw, ctx) => {
       fail_on_plan_change: raw["fail-on-plan-change"] ?? PLAN_DEFAULTS.failOnPlanChange,
       plan_min_rows: raw["plan-min-rows"] ?? PLAN_DEFAULTS.planMinRows,
       max_buffers_growth: raw["max-buffers-growth"] ?? null
-    }
+    },
+    workRule: workRuleFrom(raw)
   };
 });
 var gateCommand = {
@@ -53690,8 +53864,8 @@ async function buildHeadServerTemplates(inputs) {
 
 // src/gate/run-gate.ts
 async function runGate(config2, context, onRecord) {
-  const change2 = changeUnderTest(context.env);
-  const record2 = await GateRecord.start(config2, change2, context);
+  const change = changeUnderTest(context.env);
+  const record2 = await GateRecord.start(config2, change, context);
   onRecord?.(record2);
   const prefix = `pgr_${crypto8.randomBytes(4).toString("hex")}`;
   record2.environment.database_prefix = prefix;
@@ -53699,7 +53873,7 @@ async function runGate(config2, context, onRecord) {
   try {
     const workload = await readGateWorkload(config2, record2, context.logger);
     record2.stage = "base-checkout";
-    const baseRoot = await checkOutBaseSchema(config2, change2, record2, held, context);
+    const baseRoot = await checkOutBaseSchema(config2, change, record2, held, context);
     throwIfInterrupted(context.signal);
     record2.stage = "provision";
     const places = await startServers(config2, record2, held, workload.workload, prefix, context);
@@ -53719,7 +53893,7 @@ async function runGate(config2, context, onRecord) {
       templates: built,
       setup
     });
-    return await judge(config2, record2, workload, comparison2, { places, templates: built, secrets: secretsOf(held) }, context);
+    return await judge2(config2, record2, workload, comparison2, { places, templates: built, secrets: secretsOf(held) }, context);
   } catch (thrown) {
     const error63 = toCliError(thrown, stageLabel(record2.stage));
     let message2 = error63.message;
@@ -53734,13 +53908,13 @@ function headMigrationsFailed(record2, failure2) {
   const decided = decideVerdict({ comparison: null, migrationFailure: failure2, thresholds: record2.thresholds, servers: record2.servers });
   return { report: record2.report({ ...decided, error: null, warnings: record2.warnings, comparison: null }), exitCode: ExitCode2.Regression };
 }
-async function judge(config2, record2, workload, comparison2, where, context) {
+async function judge2(config2, record2, workload, comparison2, where, context) {
   const { base, head } = where.places;
   const targets = {
     base: { url: withDatabase(base.server.url, where.templates.base), major: majorOf(base.server.version) },
     head: { url: withDatabase(head.server.url, where.templates.head), major: majorOf(head.server.version) }
   };
-  record2.plans = await probeTemplates(
+  const plans = await probeTemplates(
     workload.workload,
     comparison2,
     targets,
@@ -53750,6 +53924,7 @@ async function judge(config2, record2, workload, comparison2, where, context) {
     // The files head applied (not a migrate command), to name the line of an index change.
     (record2.templates?.migrations ?? []).filter((m) => m.side === "head" && m.ok && m.name !== "migrate-command").map((m) => ({ name: m.name, path: path10.resolve(context.cwd, m.name) }))
   );
+  record2.plans = applyWorkRule(plans, record2.thresholds.work_rule ?? null, record2.thresholds.min_calls);
   const decided = decideVerdict({
     comparison: comparison2,
     coverage: coverageOf(record2.side("base"), record2.side("head"), config2.thresholds.minCoverage),
@@ -54035,8 +54210,8 @@ function verdictPhrase(report2) {
     return `pass \u2014 no regression beyond ${fractionPercent(t.p95_threshold)}${floor}`;
   }
   if (report2.verdict === "inconclusive") {
-    const share = report2.coverage ? sharePercent(1 - report2.coverage.base.executed_share) : "too much";
-    return `inconclusive \u2014 ${share} of the captured workload did not run on base`;
+    const share2 = report2.coverage ? sharePercent(1 - report2.coverage.base.executed_share) : "too much";
+    return `inconclusive \u2014 ${share2} of the captured workload did not run on base`;
   }
   if (report2.verdict === "error") {
     const what = report2.error?.message ?? report2.headline;
@@ -54591,44 +54766,6 @@ function firstLine(value, max) {
 // src/report/markdown-work.ts
 var SQL_CHARS3 = 100;
 var CAP2 = 20;
-function bytes(n) {
-  if (n >= 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(1)} kB`;
-  return `${Math.round(n)} B`;
-}
-function amount(n) {
-  if (n >= 100) return count(Math.round(n));
-  if (n > 0 && n < 0.1) return n.toFixed(2);
-  return n.toFixed(1);
-}
-var LABELS = {
-  wal_bytes: ["WAL ", ""],
-  pages: ["", " pages"],
-  dirtied: ["", " pages dirtied"],
-  written: ["", " pages written"],
-  wal_records: ["", " WAL records"],
-  wal_fpi: ["", " full-page images"],
-  rows: ["", " rows"],
-  temp_blocks: ["", " temp blocks"],
-  local_blocks: ["", " local blocks"]
-};
-function labelled(counter, figures) {
-  const [before2, after] = LABELS[counter];
-  return `${before2}${figures}${after}`;
-}
-function figure(counter, n) {
-  return counter === "wal_bytes" ? bytes(n) : amount(n);
-}
-function changeOf(c) {
-  if (c.change === null) return "from 0";
-  const pct = c.change * 100;
-  return `${pct >= 0 ? "+" : "\u2212"}${Math.abs(pct) >= 10 ? Math.abs(pct).toFixed(0) : Math.abs(pct).toFixed(1)} %`;
-}
-function workPhrase(changes) {
-  return changes.map(
-    (c, i) => `${labelled(c.counter, `${figure(c.counter, c.base)} \u2192 ${figure(c.counter, c.head)}`)}${i === 0 ? " per call" : ""} (${changeOf(c)})`
-  ).join(", ");
-}
 function spread(changes, w, noise) {
   if (!w?.rounds) return "\u2013";
   const rounds = w.rounds;
@@ -54674,6 +54811,13 @@ function whyLines(shown) {
   }
   return lines.length > 0 ? ["What explains it:", "", ...lines, ""] : [];
 }
+function ruleLine(rule, measured) {
+  if (rule === void 0) return "(reported, not gated: written before the work rule)";
+  if (rule === null) return "(reported, not gated: the work rule is off)";
+  const failed = measured.filter((f) => f.work_regression).length;
+  const terms = `pages or WAL per call more than ${Math.round(rule.growth * 100)} % above base in every replay, at least ${rule.min_share * 100} % of head's calls, pages or WAL`;
+  return failed > 0 ? `(the work rule failed ${count(failed)}: ${terms})` : `(none failed the work rule: ${terms})`;
+}
 function moved(f) {
   return (f.work_changes?.length ?? 0) > 0;
 }
@@ -54682,19 +54826,20 @@ function workSection(ctx) {
   if (!p || p.error !== null) return [];
   const measured = p.fingerprints.filter((f) => f.base.stats?.work && f.head.stats?.work);
   if (measured.length === 0) return [];
-  const regressed = new Set((ctx.report.comparison?.fingerprints ?? []).filter((f) => f.regressed).map((f) => f.fingerprint));
+  const slower = new Set((ctx.report.comparison?.fingerprints ?? []).filter((f) => f.regressed).map((f) => f.fingerprint));
+  const regressed = /* @__PURE__ */ new Set([...slower, ...measured.filter((f) => f.work_regression).map((f) => f.fingerprint)]);
   const rank = (f) => regressed.has(f.fingerprint) ? 0 : f.work_changes[0].direction === "more" ? 1 : 2;
   const changed = measured.filter(moved).sort((a, b) => rank(a) - rank(b));
   const more = changed.filter((f) => f.work_changes.some((c) => c.direction === "more")).length;
   const lines = ["#### Work per call", ""];
   if (changed.length === 0) {
     lines.push(
-      `No fingerprint's work per call moved beyond base's own replays: ${plural2(measured.length, "fingerprint")} measured on both sides. ${sourceLine2(p)}`,
+      `No fingerprint's work per call moved beyond base's own replays: ${plural2(measured.length, "fingerprint")} measured on both sides ${ruleLine(ctx.report.thresholds.work_rule, measured)}. ${sourceLine2(p)}`,
       ""
     );
   } else {
     lines.push(
-      `${count(more)} of ${plural2(measured.length, "fingerprint")} measured did more work per call on head, ${count(changed.length - more)} less (reported, not gated). ${sourceLine2(p)}`,
+      `${count(more)} of ${plural2(measured.length, "fingerprint")} measured did more work per call on head, ${count(changed.length - more)} less ${ruleLine(ctx.report.thresholds.work_rule, measured)}. ${sourceLine2(p)}`,
       ""
     );
     const cap = Math.min(CAP2, ctx.limits.rows);
@@ -54724,7 +54869,7 @@ function workSection(ctx) {
       ...whyLines(shown)
     );
   }
-  const steady = measured.filter((f) => regressed.has(f.fingerprint) && !moved(f));
+  const steady = measured.filter((f) => slower.has(f.fingerprint) && !moved(f));
   if (steady.length > 0) {
     lines.push(
       `${plural2(steady.length, "slower statement")} did the same work per call on both sides: the time went elsewhere (waits on locks or I/O, CPU), not to more pages or WAL.`,
@@ -54883,6 +55028,7 @@ var workChange = external_exports.object({
   change: external_exports.number().nullable(),
   direction: external_exports.enum(["more", "less"])
 });
+var share = external_exports.number().min(0).max(1);
 var stats = external_exports.object({
   source,
   calls: external_exports.number().nonnegative(),
@@ -54935,7 +55081,11 @@ var plansReportSchema = external_exports.object({
           definition: external_exports.string(),
           migration: external_exports.object({ file: external_exports.string(), line: external_exports.number().int().positive() }).nullable()
         })
-      ).optional()
+      ).optional(),
+      work_regression: external_exports.object({
+        counters: external_exports.array(workChange),
+        share: external_exports.object({ calls: share, pages: share, wal: share.nullable() })
+      }).nullable().optional()
     })
   ),
   failures: external_exports.array(
@@ -54954,6 +55104,10 @@ var planRulesSchema = external_exports.object({
   fail_on_plan_change: external_exports.enum(["none", "seq-scan", "any"]),
   plan_min_rows: external_exports.number().nonnegative(),
   max_buffers_growth: external_exports.number().gt(1).nullable()
+});
+var workRuleSchema = external_exports.object({
+  growth: external_exports.number().positive(),
+  min_share: share
 });
 
 // src/report/json.ts
@@ -55129,6 +55283,7 @@ var gateReportSchema = external_exports.object({
     max_new_errors: count3,
     confidence: external_exports.number().gt(0).lt(1),
     plan_rules: planRulesSchema.optional(),
+    work_rule: workRuleSchema.nullable().optional(),
     min_coverage: external_exports.number().min(0).max(1).optional(),
     p95_max_ms: external_exports.number().positive().nullable().optional(),
     p99_max_ms: external_exports.number().positive().nullable().optional(),
@@ -55335,6 +55490,7 @@ function thresholdSuite(report2, mask) {
   if (c !== null && rules && (rules.fail_on_plan_change !== "none" || rules.max_buffers_growth !== null)) {
     cases.push(thresholdCase("query plans within the plan rules", planRulesOutcome(evaluatePlanRules(report2.plans ?? null, rules))));
   }
+  if (c !== null && t.work_rule) cases.push(thresholdCase("work per call within the work rule", workRuleOutcome(report2)));
   cases.push(headMigrationsCase(report2, mask));
   if (c !== null) {
     for (const limit of checkAbsoluteLimits(c, report2.accounting?.head ?? null, t)) {
@@ -55369,6 +55525,22 @@ function newErrorsOutcome(report2, c, mask) {
     )
   ];
   return { kind: "failure", type: "new-errors", message: `${plural2(total, "new error")}`, body: list.join("\n") };
+}
+function workRuleOutcome(report2) {
+  const failed = (report2.plans?.fingerprints ?? []).filter((f) => f.work_regression);
+  if (failed.length === 0) return { kind: "passed" };
+  return {
+    kind: "failure",
+    type: "work",
+    message: `${plural2(failed.length, "statement")} doing more work per call`,
+    body: failed.map(
+      (f) => reasonLine({
+        fingerprint: f.fingerprint,
+        normalized: f.normalized,
+        evidence: workEvidence({ ...f, work_regression: f.work_regression })
+      })
+    ).join("\n")
+  };
 }
 function planRulesOutcome(planned) {
   if (planned.reasons.length > 0) {
@@ -56369,8 +56541,8 @@ async function readSweepWorkload(config2, report2, logger) {
   checkSeed(config2);
   return workload;
 }
-function sweepsBase(config2, change2) {
-  return config2.schema !== null && (config2.compare || change2 !== void 0);
+function sweepsBase(config2, change) {
+  return config2.schema !== null && (config2.compare || change !== void 0);
 }
 async function checkOutSweepBase(ref, report2, held, context) {
   const checkout = await checkoutBase(ref, context.cwd);
@@ -56441,7 +56613,7 @@ async function sweepSources(config2, report2, where, context) {
 function decideCapacity(base, head, threshold) {
   const reasons = [];
   const at = base.knee.connections ?? base.knee.recommended_connections;
-  let change2 = null;
+  let change = null;
   let plateau = [];
   if (at !== null) {
     const usable = (side2, c) => side2.steps.find((s) => s.connections === c && s.refused_sessions === 0);
@@ -56449,11 +56621,11 @@ function decideCapacity(base, head, threshold) {
     const b = median(plateau.map((c) => usable(base, c).throughput));
     const h = median(plateau.map((c) => usable(head, c).throughput));
     if (plateau.length > 0 && b > 0) {
-      change2 = (h - b) / b;
-      if (change2 < -threshold) {
+      change = (h - b) / b;
+      if (change < -threshold) {
         const where = plateau.length > 1 ? `base's knee (median of ${plateau.join(", ")} connections, where base is flat)` : `${at} connections${base.knee.connections !== null ? " (base's knee)" : ""}`;
         reasons.push(
-          `throughput at ${where} fell by ${fractionPercent(-change2)}: ${h.toFixed(0)} statements/s on head vs ${b.toFixed(0)} on base (threshold ${fractionPercent(threshold)})`
+          `throughput at ${where} fell by ${fractionPercent(-change)}: ${h.toFixed(0)} statements/s on head vs ${b.toFixed(0)} on base (threshold ${fractionPercent(threshold)})`
         );
       }
     }
@@ -56461,7 +56633,7 @@ function decideCapacity(base, head, threshold) {
   const baseKnee = base.knee.connections;
   if (baseKnee !== null) {
     const headKnee = head.knee.connections;
-    const lower = change2 !== null && change2 < -threshold / 2;
+    const lower = change !== null && change < -threshold / 2;
     if (headKnee !== null && headKnee < baseKnee * (1 - threshold) && lower) {
       reasons.push(
         `the knee moved left: head flattens at ${headKnee} connections, base at ${baseKnee} (threshold ${fractionPercent(threshold)})`
@@ -56471,8 +56643,8 @@ function decideCapacity(base, head, threshold) {
     }
   }
   const verdict = reasons.length > 0 ? "fail" : "pass";
-  const headline = verdict === "fail" ? `fail: the PR lowers capacity (${reasons.length === 1 ? "one rule" : `${reasons.length} rules`} beyond ${fractionPercent(threshold)})` : change2 === null ? "pass: no capacity loss found (no step to compare throughput at)" : `pass: throughput at ${at} connections${plateau.length > 1 ? ` and above (the plateau)` : ""} changed by ${signedPercent(change2)} (threshold ${fractionPercent(threshold)})`;
-  return { verdict, headline, reasons, compared_at: at, compared_steps: plateau, throughput_change: change2 };
+  const headline = verdict === "fail" ? `fail: the PR lowers capacity (${reasons.length === 1 ? "one rule" : `${reasons.length} rules`} beyond ${fractionPercent(threshold)})` : change === null ? "pass: no capacity loss found (no step to compare throughput at)" : `pass: throughput at ${at} connections${plateau.length > 1 ? ` and above (the plateau)` : ""} changed by ${signedPercent(change)} (threshold ${fractionPercent(threshold)})`;
+  return { verdict, headline, reasons, compared_at: at, compared_steps: plateau, throughput_change: change };
 }
 function median(values) {
   if (values.length === 0) return 0;
@@ -56495,15 +56667,15 @@ async function runCapacity(config2, context) {
   const databases = { prefix: `pgc_${crypto9.randomBytes(4).toString("hex")}`, created: held.created };
   try {
     const workload = await readSweepWorkload(config2, report2, logger);
-    const change2 = changeUnderTest(context.env);
-    const compare = sweepsBase(config2, change2);
+    const change = changeUnderTest(context.env);
+    const compare = sweepsBase(config2, change);
     let baseRoot = context.cwd;
     const schema2 = config2.schema;
     if (compare && schema2.kind === "files" && schema2.base !== void 0) {
       report2.environment.base = `files: ${schema2.base.join(", ")}`;
     } else if (compare) {
       stage = "checking out the base commit";
-      baseRoot = await checkOutSweepBase(config2.baseRef ?? change2.baseRef, report2, held, context);
+      baseRoot = await checkOutSweepBase(config2.baseRef ?? change.baseRef, report2, held, context);
     }
     throwIfInterrupted2(context.signal);
     stage = "starting PostgreSQL";
@@ -57069,7 +57241,7 @@ function writeFiles(report2, markdown, dir) {
 }
 function capacityOutputs(report2, paths, commentUrl) {
   const swept = report2.sides.find((s) => s.side === "head") ?? report2.sides[0];
-  const change2 = report2.comparison?.throughput_change;
+  const change = report2.comparison?.throughput_change;
   return {
     [Output.Result]: report2.verdict === "fail" ? "regression" : report2.verdict,
     [Output.ReportPath]: paths.markdown,
@@ -57077,7 +57249,7 @@ function capacityOutputs(report2, paths, commentUrl) {
     [Output.CapacitySvgPath]: paths.svg,
     [Output.CommentUrl]: commentUrl ?? "",
     [Output.KneeConnections]: swept?.knee.connections != null ? String(swept.knee.connections) : "",
-    [Output.CapacityChangePct]: change2 != null ? String(Math.round(change2 * 1e3) / 10) : ""
+    [Output.CapacityChangePct]: change != null ? String(Math.round(change * 1e3) / 10) : ""
   };
 }
 
@@ -57088,7 +57260,7 @@ function compareWithBaseline(now, baseline, source2) {
   const t = now.thresholds;
   const noise = c.noise_floor.value;
   const byFingerprint = new Map(b.fingerprints.map((f) => [f.fingerprint, f]));
-  const judge2 = (fingerprint, normalized, callsBaseline, callsNow, p95BaselineUs, p95NowUs) => {
+  const judge3 = (fingerprint, normalized, callsBaseline, callsNow, p95BaselineUs, p95NowUs) => {
     const ratio = Math.max(p95NowUs, 1) / Math.max(p95BaselineUs, 1);
     const regressed = callsBaseline >= t.min_calls && callsNow >= t.min_calls && ratio - 1 > Math.max(t.p95_threshold, noise) && (p95NowUs - p95BaselineUs) / 1e3 > t.min_delta_ms;
     return { fingerprint, normalized, callsBaseline, callsNow, p95BaselineUs, p95NowUs, ratio, regressed };
@@ -57101,10 +57273,10 @@ function compareWithBaseline(now, baseline, source2) {
       notInBaseline++;
       continue;
     }
-    rows.push(judge2(f.fingerprint, f.normalized, old.calls_head, f.calls_head, old.head.p95_us, f.head.p95_us));
+    rows.push(judge3(f.fingerprint, f.normalized, old.calls_head, f.calls_head, old.head.p95_us, f.head.p95_us));
   }
   rows.sort((x, y) => Number(y.regressed) - Number(x.regressed) || y.ratio - x.ratio);
-  const overall = judge2("", "whole workload", b.overall.calls_head, c.overall.calls_head, b.overall.head.p95_us, c.overall.head.p95_us);
+  const overall = judge3("", "whole workload", b.overall.calls_head, c.overall.calls_head, b.overall.head.p95_us, c.overall.head.p95_us);
   const key = (e) => `${e.fingerprint}/${e.sqlstate}`;
   const before2 = new Set([...b.new_errors, ...b.shared_errors, ...b.varying_errors].map(key));
   const counted = (e) => e.class !== "interleaving" || e.rule === "every_replay" || e.rule === "rate";
@@ -57225,12 +57397,12 @@ function migrationAnnotations(report2, failOnRegression) {
   for (const plan of plans.fingerprints) {
     const annotated = annotatedOf(plan, regressed.get(plan.fingerprint), fails);
     if (!annotated) continue;
-    for (const change2 of plan.index_changes ?? []) {
-      if (!change2.migration) continue;
-      const key = `${change2.migration.line}:${change2.migration.file}`;
-      const group = byLine.get(key) ?? { ...change2.migration, changes: [], statements: [] };
+    for (const change of plan.index_changes ?? []) {
+      if (!change.migration) continue;
+      const key = `${change.migration.line}:${change.migration.file}`;
+      const group = byLine.get(key) ?? { ...change.migration, changes: [], statements: [] };
       byLine.set(key, group);
-      if (!group.changes.some((c) => c.index === change2.index && c.change === change2.change)) group.changes.push(change2);
+      if (!group.changes.some((c) => c.index === change.index && c.change === change.change)) group.changes.push(change);
       if (!group.statements.includes(annotated)) group.statements.push(annotated);
     }
   }
@@ -57252,7 +57424,7 @@ function annotatedOf(plan, regression2, fails) {
   const more = changes.filter((c) => c.direction === "more");
   const growth = Math.max(0, ...more.map((c) => c.change === null ? Number.POSITIVE_INFINITY : c.change));
   let weight;
-  if (regression2) weight = fails ? Weight.Fails : Weight.Regressed;
+  if (regression2 || plan.work_regression) weight = fails ? Weight.Fails : Weight.Regressed;
   else if (more.length > 0) weight = Weight.More;
   else if (changes.length > 0) weight = Weight.Less;
   else return null;
@@ -57290,7 +57462,8 @@ function movedOf(s) {
     parts.push(`slower (${times})${s.weight === Weight.Fails ? ", fails the gate" : ""}`);
   }
   const work2 = workPhrase(s.plan.work_changes ?? []);
-  parts.push(work2 === "" ? "the same work per call" : work2);
+  const ruled = !r && s.plan.work_regression && s.weight === Weight.Fails ? ", fails the gate (the work rule)" : "";
+  parts.push(work2 === "" ? "the same work per call" : `${work2}${ruled}`);
   return parts.join("; ");
 }
 function repositoryPath(file2, workspace) {
