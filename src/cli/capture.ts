@@ -6,7 +6,7 @@ import { ExitCode, InputError } from '../exit-codes.js';
 import { describeKeys } from '../format/keys.js';
 import { fields } from '../format/table.js';
 import { renderCondenseSummary } from '../format/workload-comparison.js';
-import { bytes, count, percent, plural, span } from '../format/units.js';
+import { bytes, count, percent, plural, reasonCounts, span } from '../format/units.js';
 import type { CaptureConfig } from './capture-options.js';
 import { condense } from './condense.js';
 import { fromEngineError } from '../engine/errors.js';
@@ -125,8 +125,7 @@ export function renderCaptureSummary(s: CaptureSummary): string {
  * @returns `reason n, reason n`, or `none`
  */
 export function byReason(counts: Record<string, number>): string {
-  const listed = Object.entries(counts).map(([reason, n]) => `${reason.replaceAll('_', ' ')} ${count(n)}`);
-  return listed.length > 0 ? listed.join(', ') : 'none';
+  return reasonCounts(counts) || 'none';
 }
 
 /**

@@ -1,7 +1,7 @@
 /** `replay`'s text output: how the run ended, where every statement went, and what was slow or failed. */
 import type { ReplayReport, SessionReport } from '../types.js';
 import { fields, oneLine, table } from './table.js';
-import { count, micros, plural, span } from './units.js';
+import { count, micros, plural, reasonCounts, span } from './units.js';
 
 export interface ReplaySummaryOptions {
   /** How many fingerprints to list by p95. Default 10. */
@@ -93,10 +93,8 @@ export function renderReplaySummary(report: ReplayReport, options: ReplaySummary
 }
 
 function reasons(byReason: Partial<Record<string, number>>): string {
-  const parts = Object.entries(byReason)
-    .filter(([, n]) => (n ?? 0) > 0)
-    .map(([reason, n]) => `${reason} ${count(n ?? 0)}`);
-  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+  const parts = reasonCounts(byReason);
+  return parts ? ` (${parts})` : '';
 }
 
 /** Failed sessions grouped by what happened to them, so a hundred identical failures take one line. */

@@ -76,3 +76,16 @@ export function bytes(n: number): string {
   if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
   return `${(n / 1024 ** 3).toFixed(2)} GB`;
 }
+
+/**
+ * Counts by reason in one list, underscores read as spaces and empty reasons left out:
+ * `{ transaction_aborted: 855, timeout: 0 }` → `transaction aborted 855`.
+ * @param counts statements (or entries) by reason
+ * @returns the list, empty when no reason has any
+ */
+export function reasonCounts(counts: Partial<Record<string, number>>): string {
+  return Object.entries(counts)
+    .filter(([, n]) => (n ?? 0) > 0)
+    .map(([reason, n]) => `${reason.replaceAll('_', ' ')} ${count(n ?? 0)}`)
+    .join(', ');
+}

@@ -2,7 +2,7 @@
 import type { CaptureSummary, FingerprintCount, WorkloadInspection } from '../types.js';
 import { describeKeys, describeSequenceHints } from './keys.js';
 import { fields, oneLine, table } from './table.js';
-import { count, micros, percent, plural, span } from './units.js';
+import { count, micros, percent, plural, reasonCounts, span } from './units.js';
 
 /**
  * Renders a workload summary.
@@ -89,9 +89,7 @@ export function renderWorkloadSummary(file: string, w: WorkloadInspection, captu
  * @returns lines
  */
 function renderCaptureNotes(c: CaptureSummary): string[] {
-  const left = Object.entries(c.excluded)
-    .map(([reason, n]) => `${reason.replaceAll('_', ' ')} ${count(n)}`)
-    .join(', ');
+  const left = reasonCounts(c.excluded);
   const lines = fields([
     [
       'capture',
