@@ -218,6 +218,7 @@ describe('the action on a pull request adding an index on an updated column', ()
     // Time cannot see this index (the latency rules are out of reach); the work rule does.
     expect(code, printed).toBe(1);
     expect(readCommandFile(step.output).result).toBe('regression');
+    expect(readCommandFile(step.output)['regressed-fingerprints']).toBe(UPDATE);
     expect(fs.readFileSync(step.summary, 'utf8')).toMatch(/regression: 1 query doing more work per call/);
     const annotations = printed.split('\n').flatMap((line) => {
       const m = /^::(warning|error|notice) ([^:]*)::(.*)$/.exec(line);

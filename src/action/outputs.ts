@@ -38,13 +38,15 @@ export function outputsOf(report: GateReport, paths: ReportPaths | undefined, co
     [Output.P95HeadMs]: comparison ? ms(comparison.overall.head.p95_us) : '',
     [Output.P95DeltaPct]: comparison ? String(Math.round((comparison.overall.ratio - 1) * 1000) / 10) : '',
     [Output.NewErrors]: comparison ? String(comparison.new_errors.length + lostSessionFeatures(report.servers).length) : '',
-    [Output.RegressedFingerprints]: comparison
-      ? comparison.fingerprints
-          .filter((f) => f.regressed)
-          .map((f) => f.fingerprint)
-          .join(',')
-      : '',
+    [Output.RegressedFingerprints]: comparison ? regressedFingerprints(report).join(',') : '',
   };
+}
+
+/** Slower (the latency rules) or doing more work per call (the work rule): each once, slower first. */
+function regressedFingerprints(report: GateReport): string[] {
+  const slower = (report.comparison?.fingerprints ?? []).filter((f) => f.regressed).map((f) => f.fingerprint);
+  const moreWork = (report.plans?.fingerprints ?? []).filter((f) => f.work_regression).map((f) => f.fingerprint);
+  return [...new Set([...slower, ...moreWork])];
 }
 
 /**
