@@ -260,6 +260,7 @@ describe('the verdict and the reports', () => {
   it('the markdown marks it and says the rule failed it; JUnit has a failing case of its own', () => {
     const r = judgedReport();
     const md = renderMarkdown(r);
+    expect(md).toMatch(/^### ❌ pg-retest: regression — 1 query doing more work per call\n/);
     expect(md).toMatch(
       /did more work per call on head, \d+ less \(the work rule failed 1: pages or WAL per call more than 10 % above base in every replay/,
     );

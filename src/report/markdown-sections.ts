@@ -86,6 +86,8 @@ export function verdictPhrase(report: GateReport): string {
       parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? 'query' : 'queries'} reading more buffers`);
     const overLimits = checkAbsoluteLimits(c, report.accounting?.head ?? null, t).filter((l) => l.exceeded).length;
     if (overLimits > 0) parts.push(`${plural(overLimits, 'absolute limit')} exceeded`);
+    const moreWork = (report.plans?.fingerprints ?? []).filter((f) => f.work_regression).length;
+    if (moreWork > 0) parts.push(`${count(moreWork)} ${moreWork === 1 ? 'query' : 'queries'} doing more work per call`);
   }
   return `regression — ${parts.length > 0 ? parts.join(', ') : firstLine(report.headline, 200)}`;
 }
