@@ -54231,6 +54231,8 @@ function verdictPhrase(report2) {
       parts.push(`${count(planned.bufferGrowth)} ${planned.bufferGrowth === 1 ? "query" : "queries"} reading more buffers`);
     const overLimits = checkAbsoluteLimits(c, report2.accounting?.head ?? null, t).filter((l) => l.exceeded).length;
     if (overLimits > 0) parts.push(`${plural2(overLimits, "absolute limit")} exceeded`);
+    const moreWork = (report2.plans?.fingerprints ?? []).filter((f) => f.work_regression).length;
+    if (moreWork > 0) parts.push(`${count(moreWork)} ${moreWork === 1 ? "query" : "queries"} doing more work per call`);
   }
   return `regression \u2014 ${parts.length > 0 ? parts.join(", ") : firstLine(report2.headline, 200)}`;
 }
@@ -56932,8 +56934,13 @@ function outputsOf(report2, paths, commentUrl) {
     [Output.P95HeadMs]: comparison2 ? ms2(comparison2.overall.head.p95_us) : "",
     [Output.P95DeltaPct]: comparison2 ? String(Math.round((comparison2.overall.ratio - 1) * 1e3) / 10) : "",
     [Output.NewErrors]: comparison2 ? String(comparison2.new_errors.length + lostSessionFeatures(report2.servers).length) : "",
-    [Output.RegressedFingerprints]: comparison2 ? comparison2.fingerprints.filter((f) => f.regressed).map((f) => f.fingerprint).join(",") : ""
+    [Output.RegressedFingerprints]: comparison2 ? regressedFingerprints(report2).join(",") : ""
   };
+}
+function regressedFingerprints(report2) {
+  const slower = (report2.comparison?.fingerprints ?? []).filter((f) => f.regressed).map((f) => f.fingerprint);
+  const moreWork = (report2.plans?.fingerprints ?? []).filter((f) => f.work_regression).map((f) => f.fingerprint);
+  return [.../* @__PURE__ */ new Set([...slower, ...moreWork])];
 }
 function baselineOutputs(result) {
   const ms2 = (us) => String(Math.round(us) / 1e3);
