@@ -48130,7 +48130,7 @@ function grownBeyondBase(counter, minDelta, base, head, growth) {
   if (baseRange === null || headRange === null) return null;
   const noise = base.noise === null ? null : value(base.noise);
   const baseHighest = Math.max(baseRange[1], noise ?? Number.NEGATIVE_INFINITY);
-  if (headRange[0] <= baseHighest) return null;
+  if (headRange[0] - baseHighest <= b * growth) return null;
   return { counter, base: b, head: h, change: b === 0 ? null : h / b - 1, direction: "more" };
 }
 
