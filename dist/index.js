@@ -55876,6 +55876,25 @@ function nextLink(header, current) {
   return void 0;
 }
 
+// src/options/report-file-options.ts
+var markdownFileOption = {
+  shape: "value",
+  placeholder: "FILE",
+  help: "also write the markdown report to FILE (it is always printed)",
+  schema: filePath("the markdown report").optional()
+};
+var jsonFileOption = {
+  shape: "value",
+  placeholder: "FILE",
+  help: "write the JSON report to FILE",
+  schema: filePath("the JSON report").optional()
+};
+var reportFileOptions = {
+  markdown: markdownFileOption,
+  json: jsonFileOption,
+  junit: { shape: "value", placeholder: "FILE", help: "write JUnit XML to FILE", schema: filePath("the JUnit XML report").optional() }
+};
+
 // src/options/class-scale-options.ts
 var factor2 = (what) => numberValue(
   `a whole number of copies of each ${what} session, 0 (leave them out) or more`,
@@ -56031,13 +56050,8 @@ var capacityOptions = {
     help: `when base and head differ beyond the threshold, replay the compared steps N more times on each side and decide on the median (default ${CAPACITY_DEFAULTS.confirmRuns}; 0 decides at once)`,
     schema: numberValue("a whole number from 0 to 10", (n) => n >= 0 && n <= 10, true).optional()
   },
-  markdown: {
-    shape: "value",
-    placeholder: "FILE",
-    help: "also write the markdown report to FILE (it is always printed)",
-    schema: filePath("the markdown report").optional()
-  },
-  json: { shape: "value", placeholder: "FILE", help: "write the JSON report to FILE", schema: filePath("the JSON report").optional() },
+  markdown: markdownFileOption,
+  json: jsonFileOption,
   svg: {
     shape: "value",
     placeholder: "FILE",

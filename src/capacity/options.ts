@@ -3,6 +3,7 @@
  * for the workload, the schemas and the server, plus the sweep's own.
  */
 import { z } from 'zod';
+import { jsonFileOption, markdownFileOption } from '../options/report-file-options.js';
 import type { CommandSpec, OptionDefs } from '../options/argv.js';
 import { classScaleFrom, classScaleOptions } from '../options/class-scale-options.js';
 import { replayLimitsFrom } from '../options/replay-limits.js';
@@ -86,13 +87,8 @@ export const capacityOptions = {
     help: `when base and head differ beyond the threshold, replay the compared steps N more times on each side and decide on the median (default ${CAPACITY_DEFAULTS.confirmRuns}; 0 decides at once)`,
     schema: numberValue('a whole number from 0 to 10', (n) => n >= 0 && n <= 10, true).optional(),
   },
-  markdown: {
-    shape: 'value',
-    placeholder: 'FILE',
-    help: 'also write the markdown report to FILE (it is always printed)',
-    schema: filePath('the markdown report').optional(),
-  },
-  json: { shape: 'value', placeholder: 'FILE', help: 'write the JSON report to FILE', schema: filePath('the JSON report').optional() },
+  markdown: markdownFileOption,
+  json: jsonFileOption,
   svg: {
     shape: 'value',
     placeholder: 'FILE',

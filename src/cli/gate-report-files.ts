@@ -4,19 +4,8 @@ import { toJson } from '../report/json.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
 import type { ReportFile } from '../runtime/report-files.js';
-import { filePath } from '../options/values.js';
 
-/** The report-file options of the commands that end with the gate's report and take no config file (`compare`, `aggregate`). */
-export const reportFileOptions = {
-  markdown: {
-    shape: 'value',
-    placeholder: 'FILE',
-    help: 'also write the markdown report to FILE (it is always printed)',
-    schema: filePath('the markdown report').optional(),
-  },
-  json: { shape: 'value', placeholder: 'FILE', help: 'write the JSON report to FILE', schema: filePath('the JSON report').optional() },
-  junit: { shape: 'value', placeholder: 'FILE', help: 'write JUnit XML to FILE', schema: filePath('the JUnit XML report').optional() },
-} as const;
+export { reportFileOptions } from '../options/report-file-options.js';
 
 /** The files asked for by option name. */
 export interface GateReportOutputs {
