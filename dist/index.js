@@ -47177,9 +47177,9 @@ function overlap(value, base, head) {
   return h[0] <= b[1] && h[1] >= b[0];
 }
 function replayRange(value, rounds) {
-  const figures = rounds.each ? rounds.each.map(value) : [value(rounds.min), value(rounds.max)];
-  if (figures.some((f) => f === null)) return null;
-  const known = figures;
+  const figures2 = rounds.each ? rounds.each.map(value) : [value(rounds.min), value(rounds.max)];
+  if (figures2.some((f) => f === null)) return null;
+  const known = figures2;
   return [Math.min(...known), Math.max(...known)];
 }
 
@@ -47941,6 +47941,59 @@ function majorOf(version2) {
   return Number.isFinite(major) ? major : 0;
 }
 
+// src/plans/replay-separation.ts
+var T99 = [
+  31.821,
+  6.965,
+  4.541,
+  3.747,
+  3.365,
+  3.143,
+  2.998,
+  2.896,
+  2.821,
+  2.764,
+  2.7181,
+  2.681,
+  2.65,
+  2.624,
+  2.602,
+  2.583,
+  2.567,
+  2.552,
+  2.539,
+  2.528,
+  2.518,
+  2.508,
+  2.5,
+  2.492,
+  2.485,
+  2.479,
+  2.473,
+  2.467,
+  2.462,
+  2.457
+];
+function t99(dof) {
+  if (!Number.isInteger(dof) || dof < 1) throw new RangeError(`degrees of freedom must be a whole number \u2265 1, got ${dof}`);
+  return T99[Math.min(dof, T99.length) - 1];
+}
+function separatedBeyondSpread(base, head) {
+  const dof = base.length + head.length - 2;
+  if (base.length === 0 || head.length === 0 || dof < 1) return false;
+  const mb = mean(base);
+  const mh = mean(head);
+  const squares = sumOfSquares(base, mb) + sumOfSquares(head, mh);
+  const s = Math.sqrt(squares / dof);
+  return mh - mb > t99(dof) * s * Math.sqrt(1 / base.length + 1 / head.length);
+}
+function mean(xs) {
+  return xs.reduce((a, x) => a + x, 0) / xs.length;
+}
+function sumOfSquares(xs, m) {
+  return xs.reduce((a, x) => a + (x - m) ** 2, 0);
+}
+
 // src/format/units.ts
 function count(n) {
   return Math.round(n).toLocaleString("en-US");
@@ -48025,9 +48078,9 @@ var LABELS = {
   temp_blocks: ["", " temp blocks"],
   local_blocks: ["", " local blocks"]
 };
-function labelled(counter, figures) {
+function labelled(counter, figures2) {
   const [before2, after] = LABELS[counter];
-  return `${before2}${figures}${after}`;
+  return `${before2}${figures2}${after}`;
 }
 function figure(counter, n) {
   return counter === "wal_bytes" ? bytes(n) : amount(n);
@@ -48125,13 +48178,16 @@ function grownBeyondBase(counter, minDelta, base, head, growth) {
   const b = value(base.per_call);
   const h = value(head.per_call);
   if (b === null || h === null || h - b < minDelta || h <= b * (1 + growth)) return null;
-  const baseRange = replayRange(value, base.rounds);
-  const headRange = replayRange(value, head.rounds);
-  if (baseRange === null || headRange === null) return null;
-  const noise = base.noise === null ? null : value(base.noise);
-  const baseHighest = Math.max(baseRange[1], noise ?? Number.NEGATIVE_INFINITY);
-  if (headRange[0] - baseHighest <= b * growth) return null;
+  const baseFigures = figures(value, [...base.rounds.each, ...base.noise ? [base.noise] : []]);
+  const headFigures = figures(value, head.rounds.each);
+  if (baseFigures === null || headFigures === null) return null;
+  if (Math.min(...headFigures) - Math.max(...baseFigures) <= b * growth) return null;
+  if (!separatedBeyondSpread(baseFigures, headFigures)) return null;
   return { counter, base: b, head: h, change: b === 0 ? null : h / b - 1, direction: "more" };
+}
+function figures(value, replays) {
+  const each = replays.map(value);
+  return each.some((x) => x === null) ? null : each;
 }
 
 // src/format/table.ts
@@ -51953,14 +52009,14 @@ var gateOptions = {
   migrations: {
     shape: "list",
     placeholder: "GLOB",
-    help: "the PR's SQL migration files, applied in lexical order of their names (globs, repository-relative); or use --migrate-command",
-    schema: listValue("file or glob")
+    help: "the PR's SQL migration files, applied in lexical order of their names (globs or directories, whose *.sql files are taken; repository-relative); or use --migrate-command",
+    schema: listValue("file, directory or glob")
   },
   "base-migrations": {
     shape: "list",
     placeholder: "GLOB",
     help: "the base schema's migration files, instead of reading --migrations from the --base-ref commit",
-    schema: listValue("file or glob")
+    schema: listValue("file, directory or glob")
   },
   "migrate-command": {
     shape: "value",
@@ -53614,9 +53670,16 @@ async function glob(globInput, options2) {
 }
 
 // src/templates/sql-files.ts
+function directoryAsSqlFiles(pattern, root) {
+  if (isDynamicPattern(pattern)) return pattern;
+  const full = path9.resolve(root, pattern);
+  if (!fs17.existsSync(full) || !fs17.statSync(full).isDirectory()) return pattern;
+  return `${pattern.replace(/\/+$/, "")}/*.sql`;
+}
 async function resolveMigrationFiles(patterns, root, option, required2) {
   const found = /* @__PURE__ */ new Map();
-  for (const pattern of patterns) {
+  for (const given of patterns) {
+    const pattern = directoryAsSqlFiles(given, root);
     if (path9.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
       if (fs17.existsSync(pattern)) found.set(pattern, pattern);
       else if (required2) throw new InputError(`option --${option}: file ${pattern} does not exist`);
@@ -53624,7 +53687,8 @@ async function resolveMigrationFiles(patterns, root, option, required2) {
     }
     const matches = await glob(pattern, { cwd: root, absolute: true, onlyFiles: true, expandDirectories: false });
     if (matches.length === 0 && required2) {
-      throw new InputError(`option --${option}: '${pattern}' matches no file (relative to ${root}); check the path or quote the glob`);
+      const what = pattern === given ? `'${given}' matches no file` : `directory '${given}' has no .sql file`;
+      throw new InputError(`option --${option}: ${what} (relative to ${root}); check the path or quote the glob`);
     }
     for (const match of matches) found.set(path9.resolve(match), pattern);
   }
@@ -57713,7 +57777,7 @@ var BODY_MARGIN = 3;
 function effectiveCalls(base, head) {
   return base + head === 0 ? 0 : base * head / (base + head);
 }
-function mean(items, value) {
+function mean2(items, value) {
   const total = items.reduce((n, x) => n + x.w, 0);
   if (total === 0) return items.reduce((n, x) => n + value(x.item), 0) / items.length;
   return items.reduce((n, x) => n + x.w * value(x.item), 0) / total;
@@ -57725,9 +57789,9 @@ function halfWidth(items, half) {
 }
 function pooledPercentiles(items, of) {
   return {
-    p50_us: Math.round(mean(items, (x) => of(x).p50_us)),
-    p95_us: Math.round(mean(items, (x) => of(x).p95_us)),
-    p99_us: Math.round(mean(items, (x) => of(x).p99_us))
+    p50_us: Math.round(mean2(items, (x) => of(x).p50_us)),
+    p95_us: Math.round(mean2(items, (x) => of(x).p95_us)),
+    p99_us: Math.round(mean2(items, (x) => of(x).p99_us))
   };
 }
 function ratioOf(base, head) {
@@ -57744,17 +57808,17 @@ function poolLatency(shards, t) {
     return { ...pick2(c), regressed: clientFired, rules: clientFired ? ["client_p95"] : [] };
   }
   const items = shards.map((s) => ({ item: s, w: effectiveCalls(s.comparison.calls_base, s.comparison.calls_head) }));
-  const log2 = mean(items, (s) => Math.log(s.comparison.ratio));
+  const log2 = mean2(items, (s) => Math.log(s.comparison.ratio));
   const low = halfWidth(items, (s) => Math.max(0, Math.log(s.comparison.ratio) - Math.log(Math.max(s.comparison.ci_low, 1e-9))));
   const high = halfWidth(items, (s) => Math.max(0, Math.log(Math.max(s.comparison.ci_high, 1e-9)) - Math.log(s.comparison.ratio)));
   const ratio = Math.exp(log2);
   const ciLow = Math.exp(log2 - low);
-  const noiseFloor2 = mean(items, (s) => s.floors.tail);
-  const bodyFloor2 = mean(items, (s) => s.floors.body);
-  const medianRatio = Math.exp(mean(items, (s) => Math.log(ratioOf(s.comparison.base.p50_us, s.comparison.head.p50_us))));
+  const noiseFloor2 = mean2(items, (s) => s.floors.tail);
+  const bodyFloor2 = mean2(items, (s) => s.floors.body);
+  const medianRatio = Math.exp(mean2(items, (s) => Math.log(ratioOf(s.comparison.base.p50_us, s.comparison.head.p50_us))));
   const callsBase = shards.reduce((n, s) => n + s.comparison.calls_base, 0);
   const callsHead = shards.reduce((n, s) => n + s.comparison.calls_head, 0);
-  const deltaUs = Math.round(mean(items, (s) => s.comparison.delta_us));
+  const deltaUs = Math.round(mean2(items, (s) => s.comparison.delta_us));
   const checks2 = {
     over_threshold: ratio - 1 > t.p95_threshold,
     ci_above_noise: ciLow > 1 + noiseFloor2 || ciLow > 1 + t.p95_threshold && medianRatio - 1 > Math.max(t.p95_threshold, BODY_MARGIN * bodyFloor2),
@@ -57796,12 +57860,12 @@ function poolServerTime(shards, t) {
   if (shards.length === 0) return null;
   if (shards.length === 1) return shards[0].comparison;
   const items = shards.map((s) => ({ item: s, w: effectiveCalls(s.comparison.calls_base, s.comparison.calls_head) }));
-  const shift2 = mean(items, (s) => s.comparison.shift_us);
+  const shift2 = mean2(items, (s) => s.comparison.shift_us);
   const ciLow = shift2 - halfWidth(items, (s) => Math.max(0, s.comparison.shift_us - s.comparison.ci_low_us));
   const ciHigh = shift2 + halfWidth(items, (s) => Math.max(0, s.comparison.ci_high_us - s.comparison.shift_us));
-  const ratio = Math.exp(mean(items, (s) => Math.log(s.comparison.ratio)));
+  const ratio = Math.exp(mean2(items, (s) => Math.log(s.comparison.ratio)));
   const base = pooledPercentiles(items, (s) => s.comparison.base);
-  const floor = mean(items, (s) => s.floors.server);
+  const floor = mean2(items, (s) => s.floors.server);
   const callsBase = shards.reduce((n, s) => n + s.comparison.calls_base, 0);
   const callsHead = shards.reduce((n, s) => n + s.comparison.calls_head, 0);
   const threshold = t.server_threshold ?? 0.2;

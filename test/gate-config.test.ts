@@ -301,4 +301,23 @@ describe('head plan', () => {
       /two migration files are named 001_a\.sql/,
     );
   });
+
+  it('takes a directory, relative or absolute, as its own .sql files; one without any is refused by name', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-files-'));
+    fs.mkdirSync(path.join(dir, 'db', 'migrations', 'old'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'empty'));
+    for (const name of ['002_b.sql', '001_a.sql', 'README.md', 'old/000_x.sql']) {
+      fs.writeFileSync(path.join(dir, 'db', 'migrations', name), `-- ${name}\n`);
+    }
+    for (const given of ['db/migrations', 'db/migrations/', path.join(dir, 'db', 'migrations')]) {
+      const files = await resolveMigrationFiles([given], dir, 'migrations', true);
+      expect(
+        files.map((f) => f.display),
+        given,
+      ).toEqual(['db/migrations/001_a.sql', 'db/migrations/002_b.sql']);
+    }
+    await expect(resolveMigrationFiles(['empty'], dir, 'migrations', true)).rejects.toThrow(
+      /option --migrations: directory 'empty' has no \.sql file \(relative to/,
+    );
+  });
 });

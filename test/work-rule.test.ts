@@ -142,6 +142,34 @@ describe('applyWorkRule', () => {
     expect(judged([overlapping, noisy]).map((f) => f.work_regression)).toEqual([null, null]);
   });
 
+  it('with one round, needs the gap large against the spread of the replays: a contended write at full speed passes, an index still fails', () => {
+    // Measured: the shop's stock UPDATE at speed 0, one round, identical schemas (base, noise, head).
+    const contended = plan(
+      'c0d1',
+      'UPDATE products SET stock = stock - $1 WHERE id = $2',
+      work([{ shared_hit: 12.36, wal_records: 3.03, wal_bytes: 238.76 }], { shared_hit: 11.83, wal_records: 2.84, wal_bytes: 223 }),
+      work([{ shared_hit: 13.44, wal_records: 3.51, wal_bytes: 278.56 }]),
+    );
+    // The same run's login UPDATE, indexed on head.
+    const indexed = plan(
+      'c0d2',
+      'UPDATE customers SET last_login = now() WHERE id = $1',
+      work([{ shared_hit: 7.72, wal_records: 1.32, wal_bytes: 100.44 }], { shared_hit: 7.58, wal_records: 1.31, wal_bytes: 101 }),
+      work([{ shared_hit: 20.77, wal_records: 4.14, wal_bytes: 303.74 }]),
+    );
+    const [a, b] = judged([contended, indexed]);
+    expect(a!.work_regression).toBeNull();
+    expect(b!.work_regression?.counters.map((c) => c.counter)).toEqual(['wal_bytes', 'pages', 'wal_records']);
+    // Replays that count the same work have no spread: any gap past the threshold is the PR's.
+    const steady = plan(
+      'c0d3',
+      'UPDATE t SET v = $1 WHERE id = $2',
+      work([{ shared_hit: 7 }], { shared_hit: 7 }),
+      work([{ shared_hit: 8.5 }]),
+    );
+    expect(judged([steady])[0]!.work_regression?.counters.map((c) => c.counter)).toEqual(['pages']);
+  });
+
   it('needs the growth above the threshold and above a page, half a record, 32 bytes', () => {
     const small = plan(
       'ee05',

@@ -67,14 +67,14 @@ export const gateOptions = {
   migrations: {
     shape: 'list',
     placeholder: 'GLOB',
-    help: "the PR's SQL migration files, applied in lexical order of their names (globs, repository-relative); or use --migrate-command",
-    schema: listValue('file or glob'),
+    help: "the PR's SQL migration files, applied in lexical order of their names (globs or directories, whose *.sql files are taken; repository-relative); or use --migrate-command",
+    schema: listValue('file, directory or glob'),
   },
   'base-migrations': {
     shape: 'list',
     placeholder: 'GLOB',
     help: "the base schema's migration files, instead of reading --migrations from the --base-ref commit",
-    schema: listValue('file or glob'),
+    schema: listValue('file, directory or glob'),
   },
   'migrate-command': {
     shape: 'value',

@@ -13,7 +13,8 @@
  * Judged only from pg_stat_statements, counted in every replay: one EXPLAIN ANALYZE of an example
  * has no replays to measure a spread against, so with that source work is reported, not gated.
  */
-import { replayRange, WORK_COUNTERS } from './work.js';
+import { separatedBeyondSpread } from './replay-separation.js';
+import { WORK_COUNTERS } from './work.js';
 import { workPhrase } from './work-phrase.js';
 import { fractionPercent } from '../format/numbers.js';
 import type { FingerprintPlan, PlansReport, WorkChange, WorkCounter, WorkPerCall, WorkRegression, WorkRule, WorkStats } from './types.js';
@@ -149,7 +150,7 @@ function wroteFullPages(base: WorkStats, head: WorkStats): boolean {
 /**
  * A counter that grew: by more than `growth` of base's per-call figure and by `minDelta`, with the
  * lowest head replay above the highest of base's replays and the noise replay by more than `growth`
- * of base's figure as well.
+ * of base's figure as well, and head's replays apart from base's beyond their spread.
  * @returns the change, or null when it did not grow so
  */
 function grownBeyondBase(counter: WorkCounter, minDelta: number, base: WorkStats, head: WorkStats, growth: number): WorkChange | null {
@@ -157,14 +158,21 @@ function grownBeyondBase(counter: WorkCounter, minDelta: number, base: WorkStats
   const b = value(base.per_call);
   const h = value(head.per_call);
   if (b === null || h === null || h - b < minDelta || h <= b * (1 + growth)) return null;
-  const baseRange = replayRange(value, base.rounds!);
-  const headRange = replayRange(value, head.rounds!);
-  if (baseRange === null || headRange === null) return null;
-  const noise = base.noise === null ? null : value(base.noise);
-  const baseHighest = Math.max(baseRange[1], noise ?? Number.NEGATIVE_INFINITY);
+  const baseFigures = figures(value, [...base.rounds!.each!, ...(base.noise ? [base.noise] : [])]);
+  const headFigures = figures(value, head.rounds!.each!);
+  if (baseFigures === null || headFigures === null) return null;
   // Not only above every base replay: above it by the threshold too. At full speed a contended
   // write's WAL moves ±12 % between replays (interleavings, pruning), and with two replays a side
   // an ordering alone comes one time in ten.
-  if (headRange[0] - baseHighest <= b * growth) return null;
+  if (Math.min(...headFigures) - Math.max(...baseFigures) <= b * growth) return null;
+  // And beyond the spread the replays themselves show: with one round, a 10 % gap on such a
+  // write comes one time in fifteen (replay-separation.ts).
+  if (!separatedBeyondSpread(baseFigures, headFigures)) return null;
   return { counter, base: b, head: h, change: b === 0 ? null : h / b - 1, direction: 'more' };
+}
+
+/** A counter's figure in each replay, or null when a replay did not count it. */
+function figures(value: (w: WorkPerCall) => number | null, replays: WorkPerCall[]): number[] | null {
+  const each = replays.map(value);
+  return each.some((x) => x === null) ? null : (each as number[]);
 }

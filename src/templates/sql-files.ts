@@ -21,7 +21,18 @@ export interface MigrationFile {
 }
 
 /**
- * Resolves globs (or plain paths) relative to `root`.
+ * A directory given where files are asked for stands for its own `*.sql` files (not its
+ * subdirectories'): what `db/migrations` means to the migration tools that keep one file per step.
+ */
+function directoryAsSqlFiles(pattern: string, root: string): string {
+  if (isDynamicPattern(pattern)) return pattern;
+  const full = path.resolve(root, pattern);
+  if (!fs.existsSync(full) || !fs.statSync(full).isDirectory()) return pattern;
+  return `${pattern.replace(/\/+$/, '')}/*.sql`;
+}
+
+/**
+ * Resolves globs, plain paths or directories (their `*.sql` files) relative to `root`.
  * @param patterns globs such as `db/migrations/*.sql`
  * @param root the directory they are relative to (the working directory, or the same place in the base checkout)
  * @param option the option's name, for messages
@@ -31,7 +42,8 @@ export interface MigrationFile {
  */
 export async function resolveMigrationFiles(patterns: string[], root: string, option: string, required: boolean): Promise<MigrationFile[]> {
   const found = new Map<string, string>();
-  for (const pattern of patterns) {
+  for (const given of patterns) {
+    const pattern = directoryAsSqlFiles(given, root);
     if (path.isAbsolute(pattern) && isDynamicPattern(pattern) === false) {
       if (fs.existsSync(pattern)) found.set(pattern, pattern);
       else if (required) throw new InputError(`option --${option}: file ${pattern} does not exist`);
@@ -39,7 +51,8 @@ export async function resolveMigrationFiles(patterns: string[], root: string, op
     }
     const matches = await glob(pattern, { cwd: root, absolute: true, onlyFiles: true, expandDirectories: false });
     if (matches.length === 0 && required) {
-      throw new InputError(`option --${option}: '${pattern}' matches no file (relative to ${root}); check the path or quote the glob`);
+      const what = pattern === given ? `'${given}' matches no file` : `directory '${given}' has no .sql file`;
+      throw new InputError(`option --${option}: ${what} (relative to ${root}); check the path or quote the glob`);
     }
     for (const match of matches) found.set(path.resolve(match), pattern);
   }
