@@ -46849,6 +46849,8 @@ var rawNode = external_exports.lazy(
     "Plan Rows": external_exports.number().optional(),
     "Actual Rows": external_exports.number().optional(),
     "Actual Loops": external_exports.number().optional(),
+    "Rows Removed by Filter": external_exports.number().optional(),
+    "Rows Removed by Index Recheck": external_exports.number().optional(),
     "Shared Hit Blocks": external_exports.number().optional(),
     "Shared Read Blocks": external_exports.number().optional(),
     "Temp Written Blocks": external_exports.number().optional(),
@@ -47183,6 +47185,93 @@ function replayRange(value, rounds) {
   return [Math.min(...known), Math.max(...known)];
 }
 
+// src/format/units.ts
+function count(n) {
+  return Math.round(n).toLocaleString("en-US");
+}
+function micros(us) {
+  if (!Number.isFinite(us)) return "\u2013";
+  if (us < 1e3) return `${Math.round(us)} \xB5s`;
+  if (us < 1e6) return `${significant(us / 1e3)} ms`;
+  return `${significant(us / 1e6)} s`;
+}
+function span(us) {
+  const seconds2 = us / 1e6;
+  if (seconds2 < 1) return micros(us);
+  if (seconds2 < 60) return `${seconds2.toFixed(1)} s`;
+  const whole = Math.round(seconds2);
+  if (whole < 3600) return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, "0")} s`;
+  return `${Math.floor(whole / 3600)} h ${String(Math.floor(whole % 3600 / 60)).padStart(2, "0")} min`;
+}
+function percent(part, whole) {
+  if (whole <= 0) return "\u2013";
+  const p = 100 * part / whole;
+  return p < 10 && p > 0 ? `${p.toFixed(1)}%` : `${Math.round(p)}%`;
+}
+function significant(value) {
+  if (value >= 100) return value.toFixed(0);
+  if (value >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+}
+function plural2(n, singular, plural3 = `${singular}s`) {
+  return `${count(n)} ${n === 1 ? singular : plural3}`;
+}
+function bytes(n) {
+  if (n < 1024) return `${Math.round(n)} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} kB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GB`;
+}
+
+// src/format/numbers.ts
+var MINUS = "\u2212";
+function fractionPercent(fraction2) {
+  return `${magnitude(Math.abs(fraction2) * 100)} %`;
+}
+function signedPercent(fraction2) {
+  if (!Number.isFinite(fraction2)) return "\u2013";
+  const text2 = magnitude(Math.abs(fraction2) * 100);
+  if (text2 === "0") return "0 %";
+  return `${fraction2 < 0 ? MINUS : "+"}${text2} %`;
+}
+function ratioChange(ratio) {
+  return signedPercent(ratio - 1);
+}
+function interval(low, high) {
+  return `[${ratioChange(low)}, ${ratioChange(high)}]`;
+}
+function latencyRatio(base, head) {
+  return Math.max(head, 1) / Math.max(base, 1);
+}
+function magnitude(value) {
+  if (value < 0.05) return "0";
+  if (value < 9.95) return value.toFixed(1);
+  return Math.round(value).toLocaleString("en-US");
+}
+function wallTime(ms2) {
+  return ms2 < 1e3 ? `${Math.round(ms2)} ms` : span(ms2 * 1e3);
+}
+
+// src/plans/rows-read.ts
+var SCANS = /* @__PURE__ */ new Set([
+  "Seq Scan",
+  "Index Scan",
+  "Index Only Scan",
+  "Bitmap Heap Scan",
+  "Tid Scan",
+  "Tid Range Scan",
+  "Sample Scan"
+]);
+function rowsRead(node2) {
+  const loops = node2["Actual Loops"] ?? 1;
+  const own2 = SCANS.has(node2["Node Type"]) ? ((node2["Actual Rows"] ?? 0) + (node2["Rows Removed by Filter"] ?? 0) + (node2["Rows Removed by Index Recheck"] ?? 0)) * loops : 0;
+  return own2 + (node2.Plans ?? []).reduce((sum3, child) => sum3 + rowsRead(child), 0);
+}
+function rowsReadPhrase(r) {
+  const change = r.base > 0 ? ratioChange(r.head / r.base) : "from 0";
+  return `${count(Math.round(r.base))} \u2192 ${count(Math.round(r.head))} rows read per call (${change}), plan cost ${r.base_cost.toFixed(1)} \u2192 ${r.head_cost.toFixed(1)}`;
+}
+
 // src/plans/probe.ts
 var BUFFER_GROWTH_NOTICED = 1.2;
 var MIN_BUFFER_DELTA = 16;
@@ -47197,6 +47286,7 @@ async function probePlans(inputs) {
     const changes = indexes ? allIndexChanges(indexes.base, indexes.head, inputs.migrations ?? []) : null;
     for (const p of planned) {
       const compared = await comparePlans(p, inputs, clients, { report: report2, collisions, relationRows });
+      if (compared.changed) compared.rows_read = await changedPlanRows(p, compared, inputs, clients);
       if (changes) {
         const written = /* @__PURE__ */ new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
         compared.index_changes = changesOn(changes, written);
@@ -47217,6 +47307,25 @@ async function probePlans(inputs) {
     `plans: ${report2.fingerprints.length} fingerprints EXPLAINed on both sides, ${changed} changed${report2.failures.length > 0 ? `, ${report2.failures.length} probe(s) failed` : ""}; buffers from ${report2.stats.source}${report2.stats.unjoined > 0 ? ` (${report2.stats.unjoined} not joined, from EXPLAIN ANALYZE)` : ""}`
   );
   return report2;
+}
+async function changedPlanRows(p, compared, inputs, clients) {
+  const read = { base: 0, head: 0 };
+  for (const side2 of ["base", "head"]) {
+    try {
+      const analyzed = await explainStatement(clients[side2], p.example.example, {
+        analyze: true,
+        major: inputs.majors[side2],
+        setup: p.example.setup
+      });
+      read[side2] = rowsRead(analyzed.plan);
+    } catch (error63) {
+      inputs.logger.info(
+        `warning: the rows ${p.f.fingerprint}'s changed plan reads on ${side2} were not counted: ${error63.message}`
+      );
+      return null;
+    }
+  }
+  return { ...read, base_cost: compared.base.total_cost, head_cost: compared.head.total_cost };
 }
 async function bothIndexes(clients, logger) {
   try {
@@ -47994,73 +48103,6 @@ function sumOfSquares(xs, m) {
   return xs.reduce((a, x) => a + (x - m) ** 2, 0);
 }
 
-// src/format/units.ts
-function count(n) {
-  return Math.round(n).toLocaleString("en-US");
-}
-function micros(us) {
-  if (!Number.isFinite(us)) return "\u2013";
-  if (us < 1e3) return `${Math.round(us)} \xB5s`;
-  if (us < 1e6) return `${significant(us / 1e3)} ms`;
-  return `${significant(us / 1e6)} s`;
-}
-function span(us) {
-  const seconds2 = us / 1e6;
-  if (seconds2 < 1) return micros(us);
-  if (seconds2 < 60) return `${seconds2.toFixed(1)} s`;
-  const whole = Math.round(seconds2);
-  if (whole < 3600) return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, "0")} s`;
-  return `${Math.floor(whole / 3600)} h ${String(Math.floor(whole % 3600 / 60)).padStart(2, "0")} min`;
-}
-function percent(part, whole) {
-  if (whole <= 0) return "\u2013";
-  const p = 100 * part / whole;
-  return p < 10 && p > 0 ? `${p.toFixed(1)}%` : `${Math.round(p)}%`;
-}
-function significant(value) {
-  if (value >= 100) return value.toFixed(0);
-  if (value >= 10) return value.toFixed(1);
-  return value.toFixed(2);
-}
-function plural2(n, singular, plural3 = `${singular}s`) {
-  return `${count(n)} ${n === 1 ? singular : plural3}`;
-}
-function bytes(n) {
-  if (n < 1024) return `${Math.round(n)} B`;
-  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} kB`;
-  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
-  return `${(n / 1024 ** 3).toFixed(2)} GB`;
-}
-
-// src/format/numbers.ts
-var MINUS = "\u2212";
-function fractionPercent(fraction2) {
-  return `${magnitude(Math.abs(fraction2) * 100)} %`;
-}
-function signedPercent(fraction2) {
-  if (!Number.isFinite(fraction2)) return "\u2013";
-  const text2 = magnitude(Math.abs(fraction2) * 100);
-  if (text2 === "0") return "0 %";
-  return `${fraction2 < 0 ? MINUS : "+"}${text2} %`;
-}
-function ratioChange(ratio) {
-  return signedPercent(ratio - 1);
-}
-function interval(low, high) {
-  return `[${ratioChange(low)}, ${ratioChange(high)}]`;
-}
-function latencyRatio(base, head) {
-  return Math.max(head, 1) / Math.max(base, 1);
-}
-function magnitude(value) {
-  if (value < 0.05) return "0";
-  if (value < 9.95) return value.toFixed(1);
-  return Math.round(value).toLocaleString("en-US");
-}
-function wallTime(ms2) {
-  return ms2 < 1e3 ? `${Math.round(ms2)} ms` : span(ms2 * 1e3);
-}
-
 // src/plans/work-phrase.ts
 function amount(n) {
   if (n >= 100) return count(Math.round(n));
@@ -48093,6 +48135,10 @@ function workPhrase(changes) {
     (c, i) => `${labelled(c.counter, `${figure(c.counter, c.base)} \u2192 ${figure(c.counter, c.head)}`)}${i === 0 ? " per call" : ""} (${changeOf(c)})`
   ).join(", ");
 }
+function movedWorkPhrase(f) {
+  const rows = f.work_regression?.rows_read;
+  return [workPhrase(f.work_changes ?? []), rows ? rowsReadPhrase(rows) : ""].filter((p) => p !== "").join("; ");
+}
 
 // src/plans/work-rule.ts
 var WORK_RULE_DEFAULTS = { growth: 0.1, min_share: 0.01 };
@@ -48121,11 +48167,14 @@ function workEvidence(f) {
     ["WAL", r.share.wal]
   ];
   const [name, share2] = shares.reduce((best, s) => (s[1] ?? 0) > (best[1] ?? 0) ? s : best);
+  const read = r.rows_read ? rowsReadPhrase(r.rows_read) : null;
+  const replays = r.counters.length > 0 ? `${workPhrase(r.counters)}, every head replay above every base replay` : null;
+  const what = [replays, read && `${read} (one EXPLAIN ANALYZE of the captured example on each template)`].filter((x) => x !== null);
   const explained = (f.index_changes ?? []).map(
     (c) => `index ${c.index} ${c.change} on ${c.relation}${c.migration ? ` (${c.migration.file}, line ${c.migration.line})` : ""}`
   );
   if (f.changed && f.change) explained.push(`plan changed: ${f.change}`);
-  return `more work per call: ${workPhrase(r.counters)}, every head replay above every base replay (${fractionPercent(share2 ?? 0)} of head's ${name})${explained.length > 0 ? `; ${explained.join("; ")}` : ""}`;
+  return `more work per call: ${what.join("; ")} (${fractionPercent(share2 ?? 0)} of head's ${name})${explained.length > 0 ? `; ${explained.join("; ")}` : ""}`;
 }
 function countedWork(f, side2) {
   const stats2 = f[side2].stats;
@@ -48157,7 +48206,8 @@ function judge(f, base, head, rule, totals) {
     const change = grownBeyondBase(counter, minDelta, base, head, rule.growth);
     if (change) grown.push(change);
   }
-  if (grown.length === 0) return null;
+  const rows = moreRowsRead(f, rule.growth);
+  if (grown.length === 0 && rows === null) return null;
   const own2 = totalsOf(head.per_call, f.head.stats.calls);
   const share2 = {
     calls: fraction(own2.calls, totals.calls),
@@ -48165,7 +48215,14 @@ function judge(f, base, head, rule, totals) {
     wal: own2.wal === null || totals.wal === null ? null : fraction(own2.wal, totals.wal)
   };
   if (Math.max(share2.calls, share2.pages, share2.wal ?? 0) < rule.min_share) return null;
-  return { counters: grown, share: share2 };
+  return rows === null ? { counters: grown, share: share2 } : { counters: grown, share: share2, rows_read: rows };
+}
+var MIN_ROWS_DELTA = 10;
+function moreRowsRead(f, growth) {
+  const r = f.rows_read;
+  if (!f.changed || !r) return null;
+  if (r.head - r.base < MIN_ROWS_DELTA || r.head <= r.base * (1 + growth)) return null;
+  return r.head_cost > r.base_cost * (1 + growth) ? r : null;
 }
 function fraction(part, whole) {
   return whole > 0 ? part / whole : 0;
@@ -52188,7 +52245,7 @@ var gateOptions = {
   "work-threshold": {
     shape: "value",
     placeholder: "PCT",
-    help: `a fingerprint also regresses when its pages or WAL per call (pg_stat_statements, every replay) grow by more than this, every head replay above every base replay (default ${WORK_RULE_DEFAULTS.growth * 100}%; off turns the work rule off)`,
+    help: `a fingerprint also regresses when its pages or WAL per call (pg_stat_statements, every replay) grow by more than this, every head replay above every base replay, or when its changed plan reads that much more rows at a cost that much higher (default ${WORK_RULE_DEFAULTS.growth * 100}%; off turns the work rule off)`,
     schema: offOr(
       percentValue("a percentage such as 25% (or a fraction such as 0.25), above 0 and at most 1000%, or off", (f) => f > 0 && f <= 10)
     ).optional()
@@ -54833,7 +54890,7 @@ function firstLine(value, max) {
 var SQL_CHARS3 = 100;
 var CAP2 = 20;
 function spread(changes, w, noise) {
-  if (!w?.rounds) return "\u2013";
+  if (!w?.rounds || changes.length === 0) return "\u2013";
   const rounds = w.rounds;
   const parts = changes.map((c) => {
     const pick3 = WORK_COUNTERS[c.counter];
@@ -54881,11 +54938,11 @@ function ruleLine(rule, measured) {
   if (rule === void 0) return "(reported, not gated: written before the work rule)";
   if (rule === null) return "(reported, not gated: the work rule is off)";
   const failed = measured.filter((f) => f.work_regression).length;
-  const terms = `pages or WAL per call more than ${Math.round(rule.growth * 100)} % above base in every replay, at least ${rule.min_share * 100} % of head's calls, pages or WAL`;
+  const terms = `pages or WAL per call more than ${Math.round(rule.growth * 100)} % above base in every replay, or a changed plan that reads more than ${Math.round(rule.growth * 100)} % more rows at a higher cost, at least ${rule.min_share * 100} % of head's calls, pages or WAL`;
   return failed > 0 ? `(the work rule failed ${count(failed)}: ${terms})` : `(none failed the work rule: ${terms})`;
 }
 function moved(f) {
-  return (f.work_changes?.length ?? 0) > 0;
+  return (f.work_changes?.length ?? 0) > 0 || !!f.work_regression?.rows_read;
 }
 function workSection(ctx) {
   const p = ctx.report.plans;
@@ -54894,9 +54951,10 @@ function workSection(ctx) {
   if (measured.length === 0) return [];
   const slower = new Set((ctx.report.comparison?.fingerprints ?? []).filter((f) => f.regressed).map((f) => f.fingerprint));
   const regressed = /* @__PURE__ */ new Set([...slower, ...measured.filter((f) => f.work_regression).map((f) => f.fingerprint)]);
-  const rank = (f) => regressed.has(f.fingerprint) ? 0 : f.work_changes[0].direction === "more" ? 1 : 2;
+  const more = (f) => !!f.work_regression?.rows_read || f.work_changes.some((c) => c.direction === "more");
+  const rank = (f) => regressed.has(f.fingerprint) ? 0 : more(f) ? 1 : 2;
   const changed = measured.filter(moved).sort((a, b) => rank(a) - rank(b));
-  const more = changed.filter((f) => f.work_changes.some((c) => c.direction === "more")).length;
+  const moreCount = changed.filter(more).length;
   const lines = ["#### Work per call", ""];
   if (changed.length === 0) {
     lines.push(
@@ -54905,7 +54963,7 @@ function workSection(ctx) {
     );
   } else {
     lines.push(
-      `${count(more)} of ${plural2(measured.length, "fingerprint")} measured did more work per call on head, ${count(changed.length - more)} less ${ruleLine(ctx.report.thresholds.work_rule, measured)}. ${sourceLine2(p)}`,
+      `${count(moreCount)} of ${plural2(measured.length, "fingerprint")} measured did more work per call on head, ${count(changed.length - moreCount)} less ${ruleLine(ctx.report.thresholds.work_rule, measured)}. ${sourceLine2(p)}`,
       ""
     );
     const cap = Math.min(CAP2, ctx.limits.rows);
@@ -54913,11 +54971,11 @@ function workSection(ctx) {
     if (ctx.limits.rows < CAP2) ctx.hiddenRows += Math.min(changed.length, CAP2) - shown.length;
     const rows = shown.map((f) => {
       const changes = f.work_changes;
-      const label = changes.every((c) => c.direction === "less") ? "\u2705 less" : regressed.has(f.fingerprint) ? "\u274C more" : "more";
+      const label = !more(f) ? "\u2705 less" : regressed.has(f.fingerprint) ? "\u274C more" : "more";
       return [
         code(f.normalized, SQL_CHARS3, true),
         label,
-        workPhrase(changes),
+        movedWorkPhrase(f),
         spread(changes, f.base.stats?.work, true),
         spread(changes, f.head.stats?.work, false)
       ];
@@ -55095,6 +55153,12 @@ var workChange = external_exports.object({
   direction: external_exports.enum(["more", "less"])
 });
 var share = external_exports.number().min(0).max(1);
+var rowsRead2 = external_exports.object({
+  base: external_exports.number().nonnegative(),
+  head: external_exports.number().nonnegative(),
+  base_cost: external_exports.number().nonnegative(),
+  head_cost: external_exports.number().nonnegative()
+});
 var stats = external_exports.object({
   source,
   calls: external_exports.number().nonnegative(),
@@ -55150,8 +55214,10 @@ var plansReportSchema = external_exports.object({
       ).optional(),
       work_regression: external_exports.object({
         counters: external_exports.array(workChange),
-        share: external_exports.object({ calls: share, pages: share, wal: share.nullable() })
-      }).nullable().optional()
+        share: external_exports.object({ calls: share, pages: share, wal: share.nullable() }),
+        rows_read: rowsRead2.optional()
+      }).nullable().optional(),
+      rows_read: rowsRead2.nullable().optional()
     })
   ),
   failures: external_exports.array(
@@ -57546,7 +57612,7 @@ function movedOf(s) {
     const times = server ? `server time median ${micros(server.base.p50_us)} \u2192 ${micros(server.head.p50_us)}` : `p95 ${micros(r.base.p95_us)} \u2192 ${micros(r.head.p95_us)}`;
     parts.push(`slower (${times})${s.weight === Weight.Fails ? ", fails the gate" : ""}`);
   }
-  const work2 = workPhrase(s.plan.work_changes ?? []);
+  const work2 = movedWorkPhrase(s.plan);
   const ruled = !r && s.plan.work_regression && s.weight === Weight.Fails ? ", fails the gate (the work rule)" : "";
   parts.push(work2 === "" ? "the same work per call" : `${work2}${ruled}`);
   return parts.join("; ");

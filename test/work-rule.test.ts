@@ -8,7 +8,7 @@ import { gateCommand } from '../src/gate/options.js';
 import { parseReport, renderJunit, renderMarkdown } from '../src/report/index.js';
 import type { FingerprintPlan, PlanSide, PlansReport, WorkPerCall, WorkStats } from '../src/plans/types.js';
 import { workChanges } from '../src/plans/work.js';
-import { applyWorkRule, unjudgedByWorkRule, WORK_RULE_DEFAULTS } from '../src/plans/work-rule.js';
+import { applyWorkRule, unjudgedByWorkRule, WORK_RULE_DEFAULTS, workEvidence } from '../src/plans/work-rule.js';
 import { decideVerdict } from '../src/verdict/decide.js';
 import { migrationAnnotations } from '../src/action/annotations.js';
 import type { GateReport } from '../src/verdict/report-types.js';
@@ -168,6 +168,35 @@ describe('applyWorkRule', () => {
       work([{ shared_hit: 8.5 }]),
     );
     expect(judged([steady])[0]!.work_regression?.counters.map((c) => c.counter)).toEqual(['pages']);
+  });
+
+  it('fails a changed plan that reads more rows per call at a higher cost, although its pages did not move', () => {
+    // Checkout's category listing, its (category, price) index replaced by one on category alone:
+    // the same pages, 24 rows read in order on base, all 250 of the category read and sorted on head.
+    const listing = (rows: { base: number; head: number; base_cost: number; head_cost: number }, changed = true) => ({
+      ...plan(
+        'ab07',
+        'SELECT id, name, price FROM products WHERE category = $1 ORDER BY price LIMIT $2',
+        work([{ shared_hit: 26 }, { shared_hit: 26 }], { shared_hit: 26 }),
+        work([{ shared_hit: 26.7 }, { shared_hit: 26.6 }]),
+      ),
+      changed,
+      change: changed ? 'products: Index Scan using products_category_price_idx → Bitmap Heap Scan, Sort' : null,
+      rows_read: rows,
+    });
+    const narrower = { base: 24, head: 250, base_cost: 10.6, head_cost: 40.6 };
+    const [f] = judged([listing(narrower)]);
+    expect(f!.work_regression).toMatchObject({ counters: [], rows_read: narrower });
+    expect(workEvidence({ ...f!, work_regression: f!.work_regression! })).toMatch(
+      /^more work per call: 24 → 250 rows read per call \(\+942 %\), plan cost 10\.6 → 40\.6 \(one EXPLAIN ANALYZE of the captured example on each template\) \([\d.]+ % of head's \w+\); plan changed: products: Index Scan/,
+    );
+    // A plan that reads more rows but that the planner costs lower (a small table hashed whole): not failed.
+    expect(judged([listing({ ...narrower, head_cost: 10.6 })])[0]!.work_regression).toBeNull();
+    // Fewer than ten rows more, or within the threshold: not failed.
+    expect(judged([listing({ ...narrower, base: 2, head: 11 })])[0]!.work_regression).toBeNull();
+    expect(judged([listing({ ...narrower, base: 240, head: 250 })])[0]!.work_regression).toBeNull();
+    // Only a changed plan is judged on its rows.
+    expect(judged([listing(narrower, false)])[0]!.work_regression).toBeNull();
   });
 
   it('needs the growth above the threshold and above a page, half a record, 32 bytes', () => {

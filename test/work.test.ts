@@ -36,23 +36,34 @@ let same: Run;
 let indexed: Run;
 /** Identical schemas on the shared test server, which does not preload pg_stat_statements. */
 let fallback: Run;
+let narrower: Run;
 
 /**
  * The gate on the shop, its base the shop's migrations.
  * @param name the report's file name
  * @param headFiles head's migrations
- * @param url the server: this file's (with pg_stat_statements) unless given
- * @param rounds rounds per side: two give each side a spread
- * @param speed the replay pace
+ * @param o.url the server: this file's (with pg_stat_statements) unless given
+ * @param o.rounds rounds per side: two give each side a spread
+ * @param o.speed the replay pace
+ * @param o.workload the shop's workload replayed
  */
-async function gate(name: string, headFiles: string[], url = server.url, rounds = 2, speed = 1): Promise<Run> {
+async function gate(
+  name: string,
+  headFiles: string[],
+  {
+    url = server.url,
+    rounds = 2,
+    speed = 1,
+    workload = 'workload.wkl',
+  }: { url?: string; rounds?: number; speed?: number; workload?: string } = {},
+): Promise<Run> {
   const json = path.join(tmp, `${name}.json`);
   const run = await runCli([
     'gate',
     '--database-url',
     url,
     '--workload',
-    shop('workload.wkl'),
+    shop(workload),
     '--seed',
     shop('seed.sql'),
     '--base-migrations',
@@ -84,13 +95,18 @@ beforeAll(async () => {
     index,
     '-- Find the customers who logged in lately.\nCREATE INDEX customers_last_login_idx ON customers (last_login);\n',
   );
-  [same, indexed, fallback] = await Promise.all([
+  // The category listing's (category, price) index, which serves its ORDER BY price LIMIT,
+  // replaced by one on category alone.
+  const narrowerIndex = path.join(tmp, '006_products_category_idx.sql');
+  fs.writeFileSync(narrowerIndex, 'DROP INDEX products_category_price_idx;\nCREATE INDEX products_category_idx ON products (category);\n');
+  [same, indexed, fallback, narrower] = await Promise.all([
     gate('same', MIGRATIONS),
     // One round (a replay per side and the noise replay): enough for the rule, whose counts
     // hardly differ between replays.
-    gate('indexed', [...MIGRATIONS, index], server.url, 1),
+    gate('indexed', [...MIGRATIONS, index], { rounds: 1 }),
     // Not judged (EXPLAIN ANALYZE): as fast as the server goes.
-    gate('fallback', MIGRATIONS, inject('pgUrl'), 1, 0),
+    gate('fallback', MIGRATIONS, { url: inject('pgUrl'), rounds: 1, speed: 0 }),
+    gate('narrower', [...MIGRATIONS, narrowerIndex], { rounds: 1, workload: 'checkout.wkl' }),
   ]);
 });
 
@@ -192,6 +208,34 @@ describe('work per call from pg_stat_statements', () => {
     expect(indexed.stdout).toMatch(
       /- `UPDATE customers SET last_login = now\(\) WHERE id = \$1`: index `customers_last_login_idx` added on public\.customers by `[^`]*006_customers_last_login_idx\.sql`, line 2 — an UPDATE that sets an indexed column is no longer heap-only/,
     );
+  });
+});
+
+describe('rows a changed plan reads', () => {
+  const LISTING = 'SELECT id, name, price FROM products WHERE category = $1 ORDER BY price LIMIT $2';
+
+  it('an ORDER BY … LIMIT index replaced by one on the filter column: the same pages, every row of the category read; the work rule fails it', () => {
+    expect(narrower.code, narrower.stderr).toBe(1);
+    const f = plan(narrower, LISTING);
+    expect(f.changed).toBe(true);
+    // Read in price order and stopped at the LIMIT on base; the whole category (250 products) on head.
+    expect(f.rows_read!.head).toBe(250);
+    expect(f.rows_read!.base).toBeLessThan(100);
+    expect(f.rows_read!.head_cost).toBeGreaterThan(f.rows_read!.base_cost);
+    expect(f.work_regression?.rows_read).toEqual(f.rows_read);
+    expect(narrower.report.reasons).toContainEqual(
+      expect.stringMatching(
+        /^`SELECT id, name, price FROM products WHERE category = \$1 ORDER BY price LIMIT \$2` \([0-9a-f]{16}\): more work per call: .*\d+ → 250 rows read per call \(\+\d+ %\), plan cost [\d.]+ → [\d.]+ \(one EXPLAIN ANALYZE of the captured example on each template\).*; plan changed: /,
+      ),
+    );
+    const row = narrower.stdout
+      .split('\n')
+      .find((l) => l.startsWith('| `SELECT id, name, price FROM products WHERE category') && l.includes('rows read'));
+    expect(row, narrower.stdout).toMatch(/\| ❌ more \| .*→ 250 rows read per call/);
+  });
+
+  it('unchanged plans are not counted again: identical schemas have none', () => {
+    expect(same.report.plans!.fingerprints.filter((f) => f.rows_read !== undefined)).toEqual([]);
   });
 });
 

@@ -15,7 +15,7 @@ import { oneLine } from '../format/table.js';
 import { micros, plural } from '../format/units.js';
 import type { FingerprintPlan, IndexChange } from '../plans/types.js';
 import { ADDED_COSTS } from '../report/markdown-work.js';
-import { workPhrase } from '../plans/work-phrase.js';
+import { movedWorkPhrase } from '../plans/work-phrase.js';
 import { text } from '../report/markdown-text.js';
 import type { FingerprintComparison } from '../types.js';
 import type { GateReport } from '../verdict/report-types.js';
@@ -155,7 +155,7 @@ function movedOf(s: Annotated): string {
       : `p95 ${micros(r.base.p95_us)} → ${micros(r.head.p95_us)}`;
     parts.push(`slower (${times})${s.weight === Weight.Fails ? ', fails the gate' : ''}`);
   }
-  const work = workPhrase(s.plan.work_changes ?? []);
+  const work = movedWorkPhrase(s.plan);
   const ruled = !r && s.plan.work_regression && s.weight === Weight.Fails ? ', fails the gate (the work rule)' : '';
   parts.push(work === '' ? 'the same work per call' : `${work}${ruled}`);
   return parts.join('; ');

@@ -250,7 +250,8 @@ export const gateOptions = {
     placeholder: 'PCT',
     help:
       `a fingerprint also regresses when its pages or WAL per call (pg_stat_statements, every replay) grow by more than this, ` +
-      `every head replay above every base replay (default ${WORK_RULE_DEFAULTS.growth * 100}%; off turns the work rule off)`,
+      `every head replay above every base replay, or when its changed plan reads that much more rows at a cost that much higher ` +
+      `(default ${WORK_RULE_DEFAULTS.growth * 100}%; off turns the work rule off)`,
     schema: offOr(
       percentValue('a percentage such as 25% (or a fraction such as 0.25), above 0 and at most 1000%, or off', (f) => f > 0 && f <= 10),
     ).optional(),

@@ -16,7 +16,8 @@ import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches
 import type { CountersByQuery, MeasuredCounters, StatementCounters } from './stat-statements.js';
 import { workChanges, workOfPlan, workOfReplays } from './work.js';
 import { allIndexChanges, changesOn, type Indexes, type MigrationText, readIndexes, writtenRelations } from './index-changes.js';
-import type { PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
+import { rowsRead } from './rows-read.js';
+import type { FingerprintPlan, PlanRowsRead, PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
 
 /** Buffers per call must grow by this factor (and by {@link MIN_BUFFER_DELTA}) for a plan change to count as costlier. */
 const BUFFER_GROWTH_NOTICED = 1.2;
@@ -72,6 +73,7 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
     const changes = indexes ? allIndexChanges(indexes.base, indexes.head, inputs.migrations ?? []) : null;
     for (const p of planned) {
       const compared = await comparePlans(p, inputs, clients, { report, collisions, relationRows });
+      if (compared.changed) compared.rows_read = await changedPlanRows(p, compared, inputs, clients);
       if (changes) {
         const written = new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
         compared.index_changes = changesOn(changes, written);
@@ -92,6 +94,31 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
       `${report.stats.unjoined > 0 ? ` (${report.stats.unjoined} not joined, from EXPLAIN ANALYZE)` : ''}`,
   );
   return report;
+}
+
+/**
+ * The rows each side's changed plan reads: one EXPLAIN ANALYZE of the captured example on each
+ * template, rolled back (rows-read.ts). Null (logged) when either cannot run: the rows are then
+ * not judged, and the rest of the probe stands.
+ */
+async function changedPlanRows(p: Planned, compared: FingerprintPlan, inputs: ProbeInputs, clients: Clients): Promise<PlanRowsRead | null> {
+  const read = { base: 0, head: 0 };
+  for (const side of ['base', 'head'] as const) {
+    try {
+      const analyzed = await explainStatement(clients[side], p.example.example, {
+        analyze: true,
+        major: inputs.majors[side],
+        setup: p.example.setup,
+      });
+      read[side] = rowsRead(analyzed.plan);
+    } catch (error) {
+      inputs.logger.info(
+        `warning: the rows ${p.f.fingerprint}'s changed plan reads on ${side} were not counted: ${(error as Error).message}`,
+      );
+      return null;
+    }
+  }
+  return { ...read, base_cost: compared.base.total_cost, head_cost: compared.head.total_cost };
 }
 
 /** Both templates' indexes, or null (logged) when they cannot be read: the index changes are then not named. */

@@ -40,6 +40,12 @@ const workChange = z.object({
 });
 
 const share = z.number().min(0).max(1);
+const rowsRead = z.object({
+  base: z.number().nonnegative(),
+  head: z.number().nonnegative(),
+  base_cost: z.number().nonnegative(),
+  head_cost: z.number().nonnegative(),
+});
 
 const stats = z.object({
   source,
@@ -102,9 +108,11 @@ export const plansReportSchema = z.object({
         .object({
           counters: z.array(workChange),
           share: z.object({ calls: share, pages: share, wal: share.nullable() }),
+          rows_read: rowsRead.optional(),
         })
         .nullable()
         .optional(),
+      rows_read: rowsRead.nullable().optional(),
     }),
   ),
   failures: z.array(

@@ -22,6 +22,8 @@ export interface RawPlanNode {
   'Plan Rows'?: number;
   'Actual Rows'?: number;
   'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
   'Shared Hit Blocks'?: number;
   'Shared Read Blocks'?: number;
   'Temp Written Blocks'?: number;
@@ -54,6 +56,8 @@ const rawNode: z.ZodType<RawPlanNode> = z.lazy(() =>
       'Plan Rows': z.number().optional(),
       'Actual Rows': z.number().optional(),
       'Actual Loops': z.number().optional(),
+      'Rows Removed by Filter': z.number().optional(),
+      'Rows Removed by Index Recheck': z.number().optional(),
       'Shared Hit Blocks': z.number().optional(),
       'Shared Read Blocks': z.number().optional(),
       'Temp Written Blocks': z.number().optional(),

@@ -162,14 +162,35 @@ export interface FingerprintPlan {
    * (counted by EXPLAIN ANALYZE, too few calls) and in reports written before the rule existed.
    */
   work_regression?: WorkRegression | null;
+  /**
+   * For a changed plan: the rows each side's plan read per call, from one EXPLAIN ANALYZE of the
+   * captured example on each template (docs/gate-statistics.md, "Rows a changed plan reads"); null
+   * when it could not be run; absent for unchanged plans and in reports written before it was measured.
+   */
+  rows_read?: PlanRowsRead | null;
+}
+
+/**
+ * The rows a plan read from tables and indexes in one execution of the captured example: the rows
+ * its scans returned and those their filters and rechecks removed. The same data and parameters
+ * on both sides, so no spread: a count, like the buffers of a plan.
+ */
+export interface PlanRowsRead {
+  base: number;
+  head: number;
+  /** The planner's estimated total cost of each side's plan (EXPLAIN). */
+  base_cost: number;
+  head_cost: number;
 }
 
 /** A fingerprint the work rule fails: the counters that grew beyond base's replays, and its share of the workload. */
 export interface WorkRegression {
-  /** The gated counters that grew (WAL bytes, WAL records, pages), in the order of WORK_COUNTERS. */
+  /** The gated counters that grew beyond base's replays (WAL bytes, WAL records, pages), in the order of WORK_COUNTERS. */
   counters: WorkChange[];
   /** On head, all replays: its share of the compared statements' calls, pages and WAL (null where WAL was not counted). */
   share: { calls: number; pages: number; wal: number | null };
+  /** Set when the rule failed it for the rows its changed plan reads (the counters may then be empty). */
+  rows_read?: PlanRowsRead;
 }
 
 /** A probe that failed: the fingerprint stays unjudged on plans (or buffers), and the report says so. */

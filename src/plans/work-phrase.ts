@@ -5,7 +5,8 @@
  */
 import { signedPercent } from '../format/numbers.js';
 import { bytes, count } from '../format/units.js';
-import type { WorkChange, WorkCounter } from './types.js';
+import { rowsReadPhrase } from './rows-read.js';
+import type { FingerprintPlan, WorkChange, WorkCounter } from './types.js';
 
 /** `3.0`, `0.05`, `1,234` */
 export function amount(n: number): string {
@@ -60,4 +61,15 @@ export function workPhrase(changes: WorkChange[]): string {
         `${labelled(c.counter, `${figure(c.counter, c.base)} → ${figure(c.counter, c.head)}`)}${i === 0 ? ' per call' : ''} (${changeOf(c)})`,
     )
     .join(', ');
+}
+
+/**
+ * What moved for a fingerprint: its work counters and, where the work rule failed its changed plan
+ * for them, the rows that plan reads.
+ * @param f a fingerprint's plans
+ * @returns `WAL 190 B → 620 B per call (+226 %); 24 → 250 rows read per call (+942 %), plan cost …`, empty when nothing moved
+ */
+export function movedWorkPhrase(f: FingerprintPlan): string {
+  const rows = f.work_regression?.rows_read;
+  return [workPhrase(f.work_changes ?? []), rows ? rowsReadPhrase(rows) : ''].filter((p) => p !== '').join('; ');
 }

@@ -12,12 +12,25 @@
  *
  * Judged only from pg_stat_statements, counted in every replay: one EXPLAIN ANALYZE of an example
  * has no replays to measure a spread against, so with that source work is reported, not gated.
+ * The exception is what no counter sees: the rows a *changed* plan reads (rows-read.ts), counted by
+ * one EXPLAIN ANALYZE of the same example on the same data on both sides, without spread.
  */
 import { separatedBeyondSpread } from './replay-separation.js';
+import { rowsReadPhrase } from './rows-read.js';
 import { WORK_COUNTERS } from './work.js';
 import { workPhrase } from './work-phrase.js';
 import { fractionPercent } from '../format/numbers.js';
-import type { FingerprintPlan, PlansReport, WorkChange, WorkCounter, WorkPerCall, WorkRegression, WorkRule, WorkStats } from './types.js';
+import type {
+  FingerprintPlan,
+  PlanRowsRead,
+  PlansReport,
+  WorkChange,
+  WorkCounter,
+  WorkPerCall,
+  WorkRegression,
+  WorkRule,
+  WorkStats,
+} from './types.js';
 
 /** Defaults, chosen by calibration (docs/gate-statistics.md, "Calibration"). */
 export const WORK_RULE_DEFAULTS: WorkRule = { growth: 0.1, min_share: 0.01 };
@@ -77,12 +90,15 @@ export function workEvidence(f: FingerprintPlan & { work_regression: WorkRegress
     ['WAL', r.share.wal],
   ] as const;
   const [name, share] = shares.reduce((best, s) => ((s[1] ?? 0) > (best[1] ?? 0) ? s : best));
+  const read = r.rows_read ? rowsReadPhrase(r.rows_read) : null;
+  const replays = r.counters.length > 0 ? `${workPhrase(r.counters)}, every head replay above every base replay` : null;
+  const what = [replays, read && `${read} (one EXPLAIN ANALYZE of the captured example on each template)`].filter((x) => x !== null);
   const explained = (f.index_changes ?? []).map(
     (c) => `index ${c.index} ${c.change} on ${c.relation}${c.migration ? ` (${c.migration.file}, line ${c.migration.line})` : ''}`,
   );
   if (f.changed && f.change) explained.push(`plan changed: ${f.change}`);
   return (
-    `more work per call: ${workPhrase(r.counters)}, every head replay above every base replay ` +
+    `more work per call: ${what.join('; ')} ` +
     `(${fractionPercent(share ?? 0)} of head's ${name})${explained.length > 0 ? `; ${explained.join('; ')}` : ''}`
   );
 }
@@ -128,7 +144,8 @@ function judge(f: FingerprintPlan, base: WorkStats, head: WorkStats, rule: WorkR
     const change = grownBeyondBase(counter, minDelta, base, head, rule.growth);
     if (change) grown.push(change);
   }
-  if (grown.length === 0) return null;
+  const rows = moreRowsRead(f, rule.growth);
+  if (grown.length === 0 && rows === null) return null;
   const own = totalsOf(head.per_call, f.head.stats!.calls);
   const share = {
     calls: fraction(own.calls, totals.calls),
@@ -136,7 +153,24 @@ function judge(f: FingerprintPlan, base: WorkStats, head: WorkStats, rule: WorkR
     wal: own.wal === null || totals.wal === null ? null : fraction(own.wal, totals.wal),
   };
   if (Math.max(share.calls, share.pages, share.wal ?? 0) < rule.min_share) return null;
-  return { counters: grown, share };
+  return rows === null ? { counters: grown, share } : { counters: grown, share, rows_read: rows };
+}
+
+/** Rows per call below which a changed plan's extra reading is not worth a judgement. */
+const MIN_ROWS_DELTA = 10;
+
+/**
+ * A changed plan that reads more rows per call than base's, by more than `growth` and
+ * {@link MIN_ROWS_DELTA}, and that the planner too costs higher by more than `growth`: head's
+ * schema offers no plan as cheap as base's. Both conditions, because a plan that reads more rows
+ * can be the cheaper one (a hash join reading a small table whole instead of probing it row by row).
+ * @returns the rows, or null when they did not grow so (or were not counted)
+ */
+function moreRowsRead(f: FingerprintPlan, growth: number): PlanRowsRead | null {
+  const r = f.rows_read;
+  if (!f.changed || !r) return null;
+  if (r.head - r.base < MIN_ROWS_DELTA || r.head <= r.base * (1 + growth)) return null;
+  return r.head_cost > r.base_cost * (1 + growth) ? r : null;
 }
 
 function fraction(part: number, whole: number): number {

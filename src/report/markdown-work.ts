@@ -7,7 +7,7 @@
 import { bytes, count, plural } from '../format/units.js';
 import type { FingerprintPlan, PlansReport, WorkChange, WorkPerCall, WorkRule, WorkStats } from '../plans/types.js';
 import { replayRange, WORK_COUNTERS } from '../plans/work.js';
-import { amount, figure, labelled, workPhrase } from '../plans/work-phrase.js';
+import { amount, figure, labelled, movedWorkPhrase } from '../plans/work-phrase.js';
 import type { Context } from './markdown-context.js';
 import { code, mdTable, text } from './markdown-text.js';
 
@@ -16,7 +16,7 @@ const CAP = 20;
 
 /** `WAL 185–195 B, 2.9–3.1 pages`: each moved counter's lowest and highest replay; with the noise replay's on base. */
 function spread(changes: WorkChange[], w: WorkStats | undefined, noise: boolean): string {
-  if (!w?.rounds) return '–';
+  if (!w?.rounds || changes.length === 0) return '–';
   const rounds = w.rounds;
   const parts = changes.map((c) => {
     const pick = WORK_COUNTERS[c.counter];
@@ -77,12 +77,12 @@ function ruleLine(rule: WorkRule | null | undefined, measured: FingerprintPlan[]
   if (rule === undefined) return '(reported, not gated: written before the work rule)';
   if (rule === null) return '(reported, not gated: the work rule is off)';
   const failed = measured.filter((f) => f.work_regression).length;
-  const terms = `pages or WAL per call more than ${Math.round(rule.growth * 100)} % above base in every replay, at least ${rule.min_share * 100} % of head's calls, pages or WAL`;
+  const terms = `pages or WAL per call more than ${Math.round(rule.growth * 100)} % above base in every replay, or a changed plan that reads more than ${Math.round(rule.growth * 100)} % more rows at a higher cost, at least ${rule.min_share * 100} % of head's calls, pages or WAL`;
   return failed > 0 ? `(the work rule failed ${count(failed)}: ${terms})` : `(none failed the work rule: ${terms})`;
 }
 
 function moved(f: FingerprintPlan): boolean {
-  return (f.work_changes?.length ?? 0) > 0;
+  return (f.work_changes?.length ?? 0) > 0 || !!f.work_regression?.rows_read;
 }
 
 /**
@@ -99,9 +99,10 @@ export function workSection(ctx: Context): string[] {
   // What failed the gate: slower, or more work by the work rule.
   const regressed = new Set([...slower, ...measured.filter((f) => f.work_regression).map((f) => f.fingerprint)]);
   // Latency regressions first, then more work, then less.
-  const rank = (f: FingerprintPlan) => (regressed.has(f.fingerprint) ? 0 : f.work_changes![0]!.direction === 'more' ? 1 : 2);
+  const more = (f: FingerprintPlan) => !!f.work_regression?.rows_read || f.work_changes!.some((c) => c.direction === 'more');
+  const rank = (f: FingerprintPlan) => (regressed.has(f.fingerprint) ? 0 : more(f) ? 1 : 2);
   const changed = measured.filter(moved).sort((a, b) => rank(a) - rank(b));
-  const more = changed.filter((f) => f.work_changes!.some((c) => c.direction === 'more')).length;
+  const moreCount = changed.filter(more).length;
   const lines = ['#### Work per call', ''];
   if (changed.length === 0) {
     lines.push(
@@ -110,7 +111,7 @@ export function workSection(ctx: Context): string[] {
     );
   } else {
     lines.push(
-      `${count(more)} of ${plural(measured.length, 'fingerprint')} measured did more work per call on head, ${count(changed.length - more)} less ${ruleLine(ctx.report.thresholds.work_rule, measured)}. ${sourceLine(p)}`,
+      `${count(moreCount)} of ${plural(measured.length, 'fingerprint')} measured did more work per call on head, ${count(changed.length - moreCount)} less ${ruleLine(ctx.report.thresholds.work_rule, measured)}. ${sourceLine(p)}`,
       '',
     );
     const cap = Math.min(CAP, ctx.limits.rows);
@@ -118,11 +119,11 @@ export function workSection(ctx: Context): string[] {
     if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(changed.length, CAP) - shown.length;
     const rows = shown.map((f) => {
       const changes = f.work_changes!;
-      const label = changes.every((c) => c.direction === 'less') ? '✅ less' : regressed.has(f.fingerprint) ? '❌ more' : 'more';
+      const label = !more(f) ? '✅ less' : regressed.has(f.fingerprint) ? '❌ more' : 'more';
       return [
         code(f.normalized, SQL_CHARS, true),
         label,
-        workPhrase(changes),
+        movedWorkPhrase(f),
         spread(changes, f.base.stats?.work, true),
         spread(changes, f.head.stats?.work, false),
       ];
