@@ -52,6 +52,12 @@ export interface InProcessStep {
   state: string;
 }
 
+/** The steps' directories (command files, RUNNER_TEMP), removed once the test file is done. */
+const stepDirs: string[] = [];
+afterAll(() => {
+  for (const dir of stepDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 /**
  * Sets `process.env` up for one step (the caller restores it after its tests).
  * @param event the event's name and payload
@@ -61,6 +67,7 @@ export interface InProcessStep {
  */
 export function setupStep(event: { name: string; payload: unknown }, apiUrl: string, inputs: Record<string, string>): InProcessStep {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'action-step-'));
+  stepDirs.push(dir);
   const file = (name: string, text: string) => {
     const at = path.join(dir, name);
     fs.writeFileSync(at, text);
