@@ -27039,6 +27039,19 @@ function writtenRelations(root) {
   visit2(root);
   return out;
 }
+function scannedIndexes(root) {
+  const out = /* @__PURE__ */ new Set();
+  const visit2 = (node2) => {
+    const index = node2["Index Name"];
+    if (index) out.add(node2.Schema ? `${node2.Schema}.${index}` : index);
+    for (const child of node2.Plans ?? []) visit2(child);
+  };
+  visit2(root);
+  return out;
+}
+function changesOfIndexes(changes, indexes) {
+  return changes.filter((c) => indexes.has(`${c.schema}.${c.change.index}`) || indexes.has(c.change.index)).map((c) => ({ ...c.change }));
+}
 function allIndexChanges(base, head, migrations) {
   const statements = migrationStatements(migrations);
   const out = [];
@@ -47287,10 +47300,7 @@ async function probePlans(inputs) {
     for (const p of planned) {
       const compared = await comparePlans(p, inputs, clients, { report: report2, collisions, relationRows });
       if (compared.changed) compared.rows_read = await changedPlanRows(p, compared, inputs, clients);
-      if (changes) {
-        const written = /* @__PURE__ */ new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
-        compared.index_changes = changesOn(changes, written);
-      }
+      if (changes) compared.index_changes = explainingChanges(changes, p, compared.changed);
       report2.fingerprints.push(compared);
     }
   } finally {
@@ -47307,6 +47317,13 @@ async function probePlans(inputs) {
     `plans: ${report2.fingerprints.length} fingerprints EXPLAINed on both sides, ${changed} changed${report2.failures.length > 0 ? `, ${report2.failures.length} probe(s) failed` : ""}; buffers from ${report2.stats.source}${report2.stats.unjoined > 0 ? ` (${report2.stats.unjoined} not joined, from EXPLAIN ANALYZE)` : ""}`
   );
   return report2;
+}
+function explainingChanges(changes, p, changed) {
+  const onWritten = changesOn(changes, /* @__PURE__ */ new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]));
+  if (!changed) return onWritten;
+  const scanned = changesOfIndexes(changes, /* @__PURE__ */ new Set([...scannedIndexes(p.base.root), ...scannedIndexes(p.head.root)]));
+  const named = new Set(onWritten.map((c) => `${c.relation} ${c.index}`));
+  return [...onWritten, ...scanned.filter((c) => !named.has(`${c.relation} ${c.index}`))];
 }
 async function changedPlanRows(p, compared, inputs, clients) {
   const read = { base: 0, head: 0 };

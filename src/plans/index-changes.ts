@@ -50,6 +50,33 @@ export function writtenRelations(root: RawPlanNode): Set<string> {
   return out;
 }
 
+/**
+ * The indexes a plan scans (`schema.index` where EXPLAIN VERBOSE names the schema, else the name):
+ * for a changed plan, the index head dropped from under it or added for it explains the change.
+ * @param root an EXPLAIN plan
+ * @returns the indexes
+ */
+export function scannedIndexes(root: RawPlanNode): Set<string> {
+  const out = new Set<string>();
+  const visit = (node: RawPlanNode) => {
+    const index = node['Index Name'];
+    if (index) out.add(node.Schema ? `${node.Schema}.${index}` : index);
+    for (const child of node.Plans ?? []) visit(child);
+  };
+  visit(root);
+  return out;
+}
+
+/**
+ * The changes of the given indexes.
+ * @param changes from {@link allIndexChanges}
+ * @param indexes the indexes (`schema.index` or `index`)
+ * @returns those changes, in their order
+ */
+export function changesOfIndexes(changes: TableIndexChange[], indexes: Set<string>): IndexChange[] {
+  return changes.filter((c) => indexes.has(`${c.schema}.${c.change.index}`) || indexes.has(c.change.index)).map((c) => ({ ...c.change }));
+}
+
 /** An index change with the table it is on, to pick a statement's changes by the tables it writes. */
 export interface TableIndexChange {
   schema: string;

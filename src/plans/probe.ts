@@ -15,9 +15,19 @@ import { EXPLAINABLE_KINDS, ExplainError, explainStatement } from './explain.js'
 import { describeChange, planShape, type RawPlanNode, sameShape, seqScanSwitches, type ShapeNode, shapeLines } from './shape.js';
 import type { CountersByQuery, MeasuredCounters, StatementCounters } from './stat-statements.js';
 import { workChanges, workOfPlan, workOfReplays } from './work.js';
-import { allIndexChanges, changesOn, type Indexes, type MigrationText, readIndexes, writtenRelations } from './index-changes.js';
+import {
+  allIndexChanges,
+  changesOfIndexes,
+  changesOn,
+  type Indexes,
+  type MigrationText,
+  readIndexes,
+  scannedIndexes,
+  type TableIndexChange,
+  writtenRelations,
+} from './index-changes.js';
 import { rowsRead } from './rows-read.js';
-import type { FingerprintPlan, PlanRowsRead, PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
+import type { FingerprintPlan, IndexChange, PlanRowsRead, PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
 
 /** Buffers per call must grow by this factor (and by {@link MIN_BUFFER_DELTA}) for a plan change to count as costlier. */
 const BUFFER_GROWTH_NOTICED = 1.2;
@@ -74,10 +84,7 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
     for (const p of planned) {
       const compared = await comparePlans(p, inputs, clients, { report, collisions, relationRows });
       if (compared.changed) compared.rows_read = await changedPlanRows(p, compared, inputs, clients);
-      if (changes) {
-        const written = new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
-        compared.index_changes = changesOn(changes, written);
-      }
+      if (changes) compared.index_changes = explainingChanges(changes, p, compared.changed);
       report.fingerprints.push(compared);
     }
   } finally {
@@ -94,6 +101,19 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
       `${report.stats.unjoined > 0 ? ` (${report.stats.unjoined} not joined, from EXPLAIN ANALYZE)` : ''}`,
   );
   return report;
+}
+
+/**
+ * The index changes that explain a statement's work or plan: those on the tables it writes (an
+ * index added on an updated column) and, where its plan changed, those of the indexes either plan
+ * scans (the `ORDER BY … LIMIT` index head dropped, the narrower one it added).
+ */
+function explainingChanges(changes: TableIndexChange[], p: Planned, changed: boolean): IndexChange[] {
+  const onWritten = changesOn(changes, new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]));
+  if (!changed) return onWritten;
+  const scanned = changesOfIndexes(changes, new Set([...scannedIndexes(p.base.root), ...scannedIndexes(p.head.root)]));
+  const named = new Set(onWritten.map((c) => `${c.relation} ${c.index}`));
+  return [...onWritten, ...scanned.filter((c) => !named.has(`${c.relation} ${c.index}`))];
 }
 
 /**
