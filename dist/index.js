@@ -48105,13 +48105,21 @@ function t99(dof) {
   return T99[Math.min(dof, T99.length) - 1];
 }
 function separatedBeyondSpread(base, head) {
+  if (base.length === 0 || head.length === 0 || base.length + head.length < 3) return false;
+  return meansApart(base, head) || aboveBasePrediction(base, head);
+}
+function meansApart(base, head) {
   const dof = base.length + head.length - 2;
-  if (base.length === 0 || head.length === 0 || dof < 1) return false;
   const mb = mean(base);
   const mh = mean(head);
-  const squares = sumOfSquares(base, mb) + sumOfSquares(head, mh);
-  const s = Math.sqrt(squares / dof);
+  const s = Math.sqrt((sumOfSquares(base, mb) + sumOfSquares(head, mh)) / dof);
   return mh - mb > t99(dof) * s * Math.sqrt(1 / base.length + 1 / head.length);
+}
+function aboveBasePrediction(base, head) {
+  if (base.length < 2) return false;
+  const mb = mean(base);
+  const s = Math.sqrt(sumOfSquares(base, mb) / (base.length - 1));
+  return Math.min(...head) > mb + t99(base.length - 1) * s * Math.sqrt(1 + 1 / base.length);
 }
 function mean(xs) {
   return xs.reduce((a, x) => a + x, 0) / xs.length;

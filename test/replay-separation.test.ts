@@ -17,6 +17,15 @@ describe('separatedBeyondSpread', () => {
     expect(separatedBeyondSpread([239, 223, 231, 231], [240, 240, 240])).toBe(false);
   });
 
+  it('a head that spreads where base did not: every head replay above base’s prediction bound', () => {
+    // Measured: checkout's pending-orders read with orders at fillfactor 30 (base, noise; head).
+    // Pooled, head's spread hides the gap (4.42 − 2.00 against a margin of 2.57).
+    expect(separatedBeyondSpread([2, 2, 2, 2], [3.5, 6.25, 3.5])).toBe(true);
+    // Base's own spread still counts: the lowest head replay must clear x̄ + t₉₉(3) × s_b × √(1 + 1/4) = 2.41.
+    expect(separatedBeyondSpread([2, 2.1, 1.9, 2], [2.4, 6.25, 2.4])).toBe(false);
+    expect(separatedBeyondSpread([2, 2.1, 1.9, 2], [2.5, 6.25, 2.5])).toBe(true);
+  });
+
   it('needs three replays in all for a spread', () => {
     expect(separatedBeyondSpread([7], [9])).toBe(false);
     expect(separatedBeyondSpread([], [9, 9])).toBe(false);

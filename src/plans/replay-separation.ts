@@ -1,6 +1,6 @@
 /**
- * Whether head's replays stand apart from base's beyond their own spread: a one-sided two-sample
- * t-test at 99 % on the per-replay figures of one counter (the work rule, docs/gate-statistics.md).
+ * Whether head's replays stand apart from base's beyond their own spread: one-sided t-tests at
+ * 99 % on the per-replay figures of one counter (the work rule, docs/gate-statistics.md).
  *
  * The work rule's other checks (growth over a threshold, every head replay above every base
  * replay) hold a statement whose work is steady in every replay. A contended write replayed at
@@ -30,21 +30,41 @@ export function t99(dof: number): number {
 }
 
 /**
- * Whether the head replays' mean is above the base replays' mean by more than chance allows,
- * their variance pooled (under "no change" both sides are replays of the same work).
+ * Whether head's replays stand apart from base's beyond what chance allows, by either of two
+ * tests at 99 %, each exact when there is no change:
+ *
+ * - the means, their variance pooled over both sides (under "no change" all are replays of the
+ *   same work): the gap clears t₉₉ × s × √(1/m + 1/k);
+ * - every head replay above the upper 99 % prediction bound of base's replays, which uses base's
+ *   spread alone: x̄ + t₉₉ × s_b × √(1 + 1/m). This one holds what pooling loses when the PR's
+ *   change is itself uneven: a read base counted 2.00 pages in every replay, head 3.50, 6.25 and
+ *   3.50 (its rows spread over three times the pages, how many it met varying with the inserts
+ *   before it), a spread on head's side only that pooled into s hid the gap.
+ *
+ * With one head replay the two are the same test.
  * @param base the base-schema replays' figures (base's rounds and the noise replay)
  * @param head head's replays' figures
- * @returns true when the gap clears t₉₉ × s × √(1/m + 1/k); false when it does not or there are
- *   too few replays for a spread (fewer than three in all)
+ * @returns true when either clears; false when neither does or there are too few replays for a
+ *   spread (fewer than three in all)
  */
 export function separatedBeyondSpread(base: readonly number[], head: readonly number[]): boolean {
+  if (base.length === 0 || head.length === 0 || base.length + head.length < 3) return false;
+  return meansApart(base, head) || aboveBasePrediction(base, head);
+}
+
+function meansApart(base: readonly number[], head: readonly number[]): boolean {
   const dof = base.length + head.length - 2;
-  if (base.length === 0 || head.length === 0 || dof < 1) return false;
   const mb = mean(base);
   const mh = mean(head);
-  const squares = sumOfSquares(base, mb) + sumOfSquares(head, mh);
-  const s = Math.sqrt(squares / dof);
+  const s = Math.sqrt((sumOfSquares(base, mb) + sumOfSquares(head, mh)) / dof);
   return mh - mb > t99(dof) * s * Math.sqrt(1 / base.length + 1 / head.length);
+}
+
+function aboveBasePrediction(base: readonly number[], head: readonly number[]): boolean {
+  if (base.length < 2) return false;
+  const mb = mean(base);
+  const s = Math.sqrt(sumOfSquares(base, mb) / (base.length - 1));
+  return Math.min(...head) > mb + t99(base.length - 1) * s * Math.sqrt(1 + 1 / base.length);
 }
 
 function mean(xs: readonly number[]): number {
