@@ -47198,6 +47198,47 @@ function replayRange(value, rounds) {
   return [Math.min(...known), Math.max(...known)];
 }
 
+// src/format/mask.ts
+var MASK2 = "\u2026";
+var IDENTIFIER_NOUNS = /* @__PURE__ */ new Set([
+  "column",
+  "relation",
+  "table",
+  "constraint",
+  "index",
+  "type",
+  "domain",
+  "function",
+  "procedure",
+  "operator",
+  "parameter",
+  "schema",
+  "sequence",
+  "variable",
+  "database",
+  "role",
+  "view",
+  "trigger",
+  "collation",
+  "encoding"
+]);
+var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?\s*$|\.\s)/gm;
+var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
+var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
+function maskMessage(message2, sqlstate) {
+  if (sqlstate?.startsWith("P0")) return `${MASK2} (a function's own message, masked: it may carry data)`;
+  let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
+  if (sqlstate === null || sqlstate === "42601" || /^2[23]/.test(sqlstate)) {
+    masked = masked.replace(QUOTED, (whole, before2, quoted) => {
+      const noun = before2?.trim().toLowerCase();
+      if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
+      const quote = quoted[0];
+      return `${before2 ?? ""}${quote}${MASK2}${quote}`;
+    });
+  }
+  return masked;
+}
+
 // src/format/units.ts
 function count(n) {
   return Math.round(n).toLocaleString("en-US");
@@ -47336,9 +47377,8 @@ async function changedPlanRows(p, compared, inputs, clients) {
       });
       read[side2] = rowsRead(analyzed.plan);
     } catch (error63) {
-      inputs.logger.info(
-        `warning: the rows ${p.f.fingerprint}'s changed plan reads on ${side2} were not counted: ${error63.message}`
-      );
+      const message2 = maskMessage(error63.message, sqlstateOf2(error63));
+      inputs.logger.info(`warning: the rows ${p.f.fingerprint}'s changed plan reads on ${side2} were not counted: ${message2}`);
       return null;
     }
   }
@@ -48276,47 +48316,6 @@ function figures(value, replays) {
 function oneLine(sql, max = 100) {
   const flat = sql.replace(/\s+/g, " ").trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}\u2026`;
-}
-
-// src/format/mask.ts
-var MASK2 = "\u2026";
-var IDENTIFIER_NOUNS = /* @__PURE__ */ new Set([
-  "column",
-  "relation",
-  "table",
-  "constraint",
-  "index",
-  "type",
-  "domain",
-  "function",
-  "procedure",
-  "operator",
-  "parameter",
-  "schema",
-  "sequence",
-  "variable",
-  "database",
-  "role",
-  "view",
-  "trigger",
-  "collation",
-  "encoding"
-]);
-var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?\s*$|\.\s)/gm;
-var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
-var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
-function maskMessage(message2, sqlstate) {
-  if (sqlstate?.startsWith("P0")) return `${MASK2} (a function's own message, masked: it may carry data)`;
-  let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
-  if (sqlstate === null || sqlstate === "42601" || /^2[23]/.test(sqlstate)) {
-    masked = masked.replace(QUOTED, (whole, before2, quoted) => {
-      const noun = before2?.trim().toLowerCase();
-      if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
-      const quote = quoted[0];
-      return `${before2 ?? ""}${quote}${MASK2}${quote}`;
-    });
-  }
-  return masked;
 }
 
 // src/plans/rules.ts

@@ -26,6 +26,7 @@ import {
   type TableIndexChange,
   writtenRelations,
 } from './index-changes.js';
+import { maskMessage } from '../format/mask.js';
 import { rowsRead } from './rows-read.js';
 import type { FingerprintPlan, IndexChange, PlanRowsRead, PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
 
@@ -132,9 +133,9 @@ async function changedPlanRows(p: Planned, compared: FingerprintPlan, inputs: Pr
       });
       read[side] = rowsRead(analyzed.plan);
     } catch (error) {
-      inputs.logger.info(
-        `warning: the rows ${p.f.fingerprint}'s changed plan reads on ${side} were not counted: ${(error as Error).message}`,
-      );
+      // PostgreSQL's message may quote the statement's data: masked as the reports mask it.
+      const message = maskMessage((error as Error).message, sqlstateOf(error));
+      inputs.logger.info(`warning: the rows ${p.f.fingerprint}'s changed plan reads on ${side} were not counted: ${message}`);
       return null;
     }
   }
