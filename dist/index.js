@@ -54246,6 +54246,7 @@ function planChangesSection(ctx) {
     lines.push(`${count(changed.length)} of ${explained} EXPLAINed on base and head changed plan. ${sourceLine(p)}`, "");
     const shown = changed.slice(0, cap);
     if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(changed.length, CAP) - shown.length;
+    const withRows = shown.some((f) => f.rows_read !== void 0);
     const rows = shown.map((f) => [
       code(f.normalized, SQL_CHARS, true),
       // Node, relation and index names only: shown as code, so that identifiers stay readable.
@@ -54253,16 +54254,19 @@ function planChangesSection(ctx) {
       f.assessment === null ? "" : ASSESSMENT[f.assessment],
       buffersCell(f),
       serverCell(f),
-      `${count(Math.round(f.base.total_cost))} \u2192 ${count(Math.round(f.head.total_cost))}`
+      `${count(Math.round(f.base.total_cost))} \u2192 ${count(Math.round(f.head.total_cost))}`,
+      ...withRows ? [f.rows_read ? `${count(Math.round(f.rows_read.base))} \u2192 ${count(Math.round(f.rows_read.head))}` : "\u2013"] : []
     ]);
+    const headers = ["statement", "change (base \u2192 head)", "", "shared buffers per call", "server mean", "estimated cost"];
     lines.push(
-      ...mdTable(["statement", "change (base \u2192 head)", "", "shared buffers per call", "server mean", "estimated cost"], rows, [
+      ...mdTable(withRows ? [...headers, "rows read (example)"] : headers, rows, [
         "left",
         "left",
         "left",
         "right",
         "right",
-        "right"
+        "right",
+        ...withRows ? ["right"] : []
       ]),
       ...changed.length > shown.length ? ["", `_\u2026 ${plural2(changed.length - shown.length, "plan change")} more in the JSON report._`] : [],
       ""

@@ -239,6 +239,9 @@ describe('rows a changed plan reads', () => {
       .split('\n')
       .find((l) => l.startsWith('| `SELECT id, name, price FROM products WHERE category') && l.includes('rows read'));
     expect(row, narrower.stdout).toMatch(/\| ❌ more \| .*→ 250 rows read per call/);
+    // The Plan changes table counts the rows beside the estimated cost.
+    expect(narrower.stdout).toMatch(/\| estimated cost \| rows read \(example\) \|/);
+    expect(narrower.stdout).toMatch(/\| \d+ → 250 \|$/m);
   });
 
   it('unchanged plans are not counted again: identical schemas have none', () => {

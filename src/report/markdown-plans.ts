@@ -80,6 +80,8 @@ export function planChangesSection(ctx: Context): string[] {
     lines.push(`${count(changed.length)} of ${explained} EXPLAINed on base and head changed plan. ${sourceLine(p)}`, '');
     const shown = changed.slice(0, cap);
     if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(changed.length, CAP) - shown.length;
+    // Reports written before the rows were counted have no such column.
+    const withRows = shown.some((f) => f.rows_read !== undefined);
     const rows = shown.map((f) => [
       code(f.normalized, SQL_CHARS, true),
       // Node, relation and index names only: shown as code, so that identifiers stay readable.
@@ -88,15 +90,18 @@ export function planChangesSection(ctx: Context): string[] {
       buffersCell(f),
       serverCell(f),
       `${count(Math.round(f.base.total_cost))} → ${count(Math.round(f.head.total_cost))}`,
+      ...(withRows ? [f.rows_read ? `${count(Math.round(f.rows_read.base))} → ${count(Math.round(f.rows_read.head))}` : '–'] : []),
     ]);
+    const headers = ['statement', 'change (base → head)', '', 'shared buffers per call', 'server mean', 'estimated cost'];
     lines.push(
-      ...mdTable(['statement', 'change (base → head)', '', 'shared buffers per call', 'server mean', 'estimated cost'], rows, [
+      ...mdTable(withRows ? [...headers, 'rows read (example)'] : headers, rows, [
         'left',
         'left',
         'left',
         'right',
         'right',
         'right',
+        ...(withRows ? (['right'] as const) : []),
       ]),
       ...(changed.length > shown.length
         ? ['', `_… ${plural(changed.length - shown.length, 'plan change')} more in the JSON report._`]
