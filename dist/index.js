@@ -27049,9 +27049,6 @@ function scannedIndexes(root) {
   visit2(root);
   return out;
 }
-function changesOfIndexes(changes, indexes) {
-  return changes.filter((c) => indexes.has(`${c.schema}.${c.change.index}`) || indexes.has(c.change.index)).map((c) => ({ ...c.change }));
-}
 function allIndexChanges(base, head, migrations) {
   const statements = migrationStatements(migrations);
   const out = [];
@@ -27074,8 +27071,9 @@ function allIndexChanges(base, head, migrations) {
   }
   return out;
 }
-function changesOn(changes, relations) {
-  return changes.filter((c) => relations.has(`${c.schema}.${c.table}`) || relations.has(c.table)).map((c) => ({ ...c.change }));
+function changesOn(changes, relations, indexes = /* @__PURE__ */ new Set()) {
+  const named = (names, schema2, name) => names.has(`${schema2}.${name}`) || names.has(name);
+  return changes.filter((c) => named(relations, c.schema, c.table) || named(indexes, c.schema, c.change.index)).map((c) => ({ ...c.change }));
 }
 function ident(name) {
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -47323,7 +47321,10 @@ function rowsRead(node2) {
 }
 function rowsReadPhrase(r) {
   const change = r.base > 0 ? ratioChange(r.head / r.base) : "from 0";
-  return `${count(Math.round(r.base))} \u2192 ${count(Math.round(r.head))} rows read per call (${change}), plan cost ${r.base_cost.toFixed(1)} \u2192 ${r.head_cost.toFixed(1)}`;
+  return `${rowsReadFigures(r)} rows read per call (${change}), plan cost ${r.base_cost.toFixed(1)} \u2192 ${r.head_cost.toFixed(1)}`;
+}
+function rowsReadFigures(r) {
+  return `${count(Math.round(r.base))} \u2192 ${count(Math.round(r.head))}`;
 }
 
 // src/plans/probe.ts
@@ -47360,11 +47361,9 @@ async function probePlans(inputs) {
   return report2;
 }
 function explainingChanges(changes, p, changed) {
-  const onWritten = changesOn(changes, /* @__PURE__ */ new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]));
-  if (!changed) return onWritten;
-  const scanned = changesOfIndexes(changes, /* @__PURE__ */ new Set([...scannedIndexes(p.base.root), ...scannedIndexes(p.head.root)]));
-  const named = new Set(onWritten.map((c) => `${c.relation} ${c.index}`));
-  return [...onWritten, ...scanned.filter((c) => !named.has(`${c.relation} ${c.index}`))];
+  const written = /* @__PURE__ */ new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
+  const scanned = changed ? /* @__PURE__ */ new Set([...scannedIndexes(p.base.root), ...scannedIndexes(p.head.root)]) : /* @__PURE__ */ new Set();
+  return changesOn(changes, written, scanned);
 }
 async function changedPlanRows(p, compared, inputs, clients) {
   const read = { base: 0, head: 0 };
@@ -54255,7 +54254,7 @@ function planChangesSection(ctx) {
       buffersCell(f),
       serverCell(f),
       `${count(Math.round(f.base.total_cost))} \u2192 ${count(Math.round(f.head.total_cost))}`,
-      ...withRows ? [f.rows_read ? `${count(Math.round(f.rows_read.base))} \u2192 ${count(Math.round(f.rows_read.head))}` : "\u2013"] : []
+      ...withRows ? [f.rows_read ? rowsReadFigures(f.rows_read) : "\u2013"] : []
     ]);
     const headers = ["statement", "change (base \u2192 head)", "", "shared buffers per call", "server mean", "estimated cost"];
     lines.push(
@@ -56035,22 +56034,15 @@ function nextLink(header, current) {
 }
 
 // src/options/report-file-options.ts
-var markdownFileOption = {
-  shape: "value",
-  placeholder: "FILE",
-  help: "also write the markdown report to FILE (it is always printed)",
-  schema: filePath("the markdown report").optional()
-};
-var jsonFileOption = {
-  shape: "value",
-  placeholder: "FILE",
-  help: "write the JSON report to FILE",
-  schema: filePath("the JSON report").optional()
-};
+function reportFile(help, report2) {
+  return { shape: "value", placeholder: "FILE", help, schema: filePath(report2).optional() };
+}
+var markdownFileOption = reportFile("also write the markdown report to FILE (it is always printed)", "the markdown report");
+var jsonFileOption = reportFile("write the JSON report to FILE", "the JSON report");
 var reportFileOptions = {
   markdown: markdownFileOption,
   json: jsonFileOption,
-  junit: { shape: "value", placeholder: "FILE", help: "write JUnit XML to FILE", schema: filePath("the JUnit XML report").optional() }
+  junit: reportFile("write JUnit XML to FILE", "the JUnit XML report")
 };
 
 // src/options/class-scale-options.ts

@@ -4,23 +4,17 @@
  */
 import { filePath } from './values.js';
 
-export const markdownFileOption = {
-  shape: 'value',
-  placeholder: 'FILE',
-  help: 'also write the markdown report to FILE (it is always printed)',
-  schema: filePath('the markdown report').optional(),
-} as const;
+/** An option taking the file one report is written to. */
+function reportFile(help: string, report: string) {
+  return { shape: 'value', placeholder: 'FILE', help, schema: filePath(report).optional() } as const;
+}
 
-export const jsonFileOption = {
-  shape: 'value',
-  placeholder: 'FILE',
-  help: 'write the JSON report to FILE',
-  schema: filePath('the JSON report').optional(),
-} as const;
+export const markdownFileOption = reportFile('also write the markdown report to FILE (it is always printed)', 'the markdown report');
+export const jsonFileOption = reportFile('write the JSON report to FILE', 'the JSON report');
 
 /** The report-file options of the commands that end with the gate's report and take no config file (`compare`, `aggregate`). */
 export const reportFileOptions = {
   markdown: markdownFileOption,
   json: jsonFileOption,
-  junit: { shape: 'value', placeholder: 'FILE', help: 'write JUnit XML to FILE', schema: filePath('the JUnit XML report').optional() },
+  junit: reportFile('write JUnit XML to FILE', 'the JUnit XML report'),
 } as const;

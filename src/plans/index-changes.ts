@@ -67,16 +67,6 @@ export function scannedIndexes(root: RawPlanNode): Set<string> {
   return out;
 }
 
-/**
- * The changes of the given indexes.
- * @param changes from {@link allIndexChanges}
- * @param indexes the indexes (`schema.index` or `index`)
- * @returns those changes, in their order
- */
-export function changesOfIndexes(changes: TableIndexChange[], indexes: Set<string>): IndexChange[] {
-  return changes.filter((c) => indexes.has(`${c.schema}.${c.change.index}`) || indexes.has(c.change.index)).map((c) => ({ ...c.change }));
-}
-
 /** An index change with the table it is on, to pick a statement's changes by the tables it writes. */
 export interface TableIndexChange {
   schema: string;
@@ -119,13 +109,17 @@ export function allIndexChanges(base: Indexes, head: Indexes, migrations: Migrat
 }
 
 /**
- * The changes on the given tables.
+ * The changes on the given tables, and of the given indexes.
  * @param changes from {@link allIndexChanges}
  * @param relations the tables (`schema.table` or `table`)
+ * @param indexes the indexes (`schema.index` or `index`), whatever their table
  * @returns those changes, in their order
  */
-export function changesOn(changes: TableIndexChange[], relations: Set<string>): IndexChange[] {
-  return changes.filter((c) => relations.has(`${c.schema}.${c.table}`) || relations.has(c.table)).map((c) => ({ ...c.change }));
+export function changesOn(changes: TableIndexChange[], relations: Set<string>, indexes: Set<string> = new Set()): IndexChange[] {
+  const named = (names: Set<string>, schema: string, name: string) => names.has(`${schema}.${name}`) || names.has(name);
+  return changes
+    .filter((c) => named(relations, c.schema, c.table) || named(indexes, c.schema, c.change.index))
+    .map((c) => ({ ...c.change }));
 }
 
 /**

@@ -17,7 +17,6 @@ import type { CountersByQuery, MeasuredCounters, StatementCounters } from './sta
 import { workChanges, workOfPlan, workOfReplays } from './work.js';
 import {
   allIndexChanges,
-  changesOfIndexes,
   changesOn,
   type Indexes,
   type MigrationText,
@@ -110,11 +109,9 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
  * scans (the `ORDER BY … LIMIT` index head dropped, the narrower one it added).
  */
 function explainingChanges(changes: TableIndexChange[], p: Planned, changed: boolean): IndexChange[] {
-  const onWritten = changesOn(changes, new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]));
-  if (!changed) return onWritten;
-  const scanned = changesOfIndexes(changes, new Set([...scannedIndexes(p.base.root), ...scannedIndexes(p.head.root)]));
-  const named = new Set(onWritten.map((c) => `${c.relation} ${c.index}`));
-  return [...onWritten, ...scanned.filter((c) => !named.has(`${c.relation} ${c.index}`))];
+  const written = new Set([...writtenRelations(p.base.root), ...writtenRelations(p.head.root)]);
+  const scanned = changed ? new Set([...scannedIndexes(p.base.root), ...scannedIndexes(p.head.root)]) : new Set<string>();
+  return changesOn(changes, written, scanned);
 }
 
 /**

@@ -47,5 +47,14 @@ export function rowsRead(node: RawPlanNode): number {
  */
 export function rowsReadPhrase(r: PlanRowsRead): string {
   const change = r.base > 0 ? ratioChange(r.head / r.base) : 'from 0';
-  return `${count(Math.round(r.base))} → ${count(Math.round(r.head))} rows read per call (${change}), plan cost ${r.base_cost.toFixed(1)} → ${r.head_cost.toFixed(1)}`;
+  return `${rowsReadFigures(r)} rows read per call (${change}), plan cost ${r.base_cost.toFixed(1)} → ${r.head_cost.toFixed(1)}`;
+}
+
+/**
+ * Both sides' rows: `24 → 250`.
+ * @param r both sides' rows
+ * @returns the figures
+ */
+export function rowsReadFigures(r: PlanRowsRead): string {
+  return `${count(Math.round(r.base))} → ${count(Math.round(r.head))}`;
 }

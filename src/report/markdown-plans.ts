@@ -7,6 +7,7 @@
 import type { GateReport } from '../verdict/report-types.js';
 import { count, plural } from '../format/units.js';
 import { factor } from '../plans/rules.js';
+import { rowsReadFigures } from '../plans/rows-read.js';
 import type { FingerprintPlan, PlansReport, StatementStats } from '../plans/types.js';
 import { maskMessage } from '../format/mask.js';
 import type { Context } from './markdown-context.js';
@@ -90,7 +91,7 @@ export function planChangesSection(ctx: Context): string[] {
       buffersCell(f),
       serverCell(f),
       `${count(Math.round(f.base.total_cost))} → ${count(Math.round(f.head.total_cost))}`,
-      ...(withRows ? [f.rows_read ? `${count(Math.round(f.rows_read.base))} → ${count(Math.round(f.rows_read.head))}` : '–'] : []),
+      ...(withRows ? [f.rows_read ? rowsReadFigures(f.rows_read) : '–'] : []),
     ]);
     const headers = ['statement', 'change (base → head)', '', 'shared buffers per call', 'server mean', 'estimated cost'];
     lines.push(
