@@ -47196,47 +47196,6 @@ function replayRange(value, rounds) {
   return [Math.min(...known), Math.max(...known)];
 }
 
-// src/format/mask.ts
-var MASK2 = "\u2026";
-var IDENTIFIER_NOUNS = /* @__PURE__ */ new Set([
-  "column",
-  "relation",
-  "table",
-  "constraint",
-  "index",
-  "type",
-  "domain",
-  "function",
-  "procedure",
-  "operator",
-  "parameter",
-  "schema",
-  "sequence",
-  "variable",
-  "database",
-  "role",
-  "view",
-  "trigger",
-  "collation",
-  "encoding"
-]);
-var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?\s*$|\.\s)/gm;
-var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
-var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
-function maskMessage(message2, sqlstate) {
-  if (sqlstate?.startsWith("P0")) return `${MASK2} (a function's own message, masked: it may carry data)`;
-  let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
-  if (sqlstate === null || sqlstate === "42601" || /^2[23]/.test(sqlstate)) {
-    masked = masked.replace(QUOTED, (whole, before2, quoted) => {
-      const noun = before2?.trim().toLowerCase();
-      if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
-      const quote = quoted[0];
-      return `${before2 ?? ""}${quote}${MASK2}${quote}`;
-    });
-  }
-  return masked;
-}
-
 // src/format/units.ts
 function count(n) {
   return Math.round(n).toLocaleString("en-US");
@@ -47341,7 +47300,7 @@ async function probePlans(inputs) {
     const changes = indexes ? allIndexChanges(indexes.base, indexes.head, inputs.migrations ?? []) : null;
     for (const p of planned) {
       const compared = await comparePlans(p, inputs, clients, { report: report2, collisions, relationRows });
-      if (compared.changed) compared.rows_read = await changedPlanRows(p, compared, inputs, clients);
+      if (compared.changed) compared.rows_read = await changedPlanRows(p, compared, inputs, clients, report2);
       if (changes) compared.index_changes = explainingChanges(changes, p, compared.changed);
       report2.fingerprints.push(compared);
     }
@@ -47365,7 +47324,7 @@ function explainingChanges(changes, p, changed) {
   const scanned = changed ? /* @__PURE__ */ new Set([...scannedIndexes(p.base.root), ...scannedIndexes(p.head.root)]) : /* @__PURE__ */ new Set();
   return changesOn(changes, written, scanned);
 }
-async function changedPlanRows(p, compared, inputs, clients) {
+async function changedPlanRows(p, compared, inputs, clients, report2) {
   const read = { base: 0, head: 0 };
   for (const side2 of ["base", "head"]) {
     try {
@@ -47376,8 +47335,14 @@ async function changedPlanRows(p, compared, inputs, clients) {
       });
       read[side2] = rowsRead(analyzed.plan);
     } catch (error63) {
-      const message2 = maskMessage(error63.message, sqlstateOf2(error63));
-      inputs.logger.info(`warning: the rows ${p.f.fingerprint}'s changed plan reads on ${side2} were not counted: ${message2}`);
+      report2.failures.push({
+        fingerprint: p.f.fingerprint,
+        normalized: p.f.normalized,
+        side: side2,
+        stage: "rows",
+        message: error63.message,
+        sqlstate: sqlstateOf2(error63)
+      });
       return null;
     }
   }
@@ -48315,6 +48280,47 @@ function figures(value, replays) {
 function oneLine(sql, max = 100) {
   const flat = sql.replace(/\s+/g, " ").trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}\u2026`;
+}
+
+// src/format/mask.ts
+var MASK2 = "\u2026";
+var IDENTIFIER_NOUNS = /* @__PURE__ */ new Set([
+  "column",
+  "relation",
+  "table",
+  "constraint",
+  "index",
+  "type",
+  "domain",
+  "function",
+  "procedure",
+  "operator",
+  "parameter",
+  "schema",
+  "sequence",
+  "variable",
+  "database",
+  "role",
+  "view",
+  "trigger",
+  "collation",
+  "encoding"
+]);
+var KEY_VALUES = /(\b[Kk]ey \(.*?\)=\().*?\)(?=\s+(?:already|is|conflicts)\b|\.?\s*$|\.\s)/gm;
+var FAILING_ROW = /(\bFailing row contains \().*\)/gm;
+var QUOTED = /(\b[A-Za-z_]+\s+)?("(?:[^"]|"")*"|'(?:[^']|'')*')/g;
+function maskMessage(message2, sqlstate) {
+  if (sqlstate?.startsWith("P0")) return `${MASK2} (a function's own message, masked: it may carry data)`;
+  let masked = message2.replace(KEY_VALUES, `$1${MASK2})`).replace(FAILING_ROW, `$1${MASK2})`);
+  if (sqlstate === null || sqlstate === "42601" || /^2[23]/.test(sqlstate)) {
+    masked = masked.replace(QUOTED, (whole, before2, quoted) => {
+      const noun = before2?.trim().toLowerCase();
+      if (noun !== void 0 && IDENTIFIER_NOUNS.has(noun)) return whole;
+      const quote = quoted[0];
+      return `${before2 ?? ""}${quote}${MASK2}${quote}`;
+    });
+  }
+  return masked;
 }
 
 // src/plans/rules.ts
@@ -54278,13 +54284,18 @@ function planChangesSection(ctx) {
     if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(p.failures.length, CAP) - listed2.length;
     for (const f of listed2) {
       const message2 = mask ? maskMessage(f.message, f.sqlstate) : f.message;
-      lines.push(`- ${code(f.normalized, 80)} on ${f.side} (${f.stage === "explain" ? "no plan" : "no buffer counts"}): ${text(message2)}`);
+      lines.push(`- ${code(f.normalized, 80)} on ${f.side} (${PROBE_STAGES[f.stage]}): ${text(message2)}`);
     }
     if (p.failures.length > listed2.length) lines.push(`- _\u2026 ${count(p.failures.length - listed2.length)} more in the JSON report._`);
     lines.push("");
   }
   return lines;
 }
+var PROBE_STAGES = {
+  explain: "no plan",
+  buffers: "no buffer counts",
+  rows: "rows read not counted"
+};
 var SPILL_GROWTH = 1.2;
 function spillLines(ctx, p, cap) {
   const temp = (s) => s?.temp_written_per_call;
@@ -55252,7 +55263,7 @@ var plansReportSchema = external_exports.object({
       fingerprint: external_exports.string(),
       normalized: external_exports.string(),
       side: external_exports.enum(["base", "head"]),
-      stage: external_exports.enum(["explain", "buffers"]),
+      stage: external_exports.enum(["explain", "buffers", "rows"]),
       message: external_exports.string(),
       sqlstate: external_exports.string().nullable()
     })

@@ -336,6 +336,22 @@ describe('the verdict and the reports', () => {
     expect(annotation!.message).toContain('fails the gate (the work rule)');
   });
 
+  it('a changed plan whose rows could not be counted is listed among the failed probes, not left out', () => {
+    const r = judgedReport();
+    const failure = {
+      fingerprint: 'ab07',
+      normalized: 'SELECT id FROM products WHERE category = $1',
+      side: 'head' as const,
+      stage: 'rows' as const,
+    };
+    const plans = { ...r.plans!, failures: [{ ...failure, message: 'canceling statement due to statement timeout', sqlstate: '57014' }] };
+    expect(renderMarkdown({ ...r, plans })).toContain(
+      '- `SELECT id FROM products WHERE category = $1` on head (rows read not counted): canceling statement due to statement timeout',
+    );
+    // The JSON report keeps it.
+    expect(parseReport(JSON.stringify({ ...r, plans }), 'rows-failure').plans!.failures[0]!.stage).toBe('rows');
+  });
+
   it('a warning names the fingerprints it could not judge', () => {
     const plans = structuredClone(stored.plans!);
     plans.fingerprints[0]!.base.stats!.source = 'explain-analyze';

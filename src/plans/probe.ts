@@ -25,7 +25,6 @@ import {
   type TableIndexChange,
   writtenRelations,
 } from './index-changes.js';
-import { maskMessage } from '../format/mask.js';
 import { rowsRead } from './rows-read.js';
 import type { FingerprintPlan, IndexChange, PlanRowsRead, PlanSide, PlansReport, SeqScanChange, StatementStats } from './types.js';
 
@@ -83,7 +82,7 @@ export async function probePlans(inputs: ProbeInputs): Promise<PlansReport> {
     const changes = indexes ? allIndexChanges(indexes.base, indexes.head, inputs.migrations ?? []) : null;
     for (const p of planned) {
       const compared = await comparePlans(p, inputs, clients, { report, collisions, relationRows });
-      if (compared.changed) compared.rows_read = await changedPlanRows(p, compared, inputs, clients);
+      if (compared.changed) compared.rows_read = await changedPlanRows(p, compared, inputs, clients, report);
       if (changes) compared.index_changes = explainingChanges(changes, p, compared.changed);
       report.fingerprints.push(compared);
     }
@@ -116,10 +115,16 @@ function explainingChanges(changes: TableIndexChange[], p: Planned, changed: boo
 
 /**
  * The rows each side's changed plan reads: one EXPLAIN ANALYZE of the captured example on each
- * template, rolled back (rows-read.ts). Null (logged) when either cannot run: the rows are then
- * not judged, and the rest of the probe stands.
+ * template, rolled back (rows-read.ts). Null, and a probe failure in the report, when either
+ * cannot run: the rows are then not judged, and the rest of the probe stands.
  */
-async function changedPlanRows(p: Planned, compared: FingerprintPlan, inputs: ProbeInputs, clients: Clients): Promise<PlanRowsRead | null> {
+async function changedPlanRows(
+  p: Planned,
+  compared: FingerprintPlan,
+  inputs: ProbeInputs,
+  clients: Clients,
+  report: PlansReport,
+): Promise<PlanRowsRead | null> {
   const read = { base: 0, head: 0 };
   for (const side of ['base', 'head'] as const) {
     try {
@@ -130,9 +135,14 @@ async function changedPlanRows(p: Planned, compared: FingerprintPlan, inputs: Pr
       });
       read[side] = rowsRead(analyzed.plan);
     } catch (error) {
-      // PostgreSQL's message may quote the statement's data: masked as the reports mask it.
-      const message = maskMessage((error as Error).message, sqlstateOf(error));
-      inputs.logger.info(`warning: the rows ${p.f.fingerprint}'s changed plan reads on ${side} were not counted: ${message}`);
+      report.failures.push({
+        fingerprint: p.f.fingerprint,
+        normalized: p.f.normalized,
+        side,
+        stage: 'rows',
+        message: (error as Error).message,
+        sqlstate: sqlstateOf(error),
+      });
       return null;
     }
   }

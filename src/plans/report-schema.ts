@@ -120,7 +120,7 @@ export const plansReportSchema = z.object({
       fingerprint: z.string(),
       normalized: z.string(),
       side: z.enum(['base', 'head']),
-      stage: z.enum(['explain', 'buffers']),
+      stage: z.enum(['explain', 'buffers', 'rows']),
       message: z.string(),
       sqlstate: z.string().nullable(),
     }),

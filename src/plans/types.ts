@@ -198,8 +198,8 @@ export interface PlanProbeFailure {
   fingerprint: string;
   normalized: string;
   side: 'base' | 'head';
-  /** `explain`: no plan; `buffers`: a plan but no buffers. */
-  stage: 'explain' | 'buffers';
+  /** `explain`: no plan; `buffers`: a plan but no buffers; `rows`: a changed plan whose rows read were not counted. */
+  stage: 'explain' | 'buffers' | 'rows';
   /** PostgreSQL's message, unmasked (reports mask it, see src/format/mask.ts). */
   message: string;
   /** PostgreSQL's SQLSTATE, when there was one. */

@@ -8,7 +8,7 @@ import type { GateReport } from '../verdict/report-types.js';
 import { count, plural } from '../format/units.js';
 import { factor } from '../plans/rules.js';
 import { rowsReadFigures } from '../plans/rows-read.js';
-import type { FingerprintPlan, PlansReport, StatementStats } from '../plans/types.js';
+import type { FingerprintPlan, PlanProbeFailure, PlansReport, StatementStats } from '../plans/types.js';
 import { maskMessage } from '../format/mask.js';
 import type { Context } from './markdown-context.js';
 import { code, mdTable, text } from './markdown-text.js';
@@ -117,13 +117,20 @@ export function planChangesSection(ctx: Context): string[] {
     if (ctx.limits.rows < CAP) ctx.hiddenRows += Math.min(p.failures.length, CAP) - listed.length;
     for (const f of listed) {
       const message = mask ? maskMessage(f.message, f.sqlstate) : f.message;
-      lines.push(`- ${code(f.normalized, 80)} on ${f.side} (${f.stage === 'explain' ? 'no plan' : 'no buffer counts'}): ${text(message)}`);
+      lines.push(`- ${code(f.normalized, 80)} on ${f.side} (${PROBE_STAGES[f.stage]}): ${text(message)}`);
     }
     if (p.failures.length > listed.length) lines.push(`- _… ${count(p.failures.length - listed.length)} more in the JSON report._`);
     lines.push('');
   }
   return lines;
 }
+
+/** What a failed probe left unmeasured. */
+const PROBE_STAGES: Record<PlanProbeFailure['stage'], string> = {
+  explain: 'no plan',
+  buffers: 'no buffer counts',
+  rows: 'rows read not counted',
+};
 
 /** Temporary blocks per call must grow by this factor (and by one block) to be listed. */
 const SPILL_GROWTH = 1.2;
