@@ -58434,8 +58434,10 @@ function keyLiterals(sql) {
   for (const uuid3 of sql.match(UUID) ?? []) found.push(uuid3.toLowerCase());
   return found;
 }
+var SEQUENCE_FUNCTION = /\b(nextval|currval|lastval)\s*\(/i;
+var SINGLE_WRITE = /^\s*(insert|update|delete|merge)\b[^;]*;?\s*$/i;
 function generatesKeys(sql) {
-  return /^\s*insert\b/i.test(sql) && /\breturning\b/i.test(sql) || /\b(nextval|currval|lastval)\s*\(/i.test(sql);
+  return /\breturning\b/i.test(sql) || SEQUENCE_FUNCTION.test(sql) && !SINGLE_WRITE.test(sql);
 }
 function recordedKeys(query) {
   const keys = [];

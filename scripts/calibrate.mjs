@@ -23,6 +23,8 @@
 // Cases of shop and checkout, each a PR on top of the shop's schema:
 //   a-a            nothing changes: every failure is a false alarm
 //   drop-index     the order history loses its index (a sequential scan of 120,000 rows)
+//   drop-report-index  (shop) the reports over the last days lose the index on orders.created_at
+//                  (a sequential scan of 120,000 rows on 4 rare statements, 3 calls each)
 //   trigger-0.5ms  a trigger on the workload's hot write that sleeps 0.5 ms per row
 //   trigger-2ms    the same, 2 ms
 //   read+20%       the hot read's server time grows by 20 % of its measured median latency: the
@@ -43,6 +45,11 @@
 //   add-column     harmless: a nullable column added to orders, which head then analyzes anew
 //                  (a fresh sample of 120,000 rows, so plans on it may flip): every failure is a
 //                  false alarm
+// `shop-4x` is the shop's traffic four times as long (scripts/make-example-workload.mjs --waves
+// 4), `shop-4x-condensed` the same condensed to one wave's 3.4 s, as a team condenses a long
+// capture for one runner: the pair measures what 4 shards of the long capture (`--workloads
+// shop-4x --shards 4`, each shard about one wave) catch that one runner on the condensed capture
+// misses, at the same wall time per runner (docs/scale-out.md). Both have the shop's cases.
 // Cases of race, each a PR on top of examples/oltp's schema (its variants/):
 //   a-a, drop-unused-index   identical schemas; the pad indexes no statement uses dropped:
 //                            every failure is a false alarm
@@ -97,6 +104,7 @@ if (keep) fs.mkdirSync(keep, { recursive: true });
 const SHOP_CASES = [
   'a-a',
   'drop-index',
+  'drop-report-index',
   'trigger-0.5ms',
   'trigger-2ms',
   'read+20%',
@@ -113,32 +121,35 @@ const SHOP_CASES = [
 ];
 const RACE_CASES = ['a-a', 'drop-unused-index', 'two-indexes', 'one-index', 'fillfactor', 'rename-column', 'unique-constraint'];
 
+/** The sample shop's generated workload (examples/shop/workload.wkl) and the statements its cases slow down. */
+const SHOP = {
+  example: 'shop',
+  file: example('shop', 'workload.wkl'),
+  cases: SHOP_CASES,
+  hotWrite: {
+    table: 'customers',
+    fingerprint: /^UPDATE customers SET last_login/,
+    indexes: ['customers (last_login)', 'customers (country, last_login)'],
+  },
+  hotRead: /^SELECT id, sku, name, category, price, stock FROM products WHERE id = /,
+  rangeRead: 'orders',
+  // The product page's reviews (`WHERE r.product_id = … ORDER BY r.created_at DESC LIMIT …`), on
+  // a table the workload never writes: base reads it from a covering index alone.
+  indexOnlyRead: {
+    covering: 'reviews (product_id, created_at DESC) INCLUDE (rating, body, customer_id)',
+  },
+};
+
 /**
  * The workloads: their example (schema, seed, variants), and the statements their cases slow
  * down. `hotWrite.indexes` are two indexes on the columns the hot UPDATE sets.
  */
 const WORKLOADS = {
-  shop: {
-    example: 'shop',
-    file: example('shop', 'workload.wkl'),
-    cases: SHOP_CASES,
-    hotWrite: {
-      table: 'customers',
-      fingerprint: /^UPDATE customers SET last_login/,
-      indexes: ['customers (last_login)', 'customers (country, last_login)'],
-    },
-    hotRead: /^SELECT id, sku, name, category, price, stock FROM products WHERE id = /,
-    rangeRead: 'orders',
-    // The product page's reviews (`WHERE r.product_id = … ORDER BY r.created_at DESC LIMIT …`), on
-    // a table the workload never writes: base reads it from a covering index alone.
-    indexOnlyRead: {
-      covering: 'reviews (product_id, created_at DESC) INCLUDE (rating, body, customer_id)',
-    },
-  },
+  shop: SHOP,
   checkout: {
     example: 'shop',
     file: example('shop', 'checkout.wkl'),
-    cases: SHOP_CASES.filter((c) => c !== 'lost-index-only-scan'),
+    cases: SHOP_CASES.filter((c) => c !== 'lost-index-only-scan' && c !== 'drop-report-index'),
     hotWrite: {
       table: 'products',
       fingerprint: /^UPDATE products SET stock = stock - /,
@@ -146,9 +157,15 @@ const WORKLOADS = {
     },
     hotRead: /^SELECT id, name, price, stock FROM products WHERE id = /,
     rangeRead: 'orders',
-    // checkout reads no table it does not write: no lost-index-only-scan case.
+    // checkout reads no table it does not write (no lost-index-only-scan case), and runs no report.
     indexOnlyRead: null,
   },
+  // The shop's traffic captured four times as long (four waves of it one after another,
+  // scripts/make-example-workload.mjs --waves 4), for what sharding gains over condensing
+  // (docs/scale-out.md): replayed whole in 4 shards (`--shards 4`), each shard about one wave, or
+  // condensed to one wave's 3.4 s for one runner, the same wall time per runner.
+  'shop-4x': { ...SHOP, file: null, build: () => shopWaves(4) },
+  'shop-4x-condensed': { ...SHOP, file: null, build: () => condensed(shopWaves(4), '3.4s') },
   race: {
     example: 'oltp',
     file: example('oltp', 'oltp.wkl'),
@@ -196,6 +213,25 @@ function migrations(name, exampleName, extra = {}) {
 function variant(exampleName, name) {
   const dir = example(exampleName, 'variants', name);
   return Object.fromEntries(fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
+}
+
+/** The shop's generated traffic, `waves` times as long (scripts/make-example-workload.mjs). */
+function shopWaves(waves) {
+  const file = path.join(tmp, `shop-${waves}x.wkl`);
+  if (fs.existsSync(file)) return file;
+  const r = spawnSync(process.execPath, [path.join(root, 'scripts', 'make-example-workload.mjs'), file, '--waves', String(waves)], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) fail(`writing the shop's traffic ${waves}x failed: ${r.stderr.trim()}`);
+  return file;
+}
+
+/** `file` condensed to `duration` by the CLI, as a team condenses its capture to one runner's budget. */
+function condensed(file, duration) {
+  const out = file.replace(/\.wkl$/, `-condensed-${duration}.wkl`);
+  const r = runCli(['condense', '--workload', file, '--output', out, '--duration', duration]);
+  if (r.status !== 0) fail(`condensing ${path.basename(file)} to ${duration} failed: ${r.stderr.trim()}`);
+  return out;
 }
 
 const burnFunction = (micros) => `
@@ -385,6 +421,10 @@ async function caseDefinitions(name, w, measure) {
 
   const simple = {
     'drop-index': () => variant(w.example, 'drop-index'),
+    // The index the dashboard's reports over the last days read orders by (created_at): they scan
+    // the 120,000 orders instead. Only the reports use it, and they are rare (3 calls each in the
+    // shop's 3.4 s): what condensing leaves below min-calls and sharding a longer capture gates.
+    'drop-report-index': () => ({ '900_calib.sql': 'DROP INDEX orders_created_idx;' }),
     'trigger-0.5ms': () => ({ '900_calib.sql': sleepTrigger(w.hotWrite.table, 0.0005) }),
     'trigger-2ms': () => ({ '900_calib.sql': sleepTrigger(w.hotWrite.table, 0.002) }),
     'two-indexes': () => ({ '900_calib.sql': twoIndexes(w.hotWrite.indexes) }),
@@ -449,7 +489,8 @@ async function main() {
   const rows = [];
   try {
     for (const name of workloadNames) {
-      const w = WORKLOADS[name];
+      // A generated workload is written (and condensed) once, before its first case.
+      const w = WORKLOADS[name].build ? { ...WORKLOADS[name], file: WORKLOADS[name].build() } : WORKLOADS[name];
       const seed = example(w.example, 'seed.sql');
       const cases = await caseDefinitions(name, w, (workload, base, json) => gate(url, workload, seed, base, base, json));
       for (const condition of conditions) {
@@ -522,6 +563,7 @@ const SLOWDOWNS = [
   'read+0.6ms',
   'read+1ms',
   'trigger-2ms',
+  'drop-report-index',
   'drop-index',
 ];
 /** Changes that must pass (every failure is a false alarm), and changes that break statements (every pass is a miss). */

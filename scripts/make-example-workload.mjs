@@ -3,7 +3,11 @@
 // writeWorkload. The output is deterministic (a fixed PRNG seed and a fixed capture time), so
 // running this again gives the same file byte for byte.
 //
-//   node scripts/make-example-workload.mjs [out.wkl]
+//   node scripts/make-example-workload.mjs [out.wkl] [--waves N]
+//
+// `--waves N` writes N of these timelines one after another (every 3.4 s; the same mix, other
+// customers, products and pending orders): a capture N times as long, for measuring what
+// sharding gains over condensing (docs/scale-out.md). One wave is the committed file.
 //
 // Needs the native engine: npm run build:native.
 //
@@ -28,7 +32,15 @@ import { fileURLToPath } from 'node:url';
 import { prng } from './lib/prng.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const out = path.resolve(process.argv[2] ?? path.join(root, 'examples', 'shop', 'workload.wkl'));
+const args = process.argv.slice(2);
+const wavesAt = args.indexOf('--waves');
+const waves = wavesAt === -1 ? 1 : Number(args[wavesAt + 1]);
+if (!Number.isInteger(waves) || waves < 1) {
+  console.error('make-example-workload: --waves needs a whole number ≥ 1');
+  process.exit(1);
+}
+const positional = wavesAt === -1 ? args : args.filter((_, i) => i !== wavesAt && i !== wavesAt + 1);
+const out = path.resolve(positional[0] ?? path.join(root, 'examples', 'shop', 'workload.wkl'));
 
 const random = prng(20260115);
 const between = (lo, hi) => lo + Math.floor(random() * (hi - lo + 1));
@@ -85,8 +97,10 @@ const LATENCY = {
   commit: [150, 800],
 };
 
-/** Sessions stop starting new work after this point of the timeline. */
+/** Sessions stop starting new work after this point of a wave's timeline. */
 const END_US = 3_300_000;
+/** A wave's length: the next one starts this much later. */
+const WAVE_MS = 3_400;
 
 let nextTransactionId = 1;
 
@@ -132,41 +146,6 @@ const session = (user, startMs) => {
   return s;
 };
 
-// Storefront: people browsing, one session per visitor, arriving over the first 1.2 s.
-for (let visitor = 0; visitor < 24; visitor++) {
-  const s = session('shop_web', visitor * 50);
-  const customer = between(1, CUSTOMERS);
-  s.run(`SELECT id, name, email, country FROM customers WHERE email = '${email(customer)}'`, 'lookup');
-  for (let page = 0; s.clock < END_US; page++) {
-    // The application refreshes the login time on every page it serves to a signed-in customer.
-    s.run(`UPDATE customers SET last_login = now() WHERE id = ${customer}`, 'write');
-    s.run(`SELECT id, sku, name, price, stock FROM products WHERE category = '${pick(CATEGORIES)}' ORDER BY price LIMIT 20`, 'listing');
-    s.think(30, 100);
-    const product = between(1, PRODUCTS);
-    s.run(`SELECT id, sku, name, category, price, stock FROM products WHERE id = ${product}`, 'lookup');
-    s.run(
-      `SELECT r.rating, r.body, r.created_at, c.name FROM reviews r JOIN customers c ON c.id = r.customer_id ` +
-        `WHERE r.product_id = ${product} ORDER BY r.created_at DESC LIMIT 5`,
-      'join',
-    );
-    if (page % 2 === 1) {
-      s.run(`SELECT id, name, price FROM products WHERE sku = '${sku(between(1, PRODUCTS))}'`, 'lookup');
-    }
-    s.think(30, 100);
-    if (page % 12 === 0) {
-      s.run(
-        `SELECT o.id, o.order_number, o.status, o.total, o.created_at FROM orders o WHERE o.customer_id = ${customer} ORDER BY o.created_at DESC LIMIT 10`,
-        'listing',
-      );
-      s.run(
-        `SELECT p.name, oi.quantity, oi.unit_price FROM order_items oi JOIN products p ON p.id = oi.product_id WHERE oi.order_id = ${pick(ordersOf(customer))}`,
-        'join',
-      );
-      s.think(30, 100);
-    }
-  }
-}
-
 /** One checkout: an order with 1–3 distinct products, stock taken under a row lock. */
 function checkout(s, { gift = false } = {}) {
   const customer = between(1, CUSTOMERS);
@@ -210,80 +189,126 @@ function checkout(s, { gift = false } = {}) {
   s.run('COMMIT', 'commit');
 }
 
-// Checkout: transactional sessions, 3 orders each, one of them with the gift.
-for (let buyer = 0; buyer < 10; buyer++) {
-  const s = session('shop_web', 100 + buyer * 90);
-  for (let n = 0; n < 3; n++) {
-    checkout(s, { gift: buyer === 4 && n === 1 });
-    s.think(400, 800);
-  }
-}
-
-// Reporting: a dashboard refreshing its aggregates over the last days; the product figures cover
-// the orders since the last refresh (by id, which grows with time).
-for (const startMs of [300, 1400, 2400]) {
-  const s = session('shop_reporting', startMs);
-  s.run(
-    `SELECT date_trunc('day', o.created_at) AS day, count(*) AS orders, sum(o.total) AS revenue FROM orders o ` +
-      `WHERE o.status IN ('paid', 'shipped', 'delivered') AND o.created_at >= timestamptz '${reportSince(between(10, 14))} 00:00:00+00' GROUP BY 1 ORDER BY 1`,
-    'report',
-  );
-  s.think(100, 250);
-  s.run(
-    `SELECT p.category, p.name, sum(oi.quantity) AS units, sum(oi.quantity * oi.unit_price) AS revenue FROM order_items oi ` +
-      `JOIN products p ON p.id = oi.product_id WHERE oi.order_id > ${ORDERS - between(500, 1000)} ` +
-      `GROUP BY p.category, p.name ORDER BY revenue DESC LIMIT 20`,
-    'report',
-  );
-  s.think(100, 250);
-  s.run(
-    `SELECT category, revenue, round(100 * revenue / sum(revenue) OVER (), 1) AS share FROM (SELECT p.category, ` +
-      `sum(oi.quantity * oi.unit_price) AS revenue FROM order_items oi JOIN products p ON p.id = oi.product_id ` +
-      `WHERE oi.order_id > ${ORDERS - between(500, 1000)} GROUP BY p.category) t ORDER BY revenue DESC`,
-    'report',
-  );
-  s.think(100, 250);
-  s.run(
-    `SELECT c.country, count(DISTINCT c.id) AS customers, count(*) AS orders FROM orders o JOIN customers c ON c.id = o.customer_id ` +
-      `WHERE o.created_at >= timestamptz '${reportSince(between(5, 7))} 00:00:00+00' GROUP BY c.country ORDER BY orders DESC`,
-    'report',
-  );
-}
-
-// Back office: two people shipping pending orders one by one, outside a transaction.
-for (const [clerk, startMs] of [600, 1900].entries()) {
-  const s = session('shop_backoffice', startMs);
-  for (let round = 0; round < 3; round++) {
-    s.run(`SELECT id, order_number, customer_id, total FROM orders WHERE status = 'pending' ORDER BY created_at LIMIT 20`, 'listing');
-    for (let n = 0; n < 4; n++) {
+/**
+ * One wave of the shop's traffic, `w` waves into the capture: its sessions start at w × WAVE_MS.
+ * Each wave ships its own 12 of the 100 seeded pending orders and signs up its own newcomer, so
+ * that a later wave repeats what an earlier one did to the data only where the shop would.
+ */
+function wave(w) {
+  const at = w * WAVE_MS;
+  const newcomer = w === 0 ? 'new.customer@example.com' : `new.customer${w + 1}@example.com`;
+  // Storefront: people browsing, one session per visitor, arriving over the first 1.2 s.
+  for (let visitor = 0; visitor < 24; visitor++) {
+    const s = session('shop_web', at + visitor * 50);
+    const customer = between(1, CUSTOMERS);
+    s.run(`SELECT id, name, email, country FROM customers WHERE email = '${email(customer)}'`, 'lookup');
+    for (let page = 0; s.clock < END_US + at * 1000; page++) {
+      // The application refreshes the login time on every page it serves to a signed-in customer.
+      s.run(`UPDATE customers SET last_login = now() WHERE id = ${customer}`, 'write');
+      s.run(`SELECT id, sku, name, price, stock FROM products WHERE category = '${pick(CATEGORIES)}' ORDER BY price LIMIT 20`, 'listing');
+      s.think(30, 100);
+      const product = between(1, PRODUCTS);
+      s.run(`SELECT id, sku, name, category, price, stock FROM products WHERE id = ${product}`, 'lookup');
       s.run(
-        `UPDATE orders SET status = 'shipped' WHERE id = ${FIRST_PENDING + clerk * 50 + round * 4 + n} AND status = 'pending'`,
-        'write',
+        `SELECT r.rating, r.body, r.created_at, c.name FROM reviews r JOIN customers c ON c.id = r.customer_id ` +
+          `WHERE r.product_id = ${product} ORDER BY r.created_at DESC LIMIT 5`,
+        'join',
       );
-      s.think(20, 60);
+      if (page % 2 === 1) {
+        s.run(`SELECT id, name, price FROM products WHERE sku = '${sku(between(1, PRODUCTS))}'`, 'lookup');
+      }
+      s.think(30, 100);
+      if (page % 12 === 0) {
+        s.run(
+          `SELECT o.id, o.order_number, o.status, o.total, o.created_at FROM orders o WHERE o.customer_id = ${customer} ORDER BY o.created_at DESC LIMIT 10`,
+          'listing',
+        );
+        s.run(
+          `SELECT p.name, oi.quantity, oi.unit_price FROM order_items oi JOIN products p ON p.id = oi.product_id WHERE oi.order_id = ${pick(ordersOf(customer))}`,
+          'join',
+        );
+        s.think(30, 100);
+      }
     }
-    s.run(`SELECT count(*) FROM orders WHERE status = 'pending'`, 'listing');
-    s.think(150, 300);
+  }
+
+  // Checkout: transactional sessions, 3 orders each, one of them with the gift.
+  for (let buyer = 0; buyer < 10; buyer++) {
+    const s = session('shop_web', at + 100 + buyer * 90);
+    for (let n = 0; n < 3; n++) {
+      checkout(s, { gift: buyer === 4 && n === 1 });
+      s.think(400, 800);
+    }
+  }
+
+  // Reporting: a dashboard refreshing its aggregates over the last days; the product figures cover
+  // the orders since the last refresh (by id, which grows with time).
+  for (const startMs of [300, 1400, 2400]) {
+    const s = session('shop_reporting', at + startMs);
+    s.run(
+      `SELECT date_trunc('day', o.created_at) AS day, count(*) AS orders, sum(o.total) AS revenue FROM orders o ` +
+        `WHERE o.status IN ('paid', 'shipped', 'delivered') AND o.created_at >= timestamptz '${reportSince(between(10, 14))} 00:00:00+00' GROUP BY 1 ORDER BY 1`,
+      'report',
+    );
+    s.think(100, 250);
+    s.run(
+      `SELECT p.category, p.name, sum(oi.quantity) AS units, sum(oi.quantity * oi.unit_price) AS revenue FROM order_items oi ` +
+        `JOIN products p ON p.id = oi.product_id WHERE oi.order_id > ${ORDERS - between(500, 1000)} ` +
+        `GROUP BY p.category, p.name ORDER BY revenue DESC LIMIT 20`,
+      'report',
+    );
+    s.think(100, 250);
+    s.run(
+      `SELECT category, revenue, round(100 * revenue / sum(revenue) OVER (), 1) AS share FROM (SELECT p.category, ` +
+        `sum(oi.quantity * oi.unit_price) AS revenue FROM order_items oi JOIN products p ON p.id = oi.product_id ` +
+        `WHERE oi.order_id > ${ORDERS - between(500, 1000)} GROUP BY p.category) t ORDER BY revenue DESC`,
+      'report',
+    );
+    s.think(100, 250);
+    s.run(
+      `SELECT c.country, count(DISTINCT c.id) AS customers, count(*) AS orders FROM orders o JOIN customers c ON c.id = o.customer_id ` +
+        `WHERE o.created_at >= timestamptz '${reportSince(between(5, 7))} 00:00:00+00' GROUP BY c.country ORDER BY orders DESC`,
+      'report',
+    );
+  }
+
+  // Back office: two people shipping pending orders one by one, outside a transaction.
+  for (const [clerk, startMs] of [600, 1900].entries()) {
+    const s = session('shop_backoffice', at + startMs);
+    for (let round = 0; round < 3; round++) {
+      s.run(`SELECT id, order_number, customer_id, total FROM orders WHERE status = 'pending' ORDER BY created_at LIMIT 20`, 'listing');
+      for (let n = 0; n < 4; n++) {
+        s.run(
+          `UPDATE orders SET status = 'shipped' WHERE id = ${FIRST_PENDING + clerk * 50 + w * 12 + round * 4 + n} AND status = 'pending'`,
+          'write',
+        );
+        s.think(20, 60);
+      }
+      s.run(`SELECT count(*) FROM orders WHERE status = 'pending'`, 'listing');
+      s.think(150, 300);
+    }
+  }
+
+  // Sign-up: one new customer, then one whose email is taken. The second INSERT fails with a
+  // unique violation, so the rest of its transaction does not run (the replay reports it skipped).
+  {
+    const s = session('shop_web', at + 1000);
+    s.run(`SELECT id FROM customers WHERE email = '${newcomer}'`, 'lookup');
+    s.run('BEGIN', 'control');
+    s.run(`INSERT INTO customers (email, name, country) VALUES ('${newcomer}', 'New Customer', 'NL')`, 'write');
+    s.run(`SELECT id, created_at FROM customers WHERE email = '${newcomer}'`, 'lookup');
+    s.run('COMMIT', 'commit');
+    s.think(400, 900);
+    const taken = between(1, CUSTOMERS);
+    s.run(`SELECT id FROM customers WHERE email = '${email(taken)}'`, 'lookup');
+    s.run('BEGIN', 'control');
+    s.run(`INSERT INTO customers (email, name, country) VALUES ('${email(taken)}', 'Customer ${taken}', 'DE')`, 'write');
+    s.run(`SELECT id, created_at FROM customers WHERE email = '${email(taken)}'`, 'lookup');
+    s.run('COMMIT', 'commit');
   }
 }
 
-// Sign-up: one new customer, then one whose email is taken. The second INSERT fails with a
-// unique violation, so the rest of its transaction does not run (the replay reports it skipped).
-{
-  const s = session('shop_web', 1000);
-  s.run(`SELECT id FROM customers WHERE email = 'new.customer@example.com'`, 'lookup');
-  s.run('BEGIN', 'control');
-  s.run(`INSERT INTO customers (email, name, country) VALUES ('new.customer@example.com', 'New Customer', 'NL')`, 'write');
-  s.run(`SELECT id, created_at FROM customers WHERE email = 'new.customer@example.com'`, 'lookup');
-  s.run('COMMIT', 'commit');
-  s.think(400, 900);
-  const taken = between(1, CUSTOMERS);
-  s.run(`SELECT id FROM customers WHERE email = '${email(taken)}'`, 'lookup');
-  s.run('BEGIN', 'control');
-  s.run(`INSERT INTO customers (email, name, country) VALUES ('${email(taken)}', 'Customer ${taken}', 'DE')`, 'write');
-  s.run(`SELECT id, created_at FROM customers WHERE email = '${email(taken)}'`, 'lookup');
-  s.run('COMMIT', 'commit');
-}
+for (let w = 0; w < waves; w++) wave(w);
 
 const first = Math.min(...sessions.map((s) => s.queries[0].start_offset_us));
 const last = Math.max(...sessions.flatMap((s) => s.queries.map((q) => q.start_offset_us + q.duration_us)));

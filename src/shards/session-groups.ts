@@ -31,9 +31,20 @@ function keyLiterals(sql: string): string[] {
   return found;
 }
 
-/** A statement that hands out generated keys: `INSERT … RETURNING`, or a sequence function. */
+const SEQUENCE_FUNCTION = /\b(nextval|currval|lastval)\s*\(/i;
+/** One INSERT, UPDATE, DELETE or MERGE (a trailing `;` at most): it returns rows only by RETURNING. */
+const SINGLE_WRITE = /^\s*(insert|update|delete|merge)\b[^;]*;?\s*$/i;
+
+/**
+ * A statement that may hand generated keys to its client: one with `RETURNING`, or one calling a
+ * sequence function that can return rows (`SELECT nextval('s')`, `INSERT …; SELECT currval('s')`).
+ * A single write without RETURNING (`INSERT INTO order_items VALUES (currval('orders_id_seq'), …)`,
+ * the currval style) hands its client nothing, so no later literal can carry its value: taken as a
+ * producer, it would link its session with every session that later sends one of the product ids
+ * or quantities that follow it, and a currval-style workload would become one group.
+ */
 function generatesKeys(sql: string): boolean {
-  return (/^\s*insert\b/i.test(sql) && /\breturning\b/i.test(sql)) || /\b(nextval|currval|lastval)\s*\(/i.test(sql);
+  return /\breturning\b/i.test(sql) || (SEQUENCE_FUNCTION.test(sql) && !SINGLE_WRITE.test(sql));
 }
 
 /** The key-like values a producer's recorded rows returned. */
