@@ -48884,11 +48884,19 @@ function comparisonWarnings(comparison2, thresholds) {
     warnings.push(`${comparison2.only_base.length} fingerprint(s) ran only on base and ${comparison2.only_head.length} only on head`);
   }
   const ungated = comparison2.fingerprints.filter((f) => !f.checks.enough_calls).length;
+  const slower = comparison2.fingerprints.filter(slowerOnFewCalls).length;
   if (ungated > 0)
     warnings.push(
-      `${plural2(ungated, "fingerprint")} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency`
+      `${plural2(ungated, "fingerprint")} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency` + (slower > 0 ? `; ${slower} of them ${slower === 1 ? "looks" : "look"} slower beyond the thresholds on the calls ${slower === 1 ? "it" : "they"} had (listed as not gated): replay more rounds, a longer workload, or shard it over several runners (docs/scale-out.md)` : "")
     );
   return warnings;
+}
+function slowerOnFewCalls(f) {
+  if (f.regressed) return false;
+  const client = !f.checks.enough_calls && f.checks.over_threshold && f.checks.over_min_delta;
+  const s = f.server_time;
+  const server = s != null && !s.checks.enough_calls && s.checks.over_threshold && s.checks.over_min_delta;
+  return client || server;
 }
 function regression(found, comparison2, coverage, warnings) {
   const { planned } = found;
@@ -48948,7 +48956,8 @@ function withoutRegression(found, comparison2, coverage, thresholds, warnings) {
     };
   }
   const newErrors = found.newErrors;
-  const headline = `pass: ${plural2(comparison2.fingerprints.length, "fingerprint")} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %${newErrors > 0 ? `, ${plural2(newErrors, "new error")} (allowed: ${thresholds.max_new_errors})` : ", no new errors"}`;
+  const rareSlower = comparison2.fingerprints.filter(slowerOnFewCalls).length;
+  const headline = `pass: ${plural2(comparison2.fingerprints.length, "fingerprint")} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %` + (rareSlower > 0 ? ` (${rareSlower} with too few calls to judge ${rareSlower === 1 ? "looks" : "look"} slower)` : "") + `${newErrors > 0 ? `, ${plural2(newErrors, "new error")} (allowed: ${thresholds.max_new_errors})` : ", no new errors"}`;
   return { verdict: "pass", headline, reasons: found.reasons, warnings };
 }
 function exitCodeOfVerdict(verdict) {

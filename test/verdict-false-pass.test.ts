@@ -196,6 +196,28 @@ describe('the verdict does not pass', () => {
     expect(exit).toBe(ExitCode.Inconclusive);
   });
 
+  it('a pass with a rare statement three times slower says so in its headline and warning (too few calls to judge)', async () => {
+    const baseReplay = () =>
+      report([
+        { name: 'hot', ok: around(200, 300) },
+        { name: 'report', ok: around(4, 4000) },
+      ]);
+    const headReplay = () =>
+      report([
+        { name: 'hot', ok: around(200, 300) },
+        { name: 'report', ok: around(4, 12_000) },
+      ]);
+    const { decided, exit } = await gateVerdict(three(baseReplay), baseReplay(), three(headReplay));
+    expect(decided.verdict).toBe('pass');
+    expect(exit).toBe(ExitCode.Ok);
+    expect(decided.headline).toBe(
+      'pass: 2 fingerprints compared, none slower beyond 20 % (1 with too few calls to judge looks slower), no new errors',
+    );
+    expect(decided.warnings).toContainEqual(
+      expect.stringMatching(/^1 fingerprint had fewer than 20 successful calls .*; 1 of them looks slower beyond the thresholds/),
+    );
+  });
+
   it('run [[variants]]: slower queries within regression_max_count do not make too little coverage a pass', async () => {
     const baseReplay = () =>
       report([

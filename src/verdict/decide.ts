@@ -269,11 +269,29 @@ function comparisonWarnings(comparison: Comparison, thresholds: Thresholds): str
     warnings.push(`${comparison.only_base.length} fingerprint(s) ran only on base and ${comparison.only_head.length} only on head`);
   }
   const ungated = comparison.fingerprints.filter((f) => !f.checks.enough_calls).length;
+  const slower = comparison.fingerprints.filter(slowerOnFewCalls).length;
   if (ungated > 0)
     warnings.push(
-      `${plural(ungated, 'fingerprint')} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency`,
+      `${plural(ungated, 'fingerprint')} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency` +
+        (slower > 0
+          ? `; ${slower} of them ${slower === 1 ? 'looks' : 'look'} slower beyond the thresholds on the calls ${slower === 1 ? 'it' : 'they'} had (listed as not gated): ` +
+            'replay more rounds, a longer workload, or shard it over several runners (docs/scale-out.md)'
+          : ''),
     );
   return warnings;
+}
+
+/**
+ * A fingerprint too rare to be judged whose few calls are over a latency rule's threshold and
+ * floor all the same. min-calls keeps it from failing the PR; a pass must not read as "nothing
+ * got slower" because of it (a condensed workload's rare reports, docs/scale-out.md).
+ */
+function slowerOnFewCalls(f: FingerprintComparison): boolean {
+  if (f.regressed) return false;
+  const client = !f.checks.enough_calls && f.checks.over_threshold && f.checks.over_min_delta;
+  const s = f.server_time;
+  const server = s != null && !s.checks.enough_calls && s.checks.over_threshold && s.checks.over_min_delta;
+  return client || server;
 }
 
 /** A rule fired: a regression, its headline naming each kind of finding. */
@@ -349,8 +367,10 @@ function withoutRegression(
     };
   }
   const newErrors = found.newErrors;
+  const rareSlower = comparison.fingerprints.filter(slowerOnFewCalls).length;
   const headline =
     `pass: ${plural(comparison.fingerprints.length, 'fingerprint')} compared, none slower beyond ${(thresholds.p95_threshold * 100).toFixed(0)} %` +
+    (rareSlower > 0 ? ` (${rareSlower} with too few calls to judge ${rareSlower === 1 ? 'looks' : 'look'} slower)` : '') +
     `${newErrors > 0 ? `, ${plural(newErrors, 'new error')} (allowed: ${thresholds.max_new_errors})` : ', no new errors'}`;
   return { verdict: 'pass', headline, reasons: found.reasons, warnings };
 }
