@@ -48892,11 +48892,9 @@ function comparisonWarnings(comparison2, thresholds) {
   return warnings;
 }
 function slowerOnFewCalls(f) {
-  if (f.regressed) return false;
-  const client = !f.checks.enough_calls && f.checks.over_threshold && f.checks.over_min_delta;
+  if (f.regressed || f.checks.enough_calls) return false;
   const s = f.server_time;
-  const server = s != null && !s.checks.enough_calls && s.checks.over_threshold && s.checks.over_min_delta;
-  return client || server;
+  return f.checks.over_threshold && f.checks.over_min_delta || s != null && s.checks.over_threshold && s.checks.over_min_delta;
 }
 function regression(found, comparison2, coverage, warnings) {
   const { planned } = found;

@@ -29,18 +29,17 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { prng } from './lib/prng.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const wavesAt = args.indexOf('--waves');
-const waves = wavesAt === -1 ? 1 : Number(args[wavesAt + 1]);
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { waves: { type: 'string', default: '1' } } });
+const waves = Number(values.waves);
 if (!Number.isInteger(waves) || waves < 1) {
   console.error('make-example-workload: --waves needs a whole number ≥ 1');
   process.exit(1);
 }
-const positional = wavesAt === -1 ? args : args.filter((_, i) => i !== wavesAt && i !== wavesAt + 1);
-const out = path.resolve(positional[0] ?? path.join(root, 'examples', 'shop', 'workload.wkl'));
+const out = path.resolve(positionals[0] ?? path.join(root, 'examples', 'shop', 'workload.wkl'));
 
 const random = prng(20260115);
 const between = (lo, hi) => lo + Math.floor(random() * (hi - lo + 1));
