@@ -48894,7 +48894,7 @@ function comparisonWarnings(comparison2, thresholds) {
 function slowerOnFewCalls(f) {
   if (f.regressed || f.checks.enough_calls) return false;
   const s = f.server_time;
-  return f.checks.over_threshold && f.checks.over_min_delta || s?.checks.over_threshold && s.checks.over_min_delta;
+  return f.checks.over_threshold && f.checks.over_min_delta || s?.checks.over_threshold === true && s.checks.over_min_delta;
 }
 function regression(found, comparison2, coverage, warnings) {
   const { planned } = found;

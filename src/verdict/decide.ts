@@ -290,7 +290,7 @@ function slowerOnFewCalls(f: FingerprintComparison): boolean {
   // One of the fingerprints the "fewer than min-calls" warning counts, so that its "N of them" holds.
   if (f.regressed || f.checks.enough_calls) return false;
   const s = f.server_time;
-  return (f.checks.over_threshold && f.checks.over_min_delta) || (s?.checks.over_threshold && s.checks.over_min_delta);
+  return (f.checks.over_threshold && f.checks.over_min_delta) || (s?.checks.over_threshold === true && s.checks.over_min_delta);
 }
 
 /** A rule fired: a regression, its headline naming each kind of finding. */
