@@ -58398,38 +58398,118 @@ import fs25 from "node:fs";
 import path17 from "node:path";
 
 // src/shards/partition.ts
+var SPAN_SLACK = 0.1;
 function sizeOf(profile, sessions) {
   let start = Number.POSITIVE_INFINITY;
+  let end = 0;
   let statements = 0;
   let busyUs = 0;
   for (const s of sessions) {
     for (const q of profile.sessions[s].queries) {
       start = Math.min(start, q.start_offset_us);
+      end = Math.max(end, q.start_offset_us + q.duration_us);
       statements += 1;
       busyUs += q.duration_us;
     }
   }
-  return { sessions, start: Number.isFinite(start) ? start : 0, statements, busyUs };
+  start = Number.isFinite(start) ? start : 0;
+  return { sessions, start, end: Math.max(start, end), statements, busyUs };
 }
-function partitionSessions(profile, groups, count5) {
+function sizedGroups(profile, groups) {
   const sized = groups.map((g) => sizeOf(profile, g)).sort((a, b) => a.start - b.start || a.sessions[0] - b.sessions[0]);
   const totalStatements = sized.reduce((n, g) => n + g.statements, 0);
   const totalBusy = sized.reduce((n, g) => n + g.busyUs, 0);
-  const weight = (g) => (totalStatements > 0 ? g.statements / totalStatements : 1 / sized.length) / 2 + (totalBusy > 0 ? g.busyUs / totalBusy : 1 / sized.length) / 2;
+  return sized.map((g) => ({
+    ...g,
+    weight: (totalStatements > 0 ? g.statements / totalStatements : 1 / sized.length) / 2 + (totalBusy > 0 ? g.busyUs / totalBusy : 1 / sized.length) / 2
+  }));
+}
+function spanOf(run5) {
+  return run5.length === 0 ? 0 : run5.reduce((end, g) => Math.max(end, g.end), 0) - run5[0].start;
+}
+function balancedCut(sized, count5) {
   const shards = Array.from({ length: count5 }, () => []);
   let before2 = 0;
   let previous = 0;
   sized.forEach((g, i) => {
-    const w = weight(g);
-    const middle = Math.min(count5 - 1, Math.floor((before2 + w / 2) * count5));
+    const middle = Math.min(count5 - 1, Math.floor((before2 + g.weight / 2) * count5));
     let shard = i === 0 ? 0 : Math.min(Math.max(middle, previous), previous + 1);
     if (sized.length >= count5) shard = Math.max(shard, count5 - (sized.length - i));
-    shards[shard].push(...g.sessions);
-    before2 += w;
+    shards[shard].push(g);
+    before2 += g.weight;
     previous = shard;
   });
-  for (const shard of shards) shard.sort((a, b) => a - b);
   return shards;
+}
+function greedyCut(sized, maxSpan, maxWeight) {
+  const runs = [];
+  let run5 = [];
+  let end = 0;
+  let weight = 0;
+  for (const g of sized) {
+    if (run5.length > 0 && (Math.max(end, g.end) - run5[0].start > maxSpan || weight + g.weight > maxWeight)) {
+      runs.push(run5);
+      run5 = [];
+    }
+    if (run5.length === 0) {
+      end = g.end;
+      weight = 0;
+    }
+    run5.push(g);
+    end = Math.max(end, g.end);
+    weight += g.weight;
+  }
+  if (run5.length > 0) runs.push(run5);
+  return runs;
+}
+function shortestSpan(sized, count5) {
+  let low = sized.reduce((longest, g) => Math.max(longest, g.end - g.start), 0);
+  let high = Math.max(low, spanOf(sized));
+  while (low < high) {
+    const mid = Math.floor((low + high) / 2);
+    if (greedyCut(sized, mid, Number.POSITIVE_INFINITY).length <= count5) high = mid;
+    else low = mid + 1;
+  }
+  return high;
+}
+function cutWithinSpan(sized, count5, maxSpan) {
+  let low = sized.reduce((heaviest, g) => Math.max(heaviest, g.weight), 0);
+  let high = 2;
+  for (let i = 0; i < 50 && high - low > 1e-12; i += 1) {
+    const mid = (low + high) / 2;
+    if (greedyCut(sized, maxSpan, mid).length <= count5) high = mid;
+    else low = mid;
+  }
+  const runs = greedyCut(sized, maxSpan, high);
+  const weightOf = (run5) => run5.reduce((n, g) => n + g.weight, 0);
+  while (runs.length < count5) {
+    const splittable = runs.map((run6, i2) => ({ run: run6, i: i2 })).filter(({ run: run6 }) => run6.length > 1);
+    if (splittable.length === 0) break;
+    const { run: run5, i } = splittable.reduce((a, b) => weightOf(b.run) > weightOf(a.run) ? b : a);
+    let best = 1;
+    let before2 = 0;
+    let bestGap = Number.POSITIVE_INFINITY;
+    const half = weightOf(run5) / 2;
+    for (let k = 1; k < run5.length; k += 1) {
+      before2 += run5[k - 1].weight;
+      if (Math.abs(before2 - half) < bestGap) {
+        bestGap = Math.abs(before2 - half);
+        best = k;
+      }
+    }
+    runs.splice(i, 1, run5.slice(0, best), run5.slice(best));
+  }
+  while (runs.length < count5) runs.push([]);
+  return runs;
+}
+function partitionSessions(profile, groups, count5) {
+  const sized = sizedGroups(profile, groups);
+  let cut = balancedCut(sized, count5);
+  if (sized.length > count5) {
+    const allowed = Math.floor(shortestSpan(sized, count5) * (1 + SPAN_SLACK));
+    if (cut.some((run5) => spanOf(run5) > allowed)) cut = cutWithinSpan(sized, count5, allowed);
+  }
+  return cut.map((run5) => run5.flatMap((g) => g.sessions).sort((a, b) => a - b));
 }
 
 // src/shards/session-groups.ts

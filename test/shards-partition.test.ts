@@ -1,6 +1,7 @@
 // A sharded run's cut of the workload (src/shards/partition.ts, session-groups.ts): the same cut
 // on every runner, every session in exactly one shard, sessions linked by generated keys in one
 // shard, shards balanced, each part a workload that starts at 0.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -86,6 +87,52 @@ describe('partition', () => {
     const total = statements.reduce((a, b) => a + b, 0);
     // The shop is currval style: no session hands another a key, so the cut is by balance alone.
     for (const n of statements) expect(n).toBeGreaterThan(total / 5);
+  });
+
+  it('a capture in waves is cut at the waves: no shard spans a wave and the last session of the one before', async () => {
+    // The shop's traffic four times as long: four 3.4 s waves, each with a report that starts late
+    // in the wave. Cut by balance alone, three shards began with the previous wave's report and
+    // spanned 4.4-4.9 s of capture; a replay keeps the captured timing, so their runners took longer.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-retest-waves-'));
+    try {
+      const file = path.join(dir, 'shop-4x.wkl');
+      const script = fileURLToPath(new URL('../scripts/make-example-workload.mjs', import.meta.url));
+      const made = spawnSync(process.execPath, [script, file, '--waves', '4'], { encoding: 'utf8' });
+      expect(made.status, made.stderr).toBe(0);
+      const p = await readWorkload(file);
+      const parts = partitionSessions(p, sessionGroups(p), 4);
+      const statements = (part: number[]) => part.reduce((n, s) => n + p.sessions[s]!.queries.length, 0);
+      const span = (part: number[]) => {
+        const queries = part.flatMap((s) => p.sessions[s]!.queries);
+        return (
+          (Math.max(...queries.map((q) => q.start_offset_us + q.duration_us)) - Math.min(...queries.map((q) => q.start_offset_us))) / 1e6
+        );
+      };
+      const total = p.sessions.reduce((n, s) => n + s.queries.length, 0);
+      for (const part of parts) {
+        expect(span(part)).toBeLessThan(3.4 * 1.1);
+        expect(statements(part)).toBeGreaterThan(total / 5);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('sessions that all last the whole capture are cut by balance alone', () => {
+    // Pooled connections: every cut spans the whole capture, so span cannot choose between cuts.
+    const long = (at: number, n: number): ProfileStatement[] => [
+      [at, 'SELECT 1'],
+      ...Array.from({ length: n }, (_, i): ProfileStatement => [at + 1_000 + i, 'SELECT 2']),
+      [at + 10_000_000, 'SELECT 3'],
+    ];
+    const p = syntheticProfile([long(0, 10), long(100, 40), long(200, 10), long(300, 10), long(400, 30), long(500, 10)]);
+    const parts = partitionSessions(p, sessionGroups(p), 2);
+    const statements = parts.map((part) => part.reduce((n, s) => n + p.sessions[s]!.queries.length, 0));
+    expect(parts).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
+    expect(statements).toEqual([66, 56]);
   });
 
   it('a shard for each group at most: no shard left empty while there are groups to give it', () => {
