@@ -48887,14 +48887,16 @@ function comparisonWarnings(comparison2, thresholds) {
   const slower = comparison2.fingerprints.filter(slowerOnFewCalls).length;
   if (ungated > 0)
     warnings.push(
-      `${plural2(ungated, "fingerprint")} had fewer than ${thresholds.min_calls} successful calls on a side and were not gated on latency` + (slower > 0 ? `; ${slower} of them ${slower === 1 ? "looks" : "look"} slower beyond the thresholds on the calls ${slower === 1 ? "it" : "they"} had (listed as not gated): replay more rounds, a longer workload, or shard it over several runners (docs/scale-out.md)` : "")
+      `${plural2(ungated, "fingerprint")} had fewer than ${thresholds.min_calls} successful calls on a side and ${ungated === 1 ? "was" : "were"} not gated on latency` + (slower > 0 ? `; ${slower} of them ${slower === 1 ? "looks" : "look"} slower beyond the thresholds on the calls ${slower === 1 ? "it" : "they"} had (listed as not gated): replay more rounds, a longer workload, or shard it over several runners (docs/scale-out.md)` : "")
     );
   return warnings;
 }
 function slowerOnFewCalls(f) {
   if (f.regressed || f.checks.enough_calls) return false;
-  const s = f.server_time;
-  return f.checks.over_threshold && f.checks.over_min_delta || s?.checks.over_threshold === true && s.checks.over_min_delta;
+  return allButCalls(f.checks) || f.server_time !== null && allButCalls(f.server_time.checks);
+}
+function allButCalls(checks2) {
+  return Object.entries(checks2).every(([condition, holds]) => condition === "enough_calls" || holds);
 }
 function regression(found, comparison2, coverage, warnings) {
   const { planned } = found;

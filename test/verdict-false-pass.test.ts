@@ -218,6 +218,26 @@ describe('the verdict does not pass', () => {
     );
   });
 
+  it('a rare statement slower in one replay only is not said to look slower (noise on a few calls)', async () => {
+    // Pooled, head's p95 is three times base's (one replay's 4 calls were slow), over the threshold
+    // and the floor; but the other replays are as fast as base's, which the rule itself requires.
+    const replay = (reportUs: number) => () =>
+      report([
+        { name: 'hot', ok: around(200, 300) },
+        { name: 'report', ok: around(4, reportUs) },
+      ]);
+    const { comparison, decided } = await gateVerdict(three(replay(4000)), replay(4000)(), [
+      replay(12_000)(),
+      replay(4000)(),
+      replay(4000)(),
+    ]);
+    const rare = comparison.fingerprints.find((f) => f.fingerprint === id('report'))!;
+    expect(rare.checks).toMatchObject({ over_threshold: true, over_min_delta: true, enough_calls: false, slower_in_every_replay: false });
+    expect(decided.verdict).toBe('pass');
+    expect(decided.headline).toBe('pass: 2 fingerprints compared, none slower beyond 20 %, no new errors');
+    expect(decided.warnings).toContain('1 fingerprint had fewer than 20 successful calls on a side and was not gated on latency');
+  });
+
   it('run [[variants]]: slower queries within regression_max_count do not make too little coverage a pass', async () => {
     const baseReplay = () =>
       report([
