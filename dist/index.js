@@ -58401,21 +58401,20 @@ import path17 from "node:path";
 
 // src/shards/partition.ts
 var SPAN_SLACK = 0.1;
-function sizeOf(profile, sessions) {
+function captureWindow(sessions) {
   let start = Number.POSITIVE_INFINITY;
   let end = 0;
-  let statements = 0;
-  let busyUs = 0;
-  for (const s of sessions) {
-    for (const q of profile.sessions[s].queries) {
+  for (const s of sessions)
+    for (const q of s.queries) {
       start = Math.min(start, q.start_offset_us);
       end = Math.max(end, q.start_offset_us + q.duration_us);
-      statements += 1;
-      busyUs += q.duration_us;
     }
-  }
-  start = Number.isFinite(start) ? start : 0;
-  return { sessions, start, end: Math.max(start, end), statements, busyUs };
+  return Number.isFinite(start) ? { start, end } : { start: 0, end: 0 };
+}
+function sizeOf(profile, sessions) {
+  const queries = sessions.flatMap((s) => profile.sessions[s].queries);
+  const busyUs = queries.reduce((n, q) => n + q.duration_us, 0);
+  return { sessions, ...captureWindow(sessions.map((s) => profile.sessions[s])), statements: queries.length, busyUs };
 }
 function sizedGroups(profile, groups) {
   const sized = groups.map((g) => sizeOf(profile, g)).sort((a, b) => a.start - b.start || a.sessions[0] - b.sessions[0]);
@@ -58666,14 +58665,7 @@ async function writeWorkloadPart(workloadPath, shard, dir) {
 }
 function partProfile(profile, chosen) {
   const sessions = chosen.map((s) => profile.sessions[s]);
-  let start = Number.POSITIVE_INFINITY;
-  let end = 0;
-  for (const s of sessions)
-    for (const q of s.queries) {
-      start = Math.min(start, q.start_offset_us);
-      end = Math.max(end, q.start_offset_us + q.duration_us);
-    }
-  if (!Number.isFinite(start)) start = 0;
+  const { start, end } = captureWindow(sessions);
   const moved2 = sessions.map((s) => ({ ...s, queries: s.queries.map((q) => ({ ...q, start_offset_us: q.start_offset_us - start })) }));
   const total = moved2.reduce((n, s) => n + s.queries.length, 0);
   return {

@@ -41,21 +41,27 @@ interface GroupSize {
   weight: number;
 }
 
-function sizeOf(profile: WorkloadProfileJson, sessions: number[]): Omit<GroupSize, 'weight'> {
+type Session = WorkloadProfileJson['sessions'][number];
+
+/**
+ * Where these sessions sit in the capture: the first statement's start and the last one's end,
+ * µs from the capture's start (0 and 0 without statements).
+ */
+export function captureWindow(sessions: Session[]): { start: number; end: number } {
   let start = Number.POSITIVE_INFINITY;
   let end = 0;
-  let statements = 0;
-  let busyUs = 0;
-  for (const s of sessions) {
-    for (const q of profile.sessions[s]!.queries) {
+  for (const s of sessions)
+    for (const q of s.queries) {
       start = Math.min(start, q.start_offset_us);
       end = Math.max(end, q.start_offset_us + q.duration_us);
-      statements += 1;
-      busyUs += q.duration_us;
     }
-  }
-  start = Number.isFinite(start) ? start : 0;
-  return { sessions, start, end: Math.max(start, end), statements, busyUs };
+  return Number.isFinite(start) ? { start, end } : { start: 0, end: 0 };
+}
+
+function sizeOf(profile: WorkloadProfileJson, sessions: number[]): Omit<GroupSize, 'weight'> {
+  const queries = sessions.flatMap((s) => profile.sessions[s]!.queries);
+  const busyUs = queries.reduce((n, q) => n + q.duration_us, 0);
+  return { sessions, ...captureWindow(sessions.map((s) => profile.sessions[s]!)), statements: queries.length, busyUs };
 }
 
 /** The groups in the order they start, each with its weight. */

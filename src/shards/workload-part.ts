@@ -17,7 +17,7 @@ import { InputError } from '../exit-codes.js';
 import { plural } from '../format/units.js';
 import type { ShardSpec } from '../gate/shard-option.js';
 import { readCaptureSidecar } from '../sidecars/capture.js';
-import { partitionSessions } from './partition.js';
+import { captureWindow, partitionSessions } from './partition.js';
 import { sessionGroups } from './session-groups.js';
 
 /** The whole workload a part is cut from: what every partial of one run must agree on. */
@@ -110,14 +110,7 @@ export async function writeWorkloadPart(workloadPath: string, shard: ShardSpec, 
 /** The profile of the chosen sessions, starting at offset 0. */
 function partProfile(profile: WorkloadProfileJson, chosen: number[]): WorkloadProfileJson {
   const sessions = chosen.map((s) => profile.sessions[s]!);
-  let start = Number.POSITIVE_INFINITY;
-  let end = 0;
-  for (const s of sessions)
-    for (const q of s.queries) {
-      start = Math.min(start, q.start_offset_us);
-      end = Math.max(end, q.start_offset_us + q.duration_us);
-    }
-  if (!Number.isFinite(start)) start = 0;
+  const { start, end } = captureWindow(sessions);
   const moved = sessions.map((s) => ({ ...s, queries: s.queries.map((q) => ({ ...q, start_offset_us: q.start_offset_us - start })) }));
   const total = moved.reduce((n, s) => n + s.queries.length, 0);
   return {
