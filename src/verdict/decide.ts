@@ -286,7 +286,7 @@ function comparisonWarnings(comparison: Comparison, thresholds: Thresholds): str
  * every condition of the rule holds but enough calls. min-calls keeps it from failing the PR; a
  * pass must not read as "nothing got slower" because of it (a condensed workload's rare reports,
  * docs/scale-out.md). Threshold and floor alone are not enough: on three calls a side, replays of
- * the same schema cross them often (the shop's A/A in 4 shards: in 5 of 12 runs), and a headline
+ * the same schema cross them often (the shop's A/A in 4 shards: in 9 of 20 runs), and a headline
  * that says so on every PR would teach its readers to skip it.
  */
 function slowerOnFewCalls(f: FingerprintComparison): boolean {
