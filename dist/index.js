@@ -47400,16 +47400,16 @@ async function explainBothSides(inputs, clients, report2) {
       fail("base", "explain", new Error("the workload has no captured statement with this fingerprint"));
       continue;
     }
-    const sides = {};
+    const sides2 = {};
     for (const side2 of ["base", "head"]) {
       try {
         const parsed = await explainStatement(clients[side2], example.example, { analyze: false, major: inputs.majors[side2] });
-        sides[side2] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
+        sides2[side2] = { shape: planShape(parsed.plan), root: parsed.plan, queryId: parsed.queryId };
       } catch (error63) {
         fail(side2, "explain", error63);
       }
     }
-    if (sides.base && sides.head) planned.push({ f, example, base: sides.base, head: sides.head });
+    if (sides2.base && sides2.head) planned.push({ f, example, base: sides2.base, head: sides2.head });
   }
   return planned;
 }
@@ -47419,13 +47419,13 @@ function sharedQueryIds(planned, side2) {
   return new Set([...seen].filter(([, n]) => n > 1).map(([id]) => id));
 }
 async function comparePlans(p, inputs, clients, shared) {
-  const sides = {};
+  const sides2 = {};
   let unjoined = false;
   for (const side2 of ["base", "head"]) {
     const measured = await sideStatistics(p, side2, inputs, clients[side2], shared);
     unjoined ||= measured.unjoined;
     const plan = p[side2];
-    sides[side2] = {
+    sides2[side2] = {
       shape: shapeLines(plan.shape),
       total_cost: plan.root["Total Cost"] ?? 0,
       plan_rows: plan.root["Plan Rows"] ?? 0,
@@ -47447,14 +47447,14 @@ async function comparePlans(p, inputs, clients, shared) {
     fingerprint: p.f.fingerprint,
     normalized: p.f.normalized,
     kind: p.f.kind,
-    base: sides.base,
-    head: sides.head,
+    base: sides2.base,
+    head: sides2.head,
     changed,
     change: changed ? describeChange(p.base.shape, p.head.shape) : null,
-    assessment: changed ? assess(sides.base, sides.head) : null,
+    assessment: changed ? assess(sides2.base, sides2.head) : null,
     seq_scans: seqScans,
-    buffers_ratio: buffersRatio(sides.base.stats, sides.head.stats),
-    work_changes: sides.base.stats?.work && sides.head.stats?.work ? workChanges(sides.base.stats.work, sides.head.stats.work, p.f.kind) : []
+    buffers_ratio: buffersRatio(sides2.base.stats, sides2.head.stats),
+    work_changes: sides2.base.stats?.work && sides2.head.stats?.work ? workChanges(sides2.base.stats.work, sides2.head.stats.work, p.f.kind) : []
   };
 }
 async function sideStatistics(p, side2, inputs, client, shared) {
@@ -52465,9 +52465,9 @@ function planConfirmation(after, extra) {
 function planReplays(rounds) {
   const plan = [];
   for (let round2 = 1; round2 <= rounds; round2++) {
-    const sides = round2 % 2 === 1 ? ["base", "head"] : ["head", "base"];
-    if (round2 === 1) sides.push("noise");
-    sides.forEach((side2, i) => {
+    const sides2 = round2 % 2 === 1 ? ["base", "head"] : ["head", "base"];
+    if (round2 === 1) sides2.push("noise");
+    sides2.forEach((side2, i) => {
       plan.push({ round: round2, position: i + 1, side: side2 });
     });
   }
@@ -57756,8 +57756,9 @@ import path19 from "node:path";
 // src/shards/partial.ts
 import fs24 from "node:fs";
 var PARTIAL_FORMAT = "pg-retest-action partial";
-var PARTIAL_VERSION = 1;
+var PARTIAL_VERSION = 2;
 var count4 = external_exports.number().int().nonnegative();
+var sides = external_exports.object({ base: external_exports.array(count4), head: external_exports.array(count4) });
 var partialSchema = external_exports.object({
   format: external_exports.literal(PARTIAL_FORMAT),
   version: external_exports.literal(PARTIAL_VERSION),
@@ -57766,6 +57767,7 @@ var partialSchema = external_exports.object({
   part: external_exports.object({ sessions: count4, statements: count4, groups: count4, duration_us: external_exports.number().nonnegative() }),
   executions: external_exports.record(external_exports.string(), external_exports.object({ normalized: external_exports.string(), kind: external_exports.string(), base: count4, noise: count4, head: count4 })),
   body_floor: external_exports.number().min(0).max(1),
+  replays: external_exports.object({ fingerprints: external_exports.record(external_exports.string(), external_exports.object({ client: sides, server: sides })), overall: sides }),
   report: gateReportSchema
 });
 function partialJson(partial2) {
@@ -57783,6 +57785,12 @@ function readPartial(file2) {
   if (format !== PARTIAL_FORMAT) {
     throw new InputError(
       `partial report ${file2}: not a partial report (format ${JSON.stringify(format ?? null)}); give the --json files of \`gate --shard i/N\``
+    );
+  }
+  const version2 = raw.version;
+  if (version2 !== PARTIAL_VERSION) {
+    throw new InputError(
+      `partial report ${file2}: version ${JSON.stringify(version2 ?? null)}, this aggregate reads version ${PARTIAL_VERSION}; run the shards and the aggregate with the same release`
     );
   }
   const parsed = partialSchema.safeParse(raw);
@@ -57903,9 +57911,18 @@ function pooledPercentiles(items, of) {
 function ratioOf(base, head) {
   return Math.max(head, 1) / Math.max(base, 1);
 }
-function inEveryShard(shards, minCalls, holds) {
+function separation(r) {
+  if (r.base.length === 0 || r.head.length === 0) return null;
+  return Math.log(Math.max(Math.min(...r.head), 1) / Math.max(Math.max(...r.base), 1));
+}
+function separatedOverShards(shards, minCalls, threshold) {
   const able = shards.filter((s) => s.comparison.calls_base >= minCalls && s.comparison.calls_head >= minCalls);
-  return (able.length > 0 ? able : shards).every((s) => holds(s.comparison));
+  const items = (able.length > 0 ? able : shards).flatMap((s) => {
+    const item = separation(s.replays);
+    return item === null ? [] : [{ item, w: effectiveCalls(s.comparison.calls_base, s.comparison.calls_head) }];
+  });
+  if (items.length === 0) return true;
+  return mean2(items, (x) => x) > Math.log(1 + threshold);
 }
 function poolLatency(shards, t) {
   if (shards.length === 1) {
@@ -57930,7 +57947,7 @@ function poolLatency(shards, t) {
     ci_above_noise: ciLow > 1 + noiseFloor2 || ciLow > 1 + t.p95_threshold && medianRatio - 1 > Math.max(t.p95_threshold, BODY_MARGIN * bodyFloor2),
     over_min_delta: deltaUs > t.min_delta_ms * 1e3,
     enough_calls: callsBase >= t.min_calls && callsHead >= t.min_calls,
-    slower_in_every_replay: inEveryShard(shards, t.min_calls, (c) => c.checks.slower_in_every_replay)
+    slower_in_every_replay: separatedOverShards(shards, t.min_calls, t.p95_threshold)
   };
   const regressed = Object.values(checks2).every(Boolean);
   return {
@@ -57980,7 +57997,7 @@ function poolServerTime(shards, t) {
     ci_above_noise: ciLow > 0 && ciLow / Math.max(base.p50_us, 1) > floor,
     over_min_delta: shift2 > (t.server_min_delta_ms ?? 0.05) * 1e3,
     enough_calls: callsBase >= t.min_calls && callsHead >= t.min_calls,
-    slower_in_every_replay: inEveryShard(shards, t.min_calls, (c) => c.checks.slower_in_every_replay)
+    slower_in_every_replay: separatedOverShards(shards, t.min_calls, threshold)
   };
   return {
     calls_base: callsBase,
@@ -58000,7 +58017,9 @@ function poolFingerprint(shards, t) {
   const first = shards[0].comparison;
   const latency = poolLatency(shards, t);
   const server = poolServerTime(
-    shards.flatMap((s) => s.comparison.server_time ? [{ comparison: s.comparison.server_time, floors: s.floors }] : []),
+    shards.flatMap(
+      (s) => s.comparison.server_time ? [{ comparison: s.comparison.server_time, floors: s.floors, replays: s.serverReplays }] : []
+    ),
     t
   );
   const rules = [...latency.rules];
@@ -58017,6 +58036,7 @@ function poolFingerprint(shards, t) {
 }
 
 // src/shards/pool-comparison.ts
+var noReplays = { base: [], head: [] };
 function floorsOf(p) {
   const c = p.report.comparison;
   return { tail: c.noise_floor.value, body: p.body_floor, server: c.server_time.noise_floor.value };
@@ -58026,13 +58046,14 @@ function poolComparisons(partials, t) {
   for (const p of partials) {
     for (const f of p.report.comparison.fingerprints) {
       const list = byFingerprint.get(f.fingerprint) ?? [];
-      list.push({ comparison: f, floors: floorsOf(p) });
+      const medians = p.replays.fingerprints[f.fingerprint] ?? { client: noReplays, server: noReplays };
+      list.push({ comparison: f, floors: floorsOf(p), replays: medians.client, serverReplays: medians.server });
       byFingerprint.set(f.fingerprint, list);
     }
   }
   const fingerprints = [...byFingerprint.values()].map((shards) => poolFingerprint(shards, t));
   fingerprints.sort((a, b) => Number(b.regressed) - Number(a.regressed) || b.ratio - a.ratio || a.fingerprint.localeCompare(b.fingerprint));
-  const wholes = partials.filter((p) => p.report.comparison.overall.calls_base > 0).map((p) => ({ comparison: p.report.comparison.overall, floors: floorsOf(p) }));
+  const wholes = partials.filter((p) => p.report.comparison.overall.calls_base > 0).map((p) => ({ comparison: p.report.comparison.overall, floors: floorsOf(p), replays: p.replays.overall }));
   const overall = wholes.length > 0 ? poolLatency(wholes, t) : partials[0].report.comparison.overall;
   const errors = poolErrors(partials.map((p) => ({ comparison: p.report.comparison, executions: p.executions })));
   const measured = partials.every((p) => p.report.comparison.server_time.measured);
@@ -58394,6 +58415,36 @@ function bodyFloor(a, b, minCalls) {
   return Math.min(MAX_FLOOR, Math.max(median2(shifts), shift(percentile(allA, 50), percentile(allB, 50))));
 }
 
+// src/shards/replay-figures.ts
+function percentile2(sorted, p) {
+  const rank = Math.ceil(p / 100 * sorted.length);
+  return sorted[Math.min(Math.max(rank, 1), sorted.length) - 1];
+}
+function replayFigures(replays, compared) {
+  const wanted = new Set(compared);
+  const fingerprints = {};
+  for (const fp of compared) fingerprints[fp] = { client: { base: [], head: [] }, server: { base: [], head: [] } };
+  const overall = { base: [], head: [] };
+  for (const { side: side2, report: report2 } of replays) {
+    const to = side2 === "head" ? "head" : "base";
+    const pooled = [];
+    for (const f of report2.fingerprints) {
+      if (!wanted.has(f.fingerprint)) continue;
+      const figures2 = fingerprints[f.fingerprint];
+      const client = f.samples ?? [];
+      const server = f.server_samples ?? [];
+      if (client.length > 0) figures2.client[to].push(percentile2(client, 50));
+      if (server.length > 0) figures2.server[to].push(percentile2(server, 50));
+      for (const v of client) pooled.push(v);
+    }
+    if (pooled.length > 0) {
+      pooled.sort((a, b) => a - b);
+      overall[to].push(percentile2(pooled, 95));
+    }
+  }
+  return { fingerprints, overall };
+}
+
 // src/shards/workload-part.ts
 import crypto12 from "node:crypto";
 import fs25 from "node:fs";
@@ -58713,6 +58764,10 @@ async function runShard(config2, shard, context) {
         reports.find((r) => r.planned.side === "base")?.report,
         reports.find((r) => r.planned.side === "noise")?.report,
         config2.thresholds.minCalls
+      ),
+      replays: replayFigures(
+        reports.map((r) => ({ side: r.planned.side, report: r.report })),
+        (report2.comparison?.fingerprints ?? []).map((f) => f.fingerprint)
       ),
       report: report2
     };

@@ -12,8 +12,9 @@
 // sit beside the one-runner rows; their wall time is the slowest shard's (what a matrix of N
 // runners would take).
 //
-// `--keep DIR` keeps every run's JSON report (DIR/<workload>-<condition>-<case>-<n>.json), so
-// that a false alarm or a missed slowdown can be read afterwards: which rule held it back. Each
+// `--keep DIR` keeps every run's JSON report (DIR/<workload>-<condition>-<case>-<n>.json; with
+// shards, each shard's partial report beside it as <…>-<n>.shard-<i>.json), so that a false alarm
+// or a missed slowdown can be read afterwards: which rule held it back. Each
 // row also says which rules failed its failing runs ("fired"), read from those reports.
 //
 // Workloads: `shop` (examples/shop/workload.wkl: reads and checkouts, currval-style),
@@ -308,6 +309,15 @@ function gate(url, workload, seed, base, head, json) {
   return { code: r.status, seconds: (Date.now() - started) / 1000, stderr: r.stderr, load: os.loadavg()[0] };
 }
 
+/** Keeps a run's report and, for a sharded run, its shards' partial reports beside it (`<name>.shard-<i>.json`). */
+function keepReports(json, kept) {
+  fs.copyFileSync(json, kept);
+  for (let i = 1; i <= shards && shards > 1; i += 1) {
+    const partial = json.replace(/\.json$/, `.shard-${i}.json`);
+    if (fs.existsSync(partial)) fs.copyFileSync(partial, kept.replace(/\.json$/, `.shard-${i}.json`));
+  }
+}
+
 /**
  * A sharded gate run on this machine: each shard one after another, then their aggregate.
  * @returns the aggregate's exit status and the slowest shard's wall time
@@ -506,7 +516,7 @@ async function main() {
               const r = gate(url, c.workload, seed, c.base, c.head, json);
               const report = fs.existsSync(json) ? JSON.parse(fs.readFileSync(json, 'utf8')) : null;
               outcomes.push({ ...r, fired: r.code === 1 && report ? firedRules(report) : null });
-              if (keep && report) fs.copyFileSync(json, path.join(keep, `${name}-${condition}-${caseName}-${i + 1}.json`));
+              if (keep && report) keepReports(json, path.join(keep, `${name}-${condition}-${caseName}-${i + 1}.json`));
               const fired = r.code === 1 && report ? ` (${[...firedRules(report)].join(', ')})` : '';
               process.stdout.write(
                 `${name} ${condition} ${caseName} ${i + 1}/${runs}: exit ${r.code}${fired}, ${r.seconds.toFixed(0)} s\n`,

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ErrorDiff, LatencyComparison } from '../src/engine/index.js';
 import type { Executions } from '../src/shards/partial.js';
 import { poolErrors } from '../src/shards/pool-errors.js';
-import { poolLatency } from '../src/shards/pool-latency.js';
+import { poolLatency, type ShardLatency } from '../src/shards/pool-latency.js';
 import type { Thresholds } from '../src/verdict/report-types.js';
 
 const thresholds: Thresholds = {
@@ -17,11 +17,17 @@ const thresholds: Thresholds = {
   server_min_delta_ms: 0.05,
 };
 
-/** A shard's comparison of a fingerprint: base p95 1 ms, head `ratio` times that, an interval ± `half` in log terms. */
-function shard(ratio: number, calls: number, half: number, everyReplay = true): LatencyComparison {
+const floors = { tail: 0.1, body: 0.05, server: 0.1 };
+
+/**
+ * A shard's comparison of a fingerprint: base p95 1 ms, head `ratio` times that, an interval ±
+ * `half` in log terms; its replays' medians 500 µs on base and `separation` times that on head
+ * (by default `ratio`), in three base-schema replays and three head ones.
+ */
+function shard(ratio: number, calls: number, half: number, separation = ratio): ShardLatency<LatencyComparison> {
   const base = { p50_us: 500, p95_us: 1000, p99_us: 1500 };
   const head = { p50_us: Math.round(500 * ratio), p95_us: Math.round(1000 * ratio), p99_us: Math.round(1500 * ratio) };
-  return {
+  const comparison: LatencyComparison = {
     calls_base: calls,
     calls_head: calls,
     base,
@@ -36,25 +42,26 @@ function shard(ratio: number, calls: number, half: number, everyReplay = true): 
       ci_above_noise: true,
       over_min_delta: true,
       enough_calls: calls >= 20,
-      slower_in_every_replay: everyReplay,
+      slower_in_every_replay: separation > 1.2,
     },
     regressed: false,
     rules: [],
   };
+  const top = Math.round(500 * separation);
+  return { comparison, floors, replays: { base: [480, 500, 490], head: [top, top + 40, top + 20] } };
 }
-
-const floors = { tail: 0.1, body: 0.05, server: 0.1 };
 
 describe('latency over shards', () => {
   it('one shard: its own comparison, exactly', () => {
     const only = shard(2, 100, 0.1);
-    const pooled = poolLatency([{ comparison: { ...only, regressed: true, rules: ['client_p95'] }, floors }], thresholds);
-    expect(pooled).toMatchObject({ ratio: 2, ci_low: only.ci_low, ci_high: only.ci_high, regressed: true, rules: ['client_p95'] });
+    const pooled = poolLatency([{ ...only, comparison: { ...only.comparison, regressed: true, rules: ['client_p95'] } }], thresholds);
+    expect(pooled).toMatchObject({ ratio: 2, ci_low: only.comparison.ci_low, ci_high: only.comparison.ci_high, regressed: true });
+    expect(pooled.rules).toEqual(['client_p95']);
   });
 
   it('equal shards: the same ratio, an interval narrower by √n, calls added', () => {
     const pooled = poolLatency(
-      Array.from({ length: 4 }, () => ({ comparison: shard(1.5, 30, 0.2), floors })),
+      Array.from({ length: 4 }, () => shard(1.5, 30, 0.2)),
       thresholds,
     );
     expect(pooled.ratio).toBeCloseTo(1.5, 10);
@@ -64,20 +71,14 @@ describe('latency over shards', () => {
   });
 
   it('shards weigh their calls: a shard with few calls moves the estimate little', () => {
-    const pooled = poolLatency(
-      [
-        { comparison: shard(1, 1000, 0.05), floors },
-        { comparison: shard(3, 10, 0.5), floors },
-      ],
-      thresholds,
-    );
+    const pooled = poolLatency([shard(1, 1000, 0.05), shard(3, 10, 0.5)], thresholds);
     expect(pooled.ratio).toBeLessThan(1.05);
     expect(pooled.regressed).toBe(false);
   });
 
   it('fewer than min-calls in every shard, enough together: judged, and a slowdown in every shard is caught', () => {
     const pooled = poolLatency(
-      Array.from({ length: 4 }, () => ({ comparison: shard(2, 8, 0.3), floors })),
+      Array.from({ length: 4 }, () => shard(2, 8, 0.3)),
       thresholds,
     );
     expect(pooled.checks.enough_calls).toBe(true);
@@ -85,15 +86,31 @@ describe('latency over shards', () => {
     expect(pooled.regressed).toBe(true);
   });
 
-  it('the replay check holds in every shard that could judge alone, or the rule does not fire', () => {
-    const split = [
-      { comparison: shard(2, 100, 0.1), floors },
-      { comparison: shard(2, 100, 0.1, false), floors },
-      // Too few calls to judge on its own: its replay check does not count.
-      { comparison: shard(2, 5, 0.4, false), floors },
-    ];
-    expect(poolLatency(split, thresholds).checks.slower_in_every_replay).toBe(false);
-    expect(poolLatency([split[0]!, split[2]!], thresholds).checks.slower_in_every_replay).toBe(true);
+  it('the replay check is pooled: one noisy shard whose replays overlap does not veto a slowdown the others separate', () => {
+    // The sharded shop's +0.2 ms read: three shards' head replays 1.7× base's, one shard's only
+    // 1.1× its slowest base replay. Each shard failing alone vetoed it, where one runner, with
+    // four times the calls per replay, separates it every time.
+    const pooled = poolLatency([shard(1.7, 120, 0.1), shard(1.7, 100, 0.1), shard(1.7, 80, 0.1), shard(1.7, 120, 0.1, 1.1)], thresholds);
+    expect(pooled.checks.slower_in_every_replay).toBe(true);
+    expect(pooled.regressed).toBe(true);
+  });
+
+  it('the replay check is pooled: one shard that separates does not carry shards that do not, nor a shard with few calls a heavy one', () => {
+    // What chance gives identical schemas: one shard's head replays all above its base ones, the
+    // others' overlapping (fastest head replay below the slowest base one).
+    const chance = [shard(1.3, 100, 0.1, 1.5), shard(1.3, 100, 0.1, 0.9), shard(1.3, 100, 0.1, 0.9), shard(1.3, 100, 0.1, 0.9)];
+    expect(poolLatency(chance, thresholds).checks.slower_in_every_replay).toBe(false);
+    expect(poolLatency([shard(1.3, 1000, 0.1, 1.0), shard(1.3, 30, 0.1, 3)], thresholds).checks.slower_in_every_replay).toBe(false);
+  });
+
+  it('the replay check counts the shards that could judge alone, or every shard when none could', () => {
+    // Too few calls to judge on its own: its replays do not count.
+    const split = [shard(2, 100, 0.1), shard(2, 5, 0.4, 0.5)];
+    expect(poolLatency(split, thresholds).checks.slower_in_every_replay).toBe(true);
+    expect(poolLatency([shard(2, 5, 0.4), shard(2, 5, 0.4, 0.5)], thresholds).checks.slower_in_every_replay).toBe(false);
+    // A shard without replays on a side does not veto, as in the engine.
+    const empty = { ...shard(2, 100, 0.1), replays: { base: [], head: [600] } };
+    expect(poolLatency([shard(2, 100, 0.1), empty], thresholds).checks.slower_in_every_replay).toBe(true);
   });
 });
 

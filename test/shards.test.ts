@@ -88,6 +88,14 @@ describe('a gate sharded three ways', () => {
       expect(p.report.environment.workload.path).toBe(shop('checkout.wkl'));
       expect(p.report.comparison).not.toBeNull();
       expect(p.report.replays.map((r) => r.side).sort()).toEqual(['base', 'head', 'noise']);
+      // The replay check's figures: every compared fingerprint's median in each replay that ran it.
+      const compared = p.report.comparison!.fingerprints.map((f) => f.fingerprint);
+      expect(Object.keys(p.replays.fingerprints).sort()).toEqual([...compared].sort());
+      for (const fp of compared) {
+        expect(p.replays.fingerprints[fp]!.client.base.length).toBeGreaterThan(0);
+        expect(p.replays.fingerprints[fp]!.client.head.length).toBe(1);
+      }
+      expect(p.replays.overall).toEqual({ base: [expect.any(Number), expect.any(Number)], head: [expect.any(Number)] });
     }
   });
 
@@ -123,6 +131,17 @@ describe('a gate sharded three ways', () => {
     const r = await aggregate([partials[0]!, file, partials[2]!]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/partial report .*other-commit\.json is of another run: its head commit is f{40}/);
+  });
+
+  it('a partial of another release: refused, exit 2, naming its version', async () => {
+    const older = { ...readPartial(partials[1]!), version: 1 };
+    const file = path.join(tmpDir(), 'older-release.json');
+    fs.writeFileSync(file, JSON.stringify(older));
+    const r = await aggregate([partials[0]!, file, partials[2]!]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /partial report .*older-release\.json: version 1, this aggregate reads version 2; run the shards and the aggregate with the same release/,
+    );
   });
 
   it('a shard in the action: its partial report written and output, no PR comment, the step passes', async () => {

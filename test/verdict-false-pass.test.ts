@@ -18,8 +18,9 @@ import type { Thresholds } from '../src/verdict/report-types.js';
 import { decideVerdict, exitCodeOfVerdict } from '../src/verdict/decide.js';
 import { allowRegressions } from '../src/pg-retest-config/variants.js';
 import { parseReport } from '../src/report/index.js';
+import { NO_LATENCY, replayReportOf } from './support/replay-report.js';
 
-const Z = { count: 0, mean_us: 0, min_us: 0, p50_us: 0, p95_us: 0, p99_us: 0, max_us: 0 };
+const Z = NO_LATENCY;
 const id = (name: string): string => name.padStart(16, '0');
 
 interface Fp {
@@ -57,39 +58,7 @@ function report(fps: Fp[], extra: Partial<ReplayReport> = {}): ReplayReport {
       samples: ok,
     };
   });
-  const sum = (k: 'captured' | 'executed' | 'ok' | 'errors' | 'skipped' | 'not_executed') =>
-    fingerprints.reduce((n, f) => n + f.counts[k], 0);
-  const skipped = sum('skipped');
-  const notExecuted = sum('not_executed');
-  return {
-    status: 'completed',
-    message: null,
-    server_version: '15.0',
-    started_at: '2026-01-01T00:00:00Z',
-    wall_time_us: 0,
-    speed: 1,
-    read_only: false,
-    sessions_planned: 10,
-    sessions_completed: 10,
-    sessions_failed: 0,
-    sessions_excluded: 0,
-    statements_excluded: 0,
-    totals: {
-      captured: sum('captured'),
-      executed: sum('executed'),
-      ok: sum('ok'),
-      errors: sum('errors'),
-      skipped,
-      not_executed: notExecuted,
-      skipped_by_reason: skipped ? { transaction_aborted: skipped } : {},
-      not_executed_by_reason: notExecuted ? { connect_failed: notExecuted } : {},
-    },
-    latency: Z,
-    sessions: [],
-    fingerprints,
-    warnings: [],
-    ...extra,
-  };
+  return replayReportOf(fingerprints, extra);
 }
 
 /** n latencies around `us` (±5 %), deterministic */

@@ -4,17 +4,20 @@
  * what the aggregate needs that the report does not say: which run it belongs to (the workload's
  * digest, the shard count; the commits are in the report), the executions per fingerprint on each
  * side (to tell what ran on one side only, and to count the executions behind an error rate
- * across shards) and the shard's body floor (docs/gate-statistics.md, "The body path"), which the
- * report carries only as text. docs/report-format.md describes the file.
+ * across shards), the shard's body floor (docs/gate-statistics.md, "The body path"), which the
+ * report carries only as text, and its replays' medians, of which the report says only whether
+ * they separated. docs/report-format.md describes the file.
  */
 import fs from 'node:fs';
 import { z } from 'zod';
 import { InputError } from '../exit-codes.js';
 import { gateReportSchema } from '../report/json.js';
 import type { GateReport } from '../verdict/report-types.js';
+import type { ShardReplayFigures } from './replay-figures.js';
 
 export const PARTIAL_FORMAT = 'pg-retest-action partial';
-export const PARTIAL_VERSION = 1;
+/** 2: `replays` added (the replay check is pooled from the shards' figures, not their yes or no). */
+export const PARTIAL_VERSION = 2;
 
 /** A fingerprint's executions (successful or not) in a shard, all replays of a side summed. */
 export interface Executions {
@@ -39,11 +42,14 @@ export interface PartialReport {
   executions: Record<string, Executions>;
   /** How far the noise pair's medians moved (a fraction, capped at 1); 0 when not measured, as in the engine. */
   body_floor: number;
+  /** Per replay, the statistics of the replay check: how far the shard's replays separated. */
+  replays: ShardReplayFigures;
   /** The shard's own gate report. */
   report: GateReport;
 }
 
 const count = z.number().int().nonnegative();
+const sides = z.object({ base: z.array(count), head: z.array(count) });
 
 const partialSchema = z.object({
   format: z.literal(PARTIAL_FORMAT),
@@ -53,6 +59,7 @@ const partialSchema = z.object({
   part: z.object({ sessions: count, statements: count, groups: count, duration_us: z.number().nonnegative() }),
   executions: z.record(z.string(), z.object({ normalized: z.string(), kind: z.string(), base: count, noise: count, head: count })),
   body_floor: z.number().min(0).max(1),
+  replays: z.object({ fingerprints: z.record(z.string(), z.object({ client: sides, server: sides })), overall: sides }),
   report: gateReportSchema,
 }) satisfies z.ZodType<PartialReport>;
 
@@ -82,6 +89,12 @@ export function readPartial(file: string): PartialReport {
   if (format !== PARTIAL_FORMAT) {
     throw new InputError(
       `partial report ${file}: not a partial report (format ${JSON.stringify(format ?? null)}); give the --json files of \`gate --shard i/N\``,
+    );
+  }
+  const version = (raw as { version?: unknown }).version;
+  if (version !== PARTIAL_VERSION) {
+    throw new InputError(
+      `partial report ${file}: version ${JSON.stringify(version ?? null)}, this aggregate reads version ${PARTIAL_VERSION}; run the shards and the aggregate with the same release`,
     );
   }
   const parsed = partialSchema.safeParse(raw);

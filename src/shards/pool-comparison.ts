@@ -5,14 +5,16 @@
  * whole workload (pool-errors.ts), and what ran on one side only told from every shard's
  * executions: a fingerprint one shard ran on base only and another on both ran on both sides.
  */
-import type { Comparison, FingerprintComparison, FingerprintRef, NoiseFloor } from '../engine/index.js';
+import type { Comparison, FingerprintRef, NoiseFloor } from '../engine/index.js';
 import type { Thresholds } from '../verdict/report-types.js';
 import type { PartialReport } from './partial.js';
 import { poolErrors } from './pool-errors.js';
-import { poolFingerprint, poolLatency, type ShardLatency } from './pool-latency.js';
+import { poolFingerprint, poolLatency, type ShardFingerprint, type ShardLatency } from './pool-latency.js';
 
 /** A partial whose shard measured: its comparison is there. */
 type Measured = PartialReport & { report: { comparison: Comparison } };
+
+const noReplays = { base: [], head: [] };
 
 function floorsOf(p: Measured): ShardLatency<unknown>['floors'] {
   const c = p.report.comparison;
@@ -26,11 +28,13 @@ function floorsOf(p: Measured): ShardLatency<unknown>['floors'] {
  * @returns the pooled comparison
  */
 export function poolComparisons(partials: readonly Measured[], t: Thresholds): Comparison {
-  const byFingerprint = new Map<string, ShardLatency<FingerprintComparison>[]>();
+  const byFingerprint = new Map<string, ShardFingerprint[]>();
   for (const p of partials) {
     for (const f of p.report.comparison.fingerprints) {
       const list = byFingerprint.get(f.fingerprint) ?? [];
-      list.push({ comparison: f, floors: floorsOf(p) });
+      // A fingerprint without figures (a partial written by hand) has no replay to veto it, as in the engine.
+      const medians = p.replays.fingerprints[f.fingerprint] ?? { client: noReplays, server: noReplays };
+      list.push({ comparison: f, floors: floorsOf(p), replays: medians.client, serverReplays: medians.server });
       byFingerprint.set(f.fingerprint, list);
     }
   }
@@ -38,7 +42,7 @@ export function poolComparisons(partials: readonly Measured[], t: Thresholds): C
   fingerprints.sort((a, b) => Number(b.regressed) - Number(a.regressed) || b.ratio - a.ratio || a.fingerprint.localeCompare(b.fingerprint));
   const wholes = partials
     .filter((p) => p.report.comparison.overall.calls_base > 0)
-    .map((p) => ({ comparison: p.report.comparison.overall, floors: floorsOf(p) }));
+    .map((p) => ({ comparison: p.report.comparison.overall, floors: floorsOf(p), replays: p.replays.overall }));
   // Nothing compared anywhere: the first shard's neutral comparison says so.
   const overall = wholes.length > 0 ? poolLatency(wholes, t) : partials[0]!.report.comparison.overall;
   const errors = poolErrors(partials.map((p) => ({ comparison: p.report.comparison, executions: p.executions })));

@@ -2,7 +2,8 @@
  * One shard of a sharded run (`gate --shard i/N`, docs/scale-out.md): cut the shard's part of the
  * workload, run the gate on it as on any workload (its own server; base, head and the noise
  * replay; confirmation rounds when its own comparison suspects a regression), and keep what the
- * aggregate pools: the shard's report with the executions per fingerprint and the body floor.
+ * aggregate pools: the shard's report with the executions per fingerprint, the body floor and the
+ * replays' medians.
  * The shard's verdict is on its part only; the run's verdict is the aggregate's.
  */
 import fs from 'node:fs';
@@ -17,6 +18,7 @@ import type { ShardSpec } from '../gate/shard-option.js';
 import type { RunContext, RunOutcome } from '../runtime/run-context.js';
 import { type Executions, PARTIAL_FORMAT, PARTIAL_VERSION, type PartialReport } from './partial.js';
 import { bodyFloor } from './body-floor.js';
+import { replayFigures } from './replay-figures.js';
 import { writeWorkloadPart } from './workload-part.js';
 
 /** What a shard's run ends with: its partial report (null when its part could not even be cut). */
@@ -59,6 +61,10 @@ export async function runShard(config: GateConfig, shard: ShardSpec, context: Ru
         reports.find((r) => r.planned.side === 'base')?.report,
         reports.find((r) => r.planned.side === 'noise')?.report,
         config.thresholds.minCalls,
+      ),
+      replays: replayFigures(
+        reports.map((r) => ({ side: r.planned.side, report: r.report })),
+        (report.comparison?.fingerprints ?? []).map((f) => f.fingerprint),
       ),
       report,
     };
