@@ -57886,6 +57886,43 @@ function ruleOf(seen, pooled, headShards) {
   return "fixed";
 }
 
+// src/shards/nearest-rank.ts
+function percentile(sorted, p) {
+  if (sorted.length === 0) return 0;
+  const rank = Math.ceil(p / 100 * sorted.length);
+  return sorted[Math.min(Math.max(rank, 1), sorted.length) - 1];
+}
+
+// src/shards/replay-figures.ts
+function separation(r) {
+  if (r.base.length === 0 || r.head.length === 0) return null;
+  return Math.log(Math.max(Math.min(...r.head), 1) / Math.max(Math.max(...r.base), 1));
+}
+function replayFigures(replays, compared) {
+  const wanted = new Set(compared);
+  const fingerprints = {};
+  for (const fp of compared) fingerprints[fp] = { client: { base: [], head: [] }, server: { base: [], head: [] } };
+  const overall = { base: [], head: [] };
+  for (const { side: side2, report: report2 } of replays) {
+    const to = side2 === "head" ? "head" : "base";
+    const pooled = [];
+    for (const f of report2.fingerprints) {
+      if (!wanted.has(f.fingerprint)) continue;
+      const figures2 = fingerprints[f.fingerprint];
+      const client = f.samples ?? [];
+      const server = f.server_samples ?? [];
+      if (client.length > 0) figures2.client[to].push(percentile(client, 50));
+      if (server.length > 0) figures2.server[to].push(percentile(server, 50));
+      for (const v of client) pooled.push(v);
+    }
+    if (pooled.length > 0) {
+      pooled.sort((a, b) => a - b);
+      overall[to].push(percentile(pooled, 95));
+    }
+  }
+  return { fingerprints, overall };
+}
+
 // src/shards/pool-latency.ts
 var BODY_MARGIN = 3;
 function effectiveCalls(base, head) {
@@ -57910,10 +57947,6 @@ function pooledPercentiles(items, of) {
 }
 function ratioOf(base, head) {
   return Math.max(head, 1) / Math.max(base, 1);
-}
-function separation(r) {
-  if (r.base.length === 0 || r.head.length === 0) return null;
-  return Math.log(Math.max(Math.min(...r.head), 1) / Math.max(Math.max(...r.base), 1));
 }
 function separatedOverShards(shards, minCalls, threshold) {
   const able = shards.filter((s) => s.comparison.calls_base >= minCalls && s.comparison.calls_head >= minCalls);
@@ -58381,11 +58414,6 @@ import path18 from "node:path";
 
 // src/shards/body-floor.ts
 var MAX_FLOOR = 1;
-function percentile(sorted, p) {
-  if (sorted.length === 0) return 0;
-  const rank = Math.ceil(p / 100 * sorted.length);
-  return sorted[Math.min(Math.max(rank, 1), sorted.length) - 1];
-}
 function shift(a, b) {
   return Math.abs(Math.max(b, 1) / Math.max(a, 1) - 1);
 }
@@ -58413,36 +58441,6 @@ function bodyFloor(a, b, minCalls) {
   allA.sort((x, y) => x - y);
   allB.sort((x, y) => x - y);
   return Math.min(MAX_FLOOR, Math.max(median2(shifts), shift(percentile(allA, 50), percentile(allB, 50))));
-}
-
-// src/shards/replay-figures.ts
-function percentile2(sorted, p) {
-  const rank = Math.ceil(p / 100 * sorted.length);
-  return sorted[Math.min(Math.max(rank, 1), sorted.length) - 1];
-}
-function replayFigures(replays, compared) {
-  const wanted = new Set(compared);
-  const fingerprints = {};
-  for (const fp of compared) fingerprints[fp] = { client: { base: [], head: [] }, server: { base: [], head: [] } };
-  const overall = { base: [], head: [] };
-  for (const { side: side2, report: report2 } of replays) {
-    const to = side2 === "head" ? "head" : "base";
-    const pooled = [];
-    for (const f of report2.fingerprints) {
-      if (!wanted.has(f.fingerprint)) continue;
-      const figures2 = fingerprints[f.fingerprint];
-      const client = f.samples ?? [];
-      const server = f.server_samples ?? [];
-      if (client.length > 0) figures2.client[to].push(percentile2(client, 50));
-      if (server.length > 0) figures2.server[to].push(percentile2(server, 50));
-      for (const v of client) pooled.push(v);
-    }
-    if (pooled.length > 0) {
-      pooled.sort((a, b) => a - b);
-      overall[to].push(percentile2(pooled, 95));
-    }
-  }
-  return { fingerprints, overall };
 }
 
 // src/shards/workload-part.ts

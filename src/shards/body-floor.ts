@@ -6,16 +6,10 @@
  * samples while it still has them.
  */
 import type { ReplayReport } from '../engine/index.js';
+import { percentile } from './nearest-rank.js';
 
 /** The same cap as the engine's floors: above 100 % the runner is too unstable to judge anyway. */
 const MAX_FLOOR = 1;
-
-/** Nearest-rank percentile of ascending values (the engine's `percentile_sorted`). */
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(Math.max(rank, 1), sorted.length) - 1]!;
-}
 
 /** |max(b, 1) / max(a, 1) − 1|: the engine's ratio, a 0 µs median counting as 1 µs. */
 function shift(a: number, b: number): number {

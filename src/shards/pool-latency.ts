@@ -25,7 +25,7 @@
  */
 import type { FingerprintComparison, LatencyChecks, LatencyComparison, Percentiles, ServerTimeComparison } from '../engine/index.js';
 import type { Thresholds } from '../verdict/report-types.js';
-import type { ReplaySides } from './replay-figures.js';
+import { type ReplaySides, separation } from './replay-figures.js';
 
 /** How many body floors a median must move by (the engine's BODY_MARGIN, docs/gate-statistics.md). */
 const BODY_MARGIN = 3;
@@ -71,12 +71,6 @@ function pooledPercentiles<T>(items: readonly { item: T; w: number }[], of: (ite
 /** The engine's ratio: a 0 µs percentile counts as 1 µs. */
 function ratioOf(base: number, head: number): number {
   return Math.max(head, 1) / Math.max(base, 1);
-}
-
-/** ln(fastest head replay / slowest base-schema replay), each at least 1 µs as in the engine; null without a replay on a side. */
-function separation(r: ReplaySides): number | null {
-  if (r.base.length === 0 || r.head.length === 0) return null;
-  return Math.log(Math.max(Math.min(...r.head), 1) / Math.max(Math.max(...r.base), 1));
 }
 
 /**

@@ -7,6 +7,7 @@
  * the figures from the same samples while it still has them.
  */
 import type { ReplayReport } from '../engine/index.js';
+import { percentile } from './nearest-rank.js';
 
 /** One statistic per replay: base's side holds the base rounds and the noise replay, in the order they ran. */
 export interface ReplaySides {
@@ -29,10 +30,15 @@ export interface ShardReplayFigures {
 
 type SideOf = 'base' | 'head' | 'noise';
 
-/** Nearest-rank percentile of ascending values (the engine's `percentile_sorted`). */
-function percentile(sorted: readonly number[], p: number): number {
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(Math.max(rank, 1), sorted.length) - 1]!;
+/**
+ * How far a side's replays stood apart: ln(fastest head replay / slowest base-schema replay),
+ * each at least 1 µs as in the engine, so the engine's replay check holds exactly when it exceeds
+ * ln(1 + threshold).
+ * @returns null without a replay on a side
+ */
+export function separation(r: ReplaySides): number | null {
+  if (r.base.length === 0 || r.head.length === 0) return null;
+  return Math.log(Math.max(Math.min(...r.head), 1) / Math.max(Math.max(...r.base), 1));
 }
 
 /**
