@@ -57955,7 +57955,7 @@ function separatedOverShards(shards, minCalls, threshold) {
     return item === null ? [] : [{ item, w: effectiveCalls(s.comparison.calls_base, s.comparison.calls_head) }];
   });
   if (items.length === 0) return true;
-  return mean2(items, (x) => x) > Math.log(1 + threshold);
+  return items.every((x) => x.item > 0) && mean2(items, (x) => x) > Math.log(1 + threshold);
 }
 function poolLatency(shards, t) {
   if (shards.length === 1) {

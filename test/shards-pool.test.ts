@@ -100,6 +100,9 @@ describe('latency over shards', () => {
     // others' overlapping (fastest head replay below the slowest base one).
     const chance = [shard(1.3, 100, 0.1, 1.5), shard(1.3, 100, 0.1, 0.9), shard(1.3, 100, 0.1, 0.9), shard(1.3, 100, 0.1, 0.9)];
     expect(poolLatency(chance, thresholds).checks.slower_in_every_replay).toBe(false);
+    // Nor do three shards far apart carry one whose fastest head replay is below its slowest base one.
+    const reversed = [shard(2, 100, 0.1, 3), shard(2, 100, 0.1, 3), shard(2, 100, 0.1, 3), shard(2, 100, 0.1, 0.95)];
+    expect(poolLatency(reversed, thresholds).checks.slower_in_every_replay).toBe(false);
     expect(poolLatency([shard(1.3, 1000, 0.1, 1.0), shard(1.3, 30, 0.1, 3)], thresholds).checks.slower_in_every_replay).toBe(false);
   });
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { run } from '../src/action/main.js';
 import type { PartialReport } from '../src/shards/partial.js';
+import { LATENCY_RULE_OUT_OF_REACH } from './support/latency-rule.js';
 import type { GateReport } from '../src/verdict/report-types.js';
 import { readCommandFile, setupStep, useFakeGitHub } from './support/action-in-process.js';
 import { GATE_TIMEOUT_MS, gate, shop, tmpDir, useGateFixtures } from './support/gate-run.js';
@@ -69,6 +70,7 @@ describe('a gate sharded three ways', () => {
           '1',
           '--confirm-rounds',
           '0',
+          ...LATENCY_RULE_OUT_OF_REACH,
           '--json',
           file,
         ]);

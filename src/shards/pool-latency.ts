@@ -15,8 +15,8 @@
  *   on the weighted mean of the shards' own systematic shifts;
  * - calls add up; the replay check is pooled the same way: each shard's separation (ln of its
  *   fastest head replay's median over its slowest base-schema replay's, from the figures in its
- *   partial) is averaged with the same weights over the shards that could judge the fingerprint
- *   on their own (min-calls on each side), or over every shard that ran it when none could, and
+ *   partial) must be above 0 in each shard that could judge the fingerprint on its own (min-calls
+ *   on each side; every shard that ran it when none could), and their mean with the same weights
  *   must clear ln(1 + threshold). Requiring every shard to separate on its own, with a quarter
  *   of the calls per replay, missed a +0.2 ms read that one runner catches every time.
  *
@@ -74,8 +74,8 @@ function ratioOf(base: number, head: number): number {
 }
 
 /**
- * The replay check over shards: the shards' separations, weighted as their estimates are, above
- * ln(1 + threshold). Over the shards that could judge alone, else every shard; a shard with no
+ * The replay check over shards: every shard's head replays above its base ones (separation > 0),
+ * and the shards' separations, weighted as their estimates are, above ln(1 + threshold). Over the shards that could judge alone, else every shard; a shard with no
  * replay on a side is left out, and when none is left the check does not veto (the engine's rule
  * for a fingerprint without replays).
  */
@@ -90,7 +90,9 @@ function separatedOverShards<C extends { calls_base: number; calls_head: number 
     return item === null ? [] : [{ item, w: effectiveCalls(s.comparison.calls_base, s.comparison.calls_head) }];
   });
   if (items.length === 0) return true;
-  return mean(items, (x) => x) > Math.log(1 + threshold);
+  // Every shard's head replays above its base ones at all keeps the product of the shards'
+  // chances under identical schemas; only the margin of the threshold is pooled.
+  return items.every((x) => x.item > 0) && mean(items, (x) => x) > Math.log(1 + threshold);
 }
 
 /**
